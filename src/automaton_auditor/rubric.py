@@ -1,0 +1,237 @@
+"""The rubric: loading, validation and routing of facts to dimensions.
+
+The rubric JSON is the single source of truth: its dimensions are the criteria the judges
+rule on, its synthesis rules name what the Chief Justice applies, and its instructions say
+which facts bear on which dimension (see `facets_for`).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib import resources
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+TargetArtifact = Literal["github_repo", "pdf_report", "pdf_images"]
+DEFAULT_RUBRIC_FILE = "automaton_auditor_rubric.json"
+
+
+class RubricError(ValueError):
+    """A rubric that cannot be used; the message names the JSON path of the first problem."""
+
+
+class JudicialLogic(BaseModel):
+    """Per-persona guidance a rubric may give for one dimension."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    prosecutor: str | None = None
+    defense: str | None = None
+    tech_lead: str | None = None
+
+    def for_judge(self, judge: str) -> str | None:
+        """The guidance for a judge named as in `JudicialOpinion.judge`."""
+        return {"Prosecutor": self.prosecutor, "Defense": self.defense,
+                "TechLead": self.tech_lead}.get(judge)
+
+
+class Dimension(BaseModel):
+    """One rubric criterion."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    id: str = Field(min_length=1, pattern=r"^[A-Za-z0-9_.-]+$")
+    name: str = Field(min_length=1)
+    target_artifact: TargetArtifact
+    forensic_instruction: str = Field(min_length=1)
+    success_pattern: str = ""
+    failure_pattern: str = ""
+    judicial_logic: JudicialLogic | None = None
+    # Our own extensions, optional in every rubric: explicit routing and concept terms.
+    evidence_facets: list[str] | None = None
+    concepts: list[str] | None = None
+
+
+class RubricMetadata(BaseModel):
+    """Who the rubric is for and which version it is."""
+
+    model_config = ConfigDict(extra="allow")
+
+    rubric_name: str = Field(min_length=1)
+    grading_target: str = ""
+    version: str = ""
+
+
+class Rubric(BaseModel):
+    """A validated rubric."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    rubric_metadata: RubricMetadata
+    dimensions: list[Dimension] = Field(min_length=1)
+    synthesis_rules: dict[str, str] = Field(default_factory=dict)
+
+    @property
+    def name(self) -> str:
+        """The rubric's display name."""
+        return self.rubric_metadata.rubric_name
+
+    @property
+    def version(self) -> str:
+        """The rubric's version string."""
+        return self.rubric_metadata.version
+
+    def dimension(self, dimension_id: str) -> Dimension:
+        """The dimension with this id (KeyError if absent)."""
+        for dim in self.dimensions:
+            if dim.id == dimension_id:
+                return dim
+        raise KeyError(dimension_id)
+
+
+def _json_path(loc: tuple[int | str, ...]) -> str:
+    path = "$"
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else f".{part}"
+    return path
+
+
+def parse_rubric(data: Any) -> Rubric:
+    """Validate rubric data; raise RubricError naming the JSON path of the first problem."""
+    try:
+        rubric = Rubric.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise RubricError(f"{_json_path(tuple(first['loc']))}: {first['msg']}") from None
+    seen: set[str] = set()
+    for index, dim in enumerate(rubric.dimensions):
+        if dim.id in seen:
+            raise RubricError(f"$.dimensions[{index}].id: duplicate id {dim.id!r}")
+        seen.add(dim.id)
+    return rubric
+
+
+def default_rubric_text() -> str:
+    """The embedded default rubric (shipped in the package, mirrored in `rubric/`)."""
+    return resources.files("automaton_auditor").joinpath("data", DEFAULT_RUBRIC_FILE).read_text(
+        encoding="utf-8"
+    )
+
+
+def load_rubric(path: Path | None = None) -> Rubric:
+    """Load and validate a rubric file, or the embedded default when `path` is None."""
+    if path is None:
+        text = default_rubric_text()
+        where = "embedded default rubric"
+    else:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise RubricError(f"cannot read rubric {path}: {exc}") from None
+        where = str(path)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RubricError(
+            f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno})"
+        ) from None
+    try:
+        return parse_rubric(data)
+    except RubricError as exc:
+        raise RubricError(f"{where}: {exc}") from None
+
+
+# --- Routing facts to dimensions -------------------------------------------------------------
+# A facet family is routed to every dimension whose own text (id, name, instruction, patterns)
+# mentions one of its trigger terms. Dimensions may instead list `evidence_facets` explicitly.
+FACET_TRIGGERS: dict[str, tuple[str, ...]] = {
+    "git": ("git log", "commit history", "commits", "git narrative"),
+    "state": ("typeddict", "basemodel", "reducer", "operator.add", "state model",
+              "state definition", "agentstate"),
+    "graph": ("stategraph", "add_edge", "fan-out", "fan-in", "parallel branch",
+              "run in parallel"),
+    "safety": ("os.system", "tempfile", "sandbox", "git clone"),
+    "llm": ("with_structured_output", "bind_tools", "structured json", "structured output"),
+    "judges": ("persona", "system prompt"),
+    "justice": ("chiefjustice", "chief justice", "synthesis engine", "deterministic"),
+    "doc.concepts": ("dialectical", "metacognition", "theoretical depth"),
+    "claims": ("file path", "cross-reference", "hallucinat", "claims made in the pdf"),
+    "vision": ("diagram", "images"),
+}
+# Which families can bear on a dimension, by the artifact it targets: a report dimension is
+# not fed repository facts because its text happens to mention "fan-out".
+ARTIFACT_FAMILIES: dict[str, tuple[str, ...]] = {
+    "github_repo": ("git", "state", "graph", "safety", "llm", "judges", "justice"),
+    "pdf_report": ("doc.concepts", "claims"),
+    "pdf_images": ("vision",),
+}
+# Facts about the inputs themselves go to every dimension that targets the artifact.
+ARTIFACT_FACETS: dict[str, tuple[str, ...]] = {
+    "github_repo": ("repo.acquire",),
+    "pdf_report": ("doc.ingest",),
+    "pdf_images": ("doc.ingest", "vision.extract"),
+}
+
+
+def _dimension_text(dim: Dimension) -> str:
+    return " ".join([dim.id.replace("_", " "), dim.name, dim.forensic_instruction]).lower()
+
+
+def facets_for(dim: Dimension) -> set[str]:
+    """The facet families that bear on a dimension."""
+    if dim.evidence_facets is not None:
+        return set(dim.evidence_facets) | set(ARTIFACT_FACETS[dim.target_artifact])
+    text = _dimension_text(dim)
+    families = {family for family in ARTIFACT_FAMILIES[dim.target_artifact]
+                if any(term in text for term in FACET_TRIGGERS[family])}
+    return families | set(ARTIFACT_FACETS[dim.target_artifact])
+
+
+def route(facet: str, rubric: Rubric) -> list[str]:
+    """Ids of the dimensions a finding with this facet bears on, in rubric order.
+
+    A facet matches a family when it equals it or starts with ``family + "."``.
+    """
+    ids = []
+    for dim in rubric.dimensions:
+        families = facets_for(dim)
+        if any(facet == fam or facet.startswith(fam + ".") for fam in families):
+            ids.append(dim.id)
+    return ids
+
+
+_QUOTED = re.compile(r"['\u2018\u201c\"]([^'\u2019\u201d\"]{3,40})['\u2019\u201d\"]")
+
+
+def concept_terms(rubric: Rubric) -> list[str]:
+    """Concept terms the rubric asks the report to explain.
+
+    Taken from each report dimension's explicit `concepts`, else from the quoted short
+    title-case phrases in its instruction (e.g. 'Dialectical Synthesis'), never from code.
+    """
+    terms: list[str] = []
+    for dim in rubric.dimensions:
+        if dim.target_artifact != "pdf_report" or "doc.concepts" not in facets_for(dim):
+            continue
+        if dim.concepts is not None:
+            found = dim.concepts
+        else:
+            text = dim.forensic_instruction
+            found = [m.group(1).strip() for m in _QUOTED.finditer(text)
+                     # "flag ... as 'Keyword Dropping'" names a verdict, not a concept
+                     if not text[: m.start()].rstrip().lower().endswith(" as")]
+            found = [t for t in found if _looks_like_concept(t)]
+        terms.extend(t for t in found if t not in terms)
+    return terms
+
+
+def _looks_like_concept(text: str) -> bool:
+    words = text.split()
+    if not 1 <= len(words) <= 4 or "/" in text.replace(" / ", "") or "." in text:
+        return False
+    if words[0].lower() in {"we", "the", "our", "i"}:
+        return False
+    return all(w[0].isupper() or not w[0].isalpha() for w in words)

@@ -1,0 +1,299 @@
+"""Typed models and the LangGraph state of an audit.
+
+This module imports nothing from the rest of the package: every other layer depends on it.
+Detectives produce `Finding`s (plain facts); a detective node turns each finding into one
+`Evidence` per rubric dimension it bears on. Judges produce `JudicialOpinion`s; the Chief
+Justice produces `CriterionResult`s; the report writer renders an `AuditReport`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import operator
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+from typing_extensions import TypedDict
+
+CONTENT_LIMIT = 2000
+
+Source = Literal["repo", "doc", "vision", "aggregator"]
+Judge = Literal["Prosecutor", "Defense", "TechLead"]
+JUDGES: tuple[Judge, ...] = ("Prosecutor", "Defense", "TechLead")
+# Which rubric pattern a fact bears on: "success" facts support a high score when found,
+# "failure" facts support a low score when found, "neutral" facts are context only.
+Pattern = Literal["success", "failure", "neutral"]
+
+
+def _cut(text: str | None, limit: int = CONTENT_LIMIT) -> str | None:
+    if text is None or len(text) <= limit:
+        return text
+    return text[: limit - 1] + "…"
+
+
+class Finding(BaseModel):
+    """One fact a detective tool established, before it is routed to rubric dimensions.
+
+    `facet` names the kind of fact (for example ``graph.fan_out`` or ``doc.cited_paths``);
+    the rubric routing decides which dimensions a facet bears on.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    facet: str
+    goal: str
+    found: bool
+    pattern: Pattern = "neutral"
+    content: str | None = None
+    location: str
+    rationale: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    security: bool = False
+    data: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("content")
+    @classmethod
+    def _cut_content(cls, value: str | None) -> str | None:
+        return _cut(value)
+
+
+class Evidence(BaseModel):
+    """A fact as the judges see it: a finding bound to one rubric dimension.
+
+    `evidence_id` is derived from the content and location, so the same commit, report and
+    rubric always give the same ids.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    evidence_id: str = ""
+    source: Source
+    dimension: str
+    facet: str
+    goal: str
+    found: bool
+    pattern: Pattern = "neutral"
+    content: str | None = None
+    location: str
+    rationale: str
+    confidence: float = Field(ge=0.0, le=1.0)
+    security: bool = False
+    data: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("content")
+    @classmethod
+    def _cut_content(cls, value: str | None) -> str | None:
+        return _cut(value)
+
+    @model_validator(mode="after")
+    def _derive_id(self) -> Evidence:
+        if not self.evidence_id:
+            key = json.dumps(
+                [self.source, self.dimension, self.facet, self.goal, self.location,
+                 self.found, self.content],
+                ensure_ascii=False,
+            )
+            digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:10]
+            object.__setattr__(self, "evidence_id", f"{self.source[:3]}-{digest}")
+        return self
+
+    @property
+    def supports_success(self) -> bool:
+        """True when this fact argues for the success pattern."""
+        return self.found and self.pattern == "success"
+
+    @property
+    def supports_failure(self) -> bool:
+        """True when this fact argues for the failure pattern (a bad thing found, or a
+        required thing missing)."""
+        if self.pattern == "failure":
+            return self.found
+        return self.pattern == "success" and not self.found
+
+    @property
+    def confirmed_security_flaw(self) -> bool:
+        """A security finding established by code, with high confidence."""
+        return self.security and self.found and self.confidence >= 0.75
+
+    @classmethod
+    def from_finding(cls, finding: Finding, source: Source, dimension: str) -> Evidence:
+        """Bind a finding to one rubric dimension."""
+        return cls(source=source, dimension=dimension, **finding.model_dump())
+
+
+class JudicialOpinion(BaseModel):
+    """One judge's opinion on one criterion. Unknown fields are refused: this takes model
+    output."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    judge: Judge
+    criterion_id: str
+    score: int = Field(ge=1, le=5)
+    argument: str
+    cited_evidence: list[str] = Field(default_factory=list)
+    charges: list[str] = Field(default_factory=list)
+    mitigations: list[str] = Field(default_factory=list)
+    remediation: str | None = None
+    # Set by the bench, never by a model: a degraded opinion failed to parse after retries
+    # and is excluded by the Chief Justice.
+    degraded: bool = False
+    round: int = Field(default=1, ge=1, le=2)
+
+
+class RuleApplication(BaseModel):
+    """One named synthesis rule the Chief Justice applied to a criterion."""
+
+    rule: str
+    detail: str
+    score_before: float | None = None
+    score_after: float | None = None
+
+
+class CriterionResult(BaseModel):
+    """The Chief Justice's ruling on one rubric dimension."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dimension_id: str
+    dimension_name: str
+    target_artifact: str = "github_repo"
+    final_score: int = Field(ge=1, le=5)
+    judge_opinions: list[JudicialOpinion]
+    dissent_summary: str | None = None
+    remediation: str
+    deciding_rule: str
+    rules_applied: list[RuleApplication] = Field(default_factory=list)
+    overruled: list[str] = Field(default_factory=list)
+    evidence_ids: list[str] = Field(default_factory=list)
+
+
+class AuditReport(BaseModel):
+    """The whole audit, as written to JSON and rendered to Markdown."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    repo_url: str
+    commit: str | None = None
+    report_path: str | None = None
+    report_sha256: str | None = None
+    rubric_name: str = ""
+    rubric_version: str = ""
+    bench: str = ""
+    executive_summary: str
+    overall_score: float
+    verdict: str = ""
+    criteria: list[CriterionResult]
+    remediation_plan: str
+    errors: list[str] = Field(default_factory=list)
+    evidence: dict[str, list[Evidence]] = Field(default_factory=dict)
+    verified_paths: list[str] = Field(default_factory=list)
+    hallucinated_paths: list[str] = Field(default_factory=list)
+    generated_at: str = ""
+
+
+# --- Facts shared between detectives and the aggregator -------------------------------------
+
+
+class RebuiltGraph(BaseModel):
+    """A LangGraph topology rebuilt statically from the audited code (never executed)."""
+
+    builder: str = ""
+    location: str = ""
+    nodes: list[str] = Field(default_factory=list)
+    edges: list[tuple[str, str]] = Field(default_factory=list)
+    conditional_sources: list[str] = Field(default_factory=list)
+    fan_out: dict[str, list[str]] = Field(default_factory=dict)
+    fan_in: dict[str, list[str]] = Field(default_factory=dict)
+    linear: bool = True
+
+
+class CitedPath(BaseModel):
+    """A file path the report cites, as written and normalised."""
+
+    raw: str
+    path: str
+    page: int | None = None
+    context: str = ""
+    bare_name: bool = False
+
+
+class FeatureClaim(BaseModel):
+    """A claim the report makes about the implementation (e.g. parallel judges)."""
+
+    feature: str
+    sentence: str
+    page: int | None = None
+
+
+class ReportFacts(BaseModel):
+    """What the doc detective hands the aggregator."""
+
+    readable: bool = False
+    page_count: int = 0
+    cited_paths: list[CitedPath] = Field(default_factory=list)
+    claims: list[FeatureClaim] = Field(default_factory=list)
+
+
+class DiagramFacts(BaseModel):
+    """One diagram candidate found in the report."""
+
+    page: int
+    kind: str = "raster"  # raster | vector | mermaid | dot
+    width: int = 0
+    height: int = 0
+    labels: list[str] = Field(default_factory=list)
+    edges: list[tuple[str, str]] = Field(default_factory=list)
+    nearby_text: str = ""
+    analysis: dict[str, Any] = Field(default_factory=dict)
+
+
+def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Reducer for parallel writes of distinct keys (``operator.ior`` without mutating)."""
+    return {**(left or {}), **(right or {})}
+
+
+class AgentState(TypedDict, total=False):
+    """The graph state. Keys written by parallel branches carry reducers."""
+
+    # Inputs
+    target: str
+    report_path: str
+    rubric: dict[str, Any]
+    settings: dict[str, Any]
+    # Set by context_builder
+    input_ok: bool
+    input_error: str | None
+    workdir: str
+    commit: str
+    repo_files: list[str]
+    report_sha256: str
+    started_at: float
+    # Written in parallel by the detectives (one key per source) and the aggregator.
+    evidences: Annotated[dict[str, list[Evidence]], operator.ior]
+    # Per-dimension dossiers, built once by the aggregator.
+    dossiers: dict[str, list[Evidence]]
+    # Written in parallel by the judges.
+    opinions: Annotated[list[JudicialOpinion], operator.add]
+    errors: Annotated[list[str], operator.add]
+    timings: Annotated[dict[str, float], merge_dicts]
+    detective_status: Annotated[dict[str, str], merge_dicts]
+    code_graph: RebuiltGraph | None
+    report_facts: ReportFacts | None
+    diagrams: list[DiagramFacts]
+    verified_paths: list[str]
+    hallucinated_paths: list[str]
+    results: list[CriterionResult]
+    aborted: str | None
+    final_report: AuditReport
+    report_files: dict[str, str]
+
+
+class JudgeTask(TypedDict):
+    """What one judge receives through `Send`: one criterion, one persona, its dossier."""
+
+    judge: Judge
+    dimension: dict[str, Any]
+    dossier: list[Evidence]
+    settings: dict[str, Any]
