@@ -1,0 +1,112 @@
+"""The offline bench: three deterministic, rule-based judges that need no model.
+
+Each persona reads the same dossier (the evidence of one criterion) through its own lens:
+the Prosecutor is strict about every failure signal, the Defense credits partial work and
+visible process, the TechLead weighs the artifacts by confidence. Each cites real evidence ids.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+from automaton_auditor.rubric import Dimension
+from automaton_auditor.state import Evidence, Judge, JudicialOpinion
+
+STRONG = 0.7  # confidence from which a failure signal counts as a charge
+
+
+def evidence_balance(evidence: Sequence[Evidence]) -> tuple[float, float]:
+    """Confidence-weighted weight of the success and failure signals in a dossier."""
+    success = sum(e.confidence for e in evidence if e.supports_success)
+    failure = sum(e.confidence for e in evidence if e.supports_failure)
+    return success, failure
+
+
+def evidence_score(evidence: Sequence[Evidence]) -> float:
+    """A 1–5 score that the evidence alone supports (1 when nothing supports success)."""
+    success, failure = evidence_balance(evidence)
+    if success + failure == 0:
+        return 1.0
+    return 1.0 + 4.0 * success / (success + failure)
+
+
+def _clamp(value: float) -> int:
+    return max(1, min(5, int(value)))
+
+
+def _describe(e: Evidence) -> str:
+    state = "found" if e.found else "not found"
+    return f"{e.goal} ({state}, {e.location})"
+
+
+def _by_strength(evidence: Sequence[Evidence]) -> list[Evidence]:
+    return sorted(evidence, key=lambda e: (-e.confidence, e.evidence_id))
+
+
+def prosecutor(dimension: Dimension, dossier: Sequence[Evidence]) -> JudicialOpinion:
+    """Trust no one: every strong failure signal costs a point; missing evidence scores 1."""
+    failures = _by_strength([e for e in dossier if e.supports_failure])
+    successes = _by_strength([e for e in dossier if e.supports_success])
+    charges = [_describe(e) for e in failures if e.confidence >= STRONG]
+    score = _clamp(math.floor(evidence_score(dossier)) - len(charges))
+    if not successes:
+        score = 1
+    cited = [e.evidence_id for e in (failures or successes)[:6]]
+    if charges:
+        argument = (f"The failure pattern is present: {'; '.join(charges[:4])}. "
+                    f"Rubric failure pattern: {dimension.failure_pattern or 'n/a'}")
+    elif successes:
+        argument = ("I find no strong failure signal, but I grant no more than the evidence "
+                    f"proves: {len(successes)} supporting fact(s).")
+    else:
+        argument = "Nothing in the evidence shows the success pattern; the burden is not met."
+    return JudicialOpinion(judge="Prosecutor", criterion_id=dimension.id, score=score,
+                           argument=argument, cited_evidence=cited, charges=charges,
+                           remediation=_remediation(failures))
+
+
+def defense(dimension: Dimension, dossier: Sequence[Evidence]) -> JudicialOpinion:
+    """Reward effort and intent: any success signal earns credit for the work it shows."""
+    successes = _by_strength([e for e in dossier if e.supports_success])
+    failures = _by_strength([e for e in dossier if e.supports_failure])
+    base = evidence_score(dossier)
+    score = _clamp(math.ceil(base) + (1 if successes else 0)) if successes else _clamp(base)
+    mitigations = [_describe(e) for e in successes[:5]]
+    cited = [e.evidence_id for e in (successes or failures)[:6]]
+    if successes:
+        argument = (f"The work shows real intent: {'; '.join(mitigations[:4])}. "
+                    f"Rubric success pattern: {dimension.success_pattern or 'n/a'}")
+    else:
+        argument = "I cannot point to supporting evidence; I ask that the record be read fairly."
+    return JudicialOpinion(judge="Defense", criterion_id=dimension.id, score=score,
+                           argument=argument, cited_evidence=cited, mitigations=mitigations)
+
+
+def tech_lead(dimension: Dimension, dossier: Sequence[Evidence]) -> JudicialOpinion:
+    """Does it work? Score the artifacts by the confidence-weighted balance of facts."""
+    ranked = _by_strength([e for e in dossier if e.supports_success or e.supports_failure])
+    score = _clamp(math.floor(evidence_score(dossier) + 0.5))
+    success, failure = evidence_balance(dossier)
+    cited = [e.evidence_id for e in ranked[:6]]
+    argument = (f"Weighing the artifacts: success signals {success:.2f} against failure signals "
+                f"{failure:.2f} (confidence-weighted) gives {score}/5.")
+    failures = [e for e in ranked if e.supports_failure]
+    return JudicialOpinion(judge="TechLead", criterion_id=dimension.id, score=score,
+                           argument=argument, cited_evidence=cited,
+                           remediation=_remediation(failures))
+
+
+def _remediation(failures: Sequence[Evidence]) -> str | None:
+    if not failures:
+        return None
+    return "; ".join(f"{e.location}: {e.goal}" for e in failures[:5])
+
+
+PERSONAS = {"Prosecutor": prosecutor, "Defense": defense, "TechLead": tech_lead}
+
+
+def offline_opinion(judge: Judge, dimension: Dimension,
+                    dossier: Sequence[Evidence]) -> JudicialOpinion:
+    """The offline bench's opinion of one judge on one criterion."""
+    return PERSONAS[judge](dimension, dossier)

@@ -1,0 +1,39 @@
+"""Shared fixtures: evidence builders, the reference rubrics, the corpus folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from automaton_auditor.state import Evidence, Pattern
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+SHARED = REPO_ROOT.parent / "shared"
+REFERENCE_RUBRICS = SHARED / "reference" / "rubrics"
+CORPUS = SHARED / "corpus" / "pdfs"
+
+
+def make_evidence(goal: str = "fact", *, found: bool = True, pattern: Pattern = "success",
+                  dimension: str = "dim", confidence: float = 0.9, security: bool = False,
+                  location: str = "src/a.py:1", facet: str = "graph.test",
+                  **extra: Any) -> Evidence:
+    """An Evidence with sensible defaults for rule tests."""
+    return Evidence(source="repo", dimension=dimension, facet=facet, goal=goal, found=found,
+                    pattern=pattern, location=location, rationale=f"because {goal}",
+                    confidence=confidence, security=security, **extra)
+
+
+@pytest.fixture
+def reference_rubrics() -> Path:
+    if not REFERENCE_RUBRICS.is_dir():
+        pytest.skip("../shared/reference/rubrics is not beside the checkout")
+    return REFERENCE_RUBRICS
+
+
+@pytest.fixture
+def corpus() -> Path:
+    if not CORPUS.is_dir():
+        pytest.skip("../shared/corpus/pdfs is not beside the checkout")
+    return CORPUS
