@@ -217,6 +217,8 @@ class CitedPath(BaseModel):
     page: int | None = None
     context: str = ""
     bare_name: bool = False
+    # "owner/name" when the citation is a GitHub URL (other repositories are not checked).
+    source_repo: str | None = None
 
 
 class FeatureClaim(BaseModel):

@@ -1,0 +1,187 @@
+"""Depth, not keywords: is a rubric concept explained in the report, or only dropped?
+
+Every occurrence of a concept (its generic spelling variants included) is classified:
+*explained* when it sits outside summary/contents sections and its paragraph or section
+ties it to mechanisms (node names, files, edges, reducers, code identifiers) with enough
+surrounding discussion; *dropped* when it only appears in a summary, a list or a sentence
+with no mechanism. The deciding sentences are kept with their pages.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from automaton_auditor.tools.pdf_chunks import sentences
+from automaton_auditor.tools.pdf_model import Block
+
+_SUFFIXES = ("isations", "izations", "isation", "ization", "ations", "ation", "itions",
+             "ition", "ically", "ical", "ics", "ive", "ions", "ion", "ing", "ed", "es", "s")
+_SUMMARY = re.compile(r"\b(executive summary|summary|abstract|table of contents|contents|"
+                      r"conclusions?|glossary|references|appendix|introduction|tl;?dr|"
+                      r"overview of scores|key takeaways)\b", re.IGNORECASE)
+_MECHANISM_WORDS = re.compile(
+    r"\b(nodes?|edges?|reducers?|stategraph|graph|send|fan[\s-]?(?:in|out)|parallel|"
+    r"concurren\w*|branch\w*|aggregat\w*|merg\w*|operator\.\w+|typeddict|basemodel|pydantic|"
+    r"schema|prompts?|functions?|class(?:es)?|modules?|invok\w*|conditional|router|routes?|"
+    r"state|persona\w*|judges?|scores?|variance|rules?|evidence|pipeline|loop|workflow)\b",
+    re.IGNORECASE)
+_CODE_SIGNAL = re.compile(
+    r"`[^`]+`|\b[\w-]+/[\w./-]+\.\w+\b|\b\w+\.py\b|\b[a-z]+_[a-z_]+\b|"
+    r"\b[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\b|\b\w+\(\)")
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 5:
+            return word[: -len(suffix)]
+    return word
+
+
+def _word_rx(word: str) -> str:
+    word = word.lower()
+    stem = _stem(word)
+    if stem != word:
+        return re.escape(stem) + r"[a-z]*"
+    return re.escape(word) + r"(?:s|es)?(?![a-z])"
+
+
+def concept_pattern(term: str) -> re.Pattern[str]:
+    """A regex matching a concept and its generic variants: any case; words joined by
+    spaces, hyphens, underscores or nothing; light inflection (synthesis/synthesize,
+    synchronization/synchronisation); and each side of "A / B" or "A and B" alone."""
+    parts = [p for p in re.split(r"\s*/\s*|\s+(?:and|or|&)\s+", term) if p.strip()]
+    alternatives = []
+    for part in sorted(set(parts) | {term}, key=len, reverse=True):
+        words = re.findall(r"[A-Za-z0-9]+", part)
+        if words:
+            alternatives.append(r"[\s\-_/]*".join(_word_rx(w) for w in words))
+    return re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(alternatives) + ")", re.IGNORECASE)
+
+
+def slug(term: str) -> str:
+    """Facet suffix for a concept: 'Fan-In / Fan-Out' -> 'fan_in_fan_out'."""
+    return re.sub(r"[^a-z0-9]+", "_", term.lower()).strip("_") or "concept"
+
+
+@dataclass
+class Occurrence:
+    """One sentence mentioning the concept, with its verdict and why."""
+
+    page: int | None
+    heading: str | None
+    sentence: str
+    explained: bool
+    reason: str
+
+
+@dataclass
+class ConceptVerdict:
+    """All occurrences of one concept and the overall verdict."""
+
+    term: str
+    verdict: str  # explained | dropped | absent
+    occurrences: list[Occurrence] = field(default_factory=list)
+
+    def deciding(self, limit: int = 3) -> list[Occurrence]:
+        """The occurrences that decide the verdict (explained ones first when explained)."""
+        wanted = self.verdict == "explained"
+        picked = [o for o in self.occurrences if o.explained == wanted]
+        return picked[:limit]
+
+
+def mechanism_signals(text: str) -> list[str]:
+    """Distinct mechanism cues in a text: code identifiers, files, graph vocabulary."""
+    found = {m.group(0).lower().strip("`") for m in _CODE_SIGNAL.finditer(text)}
+    found |= {m.group(0).lower() for m in _MECHANISM_WORDS.finditer(text)}
+    return sorted(found)
+
+
+def _is_summary(block: Block) -> bool:
+    return any(_SUMMARY.search(h) for h in block.section)
+
+
+def _section_body(blocks: list[Block], index: int) -> list[Block]:
+    """Body blocks of the section a heading opens (until a heading of the same or a higher
+    level)."""
+    level = blocks[index].level
+    body = []
+    for block in blocks[index + 1:]:
+        if block.kind == "heading" and block.level <= level:
+            break
+        if block.kind in ("paragraph", "list"):
+            body.append(block)
+    return body
+
+
+def classify(term: str, blocks: list[Block]) -> ConceptVerdict:
+    """Classify every occurrence of `term` in the report's blocks."""
+    pattern = concept_pattern(term)
+    occurrences: list[Occurrence] = []
+    for index, block in enumerate(blocks):
+        if block.kind == "furniture" or not pattern.search(block.text):
+            continue
+        if block.kind == "heading":
+            occurrences.append(_heading_occurrence(blocks, index, pattern))
+            continue
+        context = _neighbours(blocks, index)
+        for sentence in sentences(block.text):
+            if pattern.search(sentence):
+                occurrences.append(_body_occurrence(block, sentence, context))
+    if not occurrences:
+        return ConceptVerdict(term, "absent")
+    verdict = "explained" if any(o.explained for o in occurrences) else "dropped"
+    return ConceptVerdict(term, verdict, occurrences)
+
+
+def _neighbours(blocks: list[Block], index: int) -> str:
+    """The block's text with its neighbours in the same section (surrounding discussion)."""
+    block = blocks[index]
+    parts = [block.text]
+    for other in (blocks[index - 1] if index else None,
+                  blocks[index + 1] if index + 1 < len(blocks) else None):
+        if other is not None and other.kind in ("paragraph", "list") \
+                and other.section == block.section:
+            parts.append(other.text)
+    return "\n".join(parts)
+
+
+def _body_occurrence(block: Block, sentence: str, context: str) -> Occurrence:
+    signals = mechanism_signals(context)
+    words = len(context.split())
+    where = block.heading or "untitled section"
+    if _is_summary(block):
+        return Occurrence(block.page, block.heading, sentence, False,
+                          f"only in a summary/contents section ({where})")
+    if block.kind == "list" and words < 40:
+        return Occurrence(block.page, block.heading, sentence, False,
+                          "a list item without surrounding discussion")
+    if len(signals) >= 3 and words >= 40:
+        return Occurrence(block.page, block.heading, sentence, True,
+                          f"discussed in '{where}' with mechanisms: {', '.join(signals[:6])}")
+    return Occurrence(block.page, block.heading, sentence, False,
+                      f"named in '{where}' without mechanism ({len(signals)} cues, "
+                      f"{words} words around it)")
+
+
+def _heading_occurrence(blocks: list[Block], index: int, pattern: re.Pattern[str]
+                        ) -> Occurrence:
+    """A section titled with the concept is an explanation when its body is substantial
+    and mechanistic; the deciding sentence is the body's first concrete one."""
+    heading = blocks[index]
+    body = _section_body(blocks, index)
+    text = "\n".join(b.text for b in body)
+    signals = mechanism_signals(text)
+    words = len(text.split())
+    body_sentences = [s for b in body for s in sentences(b.text)]
+    quote = next((s for s in body_sentences if _CODE_SIGNAL.search(s) or pattern.search(s)),
+                 body_sentences[0] if body_sentences else heading.text)
+    page = next((b.page for b in body if quote in b.text), heading.page)
+    if _is_summary(heading) or _SUMMARY.search(heading.text):
+        return Occurrence(page, heading.text, quote, False, "a summary/contents heading")
+    if words >= 60 and len(signals) >= 3:
+        return Occurrence(page, heading.text, quote, True,
+                          f"a section of {words} words titled with the concept, with "
+                          f"mechanisms: {', '.join(signals[:6])}")
+    return Occurrence(page, heading.text, quote, False,
+                      f"a heading whose section is thin ({words} words, {len(signals)} cues)")

@@ -1,0 +1,113 @@
+"""Data types shared by the report-ingestion modules (`pdf_*`), kept apart to avoid cycles.
+
+`tools.pdf` re-exports the public ones; import them from there.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:  # docling is imported lazily: importing it costs seconds.
+    from docling_core.types.doc import DoclingDocument  # type: ignore[attr-defined]
+
+ErrorKind = Literal[
+    "missing", "empty", "not_pdf", "encrypted", "corrupt", "too_large", "too_many_pages",
+    "no_text_layer", "unsupported",
+]
+
+
+class ReportError(ValueError):
+    """A report that cannot be read; `kind` says why, the message is one line."""
+
+    def __init__(self, kind: ErrorKind, message: str) -> None:
+        super().__init__(" ".join(message.split()))
+        self.kind: ErrorKind = kind
+
+
+@dataclass(frozen=True)
+class ReportLimits:
+    """Caps applied before and while reading a report (hostile input)."""
+
+    max_mb: int = 50
+    max_pages: int = 300
+    # docling's own per-document timeout; a partial result is kept with a warning.
+    timeout_s: float = 120.0
+    # Below this many non-blank characters a page counts as having no text layer.
+    min_page_chars: int = 25
+
+
+@dataclass
+class Chunk:
+    """A retrieval unit: at most ~1,000 characters from one page under one heading."""
+
+    text: str
+    page: int | None
+    heading: str | None
+    index: int
+
+
+@dataclass
+class Line:
+    """One text line of a PDF page, top-left coordinates, with its font traits."""
+
+    page: int
+    text: str
+    x0: float
+    top: float
+    x1: float
+    bottom: float
+    size: float
+    bold: bool
+
+    @property
+    def width(self) -> float:
+        """Horizontal extent of the line."""
+        return self.x1 - self.x0
+
+
+BlockKind = Literal["heading", "paragraph", "list", "furniture"]
+
+
+@dataclass
+class Block:
+    """A structural unit of the report: heading, paragraph, list item or page furniture.
+
+    `section` is the heading path above the block (outermost first), which the concept
+    classifier reads to tell an architecture section from a summary.
+    """
+
+    kind: BlockKind
+    text: str
+    page: int | None
+    level: int = 0
+    section: tuple[str, ...] = ()
+    bbox: tuple[float, float, float, float] | None = None  # l, t, r, b (top-left origin)
+
+    @property
+    def heading(self) -> str | None:
+        """The innermost heading above the block (a heading is its own)."""
+        if self.kind == "heading":
+            return self.text
+        return self.section[-1] if self.section else None
+
+
+@dataclass
+class IngestedReport:
+    """A report read into structure: headings, blocks, chunks and a DoclingDocument."""
+
+    path: Path
+    sha256: str
+    page_count: int
+    headings: list[tuple[int, int, str]]  # (level, page, text); page 0 when unpaginated
+    chunks: list[Chunk]
+    document: DoclingDocument
+    warnings: list[str]
+    blocks: list[Block] = field(default_factory=list)
+    source_format: str = "pdf"
+    heading_source: str = "none"  # outline | fonts | docling | none
+    text_pages: int = 0
+    javascript: bool = False
+    # Cached BM25 index over `chunks`, built on first `ask`.
+    _index: Any = field(default=None, repr=False, compare=False)

@@ -1,0 +1,271 @@
+"""The structure docling's native pipeline leaves out, rebuilt from the PDF's own lines.
+
+Native docling gives one text item per line with its box and font. From those lines this
+module removes running headers and footers, finds headings (from the PDF outline when it
+has one, else from font size, weight and numbering), rebuilds paragraphs and list items,
+and assembles a `DoclingDocument` with real section headers.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import statistics
+from collections import Counter
+from typing import TYPE_CHECKING
+
+from automaton_auditor.tools.pdf_model import Block, BlockKind, Line
+
+if TYPE_CHECKING:
+    from docling_core.types.doc import DoclingDocument  # type: ignore[attr-defined]
+
+_BULLET = re.compile(r"^(?:[\u2022\u25cf\u25e6\u25aa\u25a0\u2023\u2043\u2219\u00b7*\-\u2013]\s*"
+                     r"|\(?[0-9]{1,2}[.)]\s+(?=\D)|\(?[a-z][.)]\s+)")
+_NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
+_PAGE_NO = re.compile(
+    r"^(?:page\s*)?[-\u2013(]?\s*\d{1,4}\s*[-\u2013)]?(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
+_DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*\d+$")
+_SENTENCE_END = re.compile(r"[.!?:;]['\")\]]?$")
+
+
+def _norm(text: str) -> str:
+    """Letters and digits only, lower case: how outline titles are matched to lines."""
+    return re.sub(r"[^0-9a-z]+", "", text.lower())
+
+
+# --- running headers and footers -------------------------------------------------------------
+
+
+def furniture(lines: list[Line], sizes: dict[int, tuple[float, float]]) -> set[int]:
+    """Ids (`id(line)`) of running headers/footers: lines in the top or bottom margin that
+    repeat (digits ignored) on many pages, and bare page numbers there."""
+    margin: list[Line] = []
+    for line in lines:
+        height = sizes.get(line.page, (612.0, 792.0))[1]
+        if line.top < 0.09 * height or line.bottom > 0.91 * height:
+            margin.append(line)
+    pages = len(sizes) or 1
+    keys = Counter(re.sub(r"\d+", "#", line.text.lower()) for line in margin)
+    pages_per_key: dict[str, set[int]] = {}
+    for line in margin:
+        pages_per_key.setdefault(re.sub(r"\d+", "#", line.text.lower()), set()).add(line.page)
+    repeated = {key for key in keys
+                if len(pages_per_key[key]) >= max(3, int(0.4 * pages))}
+    return {id(line) for line in margin
+            if _PAGE_NO.match(line.text) or re.sub(r"\d+", "#", line.text.lower()) in repeated}
+
+
+# --- headings ---------------------------------------------------------------------------------
+
+
+def outline_headings(lines: list[Line], outline: list[tuple[int, int, str]]
+                     ) -> dict[int, tuple[int, str]]:
+    """Map the first line of each outline entry found on its page (or the next) to
+    (level, title); continuation lines of a wrapped title map to level -1."""
+    by_page: dict[int, list[Line]] = {}
+    for line in lines:
+        by_page.setdefault(line.page, []).append(line)
+    marks: dict[int, tuple[int, str]] = {}
+    for level, page, title in outline:
+        target = _norm(title)
+        if not target:
+            continue
+        for candidate_page in (page, page + 1):
+            span = _find_span(by_page.get(candidate_page, []), target, marks)
+            if span:
+                marks[id(span[0])] = (level + 1, title)
+                for extra in span[1:]:
+                    marks[id(extra)] = (-1, title)
+                break
+    return marks
+
+
+def _find_span(page_lines: list[Line], target: str, taken: dict[int, tuple[int, str]]
+               ) -> list[Line]:
+    for start, line in enumerate(page_lines):
+        if id(line) in taken:
+            continue
+        acc = ""
+        for offset, nxt in enumerate(page_lines[start:start + 4]):
+            acc += _norm(nxt.text)
+            if not acc or not target.startswith(acc):
+                break
+            if acc == target:
+                return page_lines[start:start + offset + 1]
+    return []
+
+
+def body_size(lines: list[Line]) -> float:
+    """The font size (line height) carrying the most characters."""
+    weights: Counter[float] = Counter()
+    for line in lines:
+        weights[round(line.size * 2) / 2] += len(line.text)
+    return weights.most_common(1)[0][0] if weights else 10.0
+
+
+def font_headings(lines: list[Line], skip: set[int]) -> dict[int, tuple[int, str]]:
+    """Headings from typography when the PDF has no outline: larger than body text, or
+    bold, short and numbered/isolated. Levels come from numbering depth, else size rank."""
+    body = body_size(lines)
+    column = max((line.width for line in lines), default=500.0)
+    candidates = [line for line in lines
+                  if id(line) not in skip and _looks_like_heading(line, body, column)]
+    sizes = sorted({round(line.size * 2) / 2 for line in candidates}, reverse=True)
+    marks: dict[int, tuple[int, str]] = {}
+    previous: Line | None = None
+    for line in candidates:
+        numbered = _NUMBERED.match(line.text)
+        if numbered:
+            level = numbered.group(1).count(".") + 1
+        else:
+            level = sizes.index(round(line.size * 2) / 2) + 1
+        if previous is not None and _continues(previous, line):
+            marks[id(line)] = (-1, line.text)
+        else:
+            marks[id(line)] = (min(level, 6), line.text)
+        previous = line
+    return marks
+
+
+def _looks_like_heading(line: Line, body: float, column: float) -> bool:
+    text = line.text
+    words = text.split()
+    if not 1 <= len(words) <= 14 or len(text) > 120 or not re.search(r"[A-Za-z]{2}", text):
+        return False
+    if _BULLET.match(text) and not _NUMBERED.match(text):
+        return False
+    if re.search(r"[,;]$", text) or (text.endswith(".") and not _NUMBERED.fullmatch(text)):
+        return False
+    if line.size >= body * 1.15:
+        return True
+    # Bold at body size: only a short line (a bold lead-in of a paragraph spans the column).
+    return line.bold and line.size >= body * 0.95 and line.width < 0.75 * column
+
+
+def _continues(previous: Line, line: Line) -> bool:
+    """A wrapped heading: same page and style, directly below the previous heading line."""
+    return (previous.page == line.page and abs(previous.size - line.size) < 0.5
+            and 0 <= line.top - previous.bottom < line.size * 0.8)
+
+
+# --- paragraphs ------------------------------------------------------------------------------
+
+
+def leading(lines: list[Line], body: float) -> float:
+    """Typical baseline-to-baseline distance of body text."""
+    deltas = [b.top - a.top for a, b in itertools.pairwise(lines)
+              if a.page == b.page and abs(a.size - body) < 1 and abs(b.size - body) < 1
+              and 0 < b.top - a.top < 3 * body]
+    return statistics.median(deltas) if deltas else body * 1.3
+
+
+def build_blocks(lines: list[Line], headings: dict[int, tuple[int, str]],
+                 skip: set[int]) -> list[Block]:
+    """Headings, paragraphs and list items in reading order, each carrying its section
+    path; furniture lines are kept as `furniture` blocks so the document records them."""
+    body = body_size(lines)
+    step = leading(lines, body)
+    column_right = max((line.x1 for line in lines), default=540.0)
+    blocks: list[Block] = []
+    stack: list[tuple[int, str]] = []
+    current: list[Line] = []
+    section: tuple[str, ...] = ()
+
+    def flush() -> None:
+        if current:
+            blocks.append(_paragraph(current, section))
+            current.clear()
+
+    for line in lines:
+        if id(line) in skip:
+            flush()
+            blocks.append(Block("furniture", line.text, line.page, bbox=_box([line])))
+            continue
+        mark = headings.get(id(line))
+        if mark is not None:
+            flush()
+            if mark[0] == -1:
+                continue  # continuation of a wrapped heading already emitted
+            stack = [(lvl, txt) for lvl, txt in stack if lvl < mark[0]] + [mark]
+            section = tuple(txt for _, txt in stack)
+            blocks.append(Block("heading", mark[1], line.page, level=mark[0],
+                                section=section[:-1], bbox=_box([line])))
+            continue
+        if current and _breaks(current[-1], line, step, column_right):
+            flush()
+        current.append(line)
+    flush()
+    return blocks
+
+
+def _breaks(prev: Line, line: Line, step: float, column_right: float) -> bool:
+    if prev.page != line.page or abs(prev.size - line.size) > 1.0:
+        return True
+    if line.top - prev.top > step * 1.45 or line.top < prev.top - 1:
+        return True
+    if _BULLET.match(line.text):
+        return True
+    # A short line ending a sentence closes its paragraph.
+    return prev.x1 < column_right * 0.8 and bool(_SENTENCE_END.search(prev.text))
+
+
+def _paragraph(lines: list[Line], section: tuple[str, ...]) -> Block:
+    text = lines[0].text
+    for line in lines[1:]:
+        # A path or compound word wrapped at "/", "-" or "_" continues without a space.
+        glue = "" if text[-1] in "/_" or (text[-1] == "-" and text[-2:-1].isalnum()) else " "
+        text += glue + line.text
+    # Bullets and table-of-contents entries (dot leaders) are list items.
+    listed = bool(_BULLET.match(lines[0].text) or _DOT_LEADER.search(lines[0].text))
+    kind: BlockKind = "list" if listed else "paragraph"
+    return Block(kind, text, lines[0].page, section=section, bbox=_box(lines))
+
+
+def _box(lines: list[Line]) -> tuple[float, float, float, float]:
+    return (min(x.x0 for x in lines), min(x.top for x in lines),
+            max(x.x1 for x in lines), max(x.bottom for x in lines))
+
+
+# --- DoclingDocument ---------------------------------------------------------------------------
+
+
+def to_docling(name: str, blocks: list[Block], sizes: dict[int, tuple[float, float]],
+               pictures: list[tuple[int, tuple[float, float, float, float]]]
+               ) -> DoclingDocument:
+    """A DoclingDocument with section headers, paragraphs, list items, furniture and the
+    picture boxes native docling found."""
+    from docling_core.types.doc import (  # type: ignore[attr-defined]
+        BoundingBox,
+        ContentLayer,
+        CoordOrigin,
+        DocItemLabel,
+        DoclingDocument,
+        ProvenanceItem,
+        Size,
+    )
+
+    doc = DoclingDocument(name=name)
+    for page_no in sorted(sizes):
+        doc.add_page(page_no=page_no, size=Size(width=sizes[page_no][0],
+                                                height=sizes[page_no][1]))
+
+    def prov(page: int | None, box: tuple[float, float, float, float] | None,
+             text: str) -> ProvenanceItem | None:
+        if page is None or box is None:
+            return None
+        return ProvenanceItem(page_no=page, charspan=(0, len(text)), bbox=BoundingBox(
+            l=box[0], t=box[1], r=box[2], b=box[3], coord_origin=CoordOrigin.TOPLEFT))
+
+    labels = {"paragraph": DocItemLabel.TEXT, "list": DocItemLabel.LIST_ITEM}
+    for block in blocks:
+        where = prov(block.page, block.bbox, block.text)
+        if block.kind == "heading":
+            doc.add_heading(text=block.text, level=max(1, min(block.level, 100)), prov=where)
+        elif block.kind == "furniture":
+            doc.add_text(label=DocItemLabel.PAGE_HEADER, text=block.text, prov=where,
+                         content_layer=ContentLayer.FURNITURE)
+        else:
+            doc.add_text(label=labels[block.kind], text=block.text, prov=where)
+    for page, box in pictures:
+        doc.add_picture(prov=prov(page, box, ""))
+    return doc
