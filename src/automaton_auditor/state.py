@@ -242,13 +242,15 @@ class DiagramFacts(BaseModel):
     """One diagram candidate found in the report."""
 
     page: int
-    kind: str = "raster"  # raster | vector | mermaid | dot
+    kind: str = "raster"  # raster | scan | vector | mermaid | dot | arrow
     width: int = 0
     height: int = 0
     labels: list[str] = Field(default_factory=list)
     edges: list[tuple[str, str]] = Field(default_factory=list)
     nearby_text: str = ""
     analysis: dict[str, Any] = Field(default_factory=dict)
+    # Deterministic extras from the extractor (bbox, conditional edges, decisions, source...).
+    data: dict[str, Any] = Field(default_factory=dict)
 
 
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:

@@ -1,0 +1,108 @@
+"""The vision detective's tools: find every diagram in the report, read its flow, compare it
+with the graph rebuilt from the code.
+
+Public API (called by the vision_inspector node):
+
+- `find_diagrams(path, limits)` -> (diagram facts, PNG bytes per candidate, b"" for text)
+- `vision_findings(diagrams)` -> findings "vision.extract" and "vision.flow.*"
+- `compare_with_code(diagrams, graph)` -> findings "vision.compare.*"
+- `analyze_with_model(diagrams, images, model)` (async) -> diagrams with `analysis` filled
+
+Everything but `analyze_with_model` is model-free and deterministic.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.state import DiagramFacts, Finding
+from automaton_auditor.tools.vision_compare import compare_with_code
+from automaton_auditor.tools.vision_findings import vision_findings
+from automaton_auditor.tools.vision_model import DiagramAnalysis, analyze_with_model
+from automaton_auditor.tools.vision_pdf import (
+    Candidate,
+    VisionError,
+    VisionLimits,
+    open_pdf,
+    page_candidates,
+    text_candidates,
+)
+
+__all__ = ["DiagramAnalysis", "VisionError", "VisionLimits", "analyze_with_model",
+           "compare_with_code", "find_diagrams", "vision_findings"]
+
+# Which candidates survive the `max_diagrams` cap first: diagrams whose flow was read, then
+# drawn images, then scanned pages that look graphic, then the other scanned pages.
+_KIND_ORDER = {"mermaid": 0, "dot": 0, "vector": 1, "arrow": 2, "raster": 3, "scan": 4}
+
+
+def _priority(candidate: Candidate) -> tuple[int, int, int]:
+    facts = candidate[0]
+    scan_rank = 0 if facts.kind != "scan" or facts.data.get("likely_diagram") else 1
+    return (0 if facts.edges else 1, scan_rank, _KIND_ORDER.get(facts.kind, 5))
+
+
+def _page_order(candidate: Candidate) -> tuple[int, int, float]:
+    facts = candidate[0]
+    top = facts.data.get("bbox", [0, 0, 0, 0])[3]
+    return (facts.page, _KIND_ORDER.get(facts.kind, 5), -float(top))
+
+
+def _read_pages(path: Path, limits: VisionLimits) -> tuple[list[Candidate], list[int]]:
+    document = open_pdf(path)
+    candidates: list[Candidate] = []
+    texts: list[str] = []
+    skipped: list[int] = []
+    seen: dict[str, DiagramFacts] = {}
+    try:
+        for index in range(min(len(document), limits.max_pages)):
+            try:
+                found, text = page_candidates(document[index], index + 1, limits, seen)
+            except Exception:  # a hostile page must not end the audit
+                skipped.append(index + 1)
+                found, text = [], ""
+            candidates.extend(found)
+            texts.append(text)
+        candidates.extend(text_candidates(texts))
+    finally:
+        document.close()
+    return candidates, skipped
+
+
+def find_diagrams(path: Path, limits: VisionLimits | None = None,
+                  ) -> tuple[list[DiagramFacts], list[bytes]]:
+    """Every diagram candidate in a PDF, in page order, with PNG bytes per candidate.
+
+    Candidates: raster images (ICC and soft-masked ones included), scanned pages, vector
+    drawings (nodes and edges read from the drawing operations, region rendered), and
+    Mermaid / DOT / arrow-chain source in the text layer (PNG bytes ``b""``). At most
+    `limits.max_diagrams` are kept, those with a readable flow first; each kept candidate's
+    ``data["candidates_total"]`` says how many there were.
+
+    A page that fails to parse is skipped (listed in ``data["skipped_pages"]``). Raises
+    `VisionError` (a ValueError with a one-line message) only when the file cannot be opened
+    as a PDF at all; the caller records that message as the detective's error.
+    """
+    limits = limits or VisionLimits()
+    candidates, skipped = _read_pages(path, limits)
+    total = len(candidates)
+    kept = sorted(candidates, key=_priority)[: limits.max_diagrams]
+    kept.sort(key=_page_order)
+    diagrams, images = [], []
+    for facts, png in kept:
+        extra = {"candidates_total": total, **({"skipped_pages": skipped} if skipped else {})}
+        diagrams.append(facts.model_copy(update={"data": {**facts.data, **extra}}))
+        images.append(png)
+    return diagrams, images
+
+
+def findings_for_report(path: Path, limits: VisionLimits | None = None) -> list[Finding]:
+    """Convenience for callers without a model: find the diagrams and read their flow.
+    An unreadable PDF gives one found=False "vision.extract" finding instead of raising."""
+    try:
+        diagrams, _ = find_diagrams(path, limits)
+    except VisionError as exc:
+        return [Finding(facet="vision.extract", goal="Diagrams in the report", found=False,
+                        pattern="success", location="report", rationale=str(exc),
+                        confidence=0.9, data={"error": str(exc)})]
+    return vision_findings(diagrams)

@@ -1,0 +1,240 @@
+"""Vector diagrams read from PDF drawing operations (pypdfium2), without rendering or a model.
+
+LaTeX/TikZ, Graphviz and Mermaid exports draw a diagram as path objects: a closed outline
+around each node's label, an open stroked path per edge, a small filled triangle per arrow
+head. Reading those back gives the diagram's nodes (the text inside each outline) and its
+edges (which outlines a connector's two ends touch; the arrow head gives the direction,
+a dash pattern marks a conditional edge). A table's rules and a code listing's frame do not
+form labelled outlines joined by connectors, so they are not mistaken for diagrams.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from dataclasses import dataclass, field
+
+import pypdfium2 as pdfium  # type: ignore[import-untyped]
+import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
+
+MAX_PATHS = 4000  # per page; a hostile page may hold millions of path objects
+MAX_TEXT_RECTS = 5000
+MAX_SEGMENTS = 400  # per path
+ATTACH_TOL = 5.0  # points: how far a connector end may stop short of its node outline
+HEAD_TOL = 6.0  # points: arrow head to connector end
+Rect = tuple[float, float, float, float]  # left, bottom, right, top (PDF points)
+Point = tuple[float, float]
+
+
+@dataclass
+class TextRect:
+    """One run of text on the page with its bounds."""
+
+    text: str
+    rect: Rect
+
+    @property
+    def centre(self) -> Point:
+        """The centre of the run."""
+        left, bottom, right, top = self.rect
+        return (left + right) / 2, (bottom + top) / 2
+
+
+@dataclass
+class PathInfo:
+    """One path object: bounds, points in page space, how it is painted."""
+
+    rect: Rect
+    points: list[Point]
+    filled: bool
+    stroked: bool
+    closed: bool
+    dashed: bool
+    diagonal: bool = False  # has a straight segment that is neither horizontal nor vertical
+    curved: bool = False  # has a Bezier segment
+
+
+@dataclass
+class VectorNode:
+    """A labelled outline."""
+
+    label: str
+    rect: Rect
+    decision: bool = False
+
+
+@dataclass
+class VectorDiagram:
+    """Nodes and edges read from one page's drawing, with the region they cover."""
+
+    nodes: list[VectorNode]
+    edges: list[tuple[str, str]]
+    conditional: list[tuple[str, str]] = field(default_factory=list)
+    region: Rect = (0.0, 0.0, 0.0, 0.0)
+    labels: list[str] = field(default_factory=list)
+
+
+def text_rects(textpage: pdfium.PdfTextPage) -> list[TextRect]:
+    """The page's text runs with their bounds (bounded count)."""
+    rects = []
+    for index in range(min(textpage.count_rects(), MAX_TEXT_RECTS)):
+        rect = textpage.get_rect(index)
+        text = " ".join(textpage.get_text_bounded(*rect).split())
+        if text:
+            rects.append(TextRect(text, rect))
+    return rects
+
+
+def _points(obj: pdfium.PdfObject) -> tuple[list[Point], bool, bool, bool]:
+    """Points in page space, and whether the path closes, has a diagonal line, a curve."""
+    matrix = obj.get_matrix()
+    count = min(pdfium_c.FPDFPath_CountSegments(obj.raw), MAX_SEGMENTS)
+    points: list[Point] = []
+    closed = diagonal = curved = False
+    x, y = ctypes.c_float(), ctypes.c_float()
+    for index in range(max(count, 0)):
+        seg = pdfium_c.FPDFPath_GetPathSegment(obj.raw, index)
+        if not seg or not pdfium_c.FPDFPathSegment_GetPoint(seg, x, y):
+            continue
+        point = matrix.on_point(x.value, y.value)
+        kind = pdfium_c.FPDFPathSegment_GetType(seg)
+        if kind == pdfium_c.FPDF_SEGMENT_LINETO and points:
+            diagonal = diagonal or (abs(point[0] - points[-1][0]) > 1
+                                    and abs(point[1] - points[-1][1]) > 1)
+        curved = curved or kind == pdfium_c.FPDF_SEGMENT_BEZIERTO
+        points.append(point)
+        closed = closed or bool(pdfium_c.FPDFPathSegment_GetClose(seg))
+    return points, closed, diagonal, curved
+
+
+def path_infos(page: pdfium.PdfPage) -> list[PathInfo]:
+    """Every path object on the page (inside forms too), bounded in number."""
+    infos: list[PathInfo] = []
+    fill, stroke = ctypes.c_int(), ctypes.c_int()
+    for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_PATH,), max_depth=3):
+        if len(infos) >= MAX_PATHS:
+            break
+        points, closed, diagonal, curved = _points(obj)
+        if len(points) < 2 or not pdfium_c.FPDFPath_GetDrawMode(obj.raw, fill, stroke):
+            continue
+        first, last = points[0], points[-1]
+        closed = closed or (len(points) > 3 and _dist(first, last) < 0.5)
+        dashed = pdfium_c.FPDFPageObj_GetDashCount(obj.raw) > 0
+        infos.append(PathInfo(tuple(obj.get_bounds()), points, fill.value != 0,
+                              bool(stroke.value), closed, dashed, diagonal, curved))
+    return infos
+
+
+def _dist(a: Point, b: Point) -> float:
+    return float(((a[0] - b[0]) ** 2 + (a[1] - b[1]) ** 2) ** 0.5)
+
+
+def _inside(point: Point, rect: Rect, tol: float = 0.0) -> bool:
+    return (rect[0] - tol <= point[0] <= rect[2] + tol
+            and rect[1] - tol <= point[1] <= rect[3] + tol)
+
+
+def _gap(a: Rect, b: Rect) -> float:
+    """Distance between two rectangles (0 when they touch or overlap)."""
+    dx = max(b[0] - a[2], a[0] - b[2], 0.0)
+    dy = max(b[1] - a[3], a[1] - b[3], 0.0)
+    return float((dx * dx + dy * dy) ** 0.5)
+
+
+def _area(rect: Rect) -> float:
+    return max(rect[2] - rect[0], 0.0) * max(rect[3] - rect[1], 0.0)
+
+
+def _is_diamond(path: PathInfo) -> bool:
+    # Four corners, none of the sides axis-aligned: a decision node.
+    corners = path.points[:4]
+    if len(path.points) > 6 or len(corners) < 4:
+        return False
+    sides = zip(corners, [*corners[1:], corners[0]], strict=False)
+    return all(abs(a[0] - b[0]) > 1 and abs(a[1] - b[1]) > 1 for a, b in sides)
+
+
+def _nodes(paths: list[PathInfo], texts: list[TextRect],
+           page_size: tuple[float, float]) -> list[VectorNode]:
+    """Closed outlines holding a short label; each text run goes to the smallest outline
+    around it, so group frames only keep their own title."""
+    width, height = page_size
+    outlines = sorted((p for p in paths if (p.closed or p.filled) and
+                       6 <= p.rect[2] - p.rect[0] <= 0.75 * width and
+                       5 <= p.rect[3] - p.rect[1] <= 0.3 * height), key=lambda p: _area(p.rect))
+    owned: dict[int, list[TextRect]] = {}
+    for text in texts:
+        for index, path in enumerate(outlines):
+            if _inside(text.centre, path.rect):
+                owned.setdefault(index, []).append(text)
+                break
+    nodes = []
+    for index, runs in sorted(owned.items()):
+        label = " ".join(r.text for r in sorted(runs, key=lambda r: (-r.rect[3], r.rect[0])))
+        if len(label) <= 80:
+            path = outlines[index]
+            nodes.append(VectorNode(label, path.rect,
+                                    _is_diamond(path) or label.rstrip().endswith("?")))
+    return nodes
+
+
+def _node_at(point: Point, nodes: list[VectorNode]) -> VectorNode | None:
+    hits = [n for n in nodes if _inside(point, n.rect, ATTACH_TOL)]
+    return min(hits, key=lambda n: _area(n.rect)) if hits else None
+
+
+def _edges(paths: list[PathInfo], nodes: list[VectorNode]) -> list[tuple[str, str, bool]]:
+    """Connectors: stroked open paths whose two ends touch two different nodes."""
+    node_rects = {n.rect for n in nodes}
+    heads = [p for p in paths if p.filled and max(p.rect[2] - p.rect[0],
+                                                  p.rect[3] - p.rect[1]) <= 12]
+    edges: list[tuple[str, str, bool]] = []
+    for path in paths:
+        if path.rect in node_rects or not path.stroked or path.closed:
+            continue
+        start, end = path.points[0], path.points[-1]
+        src, dst = _node_at(start, nodes), _node_at(end, nodes)
+        # Both ends on outlines that touch (a code listing's line stripes) is not an edge.
+        if not src or not dst or src is dst or _gap(src.rect, dst.rect) < 4:
+            continue
+        head_at_end = any(_inside(end, h.rect, HEAD_TOL) for h in heads)
+        head_at_start = any(_inside(start, h.rect, HEAD_TOL) for h in heads)
+        if head_at_start and not head_at_end:
+            src, dst = dst, src
+        edges.append((src.label, dst.label, path.dashed or src.decision))
+    return edges
+
+
+def _region(nodes: list[VectorNode]) -> Rect:
+    return (min(n.rect[0] for n in nodes), min(n.rect[1] for n in nodes),
+            max(n.rect[2] for n in nodes), max(n.rect[3] for n in nodes))
+
+
+def read_vector_diagram(paths: list[PathInfo], texts: list[TextRect],
+                        page_size: tuple[float, float]) -> VectorDiagram | None:
+    """The diagram drawn on a page, or None when the drawing has fewer than three connected
+    labelled nodes and two edges (tables, frames, rules)."""
+    nodes = _nodes(paths, texts, page_size)
+    raw_edges = _edges(paths, nodes)
+    edges = list(dict.fromkeys((s, d) for s, d, _ in raw_edges))
+    connected = {n for e in edges for n in e}
+    if len(connected) < 3 or len(edges) < 2:
+        return None
+    used = [n for n in nodes if n.label in connected]
+    region = _region(used)
+    labels = [t.text for t in sorted(texts, key=lambda t: (-t.rect[3], t.rect[0]))
+              if _inside(t.centre, region, 4.0) and len(t.text) <= 80]
+    conditional = list(dict.fromkeys((s, d) for s, d, c in raw_edges if c))
+    return VectorDiagram(used, edges, conditional, region, labels)
+
+
+def drawing_stats(paths: list[PathInfo]) -> int:
+    """How many paths look like a drawing rather than page furniture: diagonal lines, open
+    curves (connectors) and small arrow-head polygons. Tables, code frames and rounded boxes
+    are axis-aligned or closed, so they do not count."""
+    count = 0
+    for path in paths:
+        size = max(path.rect[2] - path.rect[0], path.rect[3] - path.rect[1])
+        arrow_head = path.filled and path.diagonal and size <= 12
+        connector = not path.closed and (path.diagonal or path.curved) and size > 12
+        count += arrow_head or connector
+    return count

@@ -1,0 +1,133 @@
+"""Reading diagrams with a vision-capable chat model (any LangChain `BaseChatModel`, e.g. an
+OpenAI-compatible endpoint through `ChatOpenAI`).
+
+Each drawn candidate (raster image, scanned page, rendered vector region) is sent as a
+base64 PNG, downscaled to a size cap, with a structured question; the answer is parsed into
+`DiagramAnalysis`. Calls run with bounded concurrency and retry with exponential backoff; a
+diagram whose answer is still missing or invalid after the retries gets
+``analysis = {"degraded": True, "error": ...}`` so the findings ignore it rather than trust it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import io
+from importlib import resources
+from typing import Any, Literal
+
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import HumanMessage, SystemMessage
+from PIL import Image
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from automaton_auditor.state import DiagramFacts
+
+IMAGE_KINDS = ("raster", "scan", "vector")
+
+
+class DiagramAnalysis(BaseModel):
+    """A vision model's structured reading of one diagram. Unknown fields are refused and
+    strings are bounded: this takes model output."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    kind: Literal["state_machine", "sequence", "generic_boxes", "not_a_diagram"]
+    parallel_detectives: bool
+    aggregation: bool
+    parallel_judges: bool
+    synthesis: bool
+    described_flow: str = Field(max_length=600)
+    node_labels: list[str] = Field(default_factory=list, max_length=40)
+
+
+def vision_prompt() -> str:
+    """The system prompt (prompts/vision.md, shipped in the package)."""
+    return (resources.files("automaton_auditor").joinpath("prompts", "vision.md")
+            .read_text(encoding="utf-8"))
+
+
+def downscale_png(png: bytes, max_side: int) -> bytes:
+    """The PNG unchanged when within `max_side`, else downscaled and re-encoded."""
+    with Image.open(io.BytesIO(png)) as image:
+        if max(image.size) <= max_side:
+            return png
+        small = image.convert("RGB")
+    small.thumbnail((max_side, max_side))
+    buffer = io.BytesIO()
+    small.save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+def build_messages(facts: DiagramFacts, png: bytes, max_side: int) -> list[Any]:
+    """System prompt plus one human message: the diagram's context as text, then the image."""
+    context = (f"Page {facts.page} of the report ({facts.kind}). Text near the image: "
+               f"{facts.nearby_text[:400] or '(none)'}")
+    if facts.labels:
+        context += f"\nText-layer labels inside it: {', '.join(facts.labels[:30])}"
+    data = base64.b64encode(downscale_png(png, max_side)).decode("ascii")
+    return [SystemMessage(content=vision_prompt()),
+            HumanMessage(content=[
+                {"type": "text", "text": context},
+                {"type": "image_url", "image_url": {"url": f"data:image/png;base64,{data}"}},
+            ])]
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{type(exc).__name__}: {text}"[:300]
+
+
+async def _ask(structured: Any, messages: list[Any], retries: int,
+               backoff: float, timeout: float) -> dict[str, Any]:
+    """One diagram: up to 1 + `retries` attempts; the last error is kept when all fail."""
+    error = "no answer"
+    for attempt in range(retries + 1):
+        if attempt:
+            await asyncio.sleep(backoff * 2 ** (attempt - 1))
+        try:
+            answer = await asyncio.wait_for(structured.ainvoke(messages), timeout)
+            if isinstance(answer, dict):
+                answer = DiagramAnalysis.model_validate(answer)
+            if isinstance(answer, DiagramAnalysis):
+                return {**answer.model_dump(), "degraded": False, "attempts": attempt + 1}
+            error = f"unexpected answer type {type(answer).__name__}"
+        except ValidationError as exc:
+            error = _one_line(exc)
+        except Exception as exc:  # any provider error degrades, never crashes
+            error = _one_line(exc)
+    return {"degraded": True, "error": error, "attempts": retries + 1}
+
+
+async def analyze_with_model(diagrams: list[DiagramFacts], images: list[bytes],
+                             model: BaseChatModel, *, max_concurrency: int = 4,
+                             retries: int = 2, backoff: float = 0.5, timeout: float = 90.0,
+                             max_image_side: int = 1024,
+                             max_images: int = 40) -> list[DiagramFacts]:
+    """Fill `DiagramFacts.analysis` for every drawn candidate that has PNG bytes.
+
+    Text candidates (Mermaid, DOT, arrow chains) and candidates past `max_images` are
+    returned unchanged. A model without structured output support degrades every image.
+    The returned list has the same order and length as `diagrams`.
+    """
+    targets = [i for i, (d, png) in enumerate(zip(diagrams, images, strict=False))
+               if png and d.kind in IMAGE_KINDS][:max_images]
+    if not targets:
+        return list(diagrams)
+    try:
+        structured = model.with_structured_output(DiagramAnalysis)
+    except (NotImplementedError, ValueError, TypeError) as exc:
+        failed = {"degraded": True, "error": _one_line(exc), "attempts": 0}
+        return [d.model_copy(update={"analysis": failed}) if i in targets else d
+                for i, d in enumerate(diagrams)]
+    semaphore = asyncio.Semaphore(max(1, max_concurrency))
+
+    async def run(index: int) -> dict[str, Any]:
+        async with semaphore:
+            messages = build_messages(diagrams[index], images[index], max_image_side)
+            return await _ask(structured, messages, retries, backoff, timeout)
+
+    results = await asyncio.gather(*(run(i) for i in targets))
+    by_index = dict(zip(targets, results, strict=True))
+    return [d.model_copy(update={"analysis": by_index[i]}) if i in by_index else d
+            for i, d in enumerate(diagrams)]

@@ -1,0 +1,245 @@
+"""Diagram candidates in a PDF, read with pypdfium2 (no docling, no model).
+
+Four sources, each turned into a `DiagramFacts` (and PNG bytes for the ones a vision model
+can look at):
+
+- raster images, decoded by pdfium's renderer so ICC-based and soft-masked images (which
+  docling-parse cannot decode) come out right; decorative rules and tiny bitmaps skipped;
+- scanned pages (one image covering the page, no text layer), scored for how graphic they
+  look so the likely diagram pages stand out;
+- vector drawings, read back from the drawing operations (`vision_geometry`) and the region
+  rendered at `render_dpi`;
+- diagram source in the text layer: Mermaid, DOT and arrow chains (`diagram_parse`,
+  `diagram_arrows`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pypdfium2 as pdfium  # type: ignore[import-untyped]
+import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
+from PIL import Image
+
+from automaton_auditor.state import DiagramFacts
+from automaton_auditor.tools import vision_geometry as geo
+from automaton_auditor.tools.diagram_arrows import parse_arrows
+from automaton_auditor.tools.diagram_flow import ParsedFlow
+from automaton_auditor.tools.diagram_parse import MAX_TEXT_CHARS, parse_dot, parse_mermaid
+
+NEARBY_CHARS = 600
+SCAN_COVERAGE = 0.75  # an image covering this share of the page, with no text: a scan
+GRAPHIC_SCORE_MIN = 0.03  # share of coloured or dark-filled pixels that marks a drawing
+DRAWING_PATHS_MIN = 6  # connectors/arrow heads that make an unread vector page worth rendering
+Candidate = tuple[DiagramFacts, bytes]
+
+
+class VisionError(ValueError):
+    """The PDF cannot be opened at all; the one-line message says why."""
+
+
+@dataclass(frozen=True)
+class VisionLimits:
+    """Bounds on the work done per report."""
+
+    max_pages: int = 300
+    min_side_px: int = 48
+    render_dpi: int = 110
+    max_image_side: int = 1024
+    max_diagrams: int = 40
+
+
+def on_white(image: Image.Image) -> Image.Image:
+    """RGB image with any transparency composited on white (a transparent diagram would
+    otherwise turn black: black lines on black)."""
+    if image.mode in ("RGBA", "LA", "PA") or "transparency" in image.info:
+        rgba = image.convert("RGBA")
+        background = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+        return Image.alpha_composite(background, rgba).convert("RGB")
+    return image.convert("RGB")
+
+
+def to_png(image: Image.Image, max_side: int) -> bytes:
+    """PNG bytes of an image downscaled so its longer side is at most `max_side`."""
+    image = on_white(image)
+    image.thumbnail((max_side, max_side))
+    buffer = io.BytesIO()
+    image.save(buffer, format="PNG", optimize=False)
+    return buffer.getvalue()
+
+
+def graphic_score(image: Image.Image) -> float:
+    """Share of pixels that are strongly coloured or dark-filled: near 0 for a page of text,
+    well above `GRAPHIC_SCORE_MIN` for a coloured diagram (a cheap, model-free signal)."""
+    small = on_white(image)
+    small.thumbnail((300, 300))
+    pixels = np.asarray(small).astype(np.int16)
+    if pixels.size == 0:
+        return 0.0
+    saturation = pixels.max(axis=2) - pixels.min(axis=2)
+    dark = pixels.mean(axis=2) < 90
+    return round(float(((saturation > 60) | dark).mean()), 3)
+
+
+def _render_region(page: pdfium.PdfPage, rect: geo.Rect, limits: VisionLimits) -> Image.Image:
+    """Render one region of a page (PDF points, bottom-left origin) at `render_dpi`."""
+    width, height = page.get_size()
+    pad = 6.0
+    crop = (max(rect[0] - pad, 0.0), max(rect[1] - pad, 0.0),
+            max(width - rect[2] - pad, 0.0), max(height - rect[3] - pad, 0.0))
+    bitmap = page.render(scale=limits.render_dpi / 72.0, crop=crop)
+    image: Image.Image = bitmap.to_pil()
+    return image
+
+
+def _nearby(texts: list[geo.TextRect], rect: geo.Rect, span: float = 70.0) -> str:
+    """Text runs just above and just below a region (heading, caption), in reading order."""
+    def band(low: float, high: float) -> str:
+        runs = [t for t in texts if low <= t.centre[1] <= high]
+        return " ".join(t.text for t in sorted(runs, key=lambda t: (-t.rect[3], t.rect[0])))
+
+    text = f"{band(rect[3], rect[3] + span)} | {band(rect[1] - span, rect[1])}"
+    return " ".join(text.split())[:NEARBY_CHARS]
+
+
+def _labels_in(texts: list[geo.TextRect], rect: geo.Rect) -> list[str]:
+    return [t.text for t in sorted(texts, key=lambda t: (-t.rect[3], t.rect[0]))
+            if rect[0] <= t.centre[0] <= rect[2] and rect[1] <= t.centre[1] <= rect[3]
+            and len(t.text) <= 80][:60]
+
+
+def _bbox(rect: geo.Rect) -> list[float]:
+    return [round(v, 1) for v in rect]
+
+
+def _image_pil(obj: pdfium.PdfImage, page: pdfium.PdfPage, rect: geo.Rect,
+               limits: VisionLimits) -> Image.Image:
+    """The image as displayed (masks and colour spaces applied by pdfium), or the page
+    region rendered when the object cannot be decoded on its own."""
+    try:
+        image: Image.Image = obj.get_bitmap(render=True).to_pil()
+        return image
+    except (pdfium.PdfiumError, OSError, ValueError):
+        return _render_region(page, rect, limits)
+
+
+def _raster_candidates(page: pdfium.PdfPage, number: int, texts: list[geo.TextRect],
+                       limits: VisionLimits, seen: dict[str, DiagramFacts]) -> list[Candidate]:
+    width, height = page.get_size()
+    found: list[Candidate] = []
+    for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3):
+        if not isinstance(obj, pdfium.PdfImage):
+            continue
+        rect = tuple(obj.get_bounds())
+        px_w, px_h = obj.get_px_size()
+        shown_w, shown_h = rect[2] - rect[0], rect[3] - rect[1]
+        # Skip tiny bitmaps (icons, bullets) and thin strips (decorative rules).
+        if min(px_w, px_h) < limits.min_side_px or min(shown_w, shown_h) < 24:
+            continue
+        if max(shown_w, shown_h) > 12 * max(min(shown_w, shown_h), 1.0):
+            continue
+        image = _image_pil(obj, page, rect, limits)
+        digest = hashlib.sha256(image.tobytes()).hexdigest()[:16]
+        if digest in seen:  # the same picture repeated (a logo in every header)
+            seen[digest].data.setdefault("also_on_pages", []).append(number)
+            continue
+        scan = (shown_w * shown_h >= SCAN_COVERAGE * width * height and len(texts) <= 2)
+        data: dict[str, Any] = {"bbox": _bbox(rect), "sha": digest,
+                                "graphic_score": graphic_score(image)}
+        if scan:
+            data["likely_diagram"] = data["graphic_score"] >= GRAPHIC_SCORE_MIN
+        facts = DiagramFacts(page=number, kind="scan" if scan else "raster", width=px_w,
+                             height=px_h, labels=_labels_in(texts, rect),
+                             nearby_text=_nearby(texts, rect), data=data)
+        seen[digest] = facts
+        found.append((facts, to_png(image, limits.max_image_side)))
+    return found
+
+
+def _vector_candidate(page: pdfium.PdfPage, number: int, texts: list[geo.TextRect],
+                      limits: VisionLimits) -> Candidate | None:
+    size = page.get_size()
+    paths = geo.path_infos(page)
+    if len(paths) < 4:
+        return None
+    diagram = geo.read_vector_diagram(paths, texts, size)
+    if diagram is None:
+        drawing = geo.drawing_stats(paths)
+        if drawing < DRAWING_PATHS_MIN:
+            return None
+        region: geo.Rect = (min(p.rect[0] for p in paths), min(p.rect[1] for p in paths),
+                            max(p.rect[2] for p in paths), max(p.rect[3] for p in paths))
+        data: dict[str, Any] = {"bbox": _bbox(region), "drawing_paths": drawing,
+                                "read_from": "render only"}
+        labels, edges = _labels_in(texts, region), []
+    else:
+        region = diagram.region
+        data = {"bbox": _bbox(region), "read_from": "drawing operations",
+                "conditional_edges": [list(e) for e in diagram.conditional],
+                "decisions": sorted(n.label for n in diagram.nodes if n.decision),
+                "nodes": [n.label for n in diagram.nodes]}
+        labels, edges = diagram.labels, diagram.edges
+    image = _render_region(page, region, limits)
+    facts = DiagramFacts(page=number, kind="vector", width=image.width, height=image.height,
+                         labels=labels, edges=edges,
+                         nearby_text=_nearby(texts, region), data=data)
+    return facts, to_png(image, limits.max_image_side)
+
+
+def page_candidates(page: pdfium.PdfPage, number: int, limits: VisionLimits,
+                    seen: dict[str, DiagramFacts]) -> tuple[list[Candidate], str]:
+    """The drawn diagram candidates on one page, and the page's text layer."""
+    textpage = page.get_textpage()
+    texts = geo.text_rects(textpage)
+    found = _raster_candidates(page, number, texts, limits, seen)
+    vector = _vector_candidate(page, number, texts, limits)
+    if vector is not None:
+        found.append(vector)
+    text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
+    return found, text
+
+
+def _text_facts(flow: ParsedFlow, page: int, source: str) -> DiagramFacts:
+    data: dict[str, Any] = {"diagram_type": flow.diagram_type,
+                            "conditional_edges": [list(e) for e in flow.conditional],
+                            "decisions": flow.decisions, "source": source[:NEARBY_CHARS]}
+    return DiagramFacts(page=page, kind=flow.kind, labels=flow.labels[:60], edges=flow.edges,
+                        nearby_text=" ".join(source.split())[:NEARBY_CHARS], data=data)
+
+
+def text_candidates(page_texts: list[str]) -> list[Candidate]:
+    """Diagrams written as text (Mermaid, DOT, arrow chains) in the whole text layer, each
+    placed on the page where it starts. Blocks may span a page break."""
+    starts, offset = [], 0
+    for text in page_texts:
+        starts.append(offset)
+        offset += len(text) + 1
+    full = "\n".join(page_texts)[:MAX_TEXT_CHARS]
+
+    def page_of(pos: int) -> int:
+        return max(i for i, s in enumerate(starts) if s <= pos) + 1
+
+    found: list[Candidate] = []
+    blank = list(full)
+    for start, end, flow in [*parse_mermaid(full), *parse_dot(full)]:
+        found.append((_text_facts(flow, page_of(start), full[start:end]), b""))
+        blank[start:end] = " " * (end - start)  # arrow chains must not re-read a block
+    rest = "".join(blank)
+    for pos, flow in parse_arrows(rest):
+        lo = max(rest.rfind("\n", 0, max(pos - 200, 0)), 0)
+        found.append((_text_facts(flow, page_of(pos), rest[lo: pos + 400]), b""))
+    return found
+
+
+def open_pdf(path: Path) -> pdfium.PdfDocument:
+    """Open a PDF or raise VisionError with a one-line reason."""
+    try:
+        return pdfium.PdfDocument(str(path))
+    except (pdfium.PdfiumError, OSError, ValueError) as exc:
+        reason = " ".join(str(exc).split()) or type(exc).__name__
+        raise VisionError(f"cannot open PDF {path.name}: {reason}") from None
