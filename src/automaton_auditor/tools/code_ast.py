@@ -1,0 +1,139 @@
+"""AST forensics over the audited repository: every Python file, no hard-coded paths.
+
+`code_findings` lists the tracked Python files (skipping virtual environments, vendored,
+generated and test folders), takes per-file facts from the cache (keyed by git blob id)
+or parses them (a byte prefilter skips files that cannot hold a fact; GC is off while
+parsing), then turns the facts into findings: state, graph, safety, llm, judges, justice.
+The audited code is parsed, never imported or executed.
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import os
+import re
+import subprocess
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from automaton_auditor.state import Finding, RebuiltGraph
+from automaton_auditor.tools import code_ast_cache
+from automaton_auditor.tools.code_ast_common import JSON
+from automaton_auditor.tools.code_ast_walk import MAX_FILE_BYTES, extract
+
+SKIP_DIRS = re.compile(
+    r"(^|/)(\.?venv[^/]*|env|\.env|site-packages|node_modules|vendor(ed)?|third_party|"
+    r"build|dist|__pycache__|\.tox|\.nox|\.eggs|\.git|\.mypy_cache|\.pytest_cache|"
+    r"tests?|testing)/")
+SKIP_FILES = re.compile(r"(_pb2(_grpc)?\.py|(^|/)test_[^/]*\.py|_test\.py|conftest\.py)$")
+# Below this many files to parse, worker start-up costs more than it saves.
+PARALLEL_MIN_FILES = 400
+
+
+def python_files(files: list[str]) -> list[str]:
+    """The tracked Python files worth auditing, sorted."""
+    return sorted(f for f in files if f.endswith(".py") and not SKIP_DIRS.search(f)
+                  and not SKIP_FILES.search(f))
+
+
+def blob_ids(repo: Path, files: list[str]) -> dict[str, str]:
+    """Path -> git blob id at HEAD (``git ls-tree``, a few ms); content hashes otherwise."""
+    try:
+        out = subprocess.run(
+            ["git", "-c", "core.fsmonitor=false", "ls-tree", "-r", "-z", "HEAD", "--"],
+            cwd=repo, capture_output=True, timeout=60, check=True,
+            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
+                 "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C", "HOME": str(repo)},
+        ).stdout
+    except (subprocess.SubprocessError, OSError):
+        out = b""
+    ids: dict[str, str] = {}
+    for record in out.split(b"\0"):
+        meta, _, raw = record.partition(b"\t")
+        parts = meta.split()
+        if len(parts) == 3 and parts[1] == b"blob" and parts[0] != b"120000":
+            ids[raw.decode("utf-8", "surrogateescape")] = parts[2].decode("ascii")
+    for path in files:
+        if path not in ids:
+            ids[path] = _hash_file(repo / path)
+    return ids
+
+
+def _hash_file(path: Path) -> str:
+    try:
+        if path.is_symlink() or not path.is_file():
+            return ""
+        data = path.read_bytes()
+    except OSError:
+        return ""
+    return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+
+
+def _read(repo: Path, path: str) -> JSON:
+    target = repo / path
+    try:
+        if target.is_symlink() or not target.is_file():
+            return {"error": "not a regular file"}
+        if target.stat().st_size > MAX_FILE_BYTES:
+            return {"error": f"larger than {MAX_FILE_BYTES} bytes, not parsed"}
+        return extract(path, target.read_bytes())
+    except OSError as exc:
+        return {"error": f"unreadable: {exc.strerror}"}
+
+
+def _parse_chunk(repo: str, paths: list[str]) -> dict[str, JSON]:
+    enabled = gc.isenabled()
+    gc.disable()  # parsing allocates millions of small objects; cycle GC only slows it down
+    try:
+        return {path: _read(Path(repo), path) for path in paths}
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def parse_files(repo: Path, paths: list[str], workers: int | None = None) -> dict[str, JSON]:
+    """Facts for each path, in one process or split across `workers` processes."""
+    workers = workers if workers is not None else min(2, os.cpu_count() or 1)
+    if workers <= 1 or len(paths) < PARALLEL_MIN_FILES:
+        return _parse_chunk(str(repo), paths)
+    chunks = [paths[i::workers] for i in range(workers)]
+    import multiprocessing
+
+    # forkserver: the caller may run LangGraph threads, and fork with threads can deadlock.
+    context = multiprocessing.get_context("forkserver")
+    with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
+        results: dict[str, JSON] = {}
+        for part in pool.map(_parse_chunk, [str(repo)] * workers, chunks):
+            results.update(part)
+    return results
+
+
+def collect_facts(repo: Path, files: list[str], cache_dir: Path | None = None,
+                  workers: int | None = None) -> tuple[dict[str, JSON], dict[str, int]]:
+    """Per-file facts for the repository's Python files, using and filling the cache."""
+    paths = python_files(files)
+    blobs = blob_ids(repo, paths)
+    cached = code_ast_cache.load(cache_dir, ((p, blobs[p]) for p in paths if blobs.get(p))) \
+        if cache_dir else {}
+    todo = [p for p in paths if p not in cached]
+    fresh = parse_files(repo, todo, workers)
+    if cache_dir:
+        code_ast_cache.store(cache_dir, ((p, blobs[p], f) for p, f in fresh.items()
+                                         if blobs.get(p)))
+    facts = {**cached, **fresh}
+    stats = {"python_files": len(paths), "cached": len(cached), "parsed": len(todo),
+             "skipped_prefilter": sum(1 for f in facts.values() if "skipped" in f),
+             "errors": sum(1 for f in facts.values() if "error" in f)}
+    return dict(sorted(facts.items())), stats
+
+
+def code_findings(repo: Path, files: list[str], cache_dir: Path | None = None,
+                  workers: int | None = None) -> tuple[list[Finding], RebuiltGraph | None]:
+    """Findings with facets ``state.*``, ``graph.*``, ``safety.*``, ``llm.*``, ``judges.*``
+    and ``justice.*`` for the repository at `repo` (a work tree whose tracked paths are
+    `files`), and the main audited graph rebuilt statically (None when there is none)."""
+    from automaton_auditor.tools.code_ast_report import build_findings
+
+    facts, stats = collect_facts(repo, files, cache_dir, workers)
+    return build_findings(repo, files, facts, stats)

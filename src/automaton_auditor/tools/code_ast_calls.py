@@ -1,0 +1,222 @@
+"""The iterative walk that records calls, functions, prompt strings and identifiers.
+
+Every fact comes from a code node (a call, an assignment, a return); docstrings and other
+bare string statements are skipped, and comments are not in the AST at all.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any, NamedTuple
+
+from automaton_auditor.tools.code_ast_classify import classify_call
+from automaton_auditor.tools.code_ast_common import (
+    JSON,
+    dotted,
+    is_literal,
+    is_true,
+    keyword,
+    resolve,
+    snippet,
+    str_value,
+    unparse,
+)
+
+PERSONA_WORDS = re.compile(r"prosecutor|defen[cs]e|tech[\s_-]?lead|persona|judge", re.I)
+JUSTICE_WORDS = re.compile(r"justice|chief|synthes|verdict|resolve_conflict|adjudicat", re.I)
+MAX_STRING = 6000
+
+
+class Ctx(NamedTuple):
+    """Where a node sits: enclosing function and class, and the guards around it."""
+
+    func: str = ""
+    cls: str = ""
+    in_try: bool = False
+    in_loop: bool = False
+    tempdir: bool = False
+
+
+class CallCollector:
+    """Collects call facts, functions, persona strings and justice identifiers."""
+
+    def __init__(self, path: str, lines: list[str], imports: dict[str, str]) -> None:
+        self.path, self.lines, self.imports = path, lines, imports
+        self.calls: list[JSON] = []
+        self.functions: dict[str, JSON] = {}
+        self.strings: list[JSON] = []
+        self.idents: dict[str, JSON] = {}
+        self._skip: set[int] = set()
+        self._justice_file = bool(JUSTICE_WORDS.search(path))
+
+    def walk(self, tree: ast.Module) -> None:
+        """Walk the whole module with an explicit stack."""
+        self._skip_docstring(tree.body)
+        stack: list[tuple[ast.AST, Ctx]] = [(tree, Ctx())]
+        while stack:
+            node, ctx = stack.pop()
+            if id(node) in self._skip:
+                continue
+            child_ctx = self.visit(node, ctx)
+            for child in reversed(list(ast.iter_child_nodes(node))):
+                stack.append((child, self._child_ctx(node, child, child_ctx)))
+
+    def _skip_docstring(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant | ast.JoinedStr):
+                self._skip.add(id(stmt))
+
+    def _child_ctx(self, node: ast.AST, child: ast.AST, ctx: Ctx) -> Ctx:
+        if isinstance(node, ast.Try | ast.TryStar) and child in node.body:
+            return ctx._replace(in_try=True)
+        if isinstance(node, ast.For | ast.AsyncFor | ast.While) and child in node.body:
+            return ctx._replace(in_loop=True)
+        if isinstance(node, ast.With | ast.AsyncWith) and child in node.body:
+            temp = any(self._is_tempdir(item.context_expr) for item in node.items)
+            return ctx._replace(tempdir=ctx.tempdir or temp)
+        return ctx
+
+    def _is_tempdir(self, node: ast.AST) -> bool:
+        if not isinstance(node, ast.Call):
+            return False
+        full = resolve(dotted(node.func), self.imports) or ""
+        return full.rsplit(".", 1)[-1] in ("TemporaryDirectory", "mkdtemp")
+
+    # --- dispatch ----------------------------------------------------------------------
+    def visit(self, node: ast.AST, ctx: Ctx) -> Ctx:
+        """Record what `node` says and return the context for its children."""
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            return self._function(node, ctx)
+        if isinstance(node, ast.ClassDef):
+            self._skip_docstring(node.body)
+            return ctx._replace(cls=node.name, func="")
+        if isinstance(node, ast.Call):
+            self._call(node, ctx)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            self._assigned_string(node, ctx)
+        elif isinstance(node, ast.Dict):
+            self._dict_strings(node, ctx)
+        elif isinstance(node, ast.Return) and ctx.func:
+            self._return(node, ctx)
+        elif isinstance(node, ast.For | ast.comprehension) and ctx.func:
+            self._loop_binding(node, ctx)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            self._string(node.value, node.lineno, "", ctx)
+        self._ident(node, ctx)
+        return ctx
+
+    def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Ctx) -> Ctx:
+        owner = ctx.func or ctx.cls
+        qual = f"{owner}.{node.name}" if owner else node.name
+        params = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+        decorators = [resolve(dotted(d.func if isinstance(d, ast.Call) else d), self.imports)
+                      or unparse(d, 80) for d in node.decorator_list]
+        self.functions[qual] = {"line": node.lineno, "end": node.end_lineno or node.lineno,
+                                "params": params, "decorators": decorators, "sends": [],
+                                "returns": [], "gotos": [], "loops": {}}
+        for deco in decorators:
+            if deco.rsplit(".", 1)[-1] in ("retry", "on_exception", "on_predicate"):
+                self._add("retry", node, ctx._replace(func=qual), how=f"@{deco}")
+        self._skip_docstring(node.body)
+        if JUSTICE_WORDS.search(qual) or self._justice_file:
+            self.idents.setdefault(qual, {"line": node.lineno, "end": node.end_lineno,
+                                          "names": [], "llm": []})
+        return ctx._replace(func=qual, in_try=False, in_loop=False)
+
+    def _add(self, kind: str, node: ast.AST, ctx: Ctx, **extra: Any) -> None:
+        self.calls.append({"kind": kind, "line": getattr(node, "lineno", 1), "func": ctx.func,
+                           "snippet": snippet(self.lines, node), **extra})
+
+    # --- strings -----------------------------------------------------------------------
+    def _string(self, text: str, line: int, var: str, ctx: Ctx) -> None:
+        persona_var = bool(var and PERSONA_WORDS.search(var))
+        if len(text) < 30 or not (persona_var or (len(text) >= 60 and
+                                                  PERSONA_WORDS.search(text))):
+            return
+        self.strings.append({"line": line, "var": var, "func": ctx.func,
+                             "text": text[:MAX_STRING]})
+
+    def _assigned_string(self, node: ast.Assign | ast.AnnAssign, ctx: Ctx) -> None:
+        value = node.value
+        text = str_value(value) if value is not None else None
+        if text is None or value is None:
+            return
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        self._skip.add(id(value))
+        self._string(text, node.lineno, dotted(targets[0]) or "", ctx)
+
+    def _dict_strings(self, node: ast.Dict, ctx: Ctx) -> None:
+        for key, value in zip(node.keys, node.values, strict=True):
+            text, name = str_value(value), str_value(key) if key is not None else None
+            if text is not None and name is not None:
+                self._skip.add(id(value))
+                self._string(text, value.lineno, name, ctx)
+
+    # --- functions: what a router can return -------------------------------------------
+    def _return(self, node: ast.Return, ctx: Ctx) -> None:
+        facts = self.functions.get(ctx.func)
+        if facts is None or node.value is None:
+            return
+        values = node.value.elts if isinstance(node.value, ast.List | ast.Tuple) else [node.value]
+        for value in values:
+            text = str_value(value)
+            name = dotted(value)
+            if isinstance(value, ast.Constant) and text is not None:
+                facts["returns"].append(text)
+            elif name in ("END", "START"):
+                facts["returns"].append(f"__{name.lower()}__")
+            elif name:
+                facts["returns"].append({"ref": resolve(name, self.imports)})
+
+    def _loop_binding(self, node: ast.For | ast.comprehension, ctx: Ctx) -> None:
+        facts = self.functions.get(ctx.func)
+        target = dotted(node.target)
+        if facts is None or target is None:
+            return
+        if isinstance(node.iter, ast.List | ast.Tuple):
+            values: Any = [str_value(e) for e in node.iter.elts]
+        else:
+            values = {"ref": resolve(dotted(node.iter), self.imports)} if dotted(node.iter) \
+                else None
+        if values is not None:
+            facts["loops"][target] = values
+
+    def _ident(self, node: ast.AST, ctx: Ctx) -> None:
+        scope = self.idents.get(ctx.func)
+        if scope is None:
+            return
+        if isinstance(node, ast.Name):
+            scope["names"].append(node.id)
+        elif isinstance(node, ast.Attribute):
+            scope["names"].append(node.attr)
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
+                and len(node.value) <= 60:
+            scope["names"].append(node.value)
+
+    # --- calls -------------------------------------------------------------------------
+    def _call(self, node: ast.Call, ctx: Ctx) -> None:
+        name = dotted(node.func)
+        full = resolve(name, self.imports) or ""
+        tail = full.rsplit(".", 1)[-1]
+        attr = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        classify_call(self, node, ctx, name or "", full, tail, attr)
+
+    def is_send(self, node: ast.Call) -> bool:
+        """True when the call constructs LangGraph's ``Send``."""
+        full = resolve(dotted(node.func), self.imports) or ""
+        return full.rsplit(".", 1)[-1] == "Send"
+
+    def first_arg(self, node: ast.Call) -> ast.expr | None:
+        """The command argument of a process call (positional or ``args=``/``cmd=``)."""
+        if node.args:
+            return node.args[0]
+        return keyword(node, "args") or keyword(node, "cmd") or keyword(node, "command")
+
+    def literal(self, node: ast.expr | None) -> bool:
+        """True when the argument carries no data (a constant or list of constants)."""
+        return is_literal(node)
+
+    def shell(self, node: ast.Call) -> bool:
+        """True for ``shell=True``."""
+        return is_true(keyword(node, "shell"))

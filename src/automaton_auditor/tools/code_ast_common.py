@@ -1,0 +1,95 @@
+"""Small helpers shared by the AST fact extractors: name resolution and snippets.
+
+Only the standard library is imported here: these modules also run in worker processes.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+SNIPPET_CHARS = 800
+
+
+def dotted(node: ast.AST | None) -> str | None:
+    """``a.b.c`` for a Name/Attribute chain, else None."""
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def resolve(name: str | None, imports: dict[str, str]) -> str | None:
+    """Expand the first segment of a dotted name through the file's imports
+    (``SG`` -> ``langgraph.graph.StateGraph``, ``sp.run`` -> ``subprocess.run``)."""
+    if not name:
+        return None
+    head, _, rest = name.partition(".")
+    full = imports.get(head)
+    if full is None:
+        return name
+    return f"{full}.{rest}" if rest else full
+
+
+def snippet(lines: list[str], node: ast.AST, limit: int = SNIPPET_CHARS) -> str:
+    """The source lines of a node, cut to `limit` characters."""
+    start = getattr(node, "lineno", 1)
+    end = getattr(node, "end_lineno", start) or start
+    text = "\n".join(lines[start - 1:end])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def unparse(node: ast.AST, limit: int = 300) -> str:
+    """``ast.unparse`` that never raises (deep trees) and is cut to `limit`."""
+    try:
+        text = ast.unparse(node)
+    except (RecursionError, ValueError, AttributeError):
+        return "<unparsable>"
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def str_value(node: ast.AST | None) -> str | None:
+    """The text of a string constant, or the literal parts of an f-string."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value for v in node.values
+                       if isinstance(v, ast.Constant) and isinstance(v.value, str))
+    return None
+
+
+def is_literal(node: ast.AST | None, depth: int = 0) -> bool:
+    """True when an expression is built only from constants (no data flows in)."""
+    if node is None or depth > 50:
+        return node is None
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.List | ast.Tuple | ast.Set):
+        return all(is_literal(e, depth + 1) for e in node.elts)
+    return False
+
+
+def keyword(call: ast.Call, name: str) -> ast.expr | None:
+    """The value of keyword argument `name`, if given."""
+    for kw in call.keywords:
+        if kw.arg == name:
+            return kw.value
+    return None
+
+
+def is_true(node: ast.AST | None) -> bool:
+    """True for the constant ``True``."""
+    return isinstance(node, ast.Constant) and node.value is True
+
+
+def loc(path: str, node: ast.AST | int) -> str:
+    """``path:line``."""
+    line = node if isinstance(node, int) else getattr(node, "lineno", 1)
+    return f"{path}:{line}"
+
+
+JSON = dict[str, Any]

@@ -1,0 +1,213 @@
+"""Rebuilding the audited LangGraph topology from the recorded builder operations."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from automaton_auditor.state import RebuiltGraph
+from automaton_auditor.tools.code_ast_common import JSON
+from automaton_auditor.tools.code_ast_resolve import Resolver
+
+START, END = "__start__", "__end__"
+DETECTIVE = re.compile(r"detective|investigat|repo|doc|vision|analy[sz]|inspect|pdf|git", re.I)
+JUDGE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead|critic|persona", re.I)
+
+
+@dataclass
+class Topology:
+    """A rebuilt graph with the operations each edge came from."""
+
+    key: str
+    builder: JSON
+    nodes: dict[str, JSON] = field(default_factory=dict)
+    edges: dict[tuple[str, str], JSON] = field(default_factory=dict)
+    conditional: dict[str, JSON] = field(default_factory=dict)
+    ops: list[JSON] = field(default_factory=list)
+
+
+def group_builders(facts: dict[str, JSON], resolver: Resolver) -> dict[str, list[JSON]]:
+    """Operations per builder, with helper functions' builders merged into their callers'."""
+    parent: dict[str, str] = {}
+
+    def find(key: str) -> str:
+        while parent.get(key, key) != key:
+            key = parent[key]
+        return key
+
+    ops = [op for path in sorted(facts) for op in facts[path].get("ops") or []]
+    for op in ops:
+        if op["op"] != "pass_builder":
+            continue
+        target = resolver.function(op.get("func"), op["path"])
+        if target is None:
+            continue
+        params = target[1].get("params") or []
+        index = op["index"] + (1 if params[:1] in (["self"], ["cls"]) else 0)
+        if index < len(params):
+            for other in ops:
+                if other["builder"].endswith(f"::{params[index]}") and \
+                        other["builder"].startswith(f"{target[0]}::"):
+                    parent[find(other["builder"])] = find(op["builder"])
+    groups: dict[str, list[JSON]] = {}
+    for op in ops:
+        if op["op"] != "pass_builder":
+            groups.setdefault(find(op["builder"]), []).append(op)
+    return groups
+
+
+def rebuild(facts: dict[str, JSON]) -> tuple[Topology | None, list[Topology]]:
+    """The main graph (most nodes) and every other builder found."""
+    resolver = Resolver(facts)
+    builders = {b["key"]: b for path in sorted(facts) for b in facts[path].get("builders") or []}
+    topologies = []
+    for key, ops in sorted(group_builders(facts, resolver).items()):
+        topo = Topology(key, builders.get(key, {"key": key, "line": ops[0]["line"],
+                                                 "snippet": "", "state": None}), ops=ops)
+        for op in ops:
+            _apply(topo, op, resolver)
+        topologies.append(topo)
+    for key in sorted(set(builders) - {t.key for t in topologies}):
+        topologies.append(Topology(key, builders[key]))
+    if not topologies:
+        return None, []
+    ranked = sorted(topologies, key=lambda t: (-len(t.nodes), -len(t.edges), t.key))
+    return ranked[0], ranked[1:]
+
+
+def _edge(topo: Topology, src: str | None, dst: str | None, op: JSON, kind: str) -> None:
+    if src and dst:
+        topo.edges.setdefault((src, dst), {"op": op, "kind": kind})
+
+
+def _apply(topo: Topology, op: JSON, res: Resolver) -> None:
+    path, args, kwargs, name = op["path"], op["args"], op["kwargs"], op["op"]
+    if name == "add_node":
+        _add_node(topo, op, res)
+    elif name == "add_edge":
+        src = kwargs.get("start_key", args[0] if args else None)
+        dst = res.name(kwargs.get("end_key", args[1] if len(args) > 1 else None), path)
+        sources = res.value(src, path)
+        for item in sources if isinstance(sources, list) else [src]:
+            _edge(topo, res.name(item, path), dst, op, "static")
+    elif name == "add_sequence" and args:
+        seq = res.value(args[0], path)
+        names = [res.name(i[0] if isinstance(i, list) else i, path)
+                 for i in (seq if isinstance(seq, list) else [])]
+        for n in names:
+            if n:
+                topo.nodes.setdefault(n, {"op": op, "fn": n})
+        for a, b in itertools.pairwise(names):
+            _edge(topo, a, b, op, "static")
+    elif name == "set_entry_point" and args:
+        _edge(topo, START, res.name(args[0], path), op, "static")
+    elif name == "set_finish_point" and args:
+        _edge(topo, res.name(args[0], path), END, op, "static")
+    elif name in ("add_conditional_edges", "set_conditional_entry_point"):
+        _conditional(topo, op, res)
+
+
+def _add_node(topo: Topology, op: JSON, res: Resolver) -> None:
+    args, kwargs, path = op["args"], op["kwargs"], op["path"]
+    real = args[:-1]
+    fn = args[-1] if args else ""
+    if "node" in kwargs:
+        node = res.name(kwargs["node"], path)
+        fn = str((kwargs.get("action") or {}).get("ref", "")) if isinstance(
+            kwargs.get("action"), dict) else fn
+    elif len(real) >= 2 or (len(real) == 1 and "action" in kwargs):
+        node = res.name(real[0], path)
+    elif len(real) == 1:
+        node = res.name(real[0], path)
+        fn = str(real[0].get("ref", "")) if isinstance(real[0], dict) else fn
+    else:
+        return
+    if node:
+        topo.nodes.setdefault(node, {"op": op, "fn": fn})
+
+
+def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:
+    args, kwargs, path = op["args"], op["kwargs"], op["path"]
+    entry = op["op"] == "set_conditional_entry_point"
+    source = START if entry else res.name(kwargs.get("source", args[0] if args else None), path)
+    rest = args if entry else args[1:]
+    router = kwargs.get("path", rest[0] if rest else None)
+    path_map = kwargs.get("path_map", rest[1] if len(rest) > 1 else None)
+    targets, sends = _targets(router, path_map, path, res)
+    if not source:
+        return
+    topo.conditional[source] = {"op": op, "targets": targets, "send": bool(sends),
+                                "router": router.get("ref") if isinstance(router, dict) else None}
+    for target in targets:
+        _edge(topo, source, target, op, "send" if target in sends else "conditional")
+
+
+def _targets(router: Any, path_map: Any, path: str, res: Resolver) -> tuple[list[str], set[str]]:
+    sends: set[str] = set()
+    router_targets: list[str] = []
+    if isinstance(router, dict) and "lambda" in router:
+        lam = router["lambda"]
+        sends = {n for n in (res.name(s, path) for s in lam["sends"]) if n}
+        router_targets = [*lam["strings"], *sends]
+    elif isinstance(router, dict) and router.get("ref"):
+        found = res.function(str(router["ref"]), path)
+        if found is not None:
+            sends = _function_sends(found[1], found[0], res)
+            returns = [res.name(r, found[0]) for r in found[1].get("returns") or []]
+            router_targets = [*sends, *(r for r in returns if r)]
+    mapped = res.value(path_map, path)
+    if isinstance(mapped, dict) and "map" in mapped:
+        explicit = [res.name(v, path) for _k, v in mapped["map"]]
+    elif isinstance(mapped, list):
+        explicit = [res.name(v, path) for v in mapped]
+    else:
+        explicit = []
+    chosen = [t for t in explicit if t] or router_targets
+    chosen += sorted(sends - set(chosen))
+    return sorted(set(chosen)), sends
+
+
+def _function_sends(info: JSON, path: str, res: Resolver) -> set[str]:
+    names: set[str] = set()
+    loops = info.get("loops") or {}
+    for send in info.get("sends") or []:
+        if isinstance(send, str):
+            names.add(send)
+            continue
+        ref = send.get("ref") if isinstance(send, dict) else None
+        bound = res.value(loops.get(ref), path) if ref in loops else None
+        if isinstance(bound, list):
+            names.update(b for b in bound if isinstance(b, str))
+        elif ref:
+            value = res.name({"ref": ref}, path)
+            if value:
+                names.add(value)
+    return names
+
+
+def to_rebuilt(topo: Topology) -> RebuiltGraph:
+    """The shared `RebuiltGraph` model, with fan-out/fan-in computed from the edges."""
+    out: dict[str, set[str]] = {}
+    into: dict[str, set[str]] = {}
+    for (src, dst), info in topo.edges.items():
+        if info["kind"] != "conditional" or topo.conditional.get(src, {}).get("send"):
+            out.setdefault(src, set()).add(dst)
+        if info["kind"] == "static":
+            into.setdefault(dst, set()).add(src)
+    fan_out = {s: sorted(t) for s, t in out.items()
+               if len(t) >= 2 or topo.conditional.get(s, {}).get("send")}
+    fan_in = {d: sorted(s) for d, s in into.items() if len(s) >= 2 and d != END}
+    for info in topo.conditional.values():
+        for target in info["targets"] if info["send"] else []:
+            for (a, b), edge in topo.edges.items():
+                if a == target and edge["kind"] == "static" and b != END:
+                    fan_in.setdefault(b, sorted(into.get(b, {target})))
+    builder = topo.builder
+    return RebuiltGraph(
+        builder=builder.get("snippet", "")[:300], location=builder.get("key", ""),
+        nodes=sorted(topo.nodes), edges=sorted(topo.edges),
+        conditional_sources=sorted(topo.conditional),
+        fan_out=dict(sorted(fan_out.items())), fan_in=dict(sorted(fan_in.items())),
+        linear=not fan_out and not topo.conditional)

@@ -1,0 +1,40 @@
+"""Structured-output findings: which schema the models are bound to, and retries."""
+
+from __future__ import annotations
+
+from automaton_auditor.state import Finding
+from automaton_auditor.tools.code_ast_common import JSON
+from automaton_auditor.tools.code_ast_safety import _f, calls_of
+
+
+def llm_findings(facts: dict[str, JSON]) -> list[Finding]:
+    """``llm.structured_output``, ``llm.opinion_schema``, ``llm.retry``,
+    ``llm.freeform_parse``."""
+    structured = calls_of(facts, "structured")
+    opinion = [(p, c) for p, c in structured
+               if any("opinion" in s.lower() or "verdict" in s.lower() for s in c["schemas"])]
+    invokes = calls_of(facts, "llm_invoke")
+    retry_loops = [(p, c) for p, c in invokes if c["in_try"] and c["in_loop"]]
+    retries = calls_of(facts, "retry") + retry_loops
+    freeform = calls_of(facts, "freeform_parse")
+    schemas = sorted({s for _p, c in structured for s in c["schemas"]})
+    return [
+        _f("llm.structured_output", "LLM calls are bound to a schema "
+           "(with_structured_output / bind_tools)", bool(structured), "success", structured,
+           f"{len(structured)} binding(s) to: {', '.join(schemas) or 'nothing'}.",
+           schemas=schemas),
+        _f("llm.opinion_schema", "Judges are bound to a JudicialOpinion-like schema",
+           bool(opinion), "success", opinion or structured,
+           "A model is bound to an opinion schema." if opinion else
+           "No binding to a schema named like an opinion or verdict.", confidence=0.8),
+        _f("llm.retry", "Retry logic around model calls", bool(retries), "success",
+           sorted(retries, key=lambda pc: (pc[0], pc[1]["line"])),
+           f"{len(retries)} retry mechanism(s): "
+           f"{', '.join(sorted({str(c.get('how', 'try/except in a loop')) for _p, c in retries}))}."
+           if retries else "No with_retry, max_retries, retry decorator or retry loop "
+           "around a model call.", confidence=0.75),
+        _f("llm.freeform_parse", "Model output parsed as free text (json.loads on .content)",
+           bool(freeform), "failure", freeform,
+           f"{len(freeform)} json.loads call(s) on a message's content." if freeform else
+           "No json.loads on model message content.", confidence=0.7),
+    ]

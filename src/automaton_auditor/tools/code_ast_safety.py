@@ -1,0 +1,88 @@
+"""Safety findings, confirmed only by code: shell calls, eval/exec, the clone sandbox,
+timeouts and error handling around subprocess calls."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from automaton_auditor.state import Finding
+from automaton_auditor.tools.code_ast_common import JSON
+
+MAX_LISTED = 20
+
+
+def calls_of(facts: dict[str, JSON], kind: str) -> list[tuple[str, JSON]]:
+    """(path, call) pairs of one kind, in path and line order."""
+    return [(p, c) for p in sorted(facts) for c in facts[p].get("calls") or []
+            if c["kind"] == kind]
+
+
+def _quote(items: list[tuple[str, JSON]]) -> str:
+    return "\n".join(f"{p}:{c['line']}: {c['snippet']}" for p, c in items[:MAX_LISTED])
+
+
+def _f(facet: str, goal: str, found: bool, pattern: Any, items: list[tuple[str, JSON]],
+       rationale: str, security: bool = False, confidence: float = 0.9,
+       **data: Any) -> Finding:
+    loc = f"{items[0][0]}:{items[0][1]['line']}" if items else "."
+    return Finding(facet=facet, goal=goal, found=found, pattern=pattern, location=loc,
+                   content=_quote(items) or None, rationale=rationale, security=security,
+                   confidence=confidence,
+                   data={"locations": [f"{p}:{c['line']}" for p, c in items[:100]], **data})
+
+
+def _dangerous(facet: str, goal: str, items: list[tuple[str, JSON]], what: str) -> Finding:
+    # Data-driven input is the flaw; a constant command is poor style, not an injection.
+    tainted = [(p, c) for p, c in items if not c.get("literal")]
+    chosen = tainted or items
+    if not items:
+        return _f(facet, goal, False, "failure", [], f"No {what} in the code.")
+    text = (f"{len(tainted)} {what} on non-literal input (data reaches a shell or "
+            "interpreter)." if tainted else f"{len(items)} {what} with constant input only.")
+    return _f(facet, goal, True, "failure", chosen, text, security=bool(tainted),
+              confidence=0.9 if tainted else 0.6, tainted=len(tainted), total=len(items))
+
+
+def safety_findings(facts: dict[str, JSON]) -> list[Finding]:
+    """All ``safety.*`` findings."""
+    processes = calls_of(facts, "process")
+    os_calls = [(p, c) for p, c in processes if c["name"].startswith("os.")]
+    shell = [(p, c) for p, c in processes if c["name"].startswith("subprocess.") and c["shell"]]
+    out = [
+        _dangerous("safety.os_system", "os.system / os.popen call", os_calls,
+                   "os.system/os.popen call(s)"),
+        _dangerous("safety.shell_true", "subprocess call with shell=True", shell,
+                   "subprocess call(s) with shell=True"),
+        _dangerous("safety.eval_exec", "eval / exec call", calls_of(facts, "eval_exec"),
+                   "eval/exec call(s)"),
+    ]
+    out += _clone_findings(facts, processes)
+    return out
+
+
+def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]]) -> list[Finding]:
+    clones = calls_of(facts, "clone")
+    temps = calls_of(facts, "tempdir")
+    temp_scopes = {(p, c["func"]) for p, c in temps}
+    sandboxed = [(p, c) for p, c in clones if c.get("tempdir") or (p, c["func"]) in temp_scopes]
+    sub = [(p, c) for p, c in processes if c["name"].startswith("subprocess.")]
+    handled = [(p, c) for p, c in sub if c["in_try"] or c["check"]]
+    timed = [(p, c) for p, c in sub if c["timeout"]]
+    return [
+        _f("safety.clone", "Function that executes the repository clone", bool(clones),
+           "neutral", clones, f"{len(clones)} clone call(s) in "
+           f"{', '.join(sorted({c['func'] or '<module>' for _p, c in clones})) or 'no function'}.",
+           functions=sorted({f"{p}:{c['func']}" for p, c in clones})),
+        _f("safety.clone_sandbox", "Clone runs inside a temporary directory",
+           bool(sandboxed) and len(sandboxed) == len(clones), "success", sandboxed or clones,
+           (f"{len(sandboxed)} of {len(clones)} clone call(s) run in a tempfile directory."
+            if clones else "No clone call found, so no sandboxed clone."),
+           tempdir_calls=[f"{p}:{c['line']}" for p, c in temps[:50]]),
+        _f("safety.subprocess_errors", "Subprocess calls are checked for errors",
+           bool(sub) and len(handled) * 2 >= len(sub), "success", handled or sub,
+           f"{len(handled)} of {len(sub)} subprocess call(s) sit in try blocks or pass check=.",
+           confidence=0.75, handled=len(handled), total=len(sub)),
+        _f("safety.timeouts", "Subprocess calls set a timeout", bool(timed), "success",
+           timed or sub, f"{len(timed)} of {len(sub)} subprocess call(s) pass timeout=.",
+           confidence=0.8, timed=len(timed), total=len(sub)),
+    ]

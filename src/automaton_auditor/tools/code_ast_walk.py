@@ -1,0 +1,170 @@
+"""Per-file AST facts: one parse, one iterative walk, a JSON-serialisable result.
+
+The result depends only on the file's bytes and path, so it is cached by git blob id.
+The walk uses an explicit stack (``ast.NodeVisitor`` hits RecursionError on deeply nested
+real files). Only code counts: docstrings and comments never produce a fact.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from automaton_auditor.tools.code_ast_calls import CallCollector
+from automaton_auditor.tools.code_ast_common import (
+    JSON,
+    dotted,
+    resolve,
+    snippet,
+    str_value,
+    unparse,
+)
+from automaton_auditor.tools.code_ast_interp import Interp
+
+FACTS_VERSION = 3
+MAX_FILE_BYTES = 1_000_000
+# A file none of whose bytes match these is not parsed: it cannot hold any fact we report.
+TRIGGERS = re.compile(
+    rb"StateGraph|add_node|add_edge|add_conditional|BaseModel|TypedDict|Annotated|system|popen"
+    rb"|subprocess|shell|eval|exec|tempfile|mkdtemp|clone|structured_output|bind_tools|Send"
+    rb"|Command|rosecutor|efen[cs]e|ech_?[Ll]ead|echLead|retry|[Jj]ustice|[Cc]hief|ynthes"
+    rb"|langgraph|[Pp]ersona|[Jj]udge")
+
+
+def extract(path: str, data: bytes) -> JSON:
+    """All facts of one Python file (or ``{"skipped": reason}``)."""
+    if len(data) > MAX_FILE_BYTES:
+        return {"error": f"larger than {MAX_FILE_BYTES} bytes, not parsed"}
+    if not TRIGGERS.search(data):
+        return {"skipped": "no trigger"}
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        return {"error": "not valid UTF-8"}
+    try:
+        tree = ast.parse(text, filename=path)
+    except SyntaxError as exc:
+        return {"error": f"syntax error line {exc.lineno}: {exc.msg}"}
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return {"error": f"unparsable: {type(exc).__name__}"}
+    return _facts(path, text, tree)
+
+
+def _facts(path: str, text: str, tree: ast.Module) -> JSON:
+    lines = text.splitlines()
+    imports = collect_imports(tree)
+    collector = CallCollector(path, lines, imports)
+    collector.walk(tree)
+    facts: JSON = {
+        "imports": imports,
+        "consts": module_consts(tree),
+        "classes": collect_classes(tree, lines, imports),
+        "functions": collector.functions,
+        "calls": collector.calls,
+        "strings": collector.strings,
+        "idents": collector.idents,
+    }
+    if "add_node" in text or "add_edge" in text or "StateGraph" in text:
+        facts.update(graph_ops(path, lines, tree, imports))
+    return facts
+
+
+def collect_imports(tree: ast.Module) -> dict[str, str]:
+    """Local name -> qualified name for every import in the file (any depth)."""
+    imports: dict[str, str] = {}
+    stack: list[ast.AST] = [tree]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                local = alias.asname or alias.name.split(".")[0]
+                imports[local] = alias.name if alias.asname else local
+        elif isinstance(node, ast.ImportFrom):
+            module = "." * node.level + (node.module or "")
+            for alias in node.names:
+                if alias.name != "*":
+                    imports[alias.asname or alias.name] = f"{module}.{alias.name}"
+        elif isinstance(node, ast.Module | ast.If | ast.Try | ast.FunctionDef |
+                        ast.AsyncFunctionDef | ast.ClassDef | ast.With):
+            stack.extend(ast.iter_child_nodes(node))
+    return imports
+
+
+def _const_value(node: ast.AST) -> Any:
+    text = str_value(node) if isinstance(node, ast.Constant) else None
+    if text is not None:
+        return text
+    if isinstance(node, ast.List | ast.Tuple) and node.elts:
+        values = [_const_value(e) for e in node.elts]
+        return values if all(isinstance(v, str) for v in values) else None
+    return None
+
+
+def module_consts(tree: ast.Module) -> dict[str, Any]:
+    """Module and class level string constants (``REPO = "repo"``, ``Nodes.REPO``)."""
+    consts: dict[str, Any] = {}
+    for node in tree.body:
+        bodies = [(node, "")]
+        if isinstance(node, ast.ClassDef):
+            bodies = [(child, f"{node.name}.") for child in node.body]
+        for stmt, prefix in bodies:
+            if isinstance(stmt, ast.Assign):
+                targets, value = stmt.targets, _const_value(stmt.value)
+            elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+                targets, value = [stmt.target], _const_value(stmt.value)
+            else:
+                continue
+            for target in targets:
+                if isinstance(target, ast.Name) and value is not None:
+                    consts[prefix + target.id] = value
+    return consts
+
+
+def _reducer(annotation: ast.expr, imports: dict[str, str]) -> str | None:
+    if not isinstance(annotation, ast.Subscript):
+        return None
+    head = resolve(dotted(annotation.value), imports) or ""
+    if head.rsplit(".", 1)[-1] != "Annotated" or not isinstance(annotation.slice, ast.Tuple):
+        return None
+    extras = annotation.slice.elts[1:]
+    if not extras:
+        return None
+    return resolve(dotted(extras[0]), imports) or unparse(extras[0], 120)
+
+
+def collect_classes(tree: ast.Module, lines: list[str], imports: dict[str, str]) -> list[JSON]:
+    """Every class with its resolved bases, annotated fields and reducers."""
+    classes = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.ClassDef):
+            continue
+        fields = []
+        for stmt in node.body:
+            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                fields.append({"name": stmt.target.id, "line": stmt.lineno,
+                               "annotation": unparse(stmt.annotation, 200),
+                               "reducer": _reducer(stmt.annotation, imports)})
+        classes.append({
+            "name": node.name, "line": node.lineno,
+            "bases": [resolve(dotted(b), imports) or unparse(b, 80) for b in node.bases],
+            "fields": fields, "source": snippet(lines, node, 4000)})
+    return classes
+
+
+def graph_ops(path: str, lines: list[str], tree: ast.Module, imports: dict[str, str]) -> JSON:
+    """Builders and builder method calls, in every scope of the file."""
+    has_langgraph = any(v.startswith("langgraph") for v in imports.values())
+    interp = Interp(path, lines, imports, has_langgraph)
+    interp.run_scope("<module>", tree.body, {})
+    stack: list[tuple[ast.AST, str]] = [(n, "") for n in tree.body]
+    while stack:
+        node, prefix = stack.pop()
+        if isinstance(node, ast.ClassDef):
+            stack.extend((child, f"{prefix}{node.name}.") for child in node.body)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            scope = f"{prefix}{node.name}"
+            interp.run_scope(scope, node.body, {})
+            stack.extend((child, f"{scope}.") for child in node.body
+                         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
+    return {"builders": interp.builders, "ops": interp.ops}
