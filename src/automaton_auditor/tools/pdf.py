@@ -136,8 +136,9 @@ def blocks_from_docling(document: Any) -> list[Block]:
         elif isinstance(item, TextItem):
             text, kind = item.text, "paragraph"
             if item.label in (DocItemLabel.TITLE, DocItemLabel.SECTION_HEADER):
-                level = item.level if isinstance(item, SectionHeaderItem) else 0
-                level = max(1, level + (1 if item.label == DocItemLabel.TITLE else 0))
+                # A title sits above level-1 section headers; levels are shifted to
+                # start at 1 below (a DOCX has section headers only).
+                level = item.level + 1 if isinstance(item, SectionHeaderItem) else 1
                 stack = [(lvl, txt) for lvl, txt in stack if lvl < level] + [(level, text)]
                 blocks.append(Block("heading", " ".join(text.split()), page, level=level,
                                     section=tuple(t for _, t in stack[:-1])))
@@ -151,6 +152,10 @@ def blocks_from_docling(document: Any) -> list[Block]:
         if text.strip():
             blocks.append(Block(kind, text.strip(), page,  # type: ignore[arg-type]
                                 section=tuple(t for _, t in stack)))
+    top = min((b.level for b in blocks if b.kind == "heading"), default=1)
+    for block in blocks:
+        if block.kind == "heading":
+            block.level -= top - 1
     return blocks
 
 
@@ -234,23 +239,29 @@ def concept_finding(verdict: ConceptVerdict) -> Finding:
                        pattern="success", location="report", confidence=0.9, data=data,
                        rationale=f"'{term}' (or a variant) never appears in the report.")
     first = deciding[0]
+    data["loose"] = verdict.loose
+    loose = (" The exact phrase never appears; its words co-occur in the same section."
+             if verdict.loose else "")
     if verdict.verdict == "explained":
-        why = f"Explained: {first.reason}."
+        why = f"Explained: {first.reason}.{loose}"
     else:
         why = (f"Keyword dropping: '{term}' appears {len(verdict.occurrences)} time(s) but "
-               f"never with an explanation ({first.reason}).")
+               f"never with an explanation ({first.reason}).{loose}")
     return Finding(facet=f"doc.concepts.{slug(term)}", goal=goal,
                    found=verdict.verdict == "explained", pattern="success", content=quotes,
                    location=_where(first.page), rationale=why, data=data,
-                   confidence=0.8 if verdict.verdict == "explained" else 0.75)
+                   confidence=(0.8 if verdict.verdict == "explained" else 0.75)
+                   - (0.2 if verdict.loose else 0.0))
 
 
 def report_facts(report: IngestedReport) -> ReportFacts:
     """Cited paths and feature claims, for the aggregator's cross-check."""
     passages = [(b.page, b.text) for b in report.blocks if b.kind != "furniture"]
+    # Feature claims are read from prose only: a heading or contents entry asserts nothing.
+    prose = [(b.page, b.text) for b in report.blocks if b.kind in ("paragraph", "list")]
     return ReportFacts(readable=True, page_count=report.page_count,
                        cited_paths=extract_cited_paths(passages),
-                       claims=extract_feature_claims(passages, _SENTENCE_SPLIT))
+                       claims=extract_feature_claims(prose, _SENTENCE_SPLIT))
 
 
 def doc_findings(report: IngestedReport, concepts: list[str]

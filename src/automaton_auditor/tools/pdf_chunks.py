@@ -49,29 +49,32 @@ def _pieces(text: str, limit: int) -> list[str]:
 
 def make_chunks(blocks: list[Block], limit: int = MAX_CHUNK) -> list[Chunk]:
     """Group consecutive body blocks of the same page and heading into chunks of at most
-    `limit` characters; the heading text leads its section's first chunk."""
+    `limit` characters; a heading's text leads its section's first chunk (a heading with
+    no body of its own makes no chunk)."""
     chunks: list[Chunk] = []
     buffer = ""
+    has_body = False
     key: tuple[int | None, str | None] | None = None
 
     def flush() -> None:
-        nonlocal buffer
-        if buffer.strip() and key is not None:
+        nonlocal buffer, has_body
+        if has_body and buffer.strip() and key is not None:
             chunks.append(Chunk(text=buffer.strip(), page=key[0], heading=key[1],
                                 index=len(chunks)))
-        buffer = ""
+        buffer, has_body = "", False
 
     for block in blocks:
-        if block.kind == "furniture":
+        if block.kind in ("furniture", "toc"):
             continue
         block_key = (block.page, block.heading)
-        if block_key != key:
+        if block_key != key or block.kind == "heading":
             flush()
             key = block_key
         for piece in _pieces(block.text, limit):
             if buffer and len(buffer) + 1 + len(piece) > limit:
                 flush()
             buffer = f"{buffer}\n{piece}" if buffer else piece
+            has_body = has_body or block.kind != "heading"
     flush()
     return chunks
 

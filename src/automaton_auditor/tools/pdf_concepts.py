@@ -10,6 +10,7 @@ with no mechanism. The deciding sentences are kept with their pages.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from automaton_auditor.tools.pdf_chunks import sentences
@@ -82,11 +83,14 @@ class ConceptVerdict:
     term: str
     verdict: str  # explained | dropped | absent
     occurrences: list[Occurrence] = field(default_factory=list)
+    loose: bool = False  # found through its words, not the exact phrase
 
     def deciding(self, limit: int = 3) -> list[Occurrence]:
         """The occurrences that decide the verdict (explained ones first when explained)."""
         wanted = self.verdict == "explained"
         picked = [o for o in self.occurrences if o.explained == wanted]
+        # A run-in title ("Metacognition.") decides less than a full sentence: stable sort.
+        picked.sort(key=lambda o: len(o.sentence.split()) < 6)
         return picked[:limit]
 
 
@@ -114,19 +118,49 @@ def _section_body(blocks: list[Block], index: int) -> list[Block]:
     return body
 
 
+def _word_patterns(term: str) -> list[re.Pattern[str]]:
+    """One pattern per distinctive word of a multi-word term (for the loose match)."""
+    words = [w for w in re.findall(r"[A-Za-z0-9]+", term) if len(w) > 2]
+    return [re.compile(r"(?<![A-Za-z0-9])" + _word_rx(w), re.IGNORECASE) for w in words]
+
+
 def classify(term: str, blocks: list[Block]) -> ConceptVerdict:
-    """Classify every occurrence of `term` in the report's blocks."""
+    """Classify every occurrence of `term` in the report's blocks. When the exact phrase
+    (or a variant) never appears, a multi-word term is looked for loosely: all its words in
+    one block or its section headings (e.g. "synthesis" in a section titled "Dialectical
+    Judicial Engine"); such a verdict is marked `loose`."""
     pattern = concept_pattern(term)
+    verdict = _classify(term, blocks, lambda text: bool(pattern.search(text)),
+                        lambda text: bool(pattern.search(text)))
+    words = _word_patterns(term)
+    if verdict.verdict != "absent" or len(words) < 2:
+        return verdict
+
+    def block_hit(text: str) -> bool:
+        return all(w.search(text) for w in words)
+
+    def sentence_hit(text: str) -> bool:
+        return any(w.search(text) for w in words)
+
+    loose = _classify(term, blocks, block_hit, sentence_hit, with_sections=True)
+    loose.loose = loose.verdict != "absent"
+    return loose
+
+
+def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
+              sentence_hit: Callable[[str], bool], with_sections: bool = False
+              ) -> ConceptVerdict:
     occurrences: list[Occurrence] = []
     for index, block in enumerate(blocks):
-        if block.kind == "furniture" or not pattern.search(block.text):
+        scope = block.text + ("\n" + "\n".join(block.section) if with_sections else "")
+        if block.kind == "furniture" or not block_hit(scope):
             continue
         if block.kind == "heading":
-            occurrences.append(_heading_occurrence(blocks, index, pattern))
+            occurrences.append(_heading_occurrence(blocks, index, sentence_hit))
             continue
         context = _neighbours(blocks, index)
         for sentence in sentences(block.text):
-            if pattern.search(sentence):
+            if sentence_hit(sentence):
                 occurrences.append(_body_occurrence(block, sentence, context))
     if not occurrences:
         return ConceptVerdict(term, "absent")
@@ -150,6 +184,9 @@ def _body_occurrence(block: Block, sentence: str, context: str) -> Occurrence:
     signals = mechanism_signals(context)
     words = len(context.split())
     where = block.heading or "untitled section"
+    if block.kind == "toc":
+        return Occurrence(block.page, block.heading, sentence, False,
+                          "a table-of-contents entry")
     if _is_summary(block):
         return Occurrence(block.page, block.heading, sentence, False,
                           f"only in a summary/contents section ({where})")
@@ -164,7 +201,7 @@ def _body_occurrence(block: Block, sentence: str, context: str) -> Occurrence:
                       f"{words} words around it)")
 
 
-def _heading_occurrence(blocks: list[Block], index: int, pattern: re.Pattern[str]
+def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bool]
                         ) -> Occurrence:
     """A section titled with the concept is an explanation when its body is substantial
     and mechanistic; the deciding sentence is the body's first concrete one."""
@@ -174,7 +211,7 @@ def _heading_occurrence(blocks: list[Block], index: int, pattern: re.Pattern[str
     signals = mechanism_signals(text)
     words = len(text.split())
     body_sentences = [s for b in body for s in sentences(b.text)]
-    quote = next((s for s in body_sentences if _CODE_SIGNAL.search(s) or pattern.search(s)),
+    quote = next((s for s in body_sentences if hit(s) or _CODE_SIGNAL.search(s)),
                  body_sentences[0] if body_sentences else heading.text)
     page = next((b.page for b in body if quote in b.text), heading.page)
     if _is_summary(heading) or _SUMMARY.search(heading.text):

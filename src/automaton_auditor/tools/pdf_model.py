@@ -67,12 +67,13 @@ class Line:
         return self.x1 - self.x0
 
 
-BlockKind = Literal["heading", "paragraph", "list", "furniture"]
+BlockKind = Literal["heading", "paragraph", "list", "toc", "furniture"]
 
 
 @dataclass
 class Block:
-    """A structural unit of the report: heading, paragraph, list item or page furniture.
+    """A structural unit of the report: heading, paragraph, list item, table-of-contents
+    entry or page furniture.
 
     `section` is the heading path above the block (outermost first), which the concept
     classifier reads to tell an architecture section from a summary.

@@ -24,7 +24,7 @@ _BULLET = re.compile(r"^(?:[\u2022\u25cf\u25e6\u25aa\u25a0\u2023\u2043\u2219\u00
 _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
 _PAGE_NO = re.compile(
     r"^(?:page\s*)?[-\u2013(]?\s*\d{1,4}\s*[-\u2013)]?(?:\s*(?:/|of)\s*\d{1,4})?$", re.IGNORECASE)
-_DOT_LEADER = re.compile(r"(?:\.\s?){4,}\s*\d+$")
+_DOT_LEADER = re.compile(r"(?:\.\s?){4,}")  # table-of-contents leaders
 _SENTENCE_END = re.compile(r"[.!?:;]['\")\]]?$")
 
 
@@ -73,25 +73,40 @@ def outline_headings(lines: list[Line], outline: list[tuple[int, int, str]]
         for candidate_page in (page, page + 1):
             span = _find_span(by_page.get(candidate_page, []), target, marks)
             if span:
-                marks[id(span[0])] = (level + 1, title)
+                # The page's own wording keeps the section number the outline may omit.
+                marks[id(span[0])] = (level + 1, " ".join(x.text for x in span))
                 for extra in span[1:]:
                     marks[id(extra)] = (-1, title)
                 break
     return marks
 
 
+_SECTION_NO = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.|[IVX]+\.)\s+")
+
+
 def _find_span(page_lines: list[Line], target: str, taken: dict[int, tuple[int, str]]
                ) -> list[Line]:
+    """Consecutive lines (at most four) spelling the outline title; the first line may
+    carry a section number the outline leaves out ("2.1 Foo" for "Foo")."""
     for start, line in enumerate(page_lines):
         if id(line) in taken:
             continue
-        acc = ""
-        for offset, nxt in enumerate(page_lines[start:start + 4]):
-            acc += _norm(nxt.text)
-            if not acc or not target.startswith(acc):
-                break
-            if acc == target:
-                return page_lines[start:start + offset + 1]
+        span = _spell(page_lines[start:start + 4], target, strip_number=False)
+        span = span or _spell(page_lines[start:start + 4], target, strip_number=True)
+        if span:
+            return span
+    return []
+
+
+def _spell(window: list[Line], target: str, strip_number: bool) -> list[Line]:
+    acc = ""
+    for offset, nxt in enumerate(window):
+        text = _SECTION_NO.sub("", nxt.text) if strip_number and offset == 0 else nxt.text
+        acc += _norm(text)
+        if not acc or not target.startswith(acc):
+            return []
+        if acc == target:
+            return window[: offset + 1]
     return []
 
 
@@ -203,7 +218,7 @@ def _breaks(prev: Line, line: Line, step: float, column_right: float) -> bool:
         return True
     if line.top - prev.top > step * 1.45 or line.top < prev.top - 1:
         return True
-    if _BULLET.match(line.text):
+    if _BULLET.match(line.text) or _DOT_LEADER.search(prev.text):
         return True
     # A short line ending a sentence closes its paragraph.
     return prev.x1 < column_right * 0.8 and bool(_SENTENCE_END.search(prev.text))
@@ -215,9 +230,9 @@ def _paragraph(lines: list[Line], section: tuple[str, ...]) -> Block:
         # A path or compound word wrapped at "/", "-" or "_" continues without a space.
         glue = "" if text[-1] in "/_" or (text[-1] == "-" and text[-2:-1].isalnum()) else " "
         text += glue + line.text
-    # Bullets and table-of-contents entries (dot leaders) are list items.
-    listed = bool(_BULLET.match(lines[0].text) or _DOT_LEADER.search(lines[0].text))
-    kind: BlockKind = "list" if listed else "paragraph"
+    kind: BlockKind = "list" if _BULLET.match(lines[0].text) else "paragraph"
+    if _DOT_LEADER.search(lines[-1].text):
+        kind = "toc"  # an entry ends with dot leaders and its page number
     return Block(kind, text, lines[0].page, section=section, bbox=_box(lines))
 
 
@@ -256,16 +271,21 @@ def to_docling(name: str, blocks: list[Block], sizes: dict[int, tuple[float, flo
         return ProvenanceItem(page_no=page, charspan=(0, len(text)), bbox=BoundingBox(
             l=box[0], t=box[1], r=box[2], b=box[3], coord_origin=CoordOrigin.TOPLEFT))
 
-    labels = {"paragraph": DocItemLabel.TEXT, "list": DocItemLabel.LIST_ITEM}
+    group = None  # consecutive list items share one list group
     for block in blocks:
         where = prov(block.page, block.bbox, block.text)
+        if block.kind != "list":
+            group = None
         if block.kind == "heading":
             doc.add_heading(text=block.text, level=max(1, min(block.level, 100)), prov=where)
         elif block.kind == "furniture":
             doc.add_text(label=DocItemLabel.PAGE_HEADER, text=block.text, prov=where,
                          content_layer=ContentLayer.FURNITURE)
+        elif block.kind == "list":
+            group = group or doc.add_list_group()
+            doc.add_list_item(text=block.text, prov=where, parent=group)
         else:
-            doc.add_text(label=labels[block.kind], text=block.text, prov=where)
+            doc.add_text(label=DocItemLabel.TEXT, text=block.text, prov=where)
     for page, box in pictures:
         doc.add_picture(prov=prov(page, box, ""))
     return doc

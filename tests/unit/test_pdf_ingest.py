@@ -1,0 +1,298 @@
+"""Report ingestion on PDFs built here: structure recovery, chunks, ask, odd and hostile input."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from reportlab.lib.pagesizes import A4
+from reportlab.pdfgen import canvas
+
+from automaton_auditor.tools.pdf import (
+    ReportError,
+    ReportLimits,
+    ask,
+    doc_findings,
+    ingest_report,
+    unreadable_findings,
+)
+
+BODY = ("The aggregator node waits for every detective branch before the judges start, and "
+        "the reducer operator.add merges the evidence lists written in parallel by each branch.")
+
+
+def _write_lines(c: canvas.Canvas, y: float, text: str, font: str = "Helvetica",
+                 size: float = 11, width: int = 90) -> float:
+    words, line = text.split(), ""
+    for word in words:
+        if len(line) + len(word) + 1 > width:
+            c.setFont(font, size)
+            c.drawString(72, y, line)
+            y -= size * 1.3
+            line = ""
+        line = f"{line} {word}".strip()
+    if line:
+        c.setFont(font, size)
+        c.drawString(72, y, line)
+        y -= size * 1.3
+    return y - size * 0.9
+
+
+def build_report(path: Path, sections: list[tuple[str, list[str]]], *, outline: bool = False,
+                 header: str | None = "ACME Corp - Confidential", pages_per_section: int = 1
+                 ) -> Path:
+    """A PDF whose headings are bold and larger than the 11 pt body; one section per page,
+    a running header and a page-number footer on every page."""
+    c = canvas.Canvas(str(path), pagesize=A4)
+    height = A4[1]
+    for number, (title, paragraphs) in enumerate(sections, start=1):
+        for _ in range(pages_per_section):
+            if header:
+                c.setFont("Helvetica", 8)
+                c.drawString(72, height - 30, header)
+            c.setFont("Helvetica", 8)
+            c.drawString(290, 25, str(c.getPageNumber()))
+            y = height - 90
+            c.setFont("Helvetica-Bold", 16)
+            c.drawString(72, y, f"{number}. {title}")
+            if outline:
+                key = f"s{number}"
+                c.bookmarkPage(key)
+                c.addOutlineEntry(f"{number}. {title}", key, level=0)
+            y -= 34
+            for paragraph in paragraphs:
+                y = _write_lines(c, y, paragraph)
+            c.showPage()
+    c.save()
+    return path
+
+
+SECTIONS = [
+    ("Executive Summary", ["We built a courtroom. It uses Dialectical Synthesis and Fan-Out."]),
+    ("Architecture", [BODY, "The graph fans out from context_builder to repo_investigator, "
+                      "doc_analyst and vision_inspector; this Fan-In / Fan-Out design lets "
+                      "evidence_aggregator collect every branch through the operator.ior "
+                      "reducer declared in src/state.py before the judges run."]),
+    ("Judges", ["Dialectical Synthesis is how the Chief Justice resolves the Prosecutor and "
+                "Defense: the prosecutor node and defense node argue over the same evidence, "
+                "and chief_justice in src/nodes/justice.py applies deterministic rules "
+                "(security_override, fact_supremacy) to the opinions list merged by "
+                "operator.add, so the synthesis is a function of the arguments."]),
+]
+
+
+@pytest.fixture(scope="module")
+def report_pdf(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return build_report(tmp_path_factory.mktemp("pdf") / "report.pdf", SECTIONS)
+
+
+@pytest.fixture(scope="module")
+def ingested(report_pdf: Path):  # type: ignore[no-untyped-def]
+    return ingest_report(report_pdf, ReportLimits())
+
+
+def test_font_headings_are_recovered_without_outline(ingested) -> None:  # type: ignore[no-untyped-def]
+    assert ingested.heading_source == "fonts"
+    assert [(lvl, page, text) for lvl, page, text in ingested.headings] == [
+        (1, 1, "1. Executive Summary"), (1, 2, "2. Architecture"), (1, 3, "3. Judges")]
+    headers = [t for t in ingested.document.texts if t.label.value == "section_header"]
+    assert [h.text for h in headers] == ["1. Executive Summary", "2. Architecture", "3. Judges"]
+
+
+def test_running_header_and_page_numbers_are_removed(ingested) -> None:  # type: ignore[no-untyped-def]
+    body = "\n".join(c.text for c in ingested.chunks)
+    assert "ACME Corp" not in body
+    furniture = [b.text for b in ingested.blocks if b.kind == "furniture"]
+    assert furniture.count("ACME Corp - Confidential") == 3
+    assert {"1", "2", "3"} <= set(furniture)
+
+
+def test_paragraphs_are_rebuilt_from_lines(ingested) -> None:  # type: ignore[no-untyped-def]
+    paragraphs = [b for b in ingested.blocks if b.kind == "paragraph" and b.page == 2]
+    assert len(paragraphs) == 2  # several lines each, two paragraphs
+    assert paragraphs[0].text == BODY
+    assert paragraphs[1].section == ("2. Architecture",)
+
+
+def test_outline_headings_win_when_present(tmp_path: Path) -> None:
+    path = build_report(tmp_path / "o.pdf", SECTIONS, outline=True)
+    report = ingest_report(path, ReportLimits())
+    assert report.heading_source == "outline"
+    assert [h[2] for h in report.headings] == ["1. Executive Summary", "2. Architecture",
+                                               "3. Judges"]
+
+
+def test_chunks_are_bounded_and_carry_page_and_heading(tmp_path: Path) -> None:
+    long_text = " ".join(f"Sentence {i} explains the reducer of branch {i}." for i in range(120))
+    path = build_report(tmp_path / "long.pdf", [("Design", [long_text])], header=None)
+    report = ingest_report(path, ReportLimits())
+    assert len(report.chunks) > 3
+    assert all(len(c.text) <= 1000 for c in report.chunks)
+    assert all(c.page == 1 and c.heading == "1. Design" for c in report.chunks)
+    assert [c.index for c in report.chunks] == list(range(len(report.chunks)))
+
+
+def test_ask_ranks_the_relevant_chunk_first(ingested) -> None:  # type: ignore[no-untyped-def]
+    hits = ask(ingested, "How does the Chief Justice do dialectical synthesis?", k=2)
+    assert hits and hits[0].heading == "3. Judges" and hits[0].page == 3
+    assert ask(ingested, "zzzz qqqq", k=3) == []
+
+
+def test_doc_findings_report_ingest_and_concepts(ingested) -> None:  # type: ignore[no-untyped-def]
+    findings, facts = doc_findings(ingested, ["Dialectical Synthesis", "Metacognition"])
+    assert [f.facet for f in findings] == ["doc.ingest", "doc.concepts.dialectical_synthesis",
+                                           "doc.concepts.metacognition"]
+    ingest, dialectic, meta = findings
+    assert ingest.found and ingest.data["page_count"] == 3
+    assert dialectic.found and dialectic.location == "report p.3"
+    assert "chief_justice" in (dialectic.content or "")
+    assert not meta.found and meta.data["verdict"] == "absent"
+    assert facts.readable and facts.page_count == 3
+    assert [c.path for c in facts.cited_paths if not c.bare_name] == ["src/nodes/justice.py",
+                                                                       "src/state.py"]
+
+
+# --- odd and hostile input -----------------------------------------------------------------
+
+
+def _kind(path: Path, limits: ReportLimits | None = None) -> str:
+    with pytest.raises(ReportError) as caught:
+        ingest_report(path, limits or ReportLimits())
+    assert "\n" not in str(caught.value)
+    return caught.value.kind
+
+
+def test_missing_and_empty(tmp_path: Path) -> None:
+    assert _kind(tmp_path / "nope.pdf") == "missing"
+    assert _kind(tmp_path) == "missing"
+    (tmp_path / "empty.pdf").write_bytes(b"")
+    assert _kind(tmp_path / "empty.pdf") == "empty"
+
+
+def test_not_a_pdf(tmp_path: Path) -> None:
+    fake = tmp_path / "report.pdf"
+    fake.write_text("just some text, not a PDF\n" * 10)
+    assert _kind(fake) == "not_pdf"
+    (tmp_path / "x.bin").write_bytes(b"\x00\x01garbage")
+    assert _kind(tmp_path / "x.bin") == "not_pdf"
+
+
+def test_corrupt_pdf(tmp_path: Path, report_pdf: Path) -> None:
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7\n" + b"\x00garbage stream\x9f" * 200)
+    assert _kind(broken) == "corrupt"
+    truncated = tmp_path / "truncated.pdf"
+    truncated.write_bytes(report_pdf.read_bytes()[:600])
+    assert _kind(truncated) == "corrupt"
+
+
+def test_encrypted_pdf(tmp_path: Path) -> None:
+    path = tmp_path / "locked.pdf"
+    c = canvas.Canvas(str(path), encrypt="s3cret")
+    c.drawString(72, 700, "secret architecture")
+    c.save()
+    assert _kind(path) == "encrypted"
+
+
+def test_image_only_pdf_has_no_text_layer(tmp_path: Path) -> None:
+    from PIL import Image
+
+    image = tmp_path / "scan.png"
+    Image.new("RGB", (400, 300), (200, 200, 200)).save(image)
+    path = tmp_path / "scan.pdf"
+    c = canvas.Canvas(str(path))
+    for _ in range(2):
+        c.drawImage(str(image), 50, 300, 400, 300)
+        c.showPage()
+    c.save()
+    assert _kind(path) == "no_text_layer"
+
+
+def test_caps_on_pages_and_size(tmp_path: Path) -> None:
+    path = tmp_path / "many.pdf"
+    c = canvas.Canvas(str(path))
+    for i in range(400):
+        c.drawString(72, 700, f"page {i} of a very long architecture report")
+        c.showPage()
+    c.save()
+    assert _kind(path) == "too_many_pages"
+    assert ingest_report(path, ReportLimits(max_pages=500)).page_count == 400
+    assert _kind(path, ReportLimits(max_mb=0)) == "too_large"
+
+
+def _pdf_with_javascript(path: Path) -> Path:
+    """A minimal hand-written PDF with an OpenAction JavaScript (never run by the auditor)."""
+    stream = b"BT /F1 12 Tf 72 700 Td (The graph fans out to three detectives.) Tj ET"
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R /OpenAction 5 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
+        b"/Resources << /Font << /F1 6 0 R >> >> >>",
+        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /S /JavaScript /JS (app.alert\\('pwned'\\);) >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, start=1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1, xref)
+    path.write_bytes(bytes(out))
+    return path
+
+
+def test_embedded_javascript_is_reported_not_run(tmp_path: Path) -> None:
+    report = ingest_report(_pdf_with_javascript(tmp_path / "js.pdf"), ReportLimits())
+    assert report.javascript
+    assert any("JavaScript" in w for w in report.warnings)
+    assert "fans out to three detectives" in report.chunks[0].text
+    findings, _ = doc_findings(report, [])
+    assert [f.goal for f in findings if "JavaScript" in f.goal]
+
+
+def test_unreadable_findings_are_found_false() -> None:
+    finding, = unreadable_findings(ReportError("encrypted", "report is password-protected"))
+    assert finding.facet == "doc.ingest" and not finding.found
+    assert finding.data["error_kind"] == "encrypted"
+    assert finding.pattern == "success"  # a missing success fact: a failure signal
+
+
+# --- other formats ----------------------------------------------------------------------------
+
+
+def test_markdown_report(tmp_path: Path) -> None:
+    path = tmp_path / "report.md"
+    path.write_text("# Report\n\n## Architecture\n\nThe graph uses `src/graph.py` and "
+                    "fans out to the judges.\n\n## Metacognition\n\nThe system reflects.\n")
+    report = ingest_report(path, ReportLimits())
+    assert report.source_format == "md" and report.page_count == 0
+    assert [h[2] for h in report.headings] == ["Report", "Architecture", "Metacognition"]
+    assert [h[0] for h in report.headings] == [1, 2, 2]
+    assert report.chunks[0].heading == "Architecture" and report.chunks[0].page is None
+    _, facts = doc_findings(report, [])
+    assert [c.path for c in facts.cited_paths] == ["src/graph.py"]
+
+
+def test_html_and_docx_reports(tmp_path: Path) -> None:
+    import docx
+
+    html = tmp_path / "report.html"
+    html.write_text("<html><body><h1>Design</h1><p>The aggregator merges evidence.</p>"
+                    "<h2>State</h2><p>Reducers in src/state.py.</p></body></html>")
+    report = ingest_report(html, ReportLimits())
+    assert [h[2] for h in report.headings] == ["Design", "State"]
+    document = docx.Document()
+    document.add_heading("Architecture", level=1)
+    document.add_paragraph("Judges run in parallel.")
+    document.save(str(tmp_path / "report.docx"))
+    report = ingest_report(tmp_path / "report.docx", ReportLimits())
+    assert report.source_format == "docx"
+    assert [h[2] for h in report.headings] == ["Architecture"]
+    assert "Judges run in parallel." in report.chunks[0].text
+    (tmp_path / "bad.docx").write_text("not a zip")
+    assert _kind(tmp_path / "bad.docx") == "corrupt"
