@@ -36,7 +36,7 @@ class ParsedFlow:
 
     def add(self, src: str, dst: str, conditional: bool = False) -> None:
         """Record one edge once (order of first appearance is kept: output is deterministic)."""
-        src, dst = src.strip(), dst.strip()
+        src, dst = terminal(src.strip()), terminal(dst.strip())
         if not src or not dst or src == dst:
             return
         if (src, dst) not in self.edges:
@@ -51,8 +51,12 @@ class ParsedFlow:
 # --- Names -----------------------------------------------------------------------------------
 
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
-_SPECIAL = {"__start__": "START", "__end__": "END", "[*]": "START", "start": "START",
-            "end": "END"}
+_TERMINALS = {"__start__": "START", "__end__": "END", "start": "START", "end": "END"}
+
+
+def terminal(name: str) -> str:
+    """``START``/``END`` for the usual spellings of a graph's entry and exit, else `name`."""
+    return _TERMINALS.get(name.lower(), name)
 
 
 def name_tokens(name: str) -> list[str]:

@@ -1,0 +1,180 @@
+"""Diagram source parsing (Mermaid, DOT, arrow chains) and flow-shape analysis."""
+
+from __future__ import annotations
+
+from automaton_auditor.tools.diagram_arrows import parse_arrows, strip_listing_numbers
+from automaton_auditor.tools.diagram_flow import (
+    courtroom_pattern,
+    flow_graph,
+    longest_chain,
+    match_names,
+    match_score,
+    name_key,
+    role_of,
+)
+from automaton_auditor.tools.diagram_parse import parse_dot, parse_mermaid
+
+COURTROOM_MERMAID = """Some intro text.
+graph TD
+    START([Start]) --> ctx[context_builder]
+    ctx --> repo[RepoInvestigator] & doc[DocAnalyst] & vis[VisionInspector]
+    repo --> agg[EvidenceAggregator]
+    doc --> agg
+    vis --> agg
+    agg --> p[Prosecutor] & d[Defense] & t[TechLead]
+    p --> cj[ChiefJustice]
+    d --> cj
+    t --> cj
+    cj --> END([End])
+
+After the block.
+"""
+
+# The shape LangGraph's own draw_mermaid() writes: html labels, classes, dotted conditionals.
+LANGGRAPH_MERMAID = """flowchart TD;
+\t__start__([<p>__start__</p>]):::first
+\tcontext_builder(context_builder)
+\trepo_investigator(repo_investigator)
+\t__start__ --> context_builder;
+\tcontext_builder -.-> repo_investigator;
+\tcontext_builder -.-> error_handler;
+\trepo_investigator --> evidence_aggregator;
+\tevidence_aggregator --> __end__;
+\tclassDef default fill:#f2f0ff,line-height:1.2
+"""
+
+
+def test_mermaid_flowchart_reads_the_courtroom_split() -> None:
+    blocks = parse_mermaid(COURTROOM_MERMAID)
+    assert len(blocks) == 1
+    start, end, flow = blocks[0]
+    assert COURTROOM_MERMAID[start:].startswith("graph TD")
+    assert "After the block" not in COURTROOM_MERMAID[start:end]
+    assert ("context_builder", "DocAnalyst") in flow.edges
+    assert ("START", "context_builder") in flow.edges and ("ChiefJustice", "END") in flow.edges
+    graph = flow_graph(flow.edges, flow.conditional)
+    assert graph.fan_out["context_builder"] == ["DocAnalyst", "RepoInvestigator",
+                                                "VisionInspector"]
+    pattern = courtroom_pattern(graph)
+    assert pattern.complete
+    assert pattern.synthesis[0] == "ChiefJustice"
+    assert not graph.linear
+
+
+def test_langgraph_mermaid_labels_and_dotted_conditionals() -> None:
+    (_, _, flow), = parse_mermaid(LANGGRAPH_MERMAID)
+    assert ("START", "context_builder") in flow.edges
+    assert ("evidence_aggregator", "END") in flow.edges
+    assert set(flow.conditional) == {("context_builder", "repo_investigator"),
+                                     ("context_builder", "error_handler")}
+    graph = flow_graph(flow.edges, flow.conditional)
+    assert "context_builder" not in graph.fan_out  # a conditional branch is not parallelism
+    assert graph.linear
+
+
+def test_mermaid_edge_text_and_decision_nodes() -> None:
+    text = "flowchart LR\n  A[Check] --> B{valid?}\n  B -- yes --> C[Judge]\n  B -->|no| D[Abort]\n"
+    (_, _, flow), = parse_mermaid(text)
+    assert ("valid?", "Judge") in flow.edges and ("valid?", "Abort") in flow.edges
+    assert flow.decisions == ["valid?"]
+    assert ("valid?", "Judge") in flow.conditional
+
+
+def test_mermaid_state_and_sequence_diagrams() -> None:
+    state = "stateDiagram-v2\n  [*] --> Detect\n  Detect --> Judge : evidence\n  Judge --> [*]\n"
+    (_, _, flow), = parse_mermaid(state)
+    assert flow.diagram_type == "state"
+    assert flow.edges == [("START", "Detect"), ("Detect", "Judge"), ("Judge", "END")]
+    seq = ("sequenceDiagram\n  participant O as Orchestrator\n  O->>Repo: clone\n"
+           "  Repo-->>O: evidence\n")
+    (_, _, flow), = parse_mermaid(seq)
+    assert flow.diagram_type == "sequence"
+    assert ("Orchestrator", "Repo") in flow.edges and ("Repo", "Orchestrator") in flow.edges
+
+
+def test_mermaid_without_edges_and_prose_mentions_are_ignored() -> None:
+    assert parse_mermaid("We draw the graph TD style later.\nNothing here.") == []
+    assert parse_mermaid("graph TD\n  A[only a node]\n") == []
+
+
+def test_dot_edges_groups_labels_and_dashed_edges() -> None:
+    text = """Figure source:
+digraph courtroom {
+  rankdir=TB; // comment -> ignored
+  node [shape=box];
+  ctx [label="Context Builder"];
+  ctx -> {repo doc vision};
+  {repo doc vision} -> agg;
+  agg -> err [style=dashed];
+  "chief justice" -> END;
+}
+trailing prose -> not part"""
+    (start, end, flow), = parse_dot(text)
+    assert text[start:end].rstrip().endswith("}")
+    assert ("Context Builder", "repo") in flow.edges
+    assert ("vision", "agg") in flow.edges
+    assert ("chief justice", "END") in flow.edges
+    assert flow.conditional == [("agg", "err")]
+    graph = flow_graph(flow.edges, flow.conditional)
+    assert graph.fan_out["Context Builder"] == ["doc", "repo", "vision"]
+    assert graph.fan_in["agg"] == ["doc", "repo", "vision"]
+
+
+def test_arrow_chain_with_parallel_groups_across_lines() -> None:
+    text = ("Diagram conventions. Flow: START → entry_node → [RepoInvestigator\n"
+            "∥ DocAnalyst ∥ VisionInspector] → EvidenceAggregator → [Prosecutor ∥\n"
+            "Defense ∥ TechLead] → ChiefJustice → END.\nNext section.")
+    (offset, flow), = parse_arrows(text)
+    assert text[offset:].startswith(" →")
+    pattern = courtroom_pattern(flow_graph(flow.edges))
+    assert pattern.complete
+    assert ("ChiefJustice", "END") in flow.edges
+    assert ("START", "entry_node") in flow.edges
+
+
+def test_arrow_listing_with_line_numbers_comments_and_branches() -> None:
+    listing = ("Pipeline Flow\n1 START\n2 -> context_builder (loads rubric.json)\n"
+               "3 -> [RepoInvestigator || DocAnalyst (Hybrid: deterministic\n"
+               "4 || VisionInspector] fallback)\n5 -> evidence_aggregator\n"
+               "6 -> (conditional: has_evidence?)\n7 YES -> judge_dispatcher\n"
+               "8 -> [Prosecutor || Defense || TechLead]\n9 -> chief_justice\n")
+    assert strip_listing_numbers("1 START\n2 -> a\n") == "START\n-> a\n"
+    (_, flow), = parse_arrows(listing)
+    assert ("context_builder", "DocAnalyst") in flow.edges
+    assert ("has_evidence?", "judge_dispatcher") in flow.conditional
+    assert "2" not in flow.labels and "loads" not in flow.labels
+    assert courtroom_pattern(flow_graph(flow.edges, flow.conditional)).complete
+
+
+def test_prose_arrows_are_not_diagrams() -> None:
+    assert parse_arrows("Imports always flow downwards (graph -> nodes -> tools).") == []
+    assert parse_arrows("Scores moved 3 → 4 or 5 and 1 → 3 after fixes.") == []
+    assert parse_arrows("A list x[0] -> y") == []
+
+
+def test_name_matching_is_fuzzy_but_not_loose() -> None:
+    assert name_key("EvidenceAggregatorNode") == name_key("evidence_aggregator")
+    assert match_score("Tech Lead", "tech_lead") == 1.0
+    assert match_score("Defense", "defense_attorney") == 0.8
+    assert match_score("Defense", "DocAnalyst") == 0.0
+    mapping = match_names(["RepoInvestigator", "ChiefJustice", "Mystery"],
+                          ["repo_investigator", "chief_justice", "report_writer"])
+    assert mapping == {"ChiefJustice": "chief_justice", "RepoInvestigator": "repo_investigator"}
+
+
+def test_roles_exclude_dispatchers() -> None:
+    assert role_of("judge_dispatcher") is None
+    assert role_of("DetectiveFanOut") is None
+    assert role_of("evidence_aggregator") == "aggregator"
+    assert role_of("Chief Justice") == "synthesis"
+    assert role_of("tech_lead") == "judge"
+    assert role_of("vision_inspector") == "detective"
+
+
+def test_linear_pipeline_and_cycles() -> None:
+    edges = [("a", "b"), ("b", "c"), ("c", "d")]
+    graph = flow_graph(edges)
+    assert graph.linear and not graph.fan_out
+    assert longest_chain(edges) == ["a", "b", "c", "d"]
+    cyclic = [("a", "b"), ("b", "a"), ("b", "c")]
+    assert longest_chain(cyclic) == ["a", "b", "c"]

@@ -1,0 +1,105 @@
+"""compare_with_code: the diagram's flow against the graph rebuilt from the code."""
+
+from __future__ import annotations
+
+from automaton_auditor.state import DiagramFacts, RebuiltGraph
+from automaton_auditor.tools.diagram_flow import flow_graph
+from automaton_auditor.tools.vision import compare_with_code
+
+PARALLEL_EDGES = [
+    ("START", "ContextBuilder"),
+    ("ContextBuilder", "RepoInvestigator"), ("ContextBuilder", "DocAnalyst"),
+    ("ContextBuilder", "VisionInspector"),
+    ("RepoInvestigator", "EvidenceAggregator"), ("DocAnalyst", "EvidenceAggregator"),
+    ("VisionInspector", "EvidenceAggregator"),
+    ("EvidenceAggregator", "Prosecutor"), ("EvidenceAggregator", "Defense"),
+    ("EvidenceAggregator", "TechLead"),
+    ("Prosecutor", "ChiefJusticeNode"), ("Defense", "ChiefJusticeNode"),
+    ("TechLead", "ChiefJusticeNode"), ("ChiefJusticeNode", "END"),
+]
+CODE_EDGES = [
+    ("START", "context_builder"),
+    ("context_builder", "repo_investigator"), ("context_builder", "doc_analyst"),
+    ("context_builder", "vision_inspector"),
+    ("repo_investigator", "evidence_aggregator"), ("doc_analyst", "evidence_aggregator"),
+    ("vision_inspector", "evidence_aggregator"),
+    ("evidence_aggregator", "prosecutor"), ("evidence_aggregator", "defense"),
+    ("evidence_aggregator", "tech_lead"),
+    ("prosecutor", "chief_justice"), ("defense", "chief_justice"),
+    ("tech_lead", "chief_justice"), ("chief_justice", "END"),
+]
+
+
+def _code(edges: list[tuple[str, str]]) -> RebuiltGraph:
+    graph = flow_graph(edges)
+    return graph.model_copy(update={"builder": "builder", "location": "src/graph.py:10"})
+
+
+def _facets(findings: list) -> dict:  # type: ignore[type-arg]
+    return {f.facet: f for f in findings}
+
+
+def test_matching_parallel_split_and_fuzzy_names() -> None:
+    diagram = DiagramFacts(page=5, kind="vector", edges=PARALLEL_EDGES)
+    found = _facets(compare_with_code([diagram], _code(CODE_EDGES)))
+    nodes = found["vision.compare.nodes"]
+    assert nodes.found and nodes.location == "report p.5"
+    assert nodes.data["matched"]["ChiefJusticeNode"] == "chief_justice"
+    assert nodes.data["only_in_code"] == [] and nodes.data["only_in_diagram"] == []
+    par = found["vision.compare.parallelism"]
+    assert par.found and par.pattern == "success"
+    assert "evidence_aggregator -> {defense, prosecutor, tech_lead}" in par.data[
+        "reproduced_splits"]
+    assert not found["vision.compare.misleading"].found
+
+
+def test_linear_diagram_for_fanning_code_is_misleading() -> None:
+    linear = [("START", "RepoInvestigator"), ("RepoInvestigator", "DocAnalyst"),
+              ("DocAnalyst", "Prosecutor"), ("Prosecutor", "ChiefJustice")]
+    diagram = DiagramFacts(page=2, kind="mermaid", edges=linear)
+    found = _facets(compare_with_code([diagram], _code(CODE_EDGES)))
+    misleading = found["vision.compare.misleading"]
+    assert misleading.found and misleading.pattern == "failure"
+    assert "diagram shows a linear pipeline, code fans out" in (misleading.content or "")
+    assert "Misleading Architecture Visual" in misleading.rationale
+    assert not found["vision.compare.parallelism"].found
+
+
+def test_parallel_diagram_for_linear_code_is_misleading() -> None:
+    code = _code([("START", "a"), ("a", "b"), ("b", "END")])
+    diagram = DiagramFacts(page=1, kind="vector", edges=PARALLEL_EDGES)
+    found = _facets(compare_with_code([diagram], code))
+    assert found["vision.compare.misleading"].found
+    assert "code is linear" in (found["vision.compare.misleading"].content or "")
+    assert not found["vision.compare.nodes"].found  # a, b are not the diagram's nodes
+
+
+def test_best_diagram_is_the_parsed_one_with_most_of_the_split() -> None:
+    raster = DiagramFacts(page=1, kind="raster", width=100, height=100)
+    small = DiagramFacts(page=2, kind="arrow", edges=[("a", "b"), ("b", "c"), ("c", "d")])
+    full = DiagramFacts(page=7, kind="vector", edges=PARALLEL_EDGES)
+    found = _facets(compare_with_code([raster, small, full], _code(CODE_EDGES)))
+    assert found["vision.compare.parallelism"].location == "report p.7"
+
+
+def test_model_reading_is_compared_by_its_booleans() -> None:
+    analysis = {"kind": "state_machine", "parallel_detectives": False, "aggregation": False,
+                "parallel_judges": False, "synthesis": False, "described_flow": "linear",
+                "degraded": False}
+    diagram = DiagramFacts(page=3, kind="raster", analysis=analysis)
+    found = _facets(compare_with_code([diagram], _code(CODE_EDGES)))
+    assert found["vision.compare.misleading"].found
+    assert found["vision.compare.misleading"].confidence < 0.85
+    assert not found["vision.compare.nodes"].found
+
+
+def test_nothing_to_compare() -> None:
+    for diagrams, graph in (([], _code(CODE_EDGES)),
+                            ([DiagramFacts(page=1, edges=PARALLEL_EDGES)], None),
+                            ([DiagramFacts(page=1, kind="raster")], _code(CODE_EDGES))):
+        findings = compare_with_code(diagrams, graph)
+        assert [f.facet for f in findings] == ["vision.compare.nodes",
+                                               "vision.compare.parallelism"]
+        assert all(not f.found and f.pattern == "neutral" for f in findings)
+    degraded = DiagramFacts(page=1, kind="raster", analysis={"degraded": True, "error": "x"})
+    assert all(not f.found for f in compare_with_code([degraded], _code(CODE_EDGES)))

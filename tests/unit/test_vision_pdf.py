@@ -1,0 +1,221 @@
+"""find_diagrams and vision_findings on PDFs built in the test with reportlab."""
+
+from __future__ import annotations
+
+import io
+from pathlib import Path
+
+import pytest
+from PIL import Image, ImageDraw
+from reportlab.lib.pagesizes import A4
+from reportlab.lib.utils import ImageReader
+from reportlab.pdfgen import canvas
+
+from automaton_auditor.tools.vision import (
+    VisionError,
+    VisionLimits,
+    find_diagrams,
+    vision_findings,
+)
+from automaton_auditor.tools.vision import findings_for_report as report_findings
+
+WIDTH, HEIGHT = A4
+
+
+def _diagram_image(size: tuple[int, int] = (400, 300), alpha: bool = False) -> Image.Image:
+    """A box-and-arrow picture; with `alpha` its background is transparent."""
+    image = Image.new("RGBA" if alpha else "RGB", size,
+                      (0, 0, 0, 0) if alpha else (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    for x in (20, 150, 280):
+        draw.rectangle((x, 200, x + 100, 250), outline=(30, 30, 200, 255), width=3,
+                       fill=(220, 220, 255, 255))
+        draw.line((200, 80, x + 50, 200), fill=(0, 0, 0, 255), width=3)
+    draw.rectangle((150, 30, 250, 80), outline=(200, 30, 30, 255), width=3)
+    return image
+
+
+def _box(c: canvas.Canvas, x: float, y: float, label: str, w: float = 90) -> None:
+    c.rect(x, y, w, 20, stroke=1, fill=0)
+    c.drawString(x + 6, y + 6, label)
+
+
+def _arrow(c: canvas.Canvas, x1: float, y1: float, x2: float, y2: float) -> None:
+    c.line(x1, y1, x2, y2)
+    head = c.beginPath()
+    head.moveTo(x2, y2)
+    head.lineTo(x2 - 3, y2 + 5)
+    head.lineTo(x2 + 3, y2 + 5)
+    head.close()
+    c.drawPath(head, stroke=0, fill=1)
+
+
+def _draw_vector_courtroom(c: canvas.Canvas) -> None:
+    """START -> ctx -> {repo, doc, vision} -> agg -> {prosecutor, defense, techlead} -> cj."""
+    c.setFont("Helvetica", 8)
+    c.drawString(72, 780, "Figure 2: StateGraph")
+    _box(c, 250, 720, "context_builder")
+    row1 = [(100, "RepoInvestigator"), (250, "DocAnalyst"), (400, "VisionInspector")]
+    row2 = [(100, "Prosecutor"), (250, "Defense"), (400, "TechLead")]
+    for x, label in row1:
+        _box(c, x, 640, label)
+        _arrow(c, 295, 720, x + 45, 661)
+        _arrow(c, x + 45, 640, 295, 581)
+    _box(c, 250, 560, "EvidenceAggregator")
+    for x, label in row2:
+        _box(c, x, 480, label)
+        _arrow(c, 295, 560, x + 45, 501)
+        _arrow(c, x + 45, 480, 295, 421)
+    _box(c, 250, 400, "ChiefJustice")
+
+
+def _pdf(path: Path, pages: list[object]) -> Path:
+    c = canvas.Canvas(str(path), pagesize=A4)
+    for draw in pages:
+        draw(c)  # type: ignore[operator]
+        c.showPage()
+    c.save()
+    return path
+
+
+def _prose(c: canvas.Canvas, text: str = "Plain prose about the auditor.") -> None:
+    c.setFont("Helvetica", 10)
+    y = 780
+    for line in text.split("\n"):
+        c.drawString(72, y, line)
+        y -= 14
+
+
+def test_raster_diagram_with_soft_mask_comes_out_on_white(tmp_path: Path) -> None:
+    def page(c: canvas.Canvas) -> None:
+        _prose(c, "Section 3: Architecture")
+        c.drawImage(ImageReader(_diagram_image(alpha=True)), 100, 400, 400, 300, mask="auto")
+        c.drawString(100, 380, "Figure 1: the detectives fan out")
+        c.drawImage(ImageReader(Image.new("RGB", (20, 20), "red")), 50, 50, 20, 20)
+        c.drawImage(ImageReader(Image.new("RGB", (600, 4), "black")), 50, 100, 500, 3)
+
+    diagrams, images = find_diagrams(_pdf(tmp_path / "r.pdf", [page]))
+    assert [(d.page, d.kind, d.width, d.height) for d in diagrams] == [(1, "raster", 400, 300)]
+    assert "Figure 1" in diagrams[0].nearby_text
+    shown = Image.open(io.BytesIO(images[0])).convert("L")
+    assert shown.getpixel((5, 5)) > 240  # transparent background composited on white
+    assert shown.getpixel((21, 225)) < 120  # the box outline is still there
+
+
+def test_vector_diagram_nodes_edges_and_direction(tmp_path: Path) -> None:
+    diagrams, images = find_diagrams(_pdf(tmp_path / "v.pdf", [_draw_vector_courtroom]))
+    assert len(diagrams) == 1
+    facts = diagrams[0]
+    assert facts.kind == "vector" and facts.data["read_from"] == "drawing operations"
+    assert {"context_builder", "DocAnalyst", "ChiefJustice"} <= set(facts.labels)
+    assert ("context_builder", "DocAnalyst") in facts.edges
+    assert ("TechLead", "ChiefJustice") in facts.edges
+    assert ("ChiefJustice", "TechLead") not in facts.edges
+    assert Image.open(io.BytesIO(images[0])).size[0] > 100
+    by_facet = {f.facet: f for f in vision_findings(diagrams)}
+    for part in ("parallel_detectives", "aggregation", "parallel_judges", "synthesis"):
+        assert by_facet[f"vision.flow.{part}"].found, part
+        assert by_facet[f"vision.flow.{part}"].location == "report p.1"
+    assert not by_facet["vision.flow.linear"].found
+
+
+def test_vector_linear_pipeline_is_flagged(tmp_path: Path) -> None:
+    def page(c: canvas.Canvas) -> None:
+        c.setFont("Helvetica", 8)
+        names = ["RepoInvestigator", "DocAnalyst", "Prosecutor", "ChiefJustice"]
+        for i, name in enumerate(names):
+            _box(c, 250, 700 - 80 * i, name)
+            if i:
+                _arrow(c, 295, 700 - 80 * (i - 1), 295, 721 - 80 * i)
+
+    diagrams, _ = find_diagrams(_pdf(tmp_path / "lin.pdf", [page]))
+    assert diagrams[0].edges == [("RepoInvestigator", "DocAnalyst"), ("DocAnalyst", "Prosecutor"),
+                                 ("Prosecutor", "ChiefJustice")]
+    by_facet = {f.facet: f for f in vision_findings(diagrams)}
+    assert by_facet["vision.flow.linear"].found
+    assert by_facet["vision.flow.linear"].content == (
+        "RepoInvestigator -> DocAnalyst -> Prosecutor -> ChiefJustice")
+    assert not by_facet["vision.flow.parallel_detectives"].found
+
+
+def test_tables_and_text_are_not_diagrams(tmp_path: Path) -> None:
+    def table(c: canvas.Canvas) -> None:
+        c.setFont("Helvetica", 9)
+        for row in range(8):
+            y = 700 - 20 * row
+            c.line(72, y, 520, y)
+            c.drawString(80, y + 6, f"row {row}")
+            c.drawString(300, y + 6, f"value {row}")
+        for x in (72, 290, 520):
+            c.line(x, 560, x, 700)
+
+    diagrams, _ = find_diagrams(_pdf(tmp_path / "t.pdf", [table, _prose]))
+    assert diagrams == []
+    findings = vision_findings(diagrams)
+    assert findings[0].facet == "vision.extract" and not findings[0].found
+    assert all(not f.found for f in findings)
+    assert findings[0].location == "report"
+
+
+def test_mermaid_block_in_the_text_layer(tmp_path: Path) -> None:
+    source = ("Architecture as code:\ngraph TD\n  S[START] --> R[RepoInvestigator]\n"
+              "  S --> D[DocAnalyst]\n  R --> A[EvidenceAggregator]\n  D --> A\n"
+              "  A --> P[Prosecutor]\n  A --> T[TechLead]\n  P --> C[ChiefJustice]\n"
+              "  T --> C\n\nEnd of section.")
+    diagrams, images = find_diagrams(_pdf(tmp_path / "m.pdf", [_prose, lambda c: _prose(c, source)]))
+    assert [(d.page, d.kind) for d in diagrams] == [(2, "mermaid")]
+    assert images == [b""]
+    assert ("START", "RepoInvestigator") in diagrams[0].edges
+    findings = {f.facet: f for f in vision_findings(diagrams)}
+    assert findings["vision.flow.parallel_judges"].found
+    assert findings["vision.flow.parallel_judges"].content == "A -> {Prosecutor, TechLead}" or (
+        findings["vision.flow.parallel_judges"].content == "EvidenceAggregator -> "
+                                                           "{Prosecutor, TechLead}")
+
+
+def test_scanned_pages_are_scored_for_graphics(tmp_path: Path) -> None:
+    def scan(image: Image.Image) -> object:
+        return lambda c: c.drawImage(ImageReader(image), 0, 0, WIDTH, HEIGHT)
+
+    text_scan = Image.new("RGB", (300, 420), "white")
+    ImageDraw.Draw(text_scan).text((20, 20), "Only text here", fill="black")
+    diagram_scan = _diagram_image((300, 420))
+    diagrams, _ = find_diagrams(_pdf(tmp_path / "s.pdf", [scan(text_scan), scan(diagram_scan)]))
+    assert [(d.page, d.kind, d.data["likely_diagram"]) for d in diagrams] == [
+        (1, "scan", False), (2, "scan", True)]
+    extract = vision_findings(diagrams)[0]
+    assert extract.found and extract.location == "report p.2"
+    assert "1 look graphic" in extract.rationale
+
+
+def test_limits_cap_candidates_and_keep_readable_ones(tmp_path: Path) -> None:
+    def raster(c: canvas.Canvas) -> None:
+        c.drawImage(ImageReader(_diagram_image()), 100, 400, 200, 150)
+
+    pages = [raster, raster, _draw_vector_courtroom]
+    # The same picture twice is one candidate, its repeat noted.
+    diagrams, _ = find_diagrams(_pdf(tmp_path / "c.pdf", pages))
+    assert [(d.page, d.kind) for d in diagrams] == [(1, "raster"), (3, "vector")]
+    assert diagrams[0].data["also_on_pages"] == [2]
+    capped, images = find_diagrams(tmp_path / "c.pdf", VisionLimits(max_diagrams=1))
+    assert [d.kind for d in capped] == ["vector"] and len(images) == 1
+    assert capped[0].data["candidates_total"] == 2
+    assert find_diagrams(tmp_path / "c.pdf", VisionLimits(max_pages=1))[0][0].page == 1
+
+
+def test_hostile_input_raises_one_line_error_or_gives_a_finding(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.pdf"
+    bad.write_bytes(b"%PDF-1.4\n garbage \x00\x01")
+    with pytest.raises(VisionError) as err:
+        find_diagrams(bad)
+    assert "\n" not in str(err.value) and "bad.pdf" in str(err.value)
+    (finding,) = report_findings(bad)
+    assert finding.facet == "vision.extract" and not finding.found
+
+
+def test_same_pdf_gives_identical_facts(tmp_path: Path) -> None:
+    path = _pdf(tmp_path / "d.pdf", [_draw_vector_courtroom])
+    first, second = find_diagrams(path), find_diagrams(path)
+    assert [d.model_dump() for d in first[0]] == [d.model_dump() for d in second[0]]
+    assert first[1] == second[1]
+    assert vision_findings(first[0]) == vision_findings(second[0])
