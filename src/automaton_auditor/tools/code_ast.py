@@ -39,15 +39,21 @@ def python_files(files: list[str]) -> list[str]:
 
 def blob_ids(repo: Path, files: list[str]) -> dict[str, str]:
     """Path -> git blob id at HEAD (``git ls-tree``, a few ms); content hashes otherwise."""
+    out = b""
     try:
+        # Only our own clone (or a test fixture) has a .git here; never let git search the
+        # parent directories for some other repository.
+        if not (repo / ".git").exists():
+            raise FileNotFoundError(".git")
         out = subprocess.run(
             ["git", "-c", "core.fsmonitor=false", "ls-tree", "-r", "-z", "HEAD", "--"],
             cwd=repo, capture_output=True, timeout=60, check=True,
             env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
-                 "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C", "HOME": str(repo)},
+                 "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C", "HOME": str(repo),
+                 "GIT_CEILING_DIRECTORIES": str(repo.parent)},
         ).stdout
     except (subprocess.SubprocessError, OSError):
-        out = b""
+        pass
     ids: dict[str, str] = {}
     for record in out.split(b"\0"):
         meta, _, raw = record.partition(b"\t")

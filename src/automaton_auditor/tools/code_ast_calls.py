@@ -24,6 +24,9 @@ from automaton_auditor.tools.code_ast_common import (
 )
 
 PERSONA_WORDS = re.compile(r"prosecutor|defen[cs]e|tech[\s_-]?lead|persona|judge", re.I)
+TEMP_NAME = re.compile(r"^(TemporaryDirectory|mkdtemp)$|te?mp\w*_?dir|temporary_?dir|sandbox",
+                       re.I)
+RETRY_NAME = re.compile(r"retr(y|ies)|attempt|backoff", re.I)
 JUSTICE_WORDS = re.compile(r"justice|chief|synthes|verdict|resolve_conflict|adjudicat", re.I)
 MAX_STRING = 6000
 
@@ -48,6 +51,8 @@ class CallCollector:
         self.strings: list[JSON] = []
         self.idents: dict[str, JSON] = {}
         self._skip: set[int] = set()
+        # (function, name) -> the last expression assigned, for ``cmd = [...]; run(cmd)``
+        self.assigned: dict[tuple[str, str], ast.expr] = {}
         self._justice_file = bool(JUSTICE_WORDS.search(path))
 
     def walk(self, tree: ast.Module) -> None:
@@ -81,7 +86,8 @@ class CallCollector:
         if not isinstance(node, ast.Call):
             return False
         full = resolve(dotted(node.func), self.imports) or ""
-        return full.rsplit(".", 1)[-1] in ("TemporaryDirectory", "mkdtemp")
+        # tempfile itself, or a project wrapper named like one (``temporary_directory()``)
+        return bool(TEMP_NAME.search(full.rsplit(".", 1)[-1]))
 
     # --- dispatch ----------------------------------------------------------------------
     def visit(self, node: ast.AST, ctx: Ctx) -> Ctx:
@@ -109,11 +115,19 @@ class CallCollector:
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Ctx) -> Ctx:
         owner = ctx.func or ctx.cls
         qual = f"{owner}.{node.name}" if owner else node.name
-        params = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+        positional = [*node.args.posonlyargs, *node.args.args]
+        params = [a.arg for a in positional]
+        pairs = [*zip(positional[len(positional) - len(node.args.defaults):],
+                      node.args.defaults, strict=True),
+                 *zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)]
+        defaults = {a.arg: resolve(dotted(d), self.imports) for a, d in pairs
+                    if d is not None and dotted(d)}
         decorators = [resolve(dotted(d.func if isinstance(d, ast.Call) else d), self.imports)
                       or unparse(d, 80) for d in node.decorator_list]
         self.functions[qual] = {"line": node.lineno, "end": node.end_lineno or node.lineno,
-                                "params": params, "decorators": decorators, "sends": [],
+                                "params": params, "defaults": defaults,
+                                "retry_hint": any(RETRY_NAME.search(p) for p in params),
+                                "decorators": decorators, "sends": [],
                                 "returns": [], "gotos": [], "loops": {}}
         for deco in decorators:
             if deco.rsplit(".", 1)[-1] in ("retry", "on_exception", "on_predicate"):
@@ -139,6 +153,11 @@ class CallCollector:
 
     def _assigned_string(self, node: ast.Assign | ast.AnnAssign, ctx: Ctx) -> None:
         value = node.value
+        targets_ = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if value is not None:
+            for target in targets_:
+                if isinstance(target, ast.Name):
+                    self.assigned[(ctx.func, target.id)] = value
         text = str_value(value) if value is not None else None
         if text is None or value is None:
             return
@@ -168,6 +187,8 @@ class CallCollector:
                 facts["returns"].append(f"__{name.lower()}__")
             elif name:
                 facts["returns"].append({"ref": resolve(name, self.imports)})
+            elif isinstance(value, ast.Call) and dotted(value.func):
+                facts["returns"].append({"call": resolve(dotted(value.func), self.imports)})
 
     def _loop_binding(self, node: ast.For | ast.comprehension, ctx: Ctx) -> None:
         facts = self.functions.get(ctx.func)
@@ -183,6 +204,8 @@ class CallCollector:
             facts["loops"][target] = values
 
     def _ident(self, node: ast.AST, ctx: Ctx) -> None:
+        if isinstance(node, ast.Name) and ctx.func and RETRY_NAME.search(node.id):
+            self.functions[ctx.func]["retry_hint"] = True
         scope = self.idents.get(ctx.func)
         if scope is None:
             return
@@ -207,11 +230,14 @@ class CallCollector:
         full = resolve(dotted(node.func), self.imports) or ""
         return full.rsplit(".", 1)[-1] == "Send"
 
-    def first_arg(self, node: ast.Call) -> ast.expr | None:
-        """The command argument of a process call (positional or ``args=``/``cmd=``)."""
-        if node.args:
-            return node.args[0]
-        return keyword(node, "args") or keyword(node, "cmd") or keyword(node, "command")
+    def first_arg(self, node: ast.Call, ctx: Ctx) -> ast.expr | None:
+        """The command argument of a process call (positional or ``args=``/``cmd=``),
+        looked through one local assignment (``cmd = ["git", "clone", url]``)."""
+        arg = node.args[0] if node.args else (
+            keyword(node, "args") or keyword(node, "cmd") or keyword(node, "command"))
+        if isinstance(arg, ast.Name):
+            return self.assigned.get((ctx.func, arg.id), arg)
+        return arg
 
     def literal(self, node: ast.expr | None) -> bool:
         """True when the argument carries no data (a constant or list of constants)."""

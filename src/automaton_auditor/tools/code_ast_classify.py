@@ -47,12 +47,20 @@ def classify_call(col: CallCollector, node: ast.Call, ctx: Ctx, name: str, full:
         _send(col, node, ctx)
     elif tail == "Command" and keyword(node, "goto") is not None:
         _goto(col, node, ctx)
+    elif "git" in name.lower() and _has_clone_literal(node):
+        # a project wrapper such as ``run_git_command(["clone", url, dest])``
+        col._add("clone", node, ctx, how=name, tempdir=ctx.tempdir, in_try=ctx.in_try,
+                 timeout=keyword(node, "timeout") is not None)
     else:
         _llm(col, node, ctx, full, tail, attr)
+    if ctx.tempdir and name:
+        # A helper called inside ``with TemporaryDirectory()`` (e.g. clone_repo(url, tmp))
+        # runs in the sandbox; the clone finding follows the call by the helper's name.
+        col._add("in_tempdir", node, ctx, callee=name.rsplit(".", 1)[-1])
 
 
 def _process(col: CallCollector, node: ast.Call, ctx: Ctx, full: str, via_shell: bool) -> None:
-    arg = col.first_arg(node)
+    arg = col.first_arg(node, ctx)
     literal = col.literal(arg)
     text = " ".join(filter(None, [str_value(e) for e in _elements(arg)]))
     is_clone = "clone" in text.split() or "clone" in text
@@ -67,6 +75,10 @@ def _process(col: CallCollector, node: ast.Call, ctx: Ctx, full: str, via_shell:
                  timeout=keyword(node, "timeout") is not None, shell=via_shell, literal=literal)
 
 
+def _has_clone_literal(node: ast.Call) -> bool:
+    return any(str_value(e) == "clone" for arg in node.args[:2] for e in _elements(arg))
+
+
 def _elements(arg: ast.expr | None) -> list[ast.expr]:
     if arg is None:
         return []
@@ -77,9 +89,12 @@ def _elements(arg: ast.expr | None) -> list[ast.expr]:
 
 def _structured(col: CallCollector, node: ast.Call, ctx: Ctx, attr: str) -> None:
     schemas: list[str] = []
+    defaults = (col.functions.get(ctx.func) or {}).get("defaults") or {}
     for arg in node.args[:1]:
         items = arg.elts if isinstance(arg, ast.List | ast.Tuple) else [arg]
-        schemas += [resolve(dotted(i), col.imports) or unparse(i, 80) for i in items]
+        # ``def call(llm, schema=JudicialOpinion): llm.with_structured_output(schema)``
+        schemas += [defaults.get(str(dotted(i))) or resolve(dotted(i), col.imports)
+                    or unparse(i, 80) for i in items]
     schema_kw = keyword(node, "schema") or keyword(node, "tools")
     if schema_kw is not None:
         schemas.append(resolve(dotted(schema_kw), col.imports) or unparse(schema_kw, 80))

@@ -13,7 +13,8 @@ from automaton_auditor.tools.code_ast_resolve import Resolver
 
 START, END = "__start__", "__end__"
 DETECTIVE = re.compile(r"detective|investigat|repo|doc|vision|analy[sz]|inspect|pdf|git", re.I)
-JUDGE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead|critic|persona", re.I)
+JUDGE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead|critic|persona|evaluat|opinion|"
+                   r"assess|deliberat|grader", re.I)
 
 
 @dataclass
@@ -139,6 +140,7 @@ def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:
     if not source:
         return
     topo.conditional[source] = {"op": op, "targets": targets, "send": bool(sends),
+                                "sends": sorted(sends),
                                 "router": router.get("ref") if isinstance(router, dict) else None}
     for target in targets:
         _edge(topo, source, target, op, "send" if target in sends else "conditional")
@@ -152,11 +154,8 @@ def _targets(router: Any, path_map: Any, path: str, res: Resolver) -> tuple[list
         sends = {n for n in (res.name(s, path) for s in lam["sends"]) if n}
         router_targets = [*lam["strings"], *sends]
     elif isinstance(router, dict) and router.get("ref"):
-        found = res.function(str(router["ref"]), path)
-        if found is not None:
-            sends = _function_sends(found[1], found[0], res)
-            returns = [res.name(r, found[0]) for r in found[1].get("returns") or []]
-            router_targets = [*sends, *(r for r in returns if r)]
+        sends, returns = _router_targets(str(router["ref"]), path, res, 0)
+        router_targets = [*sends, *returns]
     mapped = res.value(path_map, path)
     if isinstance(mapped, dict) and "map" in mapped:
         explicit = [res.name(v, path) for _k, v in mapped["map"]]
@@ -167,6 +166,27 @@ def _targets(router: Any, path_map: Any, path: str, res: Resolver) -> tuple[list
     chosen = [t for t in explicit if t] or router_targets
     chosen += sorted(sends - set(chosen))
     return sorted(set(chosen)), sends
+
+
+def _router_targets(ref: str, path: str, res: Resolver, depth: int) -> tuple[set[str], list[str]]:
+    """Send targets and returned node names of a router, following ``return helper(...)``
+    a few calls deep."""
+    found = res.function(ref, path)
+    if found is None or depth > 3:
+        return set(), []
+    fpath, info = found
+    sends = _function_sends(info, fpath, res)
+    names: list[str] = []
+    for item in info.get("returns") or []:
+        if isinstance(item, dict) and item.get("call"):
+            more_sends, more = _router_targets(str(item["call"]), fpath, res, depth + 1)
+            sends |= more_sends
+            names += more
+        else:
+            name = res.name(item, fpath)
+            if name:
+                names.append(name)
+    return sends, names
 
 
 def _function_sends(info: JSON, path: str, res: Resolver) -> set[str]:
@@ -192,7 +212,7 @@ def to_rebuilt(topo: Topology) -> RebuiltGraph:
     out: dict[str, set[str]] = {}
     into: dict[str, set[str]] = {}
     for (src, dst), info in topo.edges.items():
-        if info["kind"] != "conditional" or topo.conditional.get(src, {}).get("send"):
+        if info["kind"] in ("static", "send"):
             out.setdefault(src, set()).add(dst)
         if info["kind"] == "static":
             into.setdefault(dst, set()).add(src)
@@ -200,7 +220,7 @@ def to_rebuilt(topo: Topology) -> RebuiltGraph:
                if len(t) >= 2 or topo.conditional.get(s, {}).get("send")}
     fan_in = {d: sorted(s) for d, s in into.items() if len(s) >= 2 and d != END}
     for info in topo.conditional.values():
-        for target in info["targets"] if info["send"] else []:
+        for target in info["sends"]:
             for (a, b), edge in topo.edges.items():
                 if a == target and edge["kind"] == "static" and b != END:
                     fan_in.setdefault(b, sorted(into.get(b, {target})))

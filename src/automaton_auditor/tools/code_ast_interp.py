@@ -153,6 +153,8 @@ class Interp:
             return {"builder": key}
         if isinstance(node.func, ast.Attribute) and node.func.attr in GRAPH_METHODS:
             return self.method(scope, node, env)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
+            self.grow(node, env)
         self.pass_builder(scope, node, env)
         return None
 
@@ -176,6 +178,18 @@ class Interp:
                          "args": args, "kwargs": kwargs, "path": self.path,
                          "snippet": snippet(self.lines, node, 300)})
         return None if op == "compile" else receiver
+
+    def grow(self, node: ast.Call, env: dict[str, Any]) -> None:
+        """``names.append("x")`` / ``names.extend([...])`` on a known list of names."""
+        assert isinstance(node.func, ast.Attribute)
+        name = dotted(node.func.value)
+        if name is None or not isinstance(env.get(name), list) or not node.args:
+            return
+        value = self.ev(node.args[0], env)
+        if node.func.attr == "append":
+            env[name] = [*env[name], value]
+        elif isinstance(value, list):
+            env[name] = [*env[name], *value]
 
     def pass_builder(self, scope: str, node: ast.Call, env: dict[str, Any]) -> None:
         """Record ``helper(builder)`` so the helper's edges join the caller's graph."""

@@ -18,13 +18,16 @@ RULES = {
 }
 CORE = ("security_override", "fact_supremacy", "functionality_weight")
 SYNTH_NAME = re.compile(r"justice|chief|synthes", re.I)
+AUX_PATH = re.compile(r"(^|/)(scripts?|examples?|demos?|docs?|notebooks?|bench\w*)/", re.I)
 
 
 def _scopes(facts: dict[str, JSON]) -> list[tuple[str, str, JSON]]:
     scopes = [(p, q, info) for p in sorted(facts)
               for q, info in sorted((facts[p].get("idents") or {}).items())]
     named = [s for s in scopes if SYNTH_NAME.search(s[1]) or SYNTH_NAME.search(s[0])]
-    return named
+    # Product code first: scripts, examples and demos only back it up.
+    return sorted(named, key=lambda s: (bool(AUX_PATH.search(s[0])),
+                                        not SYNTH_NAME.search(s[0]), s[0], s[2]["line"]))
 
 
 def _rules(scopes: list[tuple[str, str, JSON]]) -> dict[str, str]:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+
 from automaton_auditor.state import Finding
 from automaton_auditor.tools.code_ast_common import JSON
 from automaton_auditor.tools.code_ast_safety import _f, calls_of
+
+OPINION = re.compile(r"opinion|verdict|judg|outcome|ruling|score", re.I)
 
 
 def llm_findings(facts: dict[str, JSON]) -> list[Finding]:
@@ -12,10 +16,15 @@ def llm_findings(facts: dict[str, JSON]) -> list[Finding]:
     ``llm.freeform_parse``."""
     structured = calls_of(facts, "structured")
     opinion = [(p, c) for p, c in structured
-               if any("opinion" in s.lower() or "verdict" in s.lower() for s in c["schemas"])]
+               if any(OPINION.search(s) for s in c["schemas"])]
     invokes = calls_of(facts, "llm_invoke")
     retry_loops = [(p, c) for p, c in invokes if c["in_try"] and c["in_loop"]]
-    retries = calls_of(facts, "retry") + retry_loops
+    model_calls = invokes + structured
+    retry_funcs = [(p, c) for p, c in model_calls
+                   if ((facts[p].get("functions") or {}).get(c["func"]) or {}).get("retry_hint")
+                   and c.get("in_try", True)]
+    retries = calls_of(facts, "retry") + retry_loops + [
+        (p, {**c, "how": f"retry counter in {c['func']}"}) for p, c in retry_funcs]
     freeform = calls_of(facts, "freeform_parse")
     schemas = sorted({s for _p, c in structured for s in c["schemas"]})
     return [

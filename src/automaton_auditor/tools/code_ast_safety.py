@@ -64,7 +64,9 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]]) -
     clones = calls_of(facts, "clone")
     temps = calls_of(facts, "tempdir")
     temp_scopes = {(p, c["func"]) for p, c in temps}
-    sandboxed = [(p, c) for p, c in clones if c.get("tempdir") or (p, c["func"]) in temp_scopes]
+    sandbox_callees = {c["callee"] for _p, c in calls_of(facts, "in_tempdir")}
+    sandboxed = [(p, c) for p, c in clones if c.get("tempdir") or (p, c["func"]) in temp_scopes
+                 or c["func"].rsplit(".", 1)[-1] in sandbox_callees]
     sub = [(p, c) for p, c in processes if c["name"].startswith("subprocess.")]
     handled = [(p, c) for p, c in sub if c["in_try"] or c["check"]]
     timed = [(p, c) for p, c in sub if c["timeout"]]

@@ -22,7 +22,7 @@ from automaton_auditor.tools.code_ast_common import (
 )
 from automaton_auditor.tools.code_ast_interp import Interp
 
-FACTS_VERSION = 3
+FACTS_VERSION = 6
 MAX_FILE_BYTES = 1_000_000
 # A file none of whose bytes match these is not parsed: it cannot hold any fact we report.
 TRIGGERS = re.compile(
@@ -39,7 +39,7 @@ def extract(path: str, data: bytes) -> JSON:
     if not TRIGGERS.search(data):
         return {"skipped": "no trigger"}
     try:
-        text = data.decode("utf-8")
+        text = data.decode("utf-8-sig")  # a BOM is legal in source files
     except UnicodeDecodeError:
         return {"error": "not valid UTF-8"}
     try:
