@@ -30,8 +30,11 @@ _LINE_SUFFIX = re.compile(r"(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)$")
 def normalise_path(raw: str) -> str:
     """Repository-relative form of a cited path: no line suffix, no `./`, `/` separators,
     no trailing punctuation."""
-    path = raw.strip().strip("`'\"“”‘’()[]<>").replace("\\", "/")
-    path = _LINE_SUFFIX.sub("", path).rstrip(".,;:!?")
+    path = raw.strip().replace("\\", "/")
+    previous = None
+    while path != previous:  # peel quotes, brackets, punctuation and line suffixes in turn
+        previous = path
+        path = _LINE_SUFFIX.sub("", path.strip("`'\"“”‘’()[]<>*")).rstrip(".,;:!?")
     while path.startswith(("./", "../")):
         path = path.split("/", 1)[1]
     return re.sub(r"/{2,}", "/", path).lstrip("/")

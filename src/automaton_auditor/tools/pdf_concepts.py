@@ -39,12 +39,14 @@ def _stem(word: str) -> str:
     return word
 
 
-def _word_rx(word: str) -> str:
+def _word_rx(word: str, final: bool = True) -> str:
+    """A word with light inflection; only the phrase's last word must end at a word
+    boundary, so joined spellings ("fanin") still match."""
     word = word.lower()
     stem = _stem(word)
     if stem != word:
         return re.escape(stem) + r"[a-z]*"
-    return re.escape(word) + r"(?:s|es)?(?![a-z])"
+    return re.escape(word) + r"(?:s|es)?" + (r"(?![a-z])" if final else "")
 
 
 def concept_pattern(term: str) -> re.Pattern[str]:
@@ -56,7 +58,8 @@ def concept_pattern(term: str) -> re.Pattern[str]:
     for part in sorted(set(parts) | {term}, key=len, reverse=True):
         words = re.findall(r"[A-Za-z0-9]+", part)
         if words:
-            alternatives.append(r"[\s\-_/]*".join(_word_rx(w) for w in words))
+            alternatives.append(r"[\s\-_/]*".join(
+                _word_rx(w, final=i == len(words) - 1) for i, w in enumerate(words)))
     return re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(alternatives) + ")", re.IGNORECASE)
 
 
@@ -216,7 +219,7 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
     page = next((b.page for b in body if quote in b.text), heading.page)
     if _is_summary(heading) or _SUMMARY.search(heading.text):
         return Occurrence(page, heading.text, quote, False, "a summary/contents heading")
-    if words >= 60 and len(signals) >= 3:
+    if words >= 40 and len(signals) >= 3:
         return Occurrence(page, heading.text, quote, True,
                           f"a section of {words} words titled with the concept, with "
                           f"mechanisms: {', '.join(signals[:6])}")

@@ -1,0 +1,127 @@
+"""Cited-path extraction, the verified/hallucinated split and feature-claim checks."""
+
+from __future__ import annotations
+
+from automaton_auditor.state import FeatureClaim, RebuiltGraph, ReportFacts
+from automaton_auditor.tools.claims import (
+    check_feature,
+    cross_check,
+    extract_cited_paths,
+    extract_feature_claims,
+    normalise_path,
+)
+
+REPO_FILES = ["src/graph.py", "src/state.py", "src/nodes/judges.py", "src/nodes/justice.py",
+              "rubric/week2_rubric.json", "README.md", "pkg/src/tools/pdf_tools.py"]
+
+
+def test_normalise_path_strips_decoration() -> None:
+    assert normalise_path("./src/graph.py:45-67") == "src/graph.py"
+    assert normalise_path("`src/state.py`,") == "src/state.py"
+    assert normalise_path("src\\nodes\\judges.py#L10-L20") == "src/nodes/judges.py"
+    assert normalise_path("(src/graph.py).") == "src/graph.py"
+
+
+def test_extraction_from_code_spans_prose_tables_and_urls() -> None:
+    passages = [
+        (1, "The graph lives in `./src/graph.py:12-40`, see also src/state.py."),
+        (2, "| node | file |\n| judges | src/nodes/judges.py |"),
+        (3, "Rules: https://github.com/acme/courtroom/blob/main/src/nodes/justice.py#L5 and "
+            "https://github.com/other/repo/blob/main/src/ghost.py (a peer's file)."),
+        (4, "Scores are 3.9/5.0 and I/O is async; the judges.py module and Node.js."),
+        (5, "Again src/graph.py, and config/personas.yaml holds the personas."),
+    ]
+    cited = extract_cited_paths(passages)
+    full = {c.path: c for c in cited if not c.bare_name}
+    assert sorted(full) == ["config/personas.yaml", "src/ghost.py", "src/graph.py",
+                            "src/nodes/judges.py", "src/nodes/justice.py", "src/state.py"]
+    assert full["src/graph.py"].page == 1  # first citation kept
+    assert full["src/nodes/justice.py"].source_repo == "acme/courtroom"
+    assert full["src/ghost.py"].source_repo == "other/repo"
+    assert "personas" in full["config/personas.yaml"].context
+    bare = sorted(c.path for c in cited if c.bare_name)
+    assert bare == ["Node.js", "judges.py"]
+
+
+def _facts(*passages: tuple[int, str]) -> ReportFacts:
+    return ReportFacts(readable=True, page_count=5, cited_paths=extract_cited_paths(passages),
+                       claims=extract_feature_claims(passages))
+
+
+def test_cross_check_splits_verified_and_hallucinated_exactly() -> None:
+    facts = _facts((1, "See src/graph.py, src/nodes/judges.py and src/tools/pdf_tools.py."),
+                   (2, "Personas in config/personas.yaml; rubric in rubric/week2_rubric.json."),
+                   (3, "https://github.com/acme/courtroom/blob/main/src/state.py and "
+                       "https://github.com/other/repo/blob/main/src/ghost.py"),
+                   (4, "The bare names graph.py and missing.py."))
+    findings, verified, hallucinated = cross_check(
+        facts, REPO_FILES, None, repo_url="https://github.com/acme/courtroom")
+    assert verified == ["rubric/week2_rubric.json", "src/graph.py", "src/nodes/judges.py",
+                        "src/state.py", "src/tools/pdf_tools.py"]
+    assert hallucinated == ["config/personas.yaml"]
+    summary = findings[0]
+    assert summary.facet == "claims.paths" and summary.found and summary.pattern == "success"
+    assert summary.data["suffix_matches"] == ["src/tools/pdf_tools.py"]
+    bad = [f for f in findings if f.pattern == "failure"]
+    assert len(bad) == 1 and bad[0].location == "report p.2"
+    bare = next(f for f in findings if "Bare file names" in f.goal)
+    assert bare.data == {"bare_matched": ["graph.py"], "bare_unmatched": ["missing.py"]}
+    assert bare.confidence < summary.confidence
+
+
+def test_other_repository_urls_are_checked_only_without_a_repo_url() -> None:
+    facts = _facts((1, "https://github.com/other/repo/blob/main/src/ghost.py"))
+    assert cross_check(facts, REPO_FILES, None, repo_url="https://github.com/acme/courtroom"
+                       )[2] == []
+    assert cross_check(facts, REPO_FILES, None)[2] == ["src/ghost.py"]
+
+
+def test_no_citations_and_unreadable_report() -> None:
+    findings, verified, hallucinated = cross_check(_facts((1, "No paths here.")), REPO_FILES,
+                                                   None)
+    assert (verified, hallucinated) == ([], [])
+    assert len(findings) == 1 and not findings[0].found
+    assert cross_check(ReportFacts(readable=False), REPO_FILES, None) == ([], [], [])
+
+
+def test_feature_claims_are_extracted_affirmative_only() -> None:
+    claims = extract_feature_claims([
+        (2, "The three judges run in parallel on the same evidence. Judges do not run in "
+            "parallel in the interim version."),
+        (3, "The aggregator waits for all detectives (fan-in)."),
+    ])
+    assert [(c.feature, c.page) for c in claims] == [("parallel_judges", 2), ("fan_in", 3)]
+
+
+LINEAR = RebuiltGraph(nodes=["start", "prosecutor", "defense", "tech_lead", "chief_justice"],
+                      edges=[("start", "prosecutor"), ("prosecutor", "defense"),
+                             ("defense", "tech_lead"), ("tech_lead", "chief_justice")],
+                      linear=True)
+PARALLEL = RebuiltGraph(nodes=["aggregator", "prosecutor", "defense", "tech_lead", "chief"],
+                        edges=[("aggregator", "prosecutor"), ("aggregator", "defense"),
+                               ("aggregator", "tech_lead")],
+                        fan_out={"aggregator": ["defense", "prosecutor", "tech_lead"]},
+                        fan_in={"chief": ["defense", "prosecutor", "tech_lead"]},
+                        conditional_sources=["chief"], linear=False)
+
+
+def test_parallel_judges_claim_against_a_linear_graph_is_a_contradiction() -> None:
+    facts = ReportFacts(readable=True, claims=[FeatureClaim(
+        feature="parallel_judges", sentence="The judges run in parallel.", page=7)])
+    findings, _, _ = cross_check(facts, REPO_FILES, LINEAR)
+    feature = [f for f in findings if f.facet == "claims.features"]
+    assert len(feature) == 1
+    assert feature[0].pattern == "failure" and feature[0].found
+    assert feature[0].location == "report p.7"
+    assert "prosecutor -> defense" in feature[0].rationale
+    confirmed, _, _ = cross_check(facts, REPO_FILES, PARALLEL)
+    assert [f.pattern for f in confirmed if f.facet == "claims.features"] == ["success"]
+
+
+def test_check_feature_verdicts() -> None:
+    assert check_feature("fan_in", PARALLEL)[0] == "confirmed"
+    assert check_feature("fan_in", LINEAR)[0] == "contradicted"
+    assert check_feature("conditional_routing", LINEAR)[0] == "contradicted"
+    assert check_feature("conditional_routing", PARALLEL)[0] == "confirmed"
+    assert check_feature("parallel_detectives", PARALLEL)[0] == "unverified"
+    assert check_feature("parallel_judges", None)[0] == "unverified"

@@ -1,0 +1,88 @@
+"""Concept variants and the explained-versus-dropped classification."""
+
+from __future__ import annotations
+
+import pytest
+
+from automaton_auditor.tools.pdf_concepts import classify, concept_pattern, slug
+from automaton_auditor.tools.pdf_model import Block
+
+
+@pytest.mark.parametrize(("term", "text"), [
+    ("Fan-In / Fan-Out", "the fan-out happens first"),
+    ("Fan-In / Fan-Out", "a Fan Out to three nodes"),
+    ("Fan-In / Fan-Out", "the fan-in/fan-out pattern"),
+    ("Fan-In / Fan-Out", "FANIN at the aggregator"),
+    ("State Synchronization", "state synchronisation through reducers"),
+    ("State Synchronization", "State-Synchronizing the branches"),
+    ("Dialectical Synthesis", "dialectical synthesis of opinions"),
+    ("Metacognition", "a metacognitive loop"),
+])
+def test_variants_match(term: str, text: str) -> None:
+    assert concept_pattern(term).search(text)
+
+
+@pytest.mark.parametrize(("term", "text"), [
+    ("Fan-In / Fan-Out", "a fan into the room"),
+    ("Fan-In / Fan-Out", "the fancy output"),
+    ("State Synchronization", "the state is synchronous"),
+    ("Metacognition", "cognition alone"),
+])
+def test_non_variants_do_not_match(term: str, text: str) -> None:
+    assert not concept_pattern(term).search(text)
+
+
+def test_slug() -> None:
+    assert slug("Fan-In / Fan-Out") == "fan_in_fan_out"
+    assert slug("State Synchronization") == "state_synchronization"
+
+
+EXPLAINED = ("Metacognition is implemented by the chief_justice node: when the variance of "
+             "the three judge scores exceeds two, it re-evaluates the evidence cited in "
+             "src/nodes/justice.py and records a dissent_summary, so the graph reasons about "
+             "its own reasoning before the report_writer node runs.")
+
+
+def _blocks(*items: tuple[str, str, tuple[str, ...], int]) -> list[Block]:
+    return [Block(kind, text, page, level=1 if kind == "heading" else 0,  # type: ignore[arg-type]
+                  section=section) for kind, text, section, page in items]
+
+
+def test_summary_mention_is_dropped_and_design_section_is_explained() -> None:
+    summary = ("paragraph", "We built a courtroom with Metacognition, Fan-Out and more.",
+               ("Executive Summary",), 1)
+    bullet = ("list", "\u2022 Metacognition", ("Features",), 2)
+    dropped = classify("Metacognition", _blocks(summary, bullet))
+    assert dropped.verdict == "dropped"
+    assert [o.page for o in dropped.occurrences] == [1, 2]
+    assert "summary" in dropped.occurrences[0].reason
+    design = ("paragraph", EXPLAINED, ("Architecture",), 5)
+    explained = classify("Metacognition", _blocks(summary, bullet, design))
+    assert explained.verdict == "explained"
+    assert explained.deciding()[0].page == 5
+    assert explained.deciding()[0].sentence.startswith("Metacognition is implemented")
+
+
+def test_section_titled_with_the_concept() -> None:
+    blocks = _blocks(("heading", "4.2 Metacognition", (), 4),
+                     ("paragraph", EXPLAINED.replace("Metacognition is", "It is"),
+                      ("4.2 Metacognition",), 4))
+    verdict = classify("Metacognition", blocks)
+    assert verdict.verdict == "explained"
+    assert "titled with the concept" in verdict.occurrences[0].reason
+    thin = _blocks(("heading", "4.2 Metacognition", (), 4),
+                   ("paragraph", "Coming soon.", ("4.2 Metacognition",), 4))
+    assert classify("Metacognition", thin).verdict == "dropped"
+
+
+def test_absent_and_loose() -> None:
+    blocks = _blocks(("heading", "8. The Dialectical Judicial Engine", (), 8),
+                     ("paragraph", "The Chief Justice performs the synthesis in "
+                      "src/nodes/justice.py with deterministic rules over the judges' "
+                      "opinions merged by the operator.add reducer of the state graph, "
+                      "after the prosecutor and defense nodes argue in parallel branches. Each "
+                      "argument cites evidence ids, so the ruling can be traced.",
+                      ("8. The Dialectical Judicial Engine",), 8))
+    loose = classify("Dialectical Synthesis", blocks)
+    assert loose.loose and loose.verdict == "explained"
+    assert classify("State Synchronization", blocks).verdict == "absent"
