@@ -76,14 +76,14 @@ def _hash_file(path: Path) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def _read(repo: Path, path: str) -> JSON:
+def _read(repo: Path, path: str, force: bool = False) -> JSON:
     target = repo / path
     try:
         if target.is_symlink() or not target.is_file():
             return {"error": "not a regular file"}
         if target.stat().st_size > MAX_FILE_BYTES:
             return {"error": f"larger than {MAX_FILE_BYTES} bytes, not parsed"}
-        return extract(path, target.read_bytes())
+        return extract(path, target.read_bytes(), force)
     except OSError as exc:
         return {"error": f"unreadable: {exc.strerror}"}
 
@@ -128,10 +128,39 @@ def collect_facts(repo: Path, files: list[str], cache_dir: Path | None = None,
         code_ast_cache.store(cache_dir, ((p, blobs[p], f) for p, f in fresh.items()
                                          if blobs.get(p)))
     facts = {**cached, **fresh}
+    forced = _imported_by_graph_code(facts)
+    if forced:
+        extra = {p: _read(repo, p, force=True) for p in forced}
+        facts.update(extra)
+        if cache_dir:
+            code_ast_cache.store(cache_dir, ((p, blobs[p], f) for p, f in extra.items()
+                                             if blobs.get(p)))
     stats = {"python_files": len(paths), "cached": len(cached), "parsed": len(todo),
              "skipped_prefilter": sum(1 for f in facts.values() if "skipped" in f),
              "errors": sum(1 for f in facts.values() if "error" in f)}
     return dict(sorted(facts.items())), stats
+
+
+def _imported_by_graph_code(facts: dict[str, JSON]) -> list[str]:
+    """Prefilter-skipped modules that graph-building files import: their constants may name
+    the nodes, so they are parsed after all (cached like any other file)."""
+    from automaton_auditor.tools.code_ast_resolve import module_name
+
+    skipped = {module_name(p): p for p, f in facts.items() if "skipped" in f}
+    wanted: set[str] = set()
+    for facts_of in facts.values():
+        if not facts_of.get("ops") and not facts_of.get("builders"):
+            continue
+        for target in (facts_of.get("imports") or {}).values():
+            parts = target.lstrip(".").split(".")
+            for cut in range(len(parts), 0, -1):
+                hit = next((p for m, p in skipped.items()
+                            if m == ".".join(parts[:cut]) or
+                            m.endswith("." + ".".join(parts[:cut]))), None)
+                if hit:
+                    wanted.add(hit)
+                    break
+    return sorted(wanted)
 
 
 def code_findings(repo: Path, files: list[str], cache_dir: Path | None = None,

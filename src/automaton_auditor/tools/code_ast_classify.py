@@ -62,7 +62,9 @@ def classify_call(col: CallCollector, node: ast.Call, ctx: Ctx, name: str, full:
 def _process(col: CallCollector, node: ast.Call, ctx: Ctx, full: str, via_shell: bool) -> None:
     arg = col.first_arg(node, ctx)
     literal = col.literal(arg)
-    text = " ".join(filter(None, [str_value(e) for e in _elements(arg)]))
+    # every literal piece of the command, also inside "git clone " + url and f-strings
+    text = " ".join(n.value for n in (ast.walk(arg) if arg is not None else [])
+                    if isinstance(n, ast.Constant) and isinstance(n.value, str))
     is_clone = "clone" in text.split() or "clone" in text
     col._add("process", node, ctx, name=full, shell=via_shell, literal=literal,
              timeout=keyword(node, "timeout") is not None,

@@ -25,8 +25,9 @@ class Interp:
     """Interprets the graph-building statements of one file."""
 
     def __init__(self, path: str, lines: list[str], imports: dict[str, str],
-                 has_langgraph: bool) -> None:
+                 has_langgraph: bool, consts: dict[str, Any] | None = None) -> None:
         self.path, self.lines, self.imports = path, lines, imports
+        self.consts = consts or {}
         self.has_langgraph = has_langgraph
         self.builders: list[dict[str, Any]] = []
         self.ops: list[dict[str, Any]] = []
@@ -51,6 +52,8 @@ class Interp:
             return None
         if name in env:
             return env[name]
+        if name in self.consts:  # a module-level list or string of this file
+            return self.consts[name]
         full = resolve(name, self.imports) or name
         tail = full.rsplit(".", 1)[-1]
         if tail in SPECIAL and (full.startswith("langgraph") or name == tail):

@@ -22,7 +22,7 @@ from automaton_auditor.tools.code_ast_common import (
 )
 from automaton_auditor.tools.code_ast_interp import Interp
 
-FACTS_VERSION = 6
+FACTS_VERSION = 8
 MAX_FILE_BYTES = 1_000_000
 # A file none of whose bytes match these is not parsed: it cannot hold any fact we report.
 TRIGGERS = re.compile(
@@ -32,11 +32,12 @@ TRIGGERS = re.compile(
     rb"|langgraph|[Pp]ersona|[Jj]udge")
 
 
-def extract(path: str, data: bytes) -> JSON:
-    """All facts of one Python file (or ``{"skipped": reason}``)."""
+def extract(path: str, data: bytes, force: bool = False) -> JSON:
+    """All facts of one Python file (or ``{"skipped": reason}``); `force` parses even a
+    file without trigger bytes (a module of constants the graph code imports)."""
     if len(data) > MAX_FILE_BYTES:
         return {"error": f"larger than {MAX_FILE_BYTES} bytes, not parsed"}
-    if not TRIGGERS.search(data):
+    if not force and not TRIGGERS.search(data):
         return {"skipped": "no trigger"}
     try:
         text = data.decode("utf-8-sig")  # a BOM is legal in source files
@@ -56,9 +57,10 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
     imports = collect_imports(tree)
     collector = CallCollector(path, lines, imports)
     collector.walk(tree)
+    consts = module_consts(tree)
     facts: JSON = {
         "imports": imports,
-        "consts": module_consts(tree),
+        "consts": consts,
         "classes": collect_classes(tree, lines, imports),
         "functions": collector.functions,
         "calls": collector.calls,
@@ -66,7 +68,7 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
         "idents": collector.idents,
     }
     if "add_node" in text or "add_edge" in text or "StateGraph" in text:
-        facts.update(graph_ops(path, lines, tree, imports))
+        facts.update(graph_ops(path, lines, tree, imports, consts))
     return facts
 
 
@@ -152,10 +154,11 @@ def collect_classes(tree: ast.Module, lines: list[str], imports: dict[str, str])
     return classes
 
 
-def graph_ops(path: str, lines: list[str], tree: ast.Module, imports: dict[str, str]) -> JSON:
+def graph_ops(path: str, lines: list[str], tree: ast.Module, imports: dict[str, str],
+              consts: dict[str, Any]) -> JSON:
     """Builders and builder method calls, in every scope of the file."""
     has_langgraph = any(v.startswith("langgraph") for v in imports.values())
-    interp = Interp(path, lines, imports, has_langgraph)
+    interp = Interp(path, lines, imports, has_langgraph, consts)
     interp.run_scope("<module>", tree.body, {})
     stack: list[tuple[ast.AST, str]] = [(n, "") for n in tree.body]
     while stack:

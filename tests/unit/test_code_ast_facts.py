@@ -1,0 +1,216 @@
+"""Safety, state, structured output, personas, justice, unreadable files and the cache."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+
+from automaton_auditor.tools import code_ast
+from automaton_auditor.tools.code_ast import code_findings, collect_facts
+from automaton_auditor.tools.code_ast_prompts import overlap
+
+from .test_code_ast_graph import by_facet, write_repo
+
+TOOLS = '''
+import os
+import subprocess
+import tempfile
+
+
+def clone(url: str) -> str:
+    """Never uses os.system; see docs."""
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = ["git", "clone", "--", url, tmp]
+        try:
+            subprocess.run(cmd, check=True, capture_output=True, timeout=60)
+        except subprocess.CalledProcessError as exc:
+            raise RuntimeError(exc.stderr) from exc
+        return tmp
+
+
+def bad(url):
+    os.system("git clone " + url)
+    os.system("ls")
+    subprocess.run(f"git log {url}", shell=True)
+    return eval(url)
+'''
+
+
+def test_safety_facts_confirmed_by_code(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"src/tools/git_tools.py": TOOLS})
+    findings, _ = code_findings(tmp_path, files)
+    os_system = by_facet(findings, "safety.os_system")
+    assert os_system.found and os_system.security
+    assert os_system.location == "src/tools/git_tools.py:19"
+    assert os_system.data["tainted"] == 1 and os_system.data["total"] == 2
+    shell = by_facet(findings, "safety.shell_true")
+    assert shell.found and shell.security and shell.location == "src/tools/git_tools.py:21"
+    assert by_facet(findings, "safety.eval_exec").security
+    sandbox = by_facet(findings, "safety.clone_sandbox")
+    assert sandbox.found is False  # one of the two clones (os.system) is outside a tempdir
+    assert sandbox.data["locations"] == ["src/tools/git_tools.py:12"]
+    clone = by_facet(findings, "safety.clone")
+    assert clone.data["functions"] == ["src/tools/git_tools.py:bad",
+                                       "src/tools/git_tools.py:clone"]
+    assert by_facet(findings, "safety.timeouts").found
+
+
+def test_literal_os_system_is_not_a_security_flaw(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"x.py": "import os\n\ndef f():\n    os.system('ls')\n"})
+    finding = by_facet(code_findings(tmp_path, files)[0], "safety.os_system")
+    assert finding.found and not finding.security
+
+
+STATE = '''
+import operator
+from typing import Annotated
+from pydantic import BaseModel
+from typing_extensions import TypedDict
+
+
+class Evidence(BaseModel):
+    goal: str
+
+
+class JudicialOpinion(BaseModel):
+    score: int
+
+
+class AgentState(TypedDict):
+    evidences: Annotated[dict[str, list[Evidence]], operator.ior]
+    opinions: Annotated[list[JudicialOpinion], operator.add]
+    note: str
+'''
+
+
+def test_state_reducers_and_models(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"core/state.py": STATE})
+    findings, _ = code_findings(tmp_path, files)
+    reducers = by_facet(findings, "state.reducers")
+    assert reducers.found
+    assert reducers.data["reducers"] == {"evidences": "operator.ior", "opinions": "operator.add"}
+    state = by_facet(findings, "state.agent_state")
+    assert state.location == "core/state.py:16"
+    assert state.content is not None and state.content.startswith("class AgentState")
+    assert by_facet(findings, "state.collections").found
+    assert by_facet(findings, "state.models").found
+
+
+def test_state_without_reducers(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"s.py": "from typing import TypedDict\n\n"
+                                          "class GraphState(TypedDict):\n    items: list\n"})
+    findings, _ = code_findings(tmp_path, files)
+    assert by_facet(findings, "state.agent_state").found
+    assert by_facet(findings, "state.reducers").found is False
+
+
+JUDGES = '''
+from langchain_openai import ChatOpenAI
+from state import JudicialOpinion
+
+SHARED = "Score the evidence from one to five and cite the evidence ids you rely on. " * 3
+PROSECUTOR_PROMPT = "You are the Prosecutor. Hunt for gaps, security flaws and laziness. " + SHARED
+DEFENSE_PROMPT = "You are the Defense attorney. Reward effort, intent and creative workarounds."
+TECH_LEAD_PROMPT = "You are the Tech Lead. Weigh architecture, maintainability, viability."
+
+
+def judge(prompt, retries=3):
+    llm = ChatOpenAI(model="x").with_structured_output(JudicialOpinion)
+    for attempt in range(retries):
+        try:
+            return llm.invoke(prompt)
+        except ValueError:
+            continue
+'''
+
+
+def test_structured_output_retry_and_personas(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"nodes/judges.py": JUDGES})
+    findings, _ = code_findings(tmp_path, files)
+    structured = by_facet(findings, "llm.structured_output")
+    assert structured.found and structured.data["schemas"] == ["state.JudicialOpinion"]
+    assert by_facet(findings, "llm.opinion_schema").found
+    assert by_facet(findings, "llm.retry").found
+    personas = by_facet(findings, "judges.personas")
+    assert personas.found
+    assert personas.data["locations"]["Defense"] == "nodes/judges.py:7"
+    assert by_facet(findings, "judges.collusion").found is False
+
+
+def test_persona_collusion_from_prompt_files(tmp_path: Path) -> None:
+    body = ("Read every piece of evidence carefully, weigh the rubric criterion, and return a "
+            "score from one to five with a short argument citing the evidence ids. ") * 4
+    files = write_repo(tmp_path, {
+        "prompts/prosecutor.md": "You are the prosecutor. " + body,
+        "prompts/defense.md": "You are the defense. " + body,
+        "prompts/tech_lead.md": "You are the tech lead. " + body,
+    })
+    findings, _ = code_findings(tmp_path, files)
+    collusion = by_facet(findings, "judges.collusion")
+    assert collusion.found and collusion.pattern == "failure"
+    assert min(collusion.data["overlap"].values()) > 0.5
+    assert overlap("a b c d", "w x y z") == 0.0
+
+
+def test_justice_rules_and_llm_in_synthesis(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"nodes/justice.py": '''
+def chief_justice(state, llm):
+    """Mentions an LLM and security_override in prose only."""
+    scores = [o.score for o in state["opinions"]]
+    variance = max(scores) - min(scores)
+    if state.get("security_flaw"):
+        return min(scores), "security_override"
+    if variance > 2:
+        return dissent(scores)
+    return round(sum(scores) / len(scores)), "fact_supremacy"
+''', "nodes/synthesis_llm.py": '''
+def synthesize(state, llm):
+    return llm.invoke(str(state))
+'''})
+    findings, _ = code_findings(tmp_path, files)
+    rules = by_facet(findings, "justice.rules")
+    assert rules.found
+    assert set(rules.data["rules"]) == {"security_override", "fact_supremacy",
+                                        "dissent_requirement", "variance_re_evaluation"}
+    deterministic = by_facet(findings, "justice.deterministic")
+    assert deterministic.found is False
+    assert deterministic.location == "nodes/synthesis_llm.py:3"
+
+
+def test_syntax_error_and_non_utf8_files_are_recorded(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"good.py": "import os\nos.system(input())\n",
+                                  "broken.py": "def f(:\n    StateGraph\n"})
+    (tmp_path / "latin.py").write_bytes(b"# caf\xe9\nimport os\nos.system(x)\n")
+    findings, _ = code_findings(tmp_path, [*files, "latin.py"])
+    parse = by_facet(findings, "repo.acquire")
+    assert parse.found is False
+    assert parse.data["errors"] == {"broken.py": "syntax error line 1: invalid syntax",
+                                    "latin.py": "not valid UTF-8"}
+    assert by_facet(findings, "safety.os_system").location == "good.py:2"
+
+
+def test_deep_nesting_does_not_crash(tmp_path: Path) -> None:
+    deep = "x = " + "[" * 90 + "]" * 90 + "\nimport subprocess\n"
+    files = write_repo(tmp_path, {"deep.py": deep})
+    findings, _ = code_findings(tmp_path, files)
+    assert by_facet(findings, "repo.acquire").found
+
+
+def test_cache_skips_parsing_and_survives_corruption(tmp_path: Path, monkeypatch) -> None:
+    repo, cache = tmp_path / "repo", tmp_path / "cache"
+    files = write_repo(repo, {"core/state.py": STATE, "nodes/judges.py": JUDGES})
+    first, stats = collect_facts(repo, files, cache)
+    assert stats["parsed"] == 2 and stats["cached"] == 0
+    calls: list[str] = []
+    original = code_ast._read
+    monkeypatch.setattr(code_ast, "_read", lambda r, p, force=False: calls.append(p) or
+                        original(r, p, force))
+    second, stats = collect_facts(repo, files, cache)
+    assert stats["cached"] == 2 and calls == [] and second == first
+    with sqlite3.connect(cache / "ast_facts.sqlite") as conn:
+        conn.execute("UPDATE facts SET body = '{not json'")
+    third, stats = collect_facts(repo, files, cache)
+    assert stats["parsed"] == 2 and third == first
+    (cache / "ast_facts.sqlite").write_bytes(b"garbage, not a database" * 10)
+    fourth, stats = collect_facts(repo, files, cache)
+    assert stats["parsed"] == 2 and fourth == first

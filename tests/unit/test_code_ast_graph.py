@@ -1,0 +1,187 @@
+"""Graph reconstruction traps: aliases, loops, list fan-in, Send, graphs outside
+src/graph.py, method chains, helpers, linear chains, and names only in prose."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+from automaton_auditor.state import Finding
+from automaton_auditor.tools.code_ast import code_findings
+
+
+def write_repo(root: Path, files: dict[str, str]) -> list[str]:
+    for rel, text in files.items():
+        target = root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(textwrap.dedent(text), encoding="utf-8")
+    return sorted(files)
+
+
+def by_facet(findings: list[Finding], facet: str) -> Finding:
+    matches = [f for f in findings if f.facet == facet]
+    assert len(matches) == 1, facet
+    return matches[0]
+
+
+STATE = """
+    import operator
+    from typing import Annotated
+    from typing_extensions import TypedDict
+
+    class State(TypedDict):
+        items: Annotated[list[str], operator.add]
+"""
+
+
+def test_alias_and_loop_and_list_fan_in(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"app/state.py": STATE, "app/flow.py": """
+        from langgraph.graph import StateGraph as SG, START, END
+        from app.state import State
+
+        DETECTIVES = ["repo", "doc", "vision"]
+
+        def build():
+            g = SG(State)
+            g.add_node("ctx", f)
+            for name in DETECTIVES:
+                g.add_node(name, f)
+                g.add_edge("ctx", name)
+            g.add_node("agg", f)
+            g.add_edge(DETECTIVES, "agg")
+            g.add_edge(START, "ctx")
+            g.add_edge("agg", END)
+            return g.compile()
+    """})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None
+    assert graph.nodes == ["agg", "ctx", "doc", "repo", "vision"]
+    assert graph.fan_out == {"ctx": ["doc", "repo", "vision"]}
+    assert graph.fan_in == {"agg": ["doc", "repo", "vision"]}
+    assert ("__start__", "ctx") in graph.edges and ("agg", "__end__") in graph.edges
+    assert not graph.linear
+    detectives = by_facet(findings, "graph.parallel_detectives")
+    assert detectives.found and detectives.data["joins"] == ["agg"]
+    assert detectives.location.startswith("app/flow.py:")
+    assert by_facet(findings, "graph.linear").found is False
+
+
+def test_send_fan_out_through_helper_router(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"pkg/state.py": STATE, "pkg/routing.py": """
+        from langgraph.types import Send
+
+        JUDGES = ["prosecutor", "defense", "tech_lead"]
+
+        def _tasks(state):
+            return [Send("judge", {"who": j}) for j in JUDGES]
+
+        def route(state):
+            if not state:
+                return "error_handler"
+            return _tasks(state)
+    """, "pkg/wiring/assemble.py": """
+        from langgraph.graph import END, StateGraph
+        from pkg.routing import route
+        from pkg.state import State
+
+        builder = StateGraph(State)
+        builder.add_node("agg", f).add_node("judge", f).add_node("chief", f)
+        builder.add_node("error_handler", f)
+        builder.set_entry_point("agg")
+        builder.add_conditional_edges("agg", route, ["judge", "error_handler"])
+        builder.add_edge("judge", "chief")
+        builder.set_finish_point("chief")
+    """})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None
+    assert graph.fan_out == {"agg": ["judge"]}
+    assert graph.fan_in == {"chief": ["judge"]}
+    assert graph.conditional_sources == ["agg"]
+    assert ("agg", "error_handler") in graph.edges
+    assert by_facet(findings, "graph.parallel_judges").found
+    cond = by_facet(findings, "graph.conditional_edges")
+    assert cond.found and cond.data["error_routes"] == ["error_handler"]
+    assert cond.location == "pkg/wiring/assemble.py:10"
+
+
+def test_constants_from_another_module_and_helper_builder(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"core/names.py": """
+        from enum import Enum
+
+        class Node(str, Enum):
+            A = "alpha"
+            B = "beta"
+            C = "gamma"
+    """, "core/helpers.py": """
+        from langgraph.graph import StateGraph
+        from core.names import Node
+
+        def wire(graph):
+            graph.add_edge(Node.A, Node.B)
+            graph.add_edge(Node.A, Node.C)
+    """, "core/main.py": """
+        from langgraph.graph import StateGraph
+        from core.helpers import wire
+        from core.names import Node
+
+        def make():
+            workflow = StateGraph(dict)
+            for n in [Node.A, Node.B, Node.C]:
+                workflow.add_node(n, lambda s: s)
+            wire(workflow)
+            return workflow
+    """})
+    _findings, graph = code_findings(tmp_path, files)
+    assert graph is not None
+    assert graph.nodes == ["alpha", "beta", "gamma"]
+    assert graph.fan_out == {"alpha": ["beta", "gamma"]}
+
+
+def test_linear_chain_is_flagged(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"graph_def.py": """
+        from langgraph.graph import StateGraph, START, END
+        g = StateGraph(dict)
+        for n in ("repo", "doc", "judge"):
+            g.add_node(n, print)
+        g.add_edge(START, "repo")
+        g.add_edge("repo", "doc")
+        g.add_edge("doc", "judge")
+        g.add_edge("judge", END)
+    """})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None and graph.linear
+    linear = by_facet(findings, "graph.linear")
+    assert linear.found and linear.pattern == "failure"
+    assert by_facet(findings, "graph.fan_out").found is False
+    assert by_facet(findings, "graph.parallel_detectives").found is False
+
+
+def test_names_only_in_strings_and_comments_count_for_nothing(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"src/graph.py": '''
+        """We build StateGraph(AgentState) and call builder.add_edge("a", "b")."""
+        # builder = StateGraph(State); builder.add_edge(["x", "y"], "z")
+        NOTE = "builder.add_conditional_edges('a', route) and os.system('rm -rf /')"
+
+        def describe():
+            """Uses os.system and subprocess.run(cmd, shell=True) -- never."""
+            return NOTE
+    '''})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is None
+    assert by_facet(findings, "graph.builder").found is False
+    assert by_facet(findings, "safety.os_system").found is False
+    assert by_facet(findings, "safety.shell_true").found is False
+
+
+def test_findings_are_deterministic(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"a.py": STATE, "b.py": """
+        from langgraph.graph import StateGraph
+        g = StateGraph(dict)
+        g.add_edge(["x", "y"], "z")
+    """})
+    first = code_findings(tmp_path, files)[0]
+    second = code_findings(tmp_path, list(reversed(files)))[0]
+    assert [f.model_dump() for f in first] == [f.model_dump() for f in second]
+    fan_in = by_facet(first, "graph.fan_in")
+    assert fan_in.data["fan_in"] == {"z": ["x", "y"]}
+    assert fan_in.content is not None and 'g.add_edge(["x", "y"], "z")' in fan_in.content
