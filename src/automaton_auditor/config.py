@@ -29,6 +29,10 @@ class Settings:
     max_concurrency: int = 8
     call_timeout_s: float = 120.0
     max_retries: int = 2
+    # First backoff between retries (doubled each time; a 429's Retry-After wins).
+    retry_backoff_s: float = 1.0
+    # Cap on each judge answer; the structured schema bounds every string as well.
+    max_output_tokens: int = 1024
     # Repository acquisition
     allowed_hosts: tuple[str, ...] = DEFAULT_ALLOWED_HOSTS
     clone_depth: int | None = None

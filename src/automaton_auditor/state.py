@@ -140,6 +140,8 @@ class JudicialOpinion(BaseModel):
     # and is excluded by the Chief Justice.
     degraded: bool = False
     round: int = Field(default=1, ge=1, le=2)
+    # Set by the LLM bench: token counts and attempts of the call(s) behind this opinion.
+    usage: dict[str, int] | None = None
 
 
 class RuleApplication(BaseModel):
@@ -167,6 +169,8 @@ class CriterionResult(BaseModel):
     rules_applied: list[RuleApplication] = Field(default_factory=list)
     overruled: list[str] = Field(default_factory=list)
     evidence_ids: list[str] = Field(default_factory=list)
+    # Round-1 opinions a re-evaluation round superseded (shown in the report beside round 2).
+    earlier_opinions: list[JudicialOpinion] = Field(default_factory=list)
 
 
 class AuditReport(BaseModel):
@@ -191,6 +195,8 @@ class AuditReport(BaseModel):
     verified_paths: list[str] = Field(default_factory=list)
     hallucinated_paths: list[str] = Field(default_factory=list)
     generated_at: str = ""
+    # Token totals of the LLM bench (empty for the offline bench).
+    usage: dict[str, int] = Field(default_factory=dict)
 
 
 # --- Facts shared between detectives and the aggregator -------------------------------------
@@ -253,6 +259,19 @@ class DiagramFacts(BaseModel):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
+def first_reason(left: str | None, right: str | None) -> str | None:
+    """Reducer for `aborted`: several parallel judges may stop the run; the first reason wins."""
+    return left or right
+
+
+def sum_counts(left: dict[str, int] | None, right: dict[str, int] | None) -> dict[str, int]:
+    """Reducer for counters written in parallel (token usage): values are added per key."""
+    total = dict(left or {})
+    for key, value in (right or {}).items():
+        total[key] = total.get(key, 0) + value
+    return total
+
+
 def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
     """Reducer for parallel writes of distinct keys (``operator.ior`` without mutating)."""
     return {**(left or {}), **(right or {})}
@@ -289,7 +308,9 @@ class AgentState(TypedDict, total=False):
     verified_paths: list[str]
     hallucinated_paths: list[str]
     results: list[CriterionResult]
-    aborted: str | None
+    aborted: Annotated[str | None, first_reason]
+    # Token usage of LLM calls not carried by an opinion (e.g. failed re-evaluations).
+    usage: Annotated[dict[str, int], sum_counts]
     final_report: AuditReport
     report_files: dict[str, str]
 

@@ -1,7 +1,16 @@
-"""Chat models by configuration: a string for LangChain's `init_chat_model`."""
+"""Chat models by configuration: a string for LangChain's `init_chat_model`.
+
+A model is named ``provider:model`` (``openai:gpt-4o-mini``, ``ollama:qwen2.5``...) by
+``--model`` / ``AUDITOR_MODEL``, one for the bench or one per persona. Credentials and base URLs
+come from each provider's usual environment variables (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``,
+``ANTHROPIC_API_KEY``...), never from the auditor, so an API key alone never starts calls.
+"""
 
 from __future__ import annotations
 
+import hashlib
+import os
+import threading
 from typing import TYPE_CHECKING, Any
 
 from automaton_auditor.config import Settings
@@ -9,16 +18,97 @@ from automaton_auditor.config import Settings
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
+STRUCTURED_METHODS = ("json_schema", "function_calling", "json_mode")
+# How each provider enforces a schema best. OpenAI-compatible servers (vLLM, llama.cpp,
+# LM Studio, Ollama's /v1) honour `response_format: json_schema`; Anthropic only has tools.
+PROVIDER_METHODS: dict[str, str] = {
+    "openai": "json_schema", "azure_openai": "json_schema", "ollama": "json_schema",
+    "google_genai": "json_schema", "google_vertexai": "json_schema", "fireworks": "json_schema",
+    "together": "json_schema", "groq": "json_schema", "mistralai": "json_schema",
+    "deepseek": "json_schema", "xai": "json_schema",
+    "anthropic": "function_calling", "bedrock": "function_calling",
+    "bedrock_converse": "function_calling",
+}
+# Providers whose chat model takes a `seed` (same prompt, same seed, most often same answer).
+SEEDED = ("openai", "azure_openai", "ollama")
+SEED = 7
+# Model-name prefixes init_chat_model infers a provider from when none is given.
+INFERRED = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "openai"),
+            ("chatgpt", "openai"), ("claude", "anthropic"), ("gemini", "google_genai"),
+            ("mistral", "mistralai"), ("deepseek", "deepseek"), ("grok", "xai"))
+
+ENV_KEYS = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_HOST")
+_cache: dict[tuple[Any, ...], Any] = {}
+_cache_lock = threading.Lock()
+
+
+def provider_of(name: str) -> str:
+    """The provider of a model string: its ``provider:`` prefix, else inferred from the name."""
+    prefix, sep, _ = name.partition(":")
+    if sep and prefix and "/" not in prefix:
+        return prefix.strip().lower()
+    lowered = name.lower()
+    return next((p for start, p in INFERRED if lowered.startswith(start)), "openai")
+
+
+def structured_method(name: str, settings: Settings) -> str:
+    """The structured-output method for a model: the setting when given, else per provider."""
+    if settings.structured_output_method:
+        return settings.structured_output_method
+    return PROVIDER_METHODS.get(provider_of(name), "function_calling")
+
+
+def model_for(judge: str, settings: Settings) -> str:
+    """The model string that judges as `judge` (a per-persona model wins over the bench's)."""
+    name = settings.persona_models.get(judge) or settings.model
+    if not name:
+        raise ValueError(f"no model configured for the {judge}")
+    return name
+
+
+def _model_kwargs(name: str, settings: Settings) -> dict[str, Any]:
+    provider = provider_of(name)
+    # We own retries (Retry-After, circuit); the client's own retries would hide them.
+    kwargs: dict[str, Any] = {"temperature": 0, "timeout": settings.call_timeout_s,
+                              "max_retries": 0}
+    if provider in SEEDED:
+        kwargs["seed"] = SEED
+    if provider == "openai" and os.environ.get("OPENAI_BASE_URL"):
+        # OpenAI-compatible servers (llama.cpp, vLLM) read `max_tokens`, not
+        # `max_completion_tokens`, which langchain-openai sends for `max_tokens=`.
+        kwargs["extra_body"] = {"max_tokens": settings.max_output_tokens}
+    elif provider == "ollama":
+        kwargs["num_predict"] = settings.max_output_tokens
+    else:
+        kwargs["max_tokens"] = settings.max_output_tokens
+    if provider == "ollama":
+        kwargs.pop("timeout")
+        kwargs.pop("max_retries")
+    return kwargs
+
 
 def build_chat_model(name: str, settings: Settings) -> BaseChatModel:
-    """A chat model for `name` (e.g. ``openai:gpt-4o-mini``) at temperature 0.
+    """A chat model for `name` (e.g. ``openai:gpt-4o-mini``) at temperature 0, with a seed
+    where the provider takes one, a per-call timeout and no client-side retries.
 
-    Provider credentials and base URLs come from the standard environment variables
-    (``OPENAI_API_KEY``, ``OPENAI_BASE_URL``...), never from the auditor itself.
+    Models are cached per name and call settings, so one run shares its HTTP clients.
     """
     from langchain.chat_models import init_chat_model
 
-    kwargs: dict[str, Any] = {"temperature": 0, "timeout": settings.call_timeout_s,
-                              "max_retries": 0}
-    model: BaseChatModel = init_chat_model(name, **kwargs)
+    kwargs = _model_kwargs(name, settings)
+    # The environment is part of the key: a changed base URL or key needs a new client.
+    env = tuple(os.environ.get(v, "") for v in ENV_KEYS)
+    key = (name, hashlib.sha256(repr(env).encode()).hexdigest(), repr(sorted(kwargs.items())))
+    with _cache_lock:
+        cached = _cache.get(key)
+        if cached is None:
+            cached = init_chat_model(name, **kwargs)
+            _cache[key] = cached
+    model: BaseChatModel = cached
     return model
+
+
+def clear_model_cache() -> None:
+    """Forget built models (tests change the environment between runs)."""
+    with _cache_lock:
+        _cache.clear()

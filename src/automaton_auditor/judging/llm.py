@@ -1,0 +1,188 @@
+"""The LLM bench: one structured call per (criterion × persona), on any chat model.
+
+`llm_opinion` returns a validated `JudicialOpinion`, or a degraded one (excluded by the Chief
+Justice) when the model's answer still does not fit the schema after the retries. Provider
+failures raise `ProviderError` (the judge node degrades the opinion); a bad key, a missing
+model or a provider that keeps failing opens the endpoint's circuit (`CircuitOpen`), which the
+dialectics node turns into `aborted`, so the run stops cleanly with a partial report.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from langchain_core.messages import BaseMessage
+from langchain_core.runnables import Runnable
+from pydantic import BaseModel
+
+from automaton_auditor.config import Settings
+from automaton_auditor.judging.llm_calls import (
+    Circuit,
+    CircuitOpen,
+    ProviderError,
+    backoff_delay,
+    circuit_for,
+    classify,
+    describe,
+    usage_of,
+)
+from automaton_auditor.judging.llm_prompts import build_messages, prompt_evidence
+from automaton_auditor.judging.llm_schema import opinion_schema, to_opinion
+from automaton_auditor.judging.models import (
+    build_chat_model,
+    model_for,
+    provider_of,
+    structured_method,
+)
+from automaton_auditor.rubric import Dimension
+from automaton_auditor.state import Evidence, Judge, JudicialOpinion
+
+log = logging.getLogger(__name__)
+
+__all__ = ["CircuitOpen", "ProviderError", "abort_reason", "endpoint_of", "llm_opinion"]
+
+
+@dataclass
+class CallOutcome:
+    """What the attempts of one judge call produced."""
+
+    parsed: BaseModel | None = None
+    reason: str = ""
+    usage: dict[str, int] = field(default_factory=lambda: {
+        "input_tokens": 0, "output_tokens": 0, "total_tokens": 0, "calls": 0})
+
+    def add(self, raw: Any) -> None:
+        """Count one answered attempt's tokens."""
+        for key, value in usage_of(raw).items():
+            self.usage[key] += value
+
+
+def endpoint_of(model_name: str) -> str:
+    """The identity of the endpoint a model string reaches (its circuit key)."""
+    if provider_of(model_name) == "openai":
+        return f"{model_name}@{os.environ.get('OPENAI_BASE_URL', 'api.openai.com')}"
+    return model_name
+
+
+def _on_error(exc: Exception, attempt: int, attempts: int, circuit: Circuit,
+              settings: Settings, outcome: CallOutcome) -> None:
+    """Decide after a failed attempt: raise, or wait before the next attempt."""
+    kind = classify(exc)
+    what = describe(exc)
+    if kind == "fatal":
+        circuit.failure(f"the provider rejected the call ({what})", fatal=True)
+        raise CircuitOpen(f"the provider rejected the call ({what})") from exc
+    if kind == "client":
+        raise ProviderError(f"{what} (not retried)") from exc
+    last = attempt + 1 >= attempts
+    if kind == "parse":
+        circuit.success()  # the provider answered; only the answer was bad
+        outcome.reason = f"unparseable answer ({what})"
+    elif last:
+        circuit.failure(f"provider unavailable ({what})")
+        raise ProviderError(f"{what} after {attempts} attempt(s)") from exc
+    if not last:
+        delay = backoff_delay(exc if kind == "rate_limit" else None, attempt,
+                              settings.retry_backoff_s, settings.call_timeout_s)
+        log.warning("judge call failed (%s); retry in %.2fs", what, delay)
+        time.sleep(delay)
+
+
+def invoke_with_retries(runnable: Runnable[Any, Any], messages: list[BaseMessage],
+                        settings: Settings, circuit: Circuit,
+                        config: dict[str, Any] | None = None) -> CallOutcome:
+    """Call a structured runnable (``include_raw=True``) until it yields a parsed answer.
+
+    Parse failures (an exception, or a None parse) are retried with exponential backoff,
+    rate limits after their Retry-After, timeouts and 5xx with backoff; other 4xx are not
+    retried. Returns an outcome whose `parsed` is None when every attempt failed to parse.
+    """
+    outcome = CallOutcome()
+    attempts = 1 + max(0, settings.max_retries)
+    for attempt in range(attempts):
+        circuit.check()
+        outcome.usage["calls"] += 1
+        try:
+            result = runnable.invoke(messages, config=config)  # type: ignore[arg-type]
+        except Exception as exc:  # classified: retried, degraded or stopping the bench
+            _on_error(exc, attempt, attempts, circuit, settings, outcome)
+            continue
+        circuit.success()
+        raw = result.get("raw") if isinstance(result, dict) else None
+        parsed = result.get("parsed") if isinstance(result, dict) else result
+        outcome.add(raw)
+        if isinstance(parsed, BaseModel):
+            outcome.parsed = parsed
+            return outcome
+        error = result.get("parsing_error") if isinstance(result, dict) else None
+        outcome.reason = f"unparseable answer ({describe(error) if error else 'no object'})"
+        if attempt + 1 < attempts:
+            time.sleep(backoff_delay(None, attempt, settings.retry_backoff_s,
+                                     settings.call_timeout_s))
+    return outcome
+
+
+def structured_judge(judge: Judge, evidence_ids: Sequence[str],
+                     settings: Settings) -> Runnable[Any, Any]:
+    """The judge's model bound to its per-criterion schema, returning raw and parsed."""
+    name = model_for(judge, settings)
+    model = build_chat_model(name, settings)
+    method = structured_method(name, settings)
+    schema = opinion_schema(judge, evidence_ids)
+    runnable: Runnable[Any, Any] = model.with_structured_output(
+        schema, method=method, include_raw=True)
+    return runnable
+
+
+def _trace_config(judge: Judge, dimension: Dimension, round_: int) -> dict[str, Any]:
+    return {"run_name": f"{judge} on {dimension.id} (round {round_})",
+            "tags": [f"judge:{judge}", f"criterion:{dimension.id}", f"round:{round_}"],
+            "metadata": {"judge": judge, "criterion": dimension.id, "round": round_}}
+
+
+def llm_opinion(judge: Judge, dimension: Dimension, dossier: Sequence[Evidence],
+                settings: Settings, *, own: JudicialOpinion | None = None,
+                peers: Sequence[JudicialOpinion] = ()) -> JudicialOpinion:
+    """One judge's opinion on one criterion from the configured model.
+
+    With `own` (the judge's round-1 opinion) and `peers` (the other judges' opinions) this is
+    the re-evaluation round: the result has ``round=2``. Raises `ProviderError` /
+    `CircuitOpen` when the provider fails; returns a degraded opinion when the model's answer
+    never fits the schema.
+    """
+    round_ = 1 if own is None else 2
+    evidence = prompt_evidence(dossier)
+    started = time.perf_counter()
+    runnable = structured_judge(judge, [e.evidence_id for e in evidence], settings)
+    circuit = circuit_for(endpoint_of(model_for(judge, settings)))
+    messages = build_messages(judge, dimension, evidence, own, peers)
+    outcome = invoke_with_retries(runnable, messages, settings, circuit,
+                                  _trace_config(judge, dimension, round_))
+    usage = {**outcome.usage, "latency_ms": int((time.perf_counter() - started) * 1000)}
+    if outcome.parsed is None:
+        log.warning("%s on %s degraded: %s", judge, dimension.id, outcome.reason)
+        return JudicialOpinion(judge=judge, criterion_id=dimension.id, score=1,
+                               argument=f"Degraded: {outcome.reason}"[:2000], degraded=True,
+                               round=round_, usage=usage)
+    return to_opinion(outcome.parsed, judge, dimension.id, round_, usage)
+
+
+def abort_reason(settings: Settings) -> str | None:
+    """Why the bench must stop: the open circuit of an endpoint this run's judges use."""
+    if settings.offline:
+        return None
+    reasons = []
+    for judge in ("Prosecutor", "Defense", "TechLead"):
+        try:
+            name = model_for(judge, settings)
+        except ValueError:
+            continue
+        reason = circuit_for(endpoint_of(name)).open_reason()
+        if reason and reason not in reasons:
+            reasons.append(reason)
+    return f"the judges stopped: {'; '.join(reasons)}" if reasons else None

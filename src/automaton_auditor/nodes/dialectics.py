@@ -1,0 +1,111 @@
+"""Dialectics: after the judges' fan-in, one bounded re-evaluation round where they disagree.
+
+When the three first-round scores of a criterion differ by more than 2, each judge with a
+valid opinion sees the other two arguments and the evidence ids they cite, and may revise
+(``round=2``). There is never a third round. The offline bench skips the round: its judges
+are deterministic functions of the dossier, so asking again would repeat the same opinion.
+
+This node is also where a stopped bench becomes `aborted`: if an endpoint's circuit opened
+(invalid key, provider down), the run goes straight to the Chief Justice and the partial report.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+from langgraph.types import Send
+from typing_extensions import TypedDict
+
+from automaton_auditor.config import Settings
+from automaton_auditor.judging.rules import score_spread
+from automaton_auditor.rubric import Rubric
+from automaton_auditor.state import AgentState, Evidence, Judge, JudicialOpinion
+
+log = logging.getLogger(__name__)
+SPREAD_LIMIT = 2
+
+
+class ReevaluationTask(TypedDict):
+    """What one judge receives for the re-evaluation round."""
+
+    judge: Judge
+    dimension: dict[str, Any]
+    dossier: list[Evidence]
+    settings: dict[str, Any]
+    own: JudicialOpinion
+    peers: list[JudicialOpinion]
+
+
+def first_round(opinions: list[JudicialOpinion], criterion_id: str) -> list[JudicialOpinion]:
+    """The valid (not degraded) round-1 opinions on one criterion, one per judge."""
+    latest: dict[str, JudicialOpinion] = {}
+    for opinion in opinions:
+        if opinion.criterion_id == criterion_id and opinion.round == 1 and not opinion.degraded:
+            latest[opinion.judge] = opinion
+    return [latest[j] for j in sorted(latest)]
+
+
+def disputed(opinions: list[JudicialOpinion], criterion_id: str) -> list[JudicialOpinion]:
+    """The round-1 opinions of a criterion whose scores differ by more than 2 (else [])."""
+    live = first_round(opinions, criterion_id)
+    return live if len(live) >= 2 and score_spread(live) > SPREAD_LIMIT else []
+
+
+def dialectics(state: AgentState) -> dict[str, Any]:
+    """Fan-in of the judges: stop the bench if its circuit opened, else note the disputes."""
+    started = time.perf_counter()
+    settings = Settings.from_state(state.get("settings"))
+    update: dict[str, Any] = {}
+    if not settings.offline:
+        from automaton_auditor.judging.llm import abort_reason
+
+        reason = abort_reason(settings)
+        if reason:
+            update["aborted"] = reason
+            update["errors"] = [f"judges: {reason}; the report is partial"]
+    update["timings"] = {"dialectics": round(time.perf_counter() - started, 4)}
+    return update
+
+
+def dispatch_reevaluation(state: AgentState) -> list[Send] | list[str]:
+    """One re-evaluation task per judge of each disputed criterion, else the Chief Justice."""
+    settings = Settings.from_state(state.get("settings"))
+    if settings.offline or state.get("aborted"):
+        return ["chief_justice"]
+    rubric = Rubric.model_validate(state["rubric"])
+    opinions = state.get("opinions") or []
+    dossiers = state.get("dossiers") or {}
+    sends: list[Send] = []
+    for dimension in rubric.dimensions:
+        live = disputed(opinions, dimension.id)
+        for own in live:
+            peers = [p for p in live if p.judge != own.judge]
+            sends.append(Send("reevaluate", ReevaluationTask(
+                judge=own.judge, dimension=dimension.model_dump(),
+                dossier=dossiers.get(dimension.id, []),
+                settings=state.get("settings") or {}, own=own, peers=peers)))
+    return sends or ["chief_justice"]
+
+
+def reevaluate(task: ReevaluationTask) -> dict[str, Any]:
+    """One judge reconsiders (round 2). If that fails, its round-1 opinion stands."""
+    from automaton_auditor.judging.llm import llm_opinion
+    from automaton_auditor.rubric import Dimension
+
+    settings = Settings.from_state(task["settings"])
+    dimension = Dimension.model_validate(task["dimension"])
+    judge = task["judge"]
+    try:
+        opinion = llm_opinion(judge, dimension, task["dossier"], settings,
+                              own=task["own"], peers=task["peers"])
+    except Exception as exc:  # a failed re-evaluation must not erase the first opinion
+        log.warning("re-evaluation of %s on %s failed: %s", judge, dimension.id, exc)
+        return {"errors": [f"re-evaluation: {judge} on {dimension.id} failed "
+                           f"({type(exc).__name__}: {exc}); its round-1 opinion stands"]}
+    if opinion.degraded:
+        return {"errors": [f"re-evaluation: {judge} on {dimension.id} gave no valid answer; "
+                           "its round-1 opinion stands"],
+                "usage": opinion.usage or {}}
+    return {"opinions": [opinion]}
