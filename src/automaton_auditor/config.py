@@ -51,7 +51,8 @@ class Settings:
             return OFFLINE_BENCH
         if self.persona_models:
             pairs = ", ".join(f"{k}={v}" for k, v in sorted(self.persona_models.items()))
-            return f"LLM bench ({pairs})"
+            # the bench model judges for every persona without a model of its own
+            return f"LLM bench ({self.model}; {pairs})" if self.model else f"LLM bench ({pairs})"
         return f"LLM bench ({self.model})"
 
     @property

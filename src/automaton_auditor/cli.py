@@ -1,0 +1,170 @@
+"""`audit TARGET REPORT`: the command line around the compiled courtroom graph.
+
+Heavy modules (LangGraph, docling) are imported inside the command, so `audit --help` and
+argument errors answer fast.
+
+Exit codes: 0 done · 1 overall score below --fail-under · 2 usage or input error ·
+3 the audit failed (repository not acquired, judges stopped, internal error).
+"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from automaton_auditor.config import Settings
+
+EXIT_OK, EXIT_FAIL_UNDER, EXIT_INPUT, EXIT_FAILED = 0, 1, 2, 3
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Audit a LangGraph repository and its architecture report like a court.")
+
+
+def _fail(message: str, code: int) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _settings(output_dir: Path, rubric: Path | None, model: str | None,
+              allow_host: list[str], depth: int | None, max_concurrency: int,
+              vision_model: str | None) -> Settings:
+    from automaton_auditor.config import (
+        DEFAULT_ALLOWED_HOSTS,
+        Settings,
+        env_model,
+        extra_allowed_hosts,
+    )
+
+    hosts = tuple(dict.fromkeys([*DEFAULT_ALLOWED_HOSTS, *extra_allowed_hosts(),
+                                 *(h.lower() for h in allow_host)]))
+    return Settings(output_dir=str(output_dir), rubric_path=str(rubric) if rubric else None,
+                    model=model or env_model(), allowed_hosts=hosts, clone_depth=depth,
+                    max_concurrency=max_concurrency, vision_model=vision_model)
+
+
+def _write_error_report(target: str, report: Path, settings: Settings, message: str) -> None:
+    """A rubric problem stops the run before the graph; still leave a report saying why."""
+    from automaton_auditor.nodes.report import report_writer
+
+    report_writer({"target": target, "report_path": str(report),
+                   "settings": settings.to_state(), "input_ok": False,
+                   "input_error": message, "errors": [f"input: {message}"]})
+
+
+def _run_graph(state: dict[str, Any], settings: Settings, quiet: bool,
+               judge_calls: int) -> dict[str, Any]:
+    from rich.console import Console
+
+    from automaton_auditor.console import RunProgress
+    from automaton_auditor.graph import compile_graph
+
+    graph = compile_graph()
+    final: dict[str, Any] = dict(state)
+    timings: dict[str, float] = {}
+    config = {"max_concurrency": settings.max_concurrency, "recursion_limit": 50}
+    with RunProgress(Console(stderr=True), judge_calls, enabled=not quiet) as progress:
+        for mode, chunk in graph.stream(state, config, stream_mode=["updates", "values"]):
+            if mode == "values":
+                final = chunk
+                continue
+            for node, update in chunk.items():
+                if isinstance(update, dict):
+                    timings.update(update.get("timings") or {})
+                progress.node_done(node, update, timings)
+    return final
+
+
+def _exit_code(final: dict[str, Any], fail_under: float | None) -> int:
+    report = final.get("final_report")
+    if not final.get("input_ok"):
+        return EXIT_INPUT
+    statuses = (final.get("detective_status") or {}).values()
+    if final.get("aborted") or any(str(s).startswith("failed") for s in statuses):
+        return EXIT_FAILED
+    if fail_under is not None and report is not None and report.overall_score < fail_under:
+        return EXIT_FAIL_UNDER
+    return EXIT_OK
+
+
+@app.command()
+def audit(
+    target: Annotated[str, typer.Argument(help="https URL of a git repository, or a local path.")],
+    report: Annotated[Path, typer.Argument(help="The architecture report (PDF).")],
+    rubric: Annotated[Path | None, typer.Option(help="Rubric JSON (default: embedded).")] = None,
+    output_dir: Annotated[Path, typer.Option(help="Where reports are written.")] = Path("audit"),
+    model: Annotated[str | None, typer.Option(
+        help="Judge model for init_chat_model, e.g. openai:gpt-4o-mini (env AUDITOR_MODEL). "
+             "Without one, the offline bench judges.")] = None,
+    vision_model: Annotated[str | None, typer.Option(
+        help="Vision-capable model for diagrams (env AUDITOR_VISION_MODEL).",
+        envvar="AUDITOR_VISION_MODEL")] = None,
+    allow_host: Annotated[list[str], typer.Option(
+        help="Extra git host to allow (repeatable).")] = [],  # noqa: B006 - Typer needs a literal
+    depth: Annotated[int | None, typer.Option(help="Clone depth (default: full history).")] = None,
+    max_concurrency: Annotated[int, typer.Option(min=1, help="Parallel node limit.")] = 8,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print only the JSON report on stdout.")] = False,
+    fail_under: Annotated[float | None, typer.Option(
+        min=0, max=5, help="Exit 1 when the overall score is below this.")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+) -> None:
+    """Audit TARGET (repository URL or path) and REPORT (its architecture PDF)."""
+    from automaton_auditor.config import load_dotenv_if_present
+
+    load_dotenv_if_present()
+    logging.basicConfig(level=logging.CRITICAL)
+    settings = _settings(output_dir, rubric, model, allow_host, depth, max_concurrency,
+                         vision_model)
+    from automaton_auditor.rubric import RubricError, load_rubric
+
+    try:
+        loaded = load_rubric(rubric)
+    except RubricError as exc:
+        _write_error_report(target, report, settings, f"bad rubric: {exc}")
+        raise _fail(f"bad rubric: {exc}", EXIT_INPUT) from None
+    state = {"target": target, "report_path": str(report), "rubric": loaded.model_dump(),
+             "settings": settings.to_state()}
+    try:
+        final = _run_graph(state, settings, quiet or json_output, 3 * len(loaded.dimensions))
+    except Exception as exc:  # the graph degrades internally; this is the last line of defence
+        raise _fail(f"audit failed: {type(exc).__name__}: {exc}", EXIT_FAILED) from None
+    _finish(final, json_output, quiet, fail_under)
+
+
+def _finish(final: dict[str, Any], json_output: bool, quiet: bool,
+            fail_under: float | None) -> None:
+    report = final.get("final_report")
+    code = _exit_code(final, fail_under)
+    if json_output and report is not None:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    elif not quiet and report is not None and report.criteria:
+        from rich.console import Console
+
+        from automaton_auditor.console import summary_table
+
+        Console().print(summary_table(report))
+    files = final.get("report_files") or {}
+    if code == EXIT_INPUT:
+        where = f" (details in {files['markdown']})" if files.get("markdown") else ""
+        raise _fail(f"{final.get('input_error') or 'invalid input'}{where}", code)
+    if files and not json_output and not quiet:
+        typer.echo(f"report: {files.get('markdown')}", err=True)
+    if code == EXIT_FAILED:
+        statuses = final.get("detective_status") or {}
+        reason = final.get("aborted") or "; ".join(
+            f"{k} {v}" for k, v in sorted(statuses.items()) if str(v).startswith("failed"))
+        raise _fail(f"audit failed: {reason} (partial report written)", code)
+    if code == EXIT_FAIL_UNDER and report is not None:
+        typer.echo(f"overall score {report.overall_score:.2f} is below --fail-under "
+                   f"{fail_under}", err=True)
+    raise typer.Exit(code)
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()

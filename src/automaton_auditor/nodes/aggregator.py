@@ -1,0 +1,82 @@
+"""evidence_aggregator: the detectives' fan-in.
+
+Cross-checks what the report claims against the repository (it needs both, so it runs after
+the fan-in), compares diagrams with the rebuilt graph, notes detectives that produced nothing,
+and groups all evidence into one dossier per rubric dimension.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from automaton_auditor.nodes.detectives import route_findings
+from automaton_auditor.rubric import Dimension, Rubric
+from automaton_auditor.state import AgentState, Evidence, Finding
+from automaton_auditor.tools.claims import cross_check
+from automaton_auditor.tools.vision import compare_with_code
+
+SOURCES = ("repo", "doc", "vision", "aggregator")
+
+
+def _cross_check(state: AgentState) -> tuple[list[Finding], list[str], list[str]]:
+    facts = state.get("report_facts")
+    files = state.get("repo_files")
+    if facts is None or not facts.readable:
+        return [], [], []
+    if files is None:
+        finding = Finding(facet="claims.paths", goal="Cited paths can be checked against the "
+                          "repository", found=False, pattern="success", location="report",
+                          rationale="the repository could not be acquired, so no cited path "
+                          "can be verified", confidence=1.0)
+        return [finding], [], []
+    return cross_check(facts, files, state.get("code_graph"))
+
+
+def _silent_detectives(state: AgentState) -> list[Finding]:
+    evidences = state.get("evidences") or {}
+    silent = []
+    for source in ("repo", "doc", "vision"):
+        if not evidences.get(source):
+            silent.append(Finding(
+                facet={"repo": "repo.acquire", "doc": "doc.ingest", "vision": "vision.extract"}[
+                    source],
+                goal=f"The {source} detective produced evidence", found=False,
+                pattern="success", location="auditor",
+                rationale=f"no evidence from the {source} detective", confidence=1.0))
+    return silent
+
+
+def _empty_dossier(dimension: Dimension) -> Evidence:
+    return Evidence(source="aggregator", dimension=dimension.id, facet="dossier.empty",
+                    goal=f"Evidence for '{dimension.name}'", found=False, pattern="success",
+                    location="auditor",
+                    rationale="no detective produced any fact bearing on this criterion",
+                    confidence=1.0)
+
+
+def build_dossiers(evidence: list[Evidence], rubric: Rubric) -> dict[str, list[Evidence]]:
+    """One list per dimension, in source order; an empty dimension gets a found=False fact."""
+    dossiers: dict[str, list[Evidence]] = {d.id: [] for d in rubric.dimensions}
+    for item in evidence:
+        if item.dimension in dossiers:
+            dossiers[item.dimension].append(item)
+    for dimension in rubric.dimensions:
+        if not dossiers[dimension.id]:
+            dossiers[dimension.id].append(_empty_dossier(dimension))
+    return dossiers
+
+
+def evidence_aggregator(state: AgentState) -> dict[str, Any]:
+    """Fan-in of the detectives: cross-checks, then one dossier per criterion."""
+    started = time.perf_counter()
+    rubric = Rubric.model_validate(state["rubric"])
+    findings, verified, hallucinated = _cross_check(state)
+    findings += compare_with_code(state.get("diagrams") or [], state.get("code_graph"))
+    findings += _silent_detectives(state)
+    own = route_findings(findings, "aggregator", rubric)
+    evidences = {**(state.get("evidences") or {}), "aggregator": own}
+    everything = [e for source in SOURCES for e in evidences.get(source, [])]
+    return {"evidences": {"aggregator": own}, "dossiers": build_dossiers(everything, rubric),
+            "verified_paths": verified, "hallucinated_paths": hallucinated,
+            "timings": {"evidence_aggregator": round(time.perf_counter() - started, 4)}}

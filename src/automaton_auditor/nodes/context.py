@@ -1,0 +1,65 @@
+"""context_builder: validates the inputs before any detective runs."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from automaton_auditor.config import Settings
+from automaton_auditor.nodes.limits import git_limits
+from automaton_auditor.state import AgentState
+from automaton_auditor.tools.git import InvalidTarget, parse_target
+
+DETECTIVES = ["repo_investigator", "doc_analyst", "vision_inspector"]
+
+
+def sha256_file(path: Path) -> str:
+    """SHA-256 of a file, streamed."""
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _check_report(path: Path) -> str | None:
+    if not path.exists():
+        return f"report not found: {path}"
+    if not path.is_file():
+        return f"report is not a file: {path}"
+    if not os.access(path, os.R_OK):
+        return f"report is not readable: {path}"
+    return None
+
+
+def context_builder(state: AgentState) -> dict[str, Any]:
+    """Validate the target and the report; the first problem becomes `input_error`."""
+    settings = Settings.from_state(state.get("settings"))
+    problems: list[str] = []
+    try:
+        parse_target(state["target"], git_limits(settings))
+    except InvalidTarget as exc:
+        problems.append(str(exc))
+    report = Path(state["report_path"])
+    report_problem = _check_report(report)
+    update: dict[str, Any] = {"started_at": time.time()}
+    if report_problem:
+        problems.append(report_problem)
+    else:
+        try:
+            update["report_sha256"] = sha256_file(report)
+        except OSError as exc:
+            problems.append(f"report is not readable: {report}: {exc.strerror}")
+    update["input_ok"] = not problems
+    update["input_error"] = problems[0] if problems else None
+    update["errors"] = [f"input: {p}" for p in problems]
+    return update
+
+
+def route_after_context(state: AgentState) -> list[str] | str:
+    """Valid input fans out to the three detectives; invalid input goes straight to the
+    report writer, which still writes a report saying why."""
+    return DETECTIVES if state.get("input_ok") else "report_writer"

@@ -1,0 +1,130 @@
+"""The detective layer: three parallel nodes that only collect facts.
+
+Each node runs its tools, routes every finding to the rubric dimensions it bears on and writes
+its evidence under its own key, so parallel writes never collide. A detective never raises:
+an unexpected failure becomes an error line and a found=False finding.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+from automaton_auditor.config import Settings
+from automaton_auditor.nodes.limits import cache_dir, git_limits, report_limits, vision_limits
+from automaton_auditor.rubric import Rubric, concept_terms, route
+from automaton_auditor.state import AgentState, Evidence, Finding, Source
+from automaton_auditor.tools.code_ast import code_findings
+from automaton_auditor.tools.git import AcquisitionError, acquire, git_findings, parse_target
+from automaton_auditor.tools.pdf import ReportError, doc_findings, ingest_report, unreadable_findings
+from automaton_auditor.tools.vision import find_diagrams, vision_findings
+
+log = logging.getLogger(__name__)
+INPUT_FACETS: dict[Source, str] = {"repo": "repo.acquire", "doc": "doc.ingest",
+                                   "vision": "vision.extract", "aggregator": "claims.paths"}
+
+
+def route_findings(findings: Iterable[Finding], source: Source, rubric: Rubric) -> list[Evidence]:
+    """Bind each finding to every dimension it bears on (duplicates by id dropped)."""
+    evidence: dict[str, Evidence] = {}
+    for finding in findings:
+        for dimension_id in route(finding.facet, rubric):
+            item = Evidence.from_finding(finding, source, dimension_id)
+            evidence.setdefault(item.evidence_id, item)
+    return list(evidence.values())
+
+
+def _crash_update(source: Source, node: str, exc: BaseException, rubric: Rubric) -> dict[str, Any]:
+    message = f"{node}: unexpected {type(exc).__name__}: {exc}"
+    finding = Finding(facet=INPUT_FACETS[source], goal=f"{node} completes", found=False,
+                      pattern="success", location="auditor", rationale=message, confidence=1.0)
+    return {"evidences": {source: route_findings([finding], source, rubric)},
+            "errors": [message], "detective_status": {source: f"failed: {message}"}}
+
+
+def guarded(source: Source, node: str,
+            body: Callable[[AgentState, Settings, Rubric], dict[str, Any]]
+            ) -> Callable[[AgentState], dict[str, Any]]:
+    """Wrap a detective body: time it, and turn any exception into evidence and an error."""
+
+    def run(state: AgentState) -> dict[str, Any]:
+        started = time.perf_counter()
+        settings = Settings.from_state(state.get("settings"))
+        rubric = Rubric.model_validate(state["rubric"])
+        try:
+            update = body(state, settings, rubric)
+        except Exception as exc:  # a detective degrades, it never takes the audit down
+            log.exception("%s failed", node)
+            update = _crash_update(source, node, exc, rubric)
+        update["timings"] = {node: round(time.perf_counter() - started, 4)}
+        return update
+
+    run.__name__ = node
+    run.__doc__ = body.__doc__
+    return run
+
+
+def _investigate_repo(state: AgentState, settings: Settings, rubric: Rubric) -> dict[str, Any]:
+    """Clone (or copy) the target into a temporary directory and collect code facts."""
+    limits = git_limits(settings)
+    with tempfile.TemporaryDirectory(prefix="auditor-repo-") as tmp:
+        try:
+            checkout = acquire(parse_target(state["target"], limits), Path(tmp), limits)
+        except AcquisitionError as exc:
+            finding = Finding(facet="repo.acquire", goal="Repository can be acquired",
+                              found=False, pattern="success", location=state["target"],
+                              rationale=f"{exc.kind}: {exc}", confidence=1.0)
+            return {"evidences": {"repo": route_findings([finding], "repo", rubric)},
+                    "errors": [f"repo: {exc.kind}: {exc}"],
+                    "detective_status": {"repo": f"failed: {exc.kind}"}}
+        acquired = Finding(facet="repo.acquire", goal="Repository can be acquired", found=True,
+                           pattern="neutral", location=f"commit {checkout.commit[:12]}",
+                           content=f"{len(checkout.files)} tracked files",
+                           rationale="cloned into a temporary directory", confidence=1.0)
+        findings = [acquired, *git_findings(checkout.path, limits)]
+        code, graph = code_findings(checkout.path, checkout.files, cache_dir=cache_dir(settings))
+        findings.extend(code)
+    return {"evidences": {"repo": route_findings(findings, "repo", rubric)},
+            "commit": checkout.commit, "repo_files": checkout.files, "code_graph": graph,
+            "detective_status": {"repo": "ok"}}
+
+
+def _analyse_doc(state: AgentState, settings: Settings, rubric: Rubric) -> dict[str, Any]:
+    """Ingest the report and collect what it explains and cites."""
+    try:
+        report = ingest_report(Path(state["report_path"]), report_limits(settings))
+    except ReportError as exc:
+        return {"evidences": {"doc": route_findings(unreadable_findings(exc), "doc", rubric)},
+                "errors": [f"doc: {exc.kind}: {exc}"],
+                "detective_status": {"doc": f"degraded: {exc.kind}"}}
+    findings, facts = doc_findings(report, concept_terms(rubric))
+    warnings = [f"doc: {w}" for w in report.warnings]
+    return {"evidences": {"doc": route_findings(findings, "doc", rubric)}, "report_facts": facts,
+            "errors": warnings, "detective_status": {"doc": "ok"}}
+
+
+def _inspect_diagrams(state: AgentState, settings: Settings, rubric: Rubric) -> dict[str, Any]:
+    """Find the report's diagrams and read their flow (with a vision model when configured)."""
+    diagrams, images = find_diagrams(Path(state["report_path"]), vision_limits(settings))
+    status = "ok"
+    if settings.vision_model and diagrams:
+        from automaton_auditor.judging.models import build_chat_model
+        from automaton_auditor.tools.vision import analyze_with_model
+
+        model = build_chat_model(settings.vision_model, settings)
+        diagrams = asyncio.run(analyze_with_model(diagrams, images, model,
+                                                  max_concurrency=settings.max_concurrency))
+        status = "ok (vision model)"
+    findings = vision_findings(diagrams)
+    return {"evidences": {"vision": route_findings(findings, "vision", rubric)},
+            "diagrams": diagrams, "detective_status": {"vision": status}}
+
+
+repo_investigator = guarded("repo", "repo_investigator", _investigate_repo)
+doc_analyst = guarded("doc", "doc_analyst", _analyse_doc)
+vision_inspector = guarded("vision", "vision_inspector", _inspect_diagrams)

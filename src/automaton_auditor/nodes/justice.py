@@ -1,0 +1,45 @@
+"""chief_justice: the judges' fan-in. Pure Python rules, no model."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from automaton_auditor.judging.rules import decide, unknown_rules
+from automaton_auditor.nodes.judges import degraded_opinion
+from automaton_auditor.rubric import Dimension, Rubric
+from automaton_auditor.state import JUDGES, AgentState, CriterionResult, Evidence, JudicialOpinion
+
+
+def _opinions_for(dimension: Dimension, opinions: list[JudicialOpinion]) -> list[JudicialOpinion]:
+    """The latest opinion of each judge on this criterion (a missing one is degraded)."""
+    latest: dict[str, JudicialOpinion] = {}
+    for opinion in opinions:
+        if opinion.criterion_id == dimension.id:
+            current = latest.get(opinion.judge)
+            if current is None or opinion.round >= current.round:
+                latest[opinion.judge] = opinion
+    return [latest.get(j) or degraded_opinion(j, dimension.id, "no opinion was returned")
+            for j in JUDGES]
+
+
+def _detective_empty(dossier: list[Evidence]) -> bool:
+    return any(e.facet == "dossier.empty" or (e.source == "aggregator" and
+               e.goal.endswith("detective produced evidence")) for e in dossier)
+
+
+def chief_justice(state: AgentState) -> dict[str, Any]:
+    """Rule on every criterion with the rubric's named synthesis rules."""
+    started = time.perf_counter()
+    rubric = Rubric.model_validate(state["rubric"])
+    dossiers = state.get("dossiers") or {}
+    opinions = state.get("opinions") or []
+    results: list[CriterionResult] = []
+    for dimension in rubric.dimensions:
+        dossier = dossiers.get(dimension.id, [])
+        results.append(decide(dimension, _opinions_for(dimension, opinions), dossier, rubric,
+                              detective_empty=_detective_empty(dossier)))
+    errors = [f"rubric: synthesis rule {name!r} has no implementation and was not applied"
+              for name in unknown_rules(rubric)]
+    return {"results": results, "errors": errors,
+            "timings": {"chief_justice": round(time.perf_counter() - started, 4)}}

@@ -1,0 +1,32 @@
+"""Settings turned into the limits each tool takes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.config import Settings
+from automaton_auditor.tools.git import GitLimits
+from automaton_auditor.tools.pdf import ReportLimits
+from automaton_auditor.tools.vision import VisionLimits
+
+
+def git_limits(settings: Settings) -> GitLimits:
+    """Acquisition limits from the run settings."""
+    return GitLimits(timeout_s=settings.git_timeout_s, max_repo_mb=settings.max_repo_mb,
+                     max_files=settings.max_files, depth=settings.clone_depth,
+                     allowed_hosts=tuple(settings.allowed_hosts))
+
+
+def report_limits(settings: Settings) -> ReportLimits:
+    """Report ingestion limits from the run settings."""
+    return ReportLimits(max_mb=settings.max_report_mb, max_pages=settings.max_report_pages)
+
+
+def vision_limits(settings: Settings) -> VisionLimits:
+    """Diagram extraction limits from the run settings."""
+    return VisionLimits(max_pages=settings.max_report_pages)
+
+
+def cache_dir(settings: Settings) -> Path | None:
+    """Where per-file facts are cached, if anywhere."""
+    return Path(settings.cache_dir) if settings.cache_dir else None

@@ -1,0 +1,42 @@
+"""report_writer: renders the ruling to Markdown, JSON and a run manifest."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+from automaton_auditor.config import Settings
+from automaton_auditor.report.build import build_report
+from automaton_auditor.report.files import package_versions, write_report_files
+from automaton_auditor.state import AgentState
+
+
+def run_manifest(state: AgentState, settings: Settings) -> dict[str, Any]:
+    """Inputs, hashes, versions, judges and timings of this run."""
+    rubric_json = json.dumps(state.get("rubric") or {}, sort_keys=True).encode("utf-8")
+    started = state.get("started_at")
+    return {
+        "inputs": {"target": state.get("target"), "report": state.get("report_path"),
+                   "rubric": settings.rubric_path or "embedded default"},
+        "hashes": {"commit": state.get("commit"), "report_sha256": state.get("report_sha256"),
+                   "rubric_sha256": hashlib.sha256(rubric_json).hexdigest()},
+        "versions": package_versions(),
+        "judges": settings.bench_label,
+        "settings": settings.to_state(),
+        "detectives": state.get("detective_status") or {},
+        "timings_s": {**(state.get("timings") or {}),
+                      "total": round(time.time() - started, 3) if started else None},
+        "opinions": len(state.get("opinions") or []),
+        "degraded_opinions": sum(1 for o in state.get("opinions") or [] if o.degraded),
+    }
+
+
+def report_writer(state: AgentState) -> dict[str, Any]:
+    """Write the report files; always runs, even after invalid input."""
+    settings = Settings.from_state(state.get("settings"))
+    report = build_report(state)
+    files = write_report_files(report, Path(settings.output_dir), run_manifest(state, settings))
+    return {"final_report": report, "report_files": files}
