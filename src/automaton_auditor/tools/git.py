@@ -200,7 +200,7 @@ def _head(dest: Path, home: Path, limits: GitLimits) -> str:
 _CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("not_a_repository", ("does not appear to be a git repository", "not a git repository",
                           "not found: did you run git update-server-info")),
-    ("not_found", ("repository not found", "404", "not found")),
+    ("not_found", ("repository not found", "404", "not found", "does not exist")),
     ("authentication", ("authentication failed", "could not read username",
                         "could not read password", "terminal prompts disabled",
                         "401", "403", "permission denied")),

@@ -1,0 +1,104 @@
+"""The git narrative on fixture histories: a single bulk commit vs a stepwise history."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from automaton_auditor.state import Finding
+from automaton_auditor.tools.git import GitLimits, acquire, git_findings, parse_target
+
+BASE = 1_700_000_000  # a fixed epoch so the facts are identical on every run
+
+
+def git(repo: Path, *args: str, when: int = BASE) -> None:
+    env = {**os.environ, "GIT_AUTHOR_DATE": f"@{when} +0000",
+           "GIT_COMMITTER_DATE": f"@{when} +0000", "GIT_AUTHOR_NAME": "t",
+           "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@example.com", "GIT_CONFIG_GLOBAL": os.devnull,
+           "GIT_CONFIG_NOSYSTEM": "1"}
+    subprocess.run(["git", "-C", str(repo), *args], check=True, env=env,
+                   capture_output=True)
+
+
+def make_repo(root: Path, steps: list[tuple[str, dict[str, str]]], gap_s: int = 3600) -> Path:
+    """A repository whose commits add the given files, `gap_s` seconds apart."""
+    root.mkdir(parents=True, exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    for index, (message, files) in enumerate(steps):
+        for rel, text in files.items():
+            target = root / rel
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text)
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", message, when=BASE + index * gap_s)
+    return root
+
+
+STEPWISE = [
+    ("chore: project setup with uv", {"pyproject.toml": "[project]\n", "README.md": "x\n"}),
+    ("feat: git and ast tools", {"src/tools/repo_tools.py": "x = 1\n",
+                                 "src/tools/doc_tools.py": "y = 1\n"}),
+    ("feat: typed state", {"src/state.py": "s = 1\n"}),
+    ("feat: graph with parallel detectives", {"src/graph.py": "g = 1\n"}),
+    ("feat: three judges", {"src/nodes/judges.py": "j = 1\n"}),
+    ("feat: chief justice synthesis", {"src/nodes/justice.py": "c = 1\n"}),
+]
+BULK = [("Add files via upload", {path: text for _m, files in STEPWISE
+                                  for path, text in files.items()})]
+
+
+def facet(findings: list[Finding], name: str) -> Finding:
+    return next(f for f in findings if f.facet == name)
+
+
+def audit(tmp_path: Path, steps: list[tuple[str, dict[str, str]]], gap_s: int = 3600
+          ) -> list[Finding]:
+    repo = make_repo(tmp_path / "target", steps, gap_s)
+    limits = GitLimits()
+    checkout = acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
+    return git_findings(checkout.path, limits)
+
+
+def test_stepwise_history(tmp_path: Path) -> None:
+    findings = audit(tmp_path, STEPWISE)
+    history = facet(findings, "git.history")
+    assert history.found and history.data["count"] == 6
+    assert history.data["span_hours"] == 5.0
+    assert history.content is not None and "feat: three judges" in history.content
+    assert facet(findings, "git.bulk_upload").found is False
+    progression = facet(findings, "git.progression")
+    assert progression.found
+    assert progression.data["order"] == ["setup", "tools", "state", "graph", "judges",
+                                         "synthesis"]
+    assert progression.data["inversions"] == 0
+
+
+def test_single_bulk_commit(tmp_path: Path) -> None:
+    findings = audit(tmp_path, BULK)
+    assert facet(findings, "git.history").found is False
+    bulk = facet(findings, "git.bulk_upload")
+    assert bulk.found and bulk.pattern == "failure"
+    assert bulk.data["largest_share"] == 1.0
+    assert bulk.content is not None and "Add files via upload" in bulk.content
+    assert "A src/graph.py" in bulk.content
+    assert facet(findings, "git.progression").found is False
+    assert facet(findings, "git.commit_messages").found is False
+
+
+def test_commits_minutes_apart_are_clustered(tmp_path: Path) -> None:
+    bulk = facet(audit(tmp_path, STEPWISE, gap_s=60), "git.bulk_upload")
+    assert bulk.found and bulk.data["clustered"] and bulk.data["span_seconds"] == 300
+
+
+def test_progression_out_of_order(tmp_path: Path) -> None:
+    reordered = [STEPWISE[5], STEPWISE[4], STEPWISE[3], STEPWISE[0], STEPWISE[1], STEPWISE[2]]
+    progression = facet(audit(tmp_path, reordered), "git.progression")
+    assert progression.found is False and progression.data["inversions"] > 1
+
+
+def test_narrative_is_deterministic(tmp_path: Path) -> None:
+    first = audit(tmp_path / "a", STEPWISE)
+    second = audit(tmp_path / "b", STEPWISE)
+    assert [f.model_dump() for f in first] == [f.model_dump() for f in second]
