@@ -43,6 +43,7 @@ from automaton_auditor.rubric import Dimension
 from automaton_auditor.state import Evidence, Judge, JudicialOpinion
 
 log = logging.getLogger(__name__)
+_sleep = time.sleep  # the waits between attempts (tests record them instead of waiting)
 
 __all__ = ["CircuitOpen", "ProviderError", "abort_reason", "endpoint_of", "llm_opinion"]
 
@@ -90,7 +91,7 @@ def _on_error(exc: Exception, attempt: int, attempts: int, circuit: Circuit,
         delay = backoff_delay(exc if kind == "rate_limit" else None, attempt,
                               settings.retry_backoff_s, settings.call_timeout_s)
         log.warning("judge call failed (%s); retry in %.2fs", what, delay)
-        time.sleep(delay)
+        _sleep(delay)
 
 
 def invoke_with_retries(runnable: Runnable[Any, Any], messages: list[BaseMessage],
@@ -122,7 +123,7 @@ def invoke_with_retries(runnable: Runnable[Any, Any], messages: list[BaseMessage
         error = result.get("parsing_error") if isinstance(result, dict) else None
         outcome.reason = f"unparseable answer ({describe(error) if error else 'no object'})"
         if attempt + 1 < attempts:
-            time.sleep(backoff_delay(None, attempt, settings.retry_backoff_s,
+            _sleep(backoff_delay(None, attempt, settings.retry_backoff_s,
                                      settings.call_timeout_s))
     return outcome
 
