@@ -34,8 +34,9 @@ def main() -> int:
         print(f"no such report: {args.pdf}", file=sys.stderr)
         return 2
     started = time.perf_counter()
-    from automaton_auditor.tools.pdf import ReportLimits, ask, doc_findings, ingest_report
     import docling.document_converter  # noqa: F401  - the lazy import, timed here once
+
+    from automaton_auditor.tools.pdf import ReportLimits, ask, doc_findings, ingest_report
 
     print(f"import (package + docling): {time.perf_counter() - started:.2f} s, "
           f"RSS {_rss_mb():.0f} MB")

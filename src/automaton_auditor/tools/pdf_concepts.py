@@ -20,7 +20,11 @@ _SUFFIXES = ("isations", "izations", "isation", "ization", "ations", "ation", "i
              "ition", "ically", "ical", "ics", "ive", "ions", "ion", "ing", "ed", "es", "s")
 _SUMMARY = re.compile(r"\b(executive summary|summary|abstract|table of contents|contents|"
                       r"conclusions?|glossary|references|appendix|introduction|tl;?dr|"
-                      r"overview of scores|key takeaways)\b", re.IGNORECASE)
+                      r"overview of scores|key takeaways|self[- ]audit|criterion[- ]by[- ]"
+                      r"criterion|criterion breakdown|rubric (?:dimension )?coverage)\b",
+                      re.IGNORECASE)
+# (Self-audit and rubric-coverage sections echo the rubric's own terms: an occurrence there
+# restates a criterion, it does not explain the design.)
 _MECHANISM_WORDS = re.compile(
     r"\b(nodes?|edges?|reducers?|stategraph|graph|send|fan[\s-]?(?:in|out)|parallel|"
     r"concurren\w*|branch\w*|aggregat\w*|merg\w*|operator\.\w+|typeddict|basemodel|pydantic|"
@@ -77,6 +81,7 @@ class Occurrence:
     sentence: str
     explained: bool
     reason: str
+    strength: int = 0  # how concrete the evidence is: ranks the deciding quotes
 
 
 @dataclass
@@ -92,8 +97,9 @@ class ConceptVerdict:
         """The occurrences that decide the verdict (explained ones first when explained)."""
         wanted = self.verdict == "explained"
         picked = [o for o in self.occurrences if o.explained == wanted]
-        # A run-in title ("Metacognition.") decides less than a full sentence: stable sort.
-        picked.sort(key=lambda o: len(o.sentence.split()) < 6)
+        # The most concrete first; a run-in title ("Metacognition.") decides less than a
+        # full sentence. Stable sort: document order breaks ties.
+        picked.sort(key=lambda o: (len(o.sentence.split()) < 6, -o.strength))
         return picked[:limit]
 
 
@@ -198,7 +204,8 @@ def _body_occurrence(block: Block, sentence: str, context: str) -> Occurrence:
                           "a list item without surrounding discussion")
     if len(signals) >= 3 and words >= 40:
         return Occurrence(block.page, block.heading, sentence, True,
-                          f"discussed in '{where}' with mechanisms: {', '.join(signals[:6])}")
+                          f"discussed in '{where}' with mechanisms: {', '.join(signals[:6])}",
+                          strength=len(mechanism_signals(sentence)))
     return Occurrence(block.page, block.heading, sentence, False,
                       f"named in '{where}' without mechanism ({len(signals)} cues, "
                       f"{words} words around it)")
@@ -214,14 +221,18 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
     signals = mechanism_signals(text)
     words = len(text.split())
     body_sentences = [s for b in body for s in sentences(b.text)]
-    quote = next((s for s in body_sentences if hit(s) or _CODE_SIGNAL.search(s)),
-                 body_sentences[0] if body_sentences else heading.text)
+    # Quote a real sentence (tables leave short cell fragments) that names the concept or
+    # a code artifact.
+    prose = [s for s in body_sentences if len(s.split()) >= 8] or body_sentences
+    quote = next((s for s in prose if hit(s)), None) or next(
+        (s for s in prose if _CODE_SIGNAL.search(s)), prose[0] if prose else heading.text)
     page = next((b.page for b in body if quote in b.text), heading.page)
     if _is_summary(heading) or _SUMMARY.search(heading.text):
         return Occurrence(page, heading.text, quote, False, "a summary/contents heading")
     if words >= 40 and len(signals) >= 3:
         return Occurrence(page, heading.text, quote, True,
                           f"a section of {words} words titled with the concept, with "
-                          f"mechanisms: {', '.join(signals[:6])}")
+                          f"mechanisms: {', '.join(signals[:6])}",
+                          strength=len(signals) + 5)
     return Occurrence(page, heading.text, quote, False,
                       f"a heading whose section is thin ({words} words, {len(signals)} cues)")

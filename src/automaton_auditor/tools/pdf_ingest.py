@@ -174,7 +174,8 @@ def page_lines(result: ConversionResult) -> tuple[list[Line], dict[int, tuple[fl
             continue
         for cell in parsed.textline_cells:
             line = _line_of(cell, page.page_no, height)
-            if line is not None:
+            # Text outside the page box is invisible to a reader: never count it.
+            if line is not None and line.bottom > 0 and line.top < height:
                 lines.append(line)
     return lines, sizes
 

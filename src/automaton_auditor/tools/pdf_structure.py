@@ -19,6 +19,7 @@ from automaton_auditor.tools.pdf_model import Block, BlockKind, Line
 if TYPE_CHECKING:
     from docling_core.types.doc import DoclingDocument  # type: ignore[attr-defined]
 
+_GLYPH_BULLET = re.compile(r"^[\u2022\u25cf\u25e6\u25aa\u25a0\u2023\u2043\u2219\u00b7*\-\u2013]\s*")
 _BULLET = re.compile(r"^(?:[\u2022\u25cf\u25e6\u25aa\u25a0\u2023\u2043\u2219\u00b7*\-\u2013]\s*"
                      r"|\(?[0-9]{1,2}[.)]\s+(?=\D)|\(?[a-z][.)]\s+)")
 _NUMBERED = re.compile(r"^(\d+(?:\.\d+)*)\.?\s+\S")
@@ -42,7 +43,8 @@ def furniture(lines: list[Line], sizes: dict[int, tuple[float, float]]) -> set[i
     margin: list[Line] = []
     for line in lines:
         height = sizes.get(line.page, (612.0, 792.0))[1]
-        if line.top < 0.09 * height or line.bottom > 0.91 * height:
+        # LaTeX sets folios higher than word processors do: a generous band.
+        if line.top < 0.12 * height or line.bottom > 0.86 * height:
             margin.append(line)
     pages = len(sizes) or 1
     keys = Counter(re.sub(r"\d+", "#", line.text.lower()) for line in margin)
@@ -51,8 +53,18 @@ def furniture(lines: list[Line], sizes: dict[int, tuple[float, float]]) -> set[i
         pages_per_key.setdefault(re.sub(r"\d+", "#", line.text.lower()), set()).add(line.page)
     repeated = {key for key in keys
                 if len(pages_per_key[key]) >= max(3, int(0.4 * pages))}
+    below: dict[int, float] = {}
+    above: dict[int, float] = {}
+    for line in lines:
+        below[line.page] = max(below.get(line.page, 0.0), line.bottom)
+        above[line.page] = min(above.get(line.page, 1e9), line.top)
+    body = body_size(lines)
+    # A bare number is a folio only as the page's first or last line (not a table cell).
     return {id(line) for line in margin
-            if _PAGE_NO.match(line.text) or re.sub(r"\d+", "#", line.text.lower()) in repeated}
+            if (_PAGE_NO.match(line.text)
+                and (line.bottom >= below[line.page] - 0.5 or line.top <= above[line.page] + 0.5))
+            or (re.sub(r"\d+", "#", line.text.lower()) in repeated
+                and line.size <= body * 1.1)}  # a title repeated in the header stays
 
 
 # --- headings ---------------------------------------------------------------------------------
@@ -218,7 +230,11 @@ def _breaks(prev: Line, line: Line, step: float, column_right: float) -> bool:
         return True
     if line.top - prev.top > step * 1.45 or line.top < prev.top - 1:
         return True
-    if _BULLET.match(line.text) or _DOT_LEADER.search(prev.text):
+    if _GLYPH_BULLET.match(line.text) or _DOT_LEADER.search(prev.text):
+        return True
+    # "12. Foo" starts an item only after a finished line: prose wraps before numbers too.
+    finished = prev.x1 < column_right * 0.8 or bool(_SENTENCE_END.search(prev.text))
+    if _BULLET.match(line.text) and finished:
         return True
     # A short line ending a sentence closes its paragraph.
     return prev.x1 < column_right * 0.8 and bool(_SENTENCE_END.search(prev.text))
