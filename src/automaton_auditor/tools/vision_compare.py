@@ -39,8 +39,11 @@ def _unavailable(why: str, location: str = "report") -> list[Finding]:
 
 def nodes_finding(reading: DiagramReading, graph: RebuiltGraph) -> Finding:
     """How many of the diagram's nodes are the code's nodes."""
+    # Decisions ("evidence?") are drawn routing conditions, not nodes of the code graph.
+    decisions = set(reading.facts.data.get("decisions", []))
     diagram_nodes = [n for n in (reading.graph.nodes if reading.graph else [])
-                     if name_key(n) not in _TERMINALS]
+                     if name_key(n) not in _TERMINALS and n not in decisions
+                     and not n.rstrip().endswith("?")]
     code_nodes = [n for n in graph.nodes if name_key(n) not in _TERMINALS]
     matched = match_names(diagram_nodes, code_nodes)
     missing = sorted(set(code_nodes) - set(matched.values()))

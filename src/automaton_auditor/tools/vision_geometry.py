@@ -18,6 +18,7 @@ import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 
 MAX_PATHS = 4000  # per page; a hostile page may hold millions of path objects
 MAX_TEXT_RECTS = 5000
+MAX_CHARS = 200_000  # per page
 MAX_SEGMENTS = 400  # per path
 ATTACH_TOL = 5.0  # points: how far a connector end may stop short of its node outline
 HEAD_TOL = 6.0  # points: arrow head to connector end
@@ -73,15 +74,80 @@ class VectorDiagram:
     labels: list[str] = field(default_factory=list)
 
 
+class _Run:
+    """Characters being gathered into one text run."""
+
+    def __init__(self) -> None:
+        self.chars: list[str] = []
+        self.box: list[float] = []
+
+    def fits(self, box: tuple[float, float, float, float]) -> bool:
+        """Same line and no wide gap: the character continues this run."""
+        if not self.box:
+            return True
+        height = max(self.box[3] - self.box[1], box[3] - box[1], 1.0)
+        same_line = abs((self.box[1] + self.box[3]) - (box[1] + box[3])) / 2 <= 0.5 * height
+        return same_line and -0.5 * height <= box[0] - self.box[2] <= 1.0 * height
+
+    def add(self, char: str, box: tuple[float, float, float, float] | None) -> None:
+        """Append a character (and grow the bounds when it has a box)."""
+        self.chars.append(char)
+        if box is not None:
+            self.box = list(box) if not self.box else [
+                min(self.box[0], box[0]), min(self.box[1], box[1]),
+                max(self.box[2], box[2]), max(self.box[3], box[3])]
+
+    def close(self, out: list[TextRect]) -> None:
+        """Emit the run when it has text and bounds."""
+        text = " ".join("".join(self.chars).split())
+        if text and self.box and len(out) < MAX_TEXT_RECTS:
+            out.append(TextRect(text, (self.box[0], self.box[1], self.box[2], self.box[3])))
+
+
+def _char_box(textpage: pdfium.PdfTextPage, index: int,
+              rect: pdfium_c.FS_RECTF) -> tuple[float, float, float, float]:
+    # The loose box spans the font's ascent to descent, the same for every glyph of a line:
+    # a LaTeX underscore (below the baseline) stays on its word's line.
+    pdfium_c.FPDFText_GetLooseCharBox(textpage.raw, index, rect)
+    return rect.left, min(rect.bottom, rect.top), rect.right, max(rect.bottom, rect.top)
+
+
 def text_rects(textpage: pdfium.PdfTextPage) -> list[TextRect]:
-    """The page's text runs with their bounds (bounded count)."""
-    rects = []
-    for index in range(min(textpage.count_rects(), MAX_TEXT_RECTS)):
-        rect = textpage.get_rect(index)
-        text = " ".join(textpage.get_text_bounded(*rect).split())
-        if text:
-            rects.append(TextRect(text, rect))
-    return rects
+    """The page's text runs with their bounds: characters on one line without a wide gap
+    form a run. Linear in the number of characters (pdfium's bounded-text look-up is
+    per-rectangle and quadratic on dense pages); bounded in count."""
+    runs: list[TextRect] = []
+    run = _Run()
+    rect = pdfium_c.FS_RECTF()
+    for index in range(min(pdfium_c.FPDFText_CountChars(textpage.raw), MAX_CHARS)):
+        char = chr(pdfium_c.FPDFText_GetUnicode(textpage.raw, index) or 32)
+        if char in "\r\n\x02":
+            run.close(runs)
+            run = _Run()
+            continue
+        box = _char_box(textpage, index, rect)
+        if char.isspace() or box[2] - box[0] <= 0:
+            run.add(" ", None)  # spaces carry no reliable box
+            continue
+        if not run.fits(box):
+            run.close(runs)
+            run = _Run()
+        run.add(char, box)
+    run.close(runs)
+    return runs
+
+
+def reading_sorted(texts: list[TextRect]) -> list[TextRect]:
+    """Text runs in reading order: top to bottom by line (runs whose centres lie within 3
+    points of the line's first run), left to right within a line."""
+    ordered = sorted(texts, key=lambda t: (-t.centre[1], t.rect[0]))
+    lines: list[list[TextRect]] = []
+    for text in ordered:
+        if lines and abs(lines[-1][0].centre[1] - text.centre[1]) <= 3.0:
+            lines[-1].append(text)
+        else:
+            lines.append([text])
+    return [t for line in lines for t in sorted(line, key=lambda t: t.rect[0])]
 
 
 def _points(obj: pdfium.PdfObject) -> tuple[list[Point], bool, bool, bool]:
@@ -144,6 +210,34 @@ def _area(rect: Rect) -> float:
     return max(rect[2] - rect[0], 0.0) * max(rect[3] - rect[1], 0.0)
 
 
+class Grid:
+    """A coarse spatial index of rectangles, so point look-ups stay cheap on pages with
+    thousands of paths (a hostile or merely huge table would otherwise be quadratic)."""
+
+    CELL = 48.0
+
+    def __init__(self, rects: list[Rect], tol: float = 0.0) -> None:
+        self.rects = rects
+        self.tol = tol
+        self.cells: dict[tuple[int, int], list[int]] = {}
+        for index, rect in enumerate(rects):
+            x0, y0 = self._cell((rect[0] - tol, rect[1] - tol))
+            x1, y1 = self._cell((rect[2] + tol, rect[3] + tol))
+            if (x1 - x0 + 1) * (y1 - y0 + 1) > 400:  # huge outlines are never nodes
+                continue
+            for cx in range(x0, x1 + 1):
+                for cy in range(y0, y1 + 1):
+                    self.cells.setdefault((cx, cy), []).append(index)
+
+    def _cell(self, point: Point) -> tuple[int, int]:
+        return int(point[0] // self.CELL), int(point[1] // self.CELL)
+
+    def hits(self, point: Point) -> list[int]:
+        """Indexes (ascending) of the rectangles containing the point, within `tol`."""
+        return [i for i in self.cells.get(self._cell(point), [])
+                if _inside(point, self.rects[i], self.tol)]
+
+
 def _is_diamond(path: PathInfo) -> bool:
     # Four corners, none of the sides axis-aligned: a decision node.
     corners = path.points[:4]
@@ -162,14 +256,14 @@ def _nodes(paths: list[PathInfo], texts: list[TextRect],
                        6 <= p.rect[2] - p.rect[0] <= 0.75 * width and
                        5 <= p.rect[3] - p.rect[1] <= 0.3 * height), key=lambda p: _area(p.rect))
     owned: dict[int, list[TextRect]] = {}
+    grid = Grid([p.rect for p in outlines])
     for text in texts:
-        for index, path in enumerate(outlines):
-            if _inside(text.centre, path.rect):
-                owned.setdefault(index, []).append(text)
-                break
+        hits = grid.hits(text.centre)
+        if hits:  # outlines are sorted by area: the first hit is the smallest
+            owned.setdefault(hits[0], []).append(text)
     nodes = []
     for index, runs in sorted(owned.items()):
-        label = " ".join(r.text for r in sorted(runs, key=lambda r: (-r.rect[3], r.rect[0])))
+        label = " ".join(r.text for r in reading_sorted(runs))
         if len(label) <= 80:
             path = outlines[index]
             nodes.append(VectorNode(label, path.rect,
@@ -177,36 +271,39 @@ def _nodes(paths: list[PathInfo], texts: list[TextRect],
     return nodes
 
 
-def _node_at(point: Point, nodes: list[VectorNode]) -> VectorNode | None:
-    hits = [n for n in nodes if _inside(point, n.rect, ATTACH_TOL)]
+def _node_at(point: Point, nodes: list[VectorNode], grid: Grid) -> VectorNode | None:
+    hits = [nodes[i] for i in grid.hits(point)]
     return min(hits, key=lambda n: _area(n.rect)) if hits else None
 
 
-def _edges(paths: list[PathInfo], nodes: list[VectorNode]) -> list[tuple[str, str, bool]]:
-    """Connectors: stroked open paths whose two ends touch two different nodes."""
+def _edges(paths: list[PathInfo],
+           nodes: list[VectorNode]) -> list[tuple[str, str, bool, Rect]]:
+    """Connectors: stroked open paths whose two ends touch two different nodes, with the
+    connector's bounds."""
     node_rects = {n.rect for n in nodes}
-    heads = [p for p in paths if p.filled and max(p.rect[2] - p.rect[0],
-                                                  p.rect[3] - p.rect[1]) <= 12]
-    edges: list[tuple[str, str, bool]] = []
+    heads = Grid([p.rect for p in paths if p.filled and max(p.rect[2] - p.rect[0],
+                                                            p.rect[3] - p.rect[1]) <= 12],
+                 HEAD_TOL)
+    grid = Grid([n.rect for n in nodes], ATTACH_TOL)
+    edges: list[tuple[str, str, bool, Rect]] = []
     for path in paths:
         if path.rect in node_rects or not path.stroked or path.closed:
             continue
         start, end = path.points[0], path.points[-1]
-        src, dst = _node_at(start, nodes), _node_at(end, nodes)
+        src, dst = _node_at(start, nodes, grid), _node_at(end, nodes, grid)
         # Both ends on outlines that touch (a code listing's line stripes) is not an edge.
         if not src or not dst or src is dst or _gap(src.rect, dst.rect) < 4:
             continue
-        head_at_end = any(_inside(end, h.rect, HEAD_TOL) for h in heads)
-        head_at_start = any(_inside(start, h.rect, HEAD_TOL) for h in heads)
+        head_at_end, head_at_start = bool(heads.hits(end)), bool(heads.hits(start))
         if head_at_start and not head_at_end:
             src, dst = dst, src
-        edges.append((src.label, dst.label, path.dashed or src.decision))
+        edges.append((src.label, dst.label, path.dashed or src.decision, path.rect))
     return edges
 
 
-def _region(nodes: list[VectorNode]) -> Rect:
-    return (min(n.rect[0] for n in nodes), min(n.rect[1] for n in nodes),
-            max(n.rect[2] for n in nodes), max(n.rect[3] for n in nodes))
+def _region(rects: list[Rect]) -> Rect:
+    return (min(r[0] for r in rects), min(r[1] for r in rects),
+            max(r[2] for r in rects), max(r[3] for r in rects))
 
 
 def read_vector_diagram(paths: list[PathInfo], texts: list[TextRect],
@@ -215,15 +312,15 @@ def read_vector_diagram(paths: list[PathInfo], texts: list[TextRect],
     labelled nodes and two edges (tables, frames, rules)."""
     nodes = _nodes(paths, texts, page_size)
     raw_edges = _edges(paths, nodes)
-    edges = list(dict.fromkeys((s, d) for s, d, _ in raw_edges))
+    edges = list(dict.fromkeys((s, d) for s, d, _, _ in raw_edges))
     connected = {n for e in edges for n in e}
     if len(connected) < 3 or len(edges) < 2:
         return None
     used = [n for n in nodes if n.label in connected]
-    region = _region(used)
-    labels = [t.text for t in sorted(texts, key=lambda t: (-t.rect[3], t.rect[0]))
+    region = _region([n.rect for n in used] + [r for *_, r in raw_edges])
+    labels = [t.text for t in reading_sorted(texts)
               if _inside(t.centre, region, 4.0) and len(t.text) <= 80]
-    conditional = list(dict.fromkeys((s, d) for s, d, c in raw_edges if c))
+    conditional = list(dict.fromkeys((s, d) for s, d, c, _ in raw_edges if c))
     return VectorDiagram(used, edges, conditional, region, labels)
 
 

@@ -66,8 +66,9 @@ def on_white(image: Image.Image) -> Image.Image:
 
 def to_png(image: Image.Image, max_side: int) -> bytes:
     """PNG bytes of an image downscaled so its longer side is at most `max_side`."""
+    image = image.copy()
+    image.thumbnail((max_side, max_side))  # downscale first: compositing is per pixel
     image = on_white(image)
-    image.thumbnail((max_side, max_side))
     buffer = io.BytesIO()
     image.save(buffer, format="PNG", optimize=False)
     return buffer.getvalue()
@@ -76,8 +77,9 @@ def to_png(image: Image.Image, max_side: int) -> bytes:
 def graphic_score(image: Image.Image) -> float:
     """Share of pixels that are strongly coloured or dark-filled: near 0 for a page of text,
     well above `GRAPHIC_SCORE_MIN` for a coloured diagram (a cheap, model-free signal)."""
-    small = on_white(image)
+    small = image.copy()
     small.thumbnail((300, 300))
+    small = on_white(small)
     pixels = np.asarray(small).astype(np.int16)
     if pixels.size == 0:
         return 0.0
@@ -101,14 +103,14 @@ def _nearby(texts: list[geo.TextRect], rect: geo.Rect, span: float = 70.0) -> st
     """Text runs just above and just below a region (heading, caption), in reading order."""
     def band(low: float, high: float) -> str:
         runs = [t for t in texts if low <= t.centre[1] <= high]
-        return " ".join(t.text for t in sorted(runs, key=lambda t: (-t.rect[3], t.rect[0])))
+        return " ".join(t.text for t in geo.reading_sorted(runs))
 
     text = f"{band(rect[3], rect[3] + span)} | {band(rect[1] - span, rect[1])}"
     return " ".join(text.split())[:NEARBY_CHARS]
 
 
 def _labels_in(texts: list[geo.TextRect], rect: geo.Rect) -> list[str]:
-    return [t.text for t in sorted(texts, key=lambda t: (-t.rect[3], t.rect[0]))
+    return [t.text for t in geo.reading_sorted(texts)
             if rect[0] <= t.centre[0] <= rect[2] and rect[1] <= t.centre[1] <= rect[3]
             and len(t.text) <= 80][:60]
 
@@ -148,10 +150,12 @@ def _raster_candidates(page: pdfium.PdfPage, number: int, texts: list[geo.TextRe
         if digest in seen:  # the same picture repeated (a logo in every header)
             seen[digest].data.setdefault("also_on_pages", []).append(number)
             continue
-        scan = (shown_w * shown_h >= SCAN_COVERAGE * width * height and len(texts) <= 2)
-        data: dict[str, Any] = {"bbox": _bbox(rect), "sha": digest,
-                                "graphic_score": graphic_score(image)}
-        if scan:
+        # A scan: a page-wide picture on a page without a text layer.
+        scan = len(texts) <= 2 and (shown_w * shown_h >= SCAN_COVERAGE * width * height
+                                    or shown_w >= 0.9 * width)
+        data: dict[str, Any] = {"bbox": _bbox(rect), "sha": digest}
+        if scan:  # a scan holds text pages and figures alike: flag the graphic ones
+            data["graphic_score"] = graphic_score(image)
             data["likely_diagram"] = data["graphic_score"] >= GRAPHIC_SCORE_MIN
         facts = DiagramFacts(page=number, kind="scan" if scan else "raster", width=px_w,
                              height=px_h, labels=_labels_in(texts, rect),
