@@ -47,26 +47,21 @@ def _crash_update(source: Source, node: str, exc: BaseException, rubric: Rubric)
             "errors": [message], "detective_status": {source: f"failed: {message}"}}
 
 
-def guarded(source: Source, node: str,
-            body: Callable[[AgentState, Settings, Rubric], dict[str, Any]]
-            ) -> Callable[[AgentState], dict[str, Any]]:
-    """Wrap a detective body: time it, and turn any exception into evidence and an error."""
+Body = Callable[[AgentState, Settings, Rubric], dict[str, Any]]
 
-    def run(state: AgentState) -> dict[str, Any]:
-        started = time.perf_counter()
-        settings = Settings.from_state(state.get("settings"))
-        rubric = Rubric.model_validate(state["rubric"])
-        try:
-            update = body(state, settings, rubric)
-        except Exception as exc:  # a detective degrades, it never takes the audit down
-            log.exception("%s failed", node)
-            update = _crash_update(source, node, exc, rubric)
-        update["timings"] = {node: round(time.perf_counter() - started, 4)}
-        return update
 
-    run.__name__ = node
-    run.__doc__ = body.__doc__
-    return run
+def run_guarded(state: AgentState, source: Source, node: str, body: Body) -> dict[str, Any]:
+    """Run a detective body: time it, and turn any exception into evidence and an error."""
+    started = time.perf_counter()
+    settings = Settings.from_state(state.get("settings"))
+    rubric = Rubric.model_validate(state["rubric"])
+    try:
+        update = body(state, settings, rubric)
+    except Exception as exc:  # a detective degrades, it never takes the audit down
+        log.exception("%s failed", node)
+        update = _crash_update(source, node, exc, rubric)
+    update["timings"] = {node: round(time.perf_counter() - started, 4)}
+    return update
 
 
 def _investigate_repo(state: AgentState, settings: Settings, rubric: Rubric) -> dict[str, Any]:
@@ -125,6 +120,16 @@ def _inspect_diagrams(state: AgentState, settings: Settings, rubric: Rubric) -> 
             "diagrams": diagrams, "detective_status": {"vision": status}}
 
 
-repo_investigator = guarded("repo", "repo_investigator", _investigate_repo)
-doc_analyst = guarded("doc", "doc_analyst", _analyse_doc)
-vision_inspector = guarded("vision", "vision_inspector", _inspect_diagrams)
+def repo_investigator(state: AgentState) -> dict[str, Any]:
+    """RepoInvestigator: git narrative and AST facts of the target, under `evidences["repo"]`."""
+    return run_guarded(state, "repo", "repo_investigator", _investigate_repo)
+
+
+def doc_analyst(state: AgentState) -> dict[str, Any]:
+    """DocAnalyst: what the report explains and cites, under `evidences["doc"]`."""
+    return run_guarded(state, "doc", "doc_analyst", _analyse_doc)
+
+
+def vision_inspector(state: AgentState) -> dict[str, Any]:
+    """VisionInspector: the report's diagrams and their flow, under `evidences["vision"]`."""
+    return run_guarded(state, "vision", "vision_inspector", _inspect_diagrams)

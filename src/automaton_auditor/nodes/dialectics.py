@@ -89,17 +89,17 @@ def dispatch_reevaluation(state: AgentState) -> list[Send] | list[str]:
     return sends or ["chief_justice"]
 
 
-def reevaluate(task: ReevaluationTask) -> dict[str, Any]:
+def reevaluate(state: ReevaluationTask) -> dict[str, Any]:
     """One judge reconsiders (round 2). If that fails, its round-1 opinion stands."""
     from automaton_auditor.judging.llm import llm_opinion
     from automaton_auditor.rubric import Dimension
 
-    settings = Settings.from_state(task["settings"])
-    dimension = Dimension.model_validate(task["dimension"])
-    judge = task["judge"]
+    settings = Settings.from_state(state["settings"])
+    dimension = Dimension.model_validate(state["dimension"])
+    judge = state["judge"]
     try:
-        opinion = llm_opinion(judge, dimension, task["dossier"], settings,
-                              own=task["own"], peers=task["peers"])
+        opinion = llm_opinion(judge, dimension, state["dossier"], settings,
+                              own=state["own"], peers=state["peers"])
     except Exception as exc:  # a failed re-evaluation must not erase the first opinion
         log.warning("re-evaluation of %s on %s failed: %s", judge, dimension.id, exc)
         return {"errors": [f"re-evaluation: {judge} on {dimension.id} failed "

@@ -35,18 +35,18 @@ def degraded_opinion(judge: Judge, criterion_id: str, reason: str) -> JudicialOp
                            argument=f"Degraded: {reason}"[:2000], degraded=True)
 
 
-def judge(task: JudgeTask) -> dict[str, Any]:
+def judge(state: JudgeTask) -> dict[str, Any]:
     """One judge's opinion on one criterion: the offline bench, or an LLM when configured."""
-    settings = Settings.from_state(task["settings"])
-    dimension = Dimension.model_validate(task["dimension"])
+    settings = Settings.from_state(state["settings"])
+    dimension = Dimension.model_validate(state["dimension"])
     try:
         if settings.offline:
-            opinion = offline_opinion(task["judge"], dimension, task["dossier"])
+            opinion = offline_opinion(state["judge"], dimension, state["dossier"])
         else:
             from automaton_auditor.judging.llm import llm_opinion
 
-            opinion = llm_opinion(task["judge"], dimension, task["dossier"], settings)
+            opinion = llm_opinion(state["judge"], dimension, state["dossier"], settings)
     except Exception as exc:  # one failed judge must not take the bench down
-        log.exception("judge %s on %s failed", task["judge"], dimension.id)
-        opinion = degraded_opinion(task["judge"], dimension.id, f"{type(exc).__name__}: {exc}")
+        log.exception("judge %s on %s failed", state["judge"], dimension.id)
+        opinion = degraded_opinion(state["judge"], dimension.id, f"{type(exc).__name__}: {exc}")
     return {"opinions": [opinion]}
