@@ -92,4 +92,17 @@ def loc(path: str, node: ast.AST | int) -> str:
     return f"{path}:{line}"
 
 
+def reducer_of(annotation: ast.expr, imports: dict[str, str]) -> str | None:
+    """The reducer of an ``Annotated[T, reducer]`` hint (``operator.add``, a function...)."""
+    if not isinstance(annotation, ast.Subscript):
+        return None
+    head = resolve(dotted(annotation.value), imports) or ""
+    if head.rsplit(".", 1)[-1] != "Annotated" or not isinstance(annotation.slice, ast.Tuple):
+        return None
+    extras = annotation.slice.elts[1:]
+    if not extras:
+        return None
+    return resolve(dotted(extras[0]), imports) or unparse(extras[0], 120)
+
+
 JSON = dict[str, Any]

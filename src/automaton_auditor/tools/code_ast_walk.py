@@ -14,15 +14,11 @@ from typing import Any
 from automaton_auditor.tools.code_ast_calls import CallCollector
 from automaton_auditor.tools.code_ast_common import (
     JSON,
-    dotted,
-    resolve,
-    snippet,
     str_value,
-    unparse,
 )
 from automaton_auditor.tools.code_ast_interp import Interp
 
-FACTS_VERSION = 8
+FACTS_VERSION = 9
 MAX_FILE_BYTES = 1_000_000
 # A file none of whose bytes match these is not parsed: it cannot hold any fact we report.
 TRIGGERS = re.compile(
@@ -61,7 +57,7 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
     facts: JSON = {
         "imports": imports,
         "consts": consts,
-        "classes": collect_classes(tree, lines, imports),
+        "classes": collector.classes,
         "functions": collector.functions,
         "calls": collector.calls,
         "strings": collector.strings,
@@ -121,37 +117,6 @@ def module_consts(tree: ast.Module) -> dict[str, Any]:
                 if isinstance(target, ast.Name) and value is not None:
                     consts[prefix + target.id] = value
     return consts
-
-
-def _reducer(annotation: ast.expr, imports: dict[str, str]) -> str | None:
-    if not isinstance(annotation, ast.Subscript):
-        return None
-    head = resolve(dotted(annotation.value), imports) or ""
-    if head.rsplit(".", 1)[-1] != "Annotated" or not isinstance(annotation.slice, ast.Tuple):
-        return None
-    extras = annotation.slice.elts[1:]
-    if not extras:
-        return None
-    return resolve(dotted(extras[0]), imports) or unparse(extras[0], 120)
-
-
-def collect_classes(tree: ast.Module, lines: list[str], imports: dict[str, str]) -> list[JSON]:
-    """Every class with its resolved bases, annotated fields and reducers."""
-    classes = []
-    for node in ast.walk(tree):
-        if not isinstance(node, ast.ClassDef):
-            continue
-        fields = []
-        for stmt in node.body:
-            if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
-                fields.append({"name": stmt.target.id, "line": stmt.lineno,
-                               "annotation": unparse(stmt.annotation, 200),
-                               "reducer": _reducer(stmt.annotation, imports)})
-        classes.append({
-            "name": node.name, "line": node.lineno,
-            "bases": [resolve(dotted(b), imports) or unparse(b, 80) for b in node.bases],
-            "fields": fields, "source": snippet(lines, node, 4000)})
-    return classes
 
 
 def graph_ops(path: str, lines: list[str], tree: ast.Module, imports: dict[str, str],
