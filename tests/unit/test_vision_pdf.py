@@ -219,3 +219,60 @@ def test_same_pdf_gives_identical_facts(tmp_path: Path) -> None:
     assert [d.model_dump() for d in first[0]] == [d.model_dump() for d in second[0]]
     assert first[1] == second[1]
     assert vision_findings(first[0]) == vision_findings(second[0])
+
+
+def _curve(c: canvas.Canvas, x1: float, y1: float, x2: float, y2: float,
+           dashed: bool = False) -> None:
+    """A Bezier connector (as Mermaid and Graphviz draw them) with an arrow head."""
+    if dashed:
+        c.setDash(3, 2)
+    path = c.beginPath()
+    path.moveTo(x1, y1)
+    path.curveTo(x1, (y1 + y2) / 2, x2, (y1 + y2) / 2, x2, y2 + 5)
+    c.drawPath(path, stroke=1, fill=0)
+    c.setDash()
+    head = c.beginPath()
+    head.moveTo(x2, y2)
+    head.lineTo(x2 - 3, y2 + 5)
+    head.lineTo(x2 + 3, y2 + 5)
+    head.close()
+    c.drawPath(head, stroke=0, fill=1)
+
+
+def test_curved_dashed_connectors_and_decision_diamonds(tmp_path: Path) -> None:
+    def page(c: canvas.Canvas) -> None:
+        c.setFont("Helvetica", 8)
+        c.roundRect(250, 720, 90, 20, 5)
+        c.drawString(256, 726, "aggregator")
+        diamond = c.beginPath()
+        for x, y in ((295, 680), (335, 660), (295, 640), (255, 660)):
+            (diamond.lineTo if x != 295 or y != 680 else diamond.moveTo)(x, y)
+        diamond.close()
+        c.drawPath(diamond, stroke=1, fill=0)
+        c.drawString(280, 657, "ok?")
+        _box(c, 150, 560, "Prosecutor")
+        _box(c, 350, 560, "ErrorHandler")
+        _curve(c, 295, 720, 295, 680)
+        _curve(c, 295, 640, 195, 580, dashed=True)
+        _curve(c, 295, 640, 395, 580, dashed=True)
+
+    (facts,), _ = find_diagrams(_pdf(tmp_path / "cv.pdf", [page]))
+    assert set(facts.edges) == {("aggregator", "ok?"), ("ok?", "Prosecutor"),
+                                ("ok?", "ErrorHandler")}
+    assert facts.data["decisions"] == ["ok?"]
+    assert sorted(map(tuple, facts.data["conditional_edges"])) == [("ok?", "ErrorHandler"),
+                                                                   ("ok?", "Prosecutor")]
+    by_facet = {f.facet: f for f in vision_findings([facts])}
+    assert by_facet["vision.flow.linear"].found  # a yes/no branch is not parallelism
+
+
+def test_huge_page_renders_within_the_size_cap(tmp_path: Path) -> None:
+    path = tmp_path / "huge.pdf"
+    c = canvas.Canvas(str(path), pagesize=(14000, 14000))
+    c.scale(20, 20)
+    _draw_vector_courtroom(c)
+    c.showPage()
+    c.save()
+    (facts,), (png,) = find_diagrams(path, VisionLimits(max_image_side=512))
+    assert facts.kind == "vector" and len(facts.edges) == 12  # scale-free tolerances
+    assert max(Image.open(io.BytesIO(png)).size) == 512

@@ -20,8 +20,12 @@ MAX_PATHS = 4000  # per page; a hostile page may hold millions of path objects
 MAX_TEXT_RECTS = 5000
 MAX_CHARS = 200_000  # per page
 MAX_SEGMENTS = 400  # per path
-ATTACH_TOL = 5.0  # points: how far a connector end may stop short of its node outline
-HEAD_TOL = 6.0  # points: arrow head to connector end
+# Distances are in text-height units (the page's median text run height, about 10 points
+# in a typical report), so a diagram scaled up or down reads the same.
+ATTACH_TOL = 0.5  # how far a connector end may stop short of its node outline
+HEAD_TOL = 0.6  # arrow head to connector end
+HEAD_MAX = 1.2  # the largest arrow head
+MIN_GAP = 0.4  # two outlines closer than this touch (listing stripes), no edge between them
 Rect = tuple[float, float, float, float]  # left, bottom, right, top (PDF points)
 Point = tuple[float, float]
 
@@ -214,11 +218,10 @@ class Grid:
     """A coarse spatial index of rectangles, so point look-ups stay cheap on pages with
     thousands of paths (a hostile or merely huge table would otherwise be quadratic)."""
 
-    CELL = 48.0
-
-    def __init__(self, rects: list[Rect], tol: float = 0.0) -> None:
+    def __init__(self, rects: list[Rect], tol: float = 0.0, cell: float = 48.0) -> None:
         self.rects = rects
         self.tol = tol
+        self.cell = max(cell, 1.0)
         self.cells: dict[tuple[int, int], list[int]] = {}
         for index, rect in enumerate(rects):
             x0, y0 = self._cell((rect[0] - tol, rect[1] - tol))
@@ -230,7 +233,7 @@ class Grid:
                     self.cells.setdefault((cx, cy), []).append(index)
 
     def _cell(self, point: Point) -> tuple[int, int]:
-        return int(point[0] // self.CELL), int(point[1] // self.CELL)
+        return int(point[0] // self.cell), int(point[1] // self.cell)
 
     def hits(self, point: Point) -> list[int]:
         """Indexes (ascending) of the rectangles containing the point, within `tol`."""
@@ -247,16 +250,23 @@ def _is_diamond(path: PathInfo) -> bool:
     return all(abs(a[0] - b[0]) > 1 and abs(a[1] - b[1]) > 1 for a, b in sides)
 
 
+def text_unit(texts: list[TextRect]) -> float:
+    """The page's typical text height in points (median run height, 10 when no text)."""
+    heights = sorted(t.rect[3] - t.rect[1] for t in texts if t.rect[3] > t.rect[1])
+    return min(max(heights[len(heights) // 2], 2.0), 400.0) if heights else 10.0
+
+
 def _nodes(paths: list[PathInfo], texts: list[TextRect],
-           page_size: tuple[float, float]) -> list[VectorNode]:
+           page_size: tuple[float, float], unit: float) -> list[VectorNode]:
     """Closed outlines holding a short label; each text run goes to the smallest outline
     around it, so group frames only keep their own title."""
     width, height = page_size
     outlines = sorted((p for p in paths if (p.closed or p.filled) and
-                       6 <= p.rect[2] - p.rect[0] <= 0.75 * width and
-                       5 <= p.rect[3] - p.rect[1] <= 0.3 * height), key=lambda p: _area(p.rect))
+                       0.6 * unit <= p.rect[2] - p.rect[0] <= 0.75 * width and
+                       0.5 * unit <= p.rect[3] - p.rect[1] <= 0.3 * height),
+                      key=lambda p: _area(p.rect))
     owned: dict[int, list[TextRect]] = {}
-    grid = Grid([p.rect for p in outlines])
+    grid = Grid([p.rect for p in outlines], cell=5 * unit)
     for text in texts:
         hits = grid.hits(text.centre)
         if hits:  # outlines are sorted by area: the first hit is the smallest
@@ -276,15 +286,15 @@ def _node_at(point: Point, nodes: list[VectorNode], grid: Grid) -> VectorNode | 
     return min(hits, key=lambda n: _area(n.rect)) if hits else None
 
 
-def _edges(paths: list[PathInfo],
-           nodes: list[VectorNode]) -> list[tuple[str, str, bool, Rect]]:
+def _edges(paths: list[PathInfo], nodes: list[VectorNode],
+           unit: float) -> list[tuple[str, str, bool, Rect]]:
     """Connectors: stroked open paths whose two ends touch two different nodes, with the
     connector's bounds."""
     node_rects = {n.rect for n in nodes}
     heads = Grid([p.rect for p in paths if p.filled and max(p.rect[2] - p.rect[0],
-                                                            p.rect[3] - p.rect[1]) <= 12],
-                 HEAD_TOL)
-    grid = Grid([n.rect for n in nodes], ATTACH_TOL)
+                                                            p.rect[3] - p.rect[1])
+                  <= HEAD_MAX * unit], HEAD_TOL * unit, 5 * unit)
+    grid = Grid([n.rect for n in nodes], ATTACH_TOL * unit, 5 * unit)
     edges: list[tuple[str, str, bool, Rect]] = []
     for path in paths:
         if path.rect in node_rects or not path.stroked or path.closed:
@@ -292,7 +302,7 @@ def _edges(paths: list[PathInfo],
         start, end = path.points[0], path.points[-1]
         src, dst = _node_at(start, nodes, grid), _node_at(end, nodes, grid)
         # Both ends on outlines that touch (a code listing's line stripes) is not an edge.
-        if not src or not dst or src is dst or _gap(src.rect, dst.rect) < 4:
+        if not src or not dst or src is dst or _gap(src.rect, dst.rect) < MIN_GAP * unit:
             continue
         head_at_end, head_at_start = bool(heads.hits(end)), bool(heads.hits(start))
         if head_at_start and not head_at_end:
@@ -310,8 +320,9 @@ def read_vector_diagram(paths: list[PathInfo], texts: list[TextRect],
                         page_size: tuple[float, float]) -> VectorDiagram | None:
     """The diagram drawn on a page, or None when the drawing has fewer than three connected
     labelled nodes and two edges (tables, frames, rules)."""
-    nodes = _nodes(paths, texts, page_size)
-    raw_edges = _edges(paths, nodes)
+    unit = text_unit(texts)
+    nodes = _nodes(paths, texts, page_size, unit)
+    raw_edges = _edges(paths, nodes, unit)
     edges = list(dict.fromkeys((s, d) for s, d, _, _ in raw_edges))
     connected = {n for e in edges for n in e}
     if len(connected) < 3 or len(edges) < 2:

@@ -36,6 +36,8 @@ NEARBY_CHARS = 600
 SCAN_COVERAGE = 0.75  # an image covering this share of the page, with no text: a scan
 GRAPHIC_SCORE_MIN = 0.03  # share of coloured or dark-filled pixels that marks a drawing
 DRAWING_PATHS_MIN = 6  # connectors/arrow heads that make an unread vector page worth rendering
+MAX_RENDER_SIDE = 2400  # pixels, for any rendered region
+MAX_DECODE_PIXELS = 40_000_000  # larger embedded images are rendered at render_dpi instead
 Candidate = tuple[DiagramFacts, bytes]
 
 
@@ -94,7 +96,10 @@ def _render_region(page: pdfium.PdfPage, rect: geo.Rect, limits: VisionLimits) -
     pad = 6.0
     crop = (max(rect[0] - pad, 0.0), max(rect[1] - pad, 0.0),
             max(width - rect[2] - pad, 0.0), max(height - rect[3] - pad, 0.0))
-    bitmap = page.render(scale=limits.render_dpi / 72.0, crop=crop)
+    shown = max(width - crop[0] - crop[2], height - crop[1] - crop[3], 1.0)
+    # A hostile page may be kilometres wide: the bitmap never exceeds MAX_RENDER_SIDE.
+    scale = min(limits.render_dpi / 72.0, MAX_RENDER_SIDE / shown)
+    bitmap = page.render(scale=scale, crop=crop)
     image: Image.Image = bitmap.to_pil()
     return image
 
@@ -123,6 +128,9 @@ def _image_pil(obj: pdfium.PdfImage, page: pdfium.PdfPage, rect: geo.Rect,
                limits: VisionLimits) -> Image.Image:
     """The image as displayed (masks and colour spaces applied by pdfium), or the page
     region rendered when the object cannot be decoded on its own."""
+    px_w, px_h = obj.get_px_size()
+    if px_w * px_h > MAX_DECODE_PIXELS:  # decoding would take gigabytes: render the region
+        return _render_region(page, rect, limits)
     try:
         image: Image.Image = obj.get_bitmap(render=True).to_pil()
         return image
