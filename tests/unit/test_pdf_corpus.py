@@ -111,3 +111,19 @@ def test_scanned_report_is_unreadable_without_crash() -> None:
     with pytest.raises(ReportError) as caught:
         ingest_report(_pdf("Abnet-Melaku1__automation-auditor"), ReportLimits())
     assert caught.value.kind == "no_text_layer"
+
+
+@pytest.mark.parametrize("stem", sorted(GROUND_TRUTH))
+def test_typography_alone_recovers_the_outline(stem: str) -> None:
+    """Without bookmarks, headings from font size/weight/numbering find (nearly) every
+    outline heading and few others (bold table headers and run-in lead-ins are excluded)."""
+    with_outline = _ingest(stem)
+    assert with_outline.heading_source == "outline"
+    fonts = ingest_report(_pdf(stem), ReportLimits(), use_outline=False)
+    assert fonts.heading_source == "fonts"
+    expected = {(page, text) for _, page, text in with_outline.headings}
+    got = {(page, text) for _, page, text in fonts.headings}
+    recall = len(expected & got) / len(expected)
+    precision = len(expected & got) / len(got)
+    assert recall >= 0.97, sorted(expected - got)
+    assert precision >= 0.75, sorted(got - expected)

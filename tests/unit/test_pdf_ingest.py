@@ -310,3 +310,17 @@ def test_html_and_docx_reports(tmp_path: Path) -> None:
     assert "Judges run in parallel." in report.chunks[0].text
     (tmp_path / "bad.docx").write_text("not a zip")
     assert _kind(tmp_path / "bad.docx") == "corrupt"
+
+
+def test_same_report_gives_identical_findings(report_pdf: Path) -> None:
+    concepts = ["Dialectical Synthesis", "Fan-In / Fan-Out"]
+    first = doc_findings(ingest_report(report_pdf, ReportLimits()), concepts)
+    second = doc_findings(ingest_report(report_pdf, ReportLimits()), concepts)
+    assert [f.model_dump() for f in first[0]] == [f.model_dump() for f in second[0]]
+    assert first[1] == second[1]
+
+
+def test_full_pipeline_falls_back_to_native_without_models(report_pdf: Path) -> None:
+    report = ingest_report(report_pdf, ReportLimits(), full_pipeline=True)
+    assert report.heading_source == "fonts"
+    assert any("full docling pipeline unavailable" in w for w in report.warnings)

@@ -32,13 +32,15 @@ __all__ = ["Block", "Chunk", "IngestedReport", "ReportError", "ReportLimits", "a
 
 
 def ingest_report(path: Path, limits: ReportLimits | None = None, *,
-                  full_pipeline: bool | None = None) -> IngestedReport:
+                  full_pipeline: bool | None = None, use_outline: bool = True
+                  ) -> IngestedReport:
     """Read a report (PDF, Markdown, DOCX or HTML) into headings, blocks and chunks.
 
     Raises `ReportError` (one-line message, `kind` set) for missing, empty, oversized,
     non-PDF, encrypted, corrupt, over-long or text-less input; never runs embedded
     JavaScript. `full_pipeline` (default: env `AUDITOR_DOCLING_FULL=1`) tries docling's
     model pipeline first, offline, and falls back to the native one on any failure.
+    `use_outline=False` ignores the PDF's bookmarks (headings then come from typography).
     """
     limits = limits or ReportLimits()
     path = Path(path)
@@ -48,10 +50,11 @@ def ingest_report(path: Path, limits: ReportLimits | None = None, *,
         return _ingest_other(path, sha, kind)
     if full_pipeline is None:
         full_pipeline = os.environ.get("AUDITOR_DOCLING_FULL") == "1"
-    return _ingest_pdf(path, sha, limits, full_pipeline)
+    return _ingest_pdf(path, sha, limits, full_pipeline, use_outline)
 
 
-def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool) -> IngestedReport:
+def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
+                use_outline: bool = True) -> IngestedReport:
     probe = pdf_ingest.probe_pdf(path, limits)
     warnings: list[str] = []
     if probe.javascript:
@@ -74,7 +77,8 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool) -> Inges
         warnings.append(f"{len(missing)} of {probe.page_count} pages have no text layer "
                         f"(pages {_ranges(missing)}); their content was not read")
     skip = pdf_structure.furniture(lines, sizes)
-    marks = pdf_structure.outline_headings(lines, probe.outline) if probe.outline else {}
+    outline = probe.outline if use_outline else []
+    marks = pdf_structure.outline_headings(lines, outline) if outline else {}
     source = "outline" if marks else "none"
     if not marks:
         marks = pdf_structure.font_headings(lines, skip)

@@ -135,11 +135,14 @@ def font_headings(lines: list[Line], skip: set[int]) -> dict[int, tuple[int, str
     bold, short and numbered/isolated. Levels come from numbering depth, else size rank."""
     body = body_size(lines)
     column = max((line.width for line in lines), default=500.0)
+    in_rows = _side_by_side(lines)
     candidates = [line for line in lines
-                  if id(line) not in skip and _looks_like_heading(line, body, column)]
+                  if id(line) not in skip and id(line) not in in_rows
+                  and _looks_like_heading(line, body, column)]
     sizes = sorted({round(line.size * 2) / 2 for line in candidates}, reverse=True)
     marks: dict[int, tuple[int, str]] = {}
     previous: Line | None = None
+    first = 0  # id of the first line of the heading being built
     for line in candidates:
         numbered = _NUMBERED.match(line.text)
         if numbered:
@@ -148,10 +151,21 @@ def font_headings(lines: list[Line], skip: set[int]) -> dict[int, tuple[int, str
             level = sizes.index(round(line.size * 2) / 2) + 1
         if previous is not None and _continues(previous, line):
             marks[id(line)] = (-1, line.text)
+            head_level, head_text = marks[first]
+            marks[first] = (head_level, f"{head_text} {line.text}")  # a wrapped heading
         else:
             marks[id(line)] = (min(level, 6), line.text)
+            first = id(line)
         previous = line
     return marks
+
+
+def _side_by_side(lines: list[Line]) -> set[int]:
+    """Lines sharing a baseline with another line (table cells, not headings)."""
+    rows: dict[tuple[int, int], list[Line]] = {}
+    for line in lines:
+        rows.setdefault((line.page, round(line.bottom / 3)), []).append(line)
+    return {id(line) for row in rows.values() if len(row) > 1 for line in row}
 
 
 def _looks_like_heading(line: Line, body: float, column: float) -> bool:
@@ -161,7 +175,8 @@ def _looks_like_heading(line: Line, body: float, column: float) -> bool:
         return False
     if _BULLET.match(text) and not _NUMBERED.match(text):
         return False
-    if re.search(r"[,;]$", text) or (text.endswith(".") and not _NUMBERED.fullmatch(text)):
+    # A bold lead-in ends with a colon; a heading does not end like a sentence.
+    if re.search(r"[,;:]$", text) or (text.endswith(".") and not _NUMBERED.fullmatch(text)):
         return False
     if line.size >= body * 1.15:
         return True
@@ -172,7 +187,7 @@ def _looks_like_heading(line: Line, body: float, column: float) -> bool:
 def _continues(previous: Line, line: Line) -> bool:
     """A wrapped heading: same page and style, directly below the previous heading line."""
     return (previous.page == line.page and abs(previous.size - line.size) < 0.5
-            and 0 <= line.top - previous.bottom < line.size * 0.8)
+            and 0 <= line.top - previous.bottom < line.size * 1.2)
 
 
 # --- paragraphs ------------------------------------------------------------------------------
