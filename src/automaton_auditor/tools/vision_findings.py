@@ -58,6 +58,8 @@ def _classify_edges(facts: DiagramFacts, graph: RebuiltGraph) -> str:
     kind = str(facts.data.get("diagram_type", "flowchart"))
     if kind in ("sequence", "state"):
         return "sequence" if kind == "sequence" else "state_machine"
+    if facts.kind == "arrow":
+        return "text_flow"  # an arrow chain written in the text, not a drawing
     names = {n.upper() for n in graph.nodes}
     looks_stateful = bool({"START", "END"} & names) or courtroom_pattern(graph).parallel_detectives
     return "state_machine" if looks_stateful else "generic_boxes"
@@ -158,9 +160,16 @@ def linear_finding(readings: list[DiagramReading]) -> Finding:
     """Failure pattern: every readable diagram is a plain linear pipeline."""
     flows = [r for r in readings if r.linear is not None]
     linear = [r for r in flows if r.linear]
-    found = bool(flows) and len(linear) == len(flows)
-    best = linear[0] if linear else (flows[0] if flows else None)
-    content = " -> ".join(best.chain) if best and best.chain else None
+    branching = [r for r in flows if not r.linear]
+    found = bool(flows) and not branching
+    best = linear[0] if found else (max(branching, key=lambda r: (r.confidence, r.score))
+                                    if branching else None)
+    content = None
+    if best and found:
+        content = " -> ".join(best.chain) or None
+    elif best and best.graph is not None:  # say where it branches instead
+        content = "branches: " + "; ".join(f"{s} -> {{{', '.join(t)}}}"
+                                           for s, t in best.graph.fan_out.items())
     if found:
         why = f"All {len(flows)} readable diagram flow(s) are linear: no fan-out, no fan-in."
     elif flows:
