@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -32,7 +33,8 @@ def _fail(message: str, code: int) -> typer.Exit:
 
 def _settings(output_dir: Path, rubric: Path | None, model: str | None,
               allow_host: list[str], depth: int | None, max_concurrency: int,
-              vision_model: str | None) -> Settings:
+              vision_model: str | None, persona_models: dict[str, str] | None = None,
+              structured_output_method: str | None = None) -> Settings:
     from automaton_auditor.config import (
         DEFAULT_ALLOWED_HOSTS,
         Settings,
@@ -44,7 +46,33 @@ def _settings(output_dir: Path, rubric: Path | None, model: str | None,
                                  *(h.lower() for h in allow_host)]))
     return Settings(output_dir=str(output_dir), rubric_path=str(rubric) if rubric else None,
                     model=model or env_model(), allowed_hosts=hosts, clone_depth=depth,
-                    max_concurrency=max_concurrency, vision_model=vision_model)
+                    max_concurrency=max_concurrency, vision_model=vision_model,
+                    persona_models=persona_models or {},
+                    structured_output_method=structured_output_method)
+
+
+def _bench_settings(output_dir: Path, rubric: Path | None, model: str | None,
+                    allow_host: list[str], depth: int | None, max_concurrency: int,
+                    vision_model: str | None, persona_model: list[str],
+                    method: str | None) -> Settings:
+    """Settings with the judges' models checked: every persona needs one, or none does."""
+    from automaton_auditor.judging.llm_plan import missing_models, parse_persona_models
+    from automaton_auditor.judging.models import STRUCTURED_METHODS
+
+    if method is not None and method not in STRUCTURED_METHODS:
+        raise _fail(f"--structured-output-method must be one of {', '.join(STRUCTURED_METHODS)}",
+                    EXIT_INPUT)
+    try:
+        personas = parse_persona_models(persona_model)
+    except ValueError as exc:
+        raise _fail(str(exc), EXIT_INPUT) from None
+    settings = _settings(output_dir, rubric, model, allow_host, depth, max_concurrency,
+                         vision_model, personas, method)
+    missing = missing_models(settings)
+    if missing:
+        raise _fail(f"no model for {', '.join(missing)}: give --model (or AUDITOR_MODEL) or a "
+                    "--persona-model for every persona", EXIT_INPUT)
+    return settings
 
 
 def _write_error_report(target: str, report: Path, settings: Settings, message: str) -> None:
@@ -66,7 +94,11 @@ def _run_graph(state: dict[str, Any], settings: Settings, quiet: bool,
     graph = compile_graph()
     final: dict[str, Any] = dict(state)
     timings: dict[str, float] = {}
-    config = {"max_concurrency": settings.max_concurrency, "recursion_limit": 50}
+    from automaton_auditor.judging.llm_plan import trace_config
+
+    # run_name/tags/metadata name the audit's root run when LangSmith tracing is on.
+    config = {"max_concurrency": settings.max_concurrency, "recursion_limit": 50,
+              **trace_config(state["target"], state["report_path"], settings)}
     with RunProgress(Console(stderr=True), judge_calls, enabled=not quiet) as progress:
         for mode, chunk in graph.stream(state, config, stream_mode=["updates", "values"]):
             if mode == "values":
@@ -112,14 +144,24 @@ def audit(
     fail_under: Annotated[float | None, typer.Option(
         min=0, max=5, help="Exit 1 when the overall score is below this.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    persona_model: Annotated[list[str], typer.Option(
+        help="Model for one persona, e.g. Prosecutor=openai:gpt-4o (repeatable).")] = [],  # noqa: B006
+    structured_output_method: Annotated[str | None, typer.Option(
+        help="json_schema, function_calling or json_mode (default: per provider).")] = None,
+    call_timeout: Annotated[float, typer.Option(
+        min=1, help="Seconds before a judge call times out (it is then retried).")] = 120.0,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Print the planned judge calls and a token estimate; call nothing.")
+    ] = False,
 ) -> None:
     """Audit TARGET (repository URL or path) and REPORT (its architecture PDF)."""
     from automaton_auditor.config import load_dotenv_if_present
 
     load_dotenv_if_present()
     logging.basicConfig(level=logging.CRITICAL)
-    settings = _settings(output_dir, rubric, model, allow_host, depth, max_concurrency,
-                         vision_model)
+    settings = _bench_settings(output_dir, rubric, model, allow_host, depth, max_concurrency,
+                               vision_model, persona_model, structured_output_method)
+    settings = replace(settings, call_timeout_s=call_timeout)
     from automaton_auditor.rubric import RubricError, load_rubric
 
     try:
@@ -127,6 +169,11 @@ def audit(
     except RubricError as exc:
         _write_error_report(target, report, settings, f"bad rubric: {exc}")
         raise _fail(f"bad rubric: {exc}", EXIT_INPUT) from None
+    if dry_run:
+        from automaton_auditor.judging.llm_plan import render_plan
+
+        typer.echo(render_plan(loaded, settings))
+        raise typer.Exit(EXIT_OK)
     state = {"target": target, "report_path": str(report), "rubric": loaded.model_dump(),
              "settings": settings.to_state()}
     try:

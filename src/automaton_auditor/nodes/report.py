@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from automaton_auditor.config import Settings
+from automaton_auditor.judging.llm_usage import slowest_call_s, usage_totals
 from automaton_auditor.report.build import build_report
 from automaton_auditor.report.files import package_versions, write_report_files
 from automaton_auditor.state import AgentState
@@ -31,6 +32,10 @@ def run_manifest(state: AgentState, settings: Settings) -> dict[str, Any]:
                       "total": round(time.time() - started, 3) if started else None},
         "opinions": len(state.get("opinions") or []),
         "degraded_opinions": sum(1 for o in state.get("opinions") or [] if o.degraded),
+        "reevaluated_opinions": sum(1 for o in state.get("opinions") or [] if o.round == 2),
+        "usage": usage_totals(state.get("opinions") or [], state.get("usage")),
+        "slowest_judge_call_s": slowest_call_s(state.get("opinions") or []),
+        "aborted": state.get("aborted"),
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from automaton_auditor.config import Settings
+from automaton_auditor.judging.llm_usage import usage_totals, with_earlier_rounds
 from automaton_auditor.judging.rules import overall_score, verdict_for
 from automaton_auditor.state import AgentState, AuditReport, CriterionResult
 
@@ -55,7 +56,8 @@ def build_report(state: AgentState) -> AuditReport:
     settings = Settings.from_state(state.get("settings"))
     rubric = state.get("rubric") or {}
     meta = rubric.get("rubric_metadata", {})
-    results = state.get("results") or []
+    opinions = state.get("opinions") or []
+    results = with_earlier_rounds(state.get("results") or [], opinions)
     score = overall_score(results)
     evidences = state.get("evidences") or {}
     return AuditReport(
@@ -71,4 +73,5 @@ def build_report(state: AgentState) -> AuditReport:
         verified_paths=state.get("verified_paths") or [],
         hallucinated_paths=state.get("hallucinated_paths") or [],
         generated_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        usage=usage_totals(opinions, state.get("usage")),
     )

@@ -80,13 +80,27 @@ def render_criterion(index: int, result: CriterionResult,
         lines.append(f"- Overruled — {note}")
     if result.rules_applied or result.overruled:
         lines.append("")
-    lines += _opinion_rows(result.judge_opinions) + [""]
+    lines += [*_opinion_rows(result.judge_opinions), ""]
+    if result.earlier_opinions:
+        lines += ["Round 1, before the re-evaluation (scores differed by more than 2):", "",
+                  *_opinion_rows(result.earlier_opinions), ""]
     if result.dissent_summary:
         lines += [f"**Dissent.** {result.dissent_summary}", ""]
     cited = [evidence_by_id[i] for i in result.evidence_ids if i in evidence_by_id]
     if cited:
         lines += ["<details><summary>Evidence</summary>", "", *_evidence_lines(cited), "",
                   "</details>", ""]
+    return lines
+
+
+def render_footer(report: AuditReport) -> list[str]:
+    """Which bench judged and, for a model bench, its token totals."""
+    lines = ["", "---", "", f"Judged by the {_cell(report.bench)}."]
+    if report.usage:
+        u = report.usage
+        lines[-1] += (f" Tokens: {u.get('input_tokens', 0):,} in, "
+                      f"{u.get('output_tokens', 0):,} out, {u.get('total_tokens', 0):,} total, "
+                      f"over {u.get('calls', 0)} model calls.")
     return lines
 
 
@@ -108,4 +122,5 @@ def render_markdown(report: AuditReport) -> str:
     lines += ["## Remediation Plan", "", report.remediation_plan, ""]
     lines += ["## Errors and Warnings", ""]
     lines += [f"- {_cell(e)}" for e in report.errors] or ["None."]
+    lines += render_footer(report)
     return "\n".join(lines).rstrip() + "\n"
