@@ -202,9 +202,9 @@ def test_cache_skips_parsing_and_survives_corruption(tmp_path: Path, monkeypatch
     first, stats = collect_facts(repo, files, cache)
     assert stats["parsed"] == 2 and stats["cached"] == 0
     calls: list[str] = []
-    original = code_ast._read
-    monkeypatch.setattr(code_ast, "_read", lambda r, p, force=False: calls.append(p) or
-                        original(r, p, force))
+    original = code_ast.parse_chunk
+    monkeypatch.setattr(code_ast, "parse_chunk", lambda r, paths: calls.extend(paths) or
+                        original(r, paths))
     second, stats = collect_facts(repo, files, cache)
     assert stats["cached"] == 2 and calls == [] and second == first
     with sqlite3.connect(cache / "ast_facts.sqlite") as conn:

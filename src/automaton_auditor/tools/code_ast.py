@@ -9,7 +9,6 @@ The audited code is parsed, never imported or executed.
 
 from __future__ import annotations
 
-import gc
 import hashlib
 import os
 import re
@@ -20,7 +19,7 @@ from pathlib import Path
 from automaton_auditor.state import Finding, RebuiltGraph
 from automaton_auditor.tools import code_ast_cache
 from automaton_auditor.tools.code_ast_common import JSON
-from automaton_auditor.tools.code_ast_walk import MAX_FILE_BYTES, extract
+from automaton_auditor.tools.code_ast_walk import parse_chunk, read_facts
 
 SKIP_DIRS = re.compile(
     r"(^|/)(\.?venv[^/]*|env|\.env|site-packages|node_modules|vendor(ed)?|third_party|"
@@ -28,7 +27,7 @@ SKIP_DIRS = re.compile(
     r"tests?|testing)/")
 SKIP_FILES = re.compile(r"(_pb2(_grpc)?\.py|(^|/)test_[^/]*\.py|_test\.py|conftest\.py)$")
 # Below this many files to parse, worker start-up costs more than it saves.
-PARALLEL_MIN_FILES = 400
+PARALLEL_MIN_FILES = 100
 
 
 def python_files(files: list[str]) -> list[str]:
@@ -76,33 +75,11 @@ def _hash_file(path: Path) -> str:
     return hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
 
 
-def _read(repo: Path, path: str, force: bool = False) -> JSON:
-    target = repo / path
-    try:
-        if target.is_symlink() or not target.is_file():
-            return {"error": "not a regular file"}
-        if target.stat().st_size > MAX_FILE_BYTES:
-            return {"error": f"larger than {MAX_FILE_BYTES} bytes, not parsed"}
-        return extract(path, target.read_bytes(), force)
-    except OSError as exc:
-        return {"error": f"unreadable: {exc.strerror}"}
-
-
-def _parse_chunk(repo: str, paths: list[str]) -> dict[str, JSON]:
-    enabled = gc.isenabled()
-    gc.disable()  # parsing allocates millions of small objects; cycle GC only slows it down
-    try:
-        return {path: _read(Path(repo), path) for path in paths}
-    finally:
-        if enabled:
-            gc.enable()
-
-
 def parse_files(repo: Path, paths: list[str], workers: int | None = None) -> dict[str, JSON]:
     """Facts for each path, in one process or split across `workers` processes."""
     workers = workers if workers is not None else min(2, os.cpu_count() or 1)
     if workers <= 1 or len(paths) < PARALLEL_MIN_FILES:
-        return _parse_chunk(str(repo), paths)
+        return parse_chunk(str(repo), paths)
     chunks = [paths[i::workers] for i in range(workers)]
     import multiprocessing
 
@@ -110,7 +87,7 @@ def parse_files(repo: Path, paths: list[str], workers: int | None = None) -> dic
     context = multiprocessing.get_context("forkserver")
     with ProcessPoolExecutor(max_workers=workers, mp_context=context) as pool:
         results: dict[str, JSON] = {}
-        for part in pool.map(_parse_chunk, [str(repo)] * workers, chunks):
+        for part in pool.map(parse_chunk, [str(repo)] * workers, chunks):
             results.update(part)
     return results
 
@@ -130,7 +107,7 @@ def collect_facts(repo: Path, files: list[str], cache_dir: Path | None = None,
     facts = {**cached, **fresh}
     forced = _imported_by_graph_code(facts)
     if forced:
-        extra = {p: _read(repo, p, force=True) for p in forced}
+        extra = {p: read_facts(repo, p, force=True) for p in forced}
         facts.update(extra)
         if cache_dir:
             code_ast_cache.store(cache_dir, ((p, blobs[p], f) for p, f in extra.items()
@@ -141,25 +118,40 @@ def collect_facts(repo: Path, files: list[str], cache_dir: Path | None = None,
     return dict(sorted(facts.items())), stats
 
 
+def _refs(value: object, out: set[str]) -> None:
+    if isinstance(value, dict):
+        ref = value.get("ref")
+        if isinstance(ref, str) and "." in ref:
+            out.add(ref.lstrip("."))
+        for item in value.values():
+            _refs(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _refs(item, out)
+
+
 def _imported_by_graph_code(facts: dict[str, JSON]) -> list[str]:
-    """Prefilter-skipped modules that graph-building files import: their constants may name
-    the nodes, so they are parsed after all (cached like any other file)."""
+    """Prefilter-skipped modules that name graph nodes (``add_node(names.REPO, ...)``):
+    their constants matter, so they are parsed after all (and cached like any file)."""
     from automaton_auditor.tools.code_ast_resolve import module_name
 
-    skipped = {module_name(p): p for p, f in facts.items() if "skipped" in f}
-    wanted: set[str] = set()
+    by_suffix: dict[str, str] = {}
+    for path in sorted(p for p, f in facts.items() if "skipped" in f):
+        parts = module_name(path).split(".")
+        for cut in range(len(parts)):
+            by_suffix.setdefault(".".join(parts[cut:]), path)
+    refs: set[str] = set()
     for facts_of in facts.values():
-        if not facts_of.get("ops") and not facts_of.get("builders"):
-            continue
-        for target in (facts_of.get("imports") or {}).values():
-            parts = target.lstrip(".").split(".")
-            for cut in range(len(parts), 0, -1):
-                hit = next((p for m, p in skipped.items()
-                            if m == ".".join(parts[:cut]) or
-                            m.endswith("." + ".".join(parts[:cut]))), None)
-                if hit:
-                    wanted.add(hit)
-                    break
+        for op in facts_of.get("ops") or []:
+            _refs([op.get("args"), op.get("kwargs")], refs)
+    wanted = set()
+    for ref in refs:
+        parts = ref.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            hit = by_suffix.get(".".join(parts[:cut]))
+            if hit:
+                wanted.add(hit)
+                break
     return sorted(wanted)
 
 

@@ -252,7 +252,8 @@ class CallCollector:
     def _ident(self, node: ast.AST, ctx: Ctx) -> None:
         if not ctx.func:
             return
-        if isinstance(node, ast.Name) and RETRY_NAME.search(node.id):
+        if isinstance(node, ast.Name) and type(node.ctx) is ast.Store and \
+                RETRY_NAME.search(node.id):
             self.functions[ctx.func]["retry_hint"] = True
         scope = self.idents.get(ctx.func)
         if scope is None:

@@ -8,7 +8,9 @@ real files). Only code counts: docstrings and comments never produce a fact.
 from __future__ import annotations
 
 import ast
+import gc
 import re
+from pathlib import Path
 from typing import Any
 
 from automaton_auditor.tools.code_ast_calls import CallCollector
@@ -18,14 +20,14 @@ from automaton_auditor.tools.code_ast_common import (
 )
 from automaton_auditor.tools.code_ast_interp import Interp
 
-FACTS_VERSION = 9
+FACTS_VERSION = 10
 MAX_FILE_BYTES = 1_000_000
 # A file none of whose bytes match these is not parsed: it cannot hold any fact we report.
 TRIGGERS = re.compile(
-    rb"StateGraph|add_node|add_edge|add_conditional|BaseModel|TypedDict|Annotated|system|popen"
-    rb"|subprocess|shell|eval|exec|tempfile|mkdtemp|clone|structured_output|bind_tools|Send"
-    rb"|Command|rosecutor|efen[cs]e|ech_?[Ll]ead|echLead|retry|[Jj]ustice|[Cc]hief|ynthes"
-    rb"|langgraph|[Pp]ersona|[Jj]udge")
+    rb"StateGraph|add_node|add_edge|add_conditional|add_sequence|set_entry_point|BaseModel"
+    rb"|TypedDict|system\(|popen|subprocess|shell\s*=|\beval\(|\bexec\(|tempfile|mkdtemp"
+    rb"|clone|structured_output|bind_tools|Send\(|Command\(|rosecutor|efen[cs]e|ech_?[Ll]ead"
+    rb"|[Rr]etr(y|ies)|[Jj]ustice|[Cc]hief|ynthes|[Pp]ersona|[Jj]udge")
 
 
 def extract(path: str, data: bytes, force: bool = False) -> JSON:
@@ -136,3 +138,27 @@ def graph_ops(path: str, lines: list[str], tree: ast.Module, imports: dict[str, 
             stack.extend((child, f"{scope}.") for child in node.body
                          if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
     return {"builders": interp.builders, "ops": interp.ops}
+
+
+def read_facts(repo: Path, path: str, force: bool = False) -> JSON:
+    """Facts of one file of the work tree (never following a symlink)."""
+    target = repo / path
+    try:
+        if target.is_symlink() or not target.is_file():
+            return {"error": "not a regular file"}
+        if target.stat().st_size > MAX_FILE_BYTES:
+            return {"error": f"larger than {MAX_FILE_BYTES} bytes, not parsed"}
+        return extract(path, target.read_bytes(), force)
+    except OSError as exc:
+        return {"error": f"unreadable: {exc.strerror}"}
+
+
+def parse_chunk(repo: str, paths: list[str]) -> dict[str, JSON]:
+    """Facts for several files; runs in worker processes, so it imports only the stdlib."""
+    enabled = gc.isenabled()
+    gc.disable()  # parsing allocates millions of small objects; cycle GC only slows it down
+    try:
+        return {path: read_facts(Path(repo), path) for path in paths}
+    finally:
+        if enabled:
+            gc.enable()
