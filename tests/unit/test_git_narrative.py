@@ -102,3 +102,23 @@ def test_narrative_is_deterministic(tmp_path: Path) -> None:
     first = audit(tmp_path / "a", STEPWISE)
     second = audit(tmp_path / "b", STEPWISE)
     assert [f.model_dump() for f in first] == [f.model_dump() for f in second]
+
+
+def test_narrative_cache_by_commit(tmp_path: Path, monkeypatch) -> None:
+    from automaton_auditor.tools import git_story
+
+    repo = make_repo(tmp_path / "target", STEPWISE)
+    limits = GitLimits()
+    checkout = acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
+    cache = tmp_path / "cache"
+    first = git_findings(checkout.path, limits, cache_dir=cache)
+
+    def boom(*_args: object) -> None:
+        raise AssertionError("git log ran again")
+
+    monkeypatch.setattr(git_story, "read_log", boom)
+    assert git_findings(checkout.path, limits, cache_dir=cache) == first
+    for entry in cache.iterdir():
+        entry.write_text("{corrupt")
+    monkeypatch.undo()
+    assert git_findings(checkout.path, limits, cache_dir=cache) == first

@@ -27,7 +27,7 @@ SKIP_DIRS = re.compile(
     r"tests?|testing)/")
 SKIP_FILES = re.compile(r"(_pb2(_grpc)?\.py|(^|/)test_[^/]*\.py|_test\.py|conftest\.py)$")
 # Below this many files to parse, worker start-up costs more than it saves.
-PARALLEL_MIN_FILES = 100
+PARALLEL_MIN_FILES = 400
 
 
 def python_files(files: list[str]) -> list[str]:

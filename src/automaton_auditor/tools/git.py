@@ -233,10 +233,11 @@ def _classify(result: GitResult, limits: GitLimits) -> AcquisitionError:
     return AcquisitionError(kind, last[:300])
 
 
-def git_findings(repo: Path, limits: GitLimits) -> list[Finding]:
+def git_findings(repo: Path, limits: GitLimits, cache_dir: Path | None = None) -> list[Finding]:
     """The git narrative of `repo` (facets ``git.*``): commit count and span, bulk-upload
-    detection and the development progression, each quoting the commits it rests on."""
-    return narrative_findings(repo, limits.timeout_s)
+    detection and the development progression, each quoting the commits it rests on.
+    With `cache_dir`, a second audit of the same commit reads the result back."""
+    return narrative_findings(repo, limits.timeout_s, cache_dir)
 
 
 def acquisition_finding(target: str, checkout: Checkout | None,

@@ -115,6 +115,16 @@ def head_files(repo: Path, timeout_s: float) -> list[str]:
     return sorted(p for p in result.stdout.decode("utf-8", "replace").split("\0") if p)
 
 
+def head_commit(repo: Path, timeout_s: float) -> str | None:
+    """The HEAD commit id, or None."""
+    with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
+        result = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=repo,
+                         home=Path(home_dir), timeout_s=timeout_s)
+    commit = result.stdout.decode("ascii", "replace").strip()
+    return commit if result.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", commit) \
+        else None
+
+
 def stages_of(paths: list[str]) -> list[str]:
     """The development stages a set of paths belongs to (a path may hit several)."""
     found = []

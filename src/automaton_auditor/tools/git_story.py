@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ from automaton_auditor.tools.git_narrative import (
     NAMES_LIMIT,
     STAGE_ORDER,
     Commit,
+    head_commit,
     head_files,
     is_vague,
     read_log,
@@ -22,9 +24,47 @@ from automaton_auditor.tools.git_narrative import (
 QUOTE_COMMITS = 12
 
 
-def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
+NARRATIVE_VERSION = 1
+
+
+def narrative_findings(repo: Path, timeout_s: float,
+                       cache_dir: Path | None = None) -> list[Finding]:
     """Findings ``git.history``, ``git.bulk_upload``, ``git.progression`` and
-    ``git.commit_messages`` for the repository at `repo` (a git work tree)."""
+    ``git.commit_messages`` for the repository at `repo` (a git work tree), cached by HEAD
+    commit under `cache_dir` when given (the history of a commit never changes)."""
+    head = head_commit(repo, timeout_s) if cache_dir else None
+    cache_file = cache_dir / f"narrative-v{NARRATIVE_VERSION}-{head}.json" \
+        if cache_dir and head else None
+    if cache_file is not None:
+        cached = _load(cache_file)
+        if cached is not None:
+            return cached
+    findings = _narrative(repo, timeout_s)
+    if cache_file is not None and findings[0].facet == "git.history" and \
+            findings[0].data.get("count"):
+        _save(cache_file, findings)
+    return findings
+
+
+def _load(path: Path) -> list[Finding] | None:
+    try:
+        raw = json.loads(path.read_text("utf-8"))
+        return [Finding.model_validate(item) for item in raw]
+    except (OSError, ValueError, TypeError):
+        return None  # missing or corrupt: computed again
+
+
+def _save(path: Path, findings: list[Finding]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps([f.model_dump(mode="json") for f in findings]), "utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass
+
+
+def _narrative(repo: Path, timeout_s: float) -> list[Finding]:
     try:
         commits = read_log(repo, timeout_s)
         files = head_files(repo, timeout_s)
