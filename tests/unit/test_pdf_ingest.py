@@ -324,3 +324,19 @@ def test_full_pipeline_falls_back_to_native_without_models(report_pdf: Path) -> 
     report = ingest_report(report_pdf, ReportLimits(), full_pipeline=True)
     assert report.heading_source == "fonts"
     assert any("full docling pipeline unavailable" in w for w in report.warnings)
+
+
+def test_wrapped_words_and_paths_are_rejoined() -> None:
+    from automaton_auditor.tools.pdf_model import Line
+    from automaton_auditor.tools.pdf_structure import build_blocks
+
+    texts = ["Three adversarial judges and one fan-out edge. The adver-",
+             "sarial judges share the fan-",
+             "out edge declared in src/nodes/",
+             "judges.py for every criterion of the rubric."]
+    lines = [Line(page=1, text=t, x0=72, top=100 + 14 * i, x1=520, bottom=110 + 14 * i,
+                  size=10, bold=False) for i, t in enumerate(texts)]
+    block, = build_blocks(lines, {}, set())
+    assert block.text == ("Three adversarial judges and one fan-out edge. The adversarial judges "
+                          "share the fan-out edge declared in src/nodes/judges.py for every "
+                          "criterion of the rubric.")

@@ -32,7 +32,7 @@ _MECHANISM_WORDS = re.compile(
     r"state|persona\w*|judges?|scores?|variance|rules?|evidence|pipeline|loop|workflow)\b",
     re.IGNORECASE)
 _CODE_SIGNAL = re.compile(
-    r"`[^`]+`|\b[\w-]+/[\w./-]+\.\w+\b|\b\w+\.py\b|\b[a-z]+_[a-z_]+\b|"
+    r"`[^`]+`|\b[\w-]+/[\w./-]+\.[A-Za-z]\w*\b|\b\w+\.py\b|\b[a-z]+_[a-z_]+\b|"
     r"\b[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\b|\b\w+\(\)")
 
 
@@ -96,7 +96,12 @@ class ConceptVerdict:
     def deciding(self, limit: int = 3) -> list[Occurrence]:
         """The occurrences that decide the verdict (explained ones first when explained)."""
         wanted = self.verdict == "explained"
-        picked = [o for o in self.occurrences if o.explained == wanted]
+        picked: list[Occurrence] = []
+        for occurrence in self.occurrences:
+            if occurrence.explained == wanted and all(
+                    (o.page, o.sentence) != (occurrence.page, occurrence.sentence)
+                    for o in picked):
+                picked.append(occurrence)
         # The most concrete first; a run-in title ("Metacognition.") decides less than a
         # full sentence. Stable sort: document order breaks ties.
         picked.sort(key=lambda o: (len(o.sentence.split()) < 6, -o.strength))
@@ -167,7 +172,9 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
         if block.kind == "heading":
             occurrences.append(_heading_occurrence(blocks, index, sentence_hit))
             continue
-        context = _neighbours(blocks, index)
+        # Inside a section titled with the concept, the whole section is the discussion.
+        titled = block.heading is not None and sentence_hit(block.heading)
+        context = _section_text(blocks, block) if titled else _neighbours(blocks, index)
         for sentence in sentences(block.text):
             if sentence_hit(sentence):
                 occurrences.append(_body_occurrence(block, sentence, context))
@@ -175,6 +182,11 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
         return ConceptVerdict(term, "absent")
     verdict = "explained" if any(o.explained for o in occurrences) else "dropped"
     return ConceptVerdict(term, verdict, occurrences)
+
+
+def _section_text(blocks: list[Block], block: Block) -> str:
+    return "\n".join(b.text for b in blocks
+                     if b.kind in ("paragraph", "list") and b.section == block.section)
 
 
 def _neighbours(blocks: list[Block], index: int) -> str:

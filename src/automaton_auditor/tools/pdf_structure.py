@@ -207,6 +207,7 @@ def build_blocks(lines: list[Line], headings: dict[int, tuple[int, str]],
     path; furniture lines are kept as `furniture` blocks so the document records them."""
     body = body_size(lines)
     step = leading(lines, body)
+    words = vocabulary(lines)
     column_right = max((line.x1 for line in lines), default=540.0)
     blocks: list[Block] = []
     stack: list[tuple[int, str]] = []
@@ -215,7 +216,7 @@ def build_blocks(lines: list[Line], headings: dict[int, tuple[int, str]],
 
     def flush() -> None:
         if current:
-            blocks.append(_paragraph(current, section))
+            blocks.append(_paragraph(current, section, words))
             current.clear()
 
     for line in lines:
@@ -241,7 +242,11 @@ def build_blocks(lines: list[Line], headings: dict[int, tuple[int, str]],
 
 
 def _breaks(prev: Line, line: Line, step: float, column_right: float) -> bool:
-    if prev.page != line.page or abs(prev.size - line.size) > 1.0:
+    if prev.page != line.page:
+        return True
+    # Box height stands in for font size; a short line ("state:") has no tall glyph to
+    # measure, so only longer lines can signal a size change.
+    if abs(prev.size - line.size) > 1.0 and min(len(prev.text), len(line.text)) >= 12:
         return True
     if line.top - prev.top > step * 1.45 or line.top < prev.top - 1:
         return True
@@ -255,12 +260,30 @@ def _breaks(prev: Line, line: Line, step: float, column_right: float) -> bool:
     return prev.x1 < column_right * 0.8 and bool(_SENTENCE_END.search(prev.text))
 
 
-def _paragraph(lines: list[Line], section: tuple[str, ...]) -> Block:
+def vocabulary(lines: list[Line]) -> set[str]:
+    """Lower-case words the document spells in full, to tell a typesetter's hyphenation
+    ("adver-" + "sarial") from a real compound ("fan-" + "out")."""
+    return {w.lower() for line in lines
+            for w in re.findall(r"[A-Za-z]+(?:-[A-Za-z]+)*", line.text) if len(w) >= 3}
+
+
+def _join(text: str, nxt: str, words: set[str]) -> str:
+    if text[-1] in "/_":
+        return text + nxt  # a path wrapped at a separator
+    if text[-1] == "-" and text[-2:-1].isalpha():
+        head = re.search(r"([A-Za-z]+)-$", text)
+        tail = re.match(r"[a-z]+", nxt)
+        if head and tail and (head.group(1) + tail.group(0)).lower() in words \
+                and f"{head.group(1)}-{tail.group(0)}".lower() not in words:
+            return text[:-1] + nxt  # hyphenated only to break the line
+        return text + nxt
+    return f"{text} {nxt}"
+
+
+def _paragraph(lines: list[Line], section: tuple[str, ...], words: set[str]) -> Block:
     text = lines[0].text
     for line in lines[1:]:
-        # A path or compound word wrapped at "/", "-" or "_" continues without a space.
-        glue = "" if text[-1] in "/_" or (text[-1] == "-" and text[-2:-1].isalnum()) else " "
-        text += glue + line.text
+        text = _join(text, line.text, words)
     kind: BlockKind = "list" if _BULLET.match(lines[0].text) else "paragraph"
     if _DOT_LEADER.search(lines[-1].text):
         kind = "toc"  # an entry ends with dot leaders and its page number
