@@ -185,3 +185,26 @@ def test_findings_are_deterministic(tmp_path: Path) -> None:
     fan_in = by_facet(first, "graph.fan_in")
     assert fan_in.data["fan_in"] == {"z": ["x", "y"]}
     assert fan_in.content is not None and 'g.add_edge(["x", "y"], "z")' in fan_in.content
+
+
+def test_command_goto_routes_from_node_functions(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"flow.py": """
+        from langgraph.graph import StateGraph, START
+        from langgraph.types import Command
+
+        def triage(state):
+            if state["bad"]:
+                return Command(goto="error_handler")
+            return Command(goto="judge")
+
+        g = StateGraph(dict)
+        g.add_node("triage", triage)
+        g.add_node("judge", print)
+        g.add_node("error_handler", print)
+        g.add_edge(START, "triage")
+    """})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None
+    assert graph.conditional_sources == ["triage"]
+    assert ("triage", "error_handler") in graph.edges and ("triage", "judge") in graph.edges
+    assert by_facet(findings, "graph.linear").found is False

@@ -69,6 +69,7 @@ def rebuild(facts: dict[str, JSON]) -> tuple[Topology | None, list[Topology]]:
                                                  "snippet": "", "state": None}), ops=ops)
         for op in ops:
             _apply(topo, op, resolver)
+        _command_edges(topo, resolver)
         topologies.append(topo)
     for key in sorted(set(builders) - {t.key for t in topologies}):
         topologies.append(Topology(key, builders[key]))
@@ -76,6 +77,19 @@ def rebuild(facts: dict[str, JSON]) -> tuple[Topology | None, list[Topology]]:
         return None, []
     ranked = sorted(topologies, key=lambda t: (-len(t.nodes), -len(t.edges), t.key))
     return ranked[0], ranked[1:]
+
+
+def _command_edges(topo: Topology, res: Resolver) -> None:
+    """Nodes whose function returns ``Command(goto=...)`` route without add_edge."""
+    for name, info in sorted(topo.nodes.items()):
+        found = res.function(str(info.get("fn") or ""), info["op"]["path"])
+        gotos = sorted({g for g in (found[1].get("gotos") or [])} if found else set())
+        if not gotos or name in topo.conditional:
+            continue
+        topo.conditional[name] = {"op": info["op"], "targets": gotos, "send": False,
+                                  "sends": [], "router": "Command(goto=...)"}
+        for target in gotos:
+            _edge(topo, name, target, info["op"], "conditional")
 
 
 def _edge(topo: Topology, src: str | None, dst: str | None, op: JSON, kind: str) -> None:
