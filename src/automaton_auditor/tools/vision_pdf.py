@@ -15,8 +15,10 @@ can look at):
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import io
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -37,8 +39,8 @@ SCAN_COVERAGE = 0.75  # an image covering this share of the page, with no text: 
 GRAPHIC_SCORE_MIN = 0.03  # share of coloured or dark-filled pixels that marks a drawing
 DRAWING_PATHS_MIN = 6  # connectors/arrow heads that make an unread vector page worth rendering
 MAX_RENDER_SIDE = 2400  # pixels, for any rendered region
-MAX_DECODE_PIXELS = 40_000_000  # larger embedded images are rendered at render_dpi instead
 Candidate = tuple[DiagramFacts, bytes]
+Texts = Callable[[], list[geo.TextRect]]
 
 
 class VisionError(ValueError):
@@ -72,7 +74,7 @@ def to_png(image: Image.Image, max_side: int) -> bytes:
     image.thumbnail((max_side, max_side))  # downscale first: compositing is per pixel
     image = on_white(image)
     buffer = io.BytesIO()
-    image.save(buffer, format="PNG", optimize=False)
+    image.save(buffer, format="PNG", compress_level=2)  # speed over size: it is sent once
     return buffer.getvalue()
 
 
@@ -90,15 +92,17 @@ def graphic_score(image: Image.Image) -> float:
     return round(float(((saturation > 60) | dark).mean()), 3)
 
 
-def _render_region(page: pdfium.PdfPage, rect: geo.Rect, limits: VisionLimits) -> Image.Image:
-    """Render one region of a page (PDF points, bottom-left origin) at `render_dpi`."""
+def _render_region(page: pdfium.PdfPage, rect: geo.Rect, limits: VisionLimits, *,
+                   pad: float = 6.0, max_side: float | None = None) -> Image.Image:
+    """Render one region of a page (PDF points, bottom-left origin) at `render_dpi`, or so
+    that its longer side is `max_side` pixels."""
     width, height = page.get_size()
-    pad = 6.0
     crop = (max(rect[0] - pad, 0.0), max(rect[1] - pad, 0.0),
             max(width - rect[2] - pad, 0.0), max(height - rect[3] - pad, 0.0))
     shown = max(width - crop[0] - crop[2], height - crop[1] - crop[3], 1.0)
     # A hostile page may be kilometres wide: the bitmap never exceeds MAX_RENDER_SIDE.
-    scale = min(limits.render_dpi / 72.0, MAX_RENDER_SIDE / shown)
+    scale = limits.render_dpi / 72.0 if max_side is None else max_side / shown
+    scale = min(scale, MAX_RENDER_SIDE / shown)
     bitmap = page.render(scale=scale, crop=crop)
     image: Image.Image = bitmap.to_pil()
     return image
@@ -126,19 +130,16 @@ def _bbox(rect: geo.Rect) -> list[float]:
 
 def _image_pil(obj: pdfium.PdfImage, page: pdfium.PdfPage, rect: geo.Rect,
                limits: VisionLimits) -> Image.Image:
-    """The image as displayed (masks and colour spaces applied by pdfium), or the page
-    region rendered when the object cannot be decoded on its own."""
+    """The image as the reader sees it: its page region rendered by pdfium (ICC colour
+    spaces, soft masks, JBIG2 and rotation all applied, transparency over the white page),
+    at its own resolution capped to `max_image_side`. Rendering straight to the target size
+    is cheaper than decoding a large image and downscaling it, and never decodes gigabytes."""
     px_w, px_h = obj.get_px_size()
-    if px_w * px_h > MAX_DECODE_PIXELS:  # decoding would take gigabytes: render the region
-        return _render_region(page, rect, limits)
-    try:
-        image: Image.Image = obj.get_bitmap(render=True).to_pil()
-        return image
-    except (pdfium.PdfiumError, OSError, ValueError):
-        return _render_region(page, rect, limits)
+    target = min(max(px_w, px_h, 1), limits.max_image_side)
+    return _render_region(page, rect, limits, pad=0.0, max_side=target)
 
 
-def _raster_candidates(page: pdfium.PdfPage, number: int, texts: list[geo.TextRect],
+def _raster_candidates(page: pdfium.PdfPage, number: int, texts: Texts,
                        limits: VisionLimits, seen: dict[str, DiagramFacts]) -> list[Candidate]:
     width, height = page.get_size()
     found: list[Candidate] = []
@@ -159,26 +160,27 @@ def _raster_candidates(page: pdfium.PdfPage, number: int, texts: list[geo.TextRe
             seen[digest].data.setdefault("also_on_pages", []).append(number)
             continue
         # A scan: a page-wide picture on a page without a text layer.
-        scan = len(texts) <= 2 and (shown_w * shown_h >= SCAN_COVERAGE * width * height
+        scan = len(texts()) <= 2 and (shown_w * shown_h >= SCAN_COVERAGE * width * height
                                     or shown_w >= 0.9 * width)
         data: dict[str, Any] = {"bbox": _bbox(rect), "sha": digest}
         if scan:  # a scan holds text pages and figures alike: flag the graphic ones
             data["graphic_score"] = graphic_score(image)
             data["likely_diagram"] = data["graphic_score"] >= GRAPHIC_SCORE_MIN
         facts = DiagramFacts(page=number, kind="scan" if scan else "raster", width=px_w,
-                             height=px_h, labels=_labels_in(texts, rect),
-                             nearby_text=_nearby(texts, rect), data=data)
+                             height=px_h, labels=_labels_in(texts(), rect),
+                             nearby_text=_nearby(texts(), rect), data=data)
         seen[digest] = facts
         found.append((facts, to_png(image, limits.max_image_side)))
     return found
 
 
-def _vector_candidate(page: pdfium.PdfPage, number: int, texts: list[geo.TextRect],
+def _vector_candidate(page: pdfium.PdfPage, number: int, lazy_texts: Texts,
                       limits: VisionLimits) -> Candidate | None:
     size = page.get_size()
     paths = geo.path_infos(page)
     if len(paths) < 4:
         return None
+    texts = lazy_texts()
     diagram = geo.read_vector_diagram(paths, texts, size)
     if diagram is None:
         drawing = geo.drawing_stats(paths)
@@ -207,7 +209,9 @@ def page_candidates(page: pdfium.PdfPage, number: int, limits: VisionLimits,
                     seen: dict[str, DiagramFacts]) -> tuple[list[Candidate], str]:
     """The drawn diagram candidates on one page, and the page's text layer."""
     textpage = page.get_textpage()
-    texts = geo.text_rects(textpage)
+    # Text runs cost a pass over every character: only pages with pictures or drawings
+    # need them.
+    texts: Texts = functools.cache(lambda: geo.text_rects(textpage))
     found = _raster_candidates(page, number, texts, limits, seen)
     vector = _vector_candidate(page, number, texts, limits)
     if vector is not None:
