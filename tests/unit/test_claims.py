@@ -125,3 +125,18 @@ def test_check_feature_verdicts() -> None:
     assert check_feature("conditional_routing", PARALLEL)[0] == "confirmed"
     assert check_feature("parallel_detectives", PARALLEL)[0] == "unverified"
     assert check_feature("parallel_judges", None)[0] == "unverified"
+
+
+def test_parallel_judges_without_judge_names_uses_the_second_parallel_layer() -> None:
+    graph = RebuiltGraph(
+        nodes=["context_builder", "repo", "docs", "aggregator", "evaluate_criterion",
+               "evaluate_batch", "chief"],
+        fan_out={"context_builder": ["docs", "repo"],
+                 "aggregator": ["evaluate_batch", "evaluate_criterion"]},
+        fan_in={"aggregator": ["docs", "repo"], "chief": ["evaluate_batch",
+                                                          "evaluate_criterion"]},
+        linear=False)
+    verdict, why = check_feature("parallel_judges", graph)
+    assert verdict == "confirmed" and "'aggregator' fans out again" in why
+    graph.fan_out.pop("aggregator")
+    assert check_feature("parallel_judges", graph)[0] == "unverified"

@@ -261,9 +261,22 @@ def _feature_findings(claims: list[FeatureClaim], graph: RebuiltGraph | None) ->
     return findings
 
 
+def _second_layer(graph: RebuiltGraph) -> tuple[str, list[str]] | None:
+    """A fan-out leaving a fan-in node: the parallel layer after the first join (in a
+    courtroom, the judges after the evidence aggregator), whatever the nodes are named."""
+    for source, targets in sorted(graph.fan_out.items()):
+        if source in graph.fan_in and targets:
+            return source, sorted(targets)
+    return None
+
+
 def _parallel(graph: RebuiltGraph, kind: re.Pattern[str], noun: str) -> tuple[str, str]:
     members = sorted(n for n in graph.nodes if kind.search(n))
     if not members:
+        layer = _second_layer(graph) if noun == "judges" else None
+        if layer:
+            return "confirmed", (f"No node is named like {noun}, but the join '{layer[0]}' fans "
+                                 f"out again to {', '.join(layer[1])} (a second parallel layer).")
         return "unverified", f"The rebuilt graph has no node named like {noun}."
     for source, targets in sorted(graph.fan_out.items()):
         hit = sorted(t for t in targets if kind.search(t))
