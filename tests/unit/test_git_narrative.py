@@ -122,3 +122,14 @@ def test_narrative_cache_by_commit(tmp_path: Path, monkeypatch) -> None:
         entry.write_text("{corrupt")
     monkeypatch.undo()
     assert git_findings(checkout.path, limits, cache_dir=cache) == first
+
+
+def test_scaffold_commit_counts_as_setup(tmp_path: Path) -> None:
+    scaffold = ("chore: scaffold", {path: "" for _m, files in STEPWISE for path in files})
+    later = [(m, {p: t + "# real\n" for p, t in files.items()}) for m, files in STEPWISE[1:]]
+    progression = facet(audit(tmp_path, [scaffold, *later]), "git.progression")
+    assert progression.found
+    assert progression.data["order"] == ["setup", "tools", "state", "graph", "judges",
+                                         "synthesis"]
+    assert progression.content is not None
+    assert progression.content.splitlines()[0].endswith("chore: scaffold")

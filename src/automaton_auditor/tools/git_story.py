@@ -164,18 +164,32 @@ def _added_preview(commit: Commit, limit: int = 15) -> str:
     return "\n  A " + "\n  A ".join(shown) + more
 
 
-def stage_firsts(commits: list[Commit]) -> dict[str, int]:
-    """Index of the first commit touching each stage (by paths, else by subject)."""
-    firsts: dict[str, int] = {}
+SCAFFOLD_STAGES = 4
+CORE = ("setup", "tools", "graph")
+
+
+def stage_touches(commits: list[Commit]) -> dict[str, list[int]]:
+    """Indexes of the commits touching each stage (by paths, else by subject), in order.
+    A scaffold commit touching four or more stages at once (placeholder files, a bulk
+    copy) counts as setup only: it lays out the project, it does not build each stage."""
+    touches: dict[str, list[int]] = {}
     for index, commit in enumerate(commits[:NAMES_LIMIT]):
         paths = commit.added + commit.changed
-        for stage in stages_of(paths) or stages_of([commit.subject.replace(" ", "_")]):
-            firsts.setdefault(stage, index)
-    return firsts
+        stages = stages_of(paths) or stages_of([commit.subject.replace(" ", "_")])
+        if len(stages) >= SCAFFOLD_STAGES:
+            stages = ["setup"]
+        for stage in stages:
+            touches.setdefault(stage, []).append(index)
+    return touches
 
 
-def _inversions(firsts: dict[str, int]) -> int:
-    items = sorted(firsts.items(), key=lambda kv: (kv[1], STAGE_ORDER[kv[0]]))
+def stage_firsts(commits: list[Commit]) -> dict[str, int]:
+    """Index of the first (non-scaffold) commit touching each stage."""
+    return {stage: hits[0] for stage, hits in stage_touches(commits).items()}
+
+
+def _inversions(points: dict[str, int]) -> int:
+    items = sorted(points.items(), key=lambda kv: (kv[1], STAGE_ORDER[kv[0]]))
     ranks = [STAGE_ORDER[name] for name, _ in items]
     return sum(1 for i in range(len(ranks)) for j in range(i + 1, len(ranks))
                if ranks[i] > ranks[j])
@@ -183,21 +197,27 @@ def _inversions(firsts: dict[str, int]) -> int:
 
 def _progression(commits: list[Commit], files: list[str]) -> Finding:
     firsts = stage_firsts(commits)
-    distinct = len(set(firsts.values()))
-    inversions = _inversions(firsts)
-    staged = len(firsts) >= 3 and distinct >= 3 and inversions <= 1 and len(commits) > 3
+    core = {stage: firsts[stage] for stage in CORE if stage in firsts}
+    # The rubric's story: environment setup, then tool engineering, then orchestration,
+    # in distinct commits; judges and synthesis are reported but not required in order.
+    staged = (len(core) == 3 and core["setup"] <= core["tools"] <= core["graph"]
+              and len(set(core.values())) >= 2 and len(commits) > 3)
     order = sorted(firsts, key=lambda s: (firsts[s], STAGE_ORDER[s]))
     quoted = [f"{stage}: {commits[firsts[stage]].quote()}" for stage in order]
-    rationale = (f"Stages first appear in {distinct} distinct commits in the order "
-                 f"{' -> '.join(order) or '(none)'} with {inversions} out-of-order pair(s).")
+    missing = [stage for stage in CORE if stage not in firsts]
+    rationale = (f"Stages first appear (scaffold commits count as setup) in the order "
+                 f"{' -> '.join(order) or '(none)'}; {_inversions(firsts)} out-of-order "
+                 "pair(s)" + (f"; never touched on their own: {', '.join(missing)}"
+                              if missing else "") + ".")
     return Finding(
         facet="git.progression",
-        goal="History progresses from setup to tools to graph to judges to synthesis",
+        goal="History progresses from setup to tools to graph orchestration",
         found=staged, pattern="success",
         location=f"commit {commits[firsts[order[0]]].sha[:12]}" if order else "git log",
         content="\n".join(quoted) or None, rationale=rationale, confidence=0.75,
         data={"first_commit_per_stage": {s: commits[firsts[s]].sha for s in order},
-              "order": order, "distinct_commits": distinct, "inversions": inversions})
+              "order": order, "distinct_commits": len(set(firsts.values())),
+              "inversions": _inversions(firsts)})
 
 
 def _messages(commits: list[Commit]) -> Finding:
