@@ -24,7 +24,7 @@ from automaton_auditor.tools.git_narrative import (
 QUOTE_COMMITS = 12
 
 
-NARRATIVE_VERSION = 1
+NARRATIVE_VERSION = 2
 
 
 def narrative_findings(repo: Path, timeout_s: float,
