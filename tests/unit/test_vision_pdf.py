@@ -276,3 +276,24 @@ def test_huge_page_renders_within_the_size_cap(tmp_path: Path) -> None:
     (facts,), (png,) = find_diagrams(path, VisionLimits(max_image_side=512))
     assert facts.kind == "vector" and len(facts.edges) == 12  # scale-free tolerances
     assert max(Image.open(io.BytesIO(png)).size) == 512
+
+
+def test_graphviz_style_lines_stop_at_the_arrow_head(tmp_path: Path) -> None:
+    """Graphviz ends an edge's line where its (stroked and filled) arrow head begins, a
+    whole head-length before the node; the head's tip is what touches the node."""
+    def page(c: canvas.Canvas) -> None:
+        c.setFont("Helvetica", 10)
+        for y, label in ((700, "__start__"), (640, "Evidence Aggregator"), (580, "Judge")):
+            c.ellipse(200, y, 330, y + 24)
+            c.drawString(215, y + 8, label)
+        for top in (700, 640):
+            c.line(265, top, 265, top - 26)  # stops 10 points short of the next node
+            head = c.beginPath()
+            head.moveTo(261, top - 26)
+            head.lineTo(265, top - 36)
+            head.lineTo(269, top - 26)
+            head.close()
+            c.drawPath(head, stroke=1, fill=1)
+
+    (facts,), _ = find_diagrams(_pdf(tmp_path / "gv.pdf", [page]))
+    assert facts.edges == [("START", "Evidence Aggregator"), ("Evidence Aggregator", "Judge")]

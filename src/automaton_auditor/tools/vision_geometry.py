@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 import pypdfium2 as pdfium  # type: ignore[import-untyped]
 import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 
+from automaton_auditor.tools.diagram_flow import terminal
+
 MAX_PATHS = 4000  # per page; a hostile page may hold millions of path objects
 MAX_TEXT_RECTS = 5000
 MAX_CHARS = 200_000  # per page
@@ -276,7 +278,7 @@ def _nodes(paths: list[PathInfo], texts: list[TextRect],
         label = " ".join(r.text for r in reading_sorted(runs))
         if len(label) <= 80:
             path = outlines[index]
-            nodes.append(VectorNode(label, path.rect,
+            nodes.append(VectorNode(terminal(label), path.rect,
                                     _is_diamond(path) or label.rstrip().endswith("?")))
     return nodes
 
@@ -291,20 +293,25 @@ def _edges(paths: list[PathInfo], nodes: list[VectorNode],
     """Connectors: stroked open paths whose two ends touch two different nodes, with the
     connector's bounds."""
     node_rects = {n.rect for n in nodes}
-    heads = Grid([p.rect for p in paths if p.filled and max(p.rect[2] - p.rect[0],
-                                                            p.rect[3] - p.rect[1])
-                  <= HEAD_MAX * unit], HEAD_TOL * unit, 5 * unit)
+    head_paths = [p for p in paths if p.filled and p.rect not in node_rects and
+                  max(p.rect[2] - p.rect[0], p.rect[3] - p.rect[1]) <= HEAD_MAX * unit]
+    heads = Grid([p.rect for p in head_paths], HEAD_TOL * unit, 5 * unit)
     grid = Grid([n.rect for n in nodes], ATTACH_TOL * unit, 5 * unit)
     edges: list[tuple[str, str, bool, Rect]] = []
     for path in paths:
         if path.rect in node_rects or not path.stroked or path.closed:
             continue
-        start, end = path.points[0], path.points[-1]
-        src, dst = _node_at(start, nodes, grid), _node_at(end, nodes, grid)
+        ends = []
+        for point in (path.points[0], path.points[-1]):
+            hit = heads.hits(point)
+            # Graphviz stops the line where its arrow head starts: the head's tip, the
+            # point farthest from the line's end, is what touches the node.
+            tip = max(head_paths[hit[0]].points, key=lambda q: _dist(q, point)) if hit else point
+            ends.append((_node_at(point, nodes, grid) or _node_at(tip, nodes, grid), bool(hit)))
+        (src, head_at_start), (dst, head_at_end) = ends
         # Both ends on outlines that touch (a code listing's line stripes) is not an edge.
         if not src or not dst or src is dst or _gap(src.rect, dst.rect) < MIN_GAP * unit:
             continue
-        head_at_end, head_at_start = bool(heads.hits(end)), bool(heads.hits(start))
         if head_at_start and not head_at_end:
             src, dst = dst, src
         edges.append((src.label, dst.label, path.dashed or src.decision, path.rect))
