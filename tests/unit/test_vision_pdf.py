@@ -297,3 +297,19 @@ def test_graphviz_style_lines_stop_at_the_arrow_head(tmp_path: Path) -> None:
 
     (facts,), _ = find_diagrams(_pdf(tmp_path / "gv.pdf", [page]))
     assert facts.edges == [("START", "Evidence Aggregator"), ("Evidence Aggregator", "Judge")]
+
+
+def test_two_figures_on_one_page_are_two_diagrams(tmp_path: Path) -> None:
+    def page(c: canvas.Canvas) -> None:
+        c.setFont("Helvetica", 8)
+        for x, names in ((80, ["Alpha", "Beta", "Gamma"]), (380, ["Delta", "Epsilon", "Zeta"])):
+            top = 700 if x == 80 else 500
+            for i, name in enumerate(names):
+                _box(c, x, top - 80 * i, name)
+                if i:
+                    _arrow(c, x + 45, top - 80 * (i - 1), x + 45, top + 21 - 80 * i)
+
+    diagrams, images = find_diagrams(_pdf(tmp_path / "two.pdf", [page]))
+    assert [d.edges for d in diagrams] == [[("Alpha", "Beta"), ("Beta", "Gamma")],
+                                           [("Delta", "Epsilon"), ("Epsilon", "Zeta")]]
+    assert all(images)

@@ -323,13 +323,31 @@ def _region(rects: list[Rect]) -> Rect:
             max(r[2] for r in rects), max(r[3] for r in rects))
 
 
-def read_vector_diagram(paths: list[PathInfo], texts: list[TextRect],
-                        page_size: tuple[float, float]) -> VectorDiagram | None:
-    """The diagram drawn on a page, or None when the drawing has fewer than three connected
-    labelled nodes and two edges (tables, frames, rules)."""
-    unit = text_unit(texts)
-    nodes = _nodes(paths, texts, page_size, unit)
-    raw_edges = _edges(paths, nodes, unit)
+RawEdge = tuple[str, str, bool, Rect]
+
+
+def _components(raw_edges: list[RawEdge]) -> list[list[RawEdge]]:
+    """Edges grouped into connected components (in order of first appearance): two
+    figures on one page are two diagrams."""
+    parent: dict[str, str] = {}
+
+    def root(name: str) -> str:
+        while parent.get(name, name) != name:
+            name = parent[name]
+        return name
+
+    for src, dst, _, _ in raw_edges:
+        parent.setdefault(src, src)
+        parent.setdefault(dst, dst)
+        parent[root(dst)] = root(src)
+    groups: dict[str, list[RawEdge]] = {}
+    for edge in raw_edges:
+        groups.setdefault(root(edge[0]), []).append(edge)
+    return list(groups.values())
+
+
+def _diagram(raw_edges: list[RawEdge], nodes: list[VectorNode],
+             texts: list[TextRect]) -> VectorDiagram | None:
     edges = list(dict.fromkeys((s, d) for s, d, _, _ in raw_edges))
     connected = {n for e in edges for n in e}
     if len(connected) < 3 or len(edges) < 2:
@@ -340,6 +358,16 @@ def read_vector_diagram(paths: list[PathInfo], texts: list[TextRect],
               if _inside(t.centre, region, 4.0) and len(t.text) <= 80]
     conditional = list(dict.fromkeys((s, d) for s, d, c, _ in raw_edges if c))
     return VectorDiagram(used, edges, conditional, region, labels)
+
+
+def read_vector_diagrams(paths: list[PathInfo], texts: list[TextRect],
+                         page_size: tuple[float, float]) -> list[VectorDiagram]:
+    """The diagrams drawn on a page, top first: each connected group of at least three
+    labelled nodes and two edges (tables, frames and rules give none)."""
+    unit = text_unit(texts)
+    nodes = _nodes(paths, texts, page_size, unit)
+    found = [_diagram(group, nodes, texts) for group in _components(_edges(paths, nodes, unit))]
+    return sorted((d for d in found if d is not None), key=lambda d: (-d.region[3], d.region[0]))
 
 
 def drawing_stats(paths: list[PathInfo]) -> int:

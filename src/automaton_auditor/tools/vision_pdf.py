@@ -174,35 +174,39 @@ def _raster_candidates(page: pdfium.PdfPage, number: int, texts: Texts,
     return found
 
 
-def _vector_candidate(page: pdfium.PdfPage, number: int, lazy_texts: Texts,
-                      limits: VisionLimits) -> Candidate | None:
-    size = page.get_size()
+def _vector_facts(page: pdfium.PdfPage, number: int, texts: list[geo.TextRect],
+                  limits: VisionLimits, region: geo.Rect, data: dict[str, Any],
+                  diagram: geo.VectorDiagram | None) -> Candidate:
+    image = _render_region(page, region, limits)
+    labels = diagram.labels if diagram else _labels_in(texts, region)
+    facts = DiagramFacts(page=number, kind="vector", width=image.width, height=image.height,
+                         labels=labels, edges=diagram.edges if diagram else [],
+                         nearby_text=_nearby(texts, region), data={"bbox": _bbox(region),
+                                                                   **data})
+    return facts, to_png(image, limits.max_image_side)
+
+
+def _vector_candidates(page: pdfium.PdfPage, number: int, lazy_texts: Texts,
+                       limits: VisionLimits) -> list[Candidate]:
+    """Drawn diagrams read from the drawing operations; failing that, a page region with
+    many connector-like paths is still rendered for a vision model (edges unknown)."""
     paths = geo.path_infos(page)
     if len(paths) < 4:
-        return None
+        return []
     texts = lazy_texts()
-    diagram = geo.read_vector_diagram(paths, texts, size)
-    if diagram is None:
-        drawing = geo.drawing_stats(paths)
-        if drawing < DRAWING_PATHS_MIN:
-            return None
+    diagrams = geo.read_vector_diagrams(paths, texts, page.get_size())
+    found = [_vector_facts(page, number, texts, limits, d.region, {
+        "read_from": "drawing operations",
+        "conditional_edges": [list(e) for e in d.conditional],
+        "decisions": sorted(n.label for n in d.nodes if n.decision),
+        "nodes": [n.label for n in d.nodes]}, d) for d in diagrams]
+    drawing = geo.drawing_stats(paths)
+    if not found and drawing >= DRAWING_PATHS_MIN:
         region: geo.Rect = (min(p.rect[0] for p in paths), min(p.rect[1] for p in paths),
                             max(p.rect[2] for p in paths), max(p.rect[3] for p in paths))
-        data: dict[str, Any] = {"bbox": _bbox(region), "drawing_paths": drawing,
-                                "read_from": "render only"}
-        labels, edges = _labels_in(texts, region), []
-    else:
-        region = diagram.region
-        data = {"bbox": _bbox(region), "read_from": "drawing operations",
-                "conditional_edges": [list(e) for e in diagram.conditional],
-                "decisions": sorted(n.label for n in diagram.nodes if n.decision),
-                "nodes": [n.label for n in diagram.nodes]}
-        labels, edges = diagram.labels, diagram.edges
-    image = _render_region(page, region, limits)
-    facts = DiagramFacts(page=number, kind="vector", width=image.width, height=image.height,
-                         labels=labels, edges=edges,
-                         nearby_text=_nearby(texts, region), data=data)
-    return facts, to_png(image, limits.max_image_side)
+        found.append(_vector_facts(page, number, texts, limits, region, {
+            "drawing_paths": drawing, "read_from": "render only"}, None))
+    return found
 
 
 def page_candidates(page: pdfium.PdfPage, number: int, limits: VisionLimits,
@@ -213,9 +217,7 @@ def page_candidates(page: pdfium.PdfPage, number: int, limits: VisionLimits,
     # need them.
     texts: Texts = functools.cache(lambda: geo.text_rects(textpage))
     found = _raster_candidates(page, number, texts, limits, seen)
-    vector = _vector_candidate(page, number, texts, limits)
-    if vector is not None:
-        found.append(vector)
+    found.extend(_vector_candidates(page, number, texts, limits))
     text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
     return found, text
 
