@@ -23,7 +23,7 @@ from automaton_auditor.state import Evidence, Judge, JudicialOpinion
 
 PERSONA_FILES: dict[str, str] = {"Prosecutor": "prosecutor.md", "Defense": "defense.md",
                                  "TechLead": "tech_lead.md"}
-CONTENT_IN_PROMPT = 500  # characters of each evidence snippet the judges read
+CONTENT_IN_PROMPT = 300  # characters of each evidence snippet the judges read
 MAX_EVIDENCE_IN_PROMPT = 30  # strongest items first; only these ids can be cited
 
 

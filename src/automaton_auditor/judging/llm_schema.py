@@ -15,10 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from automaton_auditor.state import Judge, JudicialOpinion
 
-ARGUMENT_MAX = 700
-ITEM_MAX = 160
-ITEMS_MAX = 4
-REMEDIATION_MAX = 300
+ARGUMENT_MAX = 500
+ITEM_MAX = 120
+ITEMS_MAX = 3
+REMEDIATION_MAX = 240
 CITED_MAX = 8
 SCHEMA_NAME = "JudicialOpinion"
 Score = Literal[1, 2, 3, 4, 5]
