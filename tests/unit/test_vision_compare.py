@@ -103,3 +103,17 @@ def test_nothing_to_compare() -> None:
         assert all(not f.found and f.pattern == "neutral" for f in findings)
     degraded = DiagramFacts(page=1, kind="raster", analysis={"degraded": True, "error": "x"})
     assert all(not f.found for f in compare_with_code([degraded], _code(CODE_EDGES)))
+
+
+def test_model_flow_written_as_a_chain_is_compared_by_name() -> None:
+    analysis = {"kind": "state_machine", "parallel_detectives": True, "aggregation": True,
+                "parallel_judges": True, "synthesis": True, "degraded": False,
+                "described_flow": "START -> ContextBuilder -> [RepoInvestigator | DocAnalyst "
+                                  "| VisionInspector] -> EvidenceAggregator -> [Prosecutor | "
+                                  "Defense | TechLead] -> ChiefJustice -> END"}
+    diagram = DiagramFacts(page=8, kind="raster", analysis=analysis)
+    found = _facets(compare_with_code([diagram], _code(CODE_EDGES)))
+    nodes = found["vision.compare.nodes"]
+    assert nodes.found and nodes.data["matched"]["EvidenceAggregator"] == "evidence_aggregator"
+    assert nodes.confidence <= 0.65  # a model's reading counts less than parsed edges
+    assert len(found["vision.compare.parallelism"].data["reproduced_splits"]) == 2

@@ -56,7 +56,8 @@ def nodes_finding(reading: DiagramReading, graph: RebuiltGraph) -> Finding:
         content=f"matched: {pairs or 'none'}; only in diagram: {', '.join(extra) or 'none'};"
                 f" only in code: {', '.join(missing) or 'none'}",
         rationale=f"{len(matched)} of {len(diagram_nodes)} diagram nodes match code nodes.",
-        confidence=round(min(0.9, 0.4 + 0.5 * ratio), 2) if diagram_nodes else 0.3,
+        confidence=(round(min(reading.confidence + 0.05, 0.4 + 0.5 * ratio), 2)
+                    if diagram_nodes else 0.3),
         data={"matched": dict(sorted(matched.items())), "only_in_diagram": extra,
               "only_in_code": missing, "ratio": round(ratio, 3)})
 
@@ -78,6 +79,7 @@ def _reproduced_splits(reading: DiagramReading, graph: RebuiltGraph) -> list[str
 def _diagram_parallel(reading: DiagramReading) -> bool:
     if reading.source == "edges" and reading.graph is not None:
         return bool(reading.graph.fan_out)
+    # A model's own verdict on parallelism wins over the chain it wrote.
     return bool(reading.parts.get("parallel_detectives") or reading.parts.get("parallel_judges"))
 
 
@@ -130,7 +132,7 @@ def compare_with_code(diagrams: list[DiagramFacts],
         why = ("No diagram in the report." if not diagrams else
                "No diagram flow could be read (images need a vision model).")
         return _unavailable(why)
-    if reading.source == "model":
+    if reading.source == "model" and reading.graph is None:
         nodes = Finding(facet="vision.compare.nodes",
                         goal="Diagram node names match the code graph", found=False,
                         pattern="neutral", location=reading.location,

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from automaton_auditor.state import DiagramFacts, Finding, RebuiltGraph
+from automaton_auditor.tools.diagram_arrows import parse_arrows
 from automaton_auditor.tools.diagram_flow import courtroom_pattern, flow_graph, longest_chain
 
 PARTS = ("parallel_detectives", "aggregation", "parallel_judges", "synthesis")
@@ -78,12 +79,24 @@ def read_diagram(facts: DiagramFacts) -> DiagramReading:
                               longest_chain(graph.edges, [(str(a), str(b)) for a, b in cond]))
     analysis = facts.analysis
     if analysis and not analysis.get("degraded") and "kind" in analysis:
-        kind = str(analysis["kind"])
-        parts = {p: ["(read by the vision model)"] if analysis.get(p) else [] for p in PARTS}
-        linear = None if kind in ("not_a_diagram", "sequence") else not (
-            analysis.get("parallel_detectives") or analysis.get("parallel_judges"))
-        return DiagramReading(facts, "model", kind, parts, linear)
+        return _model_reading(facts, analysis)
     return DiagramReading(facts, "none", "unknown")
+
+
+def _model_reading(facts: DiagramFacts, analysis: dict[str, Any]) -> DiagramReading:
+    """A vision model's answer: its booleans decide the parts; its described flow, when
+    written as an arrow chain (as the prompt asks), gives edges to compare with the code."""
+    kind = str(analysis["kind"])
+    parts = {p: ["(read by the vision model)"] if analysis.get(p) else [] for p in PARTS}
+    linear = None if kind in ("not_a_diagram", "sequence") else not (
+        analysis.get("parallel_detectives") or analysis.get("parallel_judges"))
+    flows = parse_arrows(str(analysis.get("described_flow", ""))[:2000])
+    if not flows or kind == "not_a_diagram":
+        return DiagramReading(facts, "model", kind, parts, linear)
+    flow = max((f for _, f in flows), key=lambda f: len(f.edges))
+    graph = flow_graph(flow.edges, flow.conditional)
+    return DiagramReading(facts, "model", kind, parts, linear, graph,
+                          longest_chain(flow.edges, flow.conditional))
 
 
 def _describe(facts: DiagramFacts) -> str:
