@@ -37,3 +37,13 @@ def corpus() -> Path:
     if not CORPUS.is_dir():
         pytest.skip("../shared/corpus/pdfs is not beside the checkout")
     return CORPUS
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
+                    monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Caches and run checkpoints never leave the test's temporary folders: point
+    AUDITOR_CACHE_DIR at a fresh folder per test (never the user's cache)."""
+    root = tmp_path_factory.mktemp("auditor-cache")
+    monkeypatch.setenv("AUDITOR_CACHE_DIR", str(root))
+    return root

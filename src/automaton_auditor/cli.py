@@ -17,13 +17,15 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from automaton_auditor.commands import APP_HELP, DefaultGroup, register
+
 if TYPE_CHECKING:
     from automaton_auditor.config import Settings
 
 EXIT_OK, EXIT_FAIL_UNDER, EXIT_INPUT, EXIT_FAILED = 0, 1, 2, 3
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
-                  help="Audit a LangGraph repository and its architecture report like a court.")
+app = typer.Typer(cls=DefaultGroup, add_completion=False, no_args_is_help=True,
+                  pretty_exceptions_enable=False, help=APP_HELP)
 
 
 def _fail(message: str, code: int) -> typer.Exit:
@@ -85,30 +87,38 @@ def _write_error_report(target: str, report: Path, settings: Settings, message: 
 
 
 def _run_graph(state: dict[str, Any], settings: Settings, quiet: bool,
-               judge_calls: int) -> dict[str, Any]:
+               judge_calls: int, run_id: str, resume: bool = False) -> dict[str, Any]:
+    """Run the audit `run_id` (checkpointed), or resume it when `resume` (then `state` is the
+    checkpointed state, used only to name the trace)."""
     from rich.console import Console
 
     from automaton_auditor.console import RunProgress
-    from automaton_auditor.graph import compile_graph
-
-    graph = compile_graph()
-    final: dict[str, Any] = dict(state)
-    timings: dict[str, float] = {}
     from automaton_auditor.judging.llm_plan import trace_config
+    from automaton_auditor.runs import stream_audit
 
+    timings: dict[str, float] = {}
     # run_name/tags/metadata name the audit's root run when LangSmith tracing is on.
-    config = {"max_concurrency": settings.max_concurrency, "recursion_limit": 50,
-              **trace_config(state["target"], state["report_path"], settings)}
+    trace = trace_config(state["target"], state["report_path"], settings)
     with RunProgress(Console(stderr=True), judge_calls, enabled=not quiet) as progress:
-        for mode, chunk in graph.stream(state, config, stream_mode=["updates", "values"]):
-            if mode == "values":
-                final = chunk
-                continue
-            for node, update in chunk.items():
-                if isinstance(update, dict):
-                    timings.update(update.get("timings") or {})
-                progress.node_done(node, update, timings)
-    return final
+
+        def on_update(node: str, update: Any) -> None:
+            if isinstance(update, dict):
+                timings.update(update.get("timings") or {})
+            progress.node_done(node, update, timings)
+
+        return stream_audit(None if resume else state, settings, run_id, trace, on_update)
+
+
+def _run_or_fail(state: dict[str, Any], settings: Settings, quiet: bool, judge_calls: int,
+                 run_id: str, resume: bool = False) -> dict[str, Any]:
+    """`_run_graph`, with a crash or Ctrl-C turned into one line that says how to resume."""
+    try:
+        return _run_graph(state, settings, quiet, judge_calls, run_id, resume)
+    except KeyboardInterrupt:
+        raise _fail(f"interrupted; resume with: audit resume {run_id}", 130) from None
+    except Exception as exc:  # the graph degrades internally; this is the last line of defence
+        raise _fail(f"audit failed: {type(exc).__name__}: {exc} (resume with: audit resume "
+                    f"{run_id})", EXIT_FAILED) from None
 
 
 def _exit_code(final: dict[str, Any], fail_under: float | None) -> int:
@@ -123,7 +133,7 @@ def _exit_code(final: dict[str, Any], fail_under: float | None) -> int:
     return EXIT_OK
 
 
-@app.command()
+@app.command("run")
 def audit(
     target: Annotated[str, typer.Argument(help="https URL of a git repository, or a local path.")],
     report: Annotated[Path, typer.Argument(help="The architecture report (PDF).")],
@@ -153,15 +163,24 @@ def audit(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the planned judge calls and a token estimate; call nothing.")
     ] = False,
+    no_cache: Annotated[bool, typer.Option(
+        "--no-cache", help="Neither read nor write the caches (env AUDITOR_CACHE_DIR sets "
+                           "where they live).")] = False,
+    reuse_opinions: Annotated[bool, typer.Option(
+        "--reuse-opinions", help="Reuse cached model answers to identical judge prompts.")
+    ] = False,
 ) -> None:
     """Audit TARGET (repository URL or path) and REPORT (its architecture PDF)."""
+    from automaton_auditor.cache import default_cache_dir
     from automaton_auditor.config import load_dotenv_if_present
+    from automaton_auditor.runs import new_run_id
 
     load_dotenv_if_present()
     logging.basicConfig(level=logging.CRITICAL)
     settings = _bench_settings(output_dir, rubric, model, allow_host, depth, max_concurrency,
                                vision_model, persona_model, structured_output_method)
-    settings = replace(settings, call_timeout_s=call_timeout)
+    settings = replace(settings, call_timeout_s=call_timeout, reuse_opinions=reuse_opinions,
+                       cache_dir=None if no_cache else str(default_cache_dir()))
     from automaton_auditor.rubric import RubricError, load_rubric
 
     try:
@@ -174,12 +193,11 @@ def audit(
 
         typer.echo(render_plan(loaded, settings))
         raise typer.Exit(EXIT_OK)
+    run_id = new_run_id()
     state = {"target": target, "report_path": str(report), "rubric": loaded.model_dump(),
-             "settings": settings.to_state()}
-    try:
-        final = _run_graph(state, settings, quiet or json_output, 3 * len(loaded.dimensions))
-    except Exception as exc:  # the graph degrades internally; this is the last line of defence
-        raise _fail(f"audit failed: {type(exc).__name__}: {exc}", EXIT_FAILED) from None
+             "settings": settings.to_state(), "run_id": run_id}
+    final = _run_or_fail(state, settings, quiet or json_output, 3 * len(loaded.dimensions),
+                         run_id)
     _finish(final, json_output, quiet, fail_under)
 
 
@@ -200,7 +218,8 @@ def _finish(final: dict[str, Any], json_output: bool, quiet: bool,
         where = f" (details in {files['markdown']})" if files.get("markdown") else ""
         raise _fail(f"{final.get('input_error') or 'invalid input'}{where}", code)
     if files and not json_output and not quiet:
-        typer.echo(f"report: {files.get('markdown')}", err=True)
+        run = f" (run {final['run_id']})" if final.get("run_id") else ""
+        typer.echo(f"report: {files.get('markdown')}{run}", err=True)
     if code == EXIT_FAILED:
         statuses = final.get("detective_status") or {}
         reason = final.get("aborted") or "; ".join(
@@ -210,6 +229,9 @@ def _finish(final: dict[str, Any], json_output: bool, quiet: bool,
         typer.echo(f"overall score {report.overall_score:.2f} is below --fail-under "
                    f"{fail_under}", err=True)
     raise typer.Exit(code)
+
+
+register(app)
 
 
 def main() -> None:

@@ -42,7 +42,9 @@ class Settings:
     # Report ingestion
     max_report_mb: int = 50
     max_report_pages: int = 300
+    # Caches (None: no cache); opinions are reused only on request (--reuse-opinions).
     cache_dir: str | None = None
+    reuse_opinions: bool = False
 
     @property
     def bench_label(self) -> str:

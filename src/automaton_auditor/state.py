@@ -195,6 +195,7 @@ class AuditReport(BaseModel):
     verified_paths: list[str] = Field(default_factory=list)
     hallucinated_paths: list[str] = Field(default_factory=list)
     generated_at: str = ""
+    run_id: str = ""
     # Token totals of the LLM bench (empty for the offline bench).
     usage: dict[str, int] = Field(default_factory=dict)
 
@@ -282,6 +283,8 @@ class AgentState(TypedDict, total=False):
 
     # Inputs
     target: str
+    # The run's id (its checkpoint thread); shown in the report and the manifest.
+    run_id: str
     report_path: str
     rubric: dict[str, Any]
     settings: dict[str, Any]

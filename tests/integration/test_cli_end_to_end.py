@@ -50,6 +50,7 @@ def test_offline_audit_is_deterministic(auditee_repo: Path, report_pdf: Path,
         assert result.exit_code == 0, result.output
         data = json.loads((out / "auditee" / "report.json").read_text(encoding="utf-8"))
         data.pop("generated_at")
+        data.pop("run_id")  # every run has its own id
         return data
 
     assert run(tmp_path / "a") == run(tmp_path / "b")

@@ -9,19 +9,27 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor import cache_facts
+from automaton_auditor.cache_facts import DocFacts, RepoFacts, VisionFacts
 from automaton_auditor.config import Settings
 from automaton_auditor.nodes.limits import cache_dir, git_limits, report_limits, vision_limits
 from automaton_auditor.rubric import Rubric, concept_terms, route
 from automaton_auditor.state import AgentState, Evidence, Finding, Source
 from automaton_auditor.tools.code_ast import code_findings
 from automaton_auditor.tools.git import AcquisitionError, acquire, git_findings, parse_target
-from automaton_auditor.tools.pdf import ReportError, doc_findings, ingest_report, unreadable_findings
+from automaton_auditor.tools.pdf import (
+    ReportError,
+    doc_findings,
+    ingest_report,
+    unreadable_findings,
+)
 from automaton_auditor.tools.vision import find_diagrams, vision_findings
 
 log = logging.getLogger(__name__)
@@ -64,8 +72,33 @@ def run_guarded(state: AgentState, source: Source, node: str, body: Body) -> dic
     return update
 
 
+def _repo_update(facts: RepoFacts, rubric: Rubric) -> dict[str, Any]:
+    return {"evidences": {"repo": route_findings(facts.findings, "repo", rubric)},
+            "commit": facts.commit, "repo_files": facts.files, "code_graph": facts.code_graph,
+            "detective_status": {"repo": "ok"}}
+
+
+def _cached_repo(state: AgentState, settings: Settings) -> RepoFacts | None:
+    """The commit's cached facts, found without cloning (None: clone and parse)."""
+    root = cache_dir(settings)
+    if root is None:
+        return None
+    from automaton_auditor.cache_head import head_commit
+
+    limits = git_limits(settings)
+    commit = head_commit(parse_target(state["target"], limits), limits.timeout_s)
+    if commit is None:
+        return None
+    key = cache_facts.repo_key(commit, limits.depth, limits.max_files, limits.max_blob_bytes)
+    return cache_facts.load(root, "repo", key, RepoFacts)
+
+
 def _investigate_repo(state: AgentState, settings: Settings, rubric: Rubric) -> dict[str, Any]:
-    """Clone (or copy) the target into a temporary directory and collect code facts."""
+    """Clone (or copy) the target into a temporary directory and collect code facts; a
+    commit already audited (same detective version) is answered from the cache."""
+    cached = _cached_repo(state, settings)
+    if cached is not None:
+        return _repo_update(cached, rubric)
     limits = git_limits(settings)
     with tempfile.TemporaryDirectory(prefix="auditor-repo-") as tmp:
         try:
@@ -84,27 +117,65 @@ def _investigate_repo(state: AgentState, settings: Settings, rubric: Rubric) -> 
         findings = [acquired, *git_findings(checkout.path, limits)]
         code, graph = code_findings(checkout.path, checkout.files, cache_dir=cache_dir(settings))
         findings.extend(code)
-    return {"evidences": {"repo": route_findings(findings, "repo", rubric)},
-            "commit": checkout.commit, "repo_files": checkout.files, "code_graph": graph,
-            "detective_status": {"repo": "ok"}}
+    facts = cache_facts.roundtrip(RepoFacts(commit=checkout.commit, files=checkout.files,
+                                            findings=findings, code_graph=graph))
+    root = cache_dir(settings)
+    if root is not None:
+        # Stored under the clone's own commit (the pre-clone look-up may have failed).
+        cache_facts.save(root, "repo", cache_facts.repo_key(
+            checkout.commit, limits.depth, limits.max_files, limits.max_blob_bytes), facts)
+    return _repo_update(facts, rubric)
+
+
+def _report_sha(state: AgentState) -> str:
+    from automaton_auditor.nodes.context import sha256_file
+
+    return state.get("report_sha256") or sha256_file(Path(state["report_path"]))
 
 
 def _analyse_doc(state: AgentState, settings: Settings, rubric: Rubric) -> dict[str, Any]:
-    """Ingest the report and collect what it explains and cites."""
+    """Ingest the report and collect what it explains and cites (cached by the report's
+    SHA-256 and the rubric's concept terms)."""
+    root, terms = cache_dir(settings), concept_terms(rubric)
+    key = ""
+    if root is not None:
+        key = cache_facts.report_key(_report_sha(state), {
+            "concepts": terms, "limits": cache_facts.limits_key(report_limits(settings)),
+            "full": os.environ.get("AUDITOR_DOCLING_FULL") == "1"})
+        cached = cache_facts.load(root, "doc", key, DocFacts)
+        if cached is not None:
+            return _doc_update(cached, rubric)
     try:
         report = ingest_report(Path(state["report_path"]), report_limits(settings))
     except ReportError as exc:
         return {"evidences": {"doc": route_findings(unreadable_findings(exc), "doc", rubric)},
                 "errors": [f"doc: {exc.kind}: {exc}"],
                 "detective_status": {"doc": f"degraded: {exc.kind}"}}
-    findings, facts = doc_findings(report, concept_terms(rubric))
-    warnings = [f"doc: {w}" for w in report.warnings]
-    return {"evidences": {"doc": route_findings(findings, "doc", rubric)}, "report_facts": facts,
-            "errors": warnings, "detective_status": {"doc": "ok"}}
+    findings, facts = doc_findings(report, terms)
+    doc = cache_facts.roundtrip(DocFacts(findings=findings, report_facts=facts,
+                                         warnings=list(report.warnings)))
+    if root is not None:
+        cache_facts.save(root, "doc", key, doc)
+    return _doc_update(doc, rubric)
+
+
+def _doc_update(doc: DocFacts, rubric: Rubric) -> dict[str, Any]:
+    return {"evidences": {"doc": route_findings(doc.findings, "doc", rubric)},
+            "report_facts": doc.report_facts, "errors": [f"doc: {w}" for w in doc.warnings],
+            "detective_status": {"doc": "ok"}}
 
 
 def _inspect_diagrams(state: AgentState, settings: Settings, rubric: Rubric) -> dict[str, Any]:
-    """Find the report's diagrams and read their flow (with a vision model when configured)."""
+    """Find the report's diagrams and read their flow (with a vision model when configured;
+    the model-free facts are cached by the report's SHA-256)."""
+    root = None if settings.vision_model else cache_dir(settings)
+    key = ""
+    if root is not None:
+        key = cache_facts.report_key(_report_sha(state), {
+            "vision": cache_facts.limits_key(vision_limits(settings))})
+        cached = cache_facts.load(root, "vision", key, VisionFacts)
+        if cached is not None:
+            return _vision_update(cached, rubric, "ok")
     diagrams, images = find_diagrams(Path(state["report_path"]), vision_limits(settings))
     status = "ok"
     if settings.vision_model and diagrams:
@@ -115,9 +186,16 @@ def _inspect_diagrams(state: AgentState, settings: Settings, rubric: Rubric) -> 
         diagrams = asyncio.run(analyze_with_model(diagrams, images, model,
                                                   max_concurrency=settings.max_concurrency))
         status = "ok (vision model)"
-    findings = vision_findings(diagrams)
-    return {"evidences": {"vision": route_findings(findings, "vision", rubric)},
-            "diagrams": diagrams, "detective_status": {"vision": status}}
+    facts = cache_facts.roundtrip(VisionFacts(findings=vision_findings(diagrams),
+                                              diagrams=diagrams))
+    if root is not None:
+        cache_facts.save(root, "vision", key, facts)
+    return _vision_update(facts, rubric, status)
+
+
+def _vision_update(facts: VisionFacts, rubric: Rubric, status: str) -> dict[str, Any]:
+    return {"evidences": {"vision": route_findings(facts.findings, "vision", rubric)},
+            "diagrams": facts.diagrams, "detective_status": {"vision": status}}
 
 
 def repo_investigator(state: AgentState) -> dict[str, Any]:

@@ -20,6 +20,7 @@ def run_manifest(state: AgentState, settings: Settings) -> dict[str, Any]:
     rubric_json = json.dumps(state.get("rubric") or {}, sort_keys=True).encode("utf-8")
     started = state.get("started_at")
     return {
+        "run_id": state.get("run_id"),
         "inputs": {"target": state.get("target"), "report": state.get("report_path"),
                    "rubric": settings.rubric_path or "embedded default"},
         "hashes": {"commit": state.get("commit"), "report_sha256": state.get("report_sha256"),

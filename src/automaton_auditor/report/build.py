@@ -73,5 +73,6 @@ def build_report(state: AgentState) -> AuditReport:
         verified_paths=state.get("verified_paths") or [],
         hallucinated_paths=state.get("hallucinated_paths") or [],
         generated_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        run_id=state.get("run_id") or "",
         usage=usage_totals(opinions, state.get("usage")),
     )

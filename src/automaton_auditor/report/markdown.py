@@ -29,7 +29,8 @@ def render_header(report: AuditReport) -> list[str]:
         f"| Report | {_cell(report.report_path or 'n/a')} (SHA-256 {sha}) |",
         f"| Rubric | {_cell(report.rubric_name)} v{report.rubric_version} |",
         f"| Judges | {_cell(report.bench)} |",
-        f"| Date | {report.generated_at} |", "",
+        f"| Date | {report.generated_at} |",
+        *([f"| Run | `{report.run_id}` |"] if report.run_id else []), "",
     ]
 
 
