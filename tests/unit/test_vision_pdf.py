@@ -313,3 +313,22 @@ def test_two_figures_on_one_page_are_two_diagrams(tmp_path: Path) -> None:
     assert [d.edges for d in diagrams] == [[("Alpha", "Beta"), ("Beta", "Gamma")],
                                            [("Delta", "Epsilon"), ("Epsilon", "Zeta")]]
     assert all(images)
+
+
+def test_ocr_layer_words_are_a_scans_labels(tmp_path: Path) -> None:
+    def page(c: canvas.Canvas) -> None:
+        c.drawImage(ImageReader(_diagram_image((300, 420))), 0, 0, WIDTH, HEIGHT)
+        text = c.beginText(120, 500)
+        text.setTextRenderMode(3)  # invisible: an OCR layer
+        text.setFont("Helvetica", 12)
+        text.textLine("RepoInvestigator")
+        c.drawText(text)
+
+    def photo_with_prose(c: canvas.Canvas) -> None:
+        _prose(c, "A caption above")
+        c.drawImage(ImageReader(_diagram_image()), 60, 300, 480, 480)  # covers the prose
+
+    diagrams, _ = find_diagrams(_pdf(tmp_path / "ocr.pdf", [page, photo_with_prose]))
+    assert [(d.kind, d.labels) for d in diagrams] == [("scan", ["RepoInvestigator"]),
+                                                      ("raster", [])]
+    assert diagrams[1].nearby_text.startswith("A caption above")

@@ -143,6 +143,31 @@ def text_rects(textpage: pdfium.PdfTextPage) -> list[TextRect]:
     return runs
 
 
+def invisible_text_boxes(page: pdfium.PdfPage) -> list[Rect]:
+    """Bounds of the page's invisible text objects: the OCR layer a scanner or OCR tool lays
+    over a picture (render mode 3). Bounded in count."""
+    boxes: list[Rect] = []
+    for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_TEXT,), max_depth=3):
+        if len(boxes) >= MAX_TEXT_RECTS:
+            break
+        mode = pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw)
+        if mode == pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE:
+            boxes.append(tuple(obj.get_bounds()))
+    return boxes
+
+
+def split_ocr(texts: list[TextRect], hidden: list[Rect]) -> tuple[list[TextRect], list[TextRect]]:
+    """(visible runs, OCR runs): a run whose centre lies in an invisible text box is OCR."""
+    if not hidden:
+        return texts, []
+    grid = Grid(hidden, 1.0)
+    visible: list[TextRect] = []
+    ocr: list[TextRect] = []
+    for text in texts:
+        (ocr if grid.hits(text.centre) else visible).append(text)
+    return visible, ocr
+
+
 def reading_sorted(texts: list[TextRect]) -> list[TextRect]:
     """Text runs in reading order: top to bottom by line (runs whose centres lie within 3
     points of the line's first run), left to right within a line."""

@@ -143,6 +143,9 @@ def _raster_candidates(page: pdfium.PdfPage, number: int, texts: Texts,
                        limits: VisionLimits, seen: dict[str, DiagramFacts]) -> list[Candidate]:
     width, height = page.get_size()
     found: list[Candidate] = []
+    # Computed on the first picture worth keeping: visible text, and the OCR layer whose words
+    # are the picture's labels (other text inside its bounds is the page's, not the image's).
+    split = functools.cache(lambda: geo.split_ocr(texts(), geo.invisible_text_boxes(page)))
     for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3):
         if not isinstance(obj, pdfium.PdfImage):
             continue
@@ -160,15 +163,16 @@ def _raster_candidates(page: pdfium.PdfPage, number: int, texts: Texts,
             seen[digest].data.setdefault("also_on_pages", []).append(number)
             continue
         # A scan: a page-wide picture on a page without a text layer.
-        scan = len(texts()) <= 2 and (shown_w * shown_h >= SCAN_COVERAGE * width * height
+        visible, ocr = split()
+        scan = len(visible) <= 2 and (shown_w * shown_h >= SCAN_COVERAGE * width * height
                                     or shown_w >= 0.9 * width)
         data: dict[str, Any] = {"bbox": _bbox(rect), "sha": digest}
         if scan:  # a scan holds text pages and figures alike: flag the graphic ones
             data["graphic_score"] = graphic_score(image)
             data["likely_diagram"] = data["graphic_score"] >= GRAPHIC_SCORE_MIN
         facts = DiagramFacts(page=number, kind="scan" if scan else "raster", width=px_w,
-                             height=px_h, labels=_labels_in(texts(), rect),
-                             nearby_text=_nearby(texts(), rect), data=data)
+                             height=px_h, labels=_labels_in(ocr, rect),
+                             nearby_text=_nearby(visible, rect), data=data)
         seen[digest] = facts
         found.append((facts, to_png(image, limits.max_image_side)))
     return found
