@@ -20,14 +20,31 @@ from automaton_auditor.tools.code_ast_common import (
 )
 from automaton_auditor.tools.code_ast_interp import Interp
 
-FACTS_VERSION = 10
+FACTS_VERSION = 13
 MAX_FILE_BYTES = 1_000_000
-# A file none of whose bytes match these is not parsed: it cannot hold any fact we report.
-TRIGGERS = re.compile(
-    rb"StateGraph|add_node|add_edge|add_conditional|add_sequence|set_entry_point|BaseModel"
-    rb"|TypedDict|system\(|popen|subprocess|shell\s*=|\beval\(|\bexec\(|tempfile|mkdtemp"
-    rb"|clone|structured_output|bind_tools|Send\(|Command\(|rosecutor|efen[cs]e|ech_?[Ll]ead"
-    rb"|[Rr]etr(y|ies)|[Jj]ustice|[Cc]hief|ynthes|[Pp]ersona|[Jj]udge")
+# A file containing none of these byte strings is not parsed: it cannot hold a fact we
+# report. Plain substring tests: a regex alternation is five times slower on big trees.
+TRIGGERS: tuple[bytes, ...] = (
+    b"StateGraph", b"add_node", b"add_edge", b"add_conditional", b"add_sequence",
+    b"set_entry_point", b"BaseModel", b"TypedDict", b"popen", b"subprocess",
+    b"shell=", b"shell =", b"tempfile", b"mkdtemp", b"clone",
+    b"structured_output", b"bind_tools", b"Send(", b"Command(", b"rosecutor", b"efense",
+    b"efence", b"echLead", b"echlead", b"ech_lead", b"ech_Lead", b"retry",
+    b"Retry", b"retries", b"ustice", b"hief", b"ynthes", b"ersona", b"udge")
+
+
+# ``eval(``/``exec(``/``system(`` also end many method names (``_eval(``, ``solve_system(``,
+# ``def eval(cls)``):
+# confirmed by a regex only when the cheap test hits.
+CALL_NEEDLES = (b"eval(", b"exec(", b"system(")
+BARE_CALL = re.compile(rb"(?<![\w.])(?<!def )(?:eval|exec|system)\(|os\.system\(")
+
+
+def has_trigger(data: bytes) -> bool:
+    """True when the file mentions anything a fact could rest on."""
+    if any(needle in data for needle in TRIGGERS):
+        return True
+    return any(n in data for n in CALL_NEEDLES) and BARE_CALL.search(data) is not None
 
 
 def extract(path: str, data: bytes, force: bool = False) -> JSON:
@@ -35,7 +52,7 @@ def extract(path: str, data: bytes, force: bool = False) -> JSON:
     file without trigger bytes (a module of constants the graph code imports)."""
     if len(data) > MAX_FILE_BYTES:
         return {"error": f"larger than {MAX_FILE_BYTES} bytes, not parsed"}
-    if not force and not TRIGGERS.search(data):
+    if not force and not has_trigger(data):
         return {"skipped": "no trigger"}
     try:
         text = data.decode("utf-8-sig")  # a BOM is legal in source files
