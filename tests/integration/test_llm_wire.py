@@ -321,3 +321,83 @@ def test_dry_run_calls_nothing(provider: FakeProvider, tmp_path: Path) -> None:
     assert "openai:other" in result.output and "token" in result.output
     assert provider.requests == []
     assert not (tmp_path / "audit").exists()
+
+
+class TraceSink(ThreadingHTTPServer):
+    """A stand-in LangSmith endpoint that keeps the runs it is sent."""
+
+    daemon_threads = True
+
+    def __init__(self) -> None:
+        super().__init__(("127.0.0.1", 0), SinkHandler)
+        self.posts: list[tuple[str, bytes]] = []
+
+    def runs(self) -> list[dict[str, Any]]:
+        """The run objects of every multipart batch (``post.<id>`` parts)."""
+        from email import policy
+        from email.parser import BytesParser
+
+        runs = []
+        for content_type, body in self.posts:
+            message = BytesParser(policy=policy.HTTP).parsebytes(
+                b"Content-Type: " + content_type.encode() + b"\r\n\r\n" + body)
+            for part in message.iter_parts():
+                name = part.get_param("name", header="content-disposition") or ""
+                if name.startswith("post.") and name.count(".") == 1:
+                    payload = part.get_payload(decode=True)
+                    runs.append(json.loads(payload))
+        return runs
+
+
+class SinkHandler(BaseHTTPRequestHandler):
+    server: TraceSink
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def _ok(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "2")
+        self.end_headers()
+        self.wfile.write(b"{}")
+
+    def do_GET(self) -> None:
+        self._ok()
+
+    def do_POST(self) -> None:
+        body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+        self.server.posts.append((self.headers.get("Content-Type", ""), body))
+        self._ok()
+
+    do_PATCH = do_POST
+
+
+def test_langsmith_gets_one_root_run_per_audit_tagged_with_target_and_commit(
+        provider: FakeProvider, auditee_repo: Path, report_pdf: Path, tmp_path: Path) -> None:
+    import os
+    import subprocess
+    import sys
+
+    sink = TraceSink()
+    threading.Thread(target=sink.serve_forever, daemon=True).start()
+    env = {**os.environ, "LANGSMITH_TRACING": "true", "LANGSMITH_API_KEY": "test",
+           "LANGSMITH_ENDPOINT": f"http://127.0.0.1:{sink.server_address[1]}"}
+    try:
+        done = subprocess.run([sys.executable, "-m", "automaton_auditor", str(auditee_repo),
+                               str(report_pdf), "--output-dir", str(tmp_path / "out"),
+                               "--quiet", "--model", "openai:test-model"],
+                              env=env, capture_output=True, text=True, timeout=300)
+    finally:
+        sink.shutdown()
+        sink.server_close()
+    assert done.returncode == 0, done.stderr[-2000:]
+    commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=auditee_repo, text=True,
+                            capture_output=True, check=True).stdout.strip()
+    runs = sink.runs()
+    roots = [r for r in runs if r.get("parent_run_id") is None]
+    assert [r["name"] for r in roots] == ["audit auditee"]
+    assert f"target:{auditee_repo}" in roots[0]["tags"]
+    assert f"commit:{commit}" in roots[0]["tags"]
+    judge_runs = [r for r in runs if str(r.get("name", "")).startswith("Prosecutor on ")]
+    assert judge_runs and all(r["trace_id"] == roots[0]["id"] for r in judge_runs)
