@@ -208,3 +208,34 @@ def test_command_goto_routes_from_node_functions(tmp_path: Path) -> None:
     assert graph.conditional_sources == ["triage"]
     assert ("triage", "error_handler") in graph.edges and ("triage", "judge") in graph.edges
     assert by_facet(findings, "graph.linear").found is False
+
+
+def test_builder_held_on_self_across_methods(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"state.py": STATE, "court/workflow.py": """
+        from langgraph.graph import StateGraph, START, END
+        from state import State
+
+        class Court:
+            def __init__(self):
+                self.graph = StateGraph(state_schema=State)
+
+            def _detectives(self):
+                for name in ("repo", "doc"):
+                    self.graph.add_node(name, print)
+                    self.graph.add_edge(START, name)
+                    self.graph.add_edge(name, "agg")
+
+            def build(self):
+                self._detectives()
+                self.graph.add_node("agg", print)
+                self.graph.add_edge("agg", END)
+                return self.graph.compile()
+    """})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None
+    assert graph.location == "court/workflow.py:7"
+    assert graph.nodes == ["agg", "doc", "repo"]
+    assert graph.fan_out == {"__start__": ["doc", "repo"]}
+    assert graph.fan_in == {"agg": ["doc", "repo"]}
+    assert by_facet(findings, "graph.builder").data["state"] == "state.State"
+    assert by_facet(findings, "state.agent_state").location == "state.py:6"

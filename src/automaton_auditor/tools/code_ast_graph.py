@@ -40,6 +40,8 @@ def group_builders(facts: dict[str, JSON], resolver: Resolver) -> dict[str, list
 
     ops = [op for path in sorted(facts) for op in facts[path].get("ops") or []]
     for op in ops:
+        if op["op"] == "alias":
+            parent[find(op["alias"])] = find(op["builder"])
         if op["op"] != "pass_builder":
             continue
         target = resolver.function(op.get("func"), op["path"])
@@ -54,7 +56,7 @@ def group_builders(facts: dict[str, JSON], resolver: Resolver) -> dict[str, list
                     parent[find(other["builder"])] = find(op["builder"])
     groups: dict[str, list[JSON]] = {}
     for op in ops:
-        if op["op"] != "pass_builder":
+        if op["op"] not in ("pass_builder", "alias"):
             groups.setdefault(find(op["builder"]), []).append(op)
     return groups
 

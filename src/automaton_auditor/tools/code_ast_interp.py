@@ -98,9 +98,9 @@ class Interp:
         if isinstance(stmt, ast.Assign):
             value = self.expr(scope, stmt.value, env)
             for target in stmt.targets:
-                self.bind(target, value, env)
+                self.bind(target, value, env, scope)
         elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
-            self.bind(stmt.target, self.expr(scope, stmt.value, env), env)
+            self.bind(stmt.target, self.expr(scope, stmt.value, env), env, scope)
         elif isinstance(stmt, ast.Expr | ast.Return) and stmt.value is not None:
             self.expr(scope, stmt.value, env)
         elif isinstance(stmt, ast.For | ast.AsyncFor):
@@ -117,11 +117,16 @@ class Interp:
                           stmt.finalbody):
                 self.run_scope(scope, block, env)
 
-    def bind(self, target: ast.AST, value: Any, env: dict[str, Any]) -> None:
+    def bind(self, target: ast.AST, value: Any, env: dict[str, Any], scope: str = "") -> None:
         """Record an assignment (names and ``self.x`` attributes only)."""
         name = dotted(target)
         if name is not None:
             env[name] = value
+            if name.startswith("self.") and isinstance(value, dict) and "builder" in value:
+                # ``self.graph = StateGraph(...)`` in __init__, edges added in other methods
+                self.ops.append({"op": "alias", "builder": value["builder"],
+                                 "alias": self.attr_key(scope, name), "line": 0,
+                                 "path": self.path, "args": [], "kwargs": {}, "snippet": ""})
         elif isinstance(target, ast.Tuple | ast.List):
             values = value if isinstance(value, list) and len(value) == len(target.elts) \
                 else [None] * len(target.elts)
@@ -149,7 +154,8 @@ class Interp:
             return self.ev(node, env)
         if self.is_builder_class(node.func):
             key = f"{self.path}:{node.lineno}"
-            state = node.args[0] if node.args else None
+            state = node.args[0] if node.args else next(
+                (kw.value for kw in node.keywords if kw.arg in ("state_schema", "schema")), None)
             self.builders.append({"key": key, "line": node.lineno, "scope": scope,
                                   "state": resolve(dotted(state), self.imports),
                                   "snippet": snippet(self.lines, node)})
@@ -171,7 +177,9 @@ class Interp:
                 return None
             # An untyped helper such as ``def wire(g): g.add_edge(...)``: its own builder,
             # merged with the caller's when the caller passes its builder in.
-            receiver = {"builder": f"{self.path}::{scope}::{name}"}
+            key = self.attr_key(scope, name) if name.startswith("self.") \
+                else f"{self.path}::{scope}::{name}"
+            receiver = {"builder": key}
         op = node.func.attr
         args = [self.ev(a, env) for a in node.args]
         kwargs = {kw.arg: self.ev(kw.value, env) for kw in node.keywords if kw.arg}
@@ -181,6 +189,11 @@ class Interp:
                          "args": args, "kwargs": kwargs, "path": self.path,
                          "snippet": snippet(self.lines, node, 300)})
         return None if op == "compile" else receiver
+
+    def attr_key(self, scope: str, name: str) -> str:
+        """One builder key per ``self.<attr>`` per class, shared by all its methods."""
+        owner = scope.rsplit(".", 1)[0] if "." in scope else scope
+        return f"{self.path}::{owner}::{name}"
 
     def grow(self, node: ast.Call, env: dict[str, Any]) -> None:
         """``names.append("x")`` / ``names.extend([...])`` on a known list of names."""
