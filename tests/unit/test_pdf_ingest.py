@@ -340,3 +340,32 @@ def test_wrapped_words_and_paths_are_rejoined() -> None:
     assert block.text == ("Three adversarial judges and one fan-out edge. The adversarial judges "
                           "share the fan-out edge declared in src/nodes/judges.py for every "
                           "criterion of the rubric.")
+
+
+def test_scanned_report_is_read_by_opt_in_ocr(tmp_path: Path) -> None:
+    from automaton_auditor.tools.pdf_ocr import ocr_available
+
+    if not ocr_available():
+        pytest.skip("the 'ocr' extra (rapidocr-onnxruntime) is not installed")
+    import pypdfium2 as pdfium
+
+    text_pdf = tmp_path / "text.pdf"
+    c = canvas.Canvas(str(text_pdf))
+    c.setFont("Helvetica-Bold", 30)
+    c.drawString(72, 700, "Architecture")
+    c.setFont("Helvetica", 22)
+    c.drawString(72, 640, "See src/graph.py for the graph")
+    c.save()
+    image = tmp_path / "page.png"
+    pdfium.PdfDocument(str(text_pdf))[0].render(scale=2).to_pil().save(image)
+    scan = tmp_path / "scan.pdf"
+    c = canvas.Canvas(str(scan))
+    c.drawImage(str(image), 0, 0, 595, 842)
+    c.save()
+    assert _kind(scan) == "no_text_layer"  # OCR is opt-in
+    report = ingest_report(scan, ReportLimits(), ocr=True)
+    assert report.ocr and any("OCR" in w for w in report.warnings)
+    assert "Architecture" in report.chunks[0].text
+    findings, facts = doc_findings(report, ["Architecture"])
+    assert findings[1].confidence < 0.6  # OCR-derived verdicts weigh less
+    assert "src/graph.py" in [c.path for c in facts.cited_paths]

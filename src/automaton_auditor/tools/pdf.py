@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from automaton_auditor.state import Finding, ReportFacts
-from automaton_auditor.tools import pdf_ingest, pdf_structure
+from automaton_auditor.tools import pdf_ingest, pdf_ocr, pdf_structure
 from automaton_auditor.tools.claims import extract_cited_paths, extract_feature_claims
 from automaton_auditor.tools.pdf_chunks import _SENTENCE_SPLIT, ask, make_chunks
 from automaton_auditor.tools.pdf_concepts import ConceptVerdict, classify, slug
@@ -32,8 +32,8 @@ __all__ = ["Block", "Chunk", "IngestedReport", "ReportError", "ReportLimits", "a
 
 
 def ingest_report(path: Path, limits: ReportLimits | None = None, *,
-                  full_pipeline: bool | None = None, use_outline: bool = True
-                  ) -> IngestedReport:
+                  full_pipeline: bool | None = None, use_outline: bool = True,
+                  ocr: bool | None = None) -> IngestedReport:
     """Read a report (PDF, Markdown, DOCX or HTML) into headings, blocks and chunks.
 
     Raises `ReportError` (one-line message, `kind` set) for missing, empty, oversized,
@@ -41,6 +41,8 @@ def ingest_report(path: Path, limits: ReportLimits | None = None, *,
     JavaScript. `full_pipeline` (default: env `AUDITOR_DOCLING_FULL=1`) tries docling's
     model pipeline first, offline, and falls back to the native one on any failure.
     `use_outline=False` ignores the PDF's bookmarks (headings then come from typography).
+    `ocr` (default: env `AUDITOR_OCR=1`) reads a scanned report with the offline OCR extra
+    instead of rejecting it as `no_text_layer`.
     """
     limits = limits or ReportLimits()
     path = Path(path)
@@ -50,11 +52,13 @@ def ingest_report(path: Path, limits: ReportLimits | None = None, *,
         return _ingest_other(path, sha, kind)
     if full_pipeline is None:
         full_pipeline = os.environ.get("AUDITOR_DOCLING_FULL") == "1"
-    return _ingest_pdf(path, sha, limits, full_pipeline, use_outline)
+    if ocr is None:
+        ocr = os.environ.get("AUDITOR_OCR") == "1"
+    return _ingest_pdf(path, sha, limits, full_pipeline, use_outline, ocr)
 
 
 def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
-                use_outline: bool = True) -> IngestedReport:
+                use_outline: bool = True, ocr: bool = False) -> IngestedReport:
     probe = pdf_ingest.probe_pdf(path, limits)
     warnings: list[str] = []
     if probe.javascript:
@@ -70,9 +74,9 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
     lines, sizes = pdf_ingest.page_lines(result)
     text_pages = _text_pages(lines, limits.min_page_chars)
     if not text_pages:
-        raise ReportError("no_text_layer", f"report has no text layer on any of its "
-                          f"{probe.page_count} pages (scanned images?): {path.name}")
-    if len(text_pages) < probe.page_count:
+        lines, sizes = _scanned(path, probe.page_count, limits, ocr, warnings)
+        text_pages = _text_pages(lines, limits.min_page_chars)
+    elif len(text_pages) < probe.page_count:
         missing = sorted(set(range(1, probe.page_count + 1)) - text_pages)
         warnings.append(f"{len(missing)} of {probe.page_count} pages have no text layer "
                         f"(pages {_ranges(missing)}); their content was not read")
@@ -89,7 +93,27 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
         path=path, sha256=sha, page_count=probe.page_count,
         headings=[(b.level, b.page or 0, b.text) for b in blocks if b.kind == "heading"],
         chunks=make_chunks(blocks), document=document, warnings=warnings, blocks=blocks,
-        heading_source=source, text_pages=len(text_pages), javascript=probe.javascript)
+        heading_source=source, text_pages=len(text_pages), javascript=probe.javascript,
+        ocr=any("recovered by OCR" in w for w in warnings))
+
+
+def _scanned(path: Path, pages: int, limits: ReportLimits, ocr: bool, warnings: list[str]
+             ) -> tuple[list[Any], dict[int, tuple[float, float]]]:
+    """Lines of a report without a text layer: OCR when enabled and installed, else the
+    `no_text_layer` error."""
+    reason = f"report has no text layer on any of its {pages} pages (scanned images?)"
+    if not ocr:
+        raise ReportError("no_text_layer", f"{reason}: {path.name}")
+    if not pdf_ocr.ocr_available():
+        raise ReportError("no_text_layer", f"{reason}; OCR was requested but the 'ocr' extra "
+                          f"(rapidocr-onnxruntime) is not installed: {path.name}")
+    lines, sizes, notes = pdf_ocr.ocr_lines(path, limits)
+    if not _text_pages(lines, limits.min_page_chars):
+        raise ReportError("no_text_layer", f"{reason}; OCR found no text either: {path.name}")
+    warnings.append("the report has no text layer: its text was recovered by OCR "
+                    "(word spacing and accuracy may suffer)")
+    warnings.extend(notes)
+    return lines, sizes
 
 
 def _text_pages(lines: list[Any], minimum: int) -> set[int]:
@@ -280,7 +304,12 @@ def doc_findings(report: IngestedReport, concepts: list[str]
             rationale="The PDF declares JavaScript actions; the auditor never runs them, "
                       "but an architecture report has no reason to carry active content."))
     for term in concepts:
-        findings.append(concept_finding(classify(term, report.blocks)))
+        finding = concept_finding(classify(term, report.blocks))
+        if report.ocr:  # OCR loses spacing and layout: the verdict is weaker evidence
+            finding = finding.model_copy(update={
+                "confidence": round(finding.confidence * 0.6, 2),
+                "rationale": finding.rationale + " (Text recovered by OCR.)"})
+        findings.append(finding)
     return findings, report_facts(report)
 
 

@@ -36,6 +36,9 @@ class ReportLimits:
     timeout_s: float = 120.0
     # Below this many non-blank characters a page counts as having no text layer.
     min_page_chars: int = 25
+    # Opt-in OCR of scanned reports: at most this many pages, within this many seconds.
+    max_ocr_pages: int = 40
+    ocr_budget_s: float = 300.0
 
 
 @dataclass
@@ -110,5 +113,6 @@ class IngestedReport:
     heading_source: str = "none"  # outline | fonts | docling | none
     text_pages: int = 0
     javascript: bool = False
+    ocr: bool = False  # text recovered by OCR: structure and wording are less reliable
     # Cached BM25 index over `chunks`, built on first `ask`.
     _index: Any = field(default=None, repr=False, compare=False)
