@@ -214,3 +214,37 @@ def test_cache_skips_parsing_and_survives_corruption(tmp_path: Path, monkeypatch
     (cache / "ast_facts.sqlite").write_bytes(b"garbage, not a database" * 10)
     fourth, stats = collect_facts(repo, files, cache)
     assert stats["parsed"] == 2 and fourth == first
+
+
+def test_clone_auth_and_url_checks_come_from_code(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"tools/clone.py": '''
+import subprocess
+import tempfile
+from urllib.parse import urlparse
+
+
+def clone(url):
+    # authentication is handled upstream (a comment, not code)
+    if urlparse(url).scheme != "https":
+        raise ValueError(url)
+    with tempfile.TemporaryDirectory() as tmp:
+        result = subprocess.run(["git", "clone", url, tmp], capture_output=True, timeout=9)
+        if result.returncode != 0 and "Authentication failed" in result.stderr:
+            raise PermissionError(url)
+'''})
+    findings, _ = code_findings(tmp_path, files)
+    assert by_facet(findings, "safety.auth_errors").found
+    assert by_facet(findings, "safety.url_validation").found
+    assert by_facet(findings, "safety.subprocess_errors").found  # returncode is checked
+    commented = write_repo(tmp_path / "b", {"c.py": '''
+import subprocess
+
+
+def clone(url):
+    # Authentication failed? permission? credentials? -- prose only
+    subprocess.run(["git", "clone", url, "x"])
+'''})
+    findings, _ = code_findings(tmp_path / "b", commented)
+    assert by_facet(findings, "safety.auth_errors").found is False
+    assert by_facet(findings, "safety.url_validation").found is False
+    assert by_facet(findings, "safety.subprocess_errors").found is False

@@ -190,6 +190,8 @@ class CallCollector:
 
     # --- strings -----------------------------------------------------------------------
     def _string(self, text: str, line: int, var: str, ctx: Ctx) -> None:
+        if ctx.cls and not ctx.func and var:
+            var = f"{ctx.cls}.{var}"  # ``class ProsecutorJudge: system_prompt = "..."``
         persona_var = bool(var and PERSONA_WORDS.search(var))
         if len(text) < 30 or not (persona_var or (len(text) >= 60 and
                                                   PERSONA_WORDS.search(text))):

@@ -31,7 +31,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     rebuilt = to_rebuilt(main) if main is not None else None
     findings = [*graph_findings(main, rebuilt, others),
                 *state_findings(facts, main),
-                *safety_findings(facts),
+                *safety_findings(facts, repo),
                 *llm_findings(facts),
                 *persona_findings(repo, files, facts),
                 *justice_findings(facts),

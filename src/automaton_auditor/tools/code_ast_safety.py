@@ -3,12 +3,21 @@ timeouts and error handling around subprocess calls."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Any
 
 from automaton_auditor.state import Finding
 from automaton_auditor.tools.code_ast_common import JSON
+from automaton_auditor.tools.code_ast_source import function_tokens
 
 MAX_LISTED = 20
+AUTH = re.compile(r"auth|credential|permission|\b40[13]\b|username|password|terminal prompts",
+                  re.I)
+URL_CHECK = re.compile(r"urlparse|urlsplit|valid|saniti|allow|fullmatch|\bmatch\b|"
+                       r"startswith|netloc|scheme", re.I)
+VALIDATOR = re.compile(r"valid\w*(url|repo|target)|(url|repo|target)\w*valid|saniti[sz]e",
+                       re.I)
 
 
 def calls_of(facts: dict[str, JSON], kind: str) -> list[tuple[str, JSON]]:
@@ -43,8 +52,9 @@ def _dangerous(facet: str, goal: str, items: list[tuple[str, JSON]], what: str) 
               confidence=0.9 if tainted else 0.6, tainted=len(tainted), total=len(items))
 
 
-def safety_findings(facts: dict[str, JSON]) -> list[Finding]:
-    """All ``safety.*`` findings."""
+def safety_findings(facts: dict[str, JSON], repo: Path | None = None) -> list[Finding]:
+    """All ``safety.*`` findings (`repo` lets function bodies be read for the clone
+    function's error and input handling)."""
     processes = calls_of(facts, "process")
     os_calls = [(p, c) for p, c in processes if c["name"].startswith("os.")]
     shell = [(p, c) for p, c in processes if c["name"].startswith("subprocess.") and c["shell"]]
@@ -56,11 +66,19 @@ def safety_findings(facts: dict[str, JSON]) -> list[Finding]:
         _dangerous("safety.eval_exec", "eval / exec call", calls_of(facts, "eval_exec"),
                    "eval/exec call(s)"),
     ]
-    out += _clone_findings(facts, processes)
+    out += _clone_findings(facts, processes, repo)
     return out
 
 
-def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]]) -> list[Finding]:
+def _tokens_of(facts: dict[str, JSON], repo: Path | None, path: str, func: str) -> str:
+    info = (facts.get(path, {}).get("functions") or {}).get(func)
+    if repo is None or not info:
+        return ""
+    return " ".join(function_tokens(repo, path, info["line"], info["end"]))
+
+
+def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
+                    repo: Path | None) -> list[Finding]:
     clones = calls_of(facts, "clone")
     temps = calls_of(facts, "tempdir")
     temp_scopes = {(p, c["func"]) for p, c in temps}
@@ -68,7 +86,10 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]]) -
     sandboxed = [(p, c) for p, c in clones if c.get("tempdir") or (p, c["func"]) in temp_scopes
                  or c["func"].rsplit(".", 1)[-1] in sandbox_callees]
     sub = [(p, c) for p, c in processes if c["name"].startswith("subprocess.")]
-    handled = [(p, c) for p, c in sub if c["in_try"] or c["check"]]
+    bodies = {(p, c["func"]): _tokens_of(facts, repo, p, c["func"])
+              for p, c in [*sub, *clones]}
+    handled = [(p, c) for p, c in sub if c["in_try"] or c["check"]
+               or "returncode" in bodies[(p, c["func"])]]
     timed = [(p, c) for p, c in sub if c["timeout"]]
     return [
         _f("safety.clone", "Function that executes the repository clone", bool(clones),
@@ -87,4 +108,26 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]]) -
         _f("safety.timeouts", "Subprocess calls set a timeout", bool(timed), "success",
            timed or sub, f"{len(timed)} of {len(sub)} subprocess call(s) pass timeout=.",
            confidence=0.8, timed=len(timed), total=len(sub)),
+        *_clone_input_findings(facts, clones, bodies),
+    ]
+
+
+def _clone_input_findings(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
+                          bodies: dict[tuple[str, str], str]) -> list[Finding]:
+    auth = [(p, c) for p, c in clones if AUTH.search(bodies.get((p, c["func"]), ""))]
+    validators = sorted(f"{p}:{info['line']}" for p in sorted(facts)
+                        for q, info in (facts[p].get("functions") or {}).items()
+                        if VALIDATOR.search(q.rsplit(".", 1)[-1]))
+    checked = [(p, c) for p, c in clones if URL_CHECK.search(bodies.get((p, c["func"]), ""))]
+    return [
+        _f("safety.auth_errors", "Clone handles authentication failures", bool(auth),
+           "success", auth or clones,
+           (f"{len(auth)} of {len(clones)} clone function(s) test for authentication or "
+            "permission errors in code." if clones else "No clone function."),
+           confidence=0.5),
+        _f("safety.url_validation", "Repository URL is validated before cloning",
+           bool(checked or validators), "success", checked or clones,
+           (f"URL checks in the clone function: {len(checked)}; validator functions: "
+            f"{', '.join(validators[:5]) or 'none'}."), confidence=0.6,
+           validators=validators[:20]),
     ]

@@ -1,0 +1,37 @@
+"""Tokens of one function's source: the names and string values its code uses.
+
+Used for facts that live in a function's body as a whole (does the clone function handle
+authentication errors, check return codes, validate the URL?). Comments are dropped by
+the tokenizer; only code tokens count.
+"""
+
+from __future__ import annotations
+
+import io
+import tokenize
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=256)
+def _lines(path: str) -> tuple[str, ...]:
+    try:
+        target = Path(path)
+        if target.is_symlink():
+            return ()
+        return tuple(target.read_text("utf-8-sig", errors="replace").splitlines(keepends=True))
+    except OSError:
+        return ()
+
+
+def function_tokens(repo: Path, path: str, start: int, end: int) -> list[str]:
+    """NAME and STRING tokens of lines start..end of a repository file (no comments)."""
+    lines = _lines(str(repo / path))[max(start - 1, 0):end]
+    tokens: list[str] = []
+    try:
+        for tok in tokenize.generate_tokens(io.StringIO("".join(lines)).readline):
+            if tok.type in (tokenize.NAME, tokenize.STRING):
+                tokens.append(tok.string)
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        pass  # a partial function body still gave its first tokens
+    return tokens
