@@ -332,3 +332,27 @@ def test_ocr_layer_words_are_a_scans_labels(tmp_path: Path) -> None:
     assert [(d.kind, d.labels) for d in diagrams] == [("scan", ["RepoInvestigator"]),
                                                       ("raster", [])]
     assert diagrams[1].nearby_text.startswith("A caption above")
+
+
+def test_figure_inside_a_form_xobject_is_read_in_page_space(tmp_path: Path) -> None:
+    """LaTeX's \\includegraphics of a PDF figure draws it as a scaled form XObject: pdfium
+    gives the form's paths in form space, the text layer in page space."""
+    path = tmp_path / "form.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4)
+    c.beginForm("figure")
+    _draw_vector_courtroom(c)
+    c.drawImage(ImageReader(_diagram_image()), 380, 250, 150, 100)
+    c.drawImage(ImageReader(_diagram_image((200, 100))), 100, -300, 150, 100)  # off the page
+    c.endForm()
+    c.saveState()
+    c.translate(60, -150)
+    c.scale(0.8, 0.8)
+    c.doForm("figure")
+    c.restoreState()
+    c.showPage()
+    c.save()
+    diagrams, _ = find_diagrams(path)
+    vector = next(d for d in diagrams if d.kind == "vector")
+    assert ("context_builder", "DocAnalyst") in vector.edges and len(vector.edges) == 12
+    (raster,) = [d for d in diagrams if d.kind == "raster"]
+    assert raster.data["bbox"] == [364.0, 50.0, 484.0, 130.0]

@@ -11,7 +11,9 @@ form labelled outlines joined by connectors, so they are not mistaken for diagra
 from __future__ import annotations
 
 import ctypes
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import pypdfium2 as pdfium  # type: ignore[import-untyped]
 import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
@@ -147,12 +149,12 @@ def invisible_text_boxes(page: pdfium.PdfPage) -> list[Rect]:
     """Bounds of the page's invisible text objects: the OCR layer a scanner or OCR tool lays
     over a picture (render mode 3). Bounded in count."""
     boxes: list[Rect] = []
-    for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_TEXT,), max_depth=3):
+    for obj, ancestors in page_objects(page, (pdfium_c.FPDF_PAGEOBJ_TEXT,)):
         if len(boxes) >= MAX_TEXT_RECTS:
             break
         mode = pdfium_c.FPDFTextObj_GetTextRenderMode(obj.raw)
         if mode == pdfium_c.FPDF_TEXTRENDERMODE_INVISIBLE:
-            boxes.append(tuple(obj.get_bounds()))
+            boxes.append(rect_to_page(tuple(obj.get_bounds()), ancestors))
     return boxes
 
 
@@ -181,7 +183,44 @@ def reading_sorted(texts: list[TextRect]) -> list[TextRect]:
     return [t for line in lines for t in sorted(line, key=lambda t: t.rect[0])]
 
 
-def _points(obj: pdfium.PdfObject) -> tuple[list[Point], bool, bool, bool]:
+Ancestors = list[Any]  # the enclosing form objects' matrices, innermost first
+
+
+def page_objects(page: pdfium.PdfPage, kinds: tuple[int, ...],
+                 max_objects: int = 200_000) -> Iterator[tuple[pdfium.PdfObject, Ancestors]]:
+    """Objects of the given types, inside form XObjects too, each with the matrices of the
+    forms around it. pdfium reports a nested object's geometry in its form's space (a LaTeX
+    figure included from a PDF is such a form); `to_page` maps it to page space."""
+    forms: list[tuple[int, Any]] = []  # (level, matrix) of the enclosing forms
+    for count, obj in enumerate(page.get_objects(max_depth=3)):
+        if count >= max_objects:
+            return
+        while forms and forms[-1][0] >= obj.level:
+            forms.pop()
+        if obj.type == pdfium_c.FPDF_PAGEOBJ_FORM:
+            forms.append((obj.level, obj.get_matrix()))
+        elif obj.type in kinds:
+            yield obj, [matrix for _, matrix in reversed(forms)]
+
+
+def to_page(point: Point, ancestors: Ancestors) -> Point:
+    """A point in an object's form space, in page space."""
+    for matrix in ancestors:
+        point = matrix.on_point(*point)
+    return point
+
+
+def rect_to_page(rect: Rect, ancestors: Ancestors) -> Rect:
+    """Bounds in form space, as page-space bounds (of the transformed corners)."""
+    if not ancestors:
+        return rect
+    corners = [to_page((x, y), ancestors) for x in (rect[0], rect[2]) for y in (rect[1], rect[3])]
+    return (min(c[0] for c in corners), min(c[1] for c in corners),
+            max(c[0] for c in corners), max(c[1] for c in corners))
+
+
+def _points(obj: pdfium.PdfObject,
+            ancestors: Ancestors) -> tuple[list[Point], bool, bool, bool]:
     """Points in page space, and whether the path closes, has a diagonal line, a curve."""
     matrix = obj.get_matrix()
     count = min(pdfium_c.FPDFPath_CountSegments(obj.raw), MAX_SEGMENTS)
@@ -192,7 +231,7 @@ def _points(obj: pdfium.PdfObject) -> tuple[list[Point], bool, bool, bool]:
         seg = pdfium_c.FPDFPath_GetPathSegment(obj.raw, index)
         if not seg or not pdfium_c.FPDFPathSegment_GetPoint(seg, x, y):
             continue
-        point = matrix.on_point(x.value, y.value)
+        point = to_page(matrix.on_point(x.value, y.value), ancestors)
         kind = pdfium_c.FPDFPathSegment_GetType(seg)
         if kind == pdfium_c.FPDF_SEGMENT_LINETO and points:
             diagonal = diagonal or (abs(point[0] - points[-1][0]) > 1
@@ -207,16 +246,17 @@ def path_infos(page: pdfium.PdfPage) -> list[PathInfo]:
     """Every path object on the page (inside forms too), bounded in number."""
     infos: list[PathInfo] = []
     fill, stroke = ctypes.c_int(), ctypes.c_int()
-    for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_PATH,), max_depth=3):
+    for obj, ancestors in page_objects(page, (pdfium_c.FPDF_PAGEOBJ_PATH,)):
         if len(infos) >= MAX_PATHS:
             break
-        points, closed, diagonal, curved = _points(obj)
+        points, closed, diagonal, curved = _points(obj, ancestors)
         if len(points) < 2 or not pdfium_c.FPDFPath_GetDrawMode(obj.raw, fill, stroke):
             continue
         first, last = points[0], points[-1]
         closed = closed or (len(points) > 3 and _dist(first, last) < 0.5)
         dashed = pdfium_c.FPDFPageObj_GetDashCount(obj.raw) > 0
-        infos.append(PathInfo(tuple(obj.get_bounds()), points, fill.value != 0,
+        infos.append(PathInfo(rect_to_page(tuple(obj.get_bounds()), ancestors), points,
+                              fill.value != 0,
                               bool(stroke.value), closed, dashed, diagonal, curved))
     return infos
 

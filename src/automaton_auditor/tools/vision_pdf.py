@@ -18,6 +18,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import io
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,6 +35,7 @@ from automaton_auditor.tools.diagram_arrows import parse_arrows
 from automaton_auditor.tools.diagram_flow import ParsedFlow
 from automaton_auditor.tools.diagram_parse import MAX_TEXT_CHARS, parse_dot, parse_mermaid
 
+log = logging.getLogger(__name__)
 NEARBY_CHARS = 600
 SCAN_COVERAGE = 0.75  # an image covering this share of the page, with no text: a scan
 GRAPHIC_SCORE_MIN = 0.03  # share of coloured or dark-filled pixels that marks a drawing
@@ -93,12 +95,18 @@ def graphic_score(image: Image.Image) -> float:
 
 
 def _render_region(page: pdfium.PdfPage, rect: geo.Rect, limits: VisionLimits, *,
-                   pad: float = 6.0, max_side: float | None = None) -> Image.Image:
-    """Render one region of a page (PDF points, bottom-left origin) at `render_dpi`, or so
-    that its longer side is `max_side` pixels."""
+                   pad: float = 6.0, max_side: float | None = None) -> Image.Image | None:
+    """Render the visible part of one region of a page (PDF user space) at `render_dpi`,
+    or so that its longer side is `max_side` pixels; None when it lies off the page."""
+    box = page.get_cropbox()
+    left, bottom = max(rect[0] - pad, box[0]), max(rect[1] - pad, box[1])
+    right, top = min(rect[2] + pad, box[2]), min(rect[3] + pad, box[3])
+    if right - left < 1 or top - bottom < 1:
+        return None
+    crop = (left - box[0], bottom - box[1], box[2] - right, box[3] - top)
+    if page.get_rotation():  # pdfium crops a rotated page in its rotated frame: keep it all
+        crop = (0.0, 0.0, 0.0, 0.0)
     width, height = page.get_size()
-    crop = (max(rect[0] - pad, 0.0), max(rect[1] - pad, 0.0),
-            max(width - rect[2] - pad, 0.0), max(height - rect[3] - pad, 0.0))
     shown = max(width - crop[0] - crop[2], height - crop[1] - crop[3], 1.0)
     # A hostile page may be kilometres wide: the bitmap never exceeds MAX_RENDER_SIDE.
     scale = limits.render_dpi / 72.0 if max_side is None else max_side / shown
@@ -129,7 +137,7 @@ def _bbox(rect: geo.Rect) -> list[float]:
 
 
 def _image_pil(obj: pdfium.PdfImage, page: pdfium.PdfPage, rect: geo.Rect,
-               limits: VisionLimits) -> Image.Image:
+               limits: VisionLimits) -> Image.Image | None:
     """The image as the reader sees it: its page region rendered by pdfium (ICC colour
     spaces, soft masks, JBIG2 and rotation all applied, transparency over the white page),
     at its own resolution capped to `max_image_side`. Rendering straight to the target size
@@ -140,16 +148,17 @@ def _image_pil(obj: pdfium.PdfImage, page: pdfium.PdfPage, rect: geo.Rect,
 
 
 def _raster_candidates(page: pdfium.PdfPage, number: int, texts: Texts,
-                       limits: VisionLimits, seen: dict[str, DiagramFacts]) -> list[Candidate]:
+                       limits: VisionLimits, *, seen: dict[str, DiagramFacts],
+                       ) -> list[Candidate]:
     width, height = page.get_size()
     found: list[Candidate] = []
     # Computed on the first picture worth keeping: visible text, and the OCR layer whose words
     # are the picture's labels (other text inside its bounds is the page's, not the image's).
     split = functools.cache(lambda: geo.split_ocr(texts(), geo.invisible_text_boxes(page)))
-    for obj in page.get_objects(filter=(pdfium_c.FPDF_PAGEOBJ_IMAGE,), max_depth=3):
+    for obj, ancestors in geo.page_objects(page, (pdfium_c.FPDF_PAGEOBJ_IMAGE,)):
         if not isinstance(obj, pdfium.PdfImage):
             continue
-        rect = tuple(obj.get_bounds())
+        rect = geo.rect_to_page(tuple(obj.get_bounds()), ancestors)
         px_w, px_h = obj.get_px_size()
         shown_w, shown_h = rect[2] - rect[0], rect[3] - rect[1]
         # Skip tiny bitmaps (icons, bullets) and thin strips (decorative rules).
@@ -158,6 +167,8 @@ def _raster_candidates(page: pdfium.PdfPage, number: int, texts: Texts,
         if max(shown_w, shown_h) > 12 * max(min(shown_w, shown_h), 1.0):
             continue
         image = _image_pil(obj, page, rect, limits)
+        if image is None:  # drawn off the page: nobody sees it
+            continue
         digest = hashlib.sha256(image.tobytes()).hexdigest()[:16]
         if digest in seen:  # the same picture repeated (a logo in every header)
             seen[digest].data.setdefault("also_on_pages", []).append(number)
@@ -181,7 +192,7 @@ def _raster_candidates(page: pdfium.PdfPage, number: int, texts: Texts,
 def _vector_facts(page: pdfium.PdfPage, number: int, texts: list[geo.TextRect],
                   limits: VisionLimits, region: geo.Rect, data: dict[str, Any],
                   diagram: geo.VectorDiagram | None) -> Candidate:
-    image = _render_region(page, region, limits)
+    image = _render_region(page, region, limits) or Image.new("RGB", (1, 1), "white")
     labels = diagram.labels if diagram else _labels_in(texts, region)
     facts = DiagramFacts(page=number, kind="vector", width=image.width, height=image.height,
                          labels=labels, edges=diagram.edges if diagram else [],
@@ -220,8 +231,13 @@ def page_candidates(page: pdfium.PdfPage, number: int, limits: VisionLimits,
     # Text runs cost a pass over every character: only pages with pictures or drawings
     # need them.
     texts: Texts = functools.cache(lambda: geo.text_rects(textpage))
-    found = _raster_candidates(page, number, texts, limits, seen)
-    found.extend(_vector_candidates(page, number, texts, limits))
+    found: list[Candidate] = []
+    # Pictures and drawings fail independently: a broken image keeps the page's drawing.
+    for reader in (functools.partial(_raster_candidates, seen=seen), _vector_candidates):
+        try:
+            found.extend(reader(page, number, texts, limits))
+        except Exception:  # a hostile object must not cost the page
+            log.debug("page %d: %s failed", number, reader, exc_info=True)
     text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
     return found, text
 
