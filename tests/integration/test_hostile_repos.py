@@ -144,3 +144,14 @@ def test_missing_remote_is_classified_without_network(tmp_path: Path) -> None:
     with pytest.raises(AcquisitionError) as info:
         acquire(target, tmp_path / "work", limits)
     assert info.value.kind in ("not_a_repository", "not_found")
+
+
+def test_compressible_blobs_cannot_fill_the_disk(tmp_path: Path) -> None:
+    zeros = "\0" * 900_000
+    repo = make_repo(tmp_path / "bomb", [("zeros", {f"z{i:02}.txt": zeros for i in range(20)})])
+    limits = GitLimits(max_repo_mb=10)
+    checkout = acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
+    written = [f for f in checkout.files if (checkout.path / f).exists()]
+    assert 0 < len(written) < 20
+    assert set(checkout.skipped.values()) == {"work tree exceeds 10 MB"}
+    assert len(written) + len(checkout.skipped) == 20

@@ -58,7 +58,7 @@ def blob_ids(repo: Path, files: list[str]) -> dict[str, str]:
         meta, _, raw = record.partition(b"\t")
         parts = meta.split()
         if len(parts) == 3 and parts[1] == b"blob" and parts[0] != b"120000":
-            ids[raw.decode("utf-8", "surrogateescape")] = parts[2].decode("ascii")
+            ids[raw.decode("utf-8", "replace")] = parts[2].decode("ascii")
     for path in files:
         if path not in ids:
             ids[path] = _hash_file(repo / path)

@@ -18,7 +18,7 @@ from typing import Literal
 from urllib.parse import urlsplit
 
 from automaton_auditor.state import Finding
-from automaton_auditor.tools.git_materialize import materialize
+from automaton_auditor.tools.git_materialize import TreeTooLarge, materialize
 from automaton_auditor.tools.git_run import GitResult, dir_size, run_git
 from automaton_auditor.tools.git_story import narrative_findings
 
@@ -145,12 +145,18 @@ def acquire(target: Target, dest_parent: Path, limits: GitLimits) -> Checkout:
     try:
         _clone(target, dest, home, limits)
         commit = _head(dest, home, limits)
-        checkout = materialize(dest, commit, home, limits.timeout_s, limits.max_blob_bytes)
-        if len(checkout.files) > limits.max_files:
-            raise AcquisitionError(
-                "too_large", f"{len(checkout.files)} files exceed the cap of {limits.max_files}")
+        checkout = materialize(dest, commit, home, limits.timeout_s, limits.max_blob_bytes,
+                               limits.max_files, limits.max_repo_mb * 1024 * 1024)
         return Checkout(dest, commit, checkout.files, checkout.skipped,
                         shallow=(dest / ".git" / "shallow").exists())
+    except TreeTooLarge as exc:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise AcquisitionError("too_large", str(exc)) from None
+    except (RuntimeError, OSError, ValueError) as exc:
+        shutil.rmtree(dest, ignore_errors=True)
+        if isinstance(exc, AcquisitionError):
+            raise
+        raise AcquisitionError("git_error", f"{type(exc).__name__}: {exc}"[:300]) from None
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
         raise

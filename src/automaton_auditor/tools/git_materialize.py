@@ -8,10 +8,14 @@ that out: symlinks, submodules and missing (large) blobs are recorded as skipped
 from __future__ import annotations
 
 import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from automaton_auditor.tools.git_run import run_git
+from automaton_auditor.tools.git_run import git_command, hardened_env, kill_group, run_git
 
 _REGULAR = {"100644", "100755", "100664"}
 
@@ -46,7 +50,8 @@ def list_tree(repo: Path, commit: str, home: Path, timeout_s: float) -> list[Tre
             continue
         meta, _, raw_path = record.partition(b"\t")
         mode, kind, oid = meta.decode("ascii").split()
-        entries.append(TreeEntry(mode, kind, oid, raw_path.decode("utf-8", "surrogateescape")))
+        # Undecodable names are replaced: every path we report must be valid UTF-8.
+        entries.append(TreeEntry(mode, kind, oid, raw_path.decode("utf-8", "replace")))
     return entries
 
 
@@ -67,9 +72,16 @@ def safe_relpath(path: str) -> bool:
 
 
 def materialize(repo: Path, commit: str, home: Path, timeout_s: float,
-                max_blob_bytes: int) -> Materialized:
-    """Write the regular files of `commit` into `repo` (its work tree) and list its paths."""
+                max_blob_bytes: int, max_files: int = 50_000,
+                max_tree_bytes: int = 500 * 1024 * 1024) -> Materialized:
+    """Write the regular files of `commit` into `repo` (its work tree) and list its paths.
+
+    Raises `TreeTooLarge` above `max_files` entries; stops writing (and records the rest as
+    skipped) once `max_tree_bytes` are written, since tiny packs can hold huge files.
+    """
     entries = list_tree(repo, commit, home, timeout_s)
+    if len(entries) > max_files:
+        raise TreeTooLarge(f"{len(entries)} files exceed the cap of {max_files}")
     missing = _missing_blobs(repo, commit, home, timeout_s)
     skipped: dict[str, str] = {}
     wanted: dict[str, list[str]] = {}
@@ -79,20 +91,37 @@ def materialize(repo: Path, commit: str, home: Path, timeout_s: float,
             skipped[entry.path] = reason
         else:
             wanted.setdefault(entry.oid, []).append(entry.path)
-    blobs = _read_blobs(repo, list(wanted), home, timeout_s)
-    for oid, paths in wanted.items():
-        data = blobs.get(oid)
-        for path in paths:
+
+    budget = [max_tree_bytes]
+    over = f"work tree exceeds {max_tree_bytes // (1024 * 1024)} MB"
+
+    def write(oid: str, data: bytes | None) -> bool:
+        # Counted per path written: one blob may sit at thousands of paths.
+        for path in wanted.pop(oid, []):
             if data is None:
-                skipped[path] = "unreadable blob"
-            elif len(data) > max_blob_bytes:
                 skipped[path] = f"larger than {max_blob_bytes} bytes"
-            else:
-                try:
-                    _write(repo, path, data)
-                except OSError as exc:
-                    skipped[path] = f"not writable: {exc.strerror}"
+                continue
+            budget[0] -= len(data)
+            if budget[0] < 0:
+                skipped[path] = over
+                continue
+            try:
+                _write(repo, path, data)
+            except OSError as exc:
+                skipped[path] = f"not writable: {exc.strerror}"
+        return budget[0] >= 0
+
+    stop = stream_blobs(repo, list(wanted), home, timeout_s, max_blob_bytes, write)
+    if budget[0] < 0:
+        stop = over
+    for paths in wanted.values():  # whatever the stream did not deliver
+        for path in paths:
+            skipped[path] = stop or "unreadable blob"
     return Materialized(sorted(e.path for e in entries), dict(sorted(skipped.items())))
+
+
+class TreeTooLarge(RuntimeError):
+    """The commit's tree exceeds the file-count cap."""
 
 
 def _skip_reason(entry: TreeEntry, missing: set[str]) -> str:
@@ -109,22 +138,51 @@ def _skip_reason(entry: TreeEntry, missing: set[str]) -> str:
     return ""
 
 
-def _read_blobs(repo: Path, oids: list[str], home: Path, timeout_s: float) -> dict[str, bytes]:
+def stream_blobs(repo: Path, oids: list[str], home: Path, timeout_s: float,
+                 max_blob_bytes: int, on_blob: Callable[[str, bytes | None], bool]) -> str:
+    """Feed each blob of `oids` to `on_blob` (None for one over the size cap) as
+    ``git cat-file --batch`` streams it; `on_blob` returns False to stop.
+
+    Returns "" when all were read, else why it stopped; the process group is killed at
+    the deadline even if git stalls mid-stream.
+    """
     if not oids:
-        return {}
-    result = run_git(["cat-file", "--batch"], cwd=repo, home=home, timeout_s=timeout_s,
-                     stdin=("\n".join(oids) + "\n").encode("ascii"))
-    out, pos, blobs = result.stdout, 0, {}
-    while pos < len(out):
-        end = out.index(b"\n", pos)
-        header = out[pos:end].split()
-        pos = end + 1
+        return ""
+    with tempfile.TemporaryFile(dir=home) as feed:
+        feed.write(("\n".join(oids) + "\n").encode("ascii"))
+        feed.seek(0)
+        proc = subprocess.Popen(git_command(["cat-file", "--batch"]), cwd=repo,
+                                env=hardened_env(home), stdin=feed, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        timer = threading.Timer(timeout_s, kill_group, (proc,))
+        timer.start()
+        try:
+            return _consume(proc, max_blob_bytes, on_blob)
+        finally:
+            timer.cancel()
+            kill_group(proc)
+
+
+def _consume(proc: subprocess.Popen[bytes], max_blob_bytes: int,
+             on_blob: Callable[[str, bytes | None], bool]) -> str:
+    assert proc.stdout is not None
+    while True:
+        header = proc.stdout.readline().split()
+        if not header:
+            return "" if proc.poll() is not None or proc.wait() == 0 else "git cat-file failed"
         if len(header) != 3:  # "<oid> missing"
             continue
         size = int(header[2])
-        blobs[header[0].decode("ascii")] = out[pos:pos + size]
-        pos += size + 1
-    return blobs
+        if size > max_blob_bytes:
+            proc.stdout.read(size + 1)
+            on_blob(header[0].decode("ascii"), None)
+            continue
+        data = proc.stdout.read(size)
+        proc.stdout.read(1)
+        if len(data) < size:
+            return "git cat-file stopped (timeout)"
+        if not on_blob(header[0].decode("ascii"), data):
+            return "size budget reached"
 
 
 def _write(root: Path, path: str, data: bytes) -> None:

@@ -42,6 +42,7 @@ HARDENING: tuple[str, ...] = (
     "filter.lfs.required=false",
     "http.followRedirects=initial",
     "advice.detachedHead=false",
+    "core.quotePath=false",
     "gc.auto=0",
     "maintenance.auto=false",
 )
@@ -89,6 +90,13 @@ def git_command(args: Sequence[str], *, allow_file: bool = False) -> list[str]:
     for setting in settings:
         command += ["-c", setting]
     return command + list(args)
+
+
+def kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """Kill a process started with ``start_new_session`` and all its children."""
+    if proc.poll() is not None:
+        return
+    _kill_group(proc)
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
