@@ -197,14 +197,30 @@ def linear_finding(readings: list[DiagramReading]) -> Finding:
                          "readable": len(flows)})
 
 
+def _caption(facts: DiagramFacts) -> str:
+    """The heading above or the caption below a picture (``above | below`` in nearby_text):
+    the "Figure ..." line when there is one, else the nearest text, cut short."""
+    above, _, below = facts.nearby_text.partition(" | ")
+    for part in (below, above):
+        index = part.find("Figure")
+        if index >= 0:
+            return part[index: index + 100]
+    text = (above[-100:] or below[:100]).strip()
+    return "" if len(text) < 4 or text.isdigit() else text  # a page number is no caption
+
+
 def classification_finding(readings: list[DiagramReading]) -> Finding:
     """Neutral context: how each diagram was classified and read."""
     rows: list[dict[str, Any]] = [
         {"page": r.facts.page, "kind": r.facts.kind, "classification": r.classification,
-         "read_from": r.source, "parts": [p for p in PARTS if r.parts.get(p)]}
+         "read_from": r.source, "parts": [p for p in PARTS if r.parts.get(p)],
+         "caption": _caption(r.facts)}
         for r in readings]
+    # An unread picture is at least placed by its heading or caption.
     text = "; ".join(f"p.{row['page']} {row['kind']}: {row['classification']}"
-                     f" ({row['read_from']})" for row in rows)
+                     f" ({row['read_from']})"
+                     + (f" [{row['caption']}]" if row["read_from"] == "none" and row["caption"]
+                        else "") for row in rows)
     return Finding(facet="vision.flow.classification", goal="How each diagram was classified",
                    found=any(r.source != "none" for r in readings), pattern="neutral",
                    content=text or None, location=readings[0].location if readings else "report",

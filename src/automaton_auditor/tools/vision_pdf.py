@@ -120,10 +120,10 @@ def _nearby(texts: list[geo.TextRect], rect: geo.Rect, span: float = 70.0) -> st
     """Text runs just above and just below a region (heading, caption), in reading order."""
     def band(low: float, high: float) -> str:
         runs = [t for t in texts if low <= t.centre[1] <= high]
-        return " ".join(t.text for t in geo.reading_sorted(runs))
+        return " ".join(" ".join(t.text for t in geo.reading_sorted(runs)).split())
 
-    text = f"{band(rect[3], rect[3] + span)} | {band(rect[1] - span, rect[1])}"
-    return " ".join(text.split())[:NEARBY_CHARS]
+    above, below = band(rect[3], rect[3] + span), band(rect[1] - span, rect[1])
+    return f"{above} | {below}"[:NEARBY_CHARS] if above or below else ""
 
 
 def _labels_in(texts: list[geo.TextRect], rect: geo.Rect) -> list[str]:
