@@ -100,6 +100,10 @@ def test_raster_diagram_with_soft_mask_comes_out_on_white(tmp_path: Path) -> Non
     shown = Image.open(io.BytesIO(images[0])).convert("L")
     assert shown.getpixel((5, 5)) > 240  # transparent background composited on white
     assert shown.getpixel((21, 225)) < 120  # the box outline is still there
+    classification = vision_findings(diagrams)[-1]
+    assert classification.facet == "vision.flow.classification" and not classification.found
+    assert classification.content == (
+        "p.1 raster: unknown (none) [Figure 1: the detectives fan out]")
 
 
 def test_vector_diagram_nodes_edges_and_direction(tmp_path: Path) -> None:
