@@ -235,12 +235,25 @@ def _bare_finding(bare_hit: list[str], bare_miss: list[str]) -> Finding:
         data={"bare_matched": bare_hit, "bare_unmatched": bare_miss})
 
 
+def _distance(claim: FeatureClaim) -> int:
+    """Characters between the subject and the claimed behaviour: the closer, the more
+    specific the sentence ("judges run in parallel" beats a long summary sentence)."""
+    subject, behaviour = FEATURES.get(claim.feature, (r"^", r"^"))
+    spans = [[m.span() for m in re.finditer(rx, claim.sentence, re.IGNORECASE)]
+             for rx in (subject, behaviour)]
+    gaps = [max(b[0] - a[1], a[0] - b[1], 0) for a in spans[0] for b in spans[1]]
+    return min(gaps, default=10_000)
+
+
 def _feature_findings(claims: list[FeatureClaim], graph: RebuiltGraph | None) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[str] = set()
-    for claim in claims:
+    # One verdict per feature, on its most specific sentence (document order breaks ties).
+    for claim in sorted(claims, key=lambda c: (list(FEATURES).index(c.feature)
+                                               if c.feature in FEATURES else 99,
+                                               _distance(c))):
         if claim.feature in seen:
-            continue  # one verdict per feature, on its first (deciding) sentence
+            continue
         seen.add(claim.feature)
         verdict, why = check_feature(claim.feature, graph)
         label = FEATURE_LABELS.get(claim.feature, claim.feature)

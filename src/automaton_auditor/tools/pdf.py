@@ -11,6 +11,7 @@ whether it is explained or only dropped (`doc.concepts.<slug>`), plus the `Repor
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -226,6 +227,9 @@ def _try_full_pipeline(path: Path, sha: str, pages: int, warnings: list[str]
 # --- findings -------------------------------------------------------------------------------
 
 
+_CONTENTS = re.compile(r"\bcontents\b", re.IGNORECASE)
+
+
 def _where(page: int | None) -> str:
     return f"report p.{page}" if page else "report"
 
@@ -286,7 +290,8 @@ def report_facts(report: IngestedReport) -> ReportFacts:
     """Cited paths and feature claims, for the aggregator's cross-check."""
     passages = [(b.page, b.text) for b in report.blocks if b.kind != "furniture"]
     # Feature claims are read from prose only: a heading or contents entry asserts nothing.
-    prose = [(b.page, b.text) for b in report.blocks if b.kind in ("paragraph", "list")]
+    prose = [(b.page, b.text) for b in report.blocks if b.kind in ("paragraph", "list")
+             and not any(_CONTENTS.search(h) for h in b.section)]
     return ReportFacts(readable=True, page_count=report.page_count,
                        cited_paths=extract_cited_paths(passages),
                        claims=extract_feature_claims(prose, _SENTENCE_SPLIT))

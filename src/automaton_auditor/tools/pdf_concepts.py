@@ -25,6 +25,11 @@ _SUMMARY = re.compile(r"\b(executive summary|summary|abstract|table of contents|
                       re.IGNORECASE)
 # (Self-audit and rubric-coverage sections echo the rubric's own terms: an occurrence there
 # restates a criterion, it does not explain the design.)
+# Which sections make the most convincing quotes: design sections over retrospectives.
+_DESIGN = re.compile(r"architect|design|implement|framework|concept|deep dive|component|"
+                     r"layer|node|graph|state|engine|pipeline|flow|mechanism", re.IGNORECASE)
+_RETRO = re.compile(r"feedback|peer|reflection|changes|remediation|lesson|future|gap|"
+                    r"limitation|roadmap|plan\b", re.IGNORECASE)
 _MECHANISM_WORDS = re.compile(
     r"\b(nodes?|edges?|reducers?|stategraph|graph|send|fan[\s-]?(?:in|out)|parallel|"
     r"concurren\w*|branch\w*|aggregat\w*|merg\w*|operator\.\w+|typeddict|basemodel|pydantic|"
@@ -115,6 +120,12 @@ def mechanism_signals(text: str) -> list[str]:
     return sorted(found)
 
 
+def _section_bonus(block: Block) -> int:
+    """Ranks quotes: +3 in a design section, -3 in a retrospective or plan."""
+    path = " ".join(block.section)
+    return (3 if _DESIGN.search(path) else 0) - (3 if _RETRO.search(path) else 0)
+
+
 def _is_summary(block: Block) -> bool:
     return any(_SUMMARY.search(h) for h in block.section)
 
@@ -175,8 +186,12 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
         # Inside a section titled with the concept, the whole section is the discussion.
         titled = block.heading is not None and sentence_hit(block.heading)
         context = _section_text(blocks, block) if titled else _neighbours(blocks, index)
-        for sentence in sentences(block.text):
+        parts = sentences(block.text)
+        for position, sentence in enumerate(parts):
             if sentence_hit(sentence):
+                # A run-in title ("State Synchronization.") is quoted with what follows it.
+                if len(sentence.split()) < 6 and position + 1 < len(parts):
+                    sentence = f"{sentence} {parts[position + 1]}"
                 occurrences.append(_body_occurrence(block, sentence, context))
     if not occurrences:
         return ConceptVerdict(term, "absent")
@@ -217,7 +232,7 @@ def _body_occurrence(block: Block, sentence: str, context: str) -> Occurrence:
     if len(signals) >= 3 and words >= 40:
         return Occurrence(block.page, block.heading, sentence, True,
                           f"discussed in '{where}' with mechanisms: {', '.join(signals[:6])}",
-                          strength=len(mechanism_signals(sentence)))
+                          strength=len(mechanism_signals(sentence)) + _section_bonus(block))
     return Occurrence(block.page, block.heading, sentence, False,
                       f"named in '{where}' without mechanism ({len(signals)} cues, "
                       f"{words} words around it)")
@@ -245,6 +260,6 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
         return Occurrence(page, heading.text, quote, True,
                           f"a section of {words} words titled with the concept, with "
                           f"mechanisms: {', '.join(signals[:6])}",
-                          strength=len(signals) + 5)
+                          strength=len(signals) + 5 + _section_bonus(heading))
     return Occurrence(page, heading.text, quote, False,
                       f"a heading whose section is thin ({words} words, {len(signals)} cues)")
