@@ -248,3 +248,22 @@ def clone(url):
     assert by_facet(findings, "safety.auth_errors").found is False
     assert by_facet(findings, "safety.url_validation").found is False
     assert by_facet(findings, "safety.subprocess_errors").found is False
+
+
+def test_clone_in_a_class_that_owns_the_temporary_directory(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"repo_manager.py": '''
+import subprocess
+import tempfile
+
+
+class RepoManager:
+    def __enter__(self):
+        self._tmp = tempfile.TemporaryDirectory()
+        return self
+
+    def clone(self, url):
+        subprocess.run(["git", "clone", url, self._tmp.name], check=True, timeout=60)
+'''})
+    findings, _ = code_findings(tmp_path, files)
+    sandbox = by_facet(findings, "safety.clone_sandbox")
+    assert sandbox.found and sandbox.location == "repo_manager.py:12"

@@ -239,3 +239,34 @@ def test_builder_held_on_self_across_methods(tmp_path: Path) -> None:
     assert graph.fan_in == {"agg": ["doc", "repo"]}
     assert by_facet(findings, "graph.builder").data["state"] == "state.State"
     assert by_facet(findings, "state.agent_state").location == "state.py:6"
+
+
+def test_router_returning_a_list_and_branch_beside_static_edges(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"g.py": """
+        from langgraph.graph import StateGraph, START, END
+
+        def route_judges(state):
+            if not state:
+                return END
+            return ["prosecutor", "defense", "tech_lead"]
+
+        def entry_router(state):
+            return "detectives" if state else "abort"
+
+        b = StateGraph(dict)
+        for n in ["entry", "repo", "doc", "agg", "prosecutor", "defense", "tech_lead", "abort"]:
+            b.add_node(n, print)
+        b.add_edge(START, "entry")
+        b.add_conditional_edges("entry", entry_router, {"detectives": "repo", "abort": "abort"})
+        b.add_edge("entry", "doc")
+        b.add_edge(["repo", "doc"], "agg")
+        b.add_conditional_edges("agg", route_judges)
+    """})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None
+    assert graph.fan_out == {"agg": ["defense", "prosecutor", "tech_lead"],
+                             "entry": ["abort", "doc", "repo"]}
+    assert ("agg", "__end__") in graph.edges
+    assert by_facet(findings, "graph.parallel_judges").data["members"] == [
+        "defense", "prosecutor", "tech_lead"]
+    assert by_facet(findings, "graph.parallel_detectives").data["joins"] == ["agg"]

@@ -225,8 +225,12 @@ class CallCollector:
         facts = self.functions.get(ctx.func) if ctx.func else None
         if facts is None or node.value is None:
             return
+        many = isinstance(node.value, ast.List | ast.Tuple)
         values = node.value.elts if isinstance(node.value, ast.List | ast.Tuple) else [node.value]
         for value in values:
+            if many and str_value(value) is not None:
+                # ``return ["prosecutor", "defense"]``: LangGraph runs all of them at once
+                facts.setdefault("returns_many", []).append(str_value(value))
             text = str_value(value)
             name = dotted(value)
             if isinstance(value, ast.Constant) and text is not None:

@@ -192,6 +192,7 @@ def _router_targets(ref: str, path: str, res: Resolver, depth: int) -> tuple[set
         return set(), []
     fpath, info = found
     sends = _function_sends(info, fpath, res)
+    sends |= {str(n) for n in info.get("returns_many") or []}
     names: list[str] = []
     for item in info.get("returns") or []:
         if isinstance(item, dict) and item.get("call"):
@@ -227,8 +228,10 @@ def to_rebuilt(topo: Topology) -> RebuiltGraph:
     """The shared `RebuiltGraph` model, with fan-out/fan-in computed from the edges."""
     out: dict[str, set[str]] = {}
     into: dict[str, set[str]] = {}
+    statics = {src for (src, _dst), info in topo.edges.items() if info["kind"] == "static"}
     for (src, dst), info in topo.edges.items():
-        if info["kind"] in ("static", "send"):
+        # A branch chosen by a router runs beside the source's static successors.
+        if info["kind"] in ("static", "send") or src in statics:
             out.setdefault(src, set()).add(dst)
         if info["kind"] == "static":
             into.setdefault(dst, set()).add(src)

@@ -77,13 +77,20 @@ def _tokens_of(facts: dict[str, JSON], repo: Path | None, path: str, func: str) 
     return " ".join(function_tokens(repo, path, info["line"], info["end"]))
 
 
+def _owner(func: str) -> str:
+    return func.rsplit(".", 1)[0] if "." in func else ""
+
+
 def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
                     repo: Path | None) -> list[Finding]:
     clones = calls_of(facts, "clone")
     temps = calls_of(facts, "tempdir")
     temp_scopes = {(p, c["func"]) for p, c in temps}
+    # ``__enter__`` makes the TemporaryDirectory, ``clone`` uses it: same class, same sandbox
+    temp_scopes |= {(p, _owner(c["func"])) for p, c in temps if "." in c["func"]}
     sandbox_callees = {c["callee"] for _p, c in calls_of(facts, "in_tempdir")}
     sandboxed = [(p, c) for p, c in clones if c.get("tempdir") or (p, c["func"]) in temp_scopes
+                 or (p, _owner(c["func"])) in temp_scopes
                  or c["func"].rsplit(".", 1)[-1] in sandbox_callees]
     sub = [(p, c) for p, c in processes if c["name"].startswith("subprocess.")]
     bodies = {(p, c["func"]): _tokens_of(facts, repo, p, c["func"])
