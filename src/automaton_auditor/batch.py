@@ -225,18 +225,29 @@ def write_summary(results: list[JobResult], output_dir: Path) -> dict[str, str]:
     return {k: str(v) for k, v in paths.items()}
 
 
+def _short(target: str) -> str:
+    from automaton_auditor.report.files import target_slug
+
+    return target_slug(target)
+
+
 def summary_table(results: list[JobResult]) -> Any:
-    """The Rich table of a batch: one row per audit, one column per criterion."""
+    """The Rich table of a batch: one row per audit, one column per criterion (C1..Cn, named
+    in the caption)."""
     from rich.table import Table
 
     ids = criteria_ids(results)
-    table = Table(title=f"batch: {len(results)} audits, exit {worst_exit(results)}")
-    for name in ("#", "target", "overall", *ids, "verdict", "time", "error"):
-        table.add_column(name, overflow="fold", justify="right" if name in ids else "left")
+    heads = [f"C{n}" for n in range(1, len(ids) + 1)]
+    legend = " · ".join(f"{h} {i}" for h, i in zip(heads, ids, strict=True))
+    table = Table(title=f"batch: {len(results)} audits, exit {worst_exit(results)}",
+                  caption=legend or None)
+    for name in ("#", "target", "overall", *heads, "verdict", "time", "exit", "error"):
+        table.add_column(name, overflow="fold", justify="right" if name in heads else "left")
     for r in results:
         overall = "—" if r.overall is None else f"{r.overall:.2f}"
-        table.add_row(str(r.row), r.target, overall, *(str(r.criteria.get(i, "")) for i in ids),
-                      r.verdict, f"{r.seconds:.1f}s", r.error[:120])
+        table.add_row(str(r.row), _short(r.target), overall,
+                      *(str(r.criteria.get(i, "")) for i in ids), r.verdict,
+                      f"{r.seconds:.1f}s", str(r.exit_code), r.error)
     return table
 
 

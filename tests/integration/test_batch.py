@@ -1,0 +1,74 @@
+"""`audit batch`: parallel audits from a CSV/TSV file, one failing, one summary."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from automaton_auditor.batch import BatchFileError, read_jobs
+
+
+def _batch(args: list[str], cache: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "AUDITOR_CACHE_DIR": str(cache), "COLUMNS": "200"}
+    return subprocess.run([sys.executable, "-m", "automaton_auditor", "batch", *args],
+                          capture_output=True, text=True, timeout=600, env=env)
+
+
+def test_batch_keeps_going_past_a_failure_and_exits_with_the_worst_status(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.csv"
+    # A header, a comment, a relative report path, and a row whose report is missing.
+    pairs.write_text(
+        "target,report\n"
+        "# the same repository twice: each row gets its own report folder\n"
+        f"{auditee_repo},{report_pdf.name}\n"
+        f"{auditee_repo},{report_pdf}\n"
+        f"{auditee_repo},missing.pdf\n", encoding="utf-8")
+    out = tmp_path / "out"
+    result = _batch([str(pairs), "--parallel", "2", "--output-dir", str(out)],
+                    tmp_path / "cache")
+    assert result.returncode == 2, result.stderr  # the missing report is an input error
+    summary = json.loads((out / "batch_summary.json").read_text(encoding="utf-8"))
+    audits = summary["audits"]
+    assert [a["exit_code"] for a in audits] == [0, 0, 2]
+    assert summary["exit_code"] == 2
+    assert "report not found" in audits[2]["error"]
+    assert audits[0]["overall"] is not None and len(audits[0]["criteria"]) == 10
+    assert audits[0]["criteria"] == audits[1]["criteria"]  # same inputs, same ruling
+    assert audits[0]["run_id"] != audits[1]["run_id"]
+    assert Path(audits[0]["report_file"]).parent.parent.name == "row-001"
+    assert Path(audits[1]["report_file"]).is_file()
+    with (out / "batch_summary.csv").open(encoding="utf-8") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["exit_code"] for r in rows] == ["0", "0", "2"]
+    assert rows[0]["overall"] and rows[0][next(iter(audits[0]["criteria"]))]
+    assert "batch: 3 audits, exit 2" in result.stdout  # the Rich summary table
+    assert "report not found" in result.stdout and "C10 " in result.stdout
+
+
+def test_pairs_files_tsv_and_errors(tmp_path: Path) -> None:
+    tsv = tmp_path / "pairs.tsv"
+    tsv.write_text("https://github.com/o/r\tr.pdf\trubric.json\n", encoding="utf-8")
+    [job] = read_jobs(tsv, tmp_path / "out")
+    assert job.target == "https://github.com/o/r"
+    assert job.report == str(tmp_path / "r.pdf") and job.rubric == str(tmp_path / "rubric.json")
+    bad = tmp_path / "bad.csv"
+    bad.write_text("only-one-column\n", encoding="utf-8")
+    with pytest.raises(BatchFileError, match="row 1"):
+        read_jobs(bad, tmp_path)
+    empty = tmp_path / "empty.csv"
+    empty.write_text("# nothing\n", encoding="utf-8")
+    with pytest.raises(BatchFileError, match="no audits"):
+        read_jobs(empty, tmp_path)
+
+
+def test_unreadable_pairs_file_exits_2(tmp_path: Path) -> None:
+    result = _batch([str(tmp_path / "absent.csv")], tmp_path / "cache")
+    assert result.returncode == 2
+    assert result.stderr.startswith("error: cannot read")

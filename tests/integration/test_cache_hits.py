@@ -1,0 +1,132 @@
+"""The detectives' caches: hits skip the work and give identical evidence; a new commit, a
+changed report or a changed rubric misses exactly the caches it should; corrupt entries are
+rebuilt."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+from contextlib import closing
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from automaton_auditor.cache import FACTS_DB
+from automaton_auditor.config import Settings
+from automaton_auditor.nodes import detectives
+from automaton_auditor.rubric import concept_terms, load_rubric
+
+NODES = {"repo": detectives.repo_investigator, "doc": detectives.doc_analyst,
+         "vision": detectives.vision_inspector}
+
+
+@pytest.fixture
+def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
+    """Count the expensive steps: cloning, report ingestion, diagram extraction."""
+    counts = {"acquire": 0, "ingest_report": 0, "find_diagrams": 0}
+    for name in counts:
+        real = getattr(detectives, name)
+
+        def spy(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
+            counts[_name] += 1
+            return _real(*args, **kwargs)
+
+        monkeypatch.setattr(detectives, name, spy)
+    return counts
+
+
+def _state(repo: Path, pdf: Path, cache: Path | None, rubric: Any = None) -> dict[str, Any]:
+    rubric = rubric or load_rubric()
+    return {"target": str(repo), "report_path": str(pdf), "rubric": rubric.model_dump(),
+            "settings": Settings(cache_dir=str(cache) if cache else None).to_state()}
+
+
+def _run(state: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for source, node in NODES.items():
+        update = node(state)  # type: ignore[arg-type]
+        assert update["detective_status"][source].startswith("ok"), update
+        update.pop("timings")
+        out[source] = update
+    return out
+
+
+def _ids(run: dict[str, Any]) -> dict[str, list[str]]:
+    return {s: [e.evidence_id for e in u["evidences"][s]] for s, u in run.items()}
+
+
+def test_warm_run_skips_the_work_and_gives_identical_facts(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path, calls: dict[str, int]) -> None:
+    cache = tmp_path / "cache"
+    uncached = _run(_state(auditee_repo, report_pdf, None))
+    cold = _run(_state(auditee_repo, report_pdf, cache))
+    assert calls == {"acquire": 2, "ingest_report": 2, "find_diagrams": 2}
+    warm = _run(_state(auditee_repo, report_pdf, cache))
+    assert calls == {"acquire": 2, "ingest_report": 2, "find_diagrams": 2}  # nothing redone
+    assert warm == cold  # same evidence (ids, content, data), commit, files, graph, facts
+    assert _ids(uncached) == _ids(cold)
+    assert warm["repo"]["commit"] == cold["repo"]["commit"]
+
+
+def _commit(repo: Path) -> None:
+    env = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "HOME": str(repo),
+           "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com",
+           "PATH": "/usr/bin:/bin:/usr/local/bin"}
+    (repo / "src" / "extra.py").write_text("import os\nos.system(input())\n", encoding="utf-8")
+    for args in (["add", "src/extra.py"], ["commit", "-q", "-m", "Add a shell call"]):
+        subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, env=env)
+
+
+def test_new_commit_misses_only_the_repository_cache(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path, calls: dict[str, int]) -> None:
+    cache = tmp_path / "cache"
+    before = _run(_state(auditee_repo, report_pdf, cache))
+    _commit(auditee_repo)
+    after = _run(_state(auditee_repo, report_pdf, cache))
+    assert calls == {"acquire": 2, "ingest_report": 1, "find_diagrams": 1}
+    assert after["repo"]["commit"] != before["repo"]["commit"]
+    assert "src/extra.py" in after["repo"]["repo_files"]
+
+
+def test_changed_report_misses_only_the_report_caches(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path, calls: dict[str, int]) -> None:
+    cache = tmp_path / "cache"
+    _run(_state(auditee_repo, report_pdf, cache))
+    changed = tmp_path / "changed.pdf"
+    changed.write_bytes(report_pdf.read_bytes() + b"\n%changed\n")
+    _run(_state(auditee_repo, changed, cache))
+    assert calls == {"acquire": 1, "ingest_report": 2, "find_diagrams": 2}
+
+
+def test_changed_rubric_concepts_miss_only_the_doc_cache(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path, calls: dict[str, int]) -> None:
+    cache = tmp_path / "cache"
+    rubric = load_rubric()
+    _run(_state(auditee_repo, report_pdf, cache, rubric))
+    data = rubric.model_dump()
+    doc = next(d for d in data["dimensions"] if d["target_artifact"] == "pdf_report"
+               and d.get("concepts"))
+    doc["concepts"] = [*doc["concepts"], "Quantum Entanglement Routing"]
+    other = type(rubric).model_validate(data)
+    assert concept_terms(other) != concept_terms(rubric)
+    _run(_state(auditee_repo, report_pdf, cache, other))
+    assert calls == {"acquire": 1, "ingest_report": 2, "find_diagrams": 1}
+
+
+def test_corrupt_entries_are_rebuilt(auditee_repo: Path, report_pdf: Path, tmp_path: Path,
+                                     calls: dict[str, int]) -> None:
+    cache = tmp_path / "cache"
+    cold = _run(_state(auditee_repo, report_pdf, cache))
+    with closing(sqlite3.connect(cache / FACTS_DB)) as conn, conn:
+        conn.execute("UPDATE entries SET body = '{not json'")
+    rebuilt = _run(_state(auditee_repo, report_pdf, cache))
+    assert calls == {"acquire": 2, "ingest_report": 2, "find_diagrams": 2}
+    # (The repo's parse finding counts per-file AST cache hits in its rationale, so only
+    # its evidence ids are compared.)
+    assert _ids(rebuilt) == _ids(cold)
+    assert rebuilt["doc"] == cold["doc"] and rebuilt["vision"] == cold["vision"]
+    (cache / FACTS_DB).write_bytes(b"this is not a database" * 100)
+    assert _ids(_run(_state(auditee_repo, report_pdf, cache))) == _ids(cold)
+    assert _ids(_run(_state(auditee_repo, report_pdf, cache))) == _ids(cold)  # cached again
+    assert calls == {"acquire": 3, "ingest_report": 3, "find_diagrams": 3}
