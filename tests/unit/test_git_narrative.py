@@ -133,3 +133,14 @@ def test_scaffold_commit_counts_as_setup(tmp_path: Path) -> None:
                                          "synthesis"]
     assert progression.content is not None
     assert progression.content.splitlines()[0].endswith("chore: scaffold")
+
+
+def test_late_move_of_the_code_is_not_a_bulk_upload(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "target", STEPWISE)
+    git(repo, "mv", "src", "pkg")
+    git(repo, "commit", "-q", "-m", "refactor: move code into pkg/", when=BASE + 99_999)
+    limits = GitLimits()
+    checkout = acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
+    bulk = facet(git_findings(checkout.path, limits), "git.bulk_upload")
+    assert bulk.data["largest_share"] == 1.0 and bulk.data["restructure"]
+    assert bulk.found is False and "a restructure" in bulk.rationale

@@ -24,7 +24,7 @@ from automaton_auditor.tools.git_narrative import (
 QUOTE_COMMITS = 12
 
 
-NARRATIVE_VERSION = 2
+NARRATIVE_VERSION = 3
 
 
 def narrative_findings(repo: Path, timeout_s: float,
@@ -129,27 +129,38 @@ def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
     stamps = [c.timestamp for c in commits]
     span = max(stamps) - min(stamps)
     clustered = len(commits) > 1 and span <= CLUSTER_SECONDS
+    # A later move of a grown code base re-adds every file (no rename detection): if as many
+    # code files were already added before it, the commit restructured, it did not upload.
+    index = commits.index(best)
+    prior = {p for c in commits[:index] for p in c.added if p.endswith(".py")}
+    in_commit = [p for p in best.added if p.endswith(".py")]
+    restructure = bool(in_commit) and len(prior) >= 0.5 * len(in_commit)
     return {"largest_commit": best.sha, "largest_share": round(share, 3),
-            "code_files": len(code), "span_seconds": span, "clustered": clustered}
+            "largest_index": index, "code_files_added_before": len(prior),
+            "restructure": restructure, "code_files": len(code), "span_seconds": span,
+            "clustered": clustered}
 
 
 def _bulk(commits: list[Commit], files: list[str]) -> Finding:
     facts = bulk_facts(commits, files)
     single = len(commits) <= 1
-    bulk = single or facts["largest_share"] >= BULK_SHARE or facts["clustered"]
+    uploaded = facts["largest_share"] >= BULK_SHARE and not facts["restructure"]
+    bulk = single or uploaded or facts["clustered"]
     big = next(c for c in commits if c.sha == facts["largest_commit"])
     reasons = []
     if single:
         reasons.append("a single commit holds the whole history")
-    if facts["largest_share"] >= BULK_SHARE:
+    if uploaded:
         reasons.append(f"commit {big.sha[:8]} added {facts['largest_share']:.0%} of the "
                        f"{facts['code_files']} code files present today")
     if facts["clustered"]:
         reasons.append(f"all commits fall within {facts['span_seconds'] // 60} minutes")
     rationale = ("Bulk upload: " + "; ".join(reasons) + "." if bulk else
                  f"No bulk upload: the largest commit ({big.sha[:8]}) added "
-                 f"{facts['largest_share']:.0%} of today's code files and the history spans "
-                 f"{facts['span_seconds'] / 3600:.1f} h.")
+                 f"{facts['largest_share']:.0%} of today's code files"
+                 + (f" but {facts['code_files_added_before']} code files existed before it "
+                    "(a restructure)" if facts["restructure"] else "")
+                 + f", and the history spans {facts['span_seconds'] / 3600:.1f} h.")
     return Finding(facet="git.bulk_upload", goal="Bulk upload of the code in one go",
                    found=bulk, pattern="failure", location=f"commit {big.sha[:12]}",
                    content=big.quote() + _added_preview(big), rationale=rationale,
