@@ -401,3 +401,19 @@ def test_langsmith_gets_one_root_run_per_audit_tagged_with_target_and_commit(
     assert f"commit:{commit}" in roots[0]["tags"]
     judge_runs = [r for r in runs if str(r.get("name", "")).startswith("Prosecutor on ")]
     assert judge_runs and all(r["trace_id"] == roots[0]["id"] for r in judge_runs)
+
+
+def test_connection_refused_is_retried_and_opens_the_circuit(
+        provider: FakeProvider, waits: list[float], monkeypatch: pytest.MonkeyPatch) -> None:
+    import socket
+
+    with socket.socket() as probe:  # a port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://127.0.0.1:{port}/v1")
+    clear_model_cache()
+    for _ in range(3):
+        with pytest.raises(ProviderError, match="Connection"):
+            llm.llm_opinion("Defense", DIM, dossier(), SETTINGS)
+    assert len(waits) == 3 * 2
+    assert "provider unavailable" in (llm.abort_reason(SETTINGS) or "")

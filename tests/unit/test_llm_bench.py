@@ -229,3 +229,24 @@ def test_retry_after_forms_and_caps() -> None:
 
 def test_offline_settings_never_abort() -> None:
     assert llm.abort_reason(Settings()) is None
+
+
+def test_openai_proper_gets_no_length_keywords_but_answers_are_still_bounded(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    schema = opinion_schema("Defense", ["rep-a"])
+    wire = llm.wire_schema(schema, "openai:gpt-4o-mini", "json_schema")
+    assert "maxLength" not in str(wire) and wire["properties"]["cited_evidence"]["items"][
+        "enum"] == ["rep-a"]
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+    assert llm.wire_schema(schema, "openai:local", "json_schema") is schema
+    monkeypatch.delenv("OPENAI_BASE_URL")
+    ev = dossier()
+    use(monkeypatch, ToolFakeModel(messages=iter([
+        answer(argument="x" * (ARGUMENT_MAX + 50), cited_evidence=[], mitigations=[], score=5),
+        answer(argument="short", cited_evidence=[ev[0].evidence_id], mitigations=[], score=5),
+    ])))
+    opinion = llm.llm_opinion("Defense", DIM, ev, Settings(model="openai:gpt-4o-mini",
+                                                            retry_backoff_s=0.1))
+    assert not opinion.degraded and opinion.argument == "short"
+    assert opinion.usage is not None and opinion.usage["calls"] == 2

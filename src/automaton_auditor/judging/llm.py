@@ -18,7 +18,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from automaton_auditor.config import Settings
 from automaton_auditor.judging.llm_calls import (
@@ -94,9 +94,23 @@ def _on_error(exc: Exception, attempt: int, attempts: int, circuit: Circuit,
         _sleep(delay)
 
 
+def _validated(parsed: Any, schema: type[BaseModel] | None,
+               error: Any) -> tuple[BaseModel | None, Any]:
+    """A parsed answer as the bounded model (a dict answer is validated here)."""
+    if isinstance(parsed, BaseModel):
+        return parsed, error
+    if isinstance(parsed, dict) and schema is not None:
+        try:
+            return schema.model_validate(parsed), None
+        except ValidationError as exc:
+            return None, exc
+    return None, error
+
+
 def invoke_with_retries(runnable: Runnable[Any, Any], messages: list[BaseMessage],
                         settings: Settings, circuit: Circuit,
-                        config: dict[str, Any] | None = None) -> CallOutcome:
+                        config: dict[str, Any] | None = None,
+                        schema: type[BaseModel] | None = None) -> CallOutcome:
     """Call a structured runnable (``include_raw=True``) until it yields a parsed answer.
 
     Parse failures (an exception, or a None parse) are retried with exponential backoff,
@@ -117,10 +131,11 @@ def invoke_with_retries(runnable: Runnable[Any, Any], messages: list[BaseMessage
         raw = result.get("raw") if isinstance(result, dict) else None
         parsed = result.get("parsed") if isinstance(result, dict) else result
         outcome.add(raw)
-        if isinstance(parsed, BaseModel):
+        error = result.get("parsing_error") if isinstance(result, dict) else None
+        parsed, error = _validated(parsed, schema, error)
+        if parsed is not None:
             outcome.parsed = parsed
             return outcome
-        error = result.get("parsing_error") if isinstance(result, dict) else None
         outcome.reason = f"unparseable answer ({describe(error) if error else 'no object'})"
         if attempt + 1 < attempts:
             _sleep(backoff_delay(None, attempt, settings.retry_backoff_s,
@@ -129,15 +144,35 @@ def invoke_with_retries(runnable: Runnable[Any, Any], messages: list[BaseMessage
 
 
 def structured_judge(judge: Judge, evidence_ids: Sequence[str],
-                     settings: Settings) -> Runnable[Any, Any]:
-    """The judge's model bound to its per-criterion schema, returning raw and parsed."""
+                     settings: Settings) -> tuple[Runnable[Any, Any], type[BaseModel]]:
+    """The judge's model bound to its per-criterion schema (returning raw and parsed), and
+    the Pydantic model every answer is validated against."""
     name = model_for(judge, settings)
     model = build_chat_model(name, settings)
     method = structured_method(name, settings)
     schema = opinion_schema(judge, evidence_ids)
     runnable: Runnable[Any, Any] = model.with_structured_output(
-        schema, method=method, include_raw=True)
-    return runnable
+        wire_schema(schema, name, method), method=method, include_raw=True)
+    return runnable, schema
+
+
+def wire_schema(schema: type[BaseModel], name: str, method: str) -> Any:
+    """The schema as sent to the provider. OpenAI's own strict json_schema refuses string
+    length keywords, so for api.openai.com they are dropped from the wire (answers are still
+    validated against the bounded model); OpenAI-compatible servers get them all."""
+    if method != "json_schema" or provider_of(name) != "openai" or os.environ.get(
+            "OPENAI_BASE_URL"):
+        return schema
+    return _without_length_bounds(schema.model_json_schema())
+
+
+def _without_length_bounds(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {k: _without_length_bounds(v) for k, v in node.items()
+                if k not in ("maxLength", "minLength")}
+    if isinstance(node, list):
+        return [_without_length_bounds(v) for v in node]
+    return node
 
 
 def _trace_config(judge: Judge, dimension: Dimension, round_: int) -> dict[str, Any]:
@@ -159,11 +194,11 @@ def llm_opinion(judge: Judge, dimension: Dimension, dossier: Sequence[Evidence],
     round_ = 1 if own is None else 2
     evidence = prompt_evidence(dossier)
     started = time.perf_counter()
-    runnable = structured_judge(judge, [e.evidence_id for e in evidence], settings)
+    runnable, schema = structured_judge(judge, [e.evidence_id for e in evidence], settings)
     circuit = circuit_for(endpoint_of(model_for(judge, settings)))
     messages = build_messages(judge, dimension, evidence, own, peers)
     outcome = invoke_with_retries(runnable, messages, settings, circuit,
-                                  _trace_config(judge, dimension, round_))
+                                  _trace_config(judge, dimension, round_), schema)
     usage = {**outcome.usage, "latency_ms": int((time.perf_counter() - started) * 1000)}
     if outcome.parsed is None:
         log.warning("%s on %s degraded: %s", judge, dimension.id, outcome.reason)

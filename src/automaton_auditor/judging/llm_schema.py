@@ -9,9 +9,9 @@ and whether it degraded are set by the bench.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, WithJsonSchema, create_model
 
 from automaton_auditor.state import Judge, JudicialOpinion
 
@@ -28,9 +28,18 @@ BoundedList = list[Annotated[str, Field(max_length=ITEM_MAX)]]
 def _cited_type(evidence_ids: Sequence[str]) -> Any:
     if not evidence_ids:
         return list[str]
-    # A Literal over the ids becomes a JSON-schema enum: the only strings the model may cite.
-    enum = cast(Any, Literal)[tuple(dict.fromkeys(evidence_ids))]
-    return list[enum]  # type: ignore[valid-type]
+    ids = list(dict.fromkeys(evidence_ids))
+    allowed = frozenset(ids)
+
+    def known(value: str) -> str:
+        if value not in allowed:
+            raise ValueError(f"{value!r} is not an evidence id of this criterion")
+        return value
+
+    # An enum (even of one id; a one-value Literal would become "const"): the only strings
+    # the model may cite, enforced by constrained decoding and again on validation.
+    return list[Annotated[str, AfterValidator(known),
+                          WithJsonSchema({"type": "string", "enum": ids})]]
 
 
 def opinion_schema(judge: Judge, evidence_ids: Sequence[str]) -> type[BaseModel]:
