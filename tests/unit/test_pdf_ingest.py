@@ -369,3 +369,23 @@ def test_scanned_report_is_read_by_opt_in_ocr(tmp_path: Path) -> None:
     findings, facts = doc_findings(report, ["Architecture"])
     assert findings[1].confidence < 0.6  # OCR-derived verdicts weigh less
     assert "src/graph.py" in [c.path for c in facts.cited_paths]
+
+
+def test_damaged_page_streams_are_reported_and_the_rest_is_read(tmp_path: Path) -> None:
+    import re
+
+    path = tmp_path / "damaged.pdf"
+    c = canvas.Canvas(str(path), pageCompression=1)
+    for i in range(3):
+        c.drawString(72, 700, f"Page {i}: the architecture of the auditor graph, explained.")
+        c.showPage()
+    c.save()
+    data = bytearray(path.read_bytes())
+    for start in [m.end() for m in re.finditer(rb"stream\r?\n", data)][:2]:
+        for k in range(start + 2, start + 40):  # same length, garbage bytes
+            data[k] = (data[k] * 7 + 13) % 256
+    path.write_bytes(bytes(data))
+    report = ingest_report(path, ReportLimits())
+    assert report.page_count == 3 and report.text_pages == 1
+    assert any("damaged" in w for w in report.warnings)
+    assert "Page 2: the architecture" in report.chunks[0].text

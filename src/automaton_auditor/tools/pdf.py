@@ -77,10 +77,8 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
     if not text_pages:
         lines, sizes = _scanned(path, probe.page_count, limits, ocr, warnings)
         text_pages = _text_pages(lines, limits.min_page_chars)
-    elif len(text_pages) < probe.page_count:
-        missing = sorted(set(range(1, probe.page_count + 1)) - text_pages)
-        warnings.append(f"{len(missing)} of {probe.page_count} pages have no text layer "
-                        f"(pages {_ranges(missing)}); their content was not read")
+    else:
+        warnings.extend(_page_warnings(result, text_pages, probe.page_count))
     skip = pdf_structure.furniture(lines, sizes)
     outline = probe.outline if use_outline else []
     marks = pdf_structure.outline_headings(lines, outline) if outline else {}
@@ -96,6 +94,22 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
         chunks=make_chunks(blocks), document=document, warnings=warnings, blocks=blocks,
         heading_source=source, text_pages=len(text_pages), javascript=probe.javascript,
         ocr=any("recovered by OCR" in w for w in warnings))
+
+
+def _page_warnings(result: Any, text_pages: set[int], count: int) -> list[str]:
+    """Name the pages that were damaged (docling could not parse them) and those that
+    parsed but carry no text layer (full-page images)."""
+    parsed = {page.page_no for page in result.pages if page.parsed_page is not None}
+    damaged = sorted(set(range(1, count + 1)) - parsed)
+    textless = sorted(parsed - text_pages)
+    notes = []
+    if damaged:
+        notes.append(f"{len(damaged)} of {count} pages are damaged and could not be parsed "
+                     f"(pages {_ranges(damaged)})")
+    if textless:
+        notes.append(f"{len(textless)} of {count} pages have no text layer "
+                     f"(pages {_ranges(textless)}); their content was not read")
+    return notes
 
 
 def _scanned(path: Path, pages: int, limits: ReportLimits, ocr: bool, warnings: list[str]

@@ -58,9 +58,10 @@ def sniff_format(path: Path, limits: ReportLimits) -> str:
                           f"{limits.max_mb} MB cap: {path.name}")
     with path.open("rb") as handle:
         head = handle.read(1024)
-    if b"%PDF-" in head:
-        return "pdf"
     kind = TEXT_FORMATS.get(path.suffix.lower())
+    # Readers accept junk before the header; a Markdown file that quotes "%PDF-" is not one.
+    if head.startswith(b"%PDF-") or (b"%PDF-" in head and kind is None):
+        return "pdf"
     if kind == "docx" and not head.startswith(b"PK"):
         raise ReportError("corrupt", f"report is not a valid DOCX (no zip header): {path.name}")
     if kind is None:
