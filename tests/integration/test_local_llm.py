@@ -6,7 +6,8 @@ Skipped unless AUDITOR_TEST_BASE_URL is set, e.g.::
         tests/integration/test_local_llm.py
 
 Optional: AUDITOR_TEST_MODEL (default ``openai:local``), AUDITOR_TEST_CONCURRENCY (default 1,
-the local server's one slot), AUDITOR_TEST_OUT (a folder to keep the report and the figures).
+the local server's one slot), AUDITOR_TEST_OUT (a folder to keep the report and the figures),
+AUDITOR_TEST_RUBRIC (a rubric file, e.g. a few criteria when the machine is slow).
 The test prints calls, tokens, wall times and how many opinions validated; it asserts the
 plumbing (three opinions per criterion, a report), never the small model's judgement.
 """
@@ -62,7 +63,8 @@ def test_full_audit_through_a_real_model(auditee_repo: Path, report_pdf: Path, t
                         model=os.environ.get("AUDITOR_TEST_MODEL", "openai:local"),
                         max_concurrency=int(os.environ.get("AUDITOR_TEST_CONCURRENCY", "1")),
                         call_timeout_s=900.0, max_retries=1)
-    rubric = load_rubric()
+    rubric_file = os.environ.get("AUDITOR_TEST_RUBRIC")
+    rubric = load_rubric(Path(rubric_file) if rubric_file else None)
     state = {"target": str(auditee_repo), "report_path": str(report_pdf),
              "rubric": rubric.model_dump(), "settings": settings.to_state()}
     final, marks = _stream(state, settings)

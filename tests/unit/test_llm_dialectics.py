@@ -168,3 +168,15 @@ def test_prompt_injection_reaches_the_model_but_not_the_verdict(
     assert result.final_score <= 2
     assert result.deciding_rule == "evidence_baseline"
     assert all("claims success" in note for note in result.overruled)
+
+
+def test_circuit_opening_in_round_two_stops_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    from tests.unit.test_llm_bench import HTTPError
+
+    model = RaisingModel(messages=iter([]))
+    model.errors = [HTTPError(403)]
+    use(monkeypatch, model)
+    first = [op("Prosecutor", 1), op("Defense", 5), op("TechLead", 3)]
+    update = reevaluate({"judge": "TechLead", "dimension": DIM.model_dump(), "dossier": [],
+                         "settings": LLM.to_state(), "own": first[2], "peers": first[:2]})
+    assert "HTTP 403" in update["aborted"] and "opinions" not in update

@@ -91,7 +91,7 @@ def dispatch_reevaluation(state: AgentState) -> list[Send] | list[str]:
 
 def reevaluate(state: ReevaluationTask) -> dict[str, Any]:
     """One judge reconsiders (round 2). If that fails, its round-1 opinion stands."""
-    from automaton_auditor.judging.llm import llm_opinion
+    from automaton_auditor.judging.llm import CircuitOpen, llm_opinion
     from automaton_auditor.rubric import Dimension
 
     settings = Settings.from_state(state["settings"])
@@ -100,6 +100,10 @@ def reevaluate(state: ReevaluationTask) -> dict[str, Any]:
     try:
         opinion = llm_opinion(judge, dimension, state["dossier"], settings,
                               own=state["own"], peers=state["peers"])
+    except CircuitOpen as exc:  # the provider went away mid-round: stop like round 1 does
+        return {"aborted": f"the judges stopped: {exc}",
+                "errors": [f"re-evaluation: {judge} on {dimension.id} stopped ({exc}); "
+                           "its round-1 opinion stands"]}
     except Exception as exc:  # a failed re-evaluation must not erase the first opinion
         log.warning("re-evaluation of %s on %s failed: %s", judge, dimension.id, exc)
         return {"errors": [f"re-evaluation: {judge} on {dimension.id} failed "
