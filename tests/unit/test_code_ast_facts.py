@@ -267,3 +267,12 @@ class RepoManager:
     findings, _ = code_findings(tmp_path, files)
     sandbox = by_facet(findings, "safety.clone_sandbox")
     assert sandbox.found and sandbox.location == "repo_manager.py:12"
+
+
+def test_two_workers_give_the_same_facts(tmp_path: Path, monkeypatch) -> None:
+    files = write_repo(tmp_path, {f"m{i}.py": STATE for i in range(4)} | {
+        "nodes/judges.py": JUDGES, "tools.py": TOOLS})
+    monkeypatch.setattr(code_ast, "PARALLEL_MIN_FILES", 2)
+    single, _ = collect_facts(tmp_path, files, None, workers=1)
+    double, _ = collect_facts(tmp_path, files, None, workers=2)
+    assert double == single and len(double) == 6
