@@ -26,7 +26,7 @@ PARALLEL = json.dumps({"kind": "state_machine", "parallel_detectives": True,
                        "node_labels": ["RepoInvestigator", "ChiefJustice"]})
 LINEAR = json.dumps({"kind": "generic_boxes", "parallel_detectives": False,
                      "aggregation": False, "parallel_judges": False, "synthesis": False,
-                     "described_flow": "linear: A -> B -> C"})
+                     "described_flow": "linear: A -> B -> C", "node_labels": ["A", "B", "C"]})
 
 
 class ScriptedVisionModel(GenericFakeChatModel):
@@ -135,3 +135,27 @@ def test_schema_bounds_model_strings() -> None:
         DiagramAnalysis.model_validate(too_long)
     with pytest.raises(ValidationError, match="extra"):
         DiagramAnalysis.model_validate({**json.loads(LINEAR), "verdict": "guilty"})
+
+
+def test_method_wire_schema_and_include_raw_answers() -> None:
+    """A JSON-schema dict on the wire gives dict answers, include_raw gives
+    {"raw", "parsed", "parsing_error"}: both are validated against DiagramAnalysis."""
+    seen: dict[str, Any] = {}
+    answers = iter([{"raw": "…", "parsed": None, "parsing_error": "bad json"},
+                    {"raw": "…", "parsed": json.loads(PARALLEL), "parsing_error": None}])
+
+    class RawModel(GenericFakeChatModel):
+        def with_structured_output(self, schema: Any, **kwargs: Any) -> Runnable[Any, Any]:
+            seen.update(schema=schema, **kwargs)
+
+            async def answer(messages: list[Any]) -> Any:
+                return next(answers)
+
+            return RunnableLambda(answer)
+
+    wire = DiagramAnalysis.model_json_schema()
+    out = asyncio.run(analyze_with_model([DiagramFacts(page=1)], [_png()],
+                                         RawModel(messages=iter([])), backoff=0,
+                                         method="json_schema", wire_schema=wire))
+    assert seen == {"schema": wire, "method": "json_schema"}
+    assert out[0].analysis["attempts"] == 2 and out[0].analysis["synthesis"] is True

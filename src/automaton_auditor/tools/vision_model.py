@@ -38,7 +38,8 @@ class DiagramAnalysis(BaseModel):
     parallel_judges: bool
     synthesis: bool
     described_flow: str = Field(max_length=600)
-    node_labels: list[str] = Field(default_factory=list, max_length=40)
+    # Required (no default) so the schema suits providers' strict JSON-schema modes.
+    node_labels: list[str] = Field(max_length=40)
 
 
 def vision_prompt() -> str:
@@ -87,7 +88,11 @@ async def _ask(structured: Any, messages: list[Any], retries: int,
             await asyncio.sleep(backoff * 2 ** (attempt - 1))
         try:
             answer = await asyncio.wait_for(structured.ainvoke(messages), timeout)
-            if isinstance(answer, dict):
+            if isinstance(answer, dict) and "parsed" in answer:  # include_raw=True
+                if answer["parsed"] is None:
+                    raise ValueError(str(answer.get("parsing_error") or "no parsed answer"))
+                answer = answer["parsed"]
+            if isinstance(answer, dict):  # a JSON-schema dict was sent: validate here
                 answer = DiagramAnalysis.model_validate(answer)
             if isinstance(answer, DiagramAnalysis):
                 return {**answer.model_dump(), "degraded": False, "attempts": attempt + 1}
@@ -102,9 +107,15 @@ async def _ask(structured: Any, messages: list[Any], retries: int,
 async def analyze_with_model(diagrams: list[DiagramFacts], images: list[bytes],
                              model: BaseChatModel, *, max_concurrency: int = 4,
                              retries: int = 2, backoff: float = 0.5, timeout: float = 90.0,
-                             max_image_side: int = 1024,
-                             max_images: int = 40) -> list[DiagramFacts]:
+                             max_image_side: int = 1024, max_images: int = 40,
+                             method: str | None = None,
+                             wire_schema: Any = None) -> list[DiagramFacts]:
     """Fill `DiagramFacts.analysis` for every drawn candidate that has PNG bytes.
+
+    `method` is passed to ``with_structured_output`` (e.g. "json_schema",
+    "function_calling", "json_mode"); `wire_schema` replaces the schema sent to the provider
+    (e.g. `DiagramAnalysis`'s JSON schema without length keywords for a strict provider):
+    every answer is still validated against `DiagramAnalysis`.
 
     Text candidates (Mermaid, DOT, arrow chains) and candidates past `max_images` are
     returned unchanged. A model without structured output support degrades every image.
@@ -115,7 +126,8 @@ async def analyze_with_model(diagrams: list[DiagramFacts], images: list[bytes],
     if not targets:
         return list(diagrams)
     try:
-        structured = model.with_structured_output(DiagramAnalysis)
+        options = {"method": method} if method else {}
+        structured = model.with_structured_output(wire_schema or DiagramAnalysis, **options)
     except (NotImplementedError, ValueError, TypeError) as exc:
         failed = {"degraded": True, "error": _one_line(exc), "attempts": 0}
         return [d.model_copy(update={"analysis": failed}) if i in targets else d
