@@ -126,7 +126,7 @@ async def analyze_with_model(diagrams: list[DiagramFacts], images: list[bytes],
     if not targets:
         return list(diagrams)
     try:
-        options = {"method": method} if method else {}
+        options: dict[str, Any] = {"method": method} if method else {}
         structured = model.with_structured_output(wire_schema or DiagramAnalysis, **options)
     except (NotImplementedError, ValueError, TypeError) as exc:
         failed = {"degraded": True, "error": _one_line(exc), "attempts": 0}
