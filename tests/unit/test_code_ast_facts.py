@@ -276,3 +276,21 @@ def test_two_workers_give_the_same_facts(tmp_path: Path, monkeypatch) -> None:
     single, _ = collect_facts(tmp_path, files, None, workers=1)
     double, _ = collect_facts(tmp_path, files, None, workers=2)
     assert double == single and len(double) == 6
+
+
+def test_second_audit_of_a_commit_parses_nothing(tmp_path: Path, monkeypatch) -> None:
+    from automaton_auditor.tools.git import GitLimits, acquire, parse_target
+
+    from .test_git_narrative import make_repo
+
+    repo = make_repo(tmp_path / "t", [("state", {"core/state.py": STATE}),
+                                      ("judges", {"nodes/judges.py": JUDGES})])
+    limits = GitLimits()
+    first = acquire(parse_target(str(repo), limits), tmp_path / "w1", limits)
+    findings, graph = code_findings(first.path, first.files, tmp_path / "cache")
+    second = acquire(parse_target(str(repo), limits), tmp_path / "w2", limits)
+    monkeypatch.setattr(code_ast, "parse_chunk", lambda *_a: (_ for _ in ()).throw(
+        AssertionError("parsed again")))
+    again, graph_again = code_findings(second.path, second.files, tmp_path / "cache")
+    assert again == findings and graph_again == graph
+    assert by_facet(again, "repo.acquire").data["cached"] == 2

@@ -10,9 +10,8 @@ The audited code is parsed, never imported or executed.
 from __future__ import annotations
 
 import hashlib
-import os
 import re
-import subprocess
+import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
@@ -21,6 +20,7 @@ from automaton_auditor.state import Finding, RebuiltGraph
 from automaton_auditor.tools import code_ast_cache
 from automaton_auditor.tools.code_ast_common import JSON
 from automaton_auditor.tools.code_ast_walk import parse_chunk, read_facts
+from automaton_auditor.tools.git_run import run_git
 
 SKIP_DIRS = re.compile(
     r"(^|/)(\.?venv[^/]*|env|\.env|site-packages|node_modules|vendor(ed)?|third_party|"
@@ -44,20 +44,13 @@ def python_files(files: list[str]) -> list[str]:
 def blob_ids(repo: Path, files: list[str]) -> dict[str, str]:
     """Path -> git blob id at HEAD (``git ls-tree``, a few ms); content hashes otherwise."""
     out = b""
-    try:
-        # Only our own clone (or a test fixture) has a .git here; never let git search the
-        # parent directories for some other repository.
-        if not (repo / ".git").exists():
-            raise FileNotFoundError(".git")
-        out = subprocess.run(
-            ["git", "-c", "core.fsmonitor=false", "ls-tree", "-r", "-z", "HEAD", "--"],
-            cwd=repo, capture_output=True, timeout=60, check=True,
-            env={"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "GIT_CONFIG_NOSYSTEM": "1",
-                 "GIT_CONFIG_GLOBAL": os.devnull, "LC_ALL": "C", "HOME": str(repo),
-                 "GIT_CEILING_DIRECTORIES": str(repo.parent)},
-        ).stdout
-    except (subprocess.SubprocessError, OSError):
-        pass
+    # Only our own clone (or a test fixture) has a .git here; never let git search the
+    # parent directories for some other repository.
+    if (repo / ".git").exists():
+        with tempfile.TemporaryDirectory(prefix="git-home-") as home:
+            result = run_git(["ls-tree", "-r", "-z", "HEAD", "--"], cwd=repo, home=Path(home),
+                             timeout_s=60)
+        out = result.stdout if result.returncode == 0 else b""
     ids: dict[str, str] = {}
     for record in out.split(b"\0"):
         meta, _, raw = record.partition(b"\t")
