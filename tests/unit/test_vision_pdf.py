@@ -360,3 +360,37 @@ def test_figure_inside_a_form_xobject_is_read_in_page_space(tmp_path: Path) -> N
     assert ("context_builder", "DocAnalyst") in vector.edges and len(vector.edges) == 12
     (raster,) = [d for d in diagrams if d.kind == "raster"]
     assert raster.data["bbox"] == [364.0, 50.0, 484.0, 130.0]
+
+
+def test_vector_sequence_diagram_messages_between_lifelines(tmp_path: Path) -> None:
+    def page(c: canvas.Canvas) -> None:
+        c.setFont("Helvetica", 8)
+        people = {"Orchestrator": 100, "RepoInvestigator": 250, "EvidenceAggregator": 400}
+        for name, x in people.items():
+            for y in (700, 500):
+                _box(c, x, y, name)
+            c.setDash(2, 2)
+            c.line(x + 45, 700, x + 45, 520)
+            c.setDash()
+        for y, (src, dst) in ((660, ("Orchestrator", "RepoInvestigator")),
+                              (620, ("RepoInvestigator", "EvidenceAggregator")),
+                              (580, ("EvidenceAggregator", "Orchestrator"))):
+            x1, x2 = people[src] + 45, people[dst] + 45
+            tip = x2 - 6 if x2 > x1 else x2 + 6
+            c.line(x1, y, tip, y)
+            head = c.beginPath()
+            head.moveTo(x2, y)
+            head.lineTo(tip, y + 3)
+            head.lineTo(tip, y - 3)
+            head.close()
+            c.drawPath(head, stroke=0, fill=1)
+            c.drawString(min(x1, x2) + 10, y + 3, "message")
+
+    (facts,), _ = find_diagrams(_pdf(tmp_path / "seq.pdf", [page]))
+    assert facts.data["diagram_type"] == "sequence"
+    assert facts.edges == [("Orchestrator", "RepoInvestigator"),
+                           ("RepoInvestigator", "EvidenceAggregator"),
+                           ("EvidenceAggregator", "Orchestrator")]
+    classification = {f.facet: f for f in vision_findings([facts])}["vision.flow.classification"]
+    assert classification.data["diagrams"][0]["classification"] == "sequence"
+    assert {f.facet: f for f in vision_findings([facts])}["vision.flow.linear"].found is False

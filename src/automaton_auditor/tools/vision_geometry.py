@@ -80,6 +80,7 @@ class VectorDiagram:
     conditional: list[tuple[str, str]] = field(default_factory=list)
     region: Rect = (0.0, 0.0, 0.0, 0.0)
     labels: list[str] = field(default_factory=list)
+    diagram_type: str = "flowchart"  # flowchart | sequence
 
 
 class _Run:
@@ -375,7 +376,9 @@ def _edges(paths: list[PathInfo], nodes: list[VectorNode],
             ends.append((_node_at(point, nodes, grid) or _node_at(tip, nodes, grid), bool(hit)))
         (src, head_at_start), (dst, head_at_end) = ends
         # Both ends on outlines that touch (a code listing's line stripes) is not an edge.
-        if not src or not dst or src is dst or _gap(src.rect, dst.rect) < MIN_GAP * unit:
+        # Two boxes of one name (a participant drawn above and below its lifeline) are one.
+        if (not src or not dst or src.label == dst.label
+                or _gap(src.rect, dst.rect) < MIN_GAP * unit):
             continue
         if head_at_start and not head_at_end:
             src, dst = dst, src
@@ -429,9 +432,16 @@ def read_vector_diagrams(paths: list[PathInfo], texts: list[TextRect],
                          page_size: tuple[float, float]) -> list[VectorDiagram]:
     """The diagrams drawn on a page, top first: each connected group of at least three
     labelled nodes and two edges (tables, frames and rules give none)."""
+    from automaton_auditor.tools.vision_sequence import read_sequence  # it builds on this module
+
     unit = text_unit(texts)
     nodes = _nodes(paths, texts, page_size, unit)
     found = [_diagram(group, nodes, texts) for group in _components(_edges(paths, nodes, unit))]
+    sequence = read_sequence(paths, nodes, unit)
+    if sequence is not None:
+        sequence.labels = [t.text for t in reading_sorted(texts)
+                           if _inside(t.centre, sequence.region, 4.0) and len(t.text) <= 80]
+        found.append(sequence)
     return sorted((d for d in found if d is not None), key=lambda d: (-d.region[3], d.region[0]))
 
 

@@ -211,7 +211,7 @@ def _vector_candidates(page: pdfium.PdfPage, number: int, lazy_texts: Texts,
     texts = lazy_texts()
     diagrams = geo.read_vector_diagrams(paths, texts, page.get_size())
     found = [_vector_facts(page, number, texts, limits, d.region, {
-        "read_from": "drawing operations",
+        "read_from": "drawing operations", "diagram_type": d.diagram_type,
         "conditional_edges": [list(e) for e in d.conditional],
         "decisions": sorted(n.label for n in d.nodes if n.decision),
         "nodes": [n.label for n in d.nodes]}, d) for d in diagrams]
