@@ -75,6 +75,8 @@ def _hash_file(path: Path) -> str:
 
 def parse_files(repo: Path, paths: list[str], workers: int | None = None) -> dict[str, JSON]:
     """Facts for each path, in one process or split across `workers` processes."""
+    if not paths:
+        return {}
     workers = workers if workers is not None else DEFAULT_WORKERS
     if workers <= 1 or len(paths) < PARALLEL_MIN_FILES:
         return parse_chunk(str(repo), paths)
