@@ -293,4 +293,3 @@ def test_second_audit_of_a_commit_parses_nothing(tmp_path: Path, monkeypatch) ->
         AssertionError("parsed again")))
     again, graph_again = code_findings(second.path, second.files, tmp_path / "cache")
     assert again == findings and graph_again == graph
-    assert by_facet(again, "repo.acquire").data["cached"] == 2

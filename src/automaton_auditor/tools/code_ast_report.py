@@ -41,16 +41,21 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
 
 
 def parse_finding(facts: dict[str, JSON], stats: dict[str, int]) -> Finding:
-    """Which Python files could not be parsed (recorded, never fatal)."""
+    """Which Python files could not be parsed (recorded, never fatal). Cache hits are left
+    out: the same commit must give the same findings, warm or cold."""
     errors = {p: f["error"] for p, f in facts.items() if "error" in f}
     first = sorted(errors)[:1]
     return Finding(
         facet="repo.acquire", goal="Every Python file parses", found=not errors,
         pattern="neutral", location=f"{first[0]}:1" if first else ".",
         content="\n".join(f"{p}: {e}" for p, e in sorted(errors.items())[:30]) or None,
-        rationale=(f"{stats['python_files']} Python files audited ({stats['parsed']} parsed, "
-                   f"{stats['cached']} from cache); {len(errors)} could not be parsed."),
-        confidence=1.0, data={**stats, "errors": dict(sorted(errors.items())[:100])})
+        rationale=(f"{stats['python_files']} Python files audited "
+                   f"({stats['skipped_prefilter']} hold none of the facts' keywords); "
+                   f"{len(errors)} could not be parsed."),
+        confidence=1.0,
+        data={"python_files": stats["python_files"],
+              "skipped_prefilter": stats["skipped_prefilter"],
+              "errors": dict(sorted(errors.items())[:100])})
 
 
 def _op_loc(op: JSON) -> str:
