@@ -49,21 +49,23 @@ def _facts(*passages: tuple[int, str]) -> ReportFacts:
 
 
 def test_cross_check_splits_verified_and_hallucinated_exactly() -> None:
-    facts = _facts((1, "See src/graph.py, src/nodes/judges.py and src/tools/pdf_tools.py."),
+    facts = _facts((1, "See src/graph.py, src/nodes/judges.py and src/tools/pdf_tools.py; "
+                       "courtroom/src/state.py and other/config/personas.yaml."),
                    (2, "Personas in config/personas.yaml; rubric in rubric/week2_rubric.json."),
                    (3, "https://github.com/acme/courtroom/blob/main/src/state.py and "
                        "https://github.com/other/repo/blob/main/src/ghost.py"),
                    (4, "The bare names graph.py and missing.py."))
     findings, verified, hallucinated = cross_check(
         facts, REPO_FILES, None, repo_url="https://github.com/acme/courtroom")
-    assert verified == ["rubric/week2_rubric.json", "src/graph.py", "src/nodes/judges.py",
-                        "src/state.py", "src/tools/pdf_tools.py"]
-    assert hallucinated == ["config/personas.yaml"]
+    assert verified == ["courtroom/src/state.py", "rubric/week2_rubric.json", "src/graph.py",
+                        "src/nodes/judges.py", "src/state.py", "src/tools/pdf_tools.py"]
+    assert hallucinated == ["config/personas.yaml", "other/config/personas.yaml"]
     summary = findings[0]
     assert summary.facet == "claims.paths" and summary.found and summary.pattern == "success"
     assert summary.data["suffix_matches"] == ["src/tools/pdf_tools.py"]
+    assert summary.data["trimmed_matches"] == ["courtroom/src/state.py"]
     bad = [f for f in findings if f.pattern == "failure"]
-    assert len(bad) == 1 and bad[0].location == "report p.2"
+    assert [f.location for f in bad] == ["report p.2", "report p.1"]
     bare = next(f for f in findings if "Bare file names" in f.goal)
     assert bare.data == {"bare_matched": ["graph.py"], "bare_unmatched": ["missing.py"]}
     assert bare.confidence < summary.confidence

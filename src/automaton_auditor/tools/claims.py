@@ -140,11 +140,17 @@ def _repo_slug(repo_url: str | None) -> str | None:
 
 
 def _verify(path: str, files: set[str]) -> str | None:
-    """"exact" or "suffix" (the report cites a path relative to a sub-folder) or None."""
+    """How a cited path matches the tree: "exact"; "suffix" (cited relative to a
+    sub-folder: `nodes/judges.py` for `src/nodes/judges.py`); "trimmed" (cited with extra
+    leading folders such as the repository's name, at least folder/file left); or None."""
     if path in files:
         return "exact"
     if any(f.endswith("/" + path) for f in files):
         return "suffix"
+    parts = path.split("/")
+    for start in range(1, len(parts) - 1):
+        if "/".join(parts[start:]) in files:
+            return "trimmed"
     return None
 
 
@@ -212,6 +218,7 @@ def _path_findings(facts: ReportFacts, verified: dict[str, str],
                   f"folder part exist in the commit's file list.",
         data={"verified": list(verified), "suffix_matches": sorted(
             p for p, how in verified.items() if how == "suffix"),
+              "trimmed_matches": sorted(p for p, how in verified.items() if how == "trimmed"),
               "hallucinated": [c.path for c in hallucinated]})]
     for item in hallucinated[:MAX_PATH_FINDINGS]:
         findings.append(Finding(
