@@ -270,3 +270,49 @@ def test_router_returning_a_list_and_branch_beside_static_edges(tmp_path: Path) 
     assert by_facet(findings, "graph.parallel_judges").data["members"] == [
         "defense", "prosecutor", "tech_lead"]
     assert by_facet(findings, "graph.parallel_detectives").data["joins"] == ["agg"]
+
+
+def test_send_targets_bound_by_a_loop_over_an_imported_list(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"app/config.py": """
+        JUDGE_NODES = ("prosecutor", "defense", "tech_lead")
+    """, "app/graph.py": """
+        from langgraph.graph import StateGraph
+        from langgraph.types import Send
+        from app.config import JUDGE_NODES
+
+        def fan_out_judges(state):
+            sends = []
+            for node_name in JUDGE_NODES:
+                sends.append(Send(node_name, state))
+            return sends
+
+        g = StateGraph(dict)
+        g.add_node("agg", print)
+        for n in JUDGE_NODES:
+            g.add_node(n, print)
+            g.add_edge(n, "chief")
+        g.add_node("chief", print)
+        g.add_conditional_edges("agg", fan_out_judges)
+    """})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None
+    assert graph.fan_out == {"agg": ["defense", "prosecutor", "tech_lead"]}
+    assert graph.fan_in == {"chief": ["defense", "prosecutor", "tech_lead"]}
+    assert by_facet(findings, "graph.parallel_judges").found
+
+
+def test_loop_over_a_list_from_a_module_without_trigger_words(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"pkg/names.py": 'STEPS = ["fetch", "parse", "store"]\n',
+                                  "pkg/flow.py": """
+        from langgraph.graph import StateGraph, START
+        from pkg.names import STEPS
+
+        g = StateGraph(dict)
+        for step in STEPS:
+            g.add_node(step, print)
+            g.add_edge(START, step)
+    """})
+    _findings, graph = code_findings(tmp_path, files)
+    assert graph is not None
+    assert graph.nodes == ["fetch", "parse", "store"]
+    assert graph.fan_out == {"__start__": ["fetch", "parse", "store"]}

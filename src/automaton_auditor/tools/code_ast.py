@@ -125,9 +125,10 @@ def collect_facts(repo: Path, files: list[str], cache_dir: Path | None = None,
 
 def _refs(value: object, out: set[str]) -> None:
     if isinstance(value, dict):
-        ref = value.get("ref")
-        if isinstance(ref, str) and "." in ref:
-            out.add(ref.lstrip("."))
+        for key in ("ref", "each"):
+            ref = value.get(key)
+            if isinstance(ref, str) and "." in ref:
+                out.add(ref.lstrip("."))
         for item in value.values():
             _refs(item, out)
     elif isinstance(value, list):

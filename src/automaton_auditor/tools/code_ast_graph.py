@@ -70,7 +70,8 @@ def rebuild(facts: dict[str, JSON]) -> tuple[Topology | None, list[Topology]]:
         topo = Topology(key, builders.get(key, {"key": key, "line": ops[0]["line"],
                                                  "snippet": "", "state": None}), ops=ops)
         for op in ops:
-            _apply(topo, op, resolver)
+            for one in _expand(op, resolver):
+                _apply(topo, one, resolver)
         _command_edges(topo, resolver)
         topologies.append(topo)
     for key in sorted(set(builders) - {t.key for t in topologies}):
@@ -79,6 +80,42 @@ def rebuild(facts: dict[str, JSON]) -> tuple[Topology | None, list[Topology]]:
         return None, []
     ranked = sorted(topologies, key=lambda t: (-len(t.nodes), -len(t.edges), t.key))
     return ranked[0], ranked[1:]
+
+
+def _each_marker(value: Any) -> str | None:
+    if isinstance(value, dict):
+        if "each" in value:
+            return str(value["each"])
+        return next((m for v in value.values() if (m := _each_marker(v))), None)
+    if isinstance(value, list):
+        return next((m for v in value if (m := _each_marker(v))), None)
+    return None
+
+
+def _substitute(value: Any, marker: str, item: Any) -> Any:
+    if isinstance(value, dict):
+        if value.get("each") == marker:
+            return item
+        return {k: _substitute(v, marker, item) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, marker, item) for v in value]
+    return value
+
+
+def _expand(op: JSON, res: Resolver, depth: int = 0) -> list[JSON]:
+    """Unroll an operation recorded inside a loop over another module's list."""
+    marker = _each_marker([op["args"], op["kwargs"]])
+    if marker is None or depth > 3:
+        return [op]
+    items = res.value({"ref": marker}, op["path"])
+    if not isinstance(items, list):
+        items = [None]
+    out: list[JSON] = []
+    for item in items[:64]:
+        one = {**op, "args": _substitute(op["args"], marker, item),
+               "kwargs": _substitute(op["kwargs"], marker, item)}
+        out += _expand(one, res, depth + 1)
+    return out
 
 
 def _command_edges(topo: Topology, res: Resolver) -> None:

@@ -140,6 +140,10 @@ class Interp:
             for item in items:
                 self.bind(stmt.target, item, env)
                 self.run_scope(scope, stmt.body, env)
+        elif isinstance(items, dict) and items.get("ref") and isinstance(stmt.target, ast.Name):
+            # A list defined in another module: unrolled when the files are combined.
+            self.bind(stmt.target, {"each": items["ref"]}, env)
+            self.run_scope(scope, stmt.body, env)
         else:
             self.bind(stmt.target, None, env)
             self.run_scope(scope, stmt.body, env)
