@@ -293,3 +293,24 @@ def test_second_audit_of_a_commit_parses_nothing(tmp_path: Path, monkeypatch) ->
         AssertionError("parsed again")))
     again, graph_again = code_findings(second.path, second.files, tmp_path / "cache")
     assert again == findings and graph_again == graph
+
+
+def test_collusion_through_a_shared_base_prompt(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"judges.py": '''
+BASE = """You are a judge in a digital courtroom. Read the evidence for the criterion, weigh
+each fact against the rubric, cite evidence ids for every claim, return a score from one to
+five with an argument, and never invent evidence that the detectives did not collect."""
+
+PROSECUTOR_PROMPT = BASE + "\\nAs the prosecutor, be strict."
+DEFENSE_PROMPT = f"{BASE}\\nAs the defense, be kind."
+
+
+def tech_lead():
+    prompt = BASE + " As the tech lead, be practical."
+    return prompt
+'''})
+    findings, _ = code_findings(tmp_path, files)
+    personas = by_facet(findings, "judges.personas")
+    assert personas.found, personas.rationale
+    collusion = by_facet(findings, "judges.collusion")
+    assert collusion.found and min(collusion.data["overlap"].values()) > 0.8

@@ -61,8 +61,10 @@ class Ctx(NamedTuple):
 class CallCollector:
     """Collects call facts, functions, persona strings and justice identifiers."""
 
-    def __init__(self, path: str, lines: list[str], imports: dict[str, str]) -> None:
+    def __init__(self, path: str, lines: list[str], imports: dict[str, str],
+                 consts: dict[str, Any] | None = None) -> None:
         self.path, self.lines, self.imports = path, lines, imports
+        self.consts = consts or {}
         self.calls: list[JSON] = []
         self.functions: dict[str, JSON] = {}
         self.strings: list[JSON] = []
@@ -206,16 +208,40 @@ class CallCollector:
             for target in targets_:
                 if isinstance(target, ast.Name):
                     self.assigned[(ctx.func, target.id)] = value
-        text = str_value(value) if value is not None else None
+        text = self.text_of(value, ctx) if value is not None else None
         if text is None or value is None:
             return
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         self._skip.add(id(value))
         self._string(text, node.lineno, dotted(targets[0]) or "", ctx)
 
+    def text_of(self, node: ast.AST | None, ctx: Ctx, depth: int = 0) -> str | None:
+        """The text a string expression builds: literals, ``BASE + "..."``, f-strings
+        over known strings, and names bound to strings in this module or function."""
+        if node is None or depth > 20:
+            return None
+        if isinstance(node, ast.Constant):
+            return node.value if isinstance(node.value, str) else None
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            left, right = self.text_of(node.left, ctx, depth + 1), self.text_of(
+                node.right, ctx, depth + 1)
+            return None if left is None and right is None else (left or "") + (right or "")
+        if isinstance(node, ast.JoinedStr):
+            parts = [self.text_of(v.value if isinstance(v, ast.FormattedValue) else v, ctx,
+                                  depth + 1) for v in node.values]
+            return "".join(p for p in parts if p)
+        if isinstance(node, ast.Name):
+            bound = self.assigned.get((ctx.func, node.id)) or self.assigned.get(("", node.id))
+            if bound is not None and bound is not node:
+                return self.text_of(bound, ctx._replace(func=""), depth + 1)
+            value = self.consts.get(node.id)
+            return value if isinstance(value, str) else None
+        return None
+
     def _dict_strings(self, node: ast.Dict, ctx: Ctx) -> None:
         for key, value in zip(node.keys, node.values, strict=True):
-            text, name = str_value(value), str_value(key) if key is not None else None
+            text = self.text_of(value, ctx)
+            name = str_value(key) if key is not None else None
             if text is not None and name is not None:
                 self._skip.add(id(value))
                 self._string(text, value.lineno, name, ctx)

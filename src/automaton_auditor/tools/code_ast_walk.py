@@ -20,7 +20,7 @@ from automaton_auditor.tools.code_ast_common import (
 )
 from automaton_auditor.tools.code_ast_interp import Interp
 
-FACTS_VERSION = 17
+FACTS_VERSION = 18
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
@@ -70,9 +70,9 @@ def extract(path: str, data: bytes, force: bool = False) -> JSON:
 def _facts(path: str, text: str, tree: ast.Module) -> JSON:
     lines = text.splitlines()
     imports = collect_imports(tree)
-    collector = CallCollector(path, lines, imports)
-    collector.walk(tree)
     consts = module_consts(tree)
+    collector = CallCollector(path, lines, imports, consts)
+    collector.walk(tree)
     facts: JSON = {
         "imports": imports,
         "consts": consts,
