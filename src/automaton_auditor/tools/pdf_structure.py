@@ -282,8 +282,11 @@ def _join(text: str, nxt: str, words: set[str]) -> str:
 
 def _paragraph(lines: list[Line], section: tuple[str, ...], words: set[str]) -> Block:
     text = lines[0].text
-    for line in lines[1:]:
-        text = _join(text, line.text, words)
+    for prev, line in itertools.pairwise(lines):
+        if abs(line.bottom - prev.bottom) < 2 and line.x0 > prev.x1 + 6:
+            text = f"{text} | {line.text}"  # the next cell of a table row
+        else:
+            text = _join(text, line.text, words)
     kind: BlockKind = "list" if _BULLET.match(lines[0].text) else "paragraph"
     if _DOT_LEADER.search(lines[-1].text):
         kind = "toc"  # an entry ends with dot leaders and its page number
