@@ -314,3 +314,28 @@ def tech_lead():
     assert personas.found, personas.rationale
     collusion = by_facet(findings, "judges.collusion")
     assert collusion.found and min(collusion.data["overlap"].values()) > 0.8
+
+
+def test_generic_retry_helper_counts_and_plain_loops_do_not(tmp_path: Path) -> None:
+    helper = write_repo(tmp_path / "a", {"judge_retry.py": '''
+import time
+
+
+def with_backoff(fn, max_attempts=3):
+    for attempt in range(max_attempts):
+        try:
+            return fn()
+        except TimeoutError:
+            time.sleep(2 ** attempt)
+'''})
+    retry = by_facet(code_findings(tmp_path / "a", helper)[0], "llm.retry")
+    assert retry.found and retry.location == "judge_retry.py:7"
+    plain = write_repo(tmp_path / "b", {"judge_loop.py": '''
+def read_all(paths):
+    for path in paths:
+        try:
+            yield open(path).read()
+        except OSError:
+            continue
+'''})
+    assert by_facet(code_findings(tmp_path / "b", plain)[0], "llm.retry").found is False

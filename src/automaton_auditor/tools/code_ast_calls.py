@@ -120,7 +120,15 @@ class CallCollector:
             ast.For: self._loop_binding, ast.comprehension: self._loop_binding,
             ast.Constant: self._constant, ast.Expr: self._bare_expr,
             ast.Name: self._ident, ast.Attribute: self._ident,
+            ast.Try: self._try, ast.TryStar: self._try,
         }
+
+    def _try(self, node: ast.Try | ast.TryStar, ctx: Ctx) -> None:
+        facts = self.functions.get(ctx.func) if ctx.func and ctx.in_loop else None
+        if facts is not None and "try_in_loop" not in facts:
+            # ``for attempt in range(n): try: ... except: continue`` -- a retry loop
+            facts["try_in_loop"] = {"line": node.lineno,
+                                    "snippet": snippet(self.lines, node, 400)}
 
     def _guarded(self, node: ast.AST, ctx: Ctx, guard: str) -> Ctx:
         if guard == "tempdir":

@@ -23,8 +23,15 @@ def llm_findings(facts: dict[str, JSON]) -> list[Finding]:
     retry_funcs = [(p, c) for p, c in model_calls
                    if ((facts[p].get("functions") or {}).get(c["func"]) or {}).get("retry_hint")
                    and c.get("in_try", True)]
+    helpers = [(p, {"line": info["try_in_loop"]["line"], "func": q,
+                    "snippet": info["try_in_loop"]["snippet"], "how": f"retry loop in {q}"})
+               for p in sorted(facts) for q, info in sorted((facts[p].get("functions") or
+                                                              {}).items())
+               if info.get("try_in_loop") and info.get("retry_hint")]
+    seen = {(p, c["func"]) for p, c in retry_funcs + retry_loops}
     retries = calls_of(facts, "retry") + retry_loops + [
-        (p, {**c, "how": f"retry counter in {c['func']}"}) for p, c in retry_funcs]
+        (p, {**c, "how": f"retry counter in {c['func']}"}) for p, c in retry_funcs] + [
+        (p, c) for p, c in helpers if (p, c["func"]) not in seen]
     freeform = calls_of(facts, "freeform_parse")
     schemas = sorted({s for _p, c in structured for s in c["schemas"]})
     return [
