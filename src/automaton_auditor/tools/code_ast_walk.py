@@ -20,7 +20,7 @@ from automaton_auditor.tools.code_ast_common import (
 )
 from automaton_auditor.tools.code_ast_interp import Interp
 
-FACTS_VERSION = 19
+FACTS_VERSION = 20
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
@@ -30,7 +30,7 @@ TRIGGERS: tuple[bytes, ...] = (
     b"shell=", b"shell =", b"tempfile", b"mkdtemp", b"clone",
     b"structured_output", b"bind_tools", b"Send(", b"Command(", b"rosecutor", b"efense",
     b"efence", b"echLead", b"echlead", b"ech_lead", b"ech_Lead", b"retry",
-    b"Retry", b"retries", b"ustice", b"hief", b"ynthes", b"ersona", b"udge")
+    b"Retry", b"retries", b"attempt", b"backoff", b"ustice", b"hief", b"ynthes", b"ersona", b"udge")
 
 
 # ``eval(``/``exec(``/``system(`` also end many method names (``_eval(``, ``solve_system(``,
