@@ -144,3 +144,13 @@ def test_late_move_of_the_code_is_not_a_bulk_upload(tmp_path: Path) -> None:
     bulk = facet(git_findings(checkout.path, limits), "git.bulk_upload")
     assert bulk.data["largest_share"] == 1.0 and bulk.data["restructure"]
     assert bulk.found is False and "a restructure" in bulk.rationale
+
+
+def test_depth_limit_marks_a_shallow_history(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "target", STEPWISE)
+    limits = GitLimits(depth=2)
+    checkout = acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
+    assert checkout.shallow
+    history = facet(git_findings(checkout.path, limits), "git.history")
+    assert history.data["count"] == 2 and history.data["shallow"]
+    assert "lower bound" in history.rationale and history.confidence < 1.0
