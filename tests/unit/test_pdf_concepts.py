@@ -86,3 +86,13 @@ def test_absent_and_loose() -> None:
     loose = classify("Dialectical Synthesis", blocks)
     assert loose.loose and loose.verdict == "explained"
     assert classify("State Synchronization", blocks).verdict == "absent"
+
+
+def test_buzzword_beside_a_good_paragraph_is_still_dropped() -> None:
+    blocks = _blocks(("paragraph", EXPLAINED.replace("Metacognition is", "It is"),
+                      ("Architecture",), 5),
+                     ("paragraph", "We are also proud of our Dialectical Synthesis.",
+                      ("Architecture",), 5))
+    verdict = classify("Dialectical Synthesis", blocks)
+    assert verdict.verdict == "dropped"
+    assert "without mechanism" in verdict.occurrences[0].reason

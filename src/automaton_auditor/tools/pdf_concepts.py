@@ -121,8 +121,9 @@ def mechanism_signals(text: str) -> list[str]:
 
 
 def _section_bonus(block: Block) -> int:
-    """Ranks quotes: +3 in a design section, -3 in a retrospective or plan."""
-    path = " ".join(block.section)
+    """Ranks quotes: +3 in a design section, -3 in a retrospective or plan (judged by the
+    innermost heading: a parent "Architecture Decisions" covers too much)."""
+    path = block.heading or ""
     return (3 if _DESIGN.search(path) else 0) - (3 if _RETRO.search(path) else 0)
 
 
@@ -192,7 +193,9 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
                 # A run-in title ("State Synchronization.") is quoted with what follows it.
                 if len(sentence.split()) < 6 and position + 1 < len(parts):
                     sentence = f"{sentence} {parts[position + 1]}"
-                occurrences.append(_body_occurrence(block, sentence, context))
+                near = " ".join(parts[position:position + 2])
+                occurrences.append(_body_occurrence(block, sentence, context,
+                                                    titled or _concrete(near)))
     if not occurrences:
         return ConceptVerdict(term, "absent")
     verdict = "explained" if any(o.explained for o in occurrences) else "dropped"
@@ -216,7 +219,14 @@ def _neighbours(blocks: list[Block], index: int) -> str:
     return "\n".join(parts)
 
 
-def _body_occurrence(block: Block, sentence: str, context: str) -> Occurrence:
+def _concrete(text: str) -> bool:
+    """The sentence (with the next one) itself names a mechanism: a code artifact, or two
+    pieces of graph vocabulary. A buzzword beside a good paragraph is still dropped."""
+    return bool(_CODE_SIGNAL.search(text)) or len(
+        {m.group(0).lower() for m in _MECHANISM_WORDS.finditer(text)}) >= 2
+
+
+def _body_occurrence(block: Block, sentence: str, context: str, concrete: bool) -> Occurrence:
     signals = mechanism_signals(context)
     words = len(context.split())
     where = block.heading or "untitled section"
@@ -229,7 +239,7 @@ def _body_occurrence(block: Block, sentence: str, context: str) -> Occurrence:
     if block.kind == "list" and words < 40:
         return Occurrence(block.page, block.heading, sentence, False,
                           "a list item without surrounding discussion")
-    if len(signals) >= 3 and words >= 40:
+    if len(signals) >= 3 and words >= 40 and concrete:
         return Occurrence(block.page, block.heading, sentence, True,
                           f"discussed in '{where}' with mechanisms: {', '.join(signals[:6])}",
                           strength=len(mechanism_signals(sentence)) + _section_bonus(block))
