@@ -21,6 +21,7 @@ from automaton_auditor.tools.vision_findings import vision_findings
 from automaton_auditor.tools.vision_model import DiagramAnalysis, analyze_with_model
 from automaton_auditor.tools.vision_pdf import (
     Candidate,
+    Render,
     VisionError,
     VisionLimits,
     open_pdf,
@@ -48,7 +49,17 @@ def _page_order(candidate: Candidate) -> tuple[int, int, float]:
     return (facts.page, _KIND_ORDER.get(facts.kind, 5), -float(top))
 
 
-def _read_pages(path: Path, limits: VisionLimits) -> tuple[list[Candidate], list[int]]:
+def _png(render: Render) -> bytes:
+    try:
+        return render()
+    except Exception:  # a picture pdfium cannot render is sent to no model, nothing more
+        return b""
+
+
+def _read_pages(path: Path, limits: VisionLimits,
+                ) -> tuple[list[tuple[DiagramFacts, bytes]], int, list[int]]:
+    """The kept candidates with their PNGs (rendered only for the kept ones, before the
+    document closes), how many candidates there were, and the pages that failed."""
     document = open_pdf(path)
     candidates: list[Candidate] = []
     texts: list[str] = []
@@ -57,16 +68,18 @@ def _read_pages(path: Path, limits: VisionLimits) -> tuple[list[Candidate], list
     try:
         for index in range(min(len(document), limits.max_pages)):
             try:
-                found, text = page_candidates(document[index], index + 1, limits, seen)
+                found, text = page_candidates(document, index, limits, seen)
             except Exception:  # a hostile page must not end the audit
                 skipped.append(index + 1)
                 found, text = [], ""
             candidates.extend(found)
             texts.append(text)
         candidates.extend(text_candidates(texts))
+        kept = sorted(candidates, key=_priority)[: limits.max_diagrams]
+        kept.sort(key=_page_order)
+        return [(facts, _png(render)) for facts, render in kept], len(candidates), skipped
     finally:
         document.close()
-    return candidates, skipped
 
 
 def find_diagrams(path: Path, limits: VisionLimits | None = None,
@@ -84,10 +97,7 @@ def find_diagrams(path: Path, limits: VisionLimits | None = None,
     as a PDF at all; the caller records that message as the detective's error.
     """
     limits = limits or VisionLimits()
-    candidates, skipped = _read_pages(path, limits)
-    total = len(candidates)
-    kept = sorted(candidates, key=_priority)[: limits.max_diagrams]
-    kept.sort(key=_page_order)
+    kept, total, skipped = _read_pages(path, limits)
     diagrams, images = [], []
     for facts, png in kept:
         extra = {"candidates_total": total, **({"skipped_pages": skipped} if skipped else {})}

@@ -23,6 +23,7 @@ from automaton_auditor.tools.diagram_flow import terminal
 MAX_PATHS = 4000  # per page; a hostile page may hold millions of path objects
 MAX_TEXT_RECTS = 5000
 MAX_CHARS = 200_000  # per page
+MAX_DIAGRAMS_PER_PAGE = 4
 MAX_SEGMENTS = 400  # per path
 # Distances are in text-height units (the page's median text run height, about 10 points
 # in a typical report), so a diagram scaled up or down reads the same.
@@ -414,18 +415,15 @@ def _components(raw_edges: list[RawEdge]) -> list[list[RawEdge]]:
     return list(groups.values())
 
 
-def _diagram(raw_edges: list[RawEdge], nodes: list[VectorNode],
-             texts: list[TextRect]) -> VectorDiagram | None:
+def _diagram(raw_edges: list[RawEdge], nodes: list[VectorNode]) -> VectorDiagram | None:
     edges = list(dict.fromkeys((s, d) for s, d, _, _ in raw_edges))
     connected = {n for e in edges for n in e}
     if len(connected) < 3 or len(edges) < 2:
         return None
     used = [n for n in nodes if n.label in connected]
     region = _region([n.rect for n in used] + [r for *_, r in raw_edges])
-    labels = [t.text for t in reading_sorted(texts)
-              if _inside(t.centre, region, 4.0) and len(t.text) <= 80]
     conditional = list(dict.fromkeys((s, d) for s, d, c, _ in raw_edges if c))
-    return VectorDiagram(used, edges, conditional, region, labels)
+    return VectorDiagram(used, edges, conditional, region)
 
 
 def read_vector_diagrams(paths: list[PathInfo], texts: list[TextRect],
@@ -436,13 +434,15 @@ def read_vector_diagrams(paths: list[PathInfo], texts: list[TextRect],
 
     unit = text_unit(texts)
     nodes = _nodes(paths, texts, page_size, unit)
-    found = [_diagram(group, nodes, texts) for group in _components(_edges(paths, nodes, unit))]
-    sequence = read_sequence(paths, nodes, unit)
-    if sequence is not None:
-        sequence.labels = [t.text for t in reading_sorted(texts)
-                           if _inside(t.centre, sequence.region, 4.0) and len(t.text) <= 80]
-        found.append(sequence)
-    return sorted((d for d in found if d is not None), key=lambda d: (-d.region[3], d.region[0]))
+    found = [_diagram(group, nodes) for group in _components(_edges(paths, nodes, unit))]
+    found.append(read_sequence(paths, nodes, unit))
+    # At most a few figures per page, the largest first: each one is rendered.
+    kept = sorted((d for d in found if d is not None), key=lambda d: -len(d.edges))
+    kept = sorted(kept[:MAX_DIAGRAMS_PER_PAGE], key=lambda d: (-d.region[3], d.region[0]))
+    ordered = reading_sorted([t for t in texts if len(t.text) <= 80])
+    for diagram in kept:
+        diagram.labels = [t.text for t in ordered if _inside(t.centre, diagram.region, 4.0)]
+    return kept
 
 
 def drawing_stats(paths: list[PathInfo]) -> int:

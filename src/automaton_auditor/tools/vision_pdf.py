@@ -41,7 +41,10 @@ SCAN_COVERAGE = 0.75  # an image covering this share of the page, with no text: 
 GRAPHIC_SCORE_MIN = 0.03  # share of coloured or dark-filled pixels that marks a drawing
 DRAWING_PATHS_MIN = 6  # connectors/arrow heads that make an unread vector page worth rendering
 MAX_RENDER_SIDE = 2400  # pixels, for any rendered region
-Candidate = tuple[DiagramFacts, bytes]
+# A candidate's PNG is made only if the candidate survives the `max_diagrams` cap: rendering
+# is the costly part, and a hostile report may hold thousands of candidates.
+Render = Callable[[], bytes]
+Candidate = tuple[DiagramFacts, Render]
 Texts = Callable[[], list[geo.TextRect]]
 
 
@@ -94,10 +97,14 @@ def graphic_score(image: Image.Image) -> float:
     return round(float(((saturation > 60) | dark).mean()), 3)
 
 
-def _render_region(page: pdfium.PdfPage, rect: geo.Rect, limits: VisionLimits, *,
-                   pad: float = 6.0, max_side: float | None = None) -> Image.Image | None:
-    """Render the visible part of one region of a page (PDF user space) at `render_dpi`,
-    or so that its longer side is `max_side` pixels; None when it lies off the page."""
+RenderPlan = tuple[tuple[float, float, float, float], float, tuple[int, int]]
+
+
+def render_plan(page: pdfium.PdfPage, rect: geo.Rect, limits: VisionLimits, *,
+                pad: float = 6.0, max_side: float | None = None) -> RenderPlan | None:
+    """How to render the visible part of a region (PDF user space): pdfium's crop, the
+    scale (`render_dpi`, or `max_side` pixels on the longer side) and the pixel size; None
+    when the region lies off the page."""
     box = page.get_cropbox()
     left, bottom = max(rect[0] - pad, box[0]), max(rect[1] - pad, box[1])
     right, top = min(rect[2] + pad, box[2]), min(rect[3] + pad, box[3])
@@ -107,13 +114,24 @@ def _render_region(page: pdfium.PdfPage, rect: geo.Rect, limits: VisionLimits, *
     if page.get_rotation():  # pdfium crops a rotated page in its rotated frame: keep it all
         crop = (0.0, 0.0, 0.0, 0.0)
     width, height = page.get_size()
-    shown = max(width - crop[0] - crop[2], height - crop[1] - crop[3], 1.0)
+    shown_w, shown_h = width - crop[0] - crop[2], height - crop[1] - crop[3]
+    shown = max(shown_w, shown_h, 1.0)
     # A hostile page may be kilometres wide: the bitmap never exceeds MAX_RENDER_SIDE.
     scale = limits.render_dpi / 72.0 if max_side is None else max_side / shown
     scale = min(scale, MAX_RENDER_SIDE / shown)
-    bitmap = page.render(scale=scale, crop=crop)
-    image: Image.Image = bitmap.to_pil()
+    return crop, scale, (max(round(shown_w * scale), 1), max(round(shown_h * scale), 1))
+
+
+def _render(page: pdfium.PdfPage, plan: RenderPlan) -> Image.Image:
+    crop, scale, _ = plan
+    image: Image.Image = page.render(scale=scale, crop=crop).to_pil()
     return image
+
+
+def _png_later(document: pdfium.PdfDocument, index: int, plan: RenderPlan,
+               max_side: int) -> Render:
+    """A deferred render: the page is loaded again by index, so no page stays in memory."""
+    return lambda: to_png(_render(document[index], plan), max_side)
 
 
 def _nearby(texts: list[geo.TextRect], rect: geo.Rect, span: float = 70.0) -> str:
@@ -136,20 +154,20 @@ def _bbox(rect: geo.Rect) -> list[float]:
     return [round(v, 1) for v in rect]
 
 
-def _image_pil(obj: pdfium.PdfImage, page: pdfium.PdfPage, rect: geo.Rect,
-               limits: VisionLimits) -> Image.Image | None:
-    """The image as the reader sees it: its page region rendered by pdfium (ICC colour
-    spaces, soft masks, JBIG2 and rotation all applied, transparency over the white page),
-    at its own resolution capped to `max_image_side`. Rendering straight to the target size
-    is cheaper than decoding a large image and downscaling it, and never decodes gigabytes."""
-    px_w, px_h = obj.get_px_size()
-    target = min(max(px_w, px_h, 1), limits.max_image_side)
-    return _render_region(page, rect, limits, pad=0.0, max_side=target)
+def _image_key(obj: pdfium.PdfImage) -> str:
+    """Identity of an embedded picture (its encoded stream), to spot repeats cheaply."""
+    digest = hashlib.sha256(repr(obj.get_px_size()).encode())
+    digest.update(bytes(obj.get_data(decode_simple=False))[:5_000_000])
+    return digest.hexdigest()[:16]
 
 
-def _raster_candidates(page: pdfium.PdfPage, number: int, texts: Texts,
+def _raster_candidates(document: pdfium.PdfDocument, index: int, texts: Texts,
                        limits: VisionLimits, *, seen: dict[str, DiagramFacts],
                        ) -> list[Candidate]:
+    """Pictures worth a look: the image as the reader sees it is its page region rendered
+    by pdfium (ICC colour spaces, soft masks, JBIG2, rotation, transparency over the white
+    page), at its own resolution capped to `max_image_side`; it never decodes gigabytes."""
+    page, number = document[index], index + 1
     width, height = page.get_size()
     found: list[Candidate] = []
     # Computed on the first picture worth keeping: visible text, and the OCR layer whose words
@@ -166,10 +184,11 @@ def _raster_candidates(page: pdfium.PdfPage, number: int, texts: Texts,
             continue
         if max(shown_w, shown_h) > 12 * max(min(shown_w, shown_h), 1.0):
             continue
-        image = _image_pil(obj, page, rect, limits)
-        if image is None:  # drawn off the page: nobody sees it
+        target = min(max(px_w, px_h, 1), limits.max_image_side)
+        plan = render_plan(page, rect, limits, pad=0.0, max_side=target)
+        if plan is None:  # drawn off the page: nobody sees it
             continue
-        digest = hashlib.sha256(image.tobytes()).hexdigest()[:16]
+        digest = _image_key(obj)
         if digest in seen:  # the same picture repeated (a logo in every header)
             seen[digest].data.setdefault("also_on_pages", []).append(number)
             continue
@@ -179,55 +198,60 @@ def _raster_candidates(page: pdfium.PdfPage, number: int, texts: Texts,
                                     or shown_w >= 0.9 * width)
         data: dict[str, Any] = {"bbox": _bbox(rect), "sha": digest}
         if scan:  # a scan holds text pages and figures alike: flag the graphic ones
-            data["graphic_score"] = graphic_score(image)
+            small = render_plan(page, rect, limits, pad=0.0, max_side=300)
+            data["graphic_score"] = graphic_score(_render(page, small)) if small else 0.0
             data["likely_diagram"] = data["graphic_score"] >= GRAPHIC_SCORE_MIN
         facts = DiagramFacts(page=number, kind="scan" if scan else "raster", width=px_w,
                              height=px_h, labels=_labels_in(ocr, rect),
                              nearby_text=_nearby(visible, rect), data=data)
         seen[digest] = facts
-        found.append((facts, to_png(image, limits.max_image_side)))
+        found.append((facts, _png_later(document, index, plan, limits.max_image_side)))
     return found
 
 
-def _vector_facts(page: pdfium.PdfPage, number: int, texts: list[geo.TextRect],
+def _vector_facts(document: pdfium.PdfDocument, index: int, texts: list[geo.TextRect],
                   limits: VisionLimits, region: geo.Rect, data: dict[str, Any],
-                  diagram: geo.VectorDiagram | None) -> Candidate:
-    image = _render_region(page, region, limits) or Image.new("RGB", (1, 1), "white")
+                  diagram: geo.VectorDiagram | None) -> Candidate | None:
+    plan = render_plan(document[index], region, limits)
+    if plan is None:
+        return None
     labels = diagram.labels if diagram else _labels_in(texts, region)
-    facts = DiagramFacts(page=number, kind="vector", width=image.width, height=image.height,
+    facts = DiagramFacts(page=index + 1, kind="vector", width=plan[2][0], height=plan[2][1],
                          labels=labels, edges=diagram.edges if diagram else [],
                          nearby_text=_nearby(texts, region), data={"bbox": _bbox(region),
                                                                    **data})
-    return facts, to_png(image, limits.max_image_side)
+    return facts, _png_later(document, index, plan, limits.max_image_side)
 
 
-def _vector_candidates(page: pdfium.PdfPage, number: int, lazy_texts: Texts,
+def _vector_candidates(document: pdfium.PdfDocument, index: int, lazy_texts: Texts,
                        limits: VisionLimits) -> list[Candidate]:
     """Drawn diagrams read from the drawing operations; failing that, a page region with
     many connector-like paths is still rendered for a vision model (edges unknown)."""
+    page = document[index]
     paths = geo.path_infos(page)
     if len(paths) < 4:
         return []
     texts = lazy_texts()
     diagrams = geo.read_vector_diagrams(paths, texts, page.get_size())
-    found = [_vector_facts(page, number, texts, limits, d.region, {
+    found = [_vector_facts(document, index, texts, limits, d.region, {
         "read_from": "drawing operations", "diagram_type": d.diagram_type,
         "conditional_edges": [list(e) for e in d.conditional],
         "decisions": sorted(n.label for n in d.nodes if n.decision),
         "nodes": [n.label for n in d.nodes]}, d) for d in diagrams]
     drawing = geo.drawing_stats(paths)
-    if not found and drawing >= DRAWING_PATHS_MIN:
+    if not diagrams and drawing >= DRAWING_PATHS_MIN:
         region: geo.Rect = (min(p.rect[0] for p in paths), min(p.rect[1] for p in paths),
                             max(p.rect[2] for p in paths), max(p.rect[3] for p in paths))
-        found.append(_vector_facts(page, number, texts, limits, region, {
+        found.append(_vector_facts(document, index, texts, limits, region, {
             "drawing_paths": drawing, "read_from": "render only"}, None))
-    return found
+    return [c for c in found if c is not None]
 
 
-def page_candidates(page: pdfium.PdfPage, number: int, limits: VisionLimits,
+def page_candidates(document: pdfium.PdfDocument, index: int, limits: VisionLimits,
                     seen: dict[str, DiagramFacts]) -> tuple[list[Candidate], str]:
-    """The drawn diagram candidates on one page, and the page's text layer."""
-    textpage = page.get_textpage()
+    """The drawn diagram candidates on one page (0-based `index`), and its text layer."""
+    number = index + 1
+    textpage = document[index].get_textpage()
     # Text runs cost a pass over every character: only pages with pictures or drawings
     # need them.
     texts: Texts = functools.cache(lambda: geo.text_rects(textpage))
@@ -235,7 +259,7 @@ def page_candidates(page: pdfium.PdfPage, number: int, limits: VisionLimits,
     # Pictures and drawings fail independently: a broken image keeps the page's drawing.
     for reader in (functools.partial(_raster_candidates, seen=seen), _vector_candidates):
         try:
-            found.extend(reader(page, number, texts, limits))
+            found.extend(reader(document, index, texts, limits))
         except Exception:  # a hostile object must not cost the page
             log.debug("page %d: %s failed", number, reader, exc_info=True)
     text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
@@ -248,6 +272,10 @@ def _text_facts(flow: ParsedFlow, page: int, source: str) -> DiagramFacts:
                             "decisions": flow.decisions, "source": source[:NEARBY_CHARS]}
     return DiagramFacts(page=page, kind=flow.kind, labels=flow.labels[:60], edges=flow.edges,
                         nearby_text=" ".join(source.split())[:NEARBY_CHARS], data=data)
+
+
+def _no_png() -> bytes:
+    return b""
 
 
 def text_candidates(page_texts: list[str]) -> list[Candidate]:
@@ -265,12 +293,12 @@ def text_candidates(page_texts: list[str]) -> list[Candidate]:
     found: list[Candidate] = []
     blank = list(full)
     for start, end, flow in [*parse_mermaid(full), *parse_dot(full)]:
-        found.append((_text_facts(flow, page_of(start), full[start:end]), b""))
+        found.append((_text_facts(flow, page_of(start), full[start:end]), _no_png))
         blank[start:end] = " " * (end - start)  # arrow chains must not re-read a block
     rest = "".join(blank)
     for pos, flow in parse_arrows(rest):
         lo = max(rest.rfind("\n", 0, max(pos - 200, 0)), 0)
-        found.append((_text_facts(flow, page_of(pos), rest[lo: pos + 400]), b""))
+        found.append((_text_facts(flow, page_of(pos), rest[lo: pos + 400]), _no_png))
     return found
 
 

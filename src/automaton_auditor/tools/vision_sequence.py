@@ -23,6 +23,8 @@ from automaton_auditor.tools.vision_geometry import (
     _region,
 )
 
+MAX_LIFELINES = 40  # a real sequence diagram has a handful of participants
+
 
 @dataclass(frozen=True)
 class Lifeline:
@@ -38,20 +40,21 @@ def _lifelines(paths: list[PathInfo], nodes: list[VectorNode], unit: float) -> l
     """Vertical stroked lines that leave the bottom of a participant box."""
     lines: dict[str, Lifeline] = {}
     tol = ATTACH_TOL * unit
+    grid = Grid([n.rect for n in nodes], tol, 5 * unit)
     for path in paths:
         (x0, y0), (x1, y1) = path.points[0], path.points[-1]
         if path.closed or not path.stroked or abs(x0 - x1) > 1 or abs(y0 - y1) < 3 * unit:
             continue
         top = max(y0, y1)
-        for node in nodes:
-            left, bottom, right, _ = node.rect
-            if left <= x0 <= right and abs(top - bottom) <= tol and node.label not in lines:
+        for index in grid.hits((x0, top)):
+            node = nodes[index]
+            if abs(top - node.rect[1]) <= tol and node.label not in lines:
                 lines[node.label] = Lifeline(node.label, x0, min(y0, y1), top)
     return sorted(lines.values(), key=lambda line: line.x)
 
 
 def _touching(point: Point, lifelines: list[Lifeline], tol: float) -> Lifeline | None:
-    hits = [line for line in lifelines if abs(point[0] - line.x) <= tol
+    hits = [line for line in lifelines[:MAX_LIFELINES] if abs(point[0] - line.x) <= tol
             and line.low - tol <= point[1] <= line.high + tol]
     return min(hits, key=lambda line: abs(point[0] - line.x)) if hits else None
 
