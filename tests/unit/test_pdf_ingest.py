@@ -389,3 +389,26 @@ def test_damaged_page_streams_are_reported_and_the_rest_is_read(tmp_path: Path) 
     assert report.page_count == 3 and report.text_pages == 1
     assert any("damaged" in w for w in report.warnings)
     assert "Page 2: the architecture" in report.chunks[0].text
+
+
+def test_mutated_pdfs_never_crash(tmp_path: Path, report_pdf: Path) -> None:
+    """Random byte damage (seeded) gives a report or a ReportError, never another error."""
+    import random
+
+    rng = random.Random(7)
+    data = report_pdf.read_bytes()
+    outcomes: set[str] = set()
+    for round_ in range(30):
+        damaged = bytearray(data)
+        for _ in range(rng.randint(1, 30)):
+            damaged[rng.randrange(len(damaged))] = rng.randrange(256)
+        if round_ % 3 == 0:
+            damaged = damaged[: rng.randrange(len(damaged))]
+        path = tmp_path / f"m{round_}.pdf"
+        path.write_bytes(bytes(damaged))
+        try:
+            ingest_report(path, ReportLimits())
+            outcomes.add("ok")
+        except ReportError as exc:
+            outcomes.add(exc.kind)
+    assert "ok" in outcomes and "corrupt" in outcomes
