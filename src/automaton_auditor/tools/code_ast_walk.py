@@ -20,7 +20,7 @@ from automaton_auditor.tools.code_ast_common import (
 )
 from automaton_auditor.tools.code_ast_interp import Interp
 
-FACTS_VERSION = 20
+FACTS_VERSION = 21
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
@@ -30,7 +30,7 @@ TRIGGERS: tuple[bytes, ...] = (
     b"shell=", b"shell =", b"tempfile", b"mkdtemp", b"clone",
     b"structured_output", b"bind_tools", b"Send(", b"Command(", b"rosecutor", b"efense",
     b"efence", b"echLead", b"echlead", b"ech_lead", b"ech_Lead", b"retry",
-    b"Retry", b"retries", b"attempt", b"backoff", b"ustice", b"hief", b"ynthes", b"ersona", b"udge")
+    b"Retry", b"retries", b"backoff", b"ustice", b"hief", b"ynthes", b"ersona", b"udge")
 
 
 # ``eval(``/``exec(``/``system(`` also end many method names (``_eval(``, ``solve_system(``,
@@ -40,11 +40,18 @@ CALL_NEEDLES = (b"eval(", b"exec(", b"system(")
 BARE_CALL = re.compile(rb"(?<![\w.])(?<!def )(?:eval|exec|system)\(|os\.system\(")
 
 
+# An attempt counter (a retry loop) rather than the word in prose: ``for attempt in``,
+# ``attempts = 3``, ``attempt += 1``.
+ATTEMPT = re.compile(rb"\bfor\s+_?attempts?\w*\s+in\b|\b\w*attempts?\w*\s*(\+=|=[^=])")
+
+
 def has_trigger(data: bytes) -> bool:
     """True when the file mentions anything a fact could rest on."""
     if any(needle in data for needle in TRIGGERS):
         return True
-    return any(n in data for n in CALL_NEEDLES) and BARE_CALL.search(data) is not None
+    if any(n in data for n in CALL_NEEDLES) and BARE_CALL.search(data) is not None:
+        return True
+    return b"attempt" in data and ATTEMPT.search(data) is not None
 
 
 def extract(path: str, data: bytes, force: bool = False) -> JSON:
