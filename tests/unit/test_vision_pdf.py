@@ -394,3 +394,17 @@ def test_vector_sequence_diagram_messages_between_lifelines(tmp_path: Path) -> N
     classification = {f.facet: f for f in vision_findings([facts])}["vision.flow.classification"]
     assert classification.data["diagrams"][0]["classification"] == "sequence"
     assert {f.facet: f for f in vision_findings([facts])}["vision.flow.linear"].found is False
+
+
+def test_work_budget_keeps_the_text_layer_of_later_pages(tmp_path: Path) -> None:
+    def with_mermaid(c: canvas.Canvas) -> None:
+        _draw_vector_courtroom(c)
+        _prose(c, "graph LR\n  A[RepoInvestigator] --> B[EvidenceAggregator]\n"
+                  "  C[DocAnalyst] --> B")
+
+    path = _pdf(tmp_path / "budget.pdf", [_draw_vector_courtroom, with_mermaid])
+    full, _ = find_diagrams(path)
+    assert [(d.page, d.kind) for d in full] == [(1, "vector"), (2, "mermaid"), (2, "vector")]
+    cheap, _ = find_diagrams(path, VisionLimits(max_work=400))
+    assert [(d.page, d.kind) for d in cheap] == [(1, "vector"), (2, "mermaid")]
+    assert cheap[0].data["skipped_pages"] == [2]

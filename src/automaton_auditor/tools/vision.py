@@ -24,6 +24,7 @@ from automaton_auditor.tools.vision_pdf import (
     Render,
     VisionError,
     VisionLimits,
+    WorkBudget,
     open_pdf,
     page_candidates,
     text_candidates,
@@ -65,10 +66,11 @@ def _read_pages(path: Path, limits: VisionLimits,
     texts: list[str] = []
     skipped: list[int] = []
     seen: dict[str, DiagramFacts] = {}
+    budget = WorkBudget(limits.max_work)
     try:
         for index in range(min(len(document), limits.max_pages)):
             try:
-                found, text = page_candidates(document, index, limits, seen)
+                found, text = page_candidates(document, index, limits, seen, budget)
             except Exception:  # a hostile page must not end the audit
                 skipped.append(index + 1)
                 found, text = [], ""
@@ -77,7 +79,10 @@ def _read_pages(path: Path, limits: VisionLimits,
         candidates.extend(text_candidates(texts))
         kept = sorted(candidates, key=_priority)[: limits.max_diagrams]
         kept.sort(key=_page_order)
-        return [(facts, _png(render)) for facts, render in kept], len(candidates), skipped
+        if budget.exhausted_at is not None:  # pages past it were read for text only
+            skipped.extend(range(budget.exhausted_at, min(len(document), limits.max_pages) + 1))
+        return ([(facts, _png(render)) for facts, render in kept], len(candidates),
+                sorted(set(skipped)))
     finally:
         document.close()
 
@@ -92,7 +97,8 @@ def find_diagrams(path: Path, limits: VisionLimits | None = None,
     `limits.max_diagrams` are kept, those with a readable flow first; each kept candidate's
     ``data["candidates_total"]`` says how many there were.
 
-    A page that fails to parse is skipped (listed in ``data["skipped_pages"]``). Raises
+    A page that fails to parse, or that comes after `limits.max_work` is spent, is read for
+    its text layer only (listed in ``data["skipped_pages"]``). Raises
     `VisionError` (a ValueError with a one-line message) only when the file cannot be opened
     as a PDF at all; the caller records that message as the detective's error.
     """

@@ -61,6 +61,27 @@ class VisionLimits:
     render_dpi: int = 110
     max_image_side: int = 1024
     max_diagrams: int = 40
+    # Page objects plus characters examined for pictures and drawings, per report: a hostile
+    # report of huge pages keeps only its text layer past this (a 44-page report uses ~90k).
+    max_work: int = 2_000_000
+
+
+@dataclass
+class WorkBudget:
+    """What is left of `VisionLimits.max_work`, and the first page it did not cover."""
+
+    left: int
+    exhausted_at: int | None = None
+
+    def take(self, page: pdfium.PdfPage, textpage: pdfium.PdfTextPage, number: int) -> bool:
+        """Charge one page (objects + characters, counted by pdfium); False once spent."""
+        cost = (max(pdfium_c.FPDFPage_CountObjects(page.raw), 0)
+                + max(pdfium_c.FPDFText_CountChars(textpage.raw), 0))
+        if self.exhausted_at is not None or cost > self.left:
+            self.exhausted_at = self.exhausted_at or number
+            return False
+        self.left -= cost
+        return True
 
 
 def on_white(image: Image.Image) -> Image.Image:
@@ -248,10 +269,16 @@ def _vector_candidates(document: pdfium.PdfDocument, index: int, lazy_texts: Tex
 
 
 def page_candidates(document: pdfium.PdfDocument, index: int, limits: VisionLimits,
-                    seen: dict[str, DiagramFacts]) -> tuple[list[Candidate], str]:
-    """The drawn diagram candidates on one page (0-based `index`), and its text layer."""
+                    seen: dict[str, DiagramFacts],
+                    budget: WorkBudget | None = None) -> tuple[list[Candidate], str]:
+    """The drawn diagram candidates on one page (0-based `index`), and its text layer;
+    only the text layer once the work budget is spent."""
     number = index + 1
-    textpage = document[index].get_textpage()
+    page = document[index]
+    textpage = page.get_textpage()
+    text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
+    if budget is not None and not budget.take(page, textpage, number):
+        return [], text
     # Text runs cost a pass over every character: only pages with pictures or drawings
     # need them.
     texts: Texts = functools.cache(lambda: geo.text_rects(textpage))
@@ -262,7 +289,6 @@ def page_candidates(document: pdfium.PdfDocument, index: int, limits: VisionLimi
             found.extend(reader(document, index, texts, limits))
         except Exception:  # a hostile object must not cost the page
             log.debug("page %d: %s failed", number, reader, exc_info=True)
-    text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
     return found, text
 
 
