@@ -339,3 +339,27 @@ def read_all(paths):
             continue
 '''})
     assert by_facet(code_findings(tmp_path / "b", plain)[0], "llm.retry").found is False
+
+
+def test_commands_built_only_from_constants_are_not_injections(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"ops.py": '''
+import os
+import subprocess
+
+BASE = "git --version"
+
+
+def check():
+    cmd = BASE + " && echo ok"
+    os.system(cmd)
+    subprocess.run(f"{BASE} | head", shell=True)
+
+
+def run(user_input):
+    os.system(f"echo {user_input}")
+'''})
+    findings, _ = code_findings(tmp_path, files)
+    os_system = by_facet(findings, "safety.os_system")
+    assert os_system.data["tainted"] == 1 and os_system.location == "ops.py:15"
+    shell = by_facet(findings, "safety.shell_true")
+    assert shell.found and not shell.security

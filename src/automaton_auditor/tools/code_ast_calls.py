@@ -328,9 +328,28 @@ class CallCollector:
             return self.assigned.get((ctx.func, arg.id), arg)
         return arg
 
-    def literal(self, node: ast.expr | None) -> bool:
-        """True when the argument carries no data (a constant or list of constants)."""
-        return is_literal(node)
+    def literal(self, node: ast.expr | None, ctx: Ctx | None = None, depth: int = 0) -> bool:
+        """True when the argument carries no data: constants, lists of them, and names,
+        concatenations and f-strings built only from constants (``CMD = "ls"``)."""
+        if node is None or is_literal(node):
+            return True
+        if depth > 10:
+            return False
+        func = ctx.func if ctx else ""
+        if isinstance(node, ast.Name):
+            bound = self.assigned.get((func, node.id)) or self.assigned.get(("", node.id))
+            if bound is not None and bound is not node:
+                return self.literal(bound, ctx, depth + 1)
+            return isinstance(self.consts.get(node.id), str | list)
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+            return self.literal(node.left, ctx, depth + 1) and self.literal(node.right, ctx,
+                                                                             depth + 1)
+        if isinstance(node, ast.JoinedStr):
+            return all(self.literal(v.value if isinstance(v, ast.FormattedValue) else v, ctx,
+                                    depth + 1) for v in node.values)
+        if isinstance(node, ast.List | ast.Tuple):
+            return all(self.literal(e, ctx, depth + 1) for e in node.elts)
+        return False
 
     def shell(self, node: ast.Call) -> bool:
         """True for ``shell=True``."""

@@ -31,7 +31,7 @@ def classify_call(col: CallCollector, node: ast.Call, ctx: Ctx, name: str, full:
                                                                           "getstatusoutput"))
     elif full in ("eval", "exec") and name == full:
         arg = node.args[0] if node.args else None
-        col._add("eval_exec", node, ctx, name=full, literal=col.literal(arg),
+        col._add("eval_exec", node, ctx, name=full, literal=col.literal(arg, ctx),
                  in_try=ctx.in_try)
     elif tail in ("TemporaryDirectory", "mkdtemp") and full.startswith("tempfile"):
         col._add("tempdir", node, ctx, name=tail)
@@ -61,7 +61,7 @@ def classify_call(col: CallCollector, node: ast.Call, ctx: Ctx, name: str, full:
 
 def _process(col: CallCollector, node: ast.Call, ctx: Ctx, full: str, via_shell: bool) -> None:
     arg = col.first_arg(node, ctx)
-    literal = col.literal(arg)
+    literal = col.literal(arg, ctx)
     # every literal piece of the command, also inside "git clone " + url and f-strings
     text = " ".join(n.value for n in (ast.walk(arg) if arg is not None else [])
                     if isinstance(n, ast.Constant) and isinstance(n.value, str))
