@@ -162,10 +162,15 @@ def font_headings(lines: list[Line], skip: set[int]) -> dict[int, tuple[int, str
 
 def _side_by_side(lines: list[Line]) -> set[int]:
     """Lines sharing a baseline with another line (table cells, not headings)."""
-    rows: dict[tuple[int, int], list[Line]] = {}
-    for line in lines:
-        rows.setdefault((line.page, round(line.bottom / 3)), []).append(line)
-    return {id(line) for row in rows.values() if len(row) > 1 for line in row}
+    marked: set[int] = set()
+    ordered = sorted(lines, key=lambda x: (x.page, x.bottom))
+    for index, line in enumerate(ordered):
+        for other in ordered[index + 1:]:
+            if other.page != line.page or other.bottom - line.bottom >= 2:
+                break
+            if other.x0 >= line.x1 or line.x0 >= other.x1:  # disjoint: two cells
+                marked.update((id(line), id(other)))
+    return marked
 
 
 def _looks_like_heading(line: Line, body: float, column: float) -> bool:
@@ -208,6 +213,7 @@ def build_blocks(lines: list[Line], headings: dict[int, tuple[int, str]],
     body = body_size(lines)
     step = leading(lines, body)
     words = vocabulary(lines)
+    cells = _side_by_side(lines)
     column_right = max((line.x1 for line in lines), default=540.0)
     blocks: list[Block] = []
     stack: list[tuple[int, str]] = []
@@ -234,11 +240,18 @@ def build_blocks(lines: list[Line], headings: dict[int, tuple[int, str]],
             blocks.append(Block("heading", mark[1], line.page, level=mark[0],
                                 section=section[:-1], bbox=_box([line])))
             continue
-        if current and _breaks(current[-1], line, step, column_right):
+        if current and (_breaks(current[-1], line, step, column_right)
+                        or _new_row(current[-1], line, cells)):
             flush()
         current.append(line)
     flush()
     return blocks
+
+
+def _new_row(prev: Line, line: Line, cells: set[int]) -> bool:
+    """After a table cell, a line on a lower baseline that starts further left opens the
+    next row (tightly set LaTeX tables have no gap between rows)."""
+    return id(prev) in cells and line.bottom - prev.bottom >= 2 and line.x0 < prev.x0 - 5
 
 
 def _breaks(prev: Line, line: Line, step: float, column_right: float) -> bool:
