@@ -387,7 +387,8 @@ def _edges(paths: list[PathInfo], nodes: list[VectorNode],
     return edges
 
 
-def _region(rects: list[Rect]) -> Rect:
+def bounding_rect(rects: list[Rect]) -> Rect:
+    """The smallest rectangle around all of them."""
     return (min(r[0] for r in rects), min(r[1] for r in rects),
             max(r[2] for r in rects), max(r[3] for r in rects))
 
@@ -421,7 +422,7 @@ def _diagram(raw_edges: list[RawEdge], nodes: list[VectorNode]) -> VectorDiagram
     if len(connected) < 3 or len(edges) < 2:
         return None
     used = [n for n in nodes if n.label in connected]
-    region = _region([n.rect for n in used] + [r for *_, r in raw_edges])
+    region = bounding_rect([n.rect for n in used] + [r for *_, r in raw_edges])
     conditional = list(dict.fromkeys((s, d) for s, d, c, _ in raw_edges if c))
     return VectorDiagram(used, edges, conditional, region)
 

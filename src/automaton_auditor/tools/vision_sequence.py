@@ -20,7 +20,7 @@ from automaton_auditor.tools.vision_geometry import (
     Point,
     VectorDiagram,
     VectorNode,
-    _region,
+    bounding_rect,
 )
 
 MAX_LIFELINES = 40  # a real sequence diagram has a handful of participants
@@ -85,6 +85,6 @@ def read_sequence(paths: list[PathInfo], nodes: list[VectorNode],
     if len(messages) < 2:
         return None
     used = [n for n in nodes if n.label in {line.label for line in lifelines}]
-    region = _region([n.rect for n in used] + regions)
+    region = bounding_rect([n.rect for n in used] + regions)
     return VectorDiagram(used, list(dict.fromkeys(messages)), [], region,
                          [line.label for line in lifelines], diagram_type="sequence")
