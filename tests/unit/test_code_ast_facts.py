@@ -357,9 +357,13 @@ def check():
 
 def run(user_input):
     os.system(f"echo {user_input}")
+
+
+def shadow(BASE):
+    os.system(BASE)
 '''})
     findings, _ = code_findings(tmp_path, files)
     os_system = by_facet(findings, "safety.os_system")
-    assert os_system.data["tainted"] == 1 and os_system.location == "ops.py:15"
+    assert os_system.data["tainted"] == 2 and os_system.location == "ops.py:15"
     shell = by_facet(findings, "safety.shell_true")
     assert shell.found and not shell.security

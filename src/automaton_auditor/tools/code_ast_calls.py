@@ -337,6 +337,8 @@ class CallCollector:
             return False
         func = ctx.func if ctx else ""
         if isinstance(node, ast.Name):
+            if node.id in (self.functions.get(func) or {}).get("params", ()):
+                return False  # a parameter shadows any module constant of that name
             bound = self.assigned.get((func, node.id)) or self.assigned.get(("", node.id))
             if bound is not None and bound is not node:
                 return self.literal(bound, ctx, depth + 1)
