@@ -316,3 +316,30 @@ def test_loop_over_a_list_from_a_module_without_trigger_words(tmp_path: Path) ->
     assert graph is not None
     assert graph.nodes == ["fetch", "parse", "store"]
     assert graph.fan_out == {"__start__": ["fetch", "parse", "store"]}
+
+
+def test_parallel_judges_inside_a_subgraph(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"court.py": """
+        from langgraph.graph import StateGraph, START, END
+
+        def judges_subgraph():
+            sub = StateGraph(dict)
+            for j in ["prosecutor", "defense", "tech_lead"]:
+                sub.add_node(j, print)
+                sub.add_edge(START, j)
+                sub.add_edge(j, END)
+            return sub.compile()
+
+        main = StateGraph(dict)
+        for n in ["repo", "doc", "vision", "agg", "chief", "report"]:
+            main.add_node(n, print)
+        main.add_node("judges", judges_subgraph())
+        main.add_edge(["repo", "doc", "vision"], "agg")
+        main.add_edge("agg", "judges")
+        main.add_edge("judges", "chief")
+    """})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None and "judges" in graph.nodes
+    judges = by_facet(findings, "graph.parallel_judges")
+    assert judges.found and judges.data["subgraph"] == "court.py:5"
+    assert judges.data["members"] == ["defense", "prosecutor", "tech_lead"]

@@ -103,7 +103,7 @@ def graph_findings(main: Topology | None, rebuilt: RebuiltGraph | None,
            conditional={s: main.conditional[s]["targets"] for s in sorted(main.conditional)}),
     ]
     out += _fan_findings(main, rebuilt)
-    out += _parallel_findings(main, rebuilt)
+    out += _parallel_findings(main, rebuilt, others)
     return out
 
 
@@ -153,21 +153,40 @@ def _parallel_group(g: RebuiltGraph, pattern: Any) -> tuple[str, list[str]] | No
     return None
 
 
-def _parallel_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
+def _find_group(main: Topology, g: RebuiltGraph, others: list[Topology], pattern: Any
+                ) -> tuple[Topology, RebuiltGraph, tuple[str, list[str]]] | None:
+    # The main graph first; then subgraphs (judges are often a compiled subgraph that the
+    # main graph adds as one node).
+    for topo, graph in [(main, g), *((t, to_rebuilt(t)) for t in others)]:
+        group = _parallel_group(graph, pattern)
+        if group:
+            return topo, graph, group
+    return None
+
+
+def _parallel_findings(main: Topology, g: RebuiltGraph,
+                       others: list[Topology]) -> list[Finding]:
     out = []
     for facet, who, pattern in (("graph.parallel_detectives", "Detectives", DETECTIVE),
                                 ("graph.parallel_judges", "Judges", JUDGE)):
-        group = _parallel_group(g, pattern)
-        ops = _ops_for(main, [(group[0], t) for t in group[1]]) if group else []
-        joins = sorted(d for d, s in g.fan_in.items() if group and set(group[1]) & set(s))
+        hit = _find_group(main, g, others, pattern)
+        if hit is None:
+            out.append(_g(facet, f"{who} run in parallel and are joined", False, "success",
+                          main.builder.get("key", "."), None,
+                          f"No fan-out point reaches two or more {who.lower()} "
+                          "(matched by node name).", 0.8, source=None, members=[], joins=[]))
+            continue
+        topo, graph, (source, members) = hit
+        ops = _ops_for(topo, [(source, t) for t in members])
+        joins = sorted(d for d, s in graph.fan_in.items() if set(members) & set(s))
+        where = "" if topo is main else f" (in the subgraph built at {topo.key})"
         out.append(_g(
-            facet, f"{who} run in parallel and are joined", bool(group), "success",
-            _op_loc(ops[0]) if ops else main.builder.get("key", "."), _quote_ops(ops),
-            (f"{group[0]} fans out to {', '.join(group[1])}; joined at "
-             f"{', '.join(joins) or '(no static join)'}." if group else
-             f"No fan-out point reaches two or more {who.lower()} (matched by node name)."),
-            0.8, source=group[0] if group else None, members=group[1] if group else [],
-            joins=joins))
+            facet, f"{who} run in parallel and are joined", True, "success",
+            _op_loc(ops[0]) if ops else topo.builder.get("key", "."), _quote_ops(ops),
+            f"{source} fans out to {', '.join(members)}; joined at "
+            f"{', '.join(joins) or '(no static join)'}{where}.",
+            0.8, source=source, members=members, joins=joins,
+            subgraph=None if topo is main else topo.key))
     return out
 
 
