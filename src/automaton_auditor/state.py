@@ -58,33 +58,16 @@ class Finding(BaseModel):
         return _cut(value)
 
 
-class Evidence(BaseModel):
+class Evidence(Finding):
     """A fact as the judges see it: a finding bound to one rubric dimension.
 
     `evidence_id` is derived from the content and location, so the same commit, report and
     rubric always give the same ids.
     """
 
-    model_config = ConfigDict(frozen=True)
-
     evidence_id: str = ""
     source: Source
     dimension: str
-    facet: str
-    goal: str
-    found: bool
-    pattern: Pattern = "neutral"
-    content: str | None = None
-    location: str
-    rationale: str
-    confidence: float = Field(ge=0.0, le=1.0)
-    security: bool = False
-    data: dict[str, Any] = Field(default_factory=dict)
-
-    @field_validator("content")
-    @classmethod
-    def _cut_content(cls, value: str | None) -> str | None:
-        return _cut(value)
 
     @model_validator(mode="after")
     def _derive_id(self) -> Evidence:

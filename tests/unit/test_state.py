@@ -79,7 +79,7 @@ def test_without_reducer_parallel_writes_conflict() -> None:
     builder.add_node("b", lambda s: {"errors": ["b"]})
     builder.add_edge(START, "a")
     builder.add_edge(START, "b")
-    with pytest.raises(Exception, match="(?i)concurrent|multiple"):
+    with pytest.raises(Exception, match=r"(?i)concurrent|multiple"):
         builder.compile().invoke({"errors": [], "merged": []})
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import os
 import time
 from pathlib import Path
@@ -12,17 +11,9 @@ from automaton_auditor.config import Settings
 from automaton_auditor.nodes.limits import git_limits
 from automaton_auditor.state import AgentState
 from automaton_auditor.tools.git import InvalidTarget, parse_target
+from automaton_auditor.tools.pdf_ingest import sha256_of
 
 DETECTIVES = ["repo_investigator", "doc_analyst", "vision_inspector"]
-
-
-def sha256_file(path: Path) -> str:
-    """SHA-256 of a file, streamed."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 def _check_report(path: Path) -> str | None:
@@ -50,7 +41,7 @@ def context_builder(state: AgentState) -> dict[str, Any]:
         problems.append(report_problem)
     else:
         try:
-            update["report_sha256"] = sha256_file(report)
+            update["report_sha256"] = sha256_of(report)
         except OSError as exc:
             problems.append(f"report is not readable: {report}: {exc.strerror}")
     update["input_ok"] = not problems

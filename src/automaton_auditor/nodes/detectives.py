@@ -128,9 +128,9 @@ def _investigate_repo(state: AgentState, settings: Settings, rubric: Rubric) -> 
 
 
 def _report_sha(state: AgentState) -> str:
-    from automaton_auditor.nodes.context import sha256_file
+    from automaton_auditor.tools.pdf_ingest import sha256_of
 
-    return state.get("report_sha256") or sha256_file(Path(state["report_path"]))
+    return state.get("report_sha256") or sha256_of(Path(state["report_path"]))
 
 
 def _analyse_doc(state: AgentState, settings: Settings, rubric: Rubric) -> dict[str, Any]:
