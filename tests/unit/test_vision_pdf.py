@@ -121,6 +121,9 @@ def test_vector_diagram_nodes_edges_and_direction(tmp_path: Path) -> None:
         assert by_facet[f"vision.flow.{part}"].found, part
         assert by_facet[f"vision.flow.{part}"].location == "report p.1"
     assert not by_facet["vision.flow.linear"].found
+    full = by_facet["vision.flow.full_split"]
+    assert full.found and full.confidence == 0.85
+    assert (full.content or "").startswith("context_builder -> {DocAnalyst, RepoInvestigator")
 
 
 def test_vector_linear_pipeline_is_flagged(tmp_path: Path) -> None:
@@ -140,6 +143,8 @@ def test_vector_linear_pipeline_is_flagged(tmp_path: Path) -> None:
     assert by_facet["vision.flow.linear"].content == (
         "RepoInvestigator -> DocAnalyst -> Prosecutor -> ChiefJustice")
     assert not by_facet["vision.flow.parallel_detectives"].found
+    assert not by_facet["vision.flow.full_split"].found
+    assert by_facet["vision.flow.full_split"].location == "report p.1"
 
 
 def test_tables_and_text_are_not_diagrams(tmp_path: Path) -> None:

@@ -169,6 +169,32 @@ def part_findings(readings: list[DiagramReading], part: str) -> Finding:
                    data={"readable_diagrams": len(readable)})
 
 
+def full_split_finding(readings: list[DiagramReading]) -> Finding:
+    """Success pattern in one fact: a single diagram shows the whole courtroom split,
+    detectives in parallel -> aggregation -> judges in parallel -> synthesis."""
+    complete = [r for r in readings if r.score == len(PARTS)]
+    goal = ("One diagram shows the full parallel split: detectives fan out, evidence is "
+            "aggregated, judges fan out, the Chief Justice synthesises")
+    if not complete:
+        readable = [r for r in readings if r.source != "none"]
+        best = max(readable, key=lambda r: (r.score, r.confidence), default=None)
+        shown = [p for p in PARTS if best and best.parts.get(p)]
+        return Finding(facet="vision.flow.full_split", goal=goal, found=False,
+                       pattern="success", location=best.location if best else "report",
+                       rationale=("No diagram shows the whole split" + (
+                           f"; the most complete shows {', '.join(shown)}." if shown else ".")),
+                       confidence=0.7 if readable else 0.3,
+                       data={"best_parts": shown})
+    best = max(complete, key=lambda r: (r.confidence, -r.facts.page))
+    content = "; ".join(_part_content(best, part) for part in PARTS)
+    return Finding(facet="vision.flow.full_split", goal=goal, found=True, pattern="success",
+                   content=content, location=best.location,
+                   rationale=f"{best.facts.kind} diagram on {best.location} shows all four "
+                             f"parts ({len(complete)} diagram(s) do).",
+                   confidence=best.confidence,
+                   data={"pages": sorted({r.facts.page for r in complete})})
+
+
 def linear_finding(readings: list[DiagramReading]) -> Finding:
     """Failure pattern: every readable diagram is a plain linear pipeline."""
     flows = [r for r in readings if r.linear is not None]
@@ -229,10 +255,12 @@ def classification_finding(readings: list[DiagramReading]) -> Finding:
 
 
 def vision_findings(diagrams: list[DiagramFacts]) -> list[Finding]:
-    """Findings about the report's diagrams, in a fixed order: vision.extract, one
-    vision.flow.<part> per courtroom part, vision.flow.linear, vision.flow.classification."""
+    """Findings about the report's diagrams, in a fixed order: vision.extract,
+    vision.flow.full_split, one vision.flow.<part> per courtroom part (parallel_detectives,
+    aggregation, parallel_judges, synthesis), vision.flow.linear,
+    vision.flow.classification."""
     readings = [read_diagram(d) for d in diagrams]
-    findings = [extract_finding(diagrams)]
+    findings = [extract_finding(diagrams), full_split_finding(readings)]
     findings.extend(part_findings(readings, part) for part in PARTS)
     findings.append(linear_finding(readings))
     findings.append(classification_finding(readings))
