@@ -343,3 +343,21 @@ def test_parallel_judges_inside_a_subgraph(tmp_path: Path) -> None:
     judges = by_facet(findings, "graph.parallel_judges")
     assert judges.found and judges.data["subgraph"] == "court.py:5"
     assert judges.data["members"] == ["defense", "prosecutor", "tech_lead"]
+
+
+def test_every_graph_location_is_path_and_line(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"wiring.py": """
+        from langgraph.graph import START
+
+        def wire(graph):
+            graph.add_node("a", print)
+            graph.add_node("b", print)
+            graph.add_edge(START, "a")
+            graph.add_edge(START, "b")
+    """})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None and graph.location == "wiring.py:5"
+    for finding in findings:
+        if finding.facet.startswith("graph."):
+            path, _, line = finding.location.rpartition(":")
+            assert path == "wiring.py" and line.isdigit(), finding

@@ -67,8 +67,13 @@ def rebuild(facts: dict[str, JSON]) -> tuple[Topology | None, list[Topology]]:
     builders = {b["key"]: b for path in sorted(facts) for b in facts[path].get("builders") or []}
     topologies = []
     for key, ops in sorted(group_builders(facts, resolver).items()):
-        topo = Topology(key, builders.get(key, {"key": key, "line": ops[0]["line"],
-                                                 "snippet": "", "state": None}), ops=ops)
+        # A builder never seen being created (a helper's parameter): located at its first
+        # operation, so every location stays ``path:line``.
+        first = min(ops, key=lambda o: (o["path"], o["line"]))
+        topo = Topology(key, builders.get(key, {"key": f"{first['path']}:{first['line']}",
+                                                 "line": first["line"],
+                                                 "snippet": first["snippet"], "state": None}),
+                        ops=ops)
         for op in ops:
             for one in _expand(op, resolver):
                 _apply(topo, one, resolver)

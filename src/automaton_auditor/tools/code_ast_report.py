@@ -96,7 +96,7 @@ def graph_findings(main: Topology | None, rebuilt: RebuiltGraph | None,
         _g("graph.builder", "A LangGraph StateGraph is built in code", True, "success", loc,
            main.builder.get("snippet"), f"StateGraph builder with {len(rebuilt.nodes)} nodes "
            f"and {len(rebuilt.edges)} edges.", 1.0, state=main.builder.get("state"),
-           other_builders=[t.key for t in others][:20]),
+           other_builders=[t.builder["key"] for t in others][:20]),
         _g("graph.topology", "Rebuilt graph topology", True, "neutral", loc,
            _quote_ops(all_ops, 40), _topology_text(rebuilt), 0.9,
            nodes=rebuilt.nodes, edges=[list(e) for e in rebuilt.edges],
@@ -179,14 +179,14 @@ def _parallel_findings(main: Topology, g: RebuiltGraph,
         topo, graph, (source, members) = hit
         ops = _ops_for(topo, [(source, t) for t in members])
         joins = sorted(d for d, s in graph.fan_in.items() if set(members) & set(s))
-        where = "" if topo is main else f" (in the subgraph built at {topo.key})"
+        where = "" if topo is main else f" (in the subgraph built at {topo.builder['key']})"
         out.append(_g(
             facet, f"{who} run in parallel and are joined", True, "success",
             _op_loc(ops[0]) if ops else topo.builder.get("key", "."), _quote_ops(ops),
             f"{source} fans out to {', '.join(members)}; joined at "
             f"{', '.join(joins) or '(no static join)'}{where}.",
             0.8, source=source, members=members, joins=joins,
-            subgraph=None if topo is main else topo.key))
+            subgraph=None if topo is main else topo.builder["key"]))
     return out
 
 
