@@ -16,12 +16,12 @@ import io
 import json
 import time
 from collections import Counter
-from concurrent.futures import Future, ProcessPoolExecutor, as_completed
-from concurrent.futures.process import BrokenProcessPool
 from dataclasses import asdict, dataclass, field
-from multiprocessing import get_context
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
 
 import typer
 
@@ -170,6 +170,11 @@ def run_batch(jobs: list[Job], options: dict[str, Any], parallel: int,
 
     A worker that dies (a crash in native code, memory) breaks the pool: unfinished jobs are
     retried once in a fresh pool, then recorded as failed."""
+    # Imported here: `audit --help` should not pay for multiprocessing.
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from concurrent.futures.process import BrokenProcessPool
+    from multiprocessing import get_context
+
     results: dict[int, JobResult] = {}
     pending, tries = list(jobs), Counter[int]()
     while pending:
