@@ -1,12 +1,21 @@
 """The vision detective's tools: find every diagram in the report, read its flow, compare it
 with the graph rebuilt from the code.
 
-Public API (called by the vision_inspector node):
+Public API (called by the vision_inspector node and the evidence aggregator):
 
-- `find_diagrams(path, limits)` -> (diagram facts, PNG bytes per candidate, b"" for text)
-- `vision_findings(diagrams)` -> findings "vision.extract" and "vision.flow.*"
-- `compare_with_code(diagrams, graph)` -> findings "vision.compare.*"
+- `find_diagrams(path, limits)` -> (diagram facts, PNG bytes per candidate, b"" for text).
+  Kinds: raster, scan, vector (read from the drawing operations: nodes, edges, decisions,
+  dashed = conditional; flowcharts and sequence diagrams), mermaid, dot, arrow (a flow
+  written as ``a -> [b || c] -> d`` in the text). Raises `VisionError` only for a file
+  that is not a PDF at all.
+- `vision_findings(diagrams)` -> "vision.extract", "vision.flow.full_split",
+  "vision.flow.{parallel_detectives,aggregation,parallel_judges,synthesis}" (success
+  pattern), "vision.flow.linear" (failure pattern), "vision.flow.classification" (neutral).
+- `compare_with_code(diagrams, graph)` -> "vision.compare.nodes", "vision.compare.parallelism"
+  (success pattern) and "vision.compare.misleading" (failure pattern: "Misleading
+  Architecture Visual").
 - `analyze_with_model(diagrams, images, model)` (async) -> diagrams with `analysis` filled
+  from a `DiagramAnalysis` (degraded answers marked ``{"degraded": True, ...}``).
 
 Everything but `analyze_with_model` is model-free and deterministic.
 """
