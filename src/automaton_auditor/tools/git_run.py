@@ -122,28 +122,27 @@ def run_git(args: Sequence[str], *, cwd: Path | None, home: Path, timeout_s: flo
     if allow_file:
         env["GIT_ALLOW_PROTOCOL"] = "https:file"
     command = git_command(args, allow_file=allow_file)
-    with tempfile.TemporaryFile(dir=home) as out, tempfile.TemporaryFile(dir=home) as err:
+    with tempfile.TemporaryFile(dir=home) as out, tempfile.TemporaryFile(dir=home) as err, \
+            tempfile.TemporaryFile(dir=home) as feed:
+        # stdin comes from a file too: a write to a pipe git never reads would block
+        # forever, beyond the reach of the timeout.
+        feed.write(stdin or b"")
+        feed.seek(0)
         proc = subprocess.Popen(
             command, cwd=cwd, env=env, stdout=out, stderr=err,
-            stdin=subprocess.PIPE if stdin is not None else subprocess.DEVNULL,
+            stdin=feed if stdin is not None else subprocess.DEVNULL,
             start_new_session=True,
         )
-        timed_out, reason = _wait(proc, stdin, timeout_s, watch)
+        timed_out, reason = _wait(proc, timeout_s, watch)
         out.seek(0)
         err.seek(0)
         return GitResult(proc.returncode, out.read(),
                          err.read().decode("utf-8", "replace"), timed_out, reason)
 
 
-def _wait(proc: subprocess.Popen[bytes], stdin: bytes | None, timeout_s: float,
+def _wait(proc: subprocess.Popen[bytes], timeout_s: float,
           watch: Callable[[], str] | None) -> tuple[bool, str]:
     deadline = time.monotonic() + timeout_s
-    if stdin is not None and proc.stdin is not None:
-        try:
-            proc.stdin.write(stdin)
-            proc.stdin.close()
-        except BrokenPipeError:
-            pass
     while True:
         remaining = deadline - time.monotonic()
         if remaining <= 0:
