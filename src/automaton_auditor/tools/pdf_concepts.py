@@ -177,6 +177,7 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
               sentence_hit: Callable[[str], bool], with_sections: bool = False
               ) -> ConceptVerdict:
     occurrences: list[Occurrence] = []
+    texts: dict[tuple[str, ...], str] = {}  # section text cache
     for index, block in enumerate(blocks):
         scope = block.text + ("\n" + "\n".join(block.section) if with_sections else "")
         if block.kind == "furniture" or not block_hit(scope):
@@ -186,7 +187,7 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
             continue
         # Inside a section titled with the concept, the whole section is the discussion.
         titled = block.heading is not None and sentence_hit(block.heading)
-        context = _section_text(blocks, block) if titled else _neighbours(blocks, index)
+        context = _section_text(blocks, block, texts) if titled else _neighbours(blocks, index)
         parts = sentences(block.text)
         for position, sentence in enumerate(parts):
             if sentence_hit(sentence):
@@ -202,9 +203,13 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
     return ConceptVerdict(term, verdict, occurrences)
 
 
-def _section_text(blocks: list[Block], block: Block) -> str:
-    return "\n".join(b.text for b in blocks
-                     if b.kind in ("paragraph", "list") and b.section == block.section)
+def _section_text(blocks: list[Block], block: Block,
+                  cache: dict[tuple[str, ...], str]) -> str:
+    if block.section not in cache:
+        cache[block.section] = "\n".join(
+            b.text for b in blocks
+            if b.kind in ("paragraph", "list") and b.section == block.section)
+    return cache[block.section]
 
 
 def _neighbours(blocks: list[Block], index: int) -> str:
