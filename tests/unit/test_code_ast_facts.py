@@ -367,3 +367,12 @@ def shadow(BASE):
     assert os_system.data["tainted"] == 2 and os_system.location == "ops.py:15"
     shell = by_facet(findings, "safety.shell_true")
     assert shell.found and not shell.security
+
+
+def test_clone_function_is_quoted_whole(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"src/tools/git_tools.py": TOOLS})
+    clone = by_facet(code_findings(tmp_path, files)[0], "safety.clone")
+    assert clone.location == "src/tools/git_tools.py:7"
+    assert clone.content is not None
+    assert clone.content.startswith("def clone(url: str) -> str:")
+    assert "raise RuntimeError(exc.stderr) from exc" in clone.content

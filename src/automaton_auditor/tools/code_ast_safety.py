@@ -9,7 +9,7 @@ from typing import Any
 
 from automaton_auditor.state import Finding
 from automaton_auditor.tools.code_ast_common import JSON
-from automaton_auditor.tools.code_ast_source import function_tokens
+from automaton_auditor.tools.code_ast_source import function_source, function_tokens
 
 MAX_LISTED = 20
 AUTH = re.compile(r"auth|credential|permission|\b40[13]\b|username|password|terminal prompts",
@@ -99,10 +99,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
                or "returncode" in bodies[(p, c["func"])]]
     timed = [(p, c) for p, c in sub if c["timeout"]]
     return [
-        _f("safety.clone", "Function that executes the repository clone", bool(clones),
-           "neutral", clones, f"{len(clones)} clone call(s) in "
-           f"{', '.join(sorted({c['func'] or '<module>' for _p, c in clones})) or 'no function'}.",
-           functions=sorted({f"{p}:{c['func']}" for p, c in clones})),
+        _clone_function(facts, clones, repo),
         _f("safety.clone_sandbox", "Clone runs inside a temporary directory",
            bool(sandboxed) and len(sandboxed) == len(clones), "success", sandboxed or clones,
            (f"{len(sandboxed)} of {len(clones)} clone call(s) run in a tempfile directory."
@@ -117,6 +114,23 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
            confidence=0.8, timed=len(timed), total=len(sub)),
         *_clone_input_findings(facts, clones, bodies),
     ]
+
+
+def _clone_function(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
+                    repo: Path | None) -> Finding:
+    """The function that runs the clone, quoted whole (the rubric asks for it)."""
+    names = ", ".join(sorted({c["func"] or "<module>" for _p, c in clones})) or "no function"
+    finding = _f("safety.clone", "Function that executes the repository clone", bool(clones),
+                 "neutral", clones, f"{len(clones)} clone call(s) in {names}.",
+                 functions=sorted({f"{p}:{c['func']}" for p, c in clones}))
+    if not clones or repo is None:
+        return finding
+    path, call = clones[0]
+    info = (facts[path].get("functions") or {}).get(call["func"])
+    if not info:
+        return finding
+    source = function_source(repo, path, info["line"], info["end"])
+    return finding.model_copy(update={"content": source, "location": f"{path}:{info['line']}"})
 
 
 def _clone_input_findings(facts: dict[str, JSON], clones: list[tuple[str, JSON]],

@@ -35,3 +35,9 @@ def function_tokens(repo: Path, path: str, start: int, end: int) -> list[str]:
     except (tokenize.TokenError, IndentationError, SyntaxError):
         pass  # a partial function body still gave its first tokens
     return tokens
+
+
+def function_source(repo: Path, path: str, start: int, end: int, limit: int = 2000) -> str:
+    """Lines start..end of a repository file, cut to `limit` characters."""
+    text = "".join(_lines(str(repo / path))[max(start - 1, 0):end])
+    return text if len(text) <= limit else text[: limit - 1] + "…"
