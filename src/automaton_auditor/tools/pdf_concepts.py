@@ -269,12 +269,16 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
     quote = next((s for s in prose if hit(s)), None) or next(
         (s for s in prose if _CODE_SIGNAL.search(s)), prose[0] if prose else heading.text)
     page = next((b.page for b in body if quote in b.text), heading.page)
+    named = hit(quote)
+    if not named:  # show the tie: the heading names the concept, the quote the mechanism
+        quote = f"{heading.text}: {quote}"
     if _is_summary(heading) or _SUMMARY.search(heading.text):
         return Occurrence(page, heading.text, quote, False, "a summary/contents heading")
     if words >= 40 and len(signals) >= 3:
         return Occurrence(page, heading.text, quote, True,
                           f"a section of {words} words titled with the concept, with "
                           f"mechanisms: {', '.join(signals[:6])}",
-                          strength=len(signals) + 5 + _section_bonus(heading))
+                          strength=len(signals) + (5 if named else 0)
+                          + _section_bonus(heading))
     return Occurrence(page, heading.text, quote, False,
                       f"a heading whose section is thin ({words} words, {len(signals)} cues)")
