@@ -412,3 +412,16 @@ def test_mutated_pdfs_never_crash(tmp_path: Path, report_pdf: Path) -> None:
         except ReportError as exc:
             outcomes.add(exc.kind)
     assert "ok" in outcomes and "corrupt" in outcomes
+
+
+def test_importing_the_doc_tools_does_not_import_docling() -> None:
+    """docling costs seconds to import: it is imported lazily, inside the functions."""
+    import subprocess
+    import sys
+
+    code = ("import sys, automaton_auditor.tools.pdf, automaton_auditor.tools.claims; "
+            "print(sorted(m for m in ('docling', 'docling_core', 'bm25s', 'pypdfium2') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True, timeout=120).stdout.strip()
+    assert out == "[]"
