@@ -175,6 +175,9 @@ def synthesize(state, llm):
     deterministic = by_facet(findings, "justice.deterministic")
     assert deterministic.found is False
     assert deterministic.location == "nodes/synthesis_llm.py:3"
+    node = by_facet(findings, "justice.node")
+    assert node.location == "nodes/justice.py:2"
+    assert node.content is not None and node.content.startswith("def chief_justice(state, llm):")
 
 
 def test_syntax_error_and_non_utf8_files_are_recorded(tmp_path: Path) -> None:

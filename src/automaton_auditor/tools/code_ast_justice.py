@@ -5,9 +5,11 @@ string values count; docstrings and comments do not."""
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from automaton_auditor.state import Finding
 from automaton_auditor.tools.code_ast_common import JSON
+from automaton_auditor.tools.code_ast_source import function_source
 
 RULES = {
     "security_override": re.compile(r"secur", re.I),
@@ -42,10 +44,21 @@ def _rules(scopes: list[tuple[str, str, JSON]]) -> dict[str, str]:
     return found
 
 
-def justice_findings(facts: dict[str, JSON]) -> list[Finding]:
+def _main_scope(scopes: list[tuple[str, str, JSON]]) -> tuple[str, str, JSON] | None:
+    named = [s for s in scopes if SYNTH_NAME.search(s[1]) and not AUX_PATH.search(s[0])]
+    pool = named or scopes
+    if not pool:
+        return None
+    return max(pool, key=lambda s: (s[2]["end"] - s[2]["line"], -s[2]["line"]))
+
+
+def justice_findings(facts: dict[str, JSON], repo: Path | None = None) -> list[Finding]:
     """``justice.node``, ``justice.deterministic``, ``justice.rules``, ``justice.variance``."""
     scopes = _scopes(facts)
-    loc = f"{scopes[0][0]}:{scopes[0][2]['line']}" if scopes else "."
+    main = _main_scope(scopes)
+    loc = f"{main[0]}:{main[2]['line']}" if main else "."
+    source = function_source(repo, main[0], main[2]["line"], main[2]["end"]) \
+        if main and repo is not None else None
     llm = [f"{p}:{line}" for p, _q, info in scopes for line in info["llm"]]
     rules = _rules(scopes)
     core = [r for r in CORE if r in rules]
@@ -53,7 +66,8 @@ def justice_findings(facts: dict[str, JSON]) -> list[Finding]:
     rule_text = "\n".join(f"{r}: {where}" for r, where in rules.items()) or None
     return [
         Finding(facet="justice.node", goal="Chief Justice synthesis is implemented in code",
-                found=bool(scopes), pattern="success", location=loc, content=listing,
+                found=bool(scopes), pattern="success", location=loc,
+                content=source or listing,
                 rationale=f"{len(scopes)} synthesis function(s) found by name.",
                 confidence=0.8, data={"functions": [f"{p}:{q}" for p, q, _ in scopes[:50]]}),
         Finding(facet="justice.deterministic", goal="Synthesis is deterministic Python "

@@ -3,15 +3,31 @@
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from automaton_auditor.state import Finding
 from automaton_auditor.tools.code_ast_common import JSON
 from automaton_auditor.tools.code_ast_safety import _f, calls_of
+from automaton_auditor.tools.code_ast_source import function_source
 
 OPINION = re.compile(r"opinion|verdict|judg|outcome|ruling|score", re.I)
 
 
-def llm_findings(facts: dict[str, JSON]) -> list[Finding]:
+def _judge_block(facts: dict[str, JSON], calls: list[tuple[str, JSON]],
+                 repo: Path | None, finding: Finding) -> Finding:
+    """Quote the whole function that queries the judge model (the rubric asks for it)."""
+    if not calls or repo is None:
+        return finding
+    path, call = calls[0]
+    info = (facts[path].get("functions") or {}).get(call["func"])
+    if not info:
+        return finding
+    return finding.model_copy(update={
+        "content": function_source(repo, path, info["line"], info["end"]),
+        "location": f"{path}:{info['line']}"})
+
+
+def llm_findings(facts: dict[str, JSON], repo: Path | None = None) -> list[Finding]:
     """``llm.structured_output``, ``llm.opinion_schema``, ``llm.retry``,
     ``llm.freeform_parse``."""
     structured = calls_of(facts, "structured")
@@ -39,10 +55,11 @@ def llm_findings(facts: dict[str, JSON]) -> list[Finding]:
            "(with_structured_output / bind_tools)", bool(structured), "success", structured,
            f"{len(structured)} binding(s) to: {', '.join(schemas) or 'nothing'}.",
            schemas=schemas),
-        _f("llm.opinion_schema", "Judges are bound to a JudicialOpinion-like schema",
-           bool(opinion), "success", opinion or structured,
+        _judge_block(facts, opinion, repo, _f(
+            "llm.opinion_schema", "Judges are bound to a JudicialOpinion-like schema",
+            bool(opinion), "success", opinion or structured,
            "A model is bound to an opinion schema." if opinion else
-           "No binding to a schema named like an opinion or verdict.", confidence=0.8),
+            "No binding to a schema named like an opinion or verdict.", confidence=0.8)),
         _f("llm.retry", "Retry logic around model calls", bool(retries), "success",
            sorted(retries, key=lambda pc: (pc[0], pc[1]["line"])),
            f"{len(retries)} retry mechanism(s): "

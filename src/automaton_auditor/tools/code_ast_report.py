@@ -32,9 +32,9 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     findings = [*graph_findings(main, rebuilt, others),
                 *state_findings(facts, main),
                 *safety_findings(facts, repo),
-                *llm_findings(facts),
+                *llm_findings(facts, repo),
                 *persona_findings(repo, files, facts),
-                *justice_findings(facts),
+                *justice_findings(facts, repo),
                 parse_finding(facts, stats)]
     findings.sort(key=lambda f: (f.facet, f.location, f.goal))
     return findings, rebuilt
