@@ -312,6 +312,16 @@ def test_html_and_docx_reports(tmp_path: Path) -> None:
     assert _kind(tmp_path / "bad.docx") == "corrupt"
 
 
+def test_docx_zip_bomb_is_refused(tmp_path: Path) -> None:
+    import zipfile
+
+    bomb = tmp_path / "bomb.docx"
+    with zipfile.ZipFile(bomb, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("word/document.xml", b"0" * (12 * 1024 * 1024))
+    assert bomb.stat().st_size < 1024 * 1024
+    assert _kind(bomb, ReportLimits(max_mb=1)) == "too_large"
+
+
 def test_same_report_gives_identical_findings(report_pdf: Path) -> None:
     concepts = ["Dialectical Synthesis", "Fan-In / Fan-Out"]
     first = doc_findings(ingest_report(report_pdf, ReportLimits()), concepts)

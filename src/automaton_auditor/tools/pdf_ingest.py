@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,12 +63,25 @@ def sniff_format(path: Path, limits: ReportLimits) -> str:
     # Readers accept junk before the header; a Markdown file that quotes "%PDF-" is not one.
     if head.startswith(b"%PDF-") or (b"%PDF-" in head and kind is None):
         return "pdf"
-    if kind == "docx" and not head.startswith(b"PK"):
-        raise ReportError("corrupt", f"report is not a valid DOCX (no zip header): {path.name}")
+    if kind == "docx":
+        _check_docx(path, limits)
     if kind is None:
         raise ReportError("not_pdf", f"report is not a PDF (no %PDF header) nor Markdown, "
                           f"DOCX or HTML: {path.name}")
     return kind
+
+
+def _check_docx(path: Path, limits: ReportLimits) -> None:
+    """A DOCX is a zip: refuse a broken one, and a zip bomb by its declared sizes."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            expanded = sum(info.file_size for info in archive.infolist())
+    except (zipfile.BadZipFile, OSError, ValueError):
+        raise ReportError("corrupt", f"report is not a valid DOCX (bad zip): {path.name}"
+                          ) from None
+    if expanded > 10 * limits.max_mb * 1024 * 1024:
+        raise ReportError("too_large", f"report DOCX expands to {expanded / 1048576:.0f} MB, "
+                          f"over {10 * limits.max_mb} MB: {path.name}")
 
 
 def probe_pdf(path: Path, limits: ReportLimits) -> PdfProbe:
