@@ -164,41 +164,78 @@ def _result(job: Job, final: dict[str, Any], code: int, seconds: float,
                      (final.get("report_files") or {}).get("markdown", ""))
 
 
+def _waves(jobs: list[Job], share_reports: bool) -> tuple[list[Job], dict[int, list[Job]]]:
+    """Jobs to start at once, and the jobs each of them unlocks. With the cache on, only the
+    first row of each report starts; the rows sharing its report wait for it, so the report
+    is parsed once and read from the cache by the others (not parsed by every worker)."""
+    if not share_reports:
+        return list(jobs), {}
+    leaders: dict[str, Job] = {}
+    followers: dict[int, list[Job]] = {}
+    for job in jobs:
+        leader = leaders.setdefault(job.report, job)
+        if leader is not job:
+            followers.setdefault(leader.row, []).append(job)
+    return list(leaders.values()), followers
+
+
 def run_batch(jobs: list[Job], options: dict[str, Any], parallel: int,
               on_done: Any = None) -> list[JobResult]:
     """Run every job with at most `parallel` worker processes; results in row order.
 
     A worker that dies (a crash in native code, memory) breaks the pool: unfinished jobs are
     retried once in a fresh pool, then recorded as failed."""
-    # Imported here: `audit --help` should not pay for multiprocessing.
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from concurrent.futures.process import BrokenProcessPool
-    from multiprocessing import get_context
-
     results: dict[int, JobResult] = {}
     pending, tries = list(jobs), Counter[int]()
     while pending:
-        for job in pending:
-            tries[job.row] += 1
-        context = get_context("spawn")  # no fork of a process that may hold threads
-        with ProcessPoolExecutor(max_workers=min(parallel, len(pending)),
-                                 mp_context=context) as pool:
-            futures: dict[Future[JobResult], Job] = {pool.submit(run_job, j, options): j
-                                                     for j in pending}
-            pending = []
-            for future in as_completed(futures):
-                job = futures[future]
+        retry = _run_pool(pending, options, parallel, results, tries, on_done)
+        pending = [j for j in retry if tries[j.row] < 2]
+        for job in (j for j in retry if tries[j.row] >= 2):
+            results[job.row] = JobResult(job.row, job.target, job.report, 3, 0.0,
+                                         error="the audit's worker process died")
+            if on_done is not None:
+                on_done(results[job.row])
+    return [results[j.row] for j in jobs]
+
+
+def _run_pool(pending: list[Job], options: dict[str, Any], parallel: int,
+              results: dict[int, JobResult], tries: Counter[int], on_done: Any) -> list[Job]:
+    """One process pool over `pending`; returns the jobs left unfinished by a broken pool."""
+    # Imported here: `audit --help` should not pay for multiprocessing.
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+    from concurrent.futures.process import BrokenProcessPool
+    from multiprocessing import get_context
+
+    start, unlocks = _waves(pending, bool(options["settings"].get("cache_dir")))
+    running: dict[Future[JobResult], Job] = {}
+    retry: list[Job] = []
+    # spawn: never fork a process that may hold threads
+    with ProcessPoolExecutor(max_workers=min(parallel, len(pending)),
+                             mp_context=get_context("spawn")) as pool:
+        queue = list(start)
+        while queue or running:
+            for job in queue:
+                if retry:  # the pool is broken: keep the job for the next pool
+                    retry.append(job)
+                    continue
+                tries[job.row] += 1
+                running[pool.submit(run_job, job, options)] = job
+            queue = []
+            if not running:
+                break
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                job = running.pop(future)
                 try:
                     results[job.row] = future.result()
                 except BrokenProcessPool:
-                    if tries[job.row] < 2:
-                        pending.append(job)
-                        continue
-                    results[job.row] = JobResult(job.row, job.target, job.report, 3, 0.0,
-                                                 error="the audit's worker process died")
+                    retry.append(job)
+                    continue
                 if on_done is not None:
                     on_done(results[job.row])
-    return [results[j.row] for j in jobs]
+                queue += unlocks.pop(job.row, [])
+    # Rows still waiting on a leader when the pool broke are retried too.
+    return retry + [j for waiting in unlocks.values() for j in waiting]
 
 
 def worst_exit(results: list[JobResult]) -> int:
