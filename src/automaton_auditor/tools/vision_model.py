@@ -64,6 +64,9 @@ def build_messages(facts: DiagramFacts, png: bytes, max_side: int) -> list[Any]:
     """System prompt plus one human message: the diagram's context as text, then the image."""
     context = (f"Page {facts.page} of the report ({facts.kind}). Text near the image: "
                f"{facts.nearby_text[:400] or '(none)'}")
+    if facts.kind == "scan":
+        context += ("\nThis is a whole scanned page: read the diagram on it, if there is one, "
+                    "and ignore the running text; answer not_a_diagram when there is none.")
     if facts.labels:
         context += f"\nText-layer labels inside it: {', '.join(facts.labels[:30])}"
     data = base64.b64encode(downscale_png(png, max_side)).decode("ascii")
