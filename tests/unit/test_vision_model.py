@@ -159,3 +159,15 @@ def test_method_wire_schema_and_include_raw_answers() -> None:
                                          method="json_schema", wire_schema=wire))
     assert seen == {"schema": wire, "method": "json_schema"}
     assert out[0].analysis["attempts"] == 2 and out[0].analysis["synthesis"] is True
+
+
+def test_plain_scanned_pages_are_not_sent_when_a_graphic_one_exists() -> None:
+    scans = [DiagramFacts(page=i, kind="scan", data={"likely_diagram": i == 2})
+             for i in (1, 2, 3)]
+    model = _model({2: [PARALLEL]})
+    out = asyncio.run(analyze_with_model(scans, [_png()] * 3, model, backoff=0))
+    assert model._calls == [2] and out[0].analysis == {} and out[2].analysis == {}
+    plain = [DiagramFacts(page=i, kind="scan", data={"likely_diagram": False}) for i in (1, 2)]
+    model = _model({1: [LINEAR], 2: [LINEAR]})
+    asyncio.run(analyze_with_model(plain, [_png()] * 2, model, backoff=0))
+    assert sorted(model._calls) == [1, 2]  # no graphic scan: every page is worth a look

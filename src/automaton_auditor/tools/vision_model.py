@@ -107,12 +107,26 @@ async def _ask(structured: Any, messages: list[Any], retries: int,
     return {"degraded": True, "error": error, "attempts": retries + 1}
 
 
+def _targets(diagrams: list[DiagramFacts], images: list[bytes],
+             skip_plain_scans: bool) -> list[int]:
+    """Indexes of the candidates worth a model call."""
+    drawn = [i for i, (d, png) in enumerate(zip(diagrams, images, strict=False))
+             if png and d.kind in IMAGE_KINDS]
+    graphic = any(diagrams[i].data.get("likely_diagram") for i in drawn)
+    if not (skip_plain_scans and graphic):
+        return drawn
+    # A monochrome diagram can score low: plain scans are skipped only when some scan
+    # scored as graphic, i.e. the scoring works on this report.
+    return [i for i in drawn if diagrams[i].kind != "scan" or diagrams[i].data.get(
+        "likely_diagram")]
+
+
 async def analyze_with_model(diagrams: list[DiagramFacts], images: list[bytes],
                              model: BaseChatModel, *, max_concurrency: int = 4,
                              retries: int = 2, backoff: float = 0.5, timeout: float = 90.0,
                              max_image_side: int = 1024, max_images: int = 40,
-                             method: str | None = None,
-                             wire_schema: Any = None) -> list[DiagramFacts]:
+                             method: str | None = None, wire_schema: Any = None,
+                             skip_plain_scans: bool = True) -> list[DiagramFacts]:
     """Fill `DiagramFacts.analysis` for every drawn candidate that has PNG bytes.
 
     `method` is passed to ``with_structured_output`` (e.g. "json_schema",
@@ -120,12 +134,13 @@ async def analyze_with_model(diagrams: list[DiagramFacts], images: list[bytes],
     (e.g. `DiagramAnalysis`'s JSON schema without length keywords for a strict provider):
     every answer is still validated against `DiagramAnalysis`.
 
+    With `skip_plain_scans`, scanned pages that do not look graphic (``likely_diagram``
+    False: pages of text) are not sent when some other scanned page does look graphic.
     Text candidates (Mermaid, DOT, arrow chains) and candidates past `max_images` are
     returned unchanged. A model without structured output support degrades every image.
     The returned list has the same order and length as `diagrams`.
     """
-    targets = [i for i, (d, png) in enumerate(zip(diagrams, images, strict=False))
-               if png and d.kind in IMAGE_KINDS][:max_images]
+    targets = _targets(diagrams, images, skip_plain_scans)[:max_images]
     if not targets:
         return list(diagrams)
     try:
