@@ -58,6 +58,12 @@ def _bench_settings(output_dir: Path, rubric: Path | None, model: str | None,
                     vision_model: str | None, persona_model: list[str],
                     method: str | None) -> Settings:
     """Settings with the judges' models checked: every persona needs one, or none does."""
+    from automaton_auditor.config import env_model
+
+    if model is None and not persona_model and method is None and env_model() is None:
+        # The offline bench: nothing to check, and no LangChain import on the fast path.
+        return _settings(output_dir, rubric, model, allow_host, depth, max_concurrency,
+                         vision_model)
     from automaton_auditor.judging.llm_plan import missing_models, parse_persona_models
     from automaton_auditor.judging.models import STRUCTURED_METHODS
 
@@ -193,11 +199,18 @@ def audit(
 
         typer.echo(render_plan(loaded, settings))
         raise typer.Exit(EXIT_OK)
-    run_id = new_run_id()
-    state = {"target": target, "report_path": str(report), "rubric": loaded.model_dump(),
-             "settings": settings.to_state(), "run_id": run_id}
-    final = _run_or_fail(state, settings, quiet or json_output, 3 * len(loaded.dimensions),
-                         run_id)
+    from automaton_auditor import cache_results
+
+    rubric_data = loaded.model_dump()
+    # An unchanged deterministic audit is answered from its finished run (no graph at all).
+    final = cache_results.reuse(target, str(report), rubric_data, settings)
+    if final is None:
+        run_id = new_run_id()
+        state = {"target": target, "report_path": str(report), "rubric": rubric_data,
+                 "settings": settings.to_state(), "run_id": run_id}
+        final = _run_or_fail(state, settings, quiet or json_output,
+                             3 * len(loaded.dimensions), run_id)
+        cache_results.remember(final, rubric_data, settings)
     _finish(final, json_output, quiet, fail_under)
 
 

@@ -130,3 +130,53 @@ def test_corrupt_entries_are_rebuilt(auditee_repo: Path, report_pdf: Path, tmp_p
     assert _ids(_run(_state(auditee_repo, report_pdf, cache))) == _ids(cold)
     assert _ids(_run(_state(auditee_repo, report_pdf, cache))) == _ids(cold)  # cached again
     assert calls == {"acquire": 3, "ingest_report": 3, "find_diagrams": 3}
+
+
+def _cli(args: list[str]) -> Any:
+    from typer.testing import CliRunner
+
+    from automaton_auditor.cli import app
+
+    return CliRunner().invoke(app, args)
+
+
+def _files(out: Path) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
+    import json
+
+    report = json.loads((out / "auditee" / "report.json").read_text(encoding="utf-8"))
+    report.pop("generated_at")
+    markdown = [line for line in (out / "auditee" / "report.md").read_text().splitlines()
+                if not line.startswith("| Date |")]
+    manifest = json.loads((out / "auditee" / "run_manifest.json").read_text(encoding="utf-8"))
+    return report, markdown, manifest
+
+
+def test_unchanged_audit_is_answered_without_the_graph(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from automaton_auditor import graph
+
+    args = [str(auditee_repo), str(report_pdf), "-q", "--output-dir"]
+    assert _cli([*args, str(tmp_path / "cold")]).exit_code == 0
+    cold_report, cold_md, cold_manifest = _files(tmp_path / "cold")
+
+    def no_graph(*_: Any, **__: Any) -> Any:
+        raise AssertionError("the graph ran")
+
+    monkeypatch.setattr(graph, "compile_graph", no_graph)
+    assert _cli([*args, str(tmp_path / "warm")]).exit_code == 0
+    warm_report, warm_md, warm_manifest = _files(tmp_path / "warm")
+    assert warm_report == cold_report  # same evidence ids, scores, run id: the same result
+    assert warm_md == cold_md
+    assert warm_manifest["reused_result"] is True and "reused_result" not in cold_manifest
+    assert warm_manifest["run_id"] == cold_manifest["run_id"] == cold_report["run_id"]
+
+    # --no-cache, a changed rubric and a new commit all run the graph again.
+    assert _cli([*args, str(tmp_path / "nc"), "--no-cache"]).exit_code == 3
+    rubric = load_rubric().model_dump()
+    rubric["dimensions"][0]["name"] = "Renamed"
+    path = tmp_path / "rubric.json"
+    path.write_text(__import__("json").dumps(rubric), encoding="utf-8")
+    assert _cli([*args, str(tmp_path / "r"), "--rubric", str(path)]).exit_code == 3
+    _commit(auditee_repo)
+    assert _cli([*args, str(tmp_path / "c")]).exit_code == 3
