@@ -117,3 +117,18 @@ def test_model_flow_written_as_a_chain_is_compared_by_name() -> None:
     assert nodes.found and nodes.data["matched"]["EvidenceAggregator"] == "evidence_aggregator"
     assert nodes.confidence <= 0.65  # a model's reading counts less than parsed edges
     assert len(found["vision.compare.parallelism"].data["reproduced_splits"]) == 2
+
+
+def test_sequence_diagram_messages_are_not_a_parallel_split() -> None:
+    from automaton_auditor.tools.vision import vision_findings
+
+    messages = [("Orchestrator", "Prosecutor"), ("Orchestrator", "Defense"),
+                ("Orchestrator", "TechLead"), ("Prosecutor", "ChiefJustice"),
+                ("Defense", "ChiefJustice"), ("TechLead", "ChiefJustice")]
+    seq = DiagramFacts(page=2, kind="mermaid", edges=messages,
+                       data={"diagram_type": "sequence"})
+    found = {f.facet: f for f in vision_findings([seq])}
+    assert not found["vision.flow.parallel_judges"].found
+    assert not found["vision.flow.linear"].found  # nor is it a linear pipeline
+    flow = DiagramFacts(page=2, kind="mermaid", edges=messages)
+    assert {f.facet: f for f in vision_findings([flow])}["vision.flow.parallel_judges"].found

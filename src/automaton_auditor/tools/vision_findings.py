@@ -15,7 +15,6 @@ from automaton_auditor.tools.diagram_arrows import parse_arrows
 from automaton_auditor.tools.diagram_flow import courtroom_pattern, flow_graph, longest_chain
 
 PARTS = ("parallel_detectives", "aggregation", "parallel_judges", "synthesis")
-DRAWN = ("raster", "scan", "vector")
 _PART_GOALS = {
     "parallel_detectives": "A diagram shows the detectives running in parallel (fan-out)",
     "aggregation": "A diagram shows the detectives' evidence aggregated (fan-in)",
@@ -72,8 +71,10 @@ def read_diagram(facts: DiagramFacts) -> DiagramReading:
         cond = [tuple(e) for e in facts.data.get("conditional_edges", []) if len(e) == 2]
         graph = flow_graph(facts.edges, [(str(a), str(b)) for a, b in cond])
         pattern = courtroom_pattern(graph)
-        parts = {p: list(getattr(pattern, p)) for p in PARTS}
         sequence = facts.data.get("diagram_type") == "sequence"
+        # A sequence diagram's messages run one after another: an orchestrator messaging
+        # three judges is not a drawn parallel split.
+        parts = {p: [] if sequence else list(getattr(pattern, p)) for p in PARTS}
         return DiagramReading(facts, "edges", _classify_edges(facts, graph), parts,
                               None if sequence else graph.linear, graph,
                               longest_chain(graph.edges, [(str(a), str(b)) for a, b in cond]))
