@@ -132,3 +132,11 @@ def test_sequence_diagram_messages_are_not_a_parallel_split() -> None:
     assert not found["vision.flow.linear"].found  # nor is it a linear pipeline
     flow = DiagramFacts(page=2, kind="mermaid", edges=messages)
     assert {f.facet: f for f in vision_findings([flow])}["vision.flow.parallel_judges"].found
+
+
+def test_sequence_diagrams_are_not_compared_as_flows() -> None:
+    seq = DiagramFacts(page=2, kind="vector", edges=[("A", "B"), ("A", "C")],
+                       data={"diagram_type": "sequence"})
+    findings = compare_with_code([seq], _code(CODE_EDGES))
+    assert [f.facet for f in findings] == ["vision.compare.nodes", "vision.compare.parallelism"]
+    assert all(not f.found and f.pattern == "neutral" for f in findings)

@@ -18,7 +18,8 @@ _TERMINALS = {"start", "end"}
 def _best(readings: list[DiagramReading]) -> DiagramReading | None:
     """The diagram to compare: a parsed flow before a model reading, then the one showing
     most of the courtroom split, then the most edges, then the earliest page."""
-    readable = [r for r in readings if r.source != "none"]
+    # A sequence diagram's messages are an interaction, not the graph's flow: not compared.
+    readable = [r for r in readings if r.source != "none" and r.classification != "sequence"]
     if not readable:
         return None
     return min(readable, key=lambda r: (r.source != "edges", r.facts.kind == "arrow",
@@ -130,7 +131,8 @@ def compare_with_code(diagrams: list[DiagramFacts],
     reading = _best([read_diagram(d) for d in diagrams])
     if reading is None:
         why = ("No diagram in the report." if not diagrams else
-               "No diagram flow could be read (images need a vision model).")
+               "No diagram flow could be read (images need a vision model; sequence "
+               "diagrams are not compared).")
         return _unavailable(why)
     if reading.source == "model" and reading.graph is None:
         nodes = Finding(facet="vision.compare.nodes",
