@@ -171,3 +171,13 @@ def test_plain_scanned_pages_are_not_sent_when_a_graphic_one_exists() -> None:
     model = _model({1: [LINEAR], 2: [LINEAR]})
     asyncio.run(analyze_with_model(plain, [_png()] * 2, model, backoff=0))
     assert sorted(model._calls) == [1, 2]  # no graphic scan: every page is worth a look
+
+
+def test_pictures_the_model_calls_no_diagram_do_not_count_as_diagrams() -> None:
+    photo = DiagramFacts(page=1, kind="raster",
+                         analysis={**json.loads(LINEAR), "kind": "not_a_diagram",
+                                   "degraded": False})
+    extract = vision_findings([photo])[0]
+    assert extract.facet == "vision.extract" and not extract.found
+    chart = photo.model_copy(update={"analysis": {**photo.analysis, "kind": "generic_boxes"}})
+    assert vision_findings([chart])[0].found

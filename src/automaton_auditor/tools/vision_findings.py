@@ -115,8 +115,11 @@ def extract_finding(diagrams: list[DiagramFacts]) -> Finding:
         counts[facts.kind] = counts.get(facts.kind, 0) + 1
         pages.setdefault(facts.kind, []).append(facts.page)
     scans = [d for d in diagrams if d.kind == "scan"]
-    real = [d for d in diagrams if d.kind not in ("scan", "arrow")
-            or d.data.get("likely_diagram")]
+    # Drawn candidates count, scans when they look graphic, and not what a vision model
+    # said is no diagram (a screenshot, a photo, a table).
+    real = [d for d in diagrams if (d.kind not in ("scan", "arrow")
+                                    or d.data.get("likely_diagram"))
+            and d.analysis.get("kind") != "not_a_diagram"]
     found = bool(real) or bool(diagrams and counts.get("arrow"))
     total = diagrams[0].data.get("candidates_total", len(diagrams)) if diagrams else 0
     summary = "; ".join(_describe(d) for d in diagrams[:40]) or "no diagram candidates"
