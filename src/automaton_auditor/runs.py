@@ -111,7 +111,23 @@ def stream_audit(graph_input: dict[str, Any] | None, settings: Settings, run_id:
             for node, update in chunk.items():
                 if on_update is not None:
                     on_update(node, update)
+        if not graph.get_state(cfg).next:
+            prune_finished(saver.conn, run_id)
     return final
+
+
+def prune_finished(conn: sqlite3.Connection, run_id: str) -> None:
+    """Keep only the last checkpoint of a finished run: replay needs nothing else, and each
+    intermediate step holds the whole evidence again (about 2 MB per audit otherwise)."""
+    with conn:
+        row = conn.execute("SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ?",
+                           (run_id,)).fetchone()
+        if not row or row[0] is None:
+            return
+        conn.execute("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id != ?",
+                     (run_id, row[0]))
+        conn.execute("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id != ?",
+                     (run_id, row[0]))
 
 
 @dataclass(frozen=True)
