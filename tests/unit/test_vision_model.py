@@ -98,7 +98,7 @@ def test_malformed_answers_are_retried_then_marked_degraded() -> None:
 def test_concurrency_is_bounded_and_images_downscaled() -> None:
     diagrams = [DiagramFacts(page=i) for i in range(1, 9)]
     model = _model({i: [LINEAR] for i in range(1, 9)})
-    out = asyncio.run(analyze_with_model(diagrams, [_png((3000, 1500))] * 8, model,
+    out = asyncio.run(analyze_with_model(diagrams, [_png((1200, 600))] * 8, model,
                                          max_concurrency=2, max_image_side=512, backoff=0))
     assert all(not d.analysis["degraded"] for d in out)
     assert model._peak <= 2
