@@ -435,3 +435,29 @@ def test_importing_the_doc_tools_does_not_import_docling() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True, timeout=120).stdout.strip()
     assert out == "[]"
+
+
+def test_two_column_layout_keeps_headings_and_paragraphs(tmp_path: Path) -> None:
+    from reportlab.lib.pagesizes import letter
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import BaseDocTemplate, Frame, PageTemplate, Paragraph
+
+    styles = getSampleStyleSheet()
+    path = tmp_path / "columns.pdf"
+    doc = BaseDocTemplate(str(path), pagesize=letter)
+    width, height = letter
+    half = (width - 120) / 2
+    doc.addPageTemplates([PageTemplate(frames=[Frame(50, 50, half, height - 100),
+                                               Frame(70 + half, 50, half, height - 100)])])
+    story = []
+    for i in range(8):
+        story.append(Paragraph(f"{i + 1}. Section {i}", styles["Heading2"]))
+        story.append(Paragraph(" ".join(f"Sentence {i}.{j} about the aggregator."
+                                        for j in range(8)), styles["BodyText"]))
+    doc.build(story)
+    report = ingest_report(path, ReportLimits())
+    assert [h[2] for h in report.headings] == [f"{i + 1}. Section {i}" for i in range(8)]
+    paragraphs = [b.text for b in report.blocks if b.kind == "paragraph"]
+    assert len(paragraphs) == 8
+    assert paragraphs[5].startswith("Sentence 5.0")
+    assert paragraphs[5].endswith("5.7 about the aggregator.")

@@ -136,9 +136,11 @@ def font_headings(lines: list[Line], skip: set[int]) -> dict[int, tuple[int, str
     body = body_size(lines)
     column = max((line.width for line in lines), default=500.0)
     in_rows = _side_by_side(lines)
+    # Bold body-size text beside other text is a table cell; a larger heading may sit
+    # beside the other column of a two-column page.
     candidates = [line for line in lines
-                  if id(line) not in skip and id(line) not in in_rows
-                  and _looks_like_heading(line, body, column)]
+                  if id(line) not in skip and _looks_like_heading(line, body, column)
+                  and (id(line) not in in_rows or line.size >= body * 1.15)]
     sizes = sorted({round(line.size * 2) / 2 for line in candidates}, reverse=True)
     marks: dict[int, tuple[int, str]] = {}
     previous: Line | None = None
@@ -214,7 +216,7 @@ def build_blocks(lines: list[Line], headings: dict[int, tuple[int, str]],
     step = leading(lines, body)
     words = vocabulary(lines)
     cells = _side_by_side(lines)
-    column_right = max((line.x1 for line in lines), default=540.0)
+    rights = _column_rights(lines)
     blocks: list[Block] = []
     stack: list[tuple[int, str]] = []
     current: list[Line] = []
@@ -240,12 +242,28 @@ def build_blocks(lines: list[Line], headings: dict[int, tuple[int, str]],
             blocks.append(Block("heading", mark[1], line.page, level=mark[0],
                                 section=section[:-1], bbox=_box([line])))
             continue
-        if current and (_breaks(current[-1], line, step, column_right)
+        right = rights.get((current[-1].page, _column_key(current[-1])), 540.0) \
+            if current else 540.0
+        if current and (_breaks(current[-1], line, step, right)
                         or _new_row(current[-1], line, cells)):
             flush()
         current.append(line)
     flush()
     return blocks
+
+
+def _column_key(line: Line) -> int:
+    return round(line.x0 / 30)
+
+
+def _column_rights(lines: list[Line]) -> dict[tuple[int, int], float]:
+    """Right edge of the text that starts at each left margin of each page: a line is
+    "short" against its own column, not against the page (two-column layouts)."""
+    rights: dict[tuple[int, int], float] = {}
+    for line in lines:
+        key = (line.page, _column_key(line))
+        rights[key] = max(rights.get(key, 0.0), line.x1)
+    return rights
 
 
 def _new_row(prev: Line, line: Line, cells: set[int]) -> bool:
