@@ -25,7 +25,8 @@ if TYPE_CHECKING:
 EXIT_OK, EXIT_FAIL_UNDER, EXIT_INPUT, EXIT_FAILED = 0, 1, 2, 3
 
 app = typer.Typer(cls=DefaultGroup, add_completion=False, no_args_is_help=True,
-                  pretty_exceptions_enable=False, help=APP_HELP)
+                  pretty_exceptions_enable=False, help=APP_HELP, options_metavar="",
+                  subcommand_metavar="[run] TARGET REPORT [OPTIONS] | COMMAND [ARGS]...")
 
 
 def _fail(message: str, code: int) -> typer.Exit:
