@@ -161,3 +161,27 @@ def test_cache_commands_show_and_clear(tmp_path: Path,
     cleared = runner.invoke(app, ["cache", "clear"])
     assert cleared.exit_code == 0
     assert not (tmp_path / "facts.sqlite").exists()
+
+
+def test_reuse_opinions_answers_a_repeated_prompt_from_disk(tmp_path: Path) -> None:
+    from langchain_core.globals import get_llm_cache, set_llm_cache
+    from langchain_core.language_models.fake_chat_models import FakeListChatModel
+
+    from automaton_auditor.cache_opinions import enable
+
+    previous = get_llm_cache()
+    try:
+        cache = enable(tmp_path)
+        model = FakeListChatModel(responses=["first answer", "second answer"])
+        assert model.invoke("judge this evidence").content == "first answer"
+        # The same prompt to the same model: answered from the cache, not the model.
+        assert model.invoke("judge this evidence").content == "first answer"
+        assert cache.hits == 1
+        assert model.invoke("judge other evidence").content == "second answer"
+        # A new process (a fresh cache object on the same folder) reads the same answer.
+        # (Uncached, a fresh model would answer its first response.)
+        enable(tmp_path)
+        fresh = FakeListChatModel(responses=["first answer", "second answer"])
+        assert fresh.invoke("judge other evidence").content == "second answer"
+    finally:
+        set_llm_cache(previous)
