@@ -108,6 +108,9 @@ def test_hostile_local_target_is_audited_without_running_anything(
     git_dir_bytes = sum(p.stat().st_size for p in (checkout.path / ".git").rglob("*")
                         if p.is_file())
     assert git_dir_bytes < 5 * 1024 * 1024
+    # blobless history + the commit's blobs from a side store that is gone afterwards
+    assert not (checkout.path / ".git" / "objects" / "info" / "alternates").exists()
+    assert not (checkout.path / ".git" / "head-blobs").exists()
     assert next(f for f in findings if f.facet == "git.history").data["count"] == 2
     assert graph is not None and graph.fan_in == {"c": ["a", "b"]}
     assert all(str(tmp_path) not in (f.content or "") + f.location for f in code + findings)

@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import re
 import shutil
+import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
 from automaton_auditor.state import Finding
+from automaton_auditor.tools import git_clone
 from automaton_auditor.tools.git_materialize import TreeTooLarge, materialize
-from automaton_auditor.tools.git_run import GitResult, dir_size, run_git
+from automaton_auditor.tools.git_run import GitResult, run_git
 from automaton_auditor.tools.git_story import narrative_findings
 
 
@@ -137,16 +140,20 @@ def _parse_local(value: str) -> Path:
 def acquire(target: Target, dest_parent: Path, limits: GitLimits) -> Checkout:
     """Clone `target` into a fresh directory under `dest_parent` and write its files.
 
-    The caller owns `dest_parent` and removes it; a failed clone removes its own directory.
-    Raises `AcquisitionError` with a classified `kind`.
+    Full history comes without blobs; the blobs of HEAD (up to ``max_blob_bytes`` each)
+    come from one depth-1 fetch of that commit (see `tools.git_clone`). The caller owns
+    `dest_parent` and removes it; a failed clone removes its own directory. Raises
+    `AcquisitionError` with a classified `kind`.
     """
     home = Path(_fresh_dir(dest_parent, "home"))
     dest = Path(_fresh_dir(dest_parent, "repo"))
+    deadline = time.monotonic() + limits.timeout_s
     try:
-        _clone(target, dest, home, limits)
-        commit = _head(dest, home, limits)
-        checkout = materialize(dest, commit, home, limits.timeout_s, limits.max_blob_bytes,
-                               limits.max_files, limits.max_repo_mb * 1024 * 1024)
+        commit = _clone_with_blobs(target, dest, home, limits, deadline)
+        checkout = materialize(dest, commit, home, _left(deadline, limits),
+                               limits.max_blob_bytes, limits.max_files,
+                               limits.max_repo_mb * 1024 * 1024)
+        git_clone.detach_commit_blobs(dest)
         return Checkout(dest, commit, checkout.files, checkout.skipped,
                         shallow=(dest / ".git" / "shallow").exists())
     except TreeTooLarge as exc:
@@ -164,32 +171,44 @@ def acquire(target: Target, dest_parent: Path, limits: GitLimits) -> Checkout:
         shutil.rmtree(home, ignore_errors=True)
 
 
-def _fresh_dir(parent: Path, prefix: str) -> str:
-    import tempfile
+def _left(deadline: float, limits: GitLimits) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise AcquisitionError("timeout", f"acquisition exceeded {limits.timeout_s:g} s")
+    return left
 
+
+def _clone_with_blobs(target: Target, dest: Path, home: Path, limits: GitLimits,
+                      deadline: float) -> str:
+    """Blobless history plus HEAD's blobs; one ``blob:limit`` clone if the server cannot
+    send a commit by id. Returns the HEAD commit."""
+    local, cap = target.kind == "local", limits.max_repo_mb * 1024 * 1024
+    _check(git_clone.clone(target.value, local, dest, home, "blob:none", limits.depth,
+                           _left(deadline, limits), cap), limits)
+    commit = _head(dest, home, limits)
+    failed = git_clone.fetch_commit_blobs(target.value, local, dest, commit, home,
+                                          limits.max_blob_bytes, _left(deadline, limits), cap)
+    if not failed:
+        return commit
+    if failed == "too_large":
+        raise AcquisitionError("too_large",
+                               f"repository exceeds the cap of {limits.max_repo_mb} MB")
+    if failed == "timeout":
+        raise AcquisitionError("timeout", f"git fetch exceeded {limits.timeout_s:g} s")
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir()
+    _check(git_clone.clone(target.value, local, dest, home,
+                           f"blob:limit={limits.max_blob_bytes}", limits.depth,
+                           _left(deadline, limits), cap), limits)
+    return _head(dest, home, limits)
+
+
+def _fresh_dir(parent: Path, prefix: str) -> str:
     parent.mkdir(parents=True, exist_ok=True)
     return tempfile.mkdtemp(prefix=f"{prefix}-", dir=parent)
 
 
-def _clone(target: Target, dest: Path, home: Path, limits: GitLimits) -> None:
-    args = ["clone", "--quiet", "--no-checkout", "--no-tags", "--single-branch",
-            f"--filter=blob:limit={limits.max_blob_bytes}"]
-    local = target.kind == "local"
-    if local:
-        # The target's upload-pack reads the target's own config: harden it as well, and let
-        # it serve the filter (repositories do not allow filters by default).
-        args += ["--no-local", "--upload-pack=git -c uploadpack.allowFilter=true "
-                 "-c core.fsmonitor=false -c core.hooksPath=/dev/null upload-pack"]
-    if limits.depth:
-        args.append(f"--depth={int(limits.depth)}")
-    cap = limits.max_repo_mb * 1024 * 1024
-    git_dir = dest / ".git"
-
-    def watch() -> str:
-        return "too_large" if dir_size(git_dir) > cap else ""
-
-    result = run_git([*args, "--", target.value, str(dest)], cwd=home, home=home,
-                     timeout_s=limits.timeout_s, allow_file=local, watch=watch)
+def _check(result: GitResult, limits: GitLimits) -> None:
     if result.returncode != 0 or result.timed_out or result.killed_reason:
         raise _classify(result, limits)
 
