@@ -9,6 +9,7 @@ commits; built in a temporary directory unless --repo is given) and the 44-page 
 Prints, as "command → median (min–max)":
 - cold audit: an empty cache directory every run;
 - warm re-audit: the same commit and report again, with the cache the cold run filled;
+- a reworded rubric: every fact from the cache, but the graph runs (judges, Chief Justice);
 - --no-cache audit (what the cold path costs without writing the cache).
 Peak memory is the maximum resident set size of the audit process (``wait4``).
 """
@@ -60,21 +61,38 @@ def summary(label: str, samples: list[tuple[float, float, int]]) -> str:
             f"peak RSS {peak:.0f} MB, exit {codes}")
 
 
+def _rubric_variant(work: Path) -> Path:
+    """The embedded rubric with one criterion renamed: same facts, a different result."""
+    import json
+
+    from automaton_auditor.rubric import load_rubric
+
+    data = load_rubric().model_dump()
+    data["dimensions"][0]["name"] += " (reworded)"
+    path = work / "rubric-reworded.json"
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return path
+
+
 def bench(repo: Path, report: Path, runs: int, work: Path) -> list[str]:
     """Cold, warm and no-cache audits, `runs` each."""
     base = [*audit_command(), str(repo), str(report), "--quiet"]
     env = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    lines, cold, warm, nocache = [], [], [], []
+    lines, cold, warm, nocache, facts = [], [], [], [], []
+    rubric = _rubric_variant(work)
     for n in range(runs):
         cache = work / f"cache-{n}"
         run_env = {**env, "AUDITOR_CACHE_DIR": str(cache)}
         cold.append(timed([*base, "--output-dir", str(work / f"cold-{n}")], run_env))
         warm.append(timed([*base, "--output-dir", str(work / f"warm-{n}")], run_env))
+        facts.append(timed([*base, "--output-dir", str(work / f"facts-{n}"), "--rubric",
+                            str(rubric)], run_env))
         nocache.append(timed([*base, "--output-dir", str(work / f"nc-{n}"), "--no-cache"],
                              {**env, "AUDITOR_CACHE_DIR": str(work / f"nc-cache-{n}")}))
     shown = "audit <bench repo> <44-page report> --quiet"
     lines.append(summary(f"{shown}  [cold: empty cache]", cold))
     lines.append(summary(f"{shown}  [warm: same commit and report]", warm))
+    lines.append(summary(f"{shown} --rubric <reworded>  [facts cached, graph runs]", facts))
     lines.append(summary(f"{shown} --no-cache", nocache))
     return lines
 
