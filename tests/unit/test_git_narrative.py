@@ -154,3 +154,15 @@ def test_depth_limit_marks_a_shallow_history(tmp_path: Path) -> None:
     history = facet(git_findings(checkout.path, limits), "git.history")
     assert history.data["count"] == 2 and history.data["shallow"]
     assert "lower bound" in history.rationale and history.confidence < 1.0
+
+
+def test_fallback_when_the_server_cannot_send_a_commit_by_id(tmp_path: Path,
+                                                             monkeypatch) -> None:
+    from automaton_auditor.tools import git_clone
+
+    monkeypatch.setattr(git_clone, "fetch_commit_blobs", lambda *_a: "unsupported")
+    repo = make_repo(tmp_path / "target", STEPWISE)
+    limits = GitLimits()
+    checkout = acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
+    assert (checkout.path / "src" / "graph.py").read_text() == "g = 1\n"
+    assert facet(git_findings(checkout.path, limits), "git.history").data["count"] == 6
