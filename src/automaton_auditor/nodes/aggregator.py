@@ -30,7 +30,10 @@ def _cross_check(state: AgentState) -> tuple[list[Finding], list[str], list[str]
                           rationale="the repository could not be acquired, so no cited path "
                           "can be verified", confidence=1.0)
         return [finding], [], []
-    return cross_check(facts, files, state.get("code_graph"))
+    target = state.get("target", "")
+    # links to the audited repository count as citations; links elsewhere are not ours to check
+    repo_url = target if target.startswith("https://") else None
+    return cross_check(facts, files, state.get("code_graph"), repo_url=repo_url)
 
 
 def _silent_detectives(state: AgentState) -> list[Finding]:

@@ -254,7 +254,8 @@ def ingest_finding(report: IngestedReport) -> Finding:
                         for level, page, text in report.headings[:80])
     return Finding(
         facet="doc.ingest", goal="The report is readable and its structure recovered",
-        found=True, pattern="success", content=outline or None,
+        # a readable report is a precondition, not merit: neutral, so it never lifts a score
+        found=True, pattern="neutral", content=outline or None,
         location=_where(1 if report.page_count else None),
         rationale=(f"Read {report.page_count or 'an unpaginated'} {report.source_format} "
                    f"report: {len(report.headings)} headings (from {report.heading_source}), "
