@@ -180,3 +180,17 @@ def test_unchanged_audit_is_answered_without_the_graph(
     assert _cli([*args, str(tmp_path / "r"), "--rubric", str(path)]).exit_code == 3
     _commit(auditee_repo)
     assert _cli([*args, str(tmp_path / "c")]).exit_code == 3
+
+
+def test_head_read_without_git_is_the_commit_a_clone_audits(auditee_repo: Path,
+                                                            tmp_path: Path) -> None:
+    from automaton_auditor.cache_head import local_head
+    from automaton_auditor.tools.git import GitLimits, acquire, parse_target
+
+    limits = GitLimits()
+    for step, checkout in enumerate((None, ["checkout", "-q", "--detach", "HEAD~1"])):
+        if checkout:
+            subprocess.run(["git", *checkout], cwd=auditee_repo, check=True,
+                           capture_output=True)
+        cloned = acquire(parse_target(str(auditee_repo), limits), tmp_path / str(step), limits)
+        assert local_head(auditee_repo) == cloned.commit
