@@ -379,3 +379,27 @@ def test_clone_function_is_quoted_whole(tmp_path: Path) -> None:
     assert clone.content is not None
     assert clone.content.startswith("def clone(url: str) -> str:")
     assert "raise RuntimeError(exc.stderr) from exc" in clone.content
+
+
+def test_result_cache_follows_non_python_files(tmp_path: Path) -> None:
+    from automaton_auditor.tools.git import GitLimits, acquire, parse_target
+
+    from .test_git_narrative import git, make_repo
+
+    body = ("Read every piece of evidence, weigh the criterion and return a score from one "
+            "to five with a short argument citing the evidence ids. ") * 4
+    prompts = {f"prompts/{name}.md": f"You are the {name}. " + body
+               for name in ("prosecutor", "defense", "tech_lead")}
+    repo = make_repo(tmp_path / "t", [("prompts", prompts)])
+    limits, cache = GitLimits(), tmp_path / "cache"
+    first = acquire(parse_target(str(repo), limits), tmp_path / "w1", limits)
+    before, _ = code_findings(first.path, first.files, cache)
+    assert by_facet(before, "judges.collusion").found
+    (repo / "prompts" / "defense.md").write_text("You are the defense. Reward effort, intent "
+                                                 "and creative workarounds generously.")
+    git(repo, "commit", "-q", "-am", "distinct defense")
+    second = acquire(parse_target(str(repo), limits), tmp_path / "w2", limits)
+    after, _ = code_findings(second.path, second.files, cache)
+    assert set(by_facet(after, "judges.collusion").data["overlap"]) == {
+        "Prosecutor/Defense", "Prosecutor/TechLead", "Defense/TechLead"}
+    assert by_facet(after, "judges.collusion").data["overlap"]["Prosecutor/Defense"] < 0.5

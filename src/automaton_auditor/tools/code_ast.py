@@ -55,8 +55,8 @@ def blob_ids(repo: Path, files: list[str]) -> dict[str, str]:
     for record in out.split(b"\0"):
         meta, _, raw = record.partition(b"\t")
         parts = meta.split()
-        if len(parts) == 3 and parts[1] == b"blob" and parts[0] != b"120000":
-            ids[raw.decode("utf-8", "replace")] = parts[2].decode("ascii")
+        if len(parts) == 3:  # symlinks and submodules too: the result key covers them
+            ids[raw.decode("utf-8", "replace")] = (parts[0] + b":" + parts[2]).decode("ascii")
     for path in files:
         if path not in ids:
             ids[path] = _hash_file(repo / path)
@@ -98,10 +98,11 @@ def parse_files(repo: Path, paths: list[str], workers: int | None = None) -> dic
 
 
 def collect_facts(repo: Path, files: list[str], cache_dir: Path | None = None,
-                  workers: int | None = None) -> tuple[dict[str, JSON], dict[str, int]]:
+                  workers: int | None = None, blobs: dict[str, str] | None = None
+                  ) -> tuple[dict[str, JSON], dict[str, int]]:
     """Per-file facts for the repository's Python files, using and filling the cache."""
     paths = python_files(files)
-    blobs = blob_ids(repo, paths)
+    blobs = blobs if blobs is not None else blob_ids(repo, paths)
     cached = code_ast_cache.load(cache_dir, ((p, blobs[p]) for p in paths if blobs.get(p))) \
         if cache_dir else {}
     todo = [p for p in paths if p not in cached]
@@ -168,5 +169,16 @@ def code_findings(repo: Path, files: list[str], cache_dir: Path | None = None,
     `files`), and the main audited graph rebuilt statically (None when there is none)."""
     from automaton_auditor.tools.code_ast_report import build_findings
 
-    facts, stats = collect_facts(repo, files, cache_dir, workers)
-    return build_findings(repo, files, facts, stats)
+    blobs = blob_ids(repo, files) if cache_dir else None
+    # Findings also read prompt files and function bodies, so the whole-result key covers
+    # every tracked file's blob id (and the code that computes findings).
+    key = code_ast_cache.result_key(blobs) if blobs and all(blobs.values()) else None
+    if cache_dir and key:
+        hit = code_ast_cache.load_result(cache_dir, key)
+        if hit is not None:
+            return hit
+    facts, stats = collect_facts(repo, files, cache_dir, workers, blobs)
+    result = build_findings(repo, files, facts, stats)
+    if cache_dir and key:
+        code_ast_cache.store_result(cache_dir, key, result)
+    return result
