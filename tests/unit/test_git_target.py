@@ -34,6 +34,7 @@ def test_https_urls_on_the_allowlist(raw: str, normalised: str) -> None:
     ("https://github.com/a/$(whoami)", "shell metacharacters"),
     ("--upload-pack=touch /tmp/x", "may not start with '-'"),
     ("https://github.com/onlyowner", "not a repository URL"),
+    ("https://github.com/a/b/tree/main", "use https://github.com/<owner>/<repo>"),
     ("https://github.com/a/b?x=1", "shell metacharacters"),
     ("https://github.com:2222/a/b", "non-standard port"),
     ("", "empty target"),

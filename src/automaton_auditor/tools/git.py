@@ -76,6 +76,8 @@ class Checkout:
 _SHELL_META = set(";&|`$<>(){}[]*?!'\"\\\n\r\t")
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
 _SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+$")
+# Hosts whose repositories are always <owner>/<repo> (GitLab allows nested groups).
+_TWO_LEVEL_HOSTS = {"github.com", "bitbucket.org"}
 
 
 def parse_target(target: str, limits: GitLimits) -> Target:
@@ -119,6 +121,10 @@ def _parse_url(value: str, limits: GitLimits) -> str:
     segments = [s for s in parts.path.split("/") if s]
     if len(segments) < 2 or any(s in (".", "..") or not _SEGMENT.match(s) for s in segments):
         raise InvalidTarget(f"not a repository URL: {value}")
+    if host in _TWO_LEVEL_HOSTS and len(segments) != 2:
+        # e.g. a browser URL to a branch or file: auditing the default branch instead
+        # would be a silent surprise
+        raise InvalidTarget(f"not a repository URL: {value} (use https://{host}/<owner>/<repo>)")
     return f"https://{host}/" + "/".join(segments)
 
 
