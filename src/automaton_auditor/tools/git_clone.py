@@ -4,8 +4,9 @@ A blobless clone (``--filter=blob:none``) brings every commit and tree, which is
 git narrative needs, at a fraction of a full clone. The files of the audited commit come
 from a second, depth-1 fetch of that exact commit with ``--filter=blob:limit=N`` into a
 side store that the clone borrows as an alternate while its files are written. Measured
-here on sympy (62,658 commits, local transport): blobless 9.5 s + commit blobs 3.4 s,
-against 48-59 s for one ``blob:limit=1m`` clone of the whole history.
+here on sympy (62,658 commits, local transport, 2 busy cores): the whole acquisition
+(blobless clone, commit blobs, files written) 8.5 s, against 31.7 s for one
+``blob:limit=1m`` clone (194 MB) and 30.4 s for a full clone (203 MB), files not written.
 """
 
 from __future__ import annotations
