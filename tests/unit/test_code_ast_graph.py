@@ -361,3 +361,15 @@ def test_every_graph_location_is_path_and_line(tmp_path: Path) -> None:
         if finding.facet.startswith("graph."):
             path, _, line = finding.location.rpartition(":")
             assert path == "wiring.py" and line.isdigit(), finding
+
+
+def test_report_writers_are_not_detectives(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"g.py": """
+        from langgraph.graph import StateGraph
+        g = StateGraph(dict)
+        g.add_edge("chief", "report_writer")
+        g.add_edge("chief", "report_json")
+    """})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None and graph.fan_out == {"chief": ["report_json", "report_writer"]}
+    assert by_facet(findings, "graph.parallel_detectives").found is False

@@ -12,7 +12,9 @@ from automaton_auditor.tools.code_ast_common import JSON
 from automaton_auditor.tools.code_ast_resolve import Resolver
 
 START, END = "__start__", "__end__"
-DETECTIVE = re.compile(r"detective|investigat|repo|doc|vision|analy[sz]|inspect|pdf|git", re.I)
+# Node names, matched on word parts: "repo" is a detective, "report_writer" is not.
+DETECTIVE = re.compile(r"detective|investigat|vision|analy[sz]|inspect|(^|[_\W])(repo|docs?|"
+                       r"pdf|git|code|ast)([_\W]|$)", re.I)
 JUDGE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead|critic|persona|evaluat|opinion|"
                    r"assess|deliberat|grader", re.I)
 
