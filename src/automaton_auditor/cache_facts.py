@@ -64,6 +64,15 @@ def report_key(sha256: str, extra: object) -> str:
     return f"{sha256}:{digest_of(extra)[:16]}:{detective_version()}"
 
 
+def doc_key(sha256: str, terms: list[str], limits: object) -> str:
+    """Key of a report's doc facts: its SHA-256, the concept terms, the ingestion limits and
+    whether docling's full pipeline was asked for."""
+    import os
+
+    return report_key(sha256, {"concepts": terms, "limits": limits_key(limits),
+                               "full": os.environ.get("AUDITOR_DOCLING_FULL") == "1"})
+
+
 def load(root: Path, kind: str, key: str, model: type[M]) -> M | None:
     """A cached entry, or None when absent; a corrupt entry is dropped and reads as absent."""
     body = KeyValueStore(root).get(kind, key)

@@ -48,7 +48,8 @@ def code_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """SHA-256 of a file, streamed."""
     digest = hashlib.sha256()
     with path.open("rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -77,7 +78,7 @@ def _current_key(target: str, report: str, rubric: dict[str, Any],
                        allowed_hosts=tuple(settings.allowed_hosts))
     try:
         commit = head_commit(parse_target(target, limits), limits.timeout_s)
-        report_sha = _sha256(Path(report))
+        report_sha = file_sha256(Path(report))
     except (InvalidTarget, OSError):
         return None  # invalid input takes the normal path, which reports it
     if commit is None:
@@ -127,7 +128,7 @@ def remember(final: dict[str, Any], rubric: dict[str, Any], settings: Settings) 
     except (OSError, ValueError):
         return
     key = result_key(final["target"], final["report_path"], final["commit"],
-                     final.get("report_sha256") or _sha256(Path(final["report_path"])),
+                     final.get("report_sha256") or file_sha256(Path(final["report_path"])),
                      rubric, settings)
     body = json.dumps({"report": audit.model_dump(mode="json"), "manifest": manifest,
                        "detective_status": statuses})

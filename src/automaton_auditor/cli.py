@@ -206,11 +206,19 @@ def audit(
     # An unchanged deterministic audit is answered from its finished run (no graph at all).
     final = cache_results.reuse(target, str(report), rubric_data, settings)
     if final is None:
+        from automaton_auditor import cache_prefetch
+        from automaton_auditor.rubric import concept_terms
+
+        # The report is read in a second process while this one starts the graph.
+        cache_prefetch.prefetch_report(str(report), concept_terms(loaded), settings)
         run_id = new_run_id()
         state = {"target": target, "report_path": str(report), "rubric": rubric_data,
                  "settings": settings.to_state(), "run_id": run_id}
-        final = _run_or_fail(state, settings, quiet or json_output,
-                             3 * len(loaded.dimensions), run_id)
+        try:
+            final = _run_or_fail(state, settings, quiet or json_output,
+                                 3 * len(loaded.dimensions), run_id)
+        finally:
+            cache_prefetch.cancel_all()
         cache_results.remember(final, rubric_data, settings)
     _finish(final, json_output, quiet, fail_under)
 

@@ -194,3 +194,29 @@ def test_head_read_without_git_is_the_commit_a_clone_audits(auditee_repo: Path,
                            capture_output=True)
         cloned = acquire(parse_target(str(auditee_repo), limits), tmp_path / str(step), limits)
         assert local_head(auditee_repo) == cloned.commit
+
+
+def test_report_read_in_a_second_process_gives_the_same_evidence(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path, calls: dict[str, int]) -> None:
+    from automaton_auditor import cache_prefetch
+    from automaton_auditor.rubric import concept_terms
+
+    rubric = load_rubric()
+    state = _state(auditee_repo, report_pdf, None, rubric)
+    in_process = detectives.doc_analyst(state)  # type: ignore[arg-type]
+    assert calls["ingest_report"] == 1
+    cache_prefetch.prefetch_report(str(report_pdf), concept_terms(rubric), Settings())
+    prefetched = detectives.doc_analyst(state)  # type: ignore[arg-type]
+    assert calls["ingest_report"] == 1  # the child read it; this process did not
+    for update in (in_process, prefetched):
+        update.pop("timings")
+    assert prefetched == in_process
+
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7\n" + b"\x00garbage" * 200)
+    bad_state = _state(auditee_repo, broken, None, rubric)
+    cache_prefetch.prefetch_report(str(broken), concept_terms(rubric), Settings())
+    degraded = detectives.doc_analyst(bad_state)  # type: ignore[arg-type]
+    assert calls["ingest_report"] == 2  # the child gave up; the detective reported why
+    assert degraded["detective_status"]["doc"].startswith("degraded")
+    assert cache_prefetch.take_doc("no such key") is None

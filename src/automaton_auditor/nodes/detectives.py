@@ -9,14 +9,13 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor import cache_facts
+from automaton_auditor import cache_facts, cache_prefetch
 from automaton_auditor.cache_facts import DocFacts, RepoFacts, VisionFacts
 from automaton_auditor.config import Settings
 from automaton_auditor.nodes.limits import cache_dir, git_limits, report_limits, vision_limits
@@ -137,23 +136,24 @@ def _analyse_doc(state: AgentState, settings: Settings, rubric: Rubric) -> dict[
     """Ingest the report and collect what it explains and cites (cached by the report's
     SHA-256 and the rubric's concept terms)."""
     root, terms = cache_dir(settings), concept_terms(rubric)
-    key = ""
+    key = cache_facts.doc_key(_report_sha(state), terms, report_limits(settings))
     if root is not None:
-        key = cache_facts.report_key(_report_sha(state), {
-            "concepts": terms, "limits": cache_facts.limits_key(report_limits(settings)),
-            "full": os.environ.get("AUDITOR_DOCLING_FULL") == "1"})
         cached = cache_facts.load(root, "doc", key, DocFacts)
         if cached is not None:
             return _doc_update(cached, rubric)
-    try:
-        report = ingest_report(Path(state["report_path"]), report_limits(settings))
-    except ReportError as exc:
-        return {"evidences": {"doc": route_findings(unreadable_findings(exc), "doc", rubric)},
-                "errors": [f"doc: {exc.kind}: {exc}"],
-                "detective_status": {"doc": f"degraded: {exc.kind}"}}
-    findings, facts = doc_findings(report, terms)
-    doc = cache_facts.roundtrip(DocFacts(findings=findings, report_facts=facts,
-                                         warnings=list(report.warnings)))
+    # The CLI may have started reading the report in a second process (cache_prefetch).
+    doc = cache_prefetch.take_doc(key)
+    if doc is None:
+        try:
+            report = ingest_report(Path(state["report_path"]), report_limits(settings))
+        except ReportError as exc:
+            return {"evidences": {"doc": route_findings(unreadable_findings(exc), "doc",
+                                                        rubric)},
+                    "errors": [f"doc: {exc.kind}: {exc}"],
+                    "detective_status": {"doc": f"degraded: {exc.kind}"}}
+        findings, facts = doc_findings(report, terms)
+        doc = cache_facts.roundtrip(DocFacts(findings=findings, report_facts=facts,
+                                             warnings=list(report.warnings)))
     if root is not None:
         cache_facts.save(root, "doc", key, doc)
     return _doc_update(doc, rubric)

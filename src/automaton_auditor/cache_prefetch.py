@@ -1,0 +1,106 @@
+"""Reading the report in a second process while the first one starts the courtroom.
+
+A cold audit spends most of its time on the report: importing docling and converting the
+pages. Run in the graph's doc thread, that work shares one interpreter lock with the vision
+thread; started here in its own process, right after the CLI has parsed its arguments, it uses
+the second core while the main process imports LangGraph and runs the other detectives. The
+doc detective then takes the result (`take_doc`) instead of reading the report itself.
+
+The child returns the same JSON a warm run reads from the cache, so the evidence is
+identical either way. Any failure in the child (an unreadable report, a crash) returns None
+and the detective reads the report in-process as before, with its usual error handling.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import Future
+from typing import Any
+
+from automaton_auditor.cache_facts import DocFacts
+from automaton_auditor.tools.pdf_model import ReportLimits
+
+log = logging.getLogger(__name__)
+_pending: dict[str, tuple[Any, Future[str | None]]] = {}
+WAIT_S = 900.0
+
+
+def doc_facts_json(path: str, terms: list[str], limits: ReportLimits) -> str | None:
+    """In the child: the report's doc facts as JSON (None when it cannot be read)."""
+    from pathlib import Path
+
+    from automaton_auditor.cache_facts import roundtrip
+    from automaton_auditor.tools.pdf import ReportError, doc_findings, ingest_report
+
+    try:
+        report = ingest_report(Path(path), limits)
+    except ReportError:
+        return None  # the detective reads it again and reports why
+    findings, facts = doc_findings(report, terms)
+    return roundtrip(DocFacts(findings=findings, report_facts=facts,
+                              warnings=list(report.warnings))).model_dump_json()
+
+
+def start_doc(key: str, path: str, terms: list[str], limits: ReportLimits) -> None:
+    """Start reading the report in a child process, for `take_doc(key)`."""
+    if key in _pending:
+        return
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    # fork is cheap and safe before any thread exists; otherwise spawn.
+    method = "fork" if threading.active_count() == 1 else "spawn"
+    try:
+        executor = ProcessPoolExecutor(max_workers=1, mp_context=get_context(method))
+        future = executor.submit(doc_facts_json, path, terms, limits)
+    except (OSError, ValueError, RuntimeError):
+        return  # no child: the detective does the work itself
+    _pending[key] = (executor, future)
+
+
+def take_doc(key: str) -> DocFacts | None:
+    """The prefetched doc facts for `key` (waiting for them), or None if none were started
+    or the child failed."""
+    entry = _pending.pop(key, None)
+    if entry is None:
+        return None
+    executor, future = entry
+    try:
+        body = future.result(timeout=WAIT_S)
+    except Exception:  # a crashed or hung child: read the report in-process instead
+        log.warning("report prefetch failed; reading it in-process", exc_info=True)
+        body = None
+    finally:
+        executor.shutdown(wait=False, cancel_futures=True)
+    return DocFacts.model_validate_json(body) if body else None
+
+
+def cancel_all() -> None:
+    """Stop prefetches nobody took (e.g. the audit stopped before the doc detective)."""
+    while _pending:
+        _key, (executor, future) = _pending.popitem()
+        future.cancel()
+        # A running child would otherwise finish its work before the interpreter may exit.
+        for process in list(getattr(executor, "_processes", {}).values()):
+            process.terminate()
+        executor.shutdown(wait=False, cancel_futures=True)
+
+
+def prefetch_report(report_path: str, concept_terms: list[str], settings: Any) -> None:
+    """Start reading the report for this run unless its doc facts are already cached or it
+    cannot even be hashed (the graph then reports the problem)."""
+    from pathlib import Path
+
+    from automaton_auditor.cache_facts import doc_key, load
+    from automaton_auditor.cache_results import file_sha256
+
+    # Mirrors nodes.limits.report_limits (not imported: it pulls in every tool).
+    limits = ReportLimits(max_mb=settings.max_report_mb, max_pages=settings.max_report_pages)
+    try:
+        key = doc_key(file_sha256(Path(report_path)), concept_terms, limits)
+    except OSError:
+        return
+    if settings.cache_dir and load(Path(settings.cache_dir), "doc", key, DocFacts) is not None:
+        return
+    start_doc(key, report_path, concept_terms, limits)
