@@ -45,8 +45,9 @@ def test_offline_audit_writes_a_full_report(auditee_repo: Path, report_pdf: Path
 def test_offline_audit_is_deterministic(auditee_repo: Path, report_pdf: Path,
                                         tmp_path: Path) -> None:
     def run(out: Path) -> dict:
+        # --no-cache: both runs compute everything (cached re-runs: test_cache_hits.py).
         result = CliRunner().invoke(app, [str(auditee_repo), str(report_pdf), "--output-dir",
-                                          str(out), "--quiet"])
+                                          str(out), "--quiet", "--no-cache"])
         assert result.exit_code == 0, result.output
         data = json.loads((out / "auditee" / "report.json").read_text(encoding="utf-8"))
         data.pop("generated_at")
