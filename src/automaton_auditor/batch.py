@@ -139,12 +139,19 @@ def _audit(job: Job, options: dict[str, Any], started: float) -> JobResult:
     except RubricError as exc:
         return JobResult(job.row, job.target, job.report, 2, seconds(),
                          error=f"bad rubric: {exc}")
-    run_id = new_run_id()
-    state = {"target": job.target, "report_path": job.report, "rubric": rubric.model_dump(),
-             "settings": settings.to_state(), "run_id": run_id}
-    final = stream_audit(state, settings, run_id)
+    from automaton_auditor import cache_results
+
+    rubric_data = rubric.model_dump()
+    # An unchanged row (same commit, report, rubric, settings) is answered from its last run.
+    final = cache_results.reuse(job.target, job.report, rubric_data, settings)
+    if final is None:
+        run_id = new_run_id()
+        state = {"target": job.target, "report_path": job.report, "rubric": rubric_data,
+                 "settings": settings.to_state(), "run_id": run_id}
+        final = stream_audit(state, settings, run_id)
+        cache_results.remember(final, rubric_data, settings)
     code = cli._exit_code(final, options.get("fail_under"))
-    return _result(job, final, code, seconds(), run_id)
+    return _result(job, final, code, seconds(), str(final.get("run_id") or ""))
 
 
 def _result(job: Job, final: dict[str, Any], code: int, seconds: float,

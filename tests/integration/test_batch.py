@@ -41,9 +41,13 @@ def test_batch_keeps_going_past_a_failure_and_exits_with_the_worst_status(
     assert "report not found" in audits[2]["error"]
     assert audits[0]["overall"] is not None and len(audits[0]["criteria"]) == 10
     assert audits[0]["criteria"] == audits[1]["criteria"]  # same inputs, same ruling
-    assert audits[0]["run_id"] != audits[1]["run_id"]
     assert Path(audits[0]["report_file"]).parent.parent.name == "row-001"
     assert Path(audits[1]["report_file"]).is_file()
+    # Row 2 waits for row 1 (same report) and, its inputs being identical, reuses its result.
+    assert audits[0]["run_id"] == audits[1]["run_id"]
+    manifest = json.loads((Path(audits[1]["report_file"]).parent / "run_manifest.json")
+                          .read_text(encoding="utf-8"))
+    assert manifest["reused_result"] is True
     with (out / "batch_summary.csv").open(encoding="utf-8") as handle:
         rows = list(csv.DictReader(handle))
     assert [r["exit_code"] for r in rows] == ["0", "0", "2"]
