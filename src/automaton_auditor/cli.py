@@ -93,6 +93,19 @@ def _write_error_report(target: str, report: Path, settings: Settings, message: 
                    "input_error": message, "errors": [f"input: {message}"]})
 
 
+def _reject_bad_input(state: dict[str, Any]) -> dict[str, Any] | None:
+    """Validate the inputs before anything heavy is imported: bad input answers fast, with
+    the same one-line error and partial report the graph's error path gives."""
+    from automaton_auditor.nodes.context import context_builder
+    from automaton_auditor.nodes.report import report_writer
+
+    checked = {**state, **context_builder(state)}  # type: ignore[arg-type]
+    if checked["input_ok"]:
+        return None
+    checked.update(report_writer(checked))  # type: ignore[arg-type]
+    return checked
+
+
 def _run_graph(state: dict[str, Any], settings: Settings, quiet: bool,
                judge_calls: int, run_id: str, resume: bool = False) -> dict[str, Any]:
     """Run the audit `run_id` (checkpointed), or resume it when `resume` (then `state` is the
@@ -203,6 +216,10 @@ def audit(
     from automaton_auditor import cache_results
 
     rubric_data = loaded.model_dump()
+    rejected = _reject_bad_input({"target": target, "report_path": str(report),
+                                  "rubric": rubric_data, "settings": settings.to_state()})
+    if rejected is not None:
+        _finish(rejected, json_output, quiet, fail_under)
     # An unchanged deterministic audit is answered from its finished run (no graph at all).
     final = cache_results.reuse(target, str(report), rubric_data, settings)
     if final is None:

@@ -9,6 +9,7 @@ from typing import Any
 
 from automaton_auditor.config import Settings
 from automaton_auditor.nodes.limits import git_limits
+from automaton_auditor.rubric import load_rubric
 from automaton_auditor.state import AgentState
 from automaton_auditor.tools.git import InvalidTarget, parse_target
 from automaton_auditor.tools.pdf_ingest import sha256_of
@@ -37,6 +38,11 @@ def context_builder(state: AgentState) -> dict[str, Any]:
     report = Path(state["report_path"])
     report_problem = _check_report(report)
     update: dict[str, Any] = {"started_at": time.time()}
+    # Callers other than the CLI (LangGraph Server, the SDK) may send only target and report.
+    if not state.get("settings"):
+        update["settings"] = settings.to_state()
+    if not state.get("rubric"):
+        update["rubric"] = load_rubric().model_dump()
     if report_problem:
         problems.append(report_problem)
     else:
