@@ -93,12 +93,12 @@ def prefetch_report(report_path: str, concept_terms: list[str], settings: Any) -
     from pathlib import Path
 
     from automaton_auditor.cache_facts import doc_key, load
-    from automaton_auditor.cache_results import file_sha256
+    from automaton_auditor.nodes.limits import report_limits
+    from automaton_auditor.tools.pdf_ingest import sha256_of
 
-    # Mirrors nodes.limits.report_limits (not imported: it pulls in every tool).
-    limits = ReportLimits(max_mb=settings.max_report_mb, max_pages=settings.max_report_pages)
+    limits = report_limits(settings)
     try:
-        key = doc_key(file_sha256(Path(report_path)), concept_terms, limits)
+        key = doc_key(sha256_of(Path(report_path)), concept_terms, limits)
     except OSError:
         return
     if settings.cache_dir and load(Path(settings.cache_dir), "doc", key, DocFacts) is not None:

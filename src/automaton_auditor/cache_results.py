@@ -22,6 +22,7 @@ from typing import Any
 
 from automaton_auditor.cache import KeyValueStore, digest_of
 from automaton_auditor.config import Settings
+from automaton_auditor.tools.pdf_ingest import sha256_of
 
 KIND = "result"
 # Settings that do not change what an audit finds or rules.
@@ -48,15 +49,6 @@ def code_version() -> str:
     return digest.hexdigest()[:16]
 
 
-def file_sha256(path: Path) -> str:
-    """SHA-256 of a file, streamed."""
-    digest = hashlib.sha256()
-    with path.open("rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def reusable(settings: Settings) -> bool:
     """Whether runs under these settings are deterministic enough to be reused."""
     return bool(settings.cache_dir) and settings.offline and not settings.vision_model
@@ -78,7 +70,7 @@ def _current_key(target: str, report: str, rubric: dict[str, Any],
                        allowed_hosts=tuple(settings.allowed_hosts))
     try:
         commit = head_commit(parse_target(target, limits), limits.timeout_s)
-        report_sha = file_sha256(Path(report))
+        report_sha = sha256_of(Path(report))
     except (InvalidTarget, OSError):
         return None  # invalid input takes the normal path, which reports it
     if commit is None:
@@ -128,7 +120,7 @@ def remember(final: dict[str, Any], rubric: dict[str, Any], settings: Settings) 
     except (OSError, ValueError):
         return
     key = result_key(final["target"], final["report_path"], final["commit"],
-                     final.get("report_sha256") or file_sha256(Path(final["report_path"])),
+                     final.get("report_sha256") or sha256_of(Path(final["report_path"])),
                      rubric, settings)
     body = json.dumps({"report": audit.model_dump(mode="json"), "manifest": manifest,
                        "detective_status": statuses})
