@@ -42,6 +42,20 @@ def doc_facts_json(path: str, terms: list[str], limits: ReportLimits) -> str | N
                               warnings=list(report.warnings))).model_dump_json()
 
 
+def _exit_with_parent(parent_pid: int) -> None:
+    """Worker initializer: leave when the audit process dies (even by SIGKILL), since a forked
+    worker holds its own end of the task pipe and would otherwise wait on it forever."""
+    import os
+    import time
+
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(0.5)
+        os._exit(0)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def start_doc(key: str, path: str, terms: list[str], limits: ReportLimits) -> None:
     """Start reading the report in a child process, for `take_doc(key)`."""
     if key in _pending:
@@ -52,7 +66,11 @@ def start_doc(key: str, path: str, terms: list[str], limits: ReportLimits) -> No
     # fork is cheap and safe before any thread exists; otherwise spawn.
     method = "fork" if threading.active_count() == 1 else "spawn"
     try:
-        executor = ProcessPoolExecutor(max_workers=1, mp_context=get_context(method))
+        import os
+
+        executor = ProcessPoolExecutor(max_workers=1, mp_context=get_context(method),
+                                       initializer=_exit_with_parent,
+                                       initargs=(os.getpid(),))
         future = executor.submit(doc_facts_json, path, terms, limits)
     except (OSError, ValueError, RuntimeError):
         return  # no child: the detective does the work itself
