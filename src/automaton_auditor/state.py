@@ -19,6 +19,8 @@ from typing_extensions import TypedDict
 CONTENT_LIMIT = 2000
 
 Source = Literal["repo", "doc", "vision", "aggregator"]
+# The order evidence is gathered and reported in.
+SOURCES: tuple[Source, ...] = ("repo", "doc", "vision", "aggregator")
 Judge = Literal["Prosecutor", "Defense", "TechLead"]
 JUDGES: tuple[Judge, ...] = ("Prosecutor", "Defense", "TechLead")
 # Which rubric pattern a fact bears on: "success" facts support a high score when found,

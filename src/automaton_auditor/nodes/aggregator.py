@@ -10,13 +10,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from automaton_auditor.nodes.detectives import route_findings
+from automaton_auditor.nodes.detectives import INPUT_FACETS, route_findings
 from automaton_auditor.rubric import Dimension, Rubric
-from automaton_auditor.state import AgentState, Evidence, Finding
+from automaton_auditor.state import SOURCES, AgentState, Evidence, Finding
 from automaton_auditor.tools.claims import cross_check
 from automaton_auditor.tools.vision import compare_with_code
-
-SOURCES = ("repo", "doc", "vision", "aggregator")
 
 
 def _cross_check(state: AgentState) -> tuple[list[Finding], list[str], list[str]]:
@@ -42,8 +40,7 @@ def _silent_detectives(state: AgentState) -> list[Finding]:
     for source in ("repo", "doc", "vision"):
         if not evidences.get(source):
             silent.append(Finding(
-                facet={"repo": "repo.acquire", "doc": "doc.ingest", "vision": "vision.extract"}[
-                    source],
+                facet=INPUT_FACETS[source],
                 goal=f"The {source} detective produced evidence", found=False,
                 pattern="success", location="auditor",
                 rationale=f"no evidence from the {source} detective", confidence=1.0))

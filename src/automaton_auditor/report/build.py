@@ -7,9 +7,7 @@ from datetime import UTC, datetime
 from automaton_auditor.config import Settings
 from automaton_auditor.judging.llm_usage import usage_totals, with_earlier_rounds
 from automaton_auditor.judging.rules import overall_score, verdict_for
-from automaton_auditor.state import AgentState, AuditReport, CriterionResult
-
-SOURCES = ("repo", "doc", "vision", "aggregator")
+from automaton_auditor.state import SOURCES, AgentState, AuditReport, CriterionResult
 
 
 def _top_risks(results: list[CriterionResult], limit: int = 3) -> list[str]:
