@@ -36,7 +36,12 @@ def main() -> int:
     started = time.perf_counter()
     import docling.document_converter  # noqa: F401  - the lazy import, timed here once
 
-    from automaton_auditor.tools.pdf import ReportLimits, ask, doc_findings, ingest_report
+    from automaton_auditor.forensics.pdf.reader import (
+        ReportLimits,
+        ask,
+        doc_findings,
+        ingest_report,
+    )
 
     print(f"import (package + docling): {time.perf_counter() - started:.2f} s, "
           f"RSS {_rss_mb():.0f} MB")

@@ -18,8 +18,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from automaton_auditor.tools.code_ast import code_findings, python_files
-from automaton_auditor.tools.git import (
+from automaton_auditor.forensics.code.analyze import code_findings, python_files
+from automaton_auditor.forensics.git.acquire import (
     AcquisitionError,
     Checkout,
     GitLimits,
@@ -27,7 +27,7 @@ from automaton_auditor.tools.git import (
     git_findings,
     parse_target,
 )
-from automaton_auditor.tools.git_materialize import materialize
+from automaton_auditor.forensics.git.materialize import materialize
 
 CPU: list[float] = []
 

@@ -17,7 +17,7 @@ CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpus" / "pdf
 
 
 def _one(pdf: Path, runs: int) -> str:
-    from automaton_auditor.tools.vision import find_diagrams, vision_findings
+    from automaton_auditor.forensics.vision.inspector import find_diagrams, vision_findings
 
     best = float("inf")
     for _ in range(max(runs, 1)):

@@ -1,4 +1,4 @@
-"""`audit batch PAIRS.csv`: many audits, a bounded number at a time, one summary.
+"""Batches: many audits, a bounded number at a time, one summary (`audit batch PAIRS.csv`).
 
 The file has one (target, report[, rubric]) row per audit, comma- or tab-separated (``.tsv``
 or a tab in the first line), with an optional header row and ``#`` comment lines. Relative
@@ -18,12 +18,13 @@ import time
 from collections import Counter
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-import typer
+    from automaton_auditor.service import Outcome
+
 
 HEADER_WORDS = {"target", "repo", "repository", "url", "repo_url"}
 
@@ -99,7 +100,7 @@ def _is_url(value: str) -> bool:
 
 def _separate_outputs(jobs: list[Job], output_dir: Path) -> list[Job]:
     """Targets that would write to the same report folder get a folder per row."""
-    from automaton_auditor.report.files import target_slug
+    from automaton_auditor.output.files import target_slug
 
     counts = Counter(target_slug(j.target) for j in jobs)
     return [j if counts[target_slug(j.target)] == 1 else
@@ -122,10 +123,8 @@ def _audit(job: Job, options: dict[str, Any], started: float) -> JobResult:
     import logging
     from dataclasses import replace
 
-    from automaton_auditor import cli
-    from automaton_auditor.config import Settings
-    from automaton_auditor.rubric import RubricError, load_rubric
-    from automaton_auditor.runs import new_run_id, stream_audit
+    from automaton_auditor import service
+    from automaton_auditor.settings import Settings
 
     logging.basicConfig(level=logging.CRITICAL)
     settings = replace(Settings.from_state(options["settings"]), output_dir=job.output_dir,
@@ -135,40 +134,23 @@ def _audit(job: Job, options: dict[str, Any], started: float) -> JobResult:
         return round(time.perf_counter() - started, 2)
 
     try:
-        rubric = load_rubric(Path(settings.rubric_path) if settings.rubric_path else None)
-    except RubricError as exc:
-        return JobResult(job.row, job.target, job.report, 2, seconds(),
-                         error=f"bad rubric: {exc}")
-    from automaton_auditor import cache_results
-
-    rubric_data = rubric.model_dump()
+        rubric = service.load_rubric_or_refuse(job.target, job.report, settings)
+    except service.RubricRefused as exc:
+        return JobResult(job.row, job.target, job.report, 2, seconds(), error=str(exc))
     # An unchanged row (same commit, report, rubric, settings) is answered from its last run.
-    final = cache_results.reuse(job.target, job.report, rubric_data, settings)
-    if final is None:
-        run_id = new_run_id()
-        state = {"target": job.target, "report_path": job.report, "rubric": rubric_data,
-                 "settings": settings.to_state(), "run_id": run_id}
-        final = stream_audit(state, settings, run_id)
-        cache_results.remember(final, rubric_data, settings)
-    code = cli._exit_code(final, options.get("fail_under"))
-    return _result(job, final, code, seconds(), str(final.get("run_id") or ""))
+    outcome = service.run_audit(job.target, job.report, rubric, settings,
+                                fail_under=options.get("fail_under"), prefetch=False)
+    return _result(job, outcome, seconds())
 
 
-def _result(job: Job, final: dict[str, Any], code: int, seconds: float,
-            run_id: str) -> JobResult:
-    report = final.get("final_report")
-    error = ""
-    if code == 2:
-        error = str(final.get("input_error") or "invalid input")
-    elif code == 3:
-        statuses = final.get("detective_status") or {}
-        error = str(final.get("aborted") or "; ".join(
-            f"{k} {v}" for k, v in sorted(statuses.items()) if str(v).startswith("failed")))
+def _result(job: Job, outcome: Outcome, seconds: float) -> JobResult:
+    report = outcome.final.get("final_report")
+    error = outcome.message if outcome.code in (2, 3, 130) else ""
     criteria = {c.dimension_id: c.final_score for c in report.criteria} if report else {}
-    return JobResult(job.row, job.target, job.report, code, seconds, run_id,
-                     report.overall_score if report and report.criteria else None,
+    return JobResult(job.row, job.target, job.report, int(outcome.code), seconds,
+                     outcome.run_id, report.overall_score if report and report.criteria else None,
                      report.verdict if report else "", criteria, error,
-                     (final.get("report_files") or {}).get("markdown", ""))
+                     (outcome.final.get("report_files") or {}).get("markdown", ""))
 
 
 def _waves(jobs: list[Job], share_reports: bool) -> tuple[list[Job], dict[int, list[Job]]]:
@@ -272,81 +254,3 @@ def write_summary(results: list[JobResult], output_dir: Path) -> dict[str, str]:
                              *(r.criteria.get(i, "") for i in ids), f"{r.seconds:.2f}",
                              r.exit_code, r.error, r.run_id, r.report_file])
     return {k: str(v) for k, v in paths.items()}
-
-
-def _short(target: str) -> str:
-    from automaton_auditor.report.files import target_slug
-
-    return target_slug(target)
-
-
-def summary_table(results: list[JobResult]) -> Any:
-    """The Rich table of a batch: one row per audit, one column per criterion (C1..Cn, named
-    in the caption)."""
-    from rich.table import Table
-
-    ids = criteria_ids(results)
-    heads = [f"C{n}" for n in range(1, len(ids) + 1)]
-    legend = " · ".join(f"{h} {i}" for h, i in zip(heads, ids, strict=True))
-    table = Table(title=f"batch: {len(results)} audits, exit {worst_exit(results)}",
-                  caption=legend or None)
-    for name in ("#", "target", "overall", *heads, "verdict", "time", "exit", "error"):
-        table.add_column(name, overflow="fold", justify="right" if name in heads else "left")
-    for r in results:
-        overall = "—" if r.overall is None else f"{r.overall:.2f}"
-        table.add_row(str(r.row), _short(r.target), overall,
-                      *(str(r.criteria.get(i, "")) for i in ids), r.verdict,
-                      f"{r.seconds:.1f}s", str(r.exit_code), r.error)
-    return table
-
-
-def batch(
-    pairs: Annotated[Path, typer.Argument(
-        help="CSV or TSV file: target, report[, rubric] per row (header and # lines optional; "
-             "relative paths are read against the file's folder).")],
-    parallel: Annotated[int, typer.Option("--parallel", "-j", min=1,
-                                          help="Audits run at once.")] = 2,
-    output_dir: Annotated[Path, typer.Option(help="Where reports and the summary go.")
-    ] = Path("audit"),
-    rubric: Annotated[Path | None, typer.Option(help="Rubric for rows without one.")] = None,
-    model: Annotated[str | None, typer.Option(help="Judge model (env AUDITOR_MODEL).")] = None,
-    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the caches.")] = False,
-    reuse_opinions: Annotated[bool, typer.Option(
-        "--reuse-opinions", help="Reuse cached model answers.")] = False,
-    fail_under: Annotated[float | None, typer.Option(
-        min=0, max=5, help="An audit below this score counts as exit 1.")] = None,
-    json_output: Annotated[bool, typer.Option(
-        "--json", help="Print only the JSON summary on stdout.")] = False,
-    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")] = False,
-) -> None:
-    """Audit many (target, report) pairs from a CSV/TSV file, a few at a time."""
-    from automaton_auditor import cli
-    from automaton_auditor.cache import default_cache_dir
-    from automaton_auditor.config import load_dotenv_if_present
-
-    load_dotenv_if_present()
-    try:
-        jobs = read_jobs(pairs, output_dir)
-    except BatchFileError as exc:
-        raise cli._fail(str(exc), cli.EXIT_INPUT) from None
-    settings = cli._bench_settings(output_dir, rubric, model, [], None, 8, None, [], None)
-    state = settings.to_state()
-    state.update(cache_dir=None if no_cache else str(default_cache_dir()),
-                 reuse_opinions=reuse_opinions)
-    options = {"settings": state, "fail_under": fail_under}
-
-    def progress(result: JobResult) -> None:
-        if not (quiet or json_output):
-            typer.echo(f"[{result.row}/{len(jobs)}] exit {result.exit_code} "
-                       f"{result.seconds:.1f}s {result.target}", err=True)
-
-    results = run_batch(jobs, options, parallel, progress)
-    files = write_summary(results, output_dir)
-    if json_output:
-        typer.echo(Path(files["json"]).read_text(encoding="utf-8"), nl=False)
-    elif not quiet:
-        from rich.console import Console
-
-        Console().print(summary_table(results))
-        typer.echo(f"summary: {files['csv']} and {files['json']}", err=True)
-    raise typer.Exit(worst_exit(results))

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from automaton_auditor.cache import FACTS_DB
-from automaton_auditor.config import Settings
 from automaton_auditor.nodes import detectives
 from automaton_auditor.rubric import concept_terms, load_rubric
+from automaton_auditor.settings import Settings
+from automaton_auditor.storage.kv import FACTS_DB
 
 NODES = {"repo": detectives.repo_investigator, "doc": detectives.doc_analyst,
          "vision": detectives.vision_inspector}
@@ -184,8 +184,8 @@ def test_unchanged_audit_is_answered_without_the_graph(
 
 def test_head_read_without_git_is_the_commit_a_clone_audits(auditee_repo: Path,
                                                             tmp_path: Path) -> None:
-    from automaton_auditor.cache_head import local_head
-    from automaton_auditor.tools.git import GitLimits, acquire, parse_target
+    from automaton_auditor.forensics.git.acquire import GitLimits, acquire, parse_target
+    from automaton_auditor.forensics.git.head import local_head
 
     limits = GitLimits()
     for step, checkout in enumerate((None, ["checkout", "-q", "--detach", "HEAD~1"])):
@@ -198,14 +198,16 @@ def test_head_read_without_git_is_the_commit_a_clone_audits(auditee_repo: Path,
 
 def test_report_read_in_a_second_process_gives_the_same_evidence(
         auditee_repo: Path, report_pdf: Path, tmp_path: Path, calls: dict[str, int]) -> None:
-    from automaton_auditor import cache_prefetch
+    from automaton_auditor.forensics.pdf import prefetch as cache_prefetch
+    from automaton_auditor.nodes.limits import report_limits
     from automaton_auditor.rubric import concept_terms
 
     rubric = load_rubric()
     state = _state(auditee_repo, report_pdf, None, rubric)
     in_process = detectives.doc_analyst(state)  # type: ignore[arg-type]
     assert calls["ingest_report"] == 1
-    cache_prefetch.prefetch_report(str(report_pdf), concept_terms(rubric), Settings())
+    cache_prefetch.prefetch_report(str(report_pdf), concept_terms(rubric),
+                                   report_limits(Settings()), None)
     prefetched = detectives.doc_analyst(state)  # type: ignore[arg-type]
     assert calls["ingest_report"] == 1  # the child read it; this process did not
     for update in (in_process, prefetched):
@@ -215,7 +217,8 @@ def test_report_read_in_a_second_process_gives_the_same_evidence(
     broken = tmp_path / "broken.pdf"
     broken.write_bytes(b"%PDF-1.7\n" + b"\x00garbage" * 200)
     bad_state = _state(auditee_repo, broken, None, rubric)
-    cache_prefetch.prefetch_report(str(broken), concept_terms(rubric), Settings())
+    cache_prefetch.prefetch_report(str(broken), concept_terms(rubric),
+                                   report_limits(Settings()), None)
     degraded = detectives.doc_analyst(bad_state)  # type: ignore[arg-type]
     assert calls["ingest_report"] == 2  # the child gave up; the detective reported why
     assert degraded["detective_status"]["doc"].startswith("degraded")

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from automaton_auditor.tools.code_ast import code_findings
-from automaton_auditor.tools.git import (
+from automaton_auditor.forensics.code.analyze import code_findings
+from automaton_auditor.forensics.git.acquire import (
     AcquisitionError,
     GitLimits,
     acquire,

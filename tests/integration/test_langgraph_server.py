@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from automaton_auditor.config import Settings
 from automaton_auditor.rubric import load_rubric
+from automaton_auditor.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 LANGGRAPH = Path(sys.executable).parent / "langgraph"

@@ -21,11 +21,11 @@ import pytest
 from typer.testing import CliRunner
 
 from automaton_auditor.cli import app
-from automaton_auditor.config import Settings
 from automaton_auditor.judging import llm
 from automaton_auditor.judging.llm_calls import CircuitOpen, ProviderError, reset_circuits
 from automaton_auditor.judging.models import clear_model_cache
 from automaton_auditor.rubric import load_rubric
+from automaton_auditor.settings import Settings
 from tests.conftest import make_evidence
 
 Step = tuple[Any, ...]

@@ -13,8 +13,8 @@ import pytest
 
 SCRIPT = """
 import sys, time
-from automaton_auditor import cache_prefetch
-from automaton_auditor.tools.pdf_model import ReportLimits
+from automaton_auditor.forensics.pdf import prefetch as cache_prefetch
+from automaton_auditor.forensics.pdf.model import ReportLimits
 cache_prefetch.start_doc("k", sys.argv[1], ["Metacognition"], ReportLimits())
 executor, _ = cache_prefetch._pending["k"]
 deadline = time.time() + 30

@@ -9,7 +9,10 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from automaton_auditor.cache import (
+from automaton_auditor.cli import app
+from automaton_auditor.forensics.git.head import local_head
+from automaton_auditor.storage.facts import repo_key, report_key
+from automaton_auditor.storage.kv import (
     KNOWN_FILES,
     KeyValueStore,
     cache_files,
@@ -17,9 +20,6 @@ from automaton_auditor.cache import (
     default_cache_dir,
     detective_version,
 )
-from automaton_auditor.cache_facts import repo_key, report_key
-from automaton_auditor.cache_head import local_head
-from automaton_auditor.cli import app
 
 ENV = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "T",
        "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin:/usr/local/bin"}
@@ -112,7 +112,7 @@ def test_opinion_cache_round_trip_and_corruption(tmp_path: Path) -> None:
     from langchain_core.messages import AIMessage
     from langchain_core.outputs import ChatGeneration
 
-    from automaton_auditor.cache_opinions import OpinionCache
+    from automaton_auditor.storage.opinions import OpinionCache
 
     cache = OpinionCache(tmp_path)
     answer = [ChatGeneration(message=AIMessage(content="", tool_calls=[
@@ -167,7 +167,7 @@ def test_reuse_opinions_answers_a_repeated_prompt_from_disk(tmp_path: Path) -> N
     from langchain_core.globals import get_llm_cache, set_llm_cache
     from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
-    from automaton_auditor.cache_opinions import enable
+    from automaton_auditor.storage.opinions import enable
 
     previous = get_llm_cache()
     try:

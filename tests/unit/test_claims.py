@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from automaton_auditor.state import FeatureClaim, RebuiltGraph, ReportFacts
-from automaton_auditor.tools.claims import (
-    check_feature,
-    cross_check,
+from automaton_auditor.forensics.crosscheck import check_feature, cross_check
+from automaton_auditor.forensics.pdf.claims import (
     extract_cited_paths,
     extract_feature_claims,
     normalise_path,
 )
+from automaton_auditor.state import FeatureClaim, RebuiltGraph, ReportFacts
 
 REPO_FILES = ["src/graph.py", "src/state.py", "src/nodes/judges.py", "src/nodes/justice.py",
               "rubric/week2_rubric.json", "README.md", "pkg/src/tools/pdf_tools.py"]

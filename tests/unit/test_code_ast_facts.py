@@ -5,9 +5,9 @@ from __future__ import annotations
 import sqlite3
 from pathlib import Path
 
-from automaton_auditor.tools import code_ast
-from automaton_auditor.tools.code_ast import code_findings, collect_facts
-from automaton_auditor.tools.code_ast_prompts import overlap
+from automaton_auditor.forensics.code import analyze as code_ast
+from automaton_auditor.forensics.code.analyze import code_findings, collect_facts
+from automaton_auditor.forensics.code.personas import overlap
 
 from .test_code_ast_graph import by_facet, write_repo
 
@@ -211,7 +211,7 @@ def test_cache_skips_parsing_and_survives_corruption(tmp_path: Path, monkeypatch
     second, stats = collect_facts(repo, files, cache)
     assert stats["cached"] == 2 and calls == [] and second == first
     with sqlite3.connect(cache / "ast_facts.sqlite") as conn:
-        conn.execute("UPDATE facts SET body = '{not json'")
+        conn.execute("UPDATE entries SET body = '{not json'")
     third, stats = collect_facts(repo, files, cache)
     assert stats["parsed"] == 2 and third == first
     (cache / "ast_facts.sqlite").write_bytes(b"garbage, not a database" * 10)
@@ -282,7 +282,7 @@ def test_two_workers_give_the_same_facts(tmp_path: Path, monkeypatch) -> None:
 
 
 def test_second_audit_of_a_commit_parses_nothing(tmp_path: Path, monkeypatch) -> None:
-    from automaton_auditor.tools.git import GitLimits, acquire, parse_target
+    from automaton_auditor.forensics.git.acquire import GitLimits, acquire, parse_target
 
     from .test_git_narrative import make_repo
 
@@ -382,7 +382,7 @@ def test_clone_function_is_quoted_whole(tmp_path: Path) -> None:
 
 
 def test_result_cache_follows_non_python_files(tmp_path: Path) -> None:
-    from automaton_auditor.tools.git import GitLimits, acquire, parse_target
+    from automaton_auditor.forensics.git.acquire import GitLimits, acquire, parse_target
 
     from .test_git_narrative import git, make_repo
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
+from automaton_auditor.forensics.code.analyze import code_findings
 from automaton_auditor.state import Finding
-from automaton_auditor.tools.code_ast import code_findings
 
 
 def write_repo(root: Path, files: dict[str, str]) -> list[str]:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from automaton_auditor.tools.diagram_arrows import parse_arrows, strip_listing_numbers
-from automaton_auditor.tools.diagram_flow import (
+from automaton_auditor.forensics.diagrams.arrows import parse_arrows, strip_listing_numbers
+from automaton_auditor.forensics.diagrams.flow import (
     courtroom_pattern,
     flow_graph,
     longest_chain,
@@ -12,7 +12,7 @@ from automaton_auditor.tools.diagram_flow import (
     name_key,
     role_of,
 )
-from automaton_auditor.tools.diagram_parse import parse_dot, parse_mermaid
+from automaton_auditor.forensics.diagrams.parse import parse_dot, parse_mermaid
 
 COURTROOM_MERMAID = """Some intro text.
 graph TD

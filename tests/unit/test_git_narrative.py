@@ -6,8 +6,8 @@ import os
 import subprocess
 from pathlib import Path
 
+from automaton_auditor.forensics.git.acquire import GitLimits, acquire, git_findings, parse_target
 from automaton_auditor.state import Finding
-from automaton_auditor.tools.git import GitLimits, acquire, git_findings, parse_target
 
 BASE = 1_700_000_000  # a fixed epoch so the facts are identical on every run
 
@@ -105,7 +105,7 @@ def test_narrative_is_deterministic(tmp_path: Path) -> None:
 
 
 def test_narrative_cache_by_commit(tmp_path: Path, monkeypatch) -> None:
-    from automaton_auditor.tools import git_story
+    from automaton_auditor.forensics.git import story as git_story
 
     repo = make_repo(tmp_path / "target", STEPWISE)
     limits = GitLimits()
@@ -158,7 +158,7 @@ def test_depth_limit_marks_a_shallow_history(tmp_path: Path) -> None:
 
 def test_fallback_when_the_server_cannot_send_a_commit_by_id(tmp_path: Path,
                                                              monkeypatch) -> None:
-    from automaton_auditor.tools import git_clone
+    from automaton_auditor.forensics.git import clone as git_clone
 
     monkeypatch.setattr(git_clone, "fetch_commit_blobs", lambda *_a: "unsupported")
     repo = make_repo(tmp_path / "target", STEPWISE)

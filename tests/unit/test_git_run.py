@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
-from automaton_auditor.tools.git_run import hardened_env, run_git
+from automaton_auditor.forensics.git.runner import hardened_env, run_git
 
 
 def test_timeout_kills_git_and_its_children(tmp_path: Path) -> None:

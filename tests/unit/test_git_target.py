@@ -7,7 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from automaton_auditor.tools.git import GitLimits, InvalidTarget, classify_failure, parse_target
+from automaton_auditor.forensics.git.acquire import (
+    GitLimits,
+    InvalidTarget,
+    classify_failure,
+    parse_target,
+)
 
 LIMITS = GitLimits()
 

@@ -10,7 +10,6 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import Field, ValidationError
 
-from automaton_auditor.config import Settings
 from automaton_auditor.judging import llm
 from automaton_auditor.judging.llm_calls import (
     CircuitOpen,
@@ -22,6 +21,7 @@ from automaton_auditor.judging.llm_calls import (
 )
 from automaton_auditor.judging.llm_schema import ARGUMENT_MAX, opinion_schema
 from automaton_auditor.rubric import load_rubric
+from automaton_auditor.settings import Settings
 from automaton_auditor.state import Evidence
 from tests.conftest import make_evidence
 

@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from automaton_auditor.config import Settings
 from automaton_auditor.judging.llm_plan import (
     local_commit,
     missing_models,
@@ -26,6 +25,7 @@ from automaton_auditor.judging.models import (
     structured_method,
 )
 from automaton_auditor.rubric import load_rubric
+from automaton_auditor.settings import Settings
 from automaton_auditor.state import JudicialOpinion
 
 

@@ -8,7 +8,6 @@ from typing import Any
 import pytest
 from langchain_core.messages import BaseMessage
 
-from automaton_auditor.config import Settings
 from automaton_auditor.judging import llm
 from automaton_auditor.judging.llm_calls import circuit_for, reset_circuits
 from automaton_auditor.judging.llm_usage import usage_totals, with_earlier_rounds
@@ -20,8 +19,9 @@ from automaton_auditor.nodes.dialectics import (
     reevaluate,
 )
 from automaton_auditor.nodes.judges import judge as judge_node
-from automaton_auditor.report.markdown import render_criterion
+from automaton_auditor.output.markdown import render_criterion
 from automaton_auditor.rubric import load_rubric
+from automaton_auditor.settings import Settings
 from automaton_auditor.state import JUDGES, JudicialOpinion
 from tests.conftest import make_evidence
 from tests.unit.test_llm_bench import RaisingModel, ToolFakeModel, answer, use

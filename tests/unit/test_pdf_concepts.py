@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from automaton_auditor.tools.pdf_concepts import classify, concept_pattern, slug
-from automaton_auditor.tools.pdf_model import Block
+from automaton_auditor.forensics.pdf.concepts import classify, concept_pattern, slug
+from automaton_auditor.forensics.pdf.model import Block
 
 
 @pytest.mark.parametrize(("term", "text"), [

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from automaton_auditor.tools.claims import cross_check
-from automaton_auditor.tools.pdf import (
+from automaton_auditor.forensics.crosscheck import cross_check
+from automaton_auditor.forensics.pdf.reader import (
     IngestedReport,
     ReportError,
     ReportLimits,

@@ -8,7 +8,7 @@ import pytest
 from reportlab.lib.pagesizes import A4
 from reportlab.pdfgen import canvas
 
-from automaton_auditor.tools.pdf import (
+from automaton_auditor.forensics.pdf.reader import (
     ReportError,
     ReportLimits,
     ask,
@@ -337,8 +337,8 @@ def test_full_pipeline_falls_back_to_native_without_models(report_pdf: Path) -> 
 
 
 def test_wrapped_words_and_paths_are_rejoined() -> None:
-    from automaton_auditor.tools.pdf_model import Line
-    from automaton_auditor.tools.pdf_structure import build_blocks
+    from automaton_auditor.forensics.pdf.model import Line
+    from automaton_auditor.forensics.pdf.structure import build_blocks
 
     texts = ["Three adversarial judges and one fan-out edge. The adver-",
              "sarial judges share the fan-",
@@ -353,7 +353,7 @@ def test_wrapped_words_and_paths_are_rejoined() -> None:
 
 
 def test_scanned_report_is_read_by_opt_in_ocr(tmp_path: Path) -> None:
-    from automaton_auditor.tools.pdf_ocr import ocr_available
+    from automaton_auditor.forensics.pdf.ocr import ocr_available
 
     if not ocr_available():
         pytest.skip("the 'ocr' extra (rapidocr-onnxruntime) is not installed")
@@ -429,7 +429,8 @@ def test_importing_the_doc_tools_does_not_import_docling() -> None:
     import subprocess
     import sys
 
-    code = ("import sys, automaton_auditor.tools.pdf, automaton_auditor.tools.claims; "
+    code = ("import sys, automaton_auditor.forensics.pdf.reader, "
+            "automaton_auditor.forensics.pdf.claims; "
             "print(sorted(m for m in ('docling', 'docling_core', 'bm25s', 'pypdfium2') "
             "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from automaton_auditor.forensics.diagrams.flow import flow_graph
+from automaton_auditor.forensics.vision.inspector import compare_with_code
 from automaton_auditor.state import DiagramFacts, RebuiltGraph
-from automaton_auditor.tools.diagram_flow import flow_graph
-from automaton_auditor.tools.vision import compare_with_code
 
 PARALLEL_EDGES = [
     ("START", "ContextBuilder"),
@@ -120,7 +120,7 @@ def test_model_flow_written_as_a_chain_is_compared_by_name() -> None:
 
 
 def test_sequence_diagram_messages_are_not_a_parallel_split() -> None:
-    from automaton_auditor.tools.vision import vision_findings
+    from automaton_auditor.forensics.vision.inspector import vision_findings
 
     messages = [("Orchestrator", "Prosecutor"), ("Orchestrator", "Defense"),
                 ("Orchestrator", "TechLead"), ("Prosecutor", "ChiefJustice"),

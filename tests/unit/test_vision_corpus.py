@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from PIL import Image, ImageStat
 
-from automaton_auditor.tools.vision import find_diagrams, vision_findings
+from automaton_auditor.forensics.vision.inspector import find_diagrams, vision_findings
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpus" / "pdfs"
 

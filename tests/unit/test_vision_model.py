@@ -16,8 +16,12 @@ from langchain_core.runnables import Runnable, RunnableLambda
 from PIL import Image
 from pydantic import PrivateAttr, ValidationError
 
+from automaton_auditor.forensics.vision.inspector import (
+    DiagramAnalysis,
+    analyze_with_model,
+    vision_findings,
+)
 from automaton_auditor.state import DiagramFacts
-from automaton_auditor.tools.vision import DiagramAnalysis, analyze_with_model, vision_findings
 
 PARALLEL = json.dumps({"kind": "state_machine", "parallel_detectives": True,
                        "aggregation": True, "parallel_judges": True, "synthesis": True,

@@ -11,13 +11,13 @@ from reportlab.lib.pagesizes import A4
 from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen import canvas
 
-from automaton_auditor.tools.vision import (
+from automaton_auditor.forensics.vision.inspector import (
     VisionError,
     VisionLimits,
     find_diagrams,
     vision_findings,
 )
-from automaton_auditor.tools.vision import findings_for_report as report_findings
+from automaton_auditor.forensics.vision.inspector import findings_for_report as report_findings
 
 WIDTH, HEIGHT = A4
 

@@ -20,7 +20,6 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
-from automaton_auditor.config import Settings
 from automaton_auditor.judging.llm_calls import (
     Circuit,
     CircuitOpen,
@@ -40,6 +39,7 @@ from automaton_auditor.judging.models import (
     structured_method,
 )
 from automaton_auditor.rubric import Dimension
+from automaton_auditor.settings import Settings
 from automaton_auditor.state import Evidence, Judge, JudicialOpinion
 
 log = logging.getLogger(__name__)

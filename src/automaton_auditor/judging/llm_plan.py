@@ -10,7 +10,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.config import Settings
 from automaton_auditor.judging.llm_prompts import criterion_prompt, persona_prompt
 from automaton_auditor.judging.llm_schema import (
     ARGUMENT_MAX,
@@ -21,6 +20,7 @@ from automaton_auditor.judging.llm_schema import (
 )
 from automaton_auditor.judging.models import model_for, structured_method
 from automaton_auditor.rubric import Rubric
+from automaton_auditor.settings import Settings
 from automaton_auditor.state import JUDGES, Judge
 
 CHARS_PER_TOKEN = 4

@@ -13,7 +13,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
-from automaton_auditor.config import Settings
+from automaton_auditor.settings import Settings
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel

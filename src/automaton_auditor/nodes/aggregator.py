@@ -10,11 +10,11 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from automaton_auditor.forensics.crosscheck import cross_check
+from automaton_auditor.forensics.vision.inspector import compare_with_code
 from automaton_auditor.nodes.detectives import INPUT_FACETS, route_findings
 from automaton_auditor.rubric import Dimension, Rubric
 from automaton_auditor.state import SOURCES, AgentState, Evidence, Finding
-from automaton_auditor.tools.claims import cross_check
-from automaton_auditor.tools.vision import compare_with_code
 
 
 def _cross_check(state: AgentState) -> tuple[list[Finding], list[str], list[str]]:

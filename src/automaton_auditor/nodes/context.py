@@ -7,12 +7,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.config import Settings
+from automaton_auditor.forensics.git.acquire import InvalidTarget, parse_target
+from automaton_auditor.forensics.pdf.ingest import sha256_of
 from automaton_auditor.nodes.limits import git_limits
 from automaton_auditor.rubric import load_rubric
+from automaton_auditor.settings import Settings
 from automaton_auditor.state import AgentState
-from automaton_auditor.tools.git import InvalidTarget, parse_target
-from automaton_auditor.tools.pdf_ingest import sha256_of
 
 DETECTIVES = ["repo_investigator", "doc_analyst", "vision_inspector"]
 

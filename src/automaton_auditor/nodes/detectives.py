@@ -15,21 +15,27 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor import cache_facts, cache_prefetch
-from automaton_auditor.cache_facts import DocFacts, RepoFacts, VisionFacts
-from automaton_auditor.config import Settings
-from automaton_auditor.nodes.limits import cache_dir, git_limits, report_limits, vision_limits
-from automaton_auditor.rubric import Rubric, concept_terms, route
-from automaton_auditor.state import AgentState, Evidence, Finding, Source
-from automaton_auditor.tools.code_ast import code_findings
-from automaton_auditor.tools.git import AcquisitionError, acquire, git_findings, parse_target
-from automaton_auditor.tools.pdf import (
+from automaton_auditor.forensics.code.analyze import code_findings
+from automaton_auditor.forensics.git.acquire import (
+    AcquisitionError,
+    acquire,
+    git_findings,
+    parse_target,
+)
+from automaton_auditor.forensics.pdf import prefetch as cache_prefetch
+from automaton_auditor.forensics.pdf.reader import (
     ReportError,
     doc_findings,
     ingest_report,
     unreadable_findings,
 )
-from automaton_auditor.tools.vision import find_diagrams, vision_findings
+from automaton_auditor.forensics.vision.inspector import find_diagrams, vision_findings
+from automaton_auditor.nodes.limits import cache_dir, git_limits, report_limits, vision_limits
+from automaton_auditor.rubric import Rubric, concept_terms, route
+from automaton_auditor.settings import Settings
+from automaton_auditor.state import AgentState, Evidence, Finding, Source
+from automaton_auditor.storage import facts as cache_facts
+from automaton_auditor.storage.facts import DocFacts, RepoFacts, VisionFacts
 
 log = logging.getLogger(__name__)
 INPUT_FACETS: dict[Source, str] = {"repo": "repo.acquire", "doc": "doc.ingest",
@@ -82,7 +88,7 @@ def _cached_repo(state: AgentState, settings: Settings) -> RepoFacts | None:
     root = cache_dir(settings)
     if root is None:
         return None
-    from automaton_auditor.cache_head import head_commit
+    from automaton_auditor.forensics.git.head import head_commit
 
     limits = git_limits(settings)
     commit = head_commit(parse_target(state["target"], limits), limits.timeout_s)
@@ -127,7 +133,7 @@ def _investigate_repo(state: AgentState, settings: Settings, rubric: Rubric) -> 
 
 
 def _report_sha(state: AgentState) -> str:
-    from automaton_auditor.tools.pdf_ingest import sha256_of
+    from automaton_auditor.forensics.pdf.ingest import sha256_of
 
     return state.get("report_sha256") or sha256_of(Path(state["report_path"]))
 
@@ -179,8 +185,8 @@ def _inspect_diagrams(state: AgentState, settings: Settings, rubric: Rubric) -> 
     diagrams, images = find_diagrams(Path(state["report_path"]), vision_limits(settings))
     status = "ok"
     if settings.vision_model and diagrams:
+        from automaton_auditor.forensics.vision.inspector import analyze_with_model
         from automaton_auditor.judging.models import build_chat_model
-        from automaton_auditor.tools.vision import analyze_with_model
 
         model = build_chat_model(settings.vision_model, settings)
         diagrams = asyncio.run(analyze_with_model(diagrams, images, model,

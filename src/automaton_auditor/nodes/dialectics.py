@@ -18,9 +18,9 @@ from typing import Any
 from langgraph.types import Send
 from typing_extensions import TypedDict
 
-from automaton_auditor.config import Settings
 from automaton_auditor.judging.rules import score_spread
 from automaton_auditor.rubric import Rubric
+from automaton_auditor.settings import Settings
 from automaton_auditor.state import AgentState, Evidence, Judge, JudicialOpinion
 
 log = logging.getLogger(__name__)

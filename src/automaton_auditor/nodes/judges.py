@@ -8,9 +8,9 @@ from typing import Any
 
 from langgraph.types import Send
 
-from automaton_auditor.config import Settings
 from automaton_auditor.judging.offline import offline_opinion
 from automaton_auditor.rubric import Dimension, Rubric
+from automaton_auditor.settings import Settings
 from automaton_auditor.state import JUDGES, AgentState, Judge, JudgeTask, JudicialOpinion
 
 log = logging.getLogger(__name__)

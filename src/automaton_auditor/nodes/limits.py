@@ -5,12 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from automaton_auditor.config import Settings
-from automaton_auditor.tools.git import GitLimits
+from automaton_auditor.forensics.git.acquire import GitLimits
+from automaton_auditor.settings import Settings
 
 if TYPE_CHECKING:  # imported lazily: input validation must not pay for numpy and PIL
-    from automaton_auditor.tools.pdf_model import ReportLimits
-    from automaton_auditor.tools.vision_pdf import VisionLimits
+    from automaton_auditor.forensics.pdf.model import ReportLimits
+    from automaton_auditor.forensics.vision.candidates import VisionLimits
 
 
 def git_limits(settings: Settings) -> GitLimits:
@@ -22,14 +22,14 @@ def git_limits(settings: Settings) -> GitLimits:
 
 def report_limits(settings: Settings) -> ReportLimits:
     """Report ingestion limits from the run settings."""
-    from automaton_auditor.tools.pdf_model import ReportLimits
+    from automaton_auditor.forensics.pdf.model import ReportLimits
 
     return ReportLimits(max_mb=settings.max_report_mb, max_pages=settings.max_report_pages)
 
 
 def vision_limits(settings: Settings) -> VisionLimits:
     """Diagram extraction limits from the run settings."""
-    from automaton_auditor.tools.vision_pdf import VisionLimits
+    from automaton_auditor.forensics.vision.candidates import VisionLimits
 
     return VisionLimits(max_pages=settings.max_report_pages)
 

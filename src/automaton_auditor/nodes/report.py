@@ -8,10 +8,10 @@ import time
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.config import Settings
 from automaton_auditor.judging.llm_usage import slowest_call_s, usage_totals
-from automaton_auditor.report.build import build_report
-from automaton_auditor.report.files import package_versions, write_report_files
+from automaton_auditor.output.build import build_report
+from automaton_auditor.output.files import package_versions, write_report_files
+from automaton_auditor.settings import Settings
 from automaton_auditor.state import AgentState
 
 

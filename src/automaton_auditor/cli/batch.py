@@ -1,0 +1,98 @@
+"""`audit batch PAIRS.csv`: many audits from a CSV/TSV file, a few at a time, one summary
+table (the batch itself runs in `automaton_auditor.batch`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from automaton_auditor.batch import (
+    BatchFileError,
+    JobResult,
+    criteria_ids,
+    read_jobs,
+    run_batch,
+    worst_exit,
+    write_summary,
+)
+from automaton_auditor.cli.errors import fail
+from automaton_auditor.exits import ExitCode
+
+
+def _short(target: str) -> str:
+    from automaton_auditor.output.files import target_slug
+
+    return target_slug(target)
+
+
+def summary_table(results: list[JobResult]) -> Table:
+    """The Rich table of a batch: one row per audit, one column per criterion (C1..Cn, named
+    in the caption)."""
+    ids = criteria_ids(results)
+    heads = [f"C{n}" for n in range(1, len(ids) + 1)]
+    legend = " · ".join(f"{h} {i}" for h, i in zip(heads, ids, strict=True))
+    table = Table(title=f"batch: {len(results)} audits, exit {worst_exit(results)}",
+                  caption=legend or None)
+    for name in ("#", "target", "overall", *heads, "verdict", "time", "exit", "error"):
+        table.add_column(name, overflow="fold", justify="right" if name in heads else "left")
+    for r in results:
+        overall = "—" if r.overall is None else f"{r.overall:.2f}"
+        table.add_row(str(r.row), _short(r.target), overall,
+                      *(str(r.criteria.get(i, "")) for i in ids), r.verdict,
+                      f"{r.seconds:.1f}s", str(r.exit_code), r.error)
+    return table
+
+
+def batch(
+    pairs: Annotated[Path, typer.Argument(
+        help="CSV or TSV file: target, report[, rubric] per row (header and # lines optional; "
+             "relative paths are read against the file's folder).")],
+    parallel: Annotated[int, typer.Option("--parallel", "-j", min=1,
+                                          help="Audits run at once.")] = 2,
+    output_dir: Annotated[Path, typer.Option(help="Where reports and the summary go.")
+    ] = Path("audit"),
+    rubric: Annotated[Path | None, typer.Option(help="Rubric for rows without one.")] = None,
+    model: Annotated[str | None, typer.Option(help="Judge model (env AUDITOR_MODEL).")] = None,
+    no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the caches.")] = False,
+    reuse_opinions: Annotated[bool, typer.Option(
+        "--reuse-opinions", help="Reuse cached model answers.")] = False,
+    fail_under: Annotated[float | None, typer.Option(
+        min=0, max=5, help="An audit below this score counts as exit 1.")] = None,
+    json_output: Annotated[bool, typer.Option(
+        "--json", help="Print only the JSON summary on stdout.")] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")] = False,
+) -> None:
+    """Audit many (target, report) pairs from a CSV/TSV file, a few at a time."""
+    from automaton_auditor.cli.flags import settings_from_flags
+    from automaton_auditor.settings import load_dotenv_if_present
+    from automaton_auditor.storage.kv import default_cache_dir
+
+    load_dotenv_if_present()
+    try:
+        jobs = read_jobs(pairs, output_dir)
+    except BatchFileError as exc:
+        raise fail(str(exc), ExitCode.INPUT) from None
+    settings = settings_from_flags(output_dir, rubric, model, [], None, 8, None, [], None)
+    state = settings.to_state()
+    state.update(cache_dir=None if no_cache else str(default_cache_dir()),
+                 reuse_opinions=reuse_opinions)
+    options = {"settings": state, "fail_under": fail_under}
+
+    def progress(result: JobResult) -> None:
+        if not (quiet or json_output):
+            typer.echo(f"[{result.row}/{len(jobs)}] exit {result.exit_code} "
+                       f"{result.seconds:.1f}s {result.target}", err=True)
+
+    results = run_batch(jobs, options, parallel, progress)
+    files = write_summary(results, output_dir)
+    if json_output:
+        typer.echo(Path(files["json"]).read_text(encoding="utf-8"), nl=False)
+    elif not quiet:
+        from rich.console import Console
+
+        Console().print(summary_table(results))
+        typer.echo(f"summary: {files['csv']} and {files['json']}", err=True)
+    raise typer.Exit(worst_exit(results))

@@ -1,0 +1,43 @@
+"""How a command ends: one `error:` line on stderr and the contract's exit code
+(`automaton_auditor.exits`), or the report's summary and exit 0/1."""
+
+from __future__ import annotations
+
+import sys
+
+import typer
+
+from automaton_auditor.exits import ExitCode, error_line
+from automaton_auditor.service import Outcome
+
+
+def fail(message: str, code: int) -> typer.Exit:
+    """Print one `error:` line; the caller raises the returned exit."""
+    typer.echo(error_line(message), err=True)
+    return typer.Exit(code)
+
+
+def finish(outcome: Outcome, json_output: bool, quiet: bool) -> None:
+    """Print what a run produced (JSON, or the summary table and the report's path) and end
+    the command with the outcome's exit code."""
+    final = outcome.final
+    report = final.get("final_report")
+    if json_output and report is not None:
+        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    elif not quiet and report is not None and report.criteria:
+        from rich.console import Console
+
+        from automaton_auditor.cli.console import summary_table
+
+        Console().print(summary_table(report))
+    files = final.get("report_files") or {}
+    if outcome.code == ExitCode.INPUT:
+        raise fail(outcome.message, outcome.code)
+    if files and not json_output and not quiet:
+        run = f" (run {final['run_id']})" if final.get("run_id") else ""
+        typer.echo(f"report: {files.get('markdown')}{run}", err=True)
+    if outcome.code in (ExitCode.FAILED, ExitCode.INTERRUPTED):
+        raise fail(outcome.message, outcome.code)
+    if outcome.code == ExitCode.FAIL_UNDER:
+        typer.echo(outcome.message, err=True)
+    raise typer.Exit(outcome.code)

@@ -1,0 +1,81 @@
+"""`audit resume`, `audit replay` and `audit runs`: the checkpointed runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from automaton_auditor.cli.errors import fail, finish
+from automaton_auditor.exits import ExitCode
+
+
+def resume(
+    run_id: Annotated[str, typer.Argument(help="The run id (see `audit runs`).")],
+    json_output: Annotated[bool, typer.Option("--json", help="Print only the JSON report.")
+                           ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
+    fail_under: Annotated[float | None, typer.Option(
+        min=0, max=5, help="Exit 1 when the overall score is below this.")] = None,
+) -> None:
+    """Resume an interrupted or failed audit from its last completed step."""
+    from automaton_auditor import service
+    from automaton_auditor.cli.run import progress_callback
+    from automaton_auditor.storage.runs import RunError
+
+    try:
+        info = service.load_run(run_id)
+    except RunError as exc:
+        raise fail(str(exc), ExitCode.INPUT) from None
+    if info.finished:
+        raise fail(f"run {run_id} is finished; use `audit replay {run_id}` to re-render its "
+                   "report", ExitCode.INPUT)
+    if not (quiet or json_output):
+        typer.echo(f"run {run_id}: resuming ({info.status})", err=True)
+    dims = len((info.values.get("rubric") or {}).get("dimensions") or [])
+    progress, on_update = progress_callback(quiet or json_output, 3 * dims)
+    with progress:
+        outcome = service.resume_audit(run_id, fail_under=fail_under, on_update=on_update)
+    finish(outcome, json_output, quiet)
+
+
+def replay(
+    run_id: Annotated[str, typer.Argument(help="The run id (see `audit runs`).")],
+    rubric: Annotated[Path | None, typer.Option(
+        help="Rubric whose synthesis rules (and wording) to apply; same dimension ids.")] = None,
+    output_dir: Annotated[Path | None, typer.Option(
+        help="Where to write the re-rendered report (default: the run's).")] = None,
+    json_output: Annotated[bool, typer.Option("--json", help="Print only the JSON report.")
+                           ] = False,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary table.")] = False,
+    fail_under: Annotated[float | None, typer.Option(
+        min=0, max=5, help="Exit 1 when the overall score is below this.")] = None,
+) -> None:
+    """Re-rule and re-render a judged run's report from its checkpoint; calls no model."""
+    from automaton_auditor import service
+    from automaton_auditor.rubric import RubricError, load_rubric
+
+    try:
+        loaded = load_rubric(rubric) if rubric is not None else None
+    except RubricError as exc:
+        raise fail(str(exc), ExitCode.INPUT) from None
+    outcome = service.replay_audit(run_id, loaded,
+                                   str(output_dir) if output_dir is not None else None,
+                                   fail_under=fail_under)
+    finish(outcome, json_output, quiet)
+
+
+def runs(limit: Annotated[int, typer.Option(min=1, help="How many runs to list.")] = 20) -> None:
+    """List recent runs (newest first) with where each stopped."""
+    from rich.console import Console
+    from rich.table import Table
+
+    from automaton_auditor.service import recent_runs
+
+    table = Table("run id", "target", "status", "score")
+    for info in recent_runs(limit):
+        report = info.values.get("final_report")
+        score = f"{report.overall_score:.2f}" if report is not None else ""
+        table.add_row(info.run_id, info.target, info.status, score)
+    Console().print(table)

@@ -1,0 +1,34 @@
+"""Call facts of the whole repository: selecting them by kind, quoting them, and turning them
+into a located finding (shared by the safety, structured-output and other finding families)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.state import Finding
+
+MAX_LISTED = 20
+
+
+def calls_of(facts: dict[str, JSON], kind: str) -> list[tuple[str, JSON]]:
+    """(path, call) pairs of one kind, in path and line order."""
+    return [(p, c) for p in sorted(facts) for c in facts[p].get("calls") or []
+            if c["kind"] == kind]
+
+
+def quote_calls(items: list[tuple[str, JSON]]) -> str:
+    """`path:line: snippet` lines of the first MAX_LISTED calls."""
+    return "\n".join(f"{p}:{c['line']}: {c['snippet']}" for p, c in items[:MAX_LISTED])
+
+
+def call_finding(facet: str, goal: str, found: bool, pattern: Any,
+                 items: list[tuple[str, JSON]], rationale: str, security: bool = False,
+                 confidence: float = 0.9,
+                 **data: Any) -> Finding:
+    """A finding located at the first of `items`, quoting them (at most MAX_LISTED)."""
+    loc = f"{items[0][0]}:{items[0][1]['line']}" if items else "."
+    return Finding(facet=facet, goal=goal, found=found, pattern=pattern, location=loc,
+                   content=quote_calls(items) or None, rationale=rationale, security=security,
+                   confidence=confidence,
+                   data={"locations": [f"{p}:{c['line']}" for p, c in items[:100]], **data})

@@ -1,0 +1,193 @@
+"""From per-file facts to findings: the graph, and the orchestration of the other families."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.topology import (
+    DETECTIVE,
+    END,
+    JUDGE,
+    START,
+    Topology,
+    rebuild,
+    to_rebuilt,
+)
+from automaton_auditor.state import Finding, RebuiltGraph
+
+
+def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
+                   stats: dict[str, int]) -> tuple[list[Finding], RebuiltGraph | None]:
+    """All code findings, sorted, and the rebuilt main graph."""
+    from automaton_auditor.forensics.code.personas import persona_findings
+    from automaton_auditor.forensics.code.safety import safety_findings
+    from automaton_auditor.forensics.code.state_schema import state_findings
+    from automaton_auditor.forensics.code.structured_output import llm_findings
+    from automaton_auditor.forensics.code.synthesis import justice_findings
+
+    main, others = rebuild(facts)
+    rebuilt = to_rebuilt(main) if main is not None else None
+    findings = [*graph_findings(main, rebuilt, others),
+                *state_findings(facts, main),
+                *safety_findings(facts, repo),
+                *llm_findings(facts, repo),
+                *persona_findings(repo, files, facts),
+                *justice_findings(facts, repo),
+                parse_finding(facts, stats)]
+    findings.sort(key=lambda f: (f.facet, f.location, f.goal))
+    return findings, rebuilt
+
+
+def parse_finding(facts: dict[str, JSON], stats: dict[str, int]) -> Finding:
+    """Which Python files could not be parsed (recorded, never fatal). Cache hits are left
+    out: the same commit must give the same findings, warm or cold."""
+    errors = {p: f["error"] for p, f in facts.items() if "error" in f}
+    first = sorted(errors)[:1]
+    return Finding(
+        facet="repo.acquire", goal="Every Python file parses", found=not errors,
+        pattern="neutral", location=f"{first[0]}:1" if first else ".",
+        content="\n".join(f"{p}: {e}" for p, e in sorted(errors.items())[:30]) or None,
+        rationale=(f"{stats['python_files']} Python files audited "
+                   f"({stats['skipped_prefilter']} hold none of the facts' keywords); "
+                   f"{len(errors)} could not be parsed."),
+        confidence=1.0,
+        data={"python_files": stats["python_files"],
+              "skipped_prefilter": stats["skipped_prefilter"],
+              "errors": dict(sorted(errors.items())[:100])})
+
+
+def _op_loc(op: JSON) -> str:
+    return f"{op['path']}:{op['line']}"
+
+
+def _ops_for(topo: Topology, pairs: list[tuple[str, str]]) -> list[JSON]:
+    seen: dict[str, JSON] = {}
+    for pair in pairs:
+        info = topo.edges.get(pair)
+        if info:
+            seen.setdefault(_op_loc(info["op"]), info["op"])
+    return [seen[k] for k in sorted(seen)]
+
+
+def _quote_ops(ops: list[JSON], limit: int = 25) -> str:
+    return "\n".join(f"{_op_loc(op)}: {op['snippet']}" for op in ops[:limit])
+
+
+def _g(facet: str, goal: str, found: bool, pattern: Any, location: str, content: str | None,
+       rationale: str, confidence: float = 0.9, **data: Any) -> Finding:
+    return Finding(facet=facet, goal=goal, found=found, pattern=pattern, location=location,
+                   content=content or None, rationale=rationale, confidence=confidence,
+                   data=data)
+
+
+def graph_findings(main: Topology | None, rebuilt: RebuiltGraph | None,
+                   others: list[Topology]) -> list[Finding]:
+    """Builder, topology, fan-out/fan-in, parallel detectives and judges, conditional
+    edges, and whether the flow is purely linear."""
+    if main is None or rebuilt is None:
+        return [_g("graph.builder", "A LangGraph StateGraph is built in code", False,
+                   "success", ".", None, "No StateGraph instantiation or builder call was "
+                   "found in any Python file (mentions in strings or comments do not count).")]
+    loc = main.builder.get("key") or (_op_loc(main.ops[0]) if main.ops else ".")
+    all_ops = sorted(main.ops, key=lambda o: (o["path"], o["line"]))
+    out = [
+        _g("graph.builder", "A LangGraph StateGraph is built in code", True, "success", loc,
+           main.builder.get("snippet"), f"StateGraph builder with {len(rebuilt.nodes)} nodes "
+           f"and {len(rebuilt.edges)} edges.", 1.0, state=main.builder.get("state"),
+           other_builders=[t.builder["key"] for t in others][:20]),
+        _g("graph.topology", "Rebuilt graph topology", True, "neutral", loc,
+           _quote_ops(all_ops, 40), _topology_text(rebuilt), 0.9,
+           nodes=rebuilt.nodes, edges=[list(e) for e in rebuilt.edges],
+           conditional={s: main.conditional[s]["targets"] for s in sorted(main.conditional)}),
+    ]
+    out += _fan_findings(main, rebuilt)
+    out += _parallel_findings(main, rebuilt, others)
+    return out
+
+
+def _topology_text(g: RebuiltGraph) -> str:
+    edges = ", ".join(f"{a}->{b}" for a, b in g.edges[:40])
+    return f"Nodes: {', '.join(g.nodes) or '(none)'}. Edges: {edges or '(none)'}."
+
+
+def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
+    out_pairs = [(s, t) for s, ts in g.fan_out.items() for t in ts]
+    in_pairs = [(s, d) for d, ss in g.fan_in.items() for s in ss]
+    out_ops, in_ops = _ops_for(main, out_pairs), _ops_for(main, in_pairs)
+    cond_ops = sorted((c["op"] for c in main.conditional.values()), key=_op_loc)
+    fan_out_text = "; ".join(f"{s} -> [{', '.join(t)}]" for s, t in g.fan_out.items())
+    fan_in_text = "; ".join(f"[{', '.join(s)}] -> {d}" for d, s in g.fan_in.items())
+    cond_text = "; ".join(f"{s} -> {main.conditional[s]['targets']}" for s in
+                          sorted(main.conditional))
+    return [
+        _g("graph.fan_out", "Fan-out: one node branches to parallel nodes", bool(g.fan_out),
+           "success", _op_loc(out_ops[0]) if out_ops else main.builder.get("key", "."),
+           _quote_ops(out_ops), f"Fan-out points: {fan_out_text}." if g.fan_out else
+           "No node has two or more parallel successors (static edges or Send).",
+           fan_out=g.fan_out),
+        _g("graph.fan_in", "Fan-in: a node joins parallel branches", bool(g.fan_in),
+           "success", _op_loc(in_ops[0]) if in_ops else main.builder.get("key", "."),
+           _quote_ops(in_ops), f"Fan-in points: {fan_in_text}." if g.fan_in else
+           "No node waits on two or more parallel predecessors.", fan_in=g.fan_in),
+        _g("graph.conditional_edges", "Conditional edges route the flow",
+           bool(main.conditional), "success",
+           _op_loc(cond_ops[0]) if cond_ops else main.builder.get("key", "."),
+           _quote_ops(cond_ops), f"Conditional edges: {cond_text}." if cond_text else
+           "No add_conditional_edges call on the main graph.",
+           error_routes=sorted({t for c in main.conditional.values() for t in c["targets"]
+                                if any(w in t.lower() for w in ("error", "fail", "abort"))})),
+        _g("graph.linear", "Graph is purely linear", g.linear, "failure",
+           main.builder.get("key", "."), _quote_ops(sorted(main.ops, key=_op_loc), 15),
+           "No fan-out and no conditional edge: every node runs one after another."
+           if g.linear else "The graph branches (fan-out or conditional edges).", 0.85),
+    ]
+
+
+def _parallel_group(g: RebuiltGraph, pattern: Any) -> tuple[str, list[str]] | None:
+    for source, targets in g.fan_out.items():
+        hits = [t for t in targets if pattern.search(t)]
+        if len(hits) >= 2 or (len(targets) == 1 and hits):
+            return source, hits
+    return None
+
+
+def _find_group(main: Topology, g: RebuiltGraph, others: list[Topology], pattern: Any
+                ) -> tuple[Topology, RebuiltGraph, tuple[str, list[str]]] | None:
+    # The main graph first; then subgraphs (judges are often a compiled subgraph that the
+    # main graph adds as one node).
+    for topo, graph in [(main, g), *((t, to_rebuilt(t)) for t in others)]:
+        group = _parallel_group(graph, pattern)
+        if group:
+            return topo, graph, group
+    return None
+
+
+def _parallel_findings(main: Topology, g: RebuiltGraph,
+                       others: list[Topology]) -> list[Finding]:
+    out = []
+    for facet, who, pattern in (("graph.parallel_detectives", "Detectives", DETECTIVE),
+                                ("graph.parallel_judges", "Judges", JUDGE)):
+        hit = _find_group(main, g, others, pattern)
+        if hit is None:
+            out.append(_g(facet, f"{who} run in parallel and are joined", False, "success",
+                          main.builder.get("key", "."), None,
+                          f"No fan-out point reaches two or more {who.lower()} "
+                          "(matched by node name).", 0.8, source=None, members=[], joins=[]))
+            continue
+        topo, graph, (source, members) = hit
+        ops = _ops_for(topo, [(source, t) for t in members])
+        joins = sorted(d for d, s in graph.fan_in.items() if set(members) & set(s))
+        where = "" if topo is main else f" (in the subgraph built at {topo.builder['key']})"
+        out.append(_g(
+            facet, f"{who} run in parallel and are joined", True, "success",
+            _op_loc(ops[0]) if ops else topo.builder.get("key", "."), _quote_ops(ops),
+            f"{source} fans out to {', '.join(members)}; joined at "
+            f"{', '.join(joins) or '(no static join)'}{where}.",
+            0.8, source=source, members=members, joins=joins,
+            subgraph=None if topo is main else topo.builder["key"]))
+    return out
+
+
+__all__ = ["END", "START", "build_findings"]

@@ -1,0 +1,223 @@
+"""Symbolic evaluation of the code that builds a LangGraph ``StateGraph``.
+
+Each scope (module body, function body) is read statement by statement with a small
+environment of string and list-of-string values, so that builder variables, aliases,
+loops over literal lists (unrolled), method chains and list-form ``add_edge`` are
+followed. Nothing is executed. Values are JSON-friendly: ``str``, ``list``, ``None``
+(unknown), ``{"ref": "name"}`` (resolved later across files) or ``{"builder": key}``.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from automaton_auditor.forensics.code.common import dotted, resolve, snippet, str_value
+
+GRAPH_METHODS = {"add_node", "add_edge", "add_conditional_edges", "set_entry_point",
+                 "set_finish_point", "set_conditional_entry_point", "add_sequence", "compile"}
+BUILDER_CLASSES = ("StateGraph", "MessageGraph", "Graph")
+MAX_UNROLL = 64
+SPECIAL = {"START": "__start__", "END": "__end__"}
+
+
+class Interp:
+    """Interprets the graph-building statements of one file."""
+
+    def __init__(self, path: str, lines: list[str], imports: dict[str, str],
+                 has_langgraph: bool, consts: dict[str, Any] | None = None) -> None:
+        self.path, self.lines, self.imports = path, lines, imports
+        self.consts = consts or {}
+        self.has_langgraph = has_langgraph
+        self.builders: list[dict[str, Any]] = []
+        self.ops: list[dict[str, Any]] = []
+
+    # --- values ------------------------------------------------------------------------
+    def ev(self, node: ast.AST | None, env: dict[str, Any], depth: int = 0) -> Any:
+        """The symbolic value of an expression."""
+        if node is None or depth > 30:
+            return None
+        text = str_value(node)
+        if isinstance(node, ast.Constant):
+            return text
+        if isinstance(node, ast.List | ast.Tuple | ast.Set):
+            return [self.ev(e, env, depth + 1) for e in node.elts]
+        if isinstance(node, ast.Dict):
+            return {"map": [[self.ev(k, env, depth + 1), self.ev(v, env, depth + 1)]
+                            for k, v in zip(node.keys, node.values, strict=True)]}
+        if isinstance(node, ast.Lambda):
+            return {"lambda": self.lambda_targets(node, env)}
+        name = dotted(node)
+        if name is None:
+            return None
+        if name in env:
+            return env[name]
+        if name in self.consts:  # a module-level list or string of this file
+            return self.consts[name]
+        full = resolve(name, self.imports) or name
+        tail = full.rsplit(".", 1)[-1]
+        if tail in SPECIAL and (full.startswith("langgraph") or name == tail):
+            return SPECIAL[tail]
+        return {"ref": full}
+
+    def lambda_targets(self, node: ast.Lambda, env: dict[str, Any]) -> dict[str, list[Any]]:
+        """Strings and ``Send`` targets a lambda can return."""
+        strings: list[Any] = []
+        sends: list[Any] = []
+        for sub in ast.walk(node.body):
+            if isinstance(sub, ast.Call) and self.is_send(sub.func) and sub.args:
+                sends.append(self.ev(sub.args[0], env))
+            elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+                strings.append(sub.value)
+            elif dotted(sub) in ("END", "START"):
+                strings.append(SPECIAL[str(dotted(sub))])
+        return {"strings": strings, "sends": sends}
+
+    def is_send(self, func: ast.AST) -> bool:
+        """True when a call target is LangGraph's ``Send``."""
+        full = resolve(dotted(func), self.imports) or ""
+        return full.rsplit(".", 1)[-1] == "Send"
+
+    def is_builder_class(self, func: ast.AST) -> bool:
+        """True when a call creates a StateGraph (through any alias)."""
+        name = dotted(func)
+        full = resolve(name, self.imports) or ""
+        tail = full.rsplit(".", 1)[-1]
+        if tail not in BUILDER_CLASSES:
+            return False
+        return full.startswith("langgraph") or (tail != "Graph" and name == tail)
+
+    # --- statements --------------------------------------------------------------------
+    def run_scope(self, scope: str, body: list[ast.stmt], env: dict[str, Any]) -> None:
+        """Interpret a block in order; nested functions are their own scopes."""
+        for stmt in body:
+            self.stmt(scope, stmt, env)
+
+    def stmt(self, scope: str, stmt: ast.stmt, env: dict[str, Any]) -> None:
+        """Interpret one statement."""
+        if isinstance(stmt, ast.Assign):
+            value = self.expr(scope, stmt.value, env)
+            for target in stmt.targets:
+                self.bind(target, value, env, scope)
+        elif isinstance(stmt, ast.AnnAssign) and stmt.value is not None:
+            self.bind(stmt.target, self.expr(scope, stmt.value, env), env, scope)
+        elif isinstance(stmt, ast.Expr | ast.Return) and stmt.value is not None:
+            self.expr(scope, stmt.value, env)
+        elif isinstance(stmt, ast.For | ast.AsyncFor):
+            self.loop(scope, stmt, env)
+        elif isinstance(stmt, ast.If | ast.While):
+            self.run_scope(scope, stmt.body, env)
+            self.run_scope(scope, stmt.orelse, env)
+        elif isinstance(stmt, ast.With | ast.AsyncWith):
+            for item in stmt.items:
+                self.expr(scope, item.context_expr, env)
+            self.run_scope(scope, stmt.body, env)
+        elif isinstance(stmt, ast.Try):
+            for block in (stmt.body, *[h.body for h in stmt.handlers], stmt.orelse,
+                          stmt.finalbody):
+                self.run_scope(scope, block, env)
+
+    def bind(self, target: ast.AST, value: Any, env: dict[str, Any], scope: str = "") -> None:
+        """Record an assignment (names and ``self.x`` attributes only)."""
+        name = dotted(target)
+        if name is not None:
+            env[name] = value
+            if name.startswith("self.") and isinstance(value, dict) and "builder" in value:
+                # ``self.graph = StateGraph(...)`` in __init__, edges added in other methods
+                self.ops.append({"op": "alias", "builder": value["builder"],
+                                 "alias": self.attr_key(scope, name), "line": 0,
+                                 "path": self.path, "args": [], "kwargs": {}, "snippet": ""})
+        elif isinstance(target, ast.Tuple | ast.List):
+            values = value if isinstance(value, list) and len(value) == len(target.elts) \
+                else [None] * len(target.elts)
+            for elt, item in zip(target.elts, values, strict=True):
+                self.bind(elt, item, env)
+
+    def loop(self, scope: str, stmt: ast.For | ast.AsyncFor, env: dict[str, Any]) -> None:
+        """Unroll a loop over a known list; otherwise read its body once."""
+        items = self.ev(stmt.iter, env)
+        if isinstance(items, list) and 0 < len(items) <= MAX_UNROLL:
+            for item in items:
+                self.bind(stmt.target, item, env)
+                self.run_scope(scope, stmt.body, env)
+        elif isinstance(items, dict) and items.get("ref") and isinstance(stmt.target, ast.Name):
+            # A list defined in another module: unrolled when the files are combined.
+            self.bind(stmt.target, {"each": items["ref"]}, env)
+            self.run_scope(scope, stmt.body, env)
+        else:
+            self.bind(stmt.target, None, env)
+            self.run_scope(scope, stmt.body, env)
+        self.run_scope(scope, stmt.orelse, env)
+
+    # --- calls -------------------------------------------------------------------------
+    def expr(self, scope: str, node: ast.expr, env: dict[str, Any]) -> Any:
+        """Evaluate an expression, recording any graph-building call in it."""
+        if isinstance(node, ast.Await):
+            node = node.value
+        if not isinstance(node, ast.Call):
+            return self.ev(node, env)
+        if self.is_builder_class(node.func):
+            key = f"{self.path}:{node.lineno}"
+            state = node.args[0] if node.args else next(
+                (kw.value for kw in node.keywords if kw.arg in ("state_schema", "schema")), None)
+            self.builders.append({"key": key, "line": node.lineno, "scope": scope,
+                                  "state": resolve(dotted(state), self.imports),
+                                  "snippet": snippet(self.lines, node)})
+            return {"builder": key}
+        if isinstance(node.func, ast.Attribute) and node.func.attr in GRAPH_METHODS:
+            return self.method(scope, node, env)
+        if isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
+            self.grow(node, env)
+        self.pass_builder(scope, node, env)
+        return None
+
+    def method(self, scope: str, node: ast.Call, env: dict[str, Any]) -> Any:
+        """A builder method call; chains evaluate their receiver first."""
+        assert isinstance(node.func, ast.Attribute)
+        receiver = self.expr(scope, node.func.value, env)
+        if not isinstance(receiver, dict) or "builder" not in receiver:
+            name = dotted(node.func.value)
+            if name is None or not self.has_langgraph:
+                return None
+            # An untyped helper such as ``def wire(g): g.add_edge(...)``: its own builder,
+            # merged with the caller's when the caller passes its builder in.
+            key = self.attr_key(scope, name) if name.startswith("self.") \
+                else f"{self.path}::{scope}::{name}"
+            receiver = {"builder": key}
+        op = node.func.attr
+        args = [self.ev(a, env) for a in node.args]
+        kwargs = {kw.arg: self.ev(kw.value, env) for kw in node.keywords if kw.arg}
+        if op == "add_node" and node.args:
+            args.append(dotted(node.args[-1]) or "")
+        self.ops.append({"op": op, "builder": receiver["builder"], "line": node.lineno,
+                         "args": args, "kwargs": kwargs, "path": self.path,
+                         "snippet": snippet(self.lines, node, 300)})
+        return None if op == "compile" else receiver
+
+    def attr_key(self, scope: str, name: str) -> str:
+        """One builder key per ``self.<attr>`` per class, shared by all its methods."""
+        owner = scope.rsplit(".", 1)[0] if "." in scope else scope
+        return f"{self.path}::{owner}::{name}"
+
+    def grow(self, node: ast.Call, env: dict[str, Any]) -> None:
+        """``names.append("x")`` / ``names.extend([...])`` on a known list of names."""
+        assert isinstance(node.func, ast.Attribute)
+        name = dotted(node.func.value)
+        if name is None or not isinstance(env.get(name), list) or not node.args:
+            return
+        value = self.ev(node.args[0], env)
+        if node.func.attr == "append":
+            env[name] = [*env[name], value]
+        elif isinstance(value, list):
+            env[name] = [*env[name], *value]
+
+    def pass_builder(self, scope: str, node: ast.Call, env: dict[str, Any]) -> None:
+        """Record ``helper(builder)`` so the helper's edges join the caller's graph."""
+        for index, arg in enumerate(node.args):
+            value = self.ev(arg, env)
+            if isinstance(value, dict) and "builder" in value:
+                self.ops.append({"op": "pass_builder", "builder": value["builder"],
+                                 "line": node.lineno, "path": self.path,
+                                 "func": resolve(dotted(node.func), self.imports),
+                                 "index": index, "args": [], "kwargs": {}, "snippet": ""})
+

@@ -1,0 +1,43 @@
+"""What the call classifier needs from the walk that feeds it: where a node sits (`Ctx`) and
+a recorder of call facts (`CallRecorder`, implemented by `calls.CallCollector`). Kept apart so
+the classifier and the walk do not import each other."""
+
+from __future__ import annotations
+
+import ast
+from typing import Any, NamedTuple, Protocol
+
+from automaton_auditor.forensics.code.common import JSON
+
+
+class Ctx(NamedTuple):
+    """Where a node sits: enclosing function and class, and the guards around it."""
+
+    func: str = ""
+    cls: str = ""
+    in_try: bool = False
+    in_loop: bool = False
+    tempdir: bool = False
+
+
+class CallRecorder(Protocol):
+    """The walk's side of call classification."""
+
+    imports: dict[str, str]
+    functions: dict[str, JSON]
+    idents: dict[str, JSON]
+
+    def add(self, kind: str, node: ast.AST, ctx: Ctx, **extra: Any) -> None:
+        """Record one call fact."""
+
+    def shell(self, node: ast.Call) -> bool:
+        """True for ``shell=True``."""
+
+    def is_send(self, node: ast.Call) -> bool:
+        """True when the call constructs LangGraph's ``Send``."""
+
+    def first_arg(self, node: ast.Call, ctx: Ctx) -> ast.expr | None:
+        """The command argument of a process call."""
+
+    def literal(self, node: ast.expr | None, ctx: Ctx | None = None, depth: int = 0) -> bool:
+        """True when the argument carries no data."""

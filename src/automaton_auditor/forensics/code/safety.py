@@ -1,0 +1,134 @@
+"""Safety findings, confirmed only by code: shell calls, eval/exec, the clone sandbox,
+timeouts and error handling around subprocess calls."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.facts import call_finding, calls_of
+from automaton_auditor.forensics.code.source import function_source, function_tokens
+from automaton_auditor.state import Finding
+
+AUTH = re.compile(r"auth|credential|permission|\b40[13]\b|username|password|terminal prompts",
+                  re.I)
+URL_CHECK = re.compile(r"urlparse|urlsplit|valid|saniti|allow|fullmatch|\bmatch\b|"
+                       r"startswith|netloc|scheme", re.I)
+VALIDATOR = re.compile(r"valid\w*(url|repo|target)|(url|repo|target)\w*valid|saniti[sz]e",
+                       re.I)
+
+
+def _dangerous(facet: str, goal: str, items: list[tuple[str, JSON]], what: str) -> Finding:
+    # Data-driven input is the flaw; a constant command is poor style, not an injection.
+    tainted = [(p, c) for p, c in items if not c.get("literal")]
+    chosen = tainted or items
+    if not items:
+        return call_finding(facet, goal, False, "failure", [], f"No {what} in the code.")
+    text = (f"{len(tainted)} {what} on non-literal input (data reaches a shell or "
+            "interpreter)." if tainted else f"{len(items)} {what} with constant input only.")
+    return call_finding(facet, goal, True, "failure", chosen, text, security=bool(tainted),
+              confidence=0.9 if tainted else 0.6, tainted=len(tainted), total=len(items))
+
+
+def safety_findings(facts: dict[str, JSON], repo: Path | None = None) -> list[Finding]:
+    """All ``safety.*`` findings (`repo` lets function bodies be read for the clone
+    function's error and input handling)."""
+    processes = calls_of(facts, "process")
+    os_calls = [(p, c) for p, c in processes if c["name"].startswith("os.")]
+    shell = [(p, c) for p, c in processes if c["name"].startswith("subprocess.") and c["shell"]]
+    out = [
+        _dangerous("safety.os_system", "os.system / os.popen call", os_calls,
+                   "os.system/os.popen call(s)"),
+        _dangerous("safety.shell_true", "subprocess call with shell=True", shell,
+                   "subprocess call(s) with shell=True"),
+        _dangerous("safety.eval_exec", "eval / exec call", calls_of(facts, "eval_exec"),
+                   "eval/exec call(s)"),
+    ]
+    out += _clone_findings(facts, processes, repo)
+    return out
+
+
+def _tokens_of(facts: dict[str, JSON], repo: Path | None, path: str, func: str) -> str:
+    info = (facts.get(path, {}).get("functions") or {}).get(func)
+    if repo is None or not info:
+        return ""
+    return " ".join(function_tokens(repo, path, info["line"], info["end"]))
+
+
+def _owner(func: str) -> str:
+    return func.rsplit(".", 1)[0] if "." in func else ""
+
+
+def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
+                    repo: Path | None) -> list[Finding]:
+    clones = calls_of(facts, "clone")
+    temps = calls_of(facts, "tempdir")
+    temp_scopes = {(p, c["func"]) for p, c in temps}
+    # ``__enter__`` makes the TemporaryDirectory, ``clone`` uses it: same class, same sandbox
+    temp_scopes |= {(p, _owner(c["func"])) for p, c in temps if "." in c["func"]}
+    sandbox_callees = {c["callee"] for _p, c in calls_of(facts, "in_tempdir")}
+    sandboxed = [(p, c) for p, c in clones if c.get("tempdir") or (p, c["func"]) in temp_scopes
+                 or (p, _owner(c["func"])) in temp_scopes
+                 or c["func"].rsplit(".", 1)[-1] in sandbox_callees]
+    sub = [(p, c) for p, c in processes if c["name"].startswith("subprocess.")]
+    bodies = {(p, c["func"]): _tokens_of(facts, repo, p, c["func"])
+              for p, c in [*sub, *clones]}
+    handled = [(p, c) for p, c in sub if c["in_try"] or c["check"]
+               or "returncode" in bodies[(p, c["func"])]]
+    timed = [(p, c) for p, c in sub if c["timeout"]]
+    return [
+        _clone_function(facts, clones, repo),
+        call_finding("safety.clone_sandbox", "Clone runs inside a temporary directory",
+           bool(sandboxed) and len(sandboxed) == len(clones), "success", sandboxed or clones,
+           (f"{len(sandboxed)} of {len(clones)} clone call(s) run in a tempfile directory."
+            if clones else "No clone call found, so no sandboxed clone."),
+           tempdir_calls=[f"{p}:{c['line']}" for p, c in temps[:50]]),
+        call_finding("safety.subprocess_errors", "Subprocess calls are checked for errors",
+           bool(sub) and len(handled) * 2 >= len(sub), "success", handled or sub,
+           f"{len(handled)} of {len(sub)} subprocess call(s) sit in try blocks or pass check=.",
+           confidence=0.75, handled=len(handled), total=len(sub)),
+        call_finding("safety.timeouts", "Subprocess calls set a timeout", bool(timed), "success",
+           timed or sub, f"{len(timed)} of {len(sub)} subprocess call(s) pass timeout=.",
+           confidence=0.8, timed=len(timed), total=len(sub)),
+        *_clone_input_findings(facts, clones, bodies),
+    ]
+
+
+def _clone_function(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
+                    repo: Path | None) -> Finding:
+    """The function that runs the clone, quoted whole (the rubric asks for it)."""
+    names = ", ".join(sorted({c["func"] or "<module>" for _p, c in clones})) or "no function"
+    finding = call_finding("safety.clone", "Function that executes the repository clone",
+                           bool(clones), "neutral", clones,
+                           f"{len(clones)} clone call(s) in {names}.",
+                           functions=sorted({f"{p}:{c['func']}" for p, c in clones}))
+    if not clones or repo is None:
+        return finding
+    path, call = clones[0]
+    info = (facts[path].get("functions") or {}).get(call["func"])
+    if not info:
+        return finding
+    source = function_source(repo, path, info["line"], info["end"])
+    return finding.model_copy(update={"content": source, "location": f"{path}:{info['line']}"})
+
+
+def _clone_input_findings(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
+                          bodies: dict[tuple[str, str], str]) -> list[Finding]:
+    auth = [(p, c) for p, c in clones if AUTH.search(bodies.get((p, c["func"]), ""))]
+    validators = sorted(f"{p}:{info['line']}" for p in sorted(facts)
+                        for q, info in (facts[p].get("functions") or {}).items()
+                        if VALIDATOR.search(q.rsplit(".", 1)[-1]))
+    checked = [(p, c) for p, c in clones if URL_CHECK.search(bodies.get((p, c["func"]), ""))]
+    return [
+        call_finding("safety.auth_errors", "Clone handles authentication failures", bool(auth),
+           "success", auth or clones,
+           (f"{len(auth)} of {len(clones)} clone function(s) test for authentication or "
+            "permission errors in code." if clones else "No clone function."),
+           confidence=0.5),
+        call_finding("safety.url_validation", "Repository URL is validated before cloning",
+           bool(checked or validators), "success", checked or clones,
+           (f"URL checks in the clone function: {len(checked)}; validator functions: "
+            f"{', '.join(validators[:5]) or 'none'}."), confidence=0.6,
+           validators=validators[:20]),
+    ]

@@ -1,0 +1,102 @@
+"""State findings: the graph state class, its reducers, and the evidence/opinion models."""
+
+from __future__ import annotations
+
+import re
+
+from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.topology import Topology
+from automaton_auditor.state import Finding
+
+TYPED_BASES = {"BaseModel", "TypedDict", "MessagesState"}
+
+
+def typed_classes(facts: dict[str, JSON]) -> dict[str, tuple[str, JSON, str]]:
+    """Class name -> (path, class facts, root base) for BaseModel/TypedDict classes,
+    following inheritance between the repository's own classes."""
+    all_classes = [(p, c) for p in sorted(facts) for c in facts[p].get("classes") or []]
+    found: dict[str, tuple[str, JSON, str]] = {}
+    changed = True
+    while changed:
+        changed = False
+        for path, cls in all_classes:
+            if cls["name"] in found:
+                continue
+            for base in cls["bases"]:
+                tail = base.rsplit(".", 1)[-1].split("[")[0]
+                root = tail if tail in TYPED_BASES else (found[tail][2] if tail in found
+                                                        else None)
+                if root:
+                    found[cls["name"]] = (path, cls, root)
+                    changed = True
+                    break
+    return found
+
+
+def _state_class(classes: dict[str, tuple[str, JSON, str]],
+                 main: Topology | None) -> tuple[str, JSON, str] | None:
+    wanted = (main.builder.get("state") or "") if main else ""
+    tail = wanted.rsplit(".", 1)[-1]
+    if tail in classes:
+        return classes[tail]
+    for name in sorted(classes, key=lambda n: (n != "AgentState", not n.endswith("State"), n)):
+        if name.endswith("State") and classes[name][2] in ("TypedDict", "MessagesState",
+                                                          "BaseModel"):
+            return classes[name]
+    return None
+
+
+def _f(facet: str, goal: str, found: bool, location: str, content: str | None,
+       rationale: str, **data: object) -> Finding:
+    return Finding(facet=facet, goal=goal, found=found, pattern="success", location=location,
+                   content=content, rationale=rationale, confidence=0.9, data=dict(data))
+
+
+def state_findings(facts: dict[str, JSON], main: Topology | None) -> list[Finding]:
+    """``state.agent_state``, ``state.reducers``, ``state.collections``, ``state.models``."""
+    classes = typed_classes(facts)
+    state = _state_class(classes, main)
+    out = [_models(classes)]
+    if state is None:
+        text = "No TypedDict or BaseModel graph state class was found in code."
+        return [*out, _f("state.agent_state", "A typed graph state class is defined", False,
+                         ".", None, text),
+                _f("state.reducers", "State declares reducers in Annotated hints", False,
+                   ".", None, text)]
+    path, cls, root = state
+    loc = f"{path}:{cls['line']}"
+    reducers = {f["name"]: f["reducer"] for f in cls["fields"] if f["reducer"]}
+    fields = {f["name"]: f["annotation"] for f in cls["fields"]}
+    evidence = sorted(n for n, a in fields.items() if "Evidence" in a)
+    opinions = sorted(n for n, a in fields.items() if "Opinion" in a)
+    reducer_lines = "\n".join(f"{path}:{f['line']}: {f['name']}: {f['annotation']}"
+                              for f in cls["fields"] if f["reducer"])
+    return [*out,
+            _f("state.agent_state", "A typed graph state class is defined", True, loc,
+               cls["source"], f"{cls['name']} ({root}) with {len(fields)} annotated fields.",
+               name=cls["name"], base=root, fields=fields),
+            _f("state.reducers", "State declares reducers in Annotated hints", bool(reducers),
+               loc, reducer_lines or cls["source"],
+               (f"Reducers: {', '.join(f'{k}={v}' for k, v in sorted(reducers.items()))}."
+                if reducers else f"{cls['name']} has no Annotated reducer: parallel writes "
+                "to the same key overwrite each other."), reducers=reducers),
+            _f("state.collections", "State holds collections of evidence and opinions",
+               bool(evidence and opinions), loc, cls["source"],
+               f"Evidence fields: {evidence or 'none'}; opinion fields: {opinions or 'none'}.",
+               evidence_fields=evidence, opinion_fields=opinions)]
+
+
+def _models(classes: dict[str, tuple[str, JSON, str]]) -> Finding:
+    evidence = [n for n in sorted(classes) if re.search(r"Evidence$", n)
+                and classes[n][2] == "BaseModel"]
+    opinion = [n for n in sorted(classes) if re.search(r"Opinion$", n)
+               and classes[n][2] == "BaseModel"]
+    chosen = [classes[n] for n in (evidence[:1] + opinion[:1])]
+    return _f("state.models", "Evidence and JudicialOpinion are Pydantic models",
+              bool(evidence and opinion),
+              f"{chosen[0][0]}:{chosen[0][1]['line']}" if chosen else ".",
+              "\n\n".join(c[1]["source"][:900] for c in chosen) or None,
+              f"Pydantic evidence models: {evidence or 'none'}; opinion models: "
+              f"{opinion or 'none'}.",
+              evidence_models=evidence, opinion_models=opinion,
+              typed_classes=sorted(classes)[:100])

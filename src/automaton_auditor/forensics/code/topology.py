@@ -1,0 +1,296 @@
+"""Rebuilding the audited LangGraph topology from the recorded builder operations."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.resolve import Resolver
+from automaton_auditor.state import RebuiltGraph
+
+START, END = "__start__", "__end__"
+# Node names, matched on word parts: "repo" is a detective, "report_writer" is not.
+DETECTIVE = re.compile(r"detective|investigat|vision|analy[sz]|inspect|(^|[_\W])(repo|docs?|"
+                       r"pdf|git|code|ast)([_\W]|$)", re.I)
+JUDGE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead|critic|persona|evaluat|opinion|"
+                   r"assess|deliberat|grader", re.I)
+
+
+@dataclass
+class Topology:
+    """A rebuilt graph with the operations each edge came from."""
+
+    key: str
+    builder: JSON
+    nodes: dict[str, JSON] = field(default_factory=dict)
+    edges: dict[tuple[str, str], JSON] = field(default_factory=dict)
+    conditional: dict[str, JSON] = field(default_factory=dict)
+    ops: list[JSON] = field(default_factory=list)
+
+
+def group_builders(facts: dict[str, JSON], resolver: Resolver) -> dict[str, list[JSON]]:
+    """Operations per builder, with helper functions' builders merged into their callers'."""
+    parent: dict[str, str] = {}
+
+    def find(key: str) -> str:
+        while parent.get(key, key) != key:
+            key = parent[key]
+        return key
+
+    ops = [op for path in sorted(facts) for op in facts[path].get("ops") or []]
+    for op in ops:
+        if op["op"] == "alias":
+            parent[find(op["alias"])] = find(op["builder"])
+        if op["op"] != "pass_builder":
+            continue
+        target = resolver.function(op.get("func"), op["path"])
+        if target is None:
+            continue
+        params = target[1].get("params") or []
+        index = op["index"] + (1 if params[:1] in (["self"], ["cls"]) else 0)
+        if index < len(params):
+            for other in ops:
+                if other["builder"].endswith(f"::{params[index]}") and \
+                        other["builder"].startswith(f"{target[0]}::"):
+                    parent[find(other["builder"])] = find(op["builder"])
+    groups: dict[str, list[JSON]] = {}
+    for op in ops:
+        if op["op"] not in ("pass_builder", "alias"):
+            groups.setdefault(find(op["builder"]), []).append(op)
+    return groups
+
+
+def rebuild(facts: dict[str, JSON]) -> tuple[Topology | None, list[Topology]]:
+    """The main graph (most nodes) and every other builder found."""
+    resolver = Resolver(facts)
+    builders = {b["key"]: b for path in sorted(facts) for b in facts[path].get("builders") or []}
+    topologies = []
+    for key, ops in sorted(group_builders(facts, resolver).items()):
+        # A builder never seen being created (a helper's parameter): located at its first
+        # operation, so every location stays ``path:line``.
+        first = min(ops, key=lambda o: (o["path"], o["line"]))
+        topo = Topology(key, builders.get(key, {"key": f"{first['path']}:{first['line']}",
+                                                 "line": first["line"],
+                                                 "snippet": first["snippet"], "state": None}),
+                        ops=ops)
+        for op in ops:
+            for one in _expand(op, resolver):
+                _apply(topo, one, resolver)
+        _command_edges(topo, resolver)
+        topologies.append(topo)
+    for key in sorted(set(builders) - {t.key for t in topologies}):
+        topologies.append(Topology(key, builders[key]))
+    if not topologies:
+        return None, []
+    ranked = sorted(topologies, key=lambda t: (-len(t.nodes), -len(t.edges), t.key))
+    return ranked[0], ranked[1:]
+
+
+def _each_marker(value: Any) -> str | None:
+    if isinstance(value, dict):
+        if "each" in value:
+            return str(value["each"])
+        return next((m for v in value.values() if (m := _each_marker(v))), None)
+    if isinstance(value, list):
+        return next((m for v in value if (m := _each_marker(v))), None)
+    return None
+
+
+def _substitute(value: Any, marker: str, item: Any) -> Any:
+    if isinstance(value, dict):
+        if value.get("each") == marker:
+            return item
+        return {k: _substitute(v, marker, item) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_substitute(v, marker, item) for v in value]
+    return value
+
+
+def _expand(op: JSON, res: Resolver, depth: int = 0) -> list[JSON]:
+    """Unroll an operation recorded inside a loop over another module's list."""
+    marker = _each_marker([op["args"], op["kwargs"]])
+    if marker is None or depth > 3:
+        return [op]
+    items = res.value({"ref": marker}, op["path"])
+    if not isinstance(items, list):
+        items = [None]
+    out: list[JSON] = []
+    for item in items[:64]:
+        one = {**op, "args": _substitute(op["args"], marker, item),
+               "kwargs": _substitute(op["kwargs"], marker, item)}
+        out += _expand(one, res, depth + 1)
+    return out
+
+
+def _command_edges(topo: Topology, res: Resolver) -> None:
+    """Nodes whose function returns ``Command(goto=...)`` route without add_edge."""
+    for name, info in sorted(topo.nodes.items()):
+        found = res.function(str(info.get("fn") or ""), info["op"]["path"])
+        gotos = sorted({g for g in (found[1].get("gotos") or [])} if found else set())
+        if not gotos or name in topo.conditional:
+            continue
+        topo.conditional[name] = {"op": info["op"], "targets": gotos, "send": False,
+                                  "sends": [], "router": "Command(goto=...)"}
+        for target in gotos:
+            _edge(topo, name, target, info["op"], "conditional")
+
+
+def _edge(topo: Topology, src: str | None, dst: str | None, op: JSON, kind: str) -> None:
+    if src and dst:
+        topo.edges.setdefault((src, dst), {"op": op, "kind": kind})
+
+
+def _apply(topo: Topology, op: JSON, res: Resolver) -> None:
+    path, args, kwargs, name = op["path"], op["args"], op["kwargs"], op["op"]
+    if name == "add_node":
+        _add_node(topo, op, res)
+    elif name == "add_edge":
+        src = kwargs.get("start_key", args[0] if args else None)
+        dst = res.name(kwargs.get("end_key", args[1] if len(args) > 1 else None), path)
+        sources = res.value(src, path)
+        for item in sources if isinstance(sources, list) else [src]:
+            _edge(topo, res.name(item, path), dst, op, "static")
+    elif name == "add_sequence" and args:
+        seq = res.value(args[0], path)
+        names = [res.name(i[0] if isinstance(i, list) else i, path)
+                 for i in (seq if isinstance(seq, list) else [])]
+        for n in names:
+            if n:
+                topo.nodes.setdefault(n, {"op": op, "fn": n})
+        for a, b in itertools.pairwise(names):
+            _edge(topo, a, b, op, "static")
+    elif name == "set_entry_point" and args:
+        _edge(topo, START, res.name(args[0], path), op, "static")
+    elif name == "set_finish_point" and args:
+        _edge(topo, res.name(args[0], path), END, op, "static")
+    elif name in ("add_conditional_edges", "set_conditional_entry_point"):
+        _conditional(topo, op, res)
+
+
+def _add_node(topo: Topology, op: JSON, res: Resolver) -> None:
+    args, kwargs, path = op["args"], op["kwargs"], op["path"]
+    real = args[:-1]
+    fn = args[-1] if args else ""
+    if "node" in kwargs:
+        node = res.name(kwargs["node"], path)
+        fn = str((kwargs.get("action") or {}).get("ref", "")) if isinstance(
+            kwargs.get("action"), dict) else fn
+    elif len(real) >= 2 or (len(real) == 1 and "action" in kwargs):
+        node = res.name(real[0], path)
+    elif len(real) == 1:
+        node = res.name(real[0], path)
+        fn = str(real[0].get("ref", "")) if isinstance(real[0], dict) else fn
+    else:
+        return
+    if node:
+        topo.nodes.setdefault(node, {"op": op, "fn": fn})
+
+
+def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:
+    args, kwargs, path = op["args"], op["kwargs"], op["path"]
+    entry = op["op"] == "set_conditional_entry_point"
+    source = START if entry else res.name(kwargs.get("source", args[0] if args else None), path)
+    rest = args if entry else args[1:]
+    router = kwargs.get("path", rest[0] if rest else None)
+    path_map = kwargs.get("path_map", rest[1] if len(rest) > 1 else None)
+    targets, sends = _targets(router, path_map, path, res)
+    if not source:
+        return
+    topo.conditional[source] = {"op": op, "targets": targets, "send": bool(sends),
+                                "sends": sorted(sends),
+                                "router": router.get("ref") if isinstance(router, dict) else None}
+    for target in targets:
+        _edge(topo, source, target, op, "send" if target in sends else "conditional")
+
+
+def _targets(router: Any, path_map: Any, path: str, res: Resolver) -> tuple[list[str], set[str]]:
+    sends: set[str] = set()
+    router_targets: list[str] = []
+    if isinstance(router, dict) and "lambda" in router:
+        lam = router["lambda"]
+        sends = {n for n in (res.name(s, path) for s in lam["sends"]) if n}
+        router_targets = [*lam["strings"], *sends]
+    elif isinstance(router, dict) and router.get("ref"):
+        sends, returns = _router_targets(str(router["ref"]), path, res, 0)
+        router_targets = [*sends, *returns]
+    mapped = res.value(path_map, path)
+    if isinstance(mapped, dict) and "map" in mapped:
+        explicit = [res.name(v, path) for _k, v in mapped["map"]]
+    elif isinstance(mapped, list):
+        explicit = [res.name(v, path) for v in mapped]
+    else:
+        explicit = []
+    chosen = [t for t in explicit if t] or router_targets
+    chosen += sorted(sends - set(chosen))
+    return sorted(set(chosen)), sends
+
+
+def _router_targets(ref: str, path: str, res: Resolver, depth: int) -> tuple[set[str], list[str]]:
+    """Send targets and returned node names of a router, following ``return helper(...)``
+    a few calls deep."""
+    found = res.function(ref, path)
+    if found is None or depth > 3:
+        return set(), []
+    fpath, info = found
+    sends = _function_sends(info, fpath, res)
+    sends |= {str(n) for n in info.get("returns_many") or []}
+    names: list[str] = []
+    for item in info.get("returns") or []:
+        if isinstance(item, dict) and item.get("call"):
+            more_sends, more = _router_targets(str(item["call"]), fpath, res, depth + 1)
+            sends |= more_sends
+            names += more
+        else:
+            name = res.name(item, fpath)
+            if name:
+                names.append(name)
+    return sends, names
+
+
+def _function_sends(info: JSON, path: str, res: Resolver) -> set[str]:
+    names: set[str] = set()
+    loops = info.get("loops") or {}
+    for send in info.get("sends") or []:
+        if isinstance(send, str):
+            names.add(send)
+            continue
+        ref = send.get("ref") if isinstance(send, dict) else None
+        bound = res.value(loops.get(ref), path) if ref in loops else None
+        if isinstance(bound, list):
+            names.update(b for b in bound if isinstance(b, str))
+        elif ref:
+            value = res.name({"ref": ref}, path)
+            if value:
+                names.add(value)
+    return names
+
+
+def to_rebuilt(topo: Topology) -> RebuiltGraph:
+    """The shared `RebuiltGraph` model, with fan-out/fan-in computed from the edges."""
+    out: dict[str, set[str]] = {}
+    into: dict[str, set[str]] = {}
+    statics = {src for (src, _dst), info in topo.edges.items() if info["kind"] == "static"}
+    for (src, dst), info in topo.edges.items():
+        # A branch chosen by a router runs beside the source's static successors.
+        if info["kind"] in ("static", "send") or src in statics:
+            out.setdefault(src, set()).add(dst)
+        if info["kind"] == "static":
+            into.setdefault(dst, set()).add(src)
+    fan_out = {s: sorted(t) for s, t in out.items()
+               if len(t) >= 2 or topo.conditional.get(s, {}).get("send")}
+    fan_in = {d: sorted(s) for d, s in into.items() if len(s) >= 2 and d != END}
+    for info in topo.conditional.values():
+        for target in info["sends"]:
+            for (a, b), edge in topo.edges.items():
+                if a == target and edge["kind"] == "static" and b != END:
+                    fan_in.setdefault(b, sorted(into.get(b, {target})))
+    builder = topo.builder
+    return RebuiltGraph(
+        builder=builder.get("snippet", "")[:300], location=builder.get("key", ""),
+        nodes=sorted(topo.nodes), edges=sorted(topo.edges),
+        conditional_sources=sorted(topo.conditional),
+        fan_out=dict(sorted(fan_out.items())), fan_in=dict(sorted(fan_in.items())),
+        linear=not fan_out and not topo.conditional)

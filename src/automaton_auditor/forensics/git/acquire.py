@@ -1,0 +1,292 @@
+"""Acquiring the audited repository safely, and the git narrative of its history.
+
+Targets are validated before any I/O (`parse_target`), then cloned into a fresh directory
+(`acquire`): remote targets are partial clones over https that leave out blobs over 1 MB;
+local targets are cloned with ``--no-local`` so their own ``.git/config`` and hooks never
+run. Files are written from the object store by us (never by ``git checkout``), so symlinks,
+submodules, LFS filters and large blobs never reach the disk. The audited code is never
+imported or executed.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit
+
+from automaton_auditor.forensics.git import clone as git_clone
+from automaton_auditor.forensics.git.materialize import TreeTooLarge, materialize
+from automaton_auditor.forensics.git.runner import GitResult, run_git
+from automaton_auditor.forensics.git.story import narrative_findings
+from automaton_auditor.state import Finding
+
+
+class InvalidTarget(ValueError):
+    """A target refused before any I/O; the message is a one-line reason."""
+
+
+class AcquisitionError(RuntimeError):
+    """Cloning failed; `kind` classifies why (not_found, authentication, timeout,
+    too_large, network, not_a_repository, git_error)."""
+
+    def __init__(self, kind: str, message: str) -> None:
+        super().__init__(message)
+        self.kind = kind
+
+
+@dataclass(frozen=True)
+class Target:
+    """A validated target: a normalised https URL or a resolved local path."""
+
+    kind: Literal["remote", "local"]
+    value: str
+
+
+@dataclass(frozen=True)
+class GitLimits:
+    """Caps on acquisition; all configurable."""
+
+    timeout_s: float = 120
+    max_repo_mb: int = 500
+    max_files: int = 50_000
+    depth: int | None = None
+    allowed_hosts: tuple[str, ...] = ("github.com", "gitlab.com", "bitbucket.org")
+    # Blobs larger than this are left out of remote clones and never written to disk.
+    max_blob_bytes: int = 1_048_576
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """A cloned repository: where it is, its HEAD commit and its tracked paths."""
+
+    path: Path
+    commit: str
+    files: list[str]
+    # Tracked paths not written to disk: symlinks, submodules, blobs over the size cap.
+    skipped: dict[str, str] = field(default_factory=dict)
+    shallow: bool = False
+
+
+# Characters a shell would interpret; none belongs in a repository URL or a path we accept.
+_SHELL_META = set(";&|`$<>(){}[]*?!'\"\\\n\r\t")
+_SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
+_SEGMENT = re.compile(r"^[A-Za-z0-9_.-]+$")
+# Hosts whose repositories are always <owner>/<repo> (GitLab allows nested groups).
+_TWO_LEVEL_HOSTS = {"github.com", "bitbucket.org"}
+
+
+def parse_target(target: str, limits: GitLimits) -> Target:
+    """Validate a target without touching the network.
+
+    Remote: ``https://<allowed host>/<owner>/<repo>[.git]`` only, without credentials, query
+    or fragment. Local: an existing directory that is a git repository. Anything else
+    raises `InvalidTarget` with a one-line reason.
+    """
+    value = target.strip()
+    if not value:
+        raise InvalidTarget("empty target")
+    if value.startswith("-"):
+        raise InvalidTarget(f"target may not start with '-': {value!r}")
+    if any(ch in _SHELL_META for ch in value) or any(ord(ch) < 32 for ch in value):
+        raise InvalidTarget(f"target contains shell metacharacters: {value!r}")
+    if "://" in value or "::" in value or _SCP_LIKE.match(value):
+        return Target("remote", _parse_url(value, limits))
+    return Target("local", str(_parse_local(value)))
+
+
+def _parse_url(value: str, limits: GitLimits) -> str:
+    lowered = value.lower()
+    if lowered.startswith("ssh://") or _SCP_LIKE.match(value) or lowered.startswith("git@"):
+        raise InvalidTarget("ssh URLs are not allowed: use https")
+    if "::" in value.split("://", 1)[0] or lowered.startswith("ext::"):
+        raise InvalidTarget("git remote helpers (<transport>::) are not allowed: use https")
+    parts = urlsplit(value)
+    if parts.scheme.lower() != "https":
+        raise InvalidTarget(f"only https URLs are allowed, not {parts.scheme or '?'}://")
+    if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+        raise InvalidTarget("credentials in the URL are not allowed")
+    host = (parts.hostname or "").lower()
+    if parts.port not in (None, 443):
+        raise InvalidTarget(f"non-standard port in URL: {parts.port}")
+    if host not in {h.lower() for h in limits.allowed_hosts}:
+        allowed = ", ".join(limits.allowed_hosts)
+        raise InvalidTarget(f"host {host or '?'} is not allowed (allowed: {allowed})")
+    if parts.query or parts.fragment:
+        raise InvalidTarget("query strings and fragments are not allowed in the URL")
+    segments = [s for s in parts.path.split("/") if s]
+    if len(segments) < 2 or any(s in (".", "..") or not _SEGMENT.match(s) for s in segments):
+        raise InvalidTarget(f"not a repository URL: {value}")
+    if host in _TWO_LEVEL_HOSTS and len(segments) != 2:
+        # e.g. a browser URL to a branch or file: auditing the default branch instead
+        # would be a silent surprise
+        raise InvalidTarget(f"not a repository URL: {value} (use https://{host}/<owner>/<repo>)")
+    return f"https://{host}/" + "/".join(segments)
+
+
+def _parse_local(value: str) -> Path:
+    path = Path(value).expanduser()
+    try:
+        resolved = path.resolve(strict=True)
+    except (OSError, RuntimeError) as exc:
+        raise InvalidTarget(f"{value} does not exist") from exc
+    if not resolved.is_dir():
+        raise InvalidTarget(f"{value} is not a directory")
+    is_worktree = (resolved / ".git").exists()
+    is_bare = (resolved / "HEAD").is_file() and (resolved / "objects").is_dir()
+    if not (is_worktree or is_bare):
+        raise InvalidTarget(f"{value} is not a git repository")
+    return resolved
+
+
+def acquire(target: Target, dest_parent: Path, limits: GitLimits) -> Checkout:
+    """Clone `target` into a fresh directory under `dest_parent` and write its files.
+
+    Full history comes without blobs; the blobs of HEAD (up to ``max_blob_bytes`` each)
+    come from one depth-1 fetch of that commit (see `tools.git_clone`). The caller owns
+    `dest_parent` and removes it; a failed clone removes its own directory. Raises
+    `AcquisitionError` with a classified `kind`.
+    """
+    home = Path(_fresh_dir(dest_parent, "home"))
+    dest = Path(_fresh_dir(dest_parent, "repo"))
+    deadline = time.monotonic() + limits.timeout_s
+    try:
+        commit = _clone_with_blobs(target, dest, home, limits, deadline)
+        checkout = materialize(dest, commit, home, _left(deadline, limits),
+                               limits.max_blob_bytes, limits.max_files,
+                               limits.max_repo_mb * 1024 * 1024)
+        git_clone.detach_commit_blobs(dest)
+        return Checkout(dest, commit, checkout.files, checkout.skipped,
+                        shallow=(dest / ".git" / "shallow").exists())
+    except TreeTooLarge as exc:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise AcquisitionError("too_large", str(exc)) from None
+    except (RuntimeError, OSError, ValueError) as exc:
+        shutil.rmtree(dest, ignore_errors=True)
+        if isinstance(exc, AcquisitionError):
+            raise
+        raise AcquisitionError("git_error", f"{type(exc).__name__}: {exc}"[:300]) from None
+    except BaseException:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+def _left(deadline: float, limits: GitLimits) -> float:
+    left = deadline - time.monotonic()
+    if left <= 0:
+        raise AcquisitionError("timeout", f"acquisition exceeded {limits.timeout_s:g} s")
+    return left
+
+
+def _clone_with_blobs(target: Target, dest: Path, home: Path, limits: GitLimits,
+                      deadline: float) -> str:
+    """Blobless history plus HEAD's blobs; one ``blob:limit`` clone if the server cannot
+    send a commit by id. Returns the HEAD commit."""
+    local, cap = target.kind == "local", limits.max_repo_mb * 1024 * 1024
+    _check(git_clone.clone(target.value, local, dest, home, "blob:none", limits.depth,
+                           _left(deadline, limits), cap), limits)
+    commit = _head(dest, home, limits)
+    failed = git_clone.fetch_commit_blobs(target.value, local, dest, commit, home,
+                                          limits.max_blob_bytes, _left(deadline, limits), cap)
+    if not failed:
+        return commit
+    if failed == "too_large":
+        raise AcquisitionError("too_large",
+                               f"repository exceeds the cap of {limits.max_repo_mb} MB")
+    if failed == "timeout":
+        raise AcquisitionError("timeout", f"git fetch exceeded {limits.timeout_s:g} s")
+    shutil.rmtree(dest, ignore_errors=True)
+    dest.mkdir()
+    _check(git_clone.clone(target.value, local, dest, home,
+                           f"blob:limit={limits.max_blob_bytes}", limits.depth,
+                           _left(deadline, limits), cap), limits)
+    return _head(dest, home, limits)
+
+
+def _fresh_dir(parent: Path, prefix: str) -> str:
+    parent.mkdir(parents=True, exist_ok=True)
+    return tempfile.mkdtemp(prefix=f"{prefix}-", dir=parent)
+
+
+def _check(result: GitResult, limits: GitLimits) -> None:
+    if result.returncode != 0 or result.timed_out or result.killed_reason:
+        raise _classify(result, limits)
+
+
+def _head(dest: Path, home: Path, limits: GitLimits) -> str:
+    result = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=dest,
+                     home=home, timeout_s=limits.timeout_s)
+    commit = result.stdout.decode("ascii", "replace").strip()
+    if result.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40,64}", commit):
+        raise AcquisitionError("not_a_repository", "the repository has no commits")
+    return commit
+
+
+_CLASSES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("not_a_repository", ("does not appear to be a git repository", "not a git repository",
+                          "not found: did you run git update-server-info")),
+    ("not_found", ("repository not found", "404", "not found", "does not exist")),
+    ("authentication", ("authentication failed", "could not read username",
+                        "could not read password", "terminal prompts disabled",
+                        "401", "403", "permission denied")),
+    ("network", ("could not resolve host", "failed to connect", "connection timed out",
+                 "connection refused", "network is unreachable", "unable to access",
+                 "ssl", "tls", "early eof", "rpc failed", "proxy")),
+)
+
+
+def classify_failure(stderr: str) -> str:
+    """The failure kind a git error message points to (``git_error`` when unknown)."""
+    text = stderr.lower()
+    for kind, needles in _CLASSES:
+        if any(needle in text for needle in needles):
+            return kind
+    return "git_error"
+
+
+def _classify(result: GitResult, limits: GitLimits) -> AcquisitionError:
+    if result.timed_out:
+        return AcquisitionError("timeout", f"git clone exceeded {limits.timeout_s:g} s")
+    if result.killed_reason == "too_large":
+        return AcquisitionError("too_large",
+                                f"repository exceeds the cap of {limits.max_repo_mb} MB")
+    kind = classify_failure(result.stderr)
+    lines = [ln.strip() for ln in result.stderr.splitlines() if ln.strip()]
+    last = lines[-1] if lines else f"git exited with status {result.returncode}"
+    if kind == "authentication":
+        last = f"repository not found or private (authentication required): {last}"
+    return AcquisitionError(kind, last[:300])
+
+
+def git_findings(repo: Path, limits: GitLimits, cache_dir: Path | None = None) -> list[Finding]:
+    """The git narrative of `repo` (facets ``git.*``): commit count and span, bulk-upload
+    detection and the development progression, each quoting the commits it rests on.
+    With `cache_dir`, a second audit of the same commit reads the result back."""
+    return narrative_findings(repo, limits.timeout_s, cache_dir)
+
+
+def acquisition_finding(target: str, checkout: Checkout | None,
+                        error: Exception | None = None) -> Finding:
+    """A ``repo.acquire`` finding: whether the repository could be read, and why not."""
+    if checkout is not None and error is None:
+        skipped = sorted(checkout.skipped.items())
+        return Finding(
+            facet="repo.acquire", goal="Repository acquired and readable", found=True,
+            pattern="success", location=".", content=f"HEAD {checkout.commit}",
+            rationale=f"Cloned {len(checkout.files)} tracked paths at {checkout.commit[:12]}.",
+            confidence=1.0,
+            data={"commit": checkout.commit, "files": len(checkout.files),
+                  "shallow": checkout.shallow, "skipped": dict(skipped[:200])})
+    kind = getattr(error, "kind", "invalid_target" if isinstance(error, InvalidTarget) else
+                   "git_error")
+    return Finding(
+        facet="repo.acquire", goal="Repository acquired and readable", found=False,
+        pattern="success", location=".", content=str(error) if error else None,
+        rationale=f"The repository could not be acquired ({kind}); no repository facts exist.",
+        confidence=1.0, data={"kind": kind, "target": target})

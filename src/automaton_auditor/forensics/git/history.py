@@ -1,0 +1,151 @@
+"""The git narrative: what the history of the audited repository says about how it was built.
+
+One ``git log --no-renames --name-status`` pass gives every commit's hash, author date,
+subject and the paths it added or changed (``--no-renames``: rename detection makes a
+partial clone fetch every old blob). From it: the commit count and time span, bulk-upload
+detection, and the development progression classified from the paths each commit touches.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from automaton_auditor.forensics.git.runner import run_git
+
+# Above this many commits, file lists are read only for the oldest ones: the progression
+# story is told by the first commits, and diffing 60,000 commits costs seconds.
+NAMES_LIMIT = 2000
+BULK_SHARE = 0.7
+CLUSTER_SECONDS = 30 * 60
+
+STAGES: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("setup", re.compile(r"(^|/)(pyproject\.toml|requirements[^/]*\.txt|setup\.(py|cfg)|uv\.lock"
+                         r"|poetry\.lock|\.env\.example|\.python-version|makefile|dockerfile)$")),
+    ("tools", re.compile(r"(^|/)tools?(/|\.py$)|_tools?\.py$|(^|/)(detectives?|"
+                         r"investigators?)(/|\.py$)|(ast|git|pdf|repo|doc|vision)_?"
+                         r"(parser|analy[sz]er|reader|utils?)\.py$")),
+    ("state", re.compile(r"(^|/)(state|models?|schemas?)(/|\.py$)")),
+    ("graph", re.compile(r"(^|/)(graph|workflow|orchestrat\w*|builder)(/|\.py$)")),
+    ("judges", re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead|persona")),
+    ("synthesis", re.compile(r"justice|chief|synthes|report_?(writer|gen\w*)")),
+)
+STAGE_ORDER = {"setup": 0, "tools": 1, "state": 1, "graph": 2, "judges": 3, "synthesis": 4}
+_VAGUE = re.compile(r"^(init(ial)?( commit)?|update[sd]?|wip|fix(es)?|changes?|commit|\.|"
+                    r"first commit|add files via upload|upload|final|done|test)\W*$", re.I)
+
+
+@dataclass
+class Commit:
+    """One commit of the log."""
+
+    sha: str
+    timestamp: int
+    date: str
+    subject: str
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+
+    def quote(self) -> str:
+        """``<short sha> <date> <subject>``, as evidence quotes it."""
+        return f"{self.sha[:8]} {self.date} {self.subject}"
+
+
+def read_log(repo: Path, timeout_s: float) -> list[Commit]:
+    """All commits reachable from HEAD, oldest first, with paths for the oldest ones."""
+    with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
+        home = Path(home_dir)
+        meta = _git_log(repo, home, timeout_s, ["HEAD"], names=False)
+        commits = _parse(meta)
+        commits.reverse()
+        oldest = [c.sha for c in commits[:NAMES_LIMIT]]
+        if oldest:
+            named = {c.sha: c for c in _parse(_git_log(repo, home, timeout_s, oldest,
+                                                       names=True))}
+            for commit in commits[:NAMES_LIMIT]:
+                if commit.sha in named:
+                    twin = named[commit.sha]
+                    commit.added, commit.changed = twin.added, twin.changed
+        return commits
+
+
+def _git_log(repo: Path, home: Path, timeout_s: float, revs: list[str], names: bool) -> bytes:
+    args = ["log", "--no-renames", "--no-color", "--format=%x1e%H%x1f%at%x1f%aI%x1f%s"]
+    stdin = None
+    if names:
+        args += ["--name-status", "--no-walk=unsorted", "--stdin"]
+        stdin = ("\n".join(revs) + "\n").encode("ascii")
+    else:
+        args += [*revs]
+    result = run_git([*args, "--"], cwd=repo, home=home, timeout_s=timeout_s, stdin=stdin)
+    if result.returncode != 0 or result.timed_out:
+        reason = "timed out" if result.timed_out else result.stderr.strip()[:200]
+        raise RuntimeError(f"git log failed: {reason}")
+    return result.stdout
+
+
+def _parse(raw: bytes) -> list[Commit]:
+    commits = []
+    for record in raw.decode("utf-8", "replace").split("\x1e"):
+        if not record.strip():
+            continue
+        head, _, rest = record.partition("\n")
+        parts = head.split("\x1f")
+        if len(parts) != 4:
+            continue
+        commit = Commit(parts[0], int(parts[1] or 0), parts[2], parts[3].strip())
+        for line in rest.splitlines():
+            status, _, path = line.partition("\t")
+            if not path:
+                continue
+            (commit.added if status.startswith("A") else commit.changed).append(path)
+        commits.append(commit)
+    return commits
+
+
+def head_files(repo: Path, timeout_s: float) -> list[str]:
+    """Tracked paths at HEAD."""
+    with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
+        result = run_git(["ls-tree", "-r", "-z", "--name-only", "HEAD", "--"], cwd=repo,
+                         home=Path(home_dir), timeout_s=timeout_s)
+    return sorted(p for p in result.stdout.decode("utf-8", "replace").split("\0") if p)
+
+
+def head_commit(repo: Path, timeout_s: float) -> str | None:
+    """The HEAD commit id, or None."""
+    with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
+        result = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=repo,
+                         home=Path(home_dir), timeout_s=timeout_s)
+    commit = result.stdout.decode("ascii", "replace").strip()
+    return commit if result.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", commit) \
+        else None
+
+
+def stages_of(paths: list[str]) -> list[str]:
+    """The development stages a set of paths belongs to (a path may hit several)."""
+    found = []
+    for name, pattern in STAGES:
+        if any(pattern.search(p.lower()) for p in paths):
+            found.append(name)
+    return found
+
+
+def iso(ts: int) -> str:
+    """A UTC ISO timestamp for an epoch second."""
+    return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def is_vague(subject: str) -> bool:
+    """True for commit subjects that say nothing about the change."""
+    return bool(_VAGUE.match(subject.strip())) or len(subject.strip()) < 8
+
+
+def summary(commits: list[Commit]) -> dict[str, Any]:
+    """Count, first and last dates and span in hours."""
+    stamps = [c.timestamp for c in commits]
+    return {"count": len(commits), "first": iso(min(stamps)), "last": iso(max(stamps)),
+            "span_hours": round((max(stamps) - min(stamps)) / 3600, 2)}

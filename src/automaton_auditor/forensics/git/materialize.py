@@ -1,0 +1,195 @@
+"""Writing a commit's files to disk from the object store, without ``git checkout``.
+
+Checkout would run filters, follow ``.gitattributes``, create symlinks and lazily fetch
+every large blob a partial clone left out. Writing regular files ourselves keeps all of
+that out: symlinks, submodules and missing (large) blobs are recorded as skipped.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from automaton_auditor.forensics.git.runner import git_command, hardened_env, kill_group, run_git
+
+_REGULAR = {"100644", "100755", "100664"}
+
+
+@dataclass
+class Materialized:
+    """The tracked paths at a commit and the ones not written to disk (path -> why)."""
+
+    files: list[str]
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class TreeEntry:
+    """One entry of ``git ls-tree -r``."""
+
+    mode: str
+    kind: str
+    oid: str
+    path: str
+
+
+def list_tree(repo: Path, commit: str, home: Path, timeout_s: float) -> list[TreeEntry]:
+    """Every entry of the commit's tree, recursively, in git's order."""
+    result = run_git(["ls-tree", "-r", "-z", "--full-tree", commit, "--"], cwd=repo,
+                     home=home, timeout_s=timeout_s)
+    if result.returncode != 0:
+        raise RuntimeError(f"git ls-tree failed: {result.stderr.strip()[:200]}")
+    entries = []
+    for record in result.stdout.split(b"\0"):
+        if not record:
+            continue
+        meta, _, raw_path = record.partition(b"\t")
+        mode, kind, oid = meta.decode("ascii").split()
+        # Undecodable names are replaced: every path we report must be valid UTF-8.
+        entries.append(TreeEntry(mode, kind, oid, raw_path.decode("utf-8", "replace")))
+    return entries
+
+
+def _missing_blobs(repo: Path, commit: str, home: Path, timeout_s: float) -> set[str]:
+    # rev-list prints missing objects with a leading '?' and never fetches them.
+    result = run_git(["rev-list", "--objects", "--missing=print", "--no-walk", commit, "--"],
+                     cwd=repo, home=home, timeout_s=timeout_s)
+    lines = result.stdout.decode("ascii", "replace").splitlines()
+    return {line[1:].split()[0] for line in lines if line.startswith("?")}
+
+
+def safe_relpath(path: str) -> bool:
+    """True when a tree path stays inside the work tree and avoids ``.git``."""
+    if not path or path.startswith("/") or "\\" in path or "\0" in path:
+        return False
+    parts = path.split("/")
+    return all(p not in ("", ".", "..") and p.lower() != ".git" for p in parts)
+
+
+def materialize(repo: Path, commit: str, home: Path, timeout_s: float,
+                max_blob_bytes: int, max_files: int = 50_000,
+                max_tree_bytes: int = 500 * 1024 * 1024) -> Materialized:
+    """Write the regular files of `commit` into `repo` (its work tree) and list its paths.
+
+    Raises `TreeTooLarge` above `max_files` entries; stops writing (and records the rest as
+    skipped) once `max_tree_bytes` are written, since tiny packs can hold huge files.
+    """
+    entries = list_tree(repo, commit, home, timeout_s)
+    if len(entries) > max_files:
+        raise TreeTooLarge(f"{len(entries)} files exceed the cap of {max_files}")
+    missing = _missing_blobs(repo, commit, home, timeout_s)
+    skipped: dict[str, str] = {}
+    wanted: dict[str, list[str]] = {}
+    for entry in entries:
+        reason = _skip_reason(entry, missing)
+        if reason:
+            skipped[entry.path] = reason
+        else:
+            wanted.setdefault(entry.oid, []).append(entry.path)
+
+    budget = [max_tree_bytes]
+    over = f"work tree exceeds {max_tree_bytes // (1024 * 1024)} MB"
+
+    def write(oid: str, data: bytes | None) -> bool:
+        # Counted per path written: one blob may sit at thousands of paths.
+        for path in wanted.pop(oid, []):
+            if data is None:
+                skipped[path] = f"larger than {max_blob_bytes} bytes"
+                continue
+            budget[0] -= len(data)
+            if budget[0] < 0:
+                skipped[path] = over
+                continue
+            try:
+                _write(repo, path, data)
+            except OSError as exc:
+                skipped[path] = f"not writable: {exc.strerror}"
+        return budget[0] >= 0
+
+    stop = stream_blobs(repo, list(wanted), home, timeout_s, max_blob_bytes, write)
+    if budget[0] < 0:
+        stop = over
+    for paths in wanted.values():  # whatever the stream did not deliver
+        for path in paths:
+            skipped[path] = stop or "unreadable blob"
+    return Materialized(sorted(e.path for e in entries), dict(sorted(skipped.items())))
+
+
+class TreeTooLarge(RuntimeError):
+    """The commit's tree exceeds the file-count cap."""
+
+
+def _skip_reason(entry: TreeEntry, missing: set[str]) -> str:
+    if entry.kind == "commit":
+        return "submodule (not fetched)"
+    if entry.mode == "120000":
+        return "symlink (not followed)"
+    if entry.mode not in _REGULAR or entry.kind != "blob":
+        return f"unsupported mode {entry.mode}"
+    if not safe_relpath(entry.path):
+        return "unsafe path"
+    if entry.oid in missing:
+        return "large blob left out of the partial clone"
+    return ""
+
+
+def stream_blobs(repo: Path, oids: list[str], home: Path, timeout_s: float,
+                 max_blob_bytes: int, on_blob: Callable[[str, bytes | None], bool]) -> str:
+    """Feed each blob of `oids` to `on_blob` (None for one over the size cap) as
+    ``git cat-file --batch`` streams it; `on_blob` returns False to stop.
+
+    Returns "" when all were read, else why it stopped; the process group is killed at
+    the deadline even if git stalls mid-stream.
+    """
+    if not oids:
+        return ""
+    with tempfile.TemporaryFile(dir=home) as feed:
+        feed.write(("\n".join(oids) + "\n").encode("ascii"))
+        feed.seek(0)
+        proc = subprocess.Popen(git_command(["cat-file", "--batch"]), cwd=repo,
+                                env=hardened_env(home), stdin=feed, stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, start_new_session=True)
+        timer = threading.Timer(timeout_s, kill_group, (proc,))
+        timer.start()
+        try:
+            return _consume(proc, max_blob_bytes, on_blob)
+        finally:
+            timer.cancel()
+            kill_group(proc)
+
+
+def _consume(proc: subprocess.Popen[bytes], max_blob_bytes: int,
+             on_blob: Callable[[str, bytes | None], bool]) -> str:
+    assert proc.stdout is not None
+    while True:
+        header = proc.stdout.readline().split()
+        if not header:
+            return "" if proc.poll() is not None or proc.wait() == 0 else "git cat-file failed"
+        if len(header) != 3:  # "<oid> missing"
+            continue
+        size = int(header[2])
+        if size > max_blob_bytes:
+            proc.stdout.read(size + 1)
+            on_blob(header[0].decode("ascii"), None)
+            continue
+        data = proc.stdout.read(size)
+        proc.stdout.read(1)
+        if len(data) < size:
+            return "git cat-file stopped (timeout)"
+        if not on_blob(header[0].decode("ascii"), data):
+            return "size budget reached"
+
+
+def _write(root: Path, path: str, data: bytes) -> None:
+    target = root / path
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # O_NOFOLLOW|O_EXCL: never write through a link, never overwrite (we made every dir).
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    fd = os.open(target, flags, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)

@@ -1,0 +1,244 @@
+"""Turning the commit log into findings: history size, bulk upload, progression, messages."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from automaton_auditor.forensics.git.history import (
+    BULK_SHARE,
+    CLUSTER_SECONDS,
+    NAMES_LIMIT,
+    STAGE_ORDER,
+    Commit,
+    head_commit,
+    head_files,
+    is_vague,
+    read_log,
+    stages_of,
+    summary,
+)
+from automaton_auditor.state import Finding
+
+QUOTE_COMMITS = 12
+
+
+NARRATIVE_VERSION = 3
+
+
+def narrative_findings(repo: Path, timeout_s: float,
+                       cache_dir: Path | None = None) -> list[Finding]:
+    """Findings ``git.history``, ``git.bulk_upload``, ``git.progression`` and
+    ``git.commit_messages`` for the repository at `repo` (a git work tree), cached by HEAD
+    commit under `cache_dir` when given (the history of a commit never changes)."""
+    head = head_commit(repo, timeout_s) if cache_dir else None
+    cache_file = cache_dir / f"narrative-v{NARRATIVE_VERSION}-{head}.json" \
+        if cache_dir and head else None
+    if cache_file is not None:
+        cached = _load(cache_file)
+        if cached is not None:
+            return cached
+    findings = _narrative(repo, timeout_s)
+    if cache_file is not None and findings[0].facet == "git.history" and \
+            findings[0].data.get("count"):
+        _save(cache_file, findings)
+    return findings
+
+
+def _load(path: Path) -> list[Finding] | None:
+    try:
+        raw = json.loads(path.read_text("utf-8"))
+        return [Finding.model_validate(item) for item in raw]
+    except (OSError, ValueError, TypeError):
+        return None  # missing or corrupt: computed again
+
+
+def _save(path: Path, findings: list[Finding]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".tmp")
+        tmp.write_text(json.dumps([f.model_dump(mode="json") for f in findings]), "utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass
+
+
+def _narrative(repo: Path, timeout_s: float) -> list[Finding]:
+    try:
+        commits = read_log(repo, timeout_s)
+        files = head_files(repo, timeout_s)
+    except (RuntimeError, OSError, ValueError) as exc:
+        return [Finding(facet="git.history", goal="Commit history is readable", found=False,
+                        pattern="success", location=".", content=str(exc)[:500],
+                        rationale="git log could not be read, so no history facts exist.",
+                        confidence=1.0)]
+    if not commits:
+        return [Finding(facet="git.history", goal="More than 3 commits", found=False,
+                        pattern="success", location=".", content="(no commits)",
+                        rationale="The repository has no commits.", confidence=1.0)]
+    shallow = (repo / ".git" / "shallow").exists()
+    return story_findings(commits, files, shallow)
+
+
+def story_findings(commits: list[Commit], files: list[str], shallow: bool) -> list[Finding]:
+    """The four git findings for a log given oldest first."""
+    return [_history(commits, shallow), _bulk(commits, files), _progression(commits, files),
+            _messages(commits)]
+
+
+def _quote(commits: list[Commit]) -> str:
+    if len(commits) <= QUOTE_COMMITS:
+        return "\n".join(c.quote() for c in commits)
+    head = [c.quote() for c in commits[: QUOTE_COMMITS - 3]]
+    tail = [c.quote() for c in commits[-3:]]
+    return "\n".join([*head, f"... {len(commits) - QUOTE_COMMITS} more ...", *tail])
+
+
+def _commit_list(commits: list[Commit], limit: int = 200) -> list[dict[str, Any]]:
+    chosen = commits if len(commits) <= limit else commits[: limit // 2] + commits[-limit // 2:]
+    return [{"sha": c.sha, "date": c.date, "subject": c.subject[:200],
+             "files": len(c.added) + len(c.changed)} for c in chosen]
+
+
+def _history(commits: list[Commit], shallow: bool) -> Finding:
+    info = summary(commits)
+    note = " The clone is shallow, so this is a lower bound." if shallow else ""
+    return Finding(
+        facet="git.history", goal="More than 3 commits in the history", found=len(commits) > 3,
+        pattern="success", location="git log", content=_quote(commits),
+        rationale=(f"{info['count']} commits from {info['first']} to {info['last']} "
+                   f"({info['span_hours']} h).{note}"),
+        confidence=0.8 if shallow else 1.0,
+        data={**info, "shallow": shallow, "commits": _commit_list(commits)})
+
+
+def _code_files(files: list[str]) -> set[str]:
+    code = {f for f in files if f.endswith(".py")}
+    return code or set(files)
+
+
+def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
+    """The largest share of today's code one commit added, and whether timestamps cluster."""
+    code = _code_files(files)
+    best, share = commits[0], 0.0
+    for commit in commits[:NAMES_LIMIT]:
+        added = len(code.intersection(commit.added))
+        if code and added / len(code) > share:
+            best, share = commit, added / len(code)
+    stamps = [c.timestamp for c in commits]
+    span = max(stamps) - min(stamps)
+    clustered = len(commits) > 1 and span <= CLUSTER_SECONDS
+    # A later move of a grown code base re-adds every file (no rename detection): if as many
+    # code files were already added before it, the commit restructured, it did not upload.
+    index = commits.index(best)
+    prior = {p for c in commits[:index] for p in c.added if p.endswith(".py")}
+    in_commit = [p for p in best.added if p.endswith(".py")]
+    restructure = bool(in_commit) and len(prior) >= 0.5 * len(in_commit)
+    return {"largest_commit": best.sha, "largest_share": round(share, 3),
+            "largest_index": index, "code_files_added_before": len(prior),
+            "restructure": restructure, "code_files": len(code), "span_seconds": span,
+            "clustered": clustered}
+
+
+def _bulk(commits: list[Commit], files: list[str]) -> Finding:
+    facts = bulk_facts(commits, files)
+    single = len(commits) <= 1
+    uploaded = facts["largest_share"] >= BULK_SHARE and not facts["restructure"]
+    bulk = single or uploaded or facts["clustered"]
+    big = next(c for c in commits if c.sha == facts["largest_commit"])
+    reasons = []
+    if single:
+        reasons.append("a single commit holds the whole history")
+    if uploaded:
+        reasons.append(f"commit {big.sha[:8]} added {facts['largest_share']:.0%} of the "
+                       f"{facts['code_files']} code files present today")
+    if facts["clustered"]:
+        reasons.append(f"all commits fall within {facts['span_seconds'] // 60} minutes")
+    rationale = ("Bulk upload: " + "; ".join(reasons) + "." if bulk else
+                 f"No bulk upload: the largest commit ({big.sha[:8]}) added "
+                 f"{facts['largest_share']:.0%} of today's code files"
+                 + (f" but {facts['code_files_added_before']} code files existed before it "
+                    "(a restructure)" if facts["restructure"] else "")
+                 + f", and the history spans {facts['span_seconds'] / 3600:.1f} h.")
+    return Finding(facet="git.bulk_upload", goal="Bulk upload of the code in one go",
+                   found=bulk, pattern="failure", location=f"commit {big.sha[:12]}",
+                   content=big.quote() + _added_preview(big), rationale=rationale,
+                   confidence=0.9, data=facts)
+
+
+def _added_preview(commit: Commit, limit: int = 15) -> str:
+    if not commit.added:
+        return ""
+    shown = commit.added[:limit]
+    more = f"\n  ... {len(commit.added) - limit} more" if len(commit.added) > limit else ""
+    return "\n  A " + "\n  A ".join(shown) + more
+
+
+SCAFFOLD_STAGES = 4
+CORE = ("setup", "tools", "graph")
+
+
+def stage_touches(commits: list[Commit]) -> dict[str, list[int]]:
+    """Indexes of the commits touching each stage (by paths, else by subject), in order.
+    A scaffold commit touching four or more stages at once (placeholder files, a bulk
+    copy) counts as setup only: it lays out the project, it does not build each stage."""
+    touches: dict[str, list[int]] = {}
+    for index, commit in enumerate(commits[:NAMES_LIMIT]):
+        paths = commit.added + commit.changed
+        stages = stages_of(paths) or stages_of([commit.subject.replace(" ", "_")])
+        if len(stages) >= SCAFFOLD_STAGES:
+            stages = ["setup"]
+        for stage in stages:
+            touches.setdefault(stage, []).append(index)
+    return touches
+
+
+def stage_firsts(commits: list[Commit]) -> dict[str, int]:
+    """Index of the first (non-scaffold) commit touching each stage."""
+    return {stage: hits[0] for stage, hits in stage_touches(commits).items()}
+
+
+def _inversions(points: dict[str, int]) -> int:
+    items = sorted(points.items(), key=lambda kv: (kv[1], STAGE_ORDER[kv[0]]))
+    ranks = [STAGE_ORDER[name] for name, _ in items]
+    return sum(1 for i in range(len(ranks)) for j in range(i + 1, len(ranks))
+               if ranks[i] > ranks[j])
+
+
+def _progression(commits: list[Commit], files: list[str]) -> Finding:
+    firsts = stage_firsts(commits)
+    core = {stage: firsts[stage] for stage in CORE if stage in firsts}
+    # The rubric's story: environment setup, then tool engineering, then orchestration,
+    # in distinct commits; judges and synthesis are reported but not required in order.
+    staged = (len(core) == 3 and core["setup"] <= core["tools"] <= core["graph"]
+              and len(set(core.values())) >= 2 and len(commits) > 3)
+    order = sorted(firsts, key=lambda s: (firsts[s], STAGE_ORDER[s]))
+    quoted = [f"{stage}: {commits[firsts[stage]].quote()}" for stage in order]
+    missing = [stage for stage in CORE if stage not in firsts]
+    rationale = (f"Stages first appear (scaffold commits count as setup) in the order "
+                 f"{' -> '.join(order) or '(none)'}; {_inversions(firsts)} out-of-order "
+                 "pair(s)" + (f"; never touched on their own: {', '.join(missing)}"
+                              if missing else "") + ".")
+    return Finding(
+        facet="git.progression",
+        goal="History progresses from setup to tools to graph orchestration",
+        found=staged, pattern="success",
+        location=f"commit {commits[firsts[order[0]]].sha[:12]}" if order else "git log",
+        content="\n".join(quoted) or None, rationale=rationale, confidence=0.75,
+        data={"first_commit_per_stage": {s: commits[firsts[s]].sha for s in order},
+              "order": order, "distinct_commits": len(set(firsts.values())),
+              "inversions": _inversions(firsts)})
+
+
+def _messages(commits: list[Commit]) -> Finding:
+    vague = [c for c in commits if is_vague(c.subject)]
+    ratio = 1 - len(vague) / len(commits)
+    return Finding(
+        facet="git.commit_messages", goal="Commit messages describe the changes",
+        found=ratio >= 0.6 and len(commits) > 1, pattern="success", location="git log",
+        content=_quote(vague) if vague else _quote(commits),
+        rationale=(f"{len(commits) - len(vague)} of {len(commits)} commit subjects are "
+                   f"descriptive; {len(vague)} are vague (e.g. 'update', 'wip')."),
+        confidence=0.7,
+        data={"descriptive_ratio": round(ratio, 3), "vague": [c.sha for c in vague[:50]]})

@@ -1,0 +1,284 @@
+"""Depth, not keywords: is a rubric concept explained in the report, or only dropped?
+
+Every occurrence of a concept (its generic spelling variants included) is classified:
+*explained* when it sits outside summary/contents sections and its paragraph or section
+ties it to mechanisms (node names, files, edges, reducers, code identifiers) with enough
+surrounding discussion; *dropped* when it only appears in a summary, a list or a sentence
+with no mechanism. The deciding sentences are kept with their pages.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from automaton_auditor.forensics.pdf.chunks import sentences
+from automaton_auditor.forensics.pdf.model import Block
+
+_SUFFIXES = ("isations", "izations", "isation", "ization", "ations", "ation", "itions",
+             "ition", "ically", "ical", "ics", "ive", "ions", "ion", "ing", "ed", "es", "s")
+_SUMMARY = re.compile(r"\b(executive summary|summary|abstract|table of contents|contents|"
+                      r"conclusions?|glossary|references|appendix|introduction|tl;?dr|"
+                      r"overview of scores|key takeaways|self[- ]audit|criterion[- ]by[- ]"
+                      r"criterion|criterion breakdown|rubric (?:dimension )?coverage)\b",
+                      re.IGNORECASE)
+# (Self-audit and rubric-coverage sections echo the rubric's own terms: an occurrence there
+# restates a criterion, it does not explain the design.)
+# Which sections make the most convincing quotes: design sections over retrospectives.
+_DESIGN = re.compile(r"architect|design|implement|framework|concept|deep dive|component|"
+                     r"layer|node|graph|state|engine|pipeline|flow|mechanism", re.IGNORECASE)
+_RETRO = re.compile(r"feedback|peer|reflection|changes|remediation|lesson|future|gap|"
+                    r"limitation|roadmap|plan\b", re.IGNORECASE)
+_MECHANISM_WORDS = re.compile(
+    r"\b(nodes?|edges?|reducers?|stategraph|graph|send|fan[\s-]?(?:in|out)|parallel|"
+    r"concurren\w*|branch\w*|aggregat\w*|merg\w*|operator\.\w+|typeddict|basemodel|pydantic|"
+    r"schema|prompts?|functions?|class(?:es)?|modules?|invok\w*|conditional|router|routes?|"
+    r"state|persona\w*|judges?|scores?|variance|rules?|evidence|pipeline|loop|workflow)\b",
+    re.IGNORECASE)
+_CODE_SIGNAL = re.compile(
+    r"`[^`]+`|\b[\w-]+/[\w./-]+\.[A-Za-z]\w*\b|\b\w+\.py\b|\b[a-z]+_[a-z_]+\b|"
+    r"\b[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\b|\b\w+\(\)")
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 5:
+            return word[: -len(suffix)]
+    return word
+
+
+def _word_rx(word: str, final: bool = True) -> str:
+    """A word with light inflection; only the phrase's last word must end at a word
+    boundary, so joined spellings ("fanin") still match."""
+    word = word.lower()
+    stem = _stem(word)
+    if stem != word:
+        return re.escape(stem) + r"[a-z]*"
+    return re.escape(word) + r"(?:s|es)?" + (r"(?![a-z])" if final else "")
+
+
+def concept_pattern(term: str) -> re.Pattern[str]:
+    """A regex matching a concept and its generic variants: any case; words joined by
+    spaces, hyphens, underscores or nothing; light inflection (synthesis/synthesize,
+    synchronization/synchronisation); and each side of "A / B" or "A and B" alone."""
+    parts = [p for p in re.split(r"\s*/\s*|\s+(?:and|or|&)\s+", term) if p.strip()]
+    alternatives = []
+    for part in sorted(set(parts) | {term}, key=len, reverse=True):
+        words = re.findall(r"[A-Za-z0-9]+", part)
+        if words:
+            alternatives.append(r"[\s\-_/]*".join(
+                _word_rx(w, final=i == len(words) - 1) for i, w in enumerate(words)))
+    return re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(alternatives) + ")", re.IGNORECASE)
+
+
+def slug(term: str) -> str:
+    """Facet suffix for a concept: 'Fan-In / Fan-Out' -> 'fan_in_fan_out'."""
+    return re.sub(r"[^a-z0-9]+", "_", term.lower()).strip("_") or "concept"
+
+
+@dataclass
+class Occurrence:
+    """One sentence mentioning the concept, with its verdict and why."""
+
+    page: int | None
+    heading: str | None
+    sentence: str
+    explained: bool
+    reason: str
+    strength: int = 0  # how concrete the evidence is: ranks the deciding quotes
+
+
+@dataclass
+class ConceptVerdict:
+    """All occurrences of one concept and the overall verdict."""
+
+    term: str
+    verdict: str  # explained | dropped | absent
+    occurrences: list[Occurrence] = field(default_factory=list)
+    loose: bool = False  # found through its words, not the exact phrase
+
+    def deciding(self, limit: int = 3) -> list[Occurrence]:
+        """The occurrences that decide the verdict (explained ones first when explained)."""
+        wanted = self.verdict == "explained"
+        picked: list[Occurrence] = []
+        for occurrence in self.occurrences:
+            if occurrence.explained == wanted and all(
+                    (o.page, o.sentence) != (occurrence.page, occurrence.sentence)
+                    for o in picked):
+                picked.append(occurrence)
+        # The most concrete first; a run-in title ("Metacognition.") decides less than a
+        # full sentence. Stable sort: document order breaks ties.
+        picked.sort(key=lambda o: (len(o.sentence.split()) < 6, -o.strength))
+        return picked[:limit]
+
+
+def mechanism_signals(text: str) -> list[str]:
+    """Distinct mechanism cues in a text: code identifiers, files, graph vocabulary."""
+    found = {m.group(0).lower().strip("`") for m in _CODE_SIGNAL.finditer(text)}
+    found |= {m.group(0).lower() for m in _MECHANISM_WORDS.finditer(text)}
+    return sorted(found)
+
+
+def _section_bonus(block: Block) -> int:
+    """Ranks quotes: +3 in a design section, -3 in a retrospective or plan (judged by the
+    innermost heading: a parent "Architecture Decisions" covers too much)."""
+    path = block.heading or ""
+    return (3 if _DESIGN.search(path) else 0) - (3 if _RETRO.search(path) else 0)
+
+
+def _is_summary(block: Block) -> bool:
+    return any(_SUMMARY.search(h) for h in block.section)
+
+
+def _section_body(blocks: list[Block], index: int) -> list[Block]:
+    """Body blocks of the section a heading opens (until a heading of the same or a higher
+    level)."""
+    level = blocks[index].level
+    body = []
+    for block in blocks[index + 1:]:
+        if block.kind == "heading" and block.level <= level:
+            break
+        if block.kind in ("paragraph", "list"):
+            body.append(block)
+    return body
+
+
+def _word_patterns(term: str) -> list[re.Pattern[str]]:
+    """One pattern per distinctive word of a multi-word term (for the loose match)."""
+    words = [w for w in re.findall(r"[A-Za-z0-9]+", term) if len(w) > 2]
+    return [re.compile(r"(?<![A-Za-z0-9])" + _word_rx(w), re.IGNORECASE) for w in words]
+
+
+def classify(term: str, blocks: list[Block]) -> ConceptVerdict:
+    """Classify every occurrence of `term` in the report's blocks. When the exact phrase
+    (or a variant) never appears, a multi-word term is looked for loosely: all its words in
+    one block or its section headings (e.g. "synthesis" in a section titled "Dialectical
+    Judicial Engine"); such a verdict is marked `loose`."""
+    pattern = concept_pattern(term)
+    verdict = _classify(term, blocks, lambda text: bool(pattern.search(text)),
+                        lambda text: bool(pattern.search(text)))
+    words = _word_patterns(term)
+    if verdict.verdict != "absent" or len(words) < 2:
+        return verdict
+
+    def block_hit(text: str) -> bool:
+        return all(w.search(text) for w in words)
+
+    def sentence_hit(text: str) -> bool:
+        return any(w.search(text) for w in words)
+
+    loose = _classify(term, blocks, block_hit, sentence_hit, with_sections=True)
+    loose.loose = loose.verdict != "absent"
+    return loose
+
+
+def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
+              sentence_hit: Callable[[str], bool], with_sections: bool = False
+              ) -> ConceptVerdict:
+    occurrences: list[Occurrence] = []
+    texts: dict[tuple[str, ...], str] = {}  # section text cache
+    for index, block in enumerate(blocks):
+        scope = block.text + ("\n" + "\n".join(block.section) if with_sections else "")
+        if block.kind == "furniture" or not block_hit(scope):
+            continue
+        if block.kind == "heading":
+            occurrences.append(_heading_occurrence(blocks, index, sentence_hit))
+            continue
+        # Inside a section titled with the concept, the whole section is the discussion.
+        titled = block.heading is not None and sentence_hit(block.heading)
+        context = _section_text(blocks, block, texts) if titled else _neighbours(blocks, index)
+        parts = sentences(block.text)
+        for position, sentence in enumerate(parts):
+            if sentence_hit(sentence):
+                # A run-in title ("State Synchronization.") is quoted with what follows it.
+                if len(sentence.split()) < 6 and position + 1 < len(parts):
+                    sentence = f"{sentence} {parts[position + 1]}"
+                near = " ".join(parts[position:position + 2])
+                occurrences.append(_body_occurrence(block, sentence, context,
+                                                    titled or _concrete(near)))
+    if not occurrences:
+        return ConceptVerdict(term, "absent")
+    verdict = "explained" if any(o.explained for o in occurrences) else "dropped"
+    return ConceptVerdict(term, verdict, occurrences)
+
+
+def _section_text(blocks: list[Block], block: Block,
+                  cache: dict[tuple[str, ...], str]) -> str:
+    if block.section not in cache:
+        cache[block.section] = "\n".join(
+            b.text for b in blocks
+            if b.kind in ("paragraph", "list") and b.section == block.section)
+    return cache[block.section]
+
+
+def _neighbours(blocks: list[Block], index: int) -> str:
+    """The block's text with its neighbours in the same section (surrounding discussion)."""
+    block = blocks[index]
+    parts = [block.text]
+    for other in (blocks[index - 1] if index else None,
+                  blocks[index + 1] if index + 1 < len(blocks) else None):
+        if other is not None and other.kind in ("paragraph", "list") \
+                and other.section == block.section:
+            parts.append(other.text)
+    return "\n".join(parts)
+
+
+def _concrete(text: str) -> bool:
+    """The sentence (with the next one) itself names a mechanism: a code artifact, or two
+    pieces of graph vocabulary. A buzzword beside a good paragraph is still dropped."""
+    return bool(_CODE_SIGNAL.search(text)) or len(
+        {m.group(0).lower() for m in _MECHANISM_WORDS.finditer(text)}) >= 2
+
+
+def _body_occurrence(block: Block, sentence: str, context: str, concrete: bool) -> Occurrence:
+    signals = mechanism_signals(context)
+    words = len(context.split())
+    where = block.heading or "untitled section"
+    if block.kind == "toc":
+        return Occurrence(block.page, block.heading, sentence, False,
+                          "a table-of-contents entry")
+    if _is_summary(block):
+        return Occurrence(block.page, block.heading, sentence, False,
+                          f"only in a summary/contents section ({where})")
+    if block.kind == "list" and words < 40:
+        return Occurrence(block.page, block.heading, sentence, False,
+                          "a list item without surrounding discussion")
+    if len(signals) >= 3 and words >= 40 and concrete:
+        return Occurrence(block.page, block.heading, sentence, True,
+                          f"discussed in '{where}' with mechanisms: {', '.join(signals[:6])}",
+                          strength=len(mechanism_signals(sentence)) + _section_bonus(block))
+    return Occurrence(block.page, block.heading, sentence, False,
+                      f"named in '{where}' without mechanism ({len(signals)} cues, "
+                      f"{words} words around it)")
+
+
+def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bool]
+                        ) -> Occurrence:
+    """A section titled with the concept is an explanation when its body is substantial
+    and mechanistic; the deciding sentence is the body's first concrete one."""
+    heading = blocks[index]
+    body = _section_body(blocks, index)
+    text = "\n".join(b.text for b in body)
+    signals = mechanism_signals(text)
+    words = len(text.split())
+    body_sentences = [s for b in body for s in sentences(b.text)]
+    # Quote a real sentence (tables leave short cell fragments) that names the concept or
+    # a code artifact.
+    prose = [s for s in body_sentences if len(s.split()) >= 8] or body_sentences
+    quote = next((s for s in prose if hit(s)), None) or next(
+        (s for s in prose if _CODE_SIGNAL.search(s)), prose[0] if prose else heading.text)
+    page = next((b.page for b in body if quote in b.text), heading.page)
+    named = hit(quote)
+    if not named:  # show the tie: the heading names the concept, the quote the mechanism
+        quote = f"{heading.text}: {quote}"
+    if _is_summary(heading) or _SUMMARY.search(heading.text):
+        return Occurrence(page, heading.text, quote, False, "a summary/contents heading")
+    if words >= 40 and len(signals) >= 3:
+        return Occurrence(page, heading.text, quote, True,
+                          f"a section of {words} words titled with the concept, with "
+                          f"mechanisms: {', '.join(signals[:6])}",
+                          strength=len(signals) + (5 if named else 0)
+                          + _section_bonus(heading))
+    return Occurrence(page, heading.text, quote, False,
+                      f"a heading whose section is thin ({words} words, {len(signals)} cues)")

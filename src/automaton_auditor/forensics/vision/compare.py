@@ -1,0 +1,145 @@
+"""Compare the report's diagram with the graph rebuilt from the code.
+
+Two questions: do the diagram's node names match the code's (fuzzily: case, underscores,
+a "Node" suffix, camelCase), and does the diagram show the code's parallel split, or
+contradict it ("Misleading Architecture Visual": a linear pipeline drawn for code that fans
+out, or parallel branches drawn that the code does not have)?
+"""
+
+from __future__ import annotations
+
+from automaton_auditor.forensics.diagrams.flow import match_names, name_key
+from automaton_auditor.forensics.vision.findings import DiagramReading, read_diagram
+from automaton_auditor.state import DiagramFacts, Finding, RebuiltGraph
+
+_TERMINALS = {"start", "end"}
+
+
+def _best(readings: list[DiagramReading]) -> DiagramReading | None:
+    """The diagram to compare: a parsed flow before a model reading, then the one showing
+    most of the courtroom split, then the most edges, then the earliest page."""
+    # A sequence diagram's messages are an interaction, not the graph's flow: not compared.
+    readable = [r for r in readings if r.source != "none" and r.classification != "sequence"]
+    if not readable:
+        return None
+    return min(readable, key=lambda r: (r.source != "edges", r.facts.kind == "arrow",
+                                        -r.score, -len(r.facts.edges), r.facts.page))
+
+
+def _unavailable(why: str, location: str = "report") -> list[Finding]:
+    common = {"location": location, "rationale": why, "confidence": 0.2,
+              "data": {"compared": False}}
+    return [
+        Finding(facet="vision.compare.nodes", goal="Diagram node names match the code graph",
+                found=False, pattern="neutral", **common),
+        Finding(facet="vision.compare.parallelism",
+                goal="Diagram's parallel split matches the code graph", found=False,
+                pattern="neutral", **common),
+    ]
+
+
+def nodes_finding(reading: DiagramReading, graph: RebuiltGraph) -> Finding:
+    """How many of the diagram's nodes are the code's nodes."""
+    # Decisions ("evidence?") are drawn routing conditions, not nodes of the code graph.
+    decisions = set(reading.facts.data.get("decisions", []))
+    diagram_nodes = [n for n in (reading.graph.nodes if reading.graph else [])
+                     if name_key(n) not in _TERMINALS and n not in decisions
+                     and not n.rstrip().endswith("?")]
+    code_nodes = [n for n in graph.nodes if name_key(n) not in _TERMINALS]
+    matched = match_names(diagram_nodes, code_nodes)
+    missing = sorted(set(code_nodes) - set(matched.values()))
+    extra = sorted(set(diagram_nodes) - set(matched))
+    ratio = len(matched) / len(diagram_nodes) if diagram_nodes else 0.0
+    pairs = ", ".join(f"{d}={c}" for d, c in sorted(matched.items()))
+    return Finding(
+        facet="vision.compare.nodes", goal="Diagram node names match the code graph",
+        found=ratio >= 0.5, pattern="success", location=reading.location,
+        content=f"matched: {pairs or 'none'}; only in diagram: {', '.join(extra) or 'none'};"
+                f" only in code: {', '.join(missing) or 'none'}",
+        rationale=f"{len(matched)} of {len(diagram_nodes)} diagram nodes match code nodes.",
+        confidence=(round(min(reading.confidence + 0.05, 0.4 + 0.5 * ratio), 2)
+                    if diagram_nodes else 0.3),
+        data={"matched": dict(sorted(matched.items())), "only_in_diagram": extra,
+              "only_in_code": missing, "ratio": round(ratio, 3)})
+
+
+def _reproduced_splits(reading: DiagramReading, graph: RebuiltGraph) -> list[str]:
+    """Code fan-out points whose targets the diagram also fans out to (>= 2 of them)."""
+    if reading.graph is None:
+        return []
+    to_code = match_names(reading.graph.nodes, graph.nodes)
+    diagram_splits = [{to_code.get(t) for t in targets} - {None}
+                      for targets in reading.graph.fan_out.values()]
+    found = []
+    for source, targets in sorted(graph.fan_out.items()):
+        if any(len(split & set(targets)) >= 2 for split in diagram_splits):
+            found.append(f"{source} -> {{{', '.join(targets)}}}")
+    return found
+
+
+def _diagram_parallel(reading: DiagramReading) -> bool:
+    if reading.source == "edges" and reading.graph is not None:
+        return bool(reading.graph.fan_out)
+    # A model's own verdict on parallelism wins over the chain it wrote.
+    return bool(reading.parts.get("parallel_detectives") or reading.parts.get("parallel_judges"))
+
+
+def parallelism_findings(reading: DiagramReading, graph: RebuiltGraph) -> list[Finding]:
+    """Does the diagram's parallel split match the code's, or contradict it?"""
+    code_parallel = bool(graph.fan_out)
+    drawn_parallel = _diagram_parallel(reading)
+    splits = _reproduced_splits(reading, graph)
+    code_text = "; ".join(f"{s} -> {{{', '.join(t)}}}" for s, t in sorted(graph.fan_out.items()))
+    if drawn_parallel and code_parallel:
+        verdict = ("diagram and code both fan out" + (f"; reproduced: {'; '.join(splits)}"
+                                                       if splits else ""))
+    elif not drawn_parallel and not code_parallel:
+        verdict = "diagram and code are both linear"
+    elif code_parallel:
+        verdict = f"diagram shows a linear pipeline, code fans out ({code_text})"
+    else:
+        verdict = "diagram shows parallel branches, code is linear (no fan-out)"
+    contradicts = drawn_parallel != code_parallel
+    base = {"location": reading.location, "content": verdict[:2000],
+            "data": {"diagram_parallel": drawn_parallel, "code_parallel": code_parallel,
+                     "reproduced_splits": splits, "read_from": reading.source}}
+    conf = reading.confidence
+    return [
+        Finding(facet="vision.compare.parallelism",
+                goal="Diagram's parallel split matches the code graph",
+                found=drawn_parallel and code_parallel, pattern="success",
+                rationale=("The diagram draws the code's parallel split." if
+                           drawn_parallel and code_parallel else f"No match: {verdict}."),
+                confidence=conf, **base),
+        Finding(facet="vision.compare.misleading",
+                goal="Misleading Architecture Visual: diagram contradicts the code's flow",
+                found=contradicts, pattern="failure",
+                rationale=(f"Misleading Architecture Visual: {verdict}." if contradicts
+                           else "The diagram's flow does not contradict the code."),
+                confidence=conf, **base),
+    ]
+
+
+def compare_with_code(diagrams: list[DiagramFacts],
+                      graph: RebuiltGraph | None) -> list[Finding]:
+    """Findings "vision.compare.nodes", "vision.compare.parallelism" and (when a flow could
+    be compared) "vision.compare.misleading", comparing the best-read diagram with the code
+    graph. Without a code graph or a readable diagram the findings say so (found=False,
+    neutral, low confidence)."""
+    if graph is None or not graph.nodes:
+        return _unavailable("No graph could be rebuilt from the code to compare with.")
+    reading = _best([read_diagram(d) for d in diagrams])
+    if reading is None:
+        why = ("No diagram in the report." if not diagrams else
+               "No diagram flow could be read (images need a vision model; sequence "
+               "diagrams are not compared).")
+        return _unavailable(why)
+    if reading.source == "model" and reading.graph is None:
+        nodes = Finding(facet="vision.compare.nodes",
+                        goal="Diagram node names match the code graph", found=False,
+                        pattern="neutral", location=reading.location,
+                        rationale="The diagram was read by a vision model: no node names "
+                                  "were parsed to compare.", confidence=0.2)
+    else:
+        nodes = nodes_finding(reading, graph)
+    return [nodes, *parallelism_findings(reading, graph)]

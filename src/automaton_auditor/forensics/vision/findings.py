@@ -1,0 +1,271 @@
+"""Findings about the report's diagrams: what was found where ("vision.extract") and what
+their flow shows ("vision.flow.*"): the courtroom's parallel split or a linear pipeline.
+
+A diagram's flow is read from its parsed edges (vector drawing, Mermaid, DOT, arrow chain)
+when it has some, else from a vision model's `analysis` when one ran and did not degrade.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from automaton_auditor.forensics.diagrams.arrows import parse_arrows
+from automaton_auditor.forensics.diagrams.flow import courtroom_pattern, flow_graph, longest_chain
+from automaton_auditor.state import DiagramFacts, Finding, RebuiltGraph
+
+PARTS = ("parallel_detectives", "aggregation", "parallel_judges", "synthesis")
+_PART_GOALS = {
+    "parallel_detectives": "A diagram shows the detectives running in parallel (fan-out)",
+    "aggregation": "A diagram shows the detectives' evidence aggregated (fan-in)",
+    "parallel_judges": "A diagram shows the three judges running in parallel (fan-out)",
+    "synthesis": "A diagram shows the judges' opinions synthesised (fan-in to Chief Justice)",
+}
+# How far a reading can be trusted, by where it came from.
+_CONFIDENCE = {"vector": 0.85, "mermaid": 0.85, "dot": 0.85, "arrow": 0.6, "model": 0.6}
+
+
+@dataclass
+class DiagramReading:
+    """What one diagram's flow shows, and how it was read."""
+
+    facts: DiagramFacts
+    source: str  # edges | model | none
+    classification: str
+    parts: dict[str, list[str]] = field(default_factory=dict)
+    linear: bool | None = None
+    graph: RebuiltGraph | None = None
+    chain: list[str] = field(default_factory=list)
+
+    @property
+    def score(self) -> int:
+        """How many parts of the courtroom split this diagram shows."""
+        return sum(1 for part in PARTS if self.parts.get(part))
+
+    @property
+    def confidence(self) -> float:
+        """Trust in this reading (model readings and arrow chains count less)."""
+        key = "model" if self.source == "model" else self.facts.kind
+        return _CONFIDENCE.get(key, 0.5)
+
+    @property
+    def location(self) -> str:
+        """Where the diagram is."""
+        return f"report p.{self.facts.page}"
+
+
+def _classify_edges(facts: DiagramFacts, graph: RebuiltGraph) -> str:
+    kind = str(facts.data.get("diagram_type", "flowchart"))
+    if kind in ("sequence", "state"):
+        return "sequence" if kind == "sequence" else "state_machine"
+    if facts.kind == "arrow":
+        return "text_flow"  # an arrow chain written in the text, not a drawing
+    names = {n.upper() for n in graph.nodes}
+    looks_stateful = bool({"START", "END"} & names) or courtroom_pattern(graph).parallel_detectives
+    return "state_machine" if looks_stateful else "generic_boxes"
+
+
+def read_diagram(facts: DiagramFacts) -> DiagramReading:
+    """Read one diagram's flow from its edges, else from a non-degraded model analysis."""
+    if facts.edges:
+        cond = [tuple(e) for e in facts.data.get("conditional_edges", []) if len(e) == 2]
+        graph = flow_graph(facts.edges, [(str(a), str(b)) for a, b in cond])
+        pattern = courtroom_pattern(graph)
+        sequence = facts.data.get("diagram_type") == "sequence"
+        # A sequence diagram's messages run one after another: an orchestrator messaging
+        # three judges is not a drawn parallel split.
+        parts = {p: [] if sequence else list(getattr(pattern, p)) for p in PARTS}
+        return DiagramReading(facts, "edges", _classify_edges(facts, graph), parts,
+                              None if sequence else graph.linear, graph,
+                              longest_chain(graph.edges, [(str(a), str(b)) for a, b in cond]))
+    analysis = facts.analysis
+    if analysis and not analysis.get("degraded") and "kind" in analysis:
+        return _model_reading(facts, analysis)
+    return DiagramReading(facts, "none", "unknown")
+
+
+def _model_reading(facts: DiagramFacts, analysis: dict[str, Any]) -> DiagramReading:
+    """A vision model's answer: its booleans decide the parts; its described flow, when
+    written as an arrow chain (as the prompt asks), gives edges to compare with the code."""
+    kind = str(analysis["kind"])
+    parts = {p: ["(read by the vision model)"] if analysis.get(p) else [] for p in PARTS}
+    linear = None if kind in ("not_a_diagram", "sequence") else not (
+        analysis.get("parallel_detectives") or analysis.get("parallel_judges"))
+    flows = parse_arrows(str(analysis.get("described_flow", ""))[:2000])
+    if not flows or kind == "not_a_diagram":
+        return DiagramReading(facts, "model", kind, parts, linear)
+    flow = max((f for _, f in flows), key=lambda f: len(f.edges))
+    graph = flow_graph(flow.edges, flow.conditional)
+    return DiagramReading(facts, "model", kind, parts, linear, graph,
+                          longest_chain(flow.edges, flow.conditional))
+
+
+def _describe(facts: DiagramFacts) -> str:
+    size = f"{facts.width}x{facts.height}px" if facts.width else "text"
+    what = f"{len(facts.edges)} edges" if facts.edges else f"{len(facts.labels)} labels"
+    extra = " likely diagram" if facts.data.get("likely_diagram") else ""
+    return f"p.{facts.page} {facts.kind} ({size}, {what}){extra}"
+
+
+def extract_finding(diagrams: list[DiagramFacts]) -> Finding:
+    """How many diagram candidates were found, of which kinds, on which pages."""
+    counts: dict[str, int] = {}
+    pages: dict[str, list[int]] = {}
+    for facts in diagrams:
+        counts[facts.kind] = counts.get(facts.kind, 0) + 1
+        pages.setdefault(facts.kind, []).append(facts.page)
+    scans = [d for d in diagrams if d.kind == "scan"]
+    # Drawn candidates count, scans when they look graphic, and not what a vision model
+    # said is no diagram (a screenshot, a photo, a table).
+    real = [d for d in diagrams if (d.kind not in ("scan", "arrow")
+                                    or d.data.get("likely_diagram"))
+            and d.analysis.get("kind") != "not_a_diagram"]
+    found = bool(real) or bool(diagrams and counts.get("arrow"))
+    total = diagrams[0].data.get("candidates_total", len(diagrams)) if diagrams else 0
+    summary = "; ".join(_describe(d) for d in diagrams[:40]) or "no diagram candidates"
+    if scans and len(scans) == len([d for d in diagrams if d.kind != "arrow"]):
+        note = (f"{len(scans)} scanned page(s) without a text layer; "
+                f"{sum(1 for s in scans if s.data.get('likely_diagram'))} look graphic")
+    else:
+        note = ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "none"
+    return Finding(
+        facet="vision.extract", goal="Diagrams present in the report", found=found,
+        pattern="success", content=summary,
+        location=f"report p.{(real or diagrams)[0].page}" if diagrams else "report",
+        rationale=f"Diagram candidates found: {note}."
+        + ("" if real else " Only text flows or plain scans, no drawn diagram identified."),
+        confidence=0.9 if real else 0.6 if diagrams else 0.8,
+        data={"counts": dict(sorted(counts.items())),
+              "pages": {k: sorted(set(v)) for k, v in sorted(pages.items())},
+              "candidates_total": total, "kept": len(diagrams)})
+
+
+def _part_content(reading: DiagramReading, part: str) -> str:
+    nodes = reading.parts.get(part, [])
+    if reading.source == "model":
+        flow = str(reading.facts.analysis.get("described_flow", ""))
+        return f"vision model on {reading.location}: {flow}"[:2000]
+    if part in ("parallel_detectives", "parallel_judges"):
+        return f"{nodes[0]} -> {{{', '.join(nodes[1:])}}}"
+    return f"{{{', '.join(nodes[1:])}}} -> {nodes[0]}"
+
+
+def part_findings(readings: list[DiagramReading], part: str) -> Finding:
+    """One finding per courtroom part: which diagrams show it (best first)."""
+    showing = [r for r in readings if r.parts.get(part)]
+    readable = [r for r in readings if r.source != "none"]
+    goal = _PART_GOALS[part]
+    if showing:
+        best = max(showing, key=lambda r: (r.confidence, r.score, -r.facts.page))
+        where = ", ".join(sorted({f"p.{r.facts.page} {r.facts.kind}" for r in showing}))
+        return Finding(facet=f"vision.flow.{part}", goal=goal, found=True, pattern="success",
+                       content=_part_content(best, part), location=best.location,
+                       rationale=f"Shown by {len(showing)} diagram(s): {where}.",
+                       confidence=best.confidence,
+                       data={"diagrams": [{"page": r.facts.page, "kind": r.facts.kind,
+                                           "source": r.source} for r in showing]})
+    why = ("no diagram flow could be read (no diagram, or images without a vision model)"
+           if not readable else f"{len(readable)} readable diagram(s), none shows it")
+    return Finding(facet=f"vision.flow.{part}", goal=goal, found=False, pattern="success",
+                   location=readable[0].location if readable else "report",
+                   rationale=f"Not shown: {why}.",
+                   confidence=0.7 if readable else 0.3,
+                   data={"readable_diagrams": len(readable)})
+
+
+def full_split_finding(readings: list[DiagramReading]) -> Finding:
+    """Success pattern in one fact: a single diagram shows the whole courtroom split,
+    detectives in parallel -> aggregation -> judges in parallel -> synthesis."""
+    complete = [r for r in readings if r.score == len(PARTS)]
+    goal = ("One diagram shows the full parallel split: detectives fan out, evidence is "
+            "aggregated, judges fan out, the Chief Justice synthesises")
+    if not complete:
+        readable = [r for r in readings if r.source != "none"]
+        best = max(readable, key=lambda r: (r.score, r.confidence), default=None)
+        shown = [p for p in PARTS if best and best.parts.get(p)]
+        return Finding(facet="vision.flow.full_split", goal=goal, found=False,
+                       pattern="success", location=best.location if best else "report",
+                       rationale=("No diagram shows the whole split" + (
+                           f"; the most complete shows {', '.join(shown)}." if shown else ".")),
+                       confidence=0.7 if readable else 0.3,
+                       data={"best_parts": shown})
+    best = max(complete, key=lambda r: (r.confidence, -r.facts.page))
+    content = "; ".join(_part_content(best, part) for part in PARTS)
+    return Finding(facet="vision.flow.full_split", goal=goal, found=True, pattern="success",
+                   content=content, location=best.location,
+                   rationale=f"{best.facts.kind} diagram on {best.location} shows all four "
+                             f"parts ({len(complete)} diagram(s) do).",
+                   confidence=best.confidence,
+                   data={"pages": sorted({r.facts.page for r in complete})})
+
+
+def linear_finding(readings: list[DiagramReading]) -> Finding:
+    """Failure pattern: every readable diagram is a plain linear pipeline."""
+    flows = [r for r in readings if r.linear is not None]
+    linear = [r for r in flows if r.linear]
+    branching = [r for r in flows if not r.linear]
+    found = bool(flows) and not branching
+    best = linear[0] if found else (max(branching, key=lambda r: (r.confidence, r.score))
+                                    if branching else None)
+    content = None
+    if best and found:
+        content = " -> ".join(best.chain) or None
+    elif best and best.graph is not None:  # say where it branches instead
+        content = "branches: " + "; ".join(f"{s} -> {{{', '.join(t)}}}"
+                                           for s, t in best.graph.fan_out.items())
+    if found:
+        why = f"All {len(flows)} readable diagram flow(s) are linear: no fan-out, no fan-in."
+    elif flows:
+        why = f"{len(flows) - len(linear)} of {len(flows)} readable diagram(s) branch."
+    else:
+        why = "No diagram flow could be read."
+    return Finding(facet="vision.flow.linear", goal="Diagrams show only a linear pipeline",
+                   found=found, pattern="failure", content=content,
+                   location=best.location if best else "report", rationale=why,
+                   confidence=max((r.confidence for r in flows), default=0.3),
+                   data={"linear_pages": sorted({r.facts.page for r in linear}),
+                         "readable": len(flows)})
+
+
+def _caption(facts: DiagramFacts) -> str:
+    """The heading above or the caption below a picture (``above | below`` in nearby_text):
+    the "Figure ..." line when there is one, else the nearest text, cut short."""
+    above, _, below = facts.nearby_text.partition(" | ")
+    for part in (below, above):
+        index = part.find("Figure")
+        if index >= 0:
+            return part[index: index + 100]
+    text = (above[-100:] or below[:100]).strip()
+    return "" if len(text) < 4 or text.isdigit() else text  # a page number is no caption
+
+
+def classification_finding(readings: list[DiagramReading]) -> Finding:
+    """Neutral context: how each diagram was classified and read."""
+    rows: list[dict[str, Any]] = [
+        {"page": r.facts.page, "kind": r.facts.kind, "classification": r.classification,
+         "read_from": r.source, "parts": [p for p in PARTS if r.parts.get(p)],
+         "caption": _caption(r.facts)}
+        for r in readings]
+    # An unread picture is at least placed by its heading or caption.
+    text = "; ".join(f"p.{row['page']} {row['kind']}: {row['classification']}"
+                     f" ({row['read_from']})"
+                     + (f" [{row['caption']}]" if row["read_from"] == "none" and row["caption"]
+                        else "") for row in rows)
+    return Finding(facet="vision.flow.classification", goal="How each diagram was classified",
+                   found=any(r.source != "none" for r in readings), pattern="neutral",
+                   content=text or None, location=readings[0].location if readings else "report",
+                   rationale="Classification from parsed edges, or the vision model's answer.",
+                   confidence=0.6, data={"diagrams": rows})
+
+
+def vision_findings(diagrams: list[DiagramFacts]) -> list[Finding]:
+    """Findings about the report's diagrams, in a fixed order: vision.extract,
+    vision.flow.full_split, one vision.flow.<part> per courtroom part (parallel_detectives,
+    aggregation, parallel_judges, synthesis), vision.flow.linear,
+    vision.flow.classification."""
+    readings = [read_diagram(d) for d in diagrams]
+    findings = [extract_finding(diagrams), full_split_finding(readings)]
+    findings.extend(part_findings(readings, part) for part in PARTS)
+    findings.append(linear_finding(readings))
+    findings.append(classification_finding(readings))
+    return findings

@@ -1,0 +1,53 @@
+"""Write the report files: Markdown, its JSON twin and the run manifest."""
+
+from __future__ import annotations
+
+import json
+import platform
+import re
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+from automaton_auditor.output.markdown import render_markdown
+from automaton_auditor.state import AuditReport
+
+VERSIONED = ("automaton-auditor", "langgraph", "langchain-core", "docling-slim", "pypdfium2")
+
+
+def target_slug(target: str) -> str:
+    """A file-system-safe name for a target: owner-name for URLs, the folder name otherwise."""
+    parsed = urlparse(target)
+    if parsed.scheme in {"http", "https"} and parsed.netloc:
+        parts = [p for p in parsed.path.removesuffix(".git").split("/") if p][:2]
+        name = "-".join(parts) or parsed.netloc
+    else:
+        name = Path(target.rstrip("/")).name or "target"
+    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "target"
+    return slug[:80]
+
+
+def package_versions() -> dict[str, str]:
+    """Versions of the packages that shape a result."""
+    versions = {"python": platform.python_version()}
+    for name in VERSIONED:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = "not installed"
+    return versions
+
+
+def write_report_files(report: AuditReport, output_dir: Path,
+                       manifest: dict[str, Any]) -> dict[str, str]:
+    """Write `report.md`, `report.json` and `run_manifest.json` under a per-target folder."""
+    folder = output_dir / target_slug(report.repo_url)
+    folder.mkdir(parents=True, exist_ok=True)
+    paths = {"markdown": folder / "report.md", "json": folder / "report.json",
+             "manifest": folder / "run_manifest.json"}
+    paths["markdown"].write_text(render_markdown(report), encoding="utf-8")
+    paths["json"].write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    paths["manifest"].write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str)
+                                 + "\n", encoding="utf-8")
+    return {kind: str(path) for kind, path in paths.items()}

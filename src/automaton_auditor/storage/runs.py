@@ -1,0 +1,121 @@
+"""Run checkpoints: every audit has a run id (the LangGraph thread id) and is checkpointed
+after every step in ``runs.sqlite`` under the cache directory, through LangGraph's
+`SqliteSaver`, so an interrupted or failed run can be resumed and a finished one replayed
+(`automaton_auditor.service` does both). Only our own state models may be revived from disk.
+"""
+
+from __future__ import annotations
+
+import secrets
+import sqlite3
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from automaton_auditor.storage.kv import default_cache_dir
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+RUNS_DB = "runs.sqlite"
+
+
+class RunError(ValueError):
+    """A run id that cannot be resumed or replayed; the message is one line."""
+
+
+def new_run_id() -> str:
+    """A sortable, unique run id: UTC time plus 24 random bits."""
+    return f"{datetime.now(UTC):%Y%m%d-%H%M%S}-{secrets.token_hex(3)}"
+
+
+def runs_db(root: Path | None = None) -> Path:
+    """The checkpoint database (under the cache directory)."""
+    return (root or default_cache_dir()) / RUNS_DB
+
+
+def _serde() -> Any:
+    from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+
+    from automaton_auditor import state
+
+    # Only our own state models (and LangGraph's safe built-ins) may be revived from disk.
+    ours = [state.Evidence, state.JudicialOpinion, state.RuleApplication,
+            state.CriterionResult, state.AuditReport, state.RebuiltGraph, state.CitedPath,
+            state.FeatureClaim, state.ReportFacts, state.DiagramFacts]
+    return JsonPlusSerializer(allowed_msgpack_modules=[(t.__module__, t.__name__) for t in ours])
+
+
+@contextmanager
+def checkpointer(root: Path | None = None) -> Iterator[SqliteSaver]:
+    """LangGraph's SQLite checkpointer on ``runs.sqlite`` (WAL: parallel audits share it)."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    path = runs_db(root)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
+    with closing(conn):
+        conn.execute("PRAGMA journal_mode=WAL")
+        saver = SqliteSaver(conn, serde=_serde())
+        saver.setup()
+        yield saver
+
+
+def thread_config(run_id: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The graph config that names a run's checkpoint thread."""
+    config = dict(extra or {})
+    config["configurable"] = {**config.get("configurable", {}), "thread_id": run_id}
+    return config
+
+
+def prune_finished(conn: sqlite3.Connection, run_id: str) -> None:
+    """Keep only the last checkpoint of a finished run: replay needs nothing else, and each
+    intermediate step holds the whole evidence again (about 2 MB per audit otherwise)."""
+    with conn:
+        row = conn.execute("SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ?",
+                           (run_id,)).fetchone()
+        if not row or row[0] is None:
+            return
+        conn.execute("DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id != ?",
+                     (run_id, row[0]))
+        conn.execute("DELETE FROM writes WHERE thread_id = ? AND checkpoint_id != ?",
+                     (run_id, row[0]))
+
+
+@dataclass(frozen=True)
+class RunInfo:
+    """What the checkpoints say about one run."""
+
+    run_id: str
+    target: str
+    report: str
+    next_nodes: tuple[str, ...]
+    finished: bool
+    values: dict[str, Any]
+
+    @property
+    def status(self) -> str:
+        """done, or where the run stopped."""
+        if self.finished:
+            return "done"
+        return f"stopped before {', '.join(self.next_nodes)}" if self.next_nodes else "stopped"
+
+
+
+
+def recent_thread_ids(limit: int = 20, root: Path | None = None) -> list[str]:
+    """The ids of the most recent runs, newest first (checkpoint ids are time-ordered)."""
+    path = runs_db(root)
+    if not path.exists():
+        return []
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)) as conn:
+            rows = conn.execute("SELECT thread_id, MAX(checkpoint_id) AS last FROM checkpoints "
+                                "GROUP BY thread_id ORDER BY last DESC LIMIT ?",
+                                (limit,)).fetchall()
+    except sqlite3.Error:
+        return []
+    return [str(thread_id) for thread_id, _last in rows]
