@@ -16,6 +16,8 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 from typing_extensions import TypedDict
 
+from automaton_auditor.text import clip
+
 CONTENT_LIMIT = 2000
 
 Source = Literal["repo", "doc", "vision", "aggregator"]
@@ -29,9 +31,7 @@ Pattern = Literal["success", "failure", "neutral"]
 
 
 def _cut(text: str | None, limit: int = CONTENT_LIMIT) -> str | None:
-    if text is None or len(text) <= limit:
-        return text
-    return text[: limit - 1] + "…"
+    return None if text is None else clip(text, limit)
 
 
 class Finding(BaseModel):

@@ -20,6 +20,7 @@ from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
 from automaton_auditor.rubric import Dimension
 from automaton_auditor.state import Evidence, Judge, JudicialOpinion
+from automaton_auditor.text import clip
 
 PERSONA_FILES: dict[str, str] = {"Prosecutor": "prosecutor.md", "Defense": "defense.md",
                                  "TechLead": "tech_lead.md"}
@@ -55,9 +56,7 @@ def _signal(e: Evidence) -> str:
 
 def evidence_line(e: Evidence) -> str:
     """One evidence item as a single JSON line."""
-    content = e.content or ""
-    if len(content) > CONTENT_IN_PROMPT:
-        content = content[: CONTENT_IN_PROMPT - 1] + "…"
+    content = clip(e.content or "", CONTENT_IN_PROMPT)
     item: dict[str, Any] = {"id": e.evidence_id, "location": e.location, "signal": _signal(e),
                             "goal": e.goal, "found": e.found, "confidence": e.confidence,
                             "rationale": e.rationale}

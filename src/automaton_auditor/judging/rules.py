@@ -15,6 +15,7 @@ from decimal import ROUND_HALF_UP, Decimal
 from automaton_auditor.judging.offline import evidence_score
 from automaton_auditor.rubric import Dimension, Rubric
 from automaton_auditor.state import CriterionResult, Evidence, JudicialOpinion, RuleApplication
+from automaton_auditor.text import clip
 
 KNOWN_RULES = (
     "security_override", "fact_supremacy", "functionality_weight", "dissent_requirement",
@@ -88,7 +89,7 @@ def dissent_summary(opinions: Sequence[JudicialOpinion]) -> str:
     """Who argued what, highest score first."""
     parts = []
     for o in sorted(opinions, key=lambda o: (-o.score, o.judge)):
-        argument = o.argument if len(o.argument) <= 240 else o.argument[:239] + "…"
+        argument = clip(o.argument, 240)
         parts.append(f"{o.judge} ({o.score}/5): {argument}")
     high = max(opinions, key=lambda o: o.score)
     low = min(opinions, key=lambda o: o.score)

@@ -4,6 +4,7 @@ Remediation Plan, Errors and Warnings."""
 from __future__ import annotations
 
 from automaton_auditor.state import AuditReport, CriterionResult, Evidence, JudicialOpinion
+from automaton_auditor.text import clip
 
 EXCERPT = 400
 
@@ -15,7 +16,7 @@ def _cell(text: str) -> str:
 def _excerpt(text: str | None, limit: int = EXCERPT) -> str:
     if not text:
         return ""
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 def render_header(report: AuditReport) -> list[str]:

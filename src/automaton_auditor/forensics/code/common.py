@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from automaton_auditor.text import clip
+
 SNIPPET_CHARS = 800
 
 
@@ -40,7 +42,7 @@ def snippet(lines: list[str], node: ast.AST, limit: int = SNIPPET_CHARS) -> str:
     start = getattr(node, "lineno", 1)
     end = getattr(node, "end_lineno", start) or start
     text = "\n".join(lines[start - 1:end])
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 def unparse(node: ast.AST, limit: int = 300) -> str:
@@ -49,7 +51,7 @@ def unparse(node: ast.AST, limit: int = 300) -> str:
         text = ast.unparse(node)
     except (RecursionError, ValueError, AttributeError):
         return "<unparsable>"
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
 
 
 def str_value(node: ast.AST | None) -> str | None:

@@ -12,6 +12,8 @@ import tokenize
 from functools import lru_cache
 from pathlib import Path
 
+from automaton_auditor.text import clip
+
 
 @lru_cache(maxsize=256)
 def _lines(path: str) -> tuple[str, ...]:
@@ -40,4 +42,4 @@ def function_tokens(repo: Path, path: str, start: int, end: int) -> list[str]:
 def function_source(repo: Path, path: str, start: int, end: int, limit: int = 2000) -> str:
     """Lines start..end of a repository file, cut to `limit` characters."""
     text = "".join(_lines(str(repo / path))[max(start - 1, 0):end])
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip(text, limit)
