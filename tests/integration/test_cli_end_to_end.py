@@ -99,7 +99,7 @@ def test_url_with_shell_metacharacters_exits_2(tmp_path: Path, report_pdf: Path)
     canary = tmp_path / "canary"
     result = _run([f"https://github.com/a/b;touch {canary}", str(report_pdf), "--output-dir",
                    str(tmp_path / "out")])
-    _assert_one_line_error(result, "")
+    _assert_one_line_error(result, "shell metacharacters")
     assert not canary.exists()
 
 

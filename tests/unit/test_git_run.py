@@ -9,14 +9,26 @@ from pathlib import Path
 from automaton_auditor.forensics.git.runner import hardened_env, run_git
 
 
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return False
+    return state != "Z"  # a zombie has exited; only its parent's wait is missing
+
+
 def test_timeout_kills_git_and_its_children(tmp_path: Path) -> None:
-    marker = tmp_path / "survived"
-    # An alias runs a shell child of git; only this test passes such a setting.
-    result = run_git(["-c", f"alias.slow=!sleep 2 && touch {marker}", "slow"], cwd=tmp_path,
-                     home=tmp_path, timeout_s=0.3)
+    pidfile = tmp_path / "child.pid"
+    # An alias runs a shell child of git that records its pid and then waits a long time;
+    # only this test passes such a setting.
+    result = run_git(["-c", f"alias.slow=!echo $$ > {pidfile}; exec sleep 60", "slow"],
+                     cwd=tmp_path, home=tmp_path, timeout_s=2.0)
     assert result.timed_out
-    time.sleep(2.5)
-    assert not marker.exists()
+    pid = int(pidfile.read_text())
+    deadline = time.monotonic() + 10
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not _alive(pid), "git's child outlived the timeout"
 
 
 def test_environment_is_scrubbed(tmp_path: Path, monkeypatch) -> None:

@@ -25,16 +25,23 @@ class RunProgress:
                                  disable=not enabled)
         self.steps = self.progress.add_task("detectives", total=4)
         self.judges = self.progress.add_task("judges", total=judge_calls, visible=False)
+        self.started = False
 
     def __enter__(self) -> RunProgress:
-        self.progress.__enter__()
+        # The display starts with the first node: input refused before the graph, or an
+        # audit answered from the cache, prints nothing but its own lines.
+        self.started = False
         return self
 
     def __exit__(self, *exc: object) -> None:
-        self.progress.__exit__(None, None, None)
+        if self.started:
+            self.progress.__exit__(None, None, None)
 
     def node_done(self, node: str, update: Any, timings: dict[str, float]) -> None:
         """Record one node's update."""
+        if not self.started:
+            self.progress.__enter__()
+            self.started = True
         if node == "context_builder" and isinstance(update, dict) and not update.get("input_ok"):
             # bad input: the CLI prints one error line, nothing else
             self.enabled = False
