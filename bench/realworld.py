@@ -355,8 +355,9 @@ def summarise(peers: list[dict[str, Any]], outcomes: list[Outcome]) -> dict[str,
         dir_hold += sum(1 for r in drows if r[3])
         path_total += len(prows)
         path_ok += sum(1 for r in prows if r[3])
-        mismatched_paths += [f"{name}: {p} labelled {lab}, auditor {got}"
-                             for p, lab, got, ok in prows if not ok]
+        wrong = [f"{p} ({lab}->{got})" for p, lab, got, ok in prows if not ok]
+        if wrong:
+            mismatched_paths.append(f"{name}: " + ", ".join(wrong))
         if out.overall is not None:
             pairs.append((float(out.overall), out.grade))
         rows.append({"repo": name, "status": "ok", "exit_code": out.exit_code,
@@ -377,8 +378,10 @@ def summarise(peers: list[dict[str, Any]], outcomes: list[Outcome]) -> dict[str,
     keys = "verified_paths, hallucinated_paths" + (", planned_paths" if has_planned else "")
     pct = f" ({100 * path_ok / path_total:.0f}%)" if path_total else ""
     print(f"cited-path labels agreeing: {path_ok}/{path_total}{pct}  (report.json has: {keys})")
+    if mismatched_paths:
+        print("paths labelled -> auditor verdict, where they differ:")
     for line in mismatched_paths:
-        print(f"  path ✗ {line}")
+        print(f"  ✗ {line}")
     for line in failures:
         print(f"  not audited: {line}")
     return {"directions": [dir_hold, dir_total], "spearman": rho, "paths": [path_ok, path_total],
