@@ -190,6 +190,22 @@ class CallCollector:
         self.calls.append({"kind": kind, "line": getattr(node, "lineno", 1), "func": ctx.func,
                            "snippet": snippet(self.lines, node), **extra})
 
+    def defaults(self, func: str) -> dict[str, str]:
+        """Parameter defaults of function `func` (``schema=JudicialOpinion``)."""
+        return (self.functions.get(func) or {}).get("defaults") or {}
+
+    def note(self, func: str, key: str, value: Any) -> None:
+        """Append `value` to the list `key` (``sends``, ``gotos``) of function `func`."""
+        facts = self.functions.get(func)
+        if facts is not None:
+            facts[key].append(value)
+
+    def note_llm(self, func: str, line: int) -> None:
+        """Record a model call or construction at `line` inside function `func`."""
+        scope = self.idents.get(func)
+        if scope is not None:
+            scope["llm"].append(line)
+
     # --- strings -----------------------------------------------------------------------
     def _string(self, text: str, line: int, var: str, ctx: Ctx) -> None:
         if ctx.cls and not ctx.func and var:

@@ -1,9 +1,17 @@
-"""Classifying one call node into the facts the findings need."""
+"""Classifying one call node into the facts the findings need: an ordered registry of rules.
+
+Each rule is one predicate and one recorder (as a linter registers one check per plugin).
+`EXCLUSIVE` rules are tried in order and the first that applies records its fact; `ALWAYS`
+rules record beside it. Rules see the call through `Site` and write only through the
+`CallRecorder` protocol, never into the walk's own structures.
+"""
 
 from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
+from typing import NamedTuple
 
 from automaton_auditor.forensics.code.common import dotted, keyword, resolve, str_value, unparse
 from automaton_auditor.forensics.code.recorder import CallRecorder, Ctx
@@ -17,65 +25,118 @@ LLM_PACKAGES = ("langchain_openai", "langchain_anthropic", "langchain_google",
                 "langchain.chat_models", "langchain_community.chat_models", "anthropic")
 
 
+class Site(NamedTuple):
+    """One call as the rules see it: the node, where it sits, and its names."""
+
+    node: ast.Call
+    ctx: Ctx
+    name: str  # as written (``sp.run``)
+    full: str  # through the imports (``subprocess.run``)
+    tail: str  # last part of `full` (``run``)
+    attr: str  # the method name when the callee is an attribute, else ""
+
+
+Predicate = Callable[[CallRecorder, Site], bool]
+Record = Callable[[CallRecorder, Site], None]
+
+
+class Rule(NamedTuple):
+    """One classification rule: when it applies, and what it records."""
+
+    name: str
+    applies: Predicate
+    record: Record
+
+
 def classify_call(col: CallRecorder, node: ast.Call, ctx: Ctx, name: str, full: str,
                   tail: str, attr: str) -> None:
     """Record the fact(s) a call establishes, if any."""
-    if full in ("os.system", "os.popen") or full.startswith("os.spawn") or \
-            full.startswith("os.exec"):
-        _process(col, node, ctx, full, via_shell=True)
-    elif full.startswith("subprocess.") and tail in SUBPROCESS:
-        _process(col, node, ctx, full, via_shell=col.shell(node) or tail in ("getoutput",
-                                                                          "getstatusoutput"))
-    elif full in ("eval", "exec") and name == full:
-        arg = node.args[0] if node.args else None
-        col.add("eval_exec", node, ctx, name=full, literal=col.literal(arg, ctx),
-                 in_try=ctx.in_try)
-    elif tail in ("TemporaryDirectory", "mkdtemp") and full.startswith("tempfile"):
-        col.add("tempdir", node, ctx, name=tail)
-    elif attr == "clone_from" or tail == "clone_from":
-        col.add("clone", node, ctx, how="GitPython clone_from", tempdir=ctx.tempdir,
-                 in_try=ctx.in_try, timeout=keyword(node, "timeout") is not None)
-    elif attr in ("with_structured_output", "bind_tools"):
-        _structured(col, node, ctx, attr)
-    elif attr == "with_retry" or (keyword(node, "max_retries") is not None and
-                                  (tail.startswith("Chat") or attr == "with_structured_output")):
-        col.add("retry", node, ctx, how=attr or tail)
-    elif col.is_send(node):
-        _send(col, node, ctx)
-    elif tail == "Command" and keyword(node, "goto") is not None:
-        _goto(col, node, ctx)
-    elif "git" in name.lower() and _has_clone_literal(node):
-        # a project wrapper such as ``run_git_command(["clone", url, dest])``
-        col.add("clone", node, ctx, how=name, tempdir=ctx.tempdir, in_try=ctx.in_try,
-                 timeout=keyword(node, "timeout") is not None)
-    else:
-        _llm(col, node, ctx, full, tail, attr)
-    if ctx.tempdir and name:
-        # A helper called inside ``with TemporaryDirectory()`` (e.g. clone_repo(url, tmp))
-        # runs in the sandbox; the clone finding follows the call by the helper's name.
-        col.add("in_tempdir", node, ctx, callee=name.rsplit(".", 1)[-1])
+    site = Site(node, ctx, name, full, tail, attr)
+    for rule in EXCLUSIVE:
+        if rule.applies(col, site):
+            rule.record(col, site)
+            break
+    for rule in ALWAYS:
+        if rule.applies(col, site):
+            rule.record(col, site)
 
 
-def _process(col: CallRecorder, node: ast.Call, ctx: Ctx, full: str, via_shell: bool) -> None:
+def _timeout(s: Site) -> bool:
+    return keyword(s.node, "timeout") is not None
+
+
+# --- processes --------------------------------------------------------------------------
+def _is_os_process(_col: CallRecorder, s: Site) -> bool:
+    return s.full in ("os.system", "os.popen") or s.full.startswith(("os.spawn", "os.exec"))
+
+
+def _record_os_process(col: CallRecorder, s: Site) -> None:
+    _process(col, s, via_shell=True)
+
+
+def _is_subprocess(_col: CallRecorder, s: Site) -> bool:
+    return s.full.startswith("subprocess.") and s.tail in SUBPROCESS
+
+
+def _record_subprocess(col: CallRecorder, s: Site) -> None:
+    _process(col, s, via_shell=col.shell(s.node) or s.tail in ("getoutput", "getstatusoutput"))
+
+
+def _process(col: CallRecorder, s: Site, via_shell: bool) -> None:
+    node, ctx = s.node, s.ctx
     arg = col.first_arg(node, ctx)
     literal = col.literal(arg, ctx)
     # every literal piece of the command, also inside "git clone " + url and f-strings
     text = " ".join(n.value for n in (ast.walk(arg) if arg is not None else [])
                     if isinstance(n, ast.Constant) and isinstance(n.value, str))
-    is_clone = "clone" in text.split() or "clone" in text
-    col.add("process", node, ctx, name=full, shell=via_shell, literal=literal,
-             timeout=keyword(node, "timeout") is not None,
-             check=keyword(node, "check") is not None,
-             capture=any(keyword(node, k) is not None for k in
-                         ("capture_output", "stdout", "stderr")),
-             in_try=ctx.in_try, tempdir=ctx.tempdir, clone=is_clone and "git" in text)
-    if is_clone and "git" in text:
-        col.add("clone", node, ctx, how=full, tempdir=ctx.tempdir, in_try=ctx.in_try,
-                 timeout=keyword(node, "timeout") is not None, shell=via_shell, literal=literal)
+    is_clone = ("clone" in text.split() or "clone" in text) and "git" in text
+    col.add("process", node, ctx, name=s.full, shell=via_shell, literal=literal,
+            timeout=_timeout(s), check=keyword(node, "check") is not None,
+            capture=any(keyword(node, k) is not None for k in
+                        ("capture_output", "stdout", "stderr")),
+            in_try=ctx.in_try, tempdir=ctx.tempdir, clone=is_clone)
+    if is_clone:
+        col.add("clone", node, ctx, how=s.full, tempdir=ctx.tempdir, in_try=ctx.in_try,
+                timeout=_timeout(s), shell=via_shell, literal=literal)
 
 
-def _has_clone_literal(node: ast.Call) -> bool:
-    return any(str_value(e) == "clone" for arg in node.args[:2] for e in _elements(arg))
+# --- interpreters, temp dirs, clones ----------------------------------------------------
+def _is_eval(_col: CallRecorder, s: Site) -> bool:
+    return s.full in ("eval", "exec") and s.name == s.full
+
+
+def _record_eval(col: CallRecorder, s: Site) -> None:
+    arg = s.node.args[0] if s.node.args else None
+    col.add("eval_exec", s.node, s.ctx, name=s.full, literal=col.literal(arg, s.ctx),
+            in_try=s.ctx.in_try)
+
+
+def _is_tempdir(_col: CallRecorder, s: Site) -> bool:
+    return s.tail in ("TemporaryDirectory", "mkdtemp") and s.full.startswith("tempfile")
+
+
+def _record_tempdir(col: CallRecorder, s: Site) -> None:
+    col.add("tempdir", s.node, s.ctx, name=s.tail)
+
+
+def _is_clone_from(_col: CallRecorder, s: Site) -> bool:
+    return s.attr == "clone_from" or s.tail == "clone_from"
+
+
+def _record_clone_from(col: CallRecorder, s: Site) -> None:
+    col.add("clone", s.node, s.ctx, how="GitPython clone_from", tempdir=s.ctx.tempdir,
+            in_try=s.ctx.in_try, timeout=_timeout(s))
+
+
+def _is_git_wrapper_clone(_col: CallRecorder, s: Site) -> bool:
+    # a project wrapper such as ``run_git_command(["clone", url, dest])``
+    return "git" in s.name.lower() and any(
+        str_value(e) == "clone" for arg in s.node.args[:2] for e in _elements(arg))
+
+
+def _record_git_wrapper_clone(col: CallRecorder, s: Site) -> None:
+    col.add("clone", s.node, s.ctx, how=s.name, tempdir=s.ctx.tempdir, in_try=s.ctx.in_try,
+            timeout=_timeout(s))
 
 
 def _elements(arg: ast.expr | None) -> list[ast.expr]:
@@ -86,9 +147,15 @@ def _elements(arg: ast.expr | None) -> list[ast.expr]:
     return [arg]
 
 
-def _structured(col: CallRecorder, node: ast.Call, ctx: Ctx, attr: str) -> None:
+# --- models: structured output, retries ---------------------------------------------------
+def _is_structured(_col: CallRecorder, s: Site) -> bool:
+    return s.attr in ("with_structured_output", "bind_tools")
+
+
+def _record_structured(col: CallRecorder, s: Site) -> None:
+    node = s.node
     schemas: list[str] = []
-    defaults = (col.functions.get(ctx.func) or {}).get("defaults") or {}
+    defaults = col.defaults(s.ctx.func)
     for arg in node.args[:1]:
         items = arg.elts if isinstance(arg, ast.List | ast.Tuple) else [arg]
         # ``def call(llm, schema=JudicialOpinion): llm.with_structured_output(schema)``
@@ -97,46 +164,119 @@ def _structured(col: CallRecorder, node: ast.Call, ctx: Ctx, attr: str) -> None:
     schema_kw = keyword(node, "schema") or keyword(node, "tools")
     if schema_kw is not None:
         schemas.append(resolve(dotted(schema_kw), col.imports) or unparse(schema_kw, 80))
-    col.add("structured", node, ctx, how=attr, schemas=schemas,
-             receiver=dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None)
+    col.add("structured", node, s.ctx, how=s.attr, schemas=schemas,
+            receiver=dotted(node.func.value) if isinstance(node.func, ast.Attribute) else None)
 
 
-def _send(col: CallRecorder, node: ast.Call, ctx: Ctx) -> None:
-    target = node.args[0] if node.args else keyword(node, "node")
+def _is_retry(_col: CallRecorder, s: Site) -> bool:
+    return s.attr == "with_retry" or (keyword(s.node, "max_retries") is not None and
+                                      (s.tail.startswith("Chat") or
+                                       s.attr == "with_structured_output"))
+
+
+def _record_retry(col: CallRecorder, s: Site) -> None:
+    col.add("retry", s.node, s.ctx, how=s.attr or s.tail)
+
+
+# --- LangGraph routing: Send and Command(goto=) -------------------------------------------
+def _is_send(col: CallRecorder, s: Site) -> bool:
+    return col.is_send(s.node)
+
+
+def _record_send(col: CallRecorder, s: Site) -> None:
+    target = s.node.args[0] if s.node.args else keyword(s.node, "node")
     value = str_value(target) if target is not None else None
     ref = dotted(target) if target is not None else None
-    col.add("send", node, ctx, target=value, ref=ref)
-    facts = col.functions.get(ctx.func)
-    if facts is not None:
-        facts["sends"].append(value if value is not None else {"ref": ref})
+    col.add("send", s.node, s.ctx, target=value, ref=ref)
+    col.note(s.ctx.func, "sends", value if value is not None else {"ref": ref})
 
 
-def _goto(col: CallRecorder, node: ast.Call, ctx: Ctx) -> None:
-    goto = keyword(node, "goto")
+def _is_goto(_col: CallRecorder, s: Site) -> bool:
+    return s.tail == "Command" and keyword(s.node, "goto") is not None
+
+
+def _record_goto(col: CallRecorder, s: Site) -> None:
+    goto = keyword(s.node, "goto")
     items = goto.elts if isinstance(goto, ast.List | ast.Tuple) else [goto]
-    facts = col.functions.get(ctx.func)
     for item in items:
         value = str_value(item)
-        if facts is not None and value is not None:
-            facts["gotos"].append(value)
-    col.add("goto", node, ctx)
+        if value is not None:
+            col.note(s.ctx.func, "gotos", value)
+    col.add("goto", s.node, s.ctx)
 
 
-def _llm(col: CallRecorder, node: ast.Call, ctx: Ctx, full: str, tail: str,
-         attr: str) -> None:
-    receiver = dotted(node.func.value) if isinstance(node.func, ast.Attribute) else ""
-    if attr in LLM_METHODS and receiver and LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1]):
-        col.add("llm_invoke", node, ctx, receiver=receiver, in_try=ctx.in_try,
-                 in_loop=ctx.in_loop)
-        scope = col.idents.get(ctx.func)
-        if scope is not None:
-            scope["llm"].append(node.lineno)
-    elif full.startswith(LLM_PACKAGES) and tail[:1].isupper():
-        col.add("llm_ctor", node, ctx, name=full)
-        scope = col.idents.get(ctx.func)
-        if scope is not None:
-            scope["llm"].append(node.lineno)
-    elif attr in ("model_validate", "model_validate_json", "parse_obj", "parse_raw"):
-        col.add("validate", node, ctx, name=dotted(node.func))
-    elif full == "json.loads" and node.args and "content" in unparse(node.args[0], 200):
-        col.add("freeform_parse", node, ctx, in_try=ctx.in_try)
+# --- model calls and parsing ----------------------------------------------------------------
+def _receiver(s: Site) -> str:
+    return (dotted(s.node.func.value) or "") if isinstance(s.node.func, ast.Attribute) else ""
+
+
+def _is_llm_invoke(_col: CallRecorder, s: Site) -> bool:
+    receiver = _receiver(s)
+    return s.attr in LLM_METHODS and bool(receiver) and bool(
+        LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1]))
+
+
+def _record_llm_invoke(col: CallRecorder, s: Site) -> None:
+    col.add("llm_invoke", s.node, s.ctx, receiver=_receiver(s), in_try=s.ctx.in_try,
+            in_loop=s.ctx.in_loop)
+    col.note_llm(s.ctx.func, s.node.lineno)
+
+
+def _is_llm_ctor(_col: CallRecorder, s: Site) -> bool:
+    return s.full.startswith(LLM_PACKAGES) and s.tail[:1].isupper()
+
+
+def _record_llm_ctor(col: CallRecorder, s: Site) -> None:
+    col.add("llm_ctor", s.node, s.ctx, name=s.full)
+    col.note_llm(s.ctx.func, s.node.lineno)
+
+
+def _is_validate(_col: CallRecorder, s: Site) -> bool:
+    return s.attr in ("model_validate", "model_validate_json", "parse_obj", "parse_raw")
+
+
+def _record_validate(col: CallRecorder, s: Site) -> None:
+    col.add("validate", s.node, s.ctx, name=dotted(s.node.func))
+
+
+def _is_freeform_parse(_col: CallRecorder, s: Site) -> bool:
+    return s.full == "json.loads" and bool(s.node.args) and \
+        "content" in unparse(s.node.args[0], 200)
+
+
+def _record_freeform_parse(col: CallRecorder, s: Site) -> None:
+    col.add("freeform_parse", s.node, s.ctx, in_try=s.ctx.in_try)
+
+
+# --- beside any of the above ----------------------------------------------------------------
+def _in_tempdir(_col: CallRecorder, s: Site) -> bool:
+    return s.ctx.tempdir and bool(s.name)
+
+
+def _record_in_tempdir(col: CallRecorder, s: Site) -> None:
+    # A helper called inside ``with TemporaryDirectory()`` (e.g. clone_repo(url, tmp))
+    # runs in the sandbox; the clone finding follows the call by the helper's name.
+    col.add("in_tempdir", s.node, s.ctx, callee=s.name.rsplit(".", 1)[-1])
+
+
+# The order matters: the first rule that applies decides (``os.system`` is a process, never
+# also a model call; ``with_structured_output(max_retries=...)`` binds a schema).
+EXCLUSIVE: tuple[Rule, ...] = (
+    Rule("os_process", _is_os_process, _record_os_process),
+    Rule("subprocess", _is_subprocess, _record_subprocess),
+    Rule("eval_exec", _is_eval, _record_eval),
+    Rule("tempdir", _is_tempdir, _record_tempdir),
+    Rule("clone_from", _is_clone_from, _record_clone_from),
+    Rule("structured", _is_structured, _record_structured),
+    Rule("retry", _is_retry, _record_retry),
+    Rule("send", _is_send, _record_send),
+    Rule("goto", _is_goto, _record_goto),
+    Rule("git_wrapper_clone", _is_git_wrapper_clone, _record_git_wrapper_clone),
+    Rule("llm_invoke", _is_llm_invoke, _record_llm_invoke),
+    Rule("llm_ctor", _is_llm_ctor, _record_llm_ctor),
+    Rule("validate", _is_validate, _record_validate),
+    Rule("freeform_parse", _is_freeform_parse, _record_freeform_parse),
+)
+ALWAYS: tuple[Rule, ...] = (
+    Rule("in_tempdir", _in_tempdir, _record_in_tempdir),
+)

@@ -7,8 +7,6 @@ from __future__ import annotations
 import ast
 from typing import Any, NamedTuple, Protocol
 
-from automaton_auditor.forensics.code.common import JSON
-
 
 class Ctx(NamedTuple):
     """Where a node sits: enclosing function and class, and the guards around it."""
@@ -24,11 +22,18 @@ class CallRecorder(Protocol):
     """The walk's side of call classification."""
 
     imports: dict[str, str]
-    functions: dict[str, JSON]
-    idents: dict[str, JSON]
 
     def add(self, kind: str, node: ast.AST, ctx: Ctx, **extra: Any) -> None:
         """Record one call fact."""
+
+    def defaults(self, func: str) -> dict[str, str]:
+        """Parameter defaults of function `func` (``schema=JudicialOpinion``)."""
+
+    def note(self, func: str, key: str, value: Any) -> None:
+        """Append `value` to the list `key` (``sends``, ``gotos``) of function `func`."""
+
+    def note_llm(self, func: str, line: int) -> None:
+        """Record a model call or construction at `line` inside function `func`."""
 
     def shell(self, node: ast.Call) -> bool:
         """True for ``shell=True``."""
