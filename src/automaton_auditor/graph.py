@@ -5,6 +5,10 @@ START → context_builder → (repo_investigator ‖ doc_analyst ‖ vision_insp
       → [reevaluate × (disputed criteria × personas), one round] → chief_justice
       → report_writer → END
 Invalid input goes from context_builder straight to report_writer.
+
+Callers (the service, LangGraph Server) see the input and output schemas only: they send
+`AuditInput` (target, report, optional rubric, settings and run id) and receive `AuditOutput`
+(run id, final report, report files, errors); everything else is the courtroom's own state.
 """
 
 from __future__ import annotations
@@ -25,12 +29,12 @@ from automaton_auditor.nodes.dialectics import (
 from automaton_auditor.nodes.judges import dispatch_judges, judge
 from automaton_auditor.nodes.justice import chief_justice
 from automaton_auditor.nodes.report import report_writer
-from automaton_auditor.state import AgentState, JudgeTask
+from automaton_auditor.state import AgentState, AuditInput, AuditOutput, JudgeTask
 
 
-def build_graph() -> StateGraph[AgentState, Any, AgentState, AgentState]:
+def build_graph() -> StateGraph[AgentState, Any, AuditInput, AuditOutput]:
     """The uncompiled courtroom graph."""
-    builder = StateGraph(AgentState)
+    builder = StateGraph(AgentState, input_schema=AuditInput, output_schema=AuditOutput)
     builder.add_node("context_builder", context_builder)
     builder.add_node("repo_investigator", repo_investigator)
     builder.add_node("doc_analyst", doc_analyst)

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 from automaton_auditor.exits import ExitCode
 from automaton_auditor.settings import Settings
+from automaton_auditor.state import failed_detectives, final_report_of
 from automaton_auditor.storage.runs import (
     RunError,
     RunInfo,
@@ -55,8 +56,7 @@ def exit_code(final: dict[str, Any], fail_under: float | None) -> ExitCode:
     report = final.get("final_report")
     if not final.get("input_ok"):
         return ExitCode.INPUT
-    statuses = (final.get("detective_status") or {}).values()
-    if final.get("aborted") or any(str(s).startswith("failed") for s in statuses):
+    if final.get("aborted") or failed_detectives(final.get("detective_status")):
         return ExitCode.FAILED
     if fail_under is not None and report is not None and report.overall_score < fail_under:
         return ExitCode.FAIL_UNDER
@@ -70,9 +70,8 @@ def failure_reason(final: dict[str, Any], code: ExitCode, fail_under: float | No
         where = f" (details in {files['markdown']})" if files.get("markdown") else ""
         return f"{final.get('input_error') or 'invalid input'}{where}"
     if code == ExitCode.FAILED:
-        statuses = final.get("detective_status") or {}
         reason = final.get("aborted") or "; ".join(
-            f"{k} {v}" for k, v in sorted(statuses.items()) if str(v).startswith("failed"))
+            f"{k} {v}" for k, v in failed_detectives(final.get("detective_status")).items())
         return f"audit failed: {reason} (partial report written)"
     report = final.get("final_report")
     if code == ExitCode.FAIL_UNDER and report is not None:
@@ -357,11 +356,11 @@ def _remember(final: dict[str, Any], rubric_data: dict[str, Any], settings: Sett
     from automaton_auditor.storage.results import reusable, store_result
 
     statuses = final.get("detective_status") or {}
-    audit = final.get("final_report")
+    audit = final_report_of(final)
     manifest_path = (final.get("report_files") or {}).get("manifest")
     if (not reusable(settings) or audit is None or not final.get("input_ok")
             or final.get("aborted") or not final.get("commit") or not manifest_path
-            or any(not str(s).startswith("ok") for s in statuses.values())):
+            or any(not s.ok for s in statuses.values())):
         return
     try:
         manifest = json.loads(Path(manifest_path).read_text(encoding="utf-8"))

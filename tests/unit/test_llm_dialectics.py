@@ -55,8 +55,10 @@ def fields_for(judge: str, **extra: Any) -> dict[str, Any]:
 
 
 def state_with(opinions: list[JudicialOpinion], settings: Settings) -> dict[str, Any]:
+    fact = make_evidence(dimension=DIM.id)
     return {"rubric": RUBRIC.model_dump(), "settings": settings.to_state(),
-            "opinions": opinions, "dossiers": {DIM.id: [make_evidence(dimension=DIM.id)]}}
+            "opinions": opinions, "evidences": {"repo": [fact]},
+            "dossiers": {DIM.id: [fact.evidence_id]}}
 
 
 def test_only_a_spread_above_two_among_valid_opinions_is_disputed() -> None:

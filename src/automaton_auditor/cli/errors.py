@@ -9,6 +9,7 @@ import typer
 
 from automaton_auditor.exits import ExitCode, error_line
 from automaton_auditor.service import Outcome
+from automaton_auditor.state import final_report_of
 
 
 def fail(message: str, code: int) -> typer.Exit:
@@ -21,7 +22,7 @@ def finish(outcome: Outcome, json_output: bool, quiet: bool) -> None:
     """Print what a run produced (JSON, or the summary table and the report's path) and end
     the command with the outcome's exit code."""
     final = outcome.final
-    report = final.get("final_report")
+    report = final_report_of(final)
     if json_output and report is not None:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")
     elif not quiet and report is not None and report.criteria:

@@ -2,7 +2,8 @@
 
 Cross-checks what the report claims against the repository (it needs both, so it runs after
 the fan-in), compares diagrams with the rebuilt graph, notes detectives that produced nothing,
-and groups all evidence into one dossier per rubric dimension.
+and gives each rubric dimension its dossier: a view on the one evidence store (the ids of the
+evidence bound to it, in source order), never a copy.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from automaton_auditor.forensics.crosscheck import cross_check
 from automaton_auditor.forensics.vision.inspector import compare_with_code
 from automaton_auditor.nodes.detectives import INPUT_FACETS, route_findings
 from automaton_auditor.rubric import Dimension, Rubric
-from automaton_auditor.state import SOURCES, AgentState, Evidence, Finding
+from automaton_auditor.state import AgentState, Evidence, Finding, all_evidence
 
 
 def _cross_check(state: AgentState) -> tuple[list[Finding], list[str], list[str]]:
@@ -55,28 +56,33 @@ def _empty_dossier(dimension: Dimension) -> Evidence:
                     confidence=1.0)
 
 
-def build_dossiers(evidence: list[Evidence], rubric: Rubric) -> dict[str, list[Evidence]]:
-    """One list per dimension, in source order; an empty dimension gets a found=False fact."""
-    dossiers: dict[str, list[Evidence]] = {d.id: [] for d in rubric.dimensions}
+def empty_dimensions(evidence: list[Evidence], rubric: Rubric) -> list[Evidence]:
+    """A found=False fact for every dimension no evidence bears on."""
+    covered = {e.dimension for e in evidence}
+    return [_empty_dossier(d) for d in rubric.dimensions if d.id not in covered]
+
+
+def build_dossiers(evidence: list[Evidence], rubric: Rubric) -> dict[str, list[str]]:
+    """One view per dimension: the ids of its evidence, in the store's (source) order."""
+    dossiers: dict[str, list[str]] = {d.id: [] for d in rubric.dimensions}
     for item in evidence:
         if item.dimension in dossiers:
-            dossiers[item.dimension].append(item)
-    for dimension in rubric.dimensions:
-        if not dossiers[dimension.id]:
-            dossiers[dimension.id].append(_empty_dossier(dimension))
+            dossiers[item.dimension].append(item.evidence_id)
     return dossiers
 
 
 def evidence_aggregator(state: AgentState) -> dict[str, Any]:
-    """Fan-in of the detectives: cross-checks, then one dossier per criterion."""
+    """Fan-in of the detectives: cross-checks, then one dossier view per criterion."""
     started = time.perf_counter()
     rubric = Rubric.model_validate(state["rubric"])
     findings, verified, hallucinated = _cross_check(state)
     findings += compare_with_code(state.get("diagrams") or [], state.get("code_graph"))
     findings += _silent_detectives(state)
     own = route_findings(findings, "aggregator", rubric)
-    evidences = {**(state.get("evidences") or {}), "aggregator": own}
-    everything = [e for source in SOURCES for e in evidences.get(source, [])]
+    detectives = all_evidence(state.get("evidences"))
+    # the empty-dossier facts go into the store too, so every id a dossier lists resolves
+    own += empty_dimensions(detectives + own, rubric)
+    everything = all_evidence({**(state.get("evidences") or {}), "aggregator": own})
     return {"evidences": {"aggregator": own}, "dossiers": build_dossiers(everything, rubric),
             "verified_paths": verified, "hallucinated_paths": hallucinated,
             "timings": {"evidence_aggregator": round(time.perf_counter() - started, 4)}}

@@ -33,7 +33,7 @@ from automaton_auditor.forensics.vision.inspector import find_diagrams, vision_f
 from automaton_auditor.nodes.limits import cache_dir, git_limits, report_limits, vision_limits
 from automaton_auditor.rubric import Rubric, concept_terms, route
 from automaton_auditor.settings import Settings
-from automaton_auditor.state import AgentState, Evidence, Finding, Source
+from automaton_auditor.state import AgentState, DetectiveStatus, Evidence, Finding, Source
 from automaton_auditor.storage import facts as cache_facts
 from automaton_auditor.storage.facts import DocFacts, RepoFacts, VisionFacts
 
@@ -57,7 +57,8 @@ def _crash_update(source: Source, node: str, exc: BaseException, rubric: Rubric)
     finding = Finding(facet=INPUT_FACETS[source], goal=f"{node} completes", found=False,
                       pattern="success", location="auditor", rationale=message, confidence=1.0)
     return {"evidences": {source: route_findings([finding], source, rubric)},
-            "errors": [message], "detective_status": {source: f"failed: {message}"}}
+            "errors": [message],
+            "detective_status": {source: DetectiveStatus(state="failed", reason=message)}}
 
 
 Body = Callable[[AgentState, Settings, Rubric], dict[str, Any]]
@@ -80,7 +81,7 @@ def run_guarded(state: AgentState, source: Source, node: str, body: Body) -> dic
 def _repo_update(facts: RepoFacts, rubric: Rubric) -> dict[str, Any]:
     return {"evidences": {"repo": route_findings(facts.findings, "repo", rubric)},
             "commit": facts.commit, "repo_files": facts.files, "code_graph": facts.code_graph,
-            "detective_status": {"repo": "ok"}}
+            "detective_status": {"repo": DetectiveStatus(state="ok")}}
 
 
 def _cached_repo(state: AgentState, settings: Settings) -> RepoFacts | None:
@@ -114,7 +115,8 @@ def _investigate_repo(state: AgentState, settings: Settings, rubric: Rubric) -> 
                               rationale=f"{exc.kind}: {exc}", confidence=1.0)
             return {"evidences": {"repo": route_findings([finding], "repo", rubric)},
                     "errors": [f"repo: {exc.kind}: {exc}"],
-                    "detective_status": {"repo": f"failed: {exc.kind}"}}
+                    "detective_status": {"repo": DetectiveStatus(state="failed",
+                                                                 reason=exc.kind)}}
         acquired = Finding(facet="repo.acquire", goal="Repository can be acquired", found=True,
                            pattern="neutral", location=f"commit {checkout.commit[:12]}",
                            content=f"{len(checkout.files)} tracked files",
@@ -156,7 +158,8 @@ def _analyse_doc(state: AgentState, settings: Settings, rubric: Rubric) -> dict[
             return {"evidences": {"doc": route_findings(unreadable_findings(exc), "doc",
                                                         rubric)},
                     "errors": [f"doc: {exc.kind}: {exc}"],
-                    "detective_status": {"doc": f"degraded: {exc.kind}"}}
+                    "detective_status": {"doc": DetectiveStatus(state="degraded",
+                                                                reason=exc.kind)}}
         findings, facts = doc_findings(report, terms)
         doc = cache_facts.roundtrip(DocFacts(findings=findings, report_facts=facts,
                                              warnings=list(report.warnings)))
@@ -168,7 +171,7 @@ def _analyse_doc(state: AgentState, settings: Settings, rubric: Rubric) -> dict[
 def _doc_update(doc: DocFacts, rubric: Rubric) -> dict[str, Any]:
     return {"evidences": {"doc": route_findings(doc.findings, "doc", rubric)},
             "report_facts": doc.report_facts, "errors": [f"doc: {w}" for w in doc.warnings],
-            "detective_status": {"doc": "ok"}}
+            "detective_status": {"doc": DetectiveStatus(state="ok")}}
 
 
 def _inspect_diagrams(state: AgentState, settings: Settings, rubric: Rubric) -> dict[str, Any]:
@@ -181,9 +184,9 @@ def _inspect_diagrams(state: AgentState, settings: Settings, rubric: Rubric) -> 
             "vision": cache_facts.limits_key(vision_limits(settings))})
         cached = cache_facts.load(root, "vision", key, VisionFacts)
         if cached is not None:
-            return _vision_update(cached, rubric, "ok")
+            return _vision_update(cached, rubric, DetectiveStatus(state="ok"))
     diagrams, images = find_diagrams(Path(state["report_path"]), vision_limits(settings))
-    status = "ok"
+    status = DetectiveStatus(state="ok")
     if settings.vision_model and diagrams:
         from automaton_auditor.forensics.vision.inspector import analyze_with_model
         from automaton_auditor.judging.models import build_chat_model
@@ -191,7 +194,7 @@ def _inspect_diagrams(state: AgentState, settings: Settings, rubric: Rubric) -> 
         model = build_chat_model(settings.vision_model, settings)
         diagrams = asyncio.run(analyze_with_model(diagrams, images, model,
                                                   max_concurrency=settings.max_concurrency))
-        status = "ok (vision model)"
+        status = DetectiveStatus(state="ok", reason="vision model")
     facts = cache_facts.roundtrip(VisionFacts(findings=vision_findings(diagrams),
                                               diagrams=diagrams))
     if root is not None:
@@ -199,7 +202,8 @@ def _inspect_diagrams(state: AgentState, settings: Settings, rubric: Rubric) -> 
     return _vision_update(facts, rubric, status)
 
 
-def _vision_update(facts: VisionFacts, rubric: Rubric, status: str) -> dict[str, Any]:
+def _vision_update(facts: VisionFacts, rubric: Rubric,
+                   status: DetectiveStatus) -> dict[str, Any]:
     return {"evidences": {"vision": route_findings(facts.findings, "vision", rubric)},
             "diagrams": facts.diagrams, "detective_status": {"vision": status}}
 

@@ -21,7 +21,13 @@ from typing_extensions import TypedDict
 from automaton_auditor.judging.rules import score_spread
 from automaton_auditor.rubric import Rubric
 from automaton_auditor.settings import Settings
-from automaton_auditor.state import AgentState, Evidence, Judge, JudicialOpinion
+from automaton_auditor.state import (
+    AgentState,
+    Evidence,
+    Judge,
+    JudicialOpinion,
+    resolved_dossiers,
+)
 
 log = logging.getLogger(__name__)
 SPREAD_LIMIT = 2
@@ -76,7 +82,7 @@ def dispatch_reevaluation(state: AgentState) -> list[Send] | list[str]:
         return ["chief_justice"]
     rubric = Rubric.model_validate(state["rubric"])
     opinions = state.get("opinions") or []
-    dossiers = state.get("dossiers") or {}
+    dossiers = resolved_dossiers(state)
     sends: list[Send] = []
     for dimension in rubric.dimensions:
         live = disputed(opinions, dimension.id)

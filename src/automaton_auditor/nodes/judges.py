@@ -11,7 +11,14 @@ from langgraph.types import Send
 from automaton_auditor.judging.offline import offline_opinion
 from automaton_auditor.rubric import Dimension, Rubric
 from automaton_auditor.settings import Settings
-from automaton_auditor.state import JUDGES, AgentState, Judge, JudgeTask, JudicialOpinion
+from automaton_auditor.state import (
+    JUDGES,
+    AgentState,
+    Judge,
+    JudgeTask,
+    JudicialOpinion,
+    resolved_dossiers,
+)
 
 log = logging.getLogger(__name__)
 
@@ -19,7 +26,7 @@ log = logging.getLogger(__name__)
 def dispatch_judges(state: AgentState) -> list[Send]:
     """Fan out: one judge task per criterion and persona, in rubric order."""
     rubric = Rubric.model_validate(state["rubric"])
-    dossiers = state.get("dossiers") or {}
+    dossiers = resolved_dossiers(state)
     return [
         Send("judge", JudgeTask(judge=persona, dimension=dimension.model_dump(),
                                 dossier=dossiers.get(dimension.id, []),

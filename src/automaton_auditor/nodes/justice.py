@@ -6,9 +6,17 @@ import time
 from typing import Any
 
 from automaton_auditor.judging.rules import decide, unknown_rules
+from automaton_auditor.nodes.detectives import INPUT_FACETS
 from automaton_auditor.nodes.judges import degraded_opinion
 from automaton_auditor.rubric import Dimension, Rubric
-from automaton_auditor.state import JUDGES, AgentState, CriterionResult, Evidence, JudicialOpinion
+from automaton_auditor.state import (
+    JUDGES,
+    AgentState,
+    CriterionResult,
+    Evidence,
+    JudicialOpinion,
+    resolved_dossiers,
+)
 
 
 def _opinions_for(dimension: Dimension, opinions: list[JudicialOpinion]) -> list[JudicialOpinion]:
@@ -23,16 +31,20 @@ def _opinions_for(dimension: Dimension, opinions: list[JudicialOpinion]) -> list
             for j in JUDGES]
 
 
+# The aggregator's note that a detective produced nothing carries that detective's input facet.
+SILENT_FACETS = {INPUT_FACETS[s] for s in ("repo", "doc", "vision")}
+
+
 def _detective_empty(dossier: list[Evidence]) -> bool:
-    return any(e.facet == "dossier.empty" or (e.source == "aggregator" and
-               e.goal.endswith("detective produced evidence")) for e in dossier)
+    return any(e.facet == "dossier.empty" or (e.source == "aggregator" and not e.found
+                                              and e.facet in SILENT_FACETS) for e in dossier)
 
 
 def chief_justice(state: AgentState) -> dict[str, Any]:
     """Rule on every criterion with the rubric's named synthesis rules."""
     started = time.perf_counter()
     rubric = Rubric.model_validate(state["rubric"])
-    dossiers = state.get("dossiers") or {}
+    dossiers = resolved_dossiers(state)
     opinions = state.get("opinions") or []
     results: list[CriterionResult] = []
     for dimension in rubric.dimensions:

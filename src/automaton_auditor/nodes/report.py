@@ -28,7 +28,7 @@ def run_manifest(state: AgentState, settings: Settings) -> dict[str, Any]:
         "versions": package_versions(),
         "judges": settings.bench_label,
         "settings": settings.to_state(),
-        "detectives": state.get("detective_status") or {},
+        "detectives": {k: str(v) for k, v in (state.get("detective_status") or {}).items()},
         "timings_s": {**(state.get("timings") or {}),
                       "total": round(time.time() - started, 3) if started else None},
         "opinions": len(state.get("opinions") or []),
@@ -45,4 +45,5 @@ def report_writer(state: AgentState) -> dict[str, Any]:
     settings = Settings.from_state(state.get("settings"))
     report = build_report(state)
     files = write_report_files(report, Path(settings.output_dir), run_manifest(state, settings))
-    return {"final_report": report, "report_files": files}
+    # The files carry the evidence; the state keeps its one copy in the store.
+    return {"final_report": report.model_copy(update={"evidence": {}}), "report_files": files}

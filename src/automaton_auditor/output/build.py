@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from automaton_auditor.judging.llm_usage import usage_totals, with_earlier_rounds
 from automaton_auditor.judging.rules import overall_score, verdict_for
 from automaton_auditor.settings import Settings
-from automaton_auditor.state import SOURCES, AgentState, AuditReport, CriterionResult
+from automaton_auditor.state import AgentState, AuditReport, CriterionResult, report_evidence
 
 
 def _top_risks(results: list[CriterionResult], limit: int = 3) -> list[str]:
@@ -57,7 +57,6 @@ def build_report(state: AgentState) -> AuditReport:
     opinions = state.get("opinions") or []
     results = with_earlier_rounds(state.get("results") or [], opinions)
     score = overall_score(results)
-    evidences = state.get("evidences") or {}
     return AuditReport(
         repo_url=state.get("target", ""), commit=state.get("commit"),
         report_path=state.get("report_path"), report_sha256=state.get("report_sha256"),
@@ -67,7 +66,7 @@ def build_report(state: AgentState) -> AuditReport:
         overall_score=score, verdict=verdict_for(score) if results else "not judged",
         criteria=results, remediation_plan=remediation_plan(results),
         errors=list(state.get("errors") or []),
-        evidence={s: evidences[s] for s in SOURCES if evidences.get(s)},
+        evidence=report_evidence(state.get("evidences")),
         verified_paths=state.get("verified_paths") or [],
         hallucinated_paths=state.get("hallucinated_paths") or [],
         generated_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from automaton_auditor.settings import Settings
-from automaton_auditor.state import AuditReport
+from automaton_auditor.state import AuditReport, DetectiveStatus
 from automaton_auditor.storage.kv import KeyValueStore, code_version, digest_of
 
 KIND = "result"
@@ -30,7 +30,7 @@ class StoredResult:
 
     report: AuditReport
     manifest: dict[str, Any]
-    detective_status: dict[str, str]
+    detective_status: dict[str, DetectiveStatus]
 
 
 def reusable(settings: Settings) -> bool:
@@ -53,14 +53,17 @@ def load_result(settings: Settings, key: str) -> StoredResult | None:
     try:
         stored = json.loads(body)
         return StoredResult(AuditReport.model_validate(stored["report"]),
-                            dict(stored["manifest"]), dict(stored.get("detective_status") or {}))
+                            dict(stored["manifest"]),
+                            {k: DetectiveStatus.model_validate(v)
+                             for k, v in (stored.get("detective_status") or {}).items()})
     except (ValueError, KeyError, TypeError):
         return None  # unreadable: the audit runs (and stores a fresh entry)
 
 
 def store_result(settings: Settings, key: str, report: AuditReport, manifest: dict[str, Any],
-                 detective_status: dict[str, str]) -> None:
+                 detective_status: dict[str, DetectiveStatus]) -> None:
     """Store a finished audit under `key`."""
     body = json.dumps({"report": report.model_dump(mode="json"), "manifest": manifest,
-                       "detective_status": detective_status})
+                       "detective_status": {k: v.model_dump()
+                                            for k, v in detective_status.items()}})
     KeyValueStore(Path(settings.cache_dir or "")).put(KIND, key, body)

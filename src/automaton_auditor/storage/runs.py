@@ -43,10 +43,8 @@ def _serde() -> Any:
     from automaton_auditor import state
 
     # Only our own state models (and LangGraph's safe built-ins) may be revived from disk.
-    ours = [state.Evidence, state.JudicialOpinion, state.RuleApplication,
-            state.CriterionResult, state.AuditReport, state.RebuiltGraph, state.CitedPath,
-            state.FeatureClaim, state.ReportFacts, state.DiagramFacts]
-    return JsonPlusSerializer(allowed_msgpack_modules=[(t.__module__, t.__name__) for t in ours])
+    return JsonPlusSerializer(allowed_msgpack_modules=[(t.__module__, t.__name__)
+                                                       for t in state.STATE_MODELS])
 
 
 @contextmanager

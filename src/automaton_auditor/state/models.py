@@ -1,6 +1,6 @@
-"""Typed models and the LangGraph state of an audit.
+"""The records of an audit: detectives' findings, the evidence judges see, their opinions,
+the Chief Justice's rulings, the report, and the facts detectives hand the aggregator.
 
-This module imports nothing from the rest of the package: every other layer depends on it.
 Detectives produce `Finding`s (plain facts); a detective node turns each finding into one
 `Evidence` per rubric dimension it bears on. Judges produce `JudicialOpinion`s; the Chief
 Justice produces `CriterionResult`s; the report writer renders an `AuditReport`.
@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import operator
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
-from typing_extensions import TypedDict
 
 from automaton_auditor.text import clip
 
@@ -243,70 +241,3 @@ class DiagramFacts(BaseModel):
     analysis: dict[str, Any] = Field(default_factory=dict)
     # Deterministic extras from the extractor (bbox, conditional edges, decisions, source...).
     data: dict[str, Any] = Field(default_factory=dict)
-
-
-def first_reason(left: str | None, right: str | None) -> str | None:
-    """Reducer for `aborted`: several parallel judges may stop the run; the first reason wins."""
-    return left or right
-
-
-def sum_counts(left: dict[str, int] | None, right: dict[str, int] | None) -> dict[str, int]:
-    """Reducer for counters written in parallel (token usage): values are added per key."""
-    total = dict(left or {})
-    for key, value in (right or {}).items():
-        total[key] = total.get(key, 0) + value
-    return total
-
-
-def merge_dicts(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
-    """Reducer for parallel writes of distinct keys (``operator.ior`` without mutating)."""
-    return {**(left or {}), **(right or {})}
-
-
-class AgentState(TypedDict, total=False):
-    """The graph state. Keys written by parallel branches carry reducers."""
-
-    # Inputs
-    target: str
-    # The run's id (its checkpoint thread); shown in the report and the manifest.
-    run_id: str
-    report_path: str
-    rubric: dict[str, Any]
-    settings: dict[str, Any]
-    # Set by context_builder
-    input_ok: bool
-    input_error: str | None
-    workdir: str
-    commit: str
-    repo_files: list[str]
-    report_sha256: str
-    started_at: float
-    # Written in parallel by the detectives (one key per source) and the aggregator.
-    evidences: Annotated[dict[str, list[Evidence]], operator.ior]
-    # Per-dimension dossiers, built once by the aggregator.
-    dossiers: dict[str, list[Evidence]]
-    # Written in parallel by the judges.
-    opinions: Annotated[list[JudicialOpinion], operator.add]
-    errors: Annotated[list[str], operator.add]
-    timings: Annotated[dict[str, float], merge_dicts]
-    detective_status: Annotated[dict[str, str], merge_dicts]
-    code_graph: RebuiltGraph | None
-    report_facts: ReportFacts | None
-    diagrams: list[DiagramFacts]
-    verified_paths: list[str]
-    hallucinated_paths: list[str]
-    results: list[CriterionResult]
-    aborted: Annotated[str | None, first_reason]
-    # Token usage of LLM calls not carried by an opinion (e.g. failed re-evaluations).
-    usage: Annotated[dict[str, int], sum_counts]
-    final_report: AuditReport
-    report_files: dict[str, str]
-
-
-class JudgeTask(TypedDict):
-    """What one judge receives through `Send`: one criterion, one persona, its dossier."""
-
-    judge: Judge
-    dimension: dict[str, Any]
-    dossier: list[Evidence]
-    settings: dict[str, Any]
