@@ -1,12 +1,31 @@
-"""Render an `AuditReport` as Markdown: header, Executive Summary, Criterion Breakdown,
-Remediation Plan, Errors and Warnings."""
+"""Render an `AuditReport` as Markdown: header, Executive Summary (score chart, top risks,
+shared facts), The Graph (code and report flows as Mermaid), Criterion Breakdown,
+Remediation Plan, Errors and Warnings.
+
+The Markdown reads as plain text too: bars are Unicode, Mermaid ids are the node names,
+links carry their target as text.
+"""
 
 from __future__ import annotations
 
+from collections import defaultdict
+
+from automaton_auditor.output.locations import markdown_location
+from automaton_auditor.output.mermaid import (
+    code_flow,
+    diagram_flow,
+    legend,
+    mermaid_flowchart,
+    score_bar,
+)
+from automaton_auditor.output.risks import all_evidence, is_failure, limitation_of, limitations
 from automaton_auditor.state import AuditReport, CriterionResult, Evidence, JudicialOpinion
 from automaton_auditor.text import clip
 
 EXCERPT = 400
+SHARED_ANCHOR = "shared-facts"
+# A context fact bound to this many criteria or more is stated once, above the breakdown.
+SHARED_MIN = 3
 
 
 def _cell(text: str) -> str:
@@ -17,6 +36,17 @@ def _excerpt(text: str | None, limit: int = EXCERPT) -> str:
     if not text:
         return ""
     return clip(text, limit)
+
+
+def shared_fact_ids(report: AuditReport) -> dict[str, list[Evidence]]:
+    """Context facts many criteria share (repository acquired, files parse, report read):
+    one representative per fact, with the ids of all its copies, keyed by the first id."""
+    copies: dict[tuple[str, str, str], list[Evidence]] = defaultdict(list)
+    for item in all_evidence(report):
+        if item.pattern == "neutral":
+            copies[(item.facet, item.goal, item.location)].append(item)
+    return {items[0].evidence_id: items for items in copies.values()
+            if len({e.dimension for e in items}) >= SHARED_MIN}
 
 
 def render_header(report: AuditReport) -> list[str]:
@@ -35,43 +65,125 @@ def render_header(report: AuditReport) -> list[str]:
     ]
 
 
-def render_summary(report: AuditReport) -> list[str]:
-    """The Executive Summary with the score table."""
+def _link(report: AuditReport, location: str) -> str:
+    return markdown_location(location, report.repo_url, report.commit)
+
+
+def render_summary(report: AuditReport, shared: dict[str, list[Evidence]]) -> list[str]:
+    """The Executive Summary: verdict, top risks, the score chart and the shared facts."""
     lines = ["## Executive Summary", "",
              f"**Overall score: {report.overall_score:.2f} / 5 — {report.verdict}**", "",
              report.executive_summary, ""]
     if report.criteria:
-        lines += ["| Criterion | Score | Deciding rule |", "|---|---|---|"]
-        lines += [f"| {_cell(r.dimension_name)} | {r.final_score}/5 | `{r.deciding_rule}` |"
-                  for r in report.criteria]
+        lines += ["| Criterion | Score | | Deciding rule |", "|---|---|---|---|"]
+        lines += [f"| {_cell(r.dimension_name)} | {r.final_score}/5 | `{score_bar(r.final_score)}`"
+                  f" | `{r.deciding_rule}` |" for r in report.criteria]
+        lines.append("")
+    if shared:
+        lines += [f'<a id="{SHARED_ANCHOR}"></a>**Shared facts** (they bear on every criterion '
+                  "and are stated once here):", ""]
+        for items in shared.values():
+            e = items[0]
+            detail = f" ({_cell(_excerpt(e.content, 120))})" if e.content else ""
+            lines.append(f"- **{_cell(e.goal)}** — {'yes' if e.found else 'no'}, "
+                         f"{_link(report, e.location)}: {_cell(e.rationale)}{detail}")
         lines.append("")
     return lines
 
 
-def _opinion_rows(opinions: list[JudicialOpinion]) -> list[str]:
+def _compare_line(report: AuditReport) -> str:
+    compare = next((e for e in all_evidence(report) if e.facet == "vision.compare.nodes"
+                    and "ratio" in e.data), None)
+    if compare is None:
+        return ""
+    only_code = ", ".join(map(str, compare.data.get("only_in_code") or [])) or "none"
+    only_diagram = ", ".join(map(str, compare.data.get("only_in_diagram") or [])) or "none"
+    return (f"{_cell(compare.rationale)} Only in the code: {only_code}. "
+            f"Only in the diagram: {only_diagram}.")
+
+
+def render_graphs(report: AuditReport) -> list[str]:
+    """The graph rebuilt from the code beside the flow read from the report's diagram."""
+    flow = code_flow(all_evidence(report))
+    diagram = report.report_diagram
+    if flow is None and diagram is None:
+        return []
+    lines = ["## The Graph", ""]
+    if flow is None:
+        lines += ["No LangGraph graph could be rebuilt from the code.", ""]
+    else:
+        topology = next(e for e in all_evidence(report) if e.facet == "graph.topology")
+        lines += [f"### Code graph (rebuilt from {_link(report, topology.location)})", "",
+                  *mermaid_flowchart(flow), ""]
+        if text := legend(flow):
+            lines += [f"Marks: {text}.", ""]
+    if diagram is None:
+        lines += ["No diagram flow could be read from the report.", ""]
+    else:
+        drawn = diagram_flow(diagram)
+        lines += [f"### Report diagram (p.{diagram.page}, {diagram.kind})", "",
+                  *mermaid_flowchart(drawn), ""]
+        if text := _compare_line(report):
+            lines += [text, ""]
+    return lines
+
+
+def _cited(ids: list[str], listed: set[str], shared: set[str]) -> str:
+    def one(i: str) -> str:
+        if i in shared:
+            return f"[`{i}`](#{SHARED_ANCHOR})"
+        return f"[`{i}`](#{i})" if i in listed else f"`{i}`"
+
+    return ", ".join(one(i) for i in ids) or "none"
+
+
+def _opinion_rows(opinions: list[JudicialOpinion], listed: set[str],
+                  shared: set[str]) -> list[str]:
     rows = ["| Judge | Score | Argument | Cited evidence |", "|---|---|---|---|"]
     for o in opinions:
         label = f"{o.judge} (round {o.round})" if o.round > 1 else o.judge
         score = f"{o.score}/5" + (" (degraded, excluded)" if o.degraded else "")
-        cited = ", ".join(f"`{i}`" for i in o.cited_evidence) or "none"
-        rows.append(f"| {label} | {score} | {_cell(_excerpt(o.argument, 600))} | {cited} |")
+        rows.append(f"| {label} | {score} | {_cell(_excerpt(o.argument, 600))} | "
+                    f"{_cited(o.cited_evidence, listed, shared)} |")
     return rows
 
 
-def _evidence_lines(evidence: list[Evidence]) -> list[str]:
+def dissent_line(result: CriterionResult) -> str:
+    """The dissent in one sentence (the arguments are in the table above it)."""
+    live = [o for o in result.judge_opinions if not o.degraded] or result.judge_opinions
+    if not result.dissent_summary or not live:
+        return ""
+    high = max(live, key=lambda o: (o.score, o.judge))
+    low = min(live, key=lambda o: (o.score, o.judge))
+    return (f"**Dissent.** The {high.judge} ({high.score}/5) and the {low.judge} "
+            f"({low.score}/5) are {high.score - low.score} points apart; the Chief Justice "
+            f"ruled {result.final_score}/5 by `{result.deciding_rule}`.")
+
+
+def _mark(e: Evidence) -> str:
+    if limitation_of(e):
+        return "? not established"
+    if is_failure(e):
+        return "✗ failure"
+    return "✓ supports" if e.supports_success else "· context"
+
+
+def evidence_lines(report: AuditReport, evidence: list[Evidence]) -> list[str]:
+    """Each fact with its id as an anchor and its location linked."""
     lines = []
     for e in evidence:
-        mark = "found" if e.found else "not found"
-        lines.append(f"- `{e.evidence_id}` **{_cell(e.goal)}** — {mark}, "
-                     f"`{e.location}`, confidence {e.confidence:.2f}: {_cell(e.rationale)}")
+        lines.append(f'- <a id="{e.evidence_id}"></a>`{e.evidence_id}` {_mark(e)} — '
+                     f"**{_cell(e.goal)}** ({'found' if e.found else 'not found'}, "
+                     f"{_link(report, e.location)}, confidence {e.confidence:.2f}): "
+                     f"{_cell(e.rationale)}")
         if e.content:
             quoted = _excerpt(e.content).replace("\n", "\n  > ")
             lines.append(f"  > {quoted}")
     return lines
 
 
-def render_criterion(index: int, result: CriterionResult,
-                     evidence_by_id: dict[str, Evidence]) -> list[str]:
+def render_criterion(index: int, result: CriterionResult, report: AuditReport,
+                     evidence_by_id: dict[str, Evidence], shared: set[str]) -> list[str]:
     """One criterion: score, deciding rule, the opinions, dissent, evidence."""
     lines = [f"### {index}. {result.dimension_name} — {result.final_score}/5", "",
              f"Criterion `{result.dimension_id}` ({result.target_artifact}). "
@@ -82,16 +194,18 @@ def render_criterion(index: int, result: CriterionResult,
         lines.append(f"- Overruled — {note}")
     if result.rules_applied or result.overruled:
         lines.append("")
-    lines += [*_opinion_rows(result.judge_opinions), ""]
+    cited = [evidence_by_id[i] for i in result.evidence_ids
+             if i in evidence_by_id and i not in shared]
+    listed = {e.evidence_id for e in cited}
+    lines += [*_opinion_rows(result.judge_opinions, listed, shared), ""]
     if result.earlier_opinions:
         lines += ["Round 1, before the re-evaluation (scores differed by more than 2):", "",
-                  *_opinion_rows(result.earlier_opinions), ""]
-    if result.dissent_summary:
-        lines += [f"**Dissent.** {result.dissent_summary}", ""]
-    cited = [evidence_by_id[i] for i in result.evidence_ids if i in evidence_by_id]
+                  *_opinion_rows(result.earlier_opinions, listed, shared), ""]
+    if dissent := dissent_line(result):
+        lines += [dissent, ""]
     if cited:
-        lines += ["<details><summary>Evidence</summary>", "", *_evidence_lines(cited), "",
-                  "</details>", ""]
+        lines += [f"<details><summary>Evidence ({len(cited)} facts; shared facts are in the "
+                  "summary)</summary>", "", *evidence_lines(report, cited), "", "</details>", ""]
     return lines
 
 
@@ -106,23 +220,35 @@ def render_footer(report: AuditReport) -> list[str]:
     return lines
 
 
+def render_paths(report: AuditReport) -> list[str]:
+    """The report's cited paths, verified or hallucinated."""
+    if not (report.verified_paths or report.hallucinated_paths):
+        return []
+    return ["### Report paths cross-checked against the repository", "",
+            "Verified: " + (", ".join(f"`{p}`" for p in report.verified_paths) or "none"), "",
+            "Hallucinated: " + (", ".join(f"`{p}`" for p in report.hallucinated_paths)
+                                or "none"), ""]
+
+
+def warnings(report: AuditReport) -> list[str]:
+    """Errors of the run, then the auditor's own limitations, each once."""
+    return [*report.errors, *(f"auditor limitation: {text}" for text in limitations(report))]
+
+
 def render_markdown(report: AuditReport) -> str:
     """The whole report as Markdown."""
-    evidence_by_id = {e.evidence_id: e for items in report.evidence.values() for e in items}
-    lines = render_header(report) + render_summary(report)
+    evidence_by_id = {e.evidence_id: e for e in all_evidence(report)}
+    shared = shared_fact_ids(report)
+    shared_ids = {e.evidence_id for items in shared.values() for e in items}
+    lines = render_header(report) + render_summary(report, shared) + render_graphs(report)
     lines += ["## Criterion Breakdown", ""]
     if not report.criteria:
         lines += ["No criterion was judged.", ""]
     for index, result in enumerate(report.criteria, start=1):
-        lines += render_criterion(index, result, evidence_by_id)
-    if report.verified_paths or report.hallucinated_paths:
-        lines += ["### Report paths cross-checked against the repository", "",
-                  "Verified: " + (", ".join(f"`{p}`" for p in report.verified_paths) or "none"),
-                  "",
-                  "Hallucinated: " + (", ".join(f"`{p}`" for p in report.hallucinated_paths)
-                                      or "none"), ""]
+        lines += render_criterion(index, result, report, evidence_by_id, shared_ids)
+    lines += render_paths(report)
     lines += ["## Remediation Plan", "", report.remediation_plan, ""]
     lines += ["## Errors and Warnings", ""]
-    lines += [f"- {_cell(e)}" for e in report.errors] or ["None."]
+    lines += [f"- {_cell(e)}" for e in warnings(report)] or ["None."]
     lines += render_footer(report)
     return "\n".join(lines).rstrip() + "\n"

@@ -181,6 +181,8 @@ class AuditReport(BaseModel):
     run_id: str = ""
     # Token totals of the LLM bench (empty for the offline bench).
     usage: dict[str, int] = Field(default_factory=dict)
+    # The report diagram whose flow was compared with the code (drawn beside the code graph).
+    report_diagram: DiagramFacts | None = None
 
 
 # --- Facts shared between detectives and the aggregator -------------------------------------

@@ -15,7 +15,7 @@ from automaton_auditor.state import DiagramFacts, Finding, RebuiltGraph
 _TERMINALS = {"start", "end"}
 
 
-def _best(readings: list[DiagramReading]) -> DiagramReading | None:
+def best_reading(readings: list[DiagramReading]) -> DiagramReading | None:
     """The diagram to compare: a parsed flow before a model reading, then the one showing
     most of the courtroom split, then the most edges, then the earliest page."""
     # A sequence diagram's messages are an interaction, not the graph's flow: not compared.
@@ -128,7 +128,7 @@ def compare_with_code(diagrams: list[DiagramFacts],
     neutral, low confidence)."""
     if graph is None or not graph.nodes:
         return _unavailable("No graph could be rebuilt from the code to compare with.")
-    reading = _best([read_diagram(d) for d in diagrams])
+    reading = best_reading([read_diagram(d) for d in diagrams])
     if reading is None:
         why = ("No diagram in the report." if not diagrams else
                "No diagram flow could be read (images need a vision model; sequence "

@@ -150,6 +150,15 @@ def _part_content(reading: DiagramReading, part: str) -> str:
     return f"{{{', '.join(nodes[1:])}}} -> {nodes[0]}"
 
 
+def unread_limitation(readings: list[DiagramReading]) -> dict[str, str]:
+    """``{"limitation": why}`` when the report has diagrams but none could be read (images
+    without a vision model): the auditor, not the report, fell short. Empty otherwise."""
+    if not readings or any(r.source != "none" for r in readings):
+        return {}
+    return {"limitation": f"{len(readings)} diagram image(s) could not be read without a "
+                          "vision model (--vision-model)"}
+
+
 def part_findings(readings: list[DiagramReading], part: str) -> Finding:
     """One finding per courtroom part: which diagrams show it (best first)."""
     showing = [r for r in readings if r.parts.get(part)]
@@ -170,7 +179,7 @@ def part_findings(readings: list[DiagramReading], part: str) -> Finding:
                    location=readable[0].location if readable else "report",
                    rationale=f"Not shown: {why}.",
                    confidence=0.7 if readable else 0.3,
-                   data={"readable_diagrams": len(readable)})
+                   data={"readable_diagrams": len(readable), **unread_limitation(readings)})
 
 
 def full_split_finding(readings: list[DiagramReading]) -> Finding:
@@ -188,7 +197,7 @@ def full_split_finding(readings: list[DiagramReading]) -> Finding:
                        rationale=("No diagram shows the whole split" + (
                            f"; the most complete shows {', '.join(shown)}." if shown else ".")),
                        confidence=0.7 if readable else 0.3,
-                       data={"best_parts": shown})
+                       data={"best_parts": shown, **unread_limitation(readings)})
     best = max(complete, key=lambda r: (r.confidence, -r.facts.page))
     content = "; ".join(_part_content(best, part) for part in PARTS)
     return Finding(facet="vision.flow.full_split", goal=goal, found=True, pattern="success",

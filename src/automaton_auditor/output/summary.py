@@ -1,0 +1,92 @@
+"""The report's prose that leads with what matters: the executive summary with its top risks,
+and the file-level remediation plan (both stored as Markdown in the report)."""
+
+from __future__ import annotations
+
+from automaton_auditor.output.locations import location_url, markdown_location
+from automaton_auditor.output.risks import PERFECT, FailureFact, open_facts, top_risks
+from automaton_auditor.state import AuditReport
+
+CONSEQUENCE_LABEL = {"security": "Security", "functional": "Functional break",
+                     "integrity": "Integrity", "docs": "Documentation"}
+NOTHING_TO_DO = "Nothing to remediate: every criterion scored 5/5."
+
+
+def fact_headline(fact: FailureFact) -> str:
+    """What a failure fact says, as a reader needs it: a flaw found, or a thing missing."""
+    return f"{'Found' if fact.confirmed else 'Missing'}: {fact.goal}"
+
+
+def _criteria_names(report: AuditReport, fact: FailureFact) -> str:
+    named = {c.dimension_id: f"{c.dimension_name} {c.final_score}/5" for c in report.criteria}
+    return "; ".join(named.get(c, c) for c in fact.criteria)
+
+
+def _place(report: AuditReport, fact: FailureFact) -> str:
+    if fact.where.kind == "repository" and fact.location in ("", "."):
+        return "in the repository"
+    return "at " + markdown_location(fact.location, report.repo_url, report.commit)
+
+
+def risk_line(report: AuditReport, fact: FailureFact) -> str:
+    """One top risk as a Markdown list item's text."""
+    return (f"**{CONSEQUENCE_LABEL[fact.consequence]}** — {fact_headline(fact)} "
+            f"{_place(report, fact)}: "
+            f"{fact.rationale} ({_criteria_names(report, fact)})")
+
+
+def executive_summary(report: AuditReport, opening: str) -> str:
+    """The opening paragraph, then the top risks ranked by consequence and confidence."""
+    risks = top_risks(report)
+    if not risks:
+        return opening
+    items = "\n".join(f"{n}. {risk_line(report, fact)}" for n, fact in enumerate(risks, 1))
+    return f"{opening}\n\nTop risks:\n\n{items}"
+
+
+def _group_title(fact: FailureFact) -> str:
+    where = fact.where
+    if where.in_file and where.path:
+        return f"`{where.path}`"
+    return "The report" if where.kind == "report" else "The repository as a whole"
+
+
+def _item(report: AuditReport, fact: FailureFact) -> str:
+    where = fact.where
+    shown = (f"L{where.line}" if where.in_file and where.line else
+             f"p.{where.page}" if where.page else
+             "repository" if where.text in ("", ".") else where.text)
+    url = location_url(where, report.repo_url, report.commit)
+    place = f"[`{shown}`]({url})" if url else f"`{shown}`"
+    extra = len(fact.files) - 1
+    more = f" (and {extra} more place(s))" if extra > 0 else ""
+    return (f"- {place}{more} — **{fact_headline(fact)}** "
+            f"({CONSEQUENCE_LABEL[fact.consequence].lower()}): {fact.rationale} "
+            f"*{_criteria_names(report, fact)}*")
+
+
+def remediation_plan(report: AuditReport, targets: dict[str, str] | None = None) -> str:
+    """File-level remediation: the failure facts of criteria below 5/5, grouped by file (the
+    file with the most serious fact first), each fact once; then what each weak criterion
+    asks for (its rubric success pattern, from `targets`)."""
+    facts = open_facts(report)
+    weak = sorted((c for c in report.criteria if c.final_score < PERFECT),
+                  key=lambda c: (c.final_score, c.dimension_id))
+    if not report.criteria:
+        return "Nothing was judged, so there is nothing to remediate."
+    if not weak:
+        return NOTHING_TO_DO
+    groups: dict[str, list[FailureFact]] = {}
+    for fact in facts:
+        groups.setdefault(_group_title(fact), []).append(fact)
+    sections = []
+    for title, members in groups.items():
+        sections.append(f"### {title}\n\n" + "\n".join(_item(report, f) for f in members))
+    asks = [f"- **{c.dimension_name} ({c.final_score}/5)**: {(targets or {})[c.dimension_id]}"
+            for c in weak if (targets or {}).get(c.dimension_id)]
+    if asks:
+        sections.append("### What the weak criteria ask for\n\n" + "\n".join(asks))
+    if not facts:
+        sections.insert(0, "No failure fact bears on the criteria below 5/5; their scores "
+                           "come from the judges' weighing of the evidence.")
+    return "\n\n".join(sections)
