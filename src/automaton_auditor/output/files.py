@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from automaton_auditor.output.document import report_json, sarif_json
 from automaton_auditor.output.markdown import render_markdown
 from automaton_auditor.state import AuditReport
 
@@ -41,13 +42,15 @@ def package_versions() -> dict[str, str]:
 
 def write_report_files(report: AuditReport, output_dir: Path,
                        manifest: dict[str, Any]) -> dict[str, str]:
-    """Write `report.md`, `report.json` and `run_manifest.json` under a per-target folder."""
+    """Write `report.md`, `report.json`, `report.sarif` and `run_manifest.json` under a
+    per-target folder."""
     folder = output_dir / target_slug(report.repo_url)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"markdown": folder / "report.md", "json": folder / "report.json",
-             "manifest": folder / "run_manifest.json"}
+             "sarif": folder / "report.sarif", "manifest": folder / "run_manifest.json"}
     paths["markdown"].write_text(render_markdown(report), encoding="utf-8")
-    paths["json"].write_text(report.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    paths["json"].write_text(report_json(report), encoding="utf-8")
+    paths["sarif"].write_text(sarif_json(report), encoding="utf-8")
     paths["manifest"].write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str)
                                  + "\n", encoding="utf-8")
     return {kind: str(path) for kind, path in paths.items()}

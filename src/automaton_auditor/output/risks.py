@@ -48,6 +48,8 @@ class FailureFact:
     evidence_ids: tuple[str, ...]
     # Every location the fact names (call facts list each call they quote).
     locations: tuple[Location, ...] = field(default=(), compare=False)
+    # The lines the fact quotes (call facts: ``path:line: snippet`` per call).
+    content: str | None = field(default=None, compare=False)
 
     @property
     def key(self) -> tuple[str, str]:
@@ -64,6 +66,14 @@ class FailureFact:
     def files(self) -> list[Location]:
         """Every file location the fact names (one per quoted call, say), or none."""
         return [loc for loc in self.locations if loc.in_file]
+
+    def quote_at(self, location: Location) -> str | None:
+        """The quoted line for one of the fact's file locations, when it quotes one."""
+        prefix = f"{location.path}:{location.line}: "
+        for line in (self.content or "").splitlines():
+            if line.startswith(prefix):
+                return line[len(prefix):].strip() or None
+        return None
 
 
 def consequence_of(evidence: Evidence) -> Consequence:
@@ -114,7 +124,7 @@ def failure_facts(evidence: Iterable[Evidence]) -> list[FailureFact]:
             confirmed=first.pattern == "failure", confidence=first.confidence,
             criteria=tuple(sorted({e.dimension for e in items})),
             evidence_ids=tuple(sorted({e.evidence_id for e in items})),
-            locations=tuple(evidence_locations(first)))
+            locations=tuple(evidence_locations(first)), content=first.content)
         facts.append(fact)
     return sorted(facts, key=rank)
 

@@ -1,0 +1,85 @@
+"""The machine-readable twins of the report: report.json (every key of `AuditReport`, plus a
+schema version, structured locations, the failure facts, top risks and warnings) and
+report.sarif; and reading a report.json back.
+
+Schema versions: a report.json without ``schema_version`` is 1.0. 1.1 adds, beside the
+existing keys: ``schema_version``; ``path``, ``line`` (and ``url`` for GitHub targets) on
+every evidence item; ``failures`` (every failure fact once, with its criteria),
+``top_risks`` and ``warnings`` (the auditor's own limitations).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from automaton_auditor.output.locations import location_url, parse_location
+from automaton_auditor.output.risks import (
+    FailureFact,
+    all_evidence,
+    failure_facts,
+    limitations,
+    top_risks,
+)
+from automaton_auditor.output.sarif import sarif_log
+from automaton_auditor.state import AuditReport
+
+SCHEMA_VERSION = "1.1"
+
+
+class ReportFileError(ValueError):
+    """A file that is not a report.json this tool wrote (one line, for an `error:`)."""
+
+
+def fact_record(fact: FailureFact) -> dict[str, Any]:
+    """A failure fact as JSON."""
+    where = fact.where
+    return {"facet": fact.facet, "goal": fact.goal, "rationale": fact.rationale,
+            "location": fact.location, "path": where.path, "line": where.line,
+            "consequence": fact.consequence, "confirmed": fact.confirmed,
+            "confidence": fact.confidence, "criteria": list(fact.criteria),
+            "evidence_ids": list(fact.evidence_ids)}
+
+
+def report_document(report: AuditReport) -> dict[str, Any]:
+    """The report as report.json holds it."""
+    data = {"schema_version": SCHEMA_VERSION, **report.model_dump(mode="json")}
+    for items in data["evidence"].values():
+        for item in items:
+            where = parse_location(item["location"])
+            item["path"], item["line"] = where.path, where.line
+            if url := location_url(where, report.repo_url, report.commit):
+                item["url"] = url
+    data["failures"] = [fact_record(f) for f in failure_facts(all_evidence(report))]
+    data["top_risks"] = [fact_record(f) for f in top_risks(report)]
+    data["warnings"] = limitations(report)
+    return data
+
+
+def report_json(report: AuditReport) -> str:
+    """report.json's text."""
+    return json.dumps(report_document(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def sarif_json(report: AuditReport) -> str:
+    """report.sarif's text."""
+    return json.dumps(sarif_log(report), indent=2, ensure_ascii=False) + "\n"
+
+
+def load_report(path: Path) -> AuditReport:
+    """A report.json read back (any schema version); `ReportFileError` says why not."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ReportFileError(f"{path}: no such file") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ReportFileError(f"{path}: not a readable JSON file ({exc})") from None
+    if not isinstance(data, dict) or "criteria" not in data:
+        raise ReportFileError(f"{path}: not an audit report.json (no criteria)")
+    known = {k: v for k, v in data.items() if k in AuditReport.model_fields}
+    try:
+        return AuditReport.model_validate(known)
+    except ValueError as exc:
+        first = str(exc).splitlines()[:3]
+        raise ReportFileError(f"{path}: not an audit report.json ({' '.join(first)})") from None
