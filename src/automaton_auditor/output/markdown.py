@@ -65,7 +65,9 @@ def render_header(report: AuditReport) -> list[str]:
     ]
 
 
-def _link(report: AuditReport, location: str) -> str:
+def _link(report: AuditReport | None, location: str) -> str:
+    if report is None:
+        return f"`{location}`"
     return markdown_location(location, report.repo_url, report.commit)
 
 
@@ -168,7 +170,7 @@ def _mark(e: Evidence) -> str:
     return "✓ supports" if e.supports_success else "· context"
 
 
-def evidence_lines(report: AuditReport, evidence: list[Evidence]) -> list[str]:
+def evidence_lines(report: AuditReport | None, evidence: list[Evidence]) -> list[str]:
     """Each fact with its id as an anchor and its location linked."""
     lines = []
     for e in evidence:
@@ -182,9 +184,12 @@ def evidence_lines(report: AuditReport, evidence: list[Evidence]) -> list[str]:
     return lines
 
 
-def render_criterion(index: int, result: CriterionResult, report: AuditReport,
-                     evidence_by_id: dict[str, Evidence], shared: set[str]) -> list[str]:
-    """One criterion: score, deciding rule, the opinions, dissent, evidence."""
+def render_criterion(index: int, result: CriterionResult, evidence_by_id: dict[str, Evidence],
+                     report: AuditReport | None = None,
+                     shared: set[str] | None = None) -> list[str]:
+    """One criterion: score, deciding rule, the opinions, dissent, evidence (`report` links
+    locations; `shared` facts are left out, being stated once in the summary)."""
+    shared = shared or set()
     lines = [f"### {index}. {result.dimension_name} — {result.final_score}/5", "",
              f"Criterion `{result.dimension_id}` ({result.target_artifact}). "
              f"Deciding rule: `{result.deciding_rule}`.", ""]
@@ -245,7 +250,7 @@ def render_markdown(report: AuditReport) -> str:
     if not report.criteria:
         lines += ["No criterion was judged.", ""]
     for index, result in enumerate(report.criteria, start=1):
-        lines += render_criterion(index, result, report, evidence_by_id, shared_ids)
+        lines += render_criterion(index, result, evidence_by_id, report, shared_ids)
     lines += render_paths(report)
     lines += ["## Remediation Plan", "", report.remediation_plan, ""]
     lines += ["## Errors and Warnings", ""]
