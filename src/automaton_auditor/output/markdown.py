@@ -86,7 +86,9 @@ def render_summary(report: AuditReport, shared: dict[str, list[Evidence]]) -> li
                   "and are stated once here):", ""]
         for items in shared.values():
             e = items[0]
-            detail = f" ({_cell(_excerpt(e.content, 120))})" if e.content else ""
+            first = (e.content or "").splitlines()[:1]
+            # A one-line quote says what the fact rests on; a longer one is in report.json.
+            detail = f" ({_cell(first[0])})" if first and len(first[0]) <= 80 else ""
             lines.append(f"- **{_cell(e.goal)}** — {'yes' if e.found else 'no'}, "
                          f"{_link(report, e.location)}: {_cell(e.rationale)}{detail}")
         lines.append("")
