@@ -20,10 +20,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
+from automaton_auditor import retry
 from automaton_auditor.cli import app
 from automaton_auditor.judging import llm
-from automaton_auditor.judging.llm_calls import CircuitOpen, ProviderError, reset_circuits
-from automaton_auditor.judging.models import clear_model_cache
+from automaton_auditor.judging.models import clear_model_cache, endpoint_of
+from automaton_auditor.retry import CircuitOpen, ProviderError, circuit_for, reset_circuits
 from automaton_auditor.rubric import load_rubric
 from automaton_auditor.settings import Settings
 from tests.conftest import make_evidence
@@ -142,7 +143,7 @@ def provider(monkeypatch: pytest.MonkeyPatch) -> Iterator[FakeProvider]:
 @pytest.fixture
 def waits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     recorded: list[float] = []
-    monkeypatch.setattr(llm, "_sleep", recorded.append)
+    monkeypatch.setattr(retry, "_sleep", recorded.append)
     return recorded
 
 
@@ -233,7 +234,7 @@ def test_invalid_key_opens_the_circuit(provider: FakeProvider) -> None:
     with pytest.raises(CircuitOpen):
         llm.llm_opinion("Defense", DIM, dossier(), SETTINGS)
     assert len(provider.requests) == 1
-    assert "HTTP 401" in (llm.abort_reason(SETTINGS) or "")
+    assert "HTTP 401" in (circuit_for(endpoint_of("openai:test-model")).reason or "")
 
 
 def audit(repo: Path, pdf: Path, out: Path, *extra: str) -> Any:
@@ -416,4 +417,84 @@ def test_connection_refused_is_retried_and_opens_the_circuit(
         with pytest.raises(ProviderError, match="Connection"):
             llm.llm_opinion("Defense", DIM, dossier(), SETTINGS)
     assert len(waits) == 3 * 2
-    assert "provider unavailable" in (llm.abort_reason(SETTINGS) or "")
+    assert "provider unavailable" in (circuit_for(endpoint_of("openai:test-model")).reason
+                                      or "")
+
+
+def test_a_provider_that_always_answers_429_is_waited_for_and_the_run_ends_degraded(
+        provider: FakeProvider, waits: list[float], auditee_repo: Path, report_pdf: Path,
+        tmp_path: Path) -> None:
+    provider.fallback = ("status", 429, {"Retry-After": "1"})
+    out = tmp_path / "out"
+    result = audit(auditee_repo, report_pdf, out, "--max-concurrency", "1")
+    assert result.exit_code == 3, result.output
+    assert "partial report written" in result.output and "Traceback" not in result.output
+    markdown, report, manifest = read(out)
+    # three calls spent their three attempts, each retry after the server's Retry-After;
+    # the third failure in a row opened the circuit, which spared the other 27 calls
+    assert len(provider.requests) == 9
+    assert waits == [1.0] * 6
+    assert "provider unavailable (HTTP 429" in manifest["aborted"]
+    assert markdown.count("(degraded, excluded)") == 30
+    assert all(c["deciding_rule"] == "evidence_baseline" for c in report["criteria"])
+
+
+VISION_ANSWER = {"kind": "state_machine", "parallel_detectives": True, "aggregation": True,
+                 "parallel_judges": True, "synthesis": True, "described_flow": "A -> [B | C]",
+                 "node_labels": ["A", "B", "C"]}
+
+
+def _vision(count: int, policy: Any) -> list[Any]:
+    """`count` diagrams read by a ChatOpenAI vision model on the fake provider."""
+    import asyncio
+    import io
+
+    from langchain_openai import ChatOpenAI
+    from PIL import Image
+
+    from automaton_auditor.forensics.vision.inspector import analyze_with_model
+    from automaton_auditor.state import DiagramFacts
+
+    buffer = io.BytesIO()
+    Image.new("RGB", (32, 32), "white").save(buffer, format="PNG")
+    model = ChatOpenAI(model="vision-test", max_retries=0, timeout=5)
+    diagrams = [DiagramFacts(page=i + 1) for i in range(count)]
+    return asyncio.run(analyze_with_model(diagrams, [buffer.getvalue()] * count, model,
+                                          max_concurrency=1, policy=policy))
+
+
+def test_the_vision_reader_waits_for_retry_after_and_does_not_retry_a_400(
+        provider: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+    from automaton_auditor.retry import RetryPolicy
+
+    waits: list[float] = []
+
+    async def record(seconds: float) -> None:
+        waits.append(seconds)
+
+    monkeypatch.setattr(retry, "_asleep", record)
+    provider.steps.extend([("status", 429, {"Retry-After": "1"}),
+                           ("content", json.dumps(VISION_ANSWER))])
+    [read_] = _vision(1, RetryPolicy(attempts=3))
+    assert read_.analysis["degraded"] is False and read_.analysis["attempts"] == 2
+    assert waits == [1.0]
+    provider.steps.append(("status", 400, {}))
+    [refused] = _vision(1, RetryPolicy(attempts=3))
+    assert refused.analysis["degraded"] is True and "not retried" in refused.analysis["error"]
+    assert len(provider.requests) == 3 and waits == [1.0]
+
+
+def test_the_vision_readers_circuit_opens_and_spares_the_other_diagrams(
+        provider: FakeProvider, monkeypatch: pytest.MonkeyPatch) -> None:
+    from automaton_auditor.retry import RetryPolicy
+
+    async def no_wait(seconds: float) -> None:
+        return None
+
+    monkeypatch.setattr(retry, "_asleep", no_wait)
+    provider.fallback = ("status", 503, {})
+    out = _vision(5, RetryPolicy(attempts=2, circuit_threshold=3))
+    assert all(d.analysis["degraded"] for d in out)
+    assert len(provider.requests) == 3 * 2  # three diagrams spent two attempts each
+    assert [d.analysis["attempts"] for d in out] == [2, 2, 2, 0, 0]
+    assert "provider unavailable" in out[-1].analysis["error"]

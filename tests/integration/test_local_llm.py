@@ -23,9 +23,9 @@ from typing import Any
 import pytest
 
 from automaton_auditor.graph import compile_graph
-from automaton_auditor.judging.llm_calls import reset_circuits
 from automaton_auditor.judging.llm_usage import slowest_call_s, usage_totals
 from automaton_auditor.judging.models import clear_model_cache
+from automaton_auditor.retry import reset_circuits
 from automaton_auditor.rubric import load_rubric
 from automaton_auditor.settings import Settings
 

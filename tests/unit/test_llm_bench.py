@@ -10,16 +10,19 @@ from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from pydantic import Field, ValidationError
 
+from automaton_auditor import retry
 from automaton_auditor.judging import llm
-from automaton_auditor.judging.llm_calls import (
+from automaton_auditor.judging.llm_schema import ARGUMENT_MAX, opinion_schema
+from automaton_auditor.judging.models import retry_policy
+from automaton_auditor.retry import (
     CircuitOpen,
     ProviderError,
-    backoff_delay,
+    RetryPolicy,
+    circuit_for,
     classify,
     reset_circuits,
     retry_after,
 )
-from automaton_auditor.judging.llm_schema import ARGUMENT_MAX, opinion_schema
 from automaton_auditor.rubric import load_rubric
 from automaton_auditor.settings import Settings
 from automaton_auditor.state import Evidence
@@ -75,13 +78,28 @@ class RaisingModel(ToolFakeModel):
         return super()._generate(messages, *args, **kwargs)
 
 
+class NoJitter:
+    """Stands in for the policy's random source: waits become exactly exponential."""
+
+    def random(self) -> float:
+        return 0.0
+
+
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch) -> Iterator[list[float]]:
     reset_circuits()
     waits: list[float] = []
-    monkeypatch.setattr(llm, "_sleep", waits.append)
+    monkeypatch.setattr(retry, "_sleep", waits.append)
+    monkeypatch.setattr(retry, "_random", NoJitter())
     yield waits
     reset_circuits()
+
+
+def circuit_reason(settings: Settings, scope: str = "") -> str | None:
+    """Why the bench's circuit is open in a run (None: closed)."""
+    from automaton_auditor.judging.models import endpoint_of
+
+    return circuit_for(endpoint_of(settings.model or ""), scope).reason
 
 
 def use(monkeypatch: pytest.MonkeyPatch, model: ToolFakeModel) -> ToolFakeModel:
@@ -174,10 +192,10 @@ def test_client_error_is_not_retried(monkeypatch: pytest.MonkeyPatch) -> None:
     model = RaisingModel(messages=iter([]))
     model.errors = [HTTPError(400)]
     use(monkeypatch, model)
-    with pytest.raises(ProviderError, match="not retried"):
+    with pytest.raises(ProviderError, match="not retried") as raised:
         llm.llm_opinion("Prosecutor", DIM, dossier(), SETTINGS)
     assert len(model.prompts) == 1
-    assert llm.abort_reason(SETTINGS) is None
+    assert not raised.value.stops_bench and circuit_reason(SETTINGS) is None
 
 
 def test_invalid_key_opens_the_circuit_and_later_calls_fail_fast(
@@ -190,8 +208,7 @@ def test_invalid_key_opens_the_circuit_and_later_calls_fail_fast(
     with pytest.raises(CircuitOpen):
         llm.llm_opinion("Defense", DIM, dossier(), SETTINGS)
     assert len(model.prompts) == 1  # the second judge never reached the provider
-    reason = llm.abort_reason(SETTINGS)
-    assert reason is not None and "HTTP 401" in reason
+    assert "HTTP 401" in (circuit_reason(SETTINGS) or "")
 
 
 def test_server_errors_are_retried_then_open_the_circuit(monkeypatch: pytest.MonkeyPatch,
@@ -199,13 +216,20 @@ def test_server_errors_are_retried_then_open_the_circuit(monkeypatch: pytest.Mon
     model = RaisingModel(messages=iter([]))
     model.errors = [HTTPError(503) for _ in range(9)]
     use(monkeypatch, model)
+    stops = []
     for _ in range(3):
-        with pytest.raises(ProviderError):
+        with pytest.raises(ProviderError) as raised:
             llm.llm_opinion("TechLead", DIM, dossier(), SETTINGS)
+        stops.append(raised.value.stops_bench)
     assert len(model.prompts) == 9  # three calls × three attempts
-    assert llm.abort_reason(SETTINGS) is not None
+    assert stops == [False, False, True]  # the third failure in a row opened the circuit
     with pytest.raises(CircuitOpen):
         llm.llm_opinion("TechLead", DIM, dossier(), SETTINGS)
+    assert len(model.prompts) == 9  # refused without calling
+    # another run has its own circuit
+    model.errors = []
+    model.messages = iter([answer(argument="ok", cited_evidence=[], remediation="", score=3)])
+    assert llm.llm_opinion("TechLead", DIM, dossier(), SETTINGS, scope="run-2").score == 3
 
 
 def test_timeouts_are_transient() -> None:
@@ -216,6 +240,7 @@ def test_timeouts_are_transient() -> None:
     assert classify(ValueError("bad json")) == "parse"
     assert classify(HTTPError(404)) == "fatal"
     assert classify(HTTPError(422)) == "client"
+    assert classify(HTTPError(408)) == "transient"
 
 
 def test_retry_after_forms_and_caps() -> None:
@@ -223,12 +248,15 @@ def test_retry_after_forms_and_caps() -> None:
     assert retry_after(HTTPError(429, {"retry-after": "3"})) == 3.0
     assert retry_after(HTTPError(429, {"retry-after": "Wed, 21 Oct 2015 07:28:00 GMT"})) == 0
     assert retry_after(HTTPError(429)) is None
-    assert backoff_delay(HTTPError(429, {"retry-after": "999"}), 0, 1.0, 30.0) == 30.0
-    assert backoff_delay(None, 2, 1.0, 30.0) == 4.0
+    policy = RetryPolicy(backoff_s=1.0, max_wait_s=30.0)
+    assert policy.wait_s(HTTPError(429, {"retry-after": "999"}), 0) == 30.0
+    assert policy.wait_s(None, 2) == 4.0
 
 
-def test_offline_settings_never_abort() -> None:
-    assert llm.abort_reason(Settings()) is None
+def test_the_judges_policy_comes_from_the_settings() -> None:
+    policy = retry_policy(Settings(max_retries=4, retry_backoff_s=0.25, call_timeout_s=20))
+    assert (policy.attempts, policy.backoff_s, policy.timeout_s, policy.max_wait_s) == (
+        5, 0.25, 20, 20)
 
 
 def test_openai_proper_gets_no_length_keywords_but_answers_are_still_bounded(

@@ -21,7 +21,10 @@ from automaton_auditor.forensics.vision.inspector import (
     analyze_with_model,
     vision_findings,
 )
+from automaton_auditor.retry import RetryPolicy
 from automaton_auditor.state import DiagramFacts
+
+NO_WAIT = RetryPolicy(attempts=3, backoff_s=0)
 
 PARALLEL = json.dumps({"kind": "state_machine", "parallel_detectives": True,
                        "aggregation": True, "parallel_judges": True, "synthesis": True,
@@ -80,7 +83,7 @@ def test_answers_fill_analysis_and_text_candidates_are_left_alone() -> None:
     diagrams = [DiagramFacts(page=1, kind="raster"), DiagramFacts(page=2, kind="mermaid"),
                 DiagramFacts(page=3, kind="vector")]
     model = _model({1: [PARALLEL], 3: [LINEAR]})
-    out = asyncio.run(analyze_with_model(diagrams, [_png(), b"", _png()], model, backoff=0))
+    out = asyncio.run(analyze_with_model(diagrams, [_png(), b"", _png()], model, policy=NO_WAIT))
     assert out[0].analysis["kind"] == "state_machine" and out[0].analysis["degraded"] is False
     assert out[1].analysis == {}
     assert out[2].analysis["parallel_judges"] is False
@@ -91,7 +94,7 @@ def test_malformed_answers_are_retried_then_marked_degraded() -> None:
     diagrams = [DiagramFacts(page=1), DiagramFacts(page=2), DiagramFacts(page=3)]
     bad_schema = json.dumps({"kind": "pie_chart", "parallel_detectives": "maybe"})
     model = _model({1: ["{not json", PARALLEL], 2: [bad_schema], 3: ["RAISE"]})
-    out = asyncio.run(analyze_with_model(diagrams, [_png()] * 3, model, retries=2, backoff=0))
+    out = asyncio.run(analyze_with_model(diagrams, [_png()] * 3, model, policy=NO_WAIT))
     assert out[0].analysis["degraded"] is False and out[0].analysis["attempts"] == 2
     assert out[1].analysis["degraded"] is True and "ValidationError" in out[1].analysis["error"]
     assert out[2].analysis == {"degraded": True, "attempts": 3,
@@ -103,7 +106,7 @@ def test_concurrency_is_bounded_and_images_downscaled() -> None:
     diagrams = [DiagramFacts(page=i) for i in range(1, 9)]
     model = _model({i: [LINEAR] for i in range(1, 9)})
     out = asyncio.run(analyze_with_model(diagrams, [_png((1200, 600))] * 8, model,
-                                         max_concurrency=2, max_image_side=512, backoff=0))
+                                         max_concurrency=2, max_image_side=512, policy=NO_WAIT))
     assert all(not d.analysis["degraded"] for d in out)
     assert model._peak <= 2
     assert set(model._sizes) == {(512, 256)}
@@ -159,7 +162,7 @@ def test_method_wire_schema_and_include_raw_answers() -> None:
 
     wire = DiagramAnalysis.model_json_schema()
     out = asyncio.run(analyze_with_model([DiagramFacts(page=1)], [_png()],
-                                         RawModel(messages=iter([])), backoff=0,
+                                         RawModel(messages=iter([])), policy=NO_WAIT,
                                          method="json_schema", wire_schema=wire))
     assert seen == {"schema": wire, "method": "json_schema"}
     assert out[0].analysis["attempts"] == 2 and out[0].analysis["synthesis"] is True
@@ -169,11 +172,11 @@ def test_plain_scanned_pages_are_not_sent_when_a_graphic_one_exists() -> None:
     scans = [DiagramFacts(page=i, kind="scan", data={"likely_diagram": i == 2})
              for i in (1, 2, 3)]
     model = _model({2: [PARALLEL]})
-    out = asyncio.run(analyze_with_model(scans, [_png()] * 3, model, backoff=0))
+    out = asyncio.run(analyze_with_model(scans, [_png()] * 3, model, policy=NO_WAIT))
     assert model._calls == [2] and out[0].analysis == {} and out[2].analysis == {}
     plain = [DiagramFacts(page=i, kind="scan", data={"likely_diagram": False}) for i in (1, 2)]
     model = _model({1: [LINEAR], 2: [LINEAR]})
-    asyncio.run(analyze_with_model(plain, [_png()] * 2, model, backoff=0))
+    asyncio.run(analyze_with_model(plain, [_png()] * 2, model, policy=NO_WAIT))
     assert sorted(model._calls) == [1, 2]  # no graphic scan: every page is worth a look
 
 

@@ -1,10 +1,11 @@
 """The LLM bench: one structured call per (criterion × persona), on any chat model.
 
 `llm_opinion` returns a validated `JudicialOpinion`, or a degraded one (excluded by the Chief
-Justice) when the model's answer still does not fit the schema after the retries. Provider
-failures raise `ProviderError` (the judge node degrades the opinion); a bad key, a missing
-model or a provider that keeps failing opens the endpoint's circuit (`CircuitOpen`), which the
-dialectics node turns into `aborted`, so the run stops cleanly with a partial report.
+Justice) when the model's answer still does not fit the schema after the retries. Every call
+runs under the one retry policy (`automaton_auditor.retry`). Provider failures raise
+`ProviderError`; the judge node degrades the opinion and records the failure in the state,
+where the dialectics node finds the ones that stop the bench (`CircuitOpen`: a bad key, a
+missing model, a provider that keeps failing), so the run stops cleanly with a partial report.
 """
 
 from __future__ import annotations
@@ -20,32 +21,34 @@ from langchain_core.messages import BaseMessage
 from langchain_core.runnables import Runnable
 from pydantic import BaseModel, ValidationError
 
-from automaton_auditor.judging.llm_calls import (
+from automaton_auditor.judging.llm_prompts import build_messages, prompt_evidence
+from automaton_auditor.judging.llm_schema import opinion_schema, to_opinion
+from automaton_auditor.judging.llm_usage import usage_of
+from automaton_auditor.judging.models import (
+    build_chat_model,
+    endpoint_of,
+    model_for,
+    provider_of,
+    retry_policy,
+    structured_method,
+)
+from automaton_auditor.retry import (
     Circuit,
     CircuitOpen,
     ProviderError,
-    backoff_delay,
+    RetryPolicy,
+    Unparsed,
+    call,
     circuit_for,
-    classify,
     describe,
-    usage_of,
-)
-from automaton_auditor.judging.llm_prompts import build_messages, prompt_evidence
-from automaton_auditor.judging.llm_schema import opinion_schema, to_opinion
-from automaton_auditor.judging.models import (
-    build_chat_model,
-    model_for,
-    provider_of,
-    structured_method,
 )
 from automaton_auditor.rubric import Dimension
 from automaton_auditor.settings import Settings
 from automaton_auditor.state import Evidence, Judge, JudicialOpinion
 
 log = logging.getLogger(__name__)
-_sleep = time.sleep  # the waits between attempts (tests record them instead of waiting)
 
-__all__ = ["CircuitOpen", "ProviderError", "abort_reason", "endpoint_of", "llm_opinion"]
+__all__ = ["CircuitOpen", "ProviderError", "llm_opinion"]
 
 
 @dataclass
@@ -63,37 +66,6 @@ class CallOutcome:
             self.usage[key] += value
 
 
-def endpoint_of(model_name: str) -> str:
-    """The identity of the endpoint a model string reaches (its circuit key)."""
-    if provider_of(model_name) == "openai":
-        return f"{model_name}@{os.environ.get('OPENAI_BASE_URL', 'api.openai.com')}"
-    return model_name
-
-
-def _on_error(exc: Exception, attempt: int, attempts: int, circuit: Circuit,
-              settings: Settings, outcome: CallOutcome) -> None:
-    """Decide after a failed attempt: raise, or wait before the next attempt."""
-    kind = classify(exc)
-    what = describe(exc)
-    if kind == "fatal":
-        circuit.failure(f"the provider rejected the call ({what})", fatal=True)
-        raise CircuitOpen(f"the provider rejected the call ({what})") from exc
-    if kind == "client":
-        raise ProviderError(f"{what} (not retried)") from exc
-    last = attempt + 1 >= attempts
-    if kind == "parse":
-        circuit.success()  # the provider answered; only the answer was bad
-        outcome.reason = f"unparseable answer ({what})"
-    elif last:
-        circuit.failure(f"provider unavailable ({what})")
-        raise ProviderError(f"{what} after {attempts} attempt(s)") from exc
-    if not last:
-        delay = backoff_delay(exc if kind == "rate_limit" else None, attempt,
-                              settings.retry_backoff_s, settings.call_timeout_s)
-        log.warning("judge call failed (%s); retry in %.2fs", what, delay)
-        _sleep(delay)
-
-
 def _validated(parsed: Any, schema: type[BaseModel] | None,
                error: Any) -> tuple[BaseModel | None, Any]:
     """A parsed answer as the bounded model (a dict answer is validated here)."""
@@ -108,38 +80,30 @@ def _validated(parsed: Any, schema: type[BaseModel] | None,
 
 
 def invoke_with_retries(runnable: Runnable[Any, Any], messages: list[BaseMessage],
-                        settings: Settings, circuit: Circuit,
+                        policy: RetryPolicy, circuit: Circuit,
                         config: dict[str, Any] | None = None,
                         schema: type[BaseModel] | None = None) -> CallOutcome:
-    """Call a structured runnable (``include_raw=True``) until it yields a parsed answer.
-
-    Parse failures (an exception, or a None parse) are retried with exponential backoff,
-    rate limits after their Retry-After, timeouts and 5xx with backoff; other 4xx are not
-    retried. Returns an outcome whose `parsed` is None when every attempt failed to parse.
-    """
+    """Call a structured runnable (``include_raw=True``) under the retry policy until it
+    yields an answer that fits `schema`; an answer that never fits leaves `parsed` None.
+    Provider failures raise `ProviderError` / `CircuitOpen`."""
     outcome = CallOutcome()
-    attempts = 1 + max(0, settings.max_retries)
-    for attempt in range(attempts):
-        circuit.check()
+
+    def attempt() -> BaseModel:
         outcome.usage["calls"] += 1
-        try:
-            result = runnable.invoke(messages, config=config)  # type: ignore[arg-type]
-        except Exception as exc:  # classified: retried, degraded or stopping the bench
-            _on_error(exc, attempt, attempts, circuit, settings, outcome)
-            continue
-        circuit.success()
+        result = runnable.invoke(messages, config=config)  # type: ignore[arg-type]
         raw = result.get("raw") if isinstance(result, dict) else None
         parsed = result.get("parsed") if isinstance(result, dict) else result
         outcome.add(raw)
         error = result.get("parsing_error") if isinstance(result, dict) else None
         parsed, error = _validated(parsed, schema, error)
-        if parsed is not None:
-            outcome.parsed = parsed
-            return outcome
-        outcome.reason = f"unparseable answer ({describe(error) if error else 'no object'})"
-        if attempt + 1 < attempts:
-            _sleep(backoff_delay(None, attempt, settings.retry_backoff_s,
-                                     settings.call_timeout_s))
+        if parsed is None:
+            raise Unparsed(describe(error) if error else "no object")
+        return parsed
+
+    try:
+        outcome.parsed = call(attempt, policy, circuit)
+    except Unparsed as exc:
+        outcome.reason = f"unparseable answer ({exc})"
     return outcome
 
 
@@ -183,21 +147,23 @@ def _trace_config(judge: Judge, dimension: Dimension, round_: int) -> dict[str, 
 
 def llm_opinion(judge: Judge, dimension: Dimension, dossier: Sequence[Evidence],
                 settings: Settings, *, own: JudicialOpinion | None = None,
-                peers: Sequence[JudicialOpinion] = ()) -> JudicialOpinion:
+                peers: Sequence[JudicialOpinion] = (), scope: str = "") -> JudicialOpinion:
     """One judge's opinion on one criterion from the configured model.
 
     With `own` (the judge's round-1 opinion) and `peers` (the other judges' opinions) this is
-    the re-evaluation round: the result has ``round=2``. Raises `ProviderError` /
-    `CircuitOpen` when the provider fails; returns a degraded opinion when the model's answer
-    never fits the schema.
+    the re-evaluation round: the result has ``round=2``. `scope` (the run id) names the run
+    whose circuit this call shares. Raises `ProviderError` / `CircuitOpen` when the provider
+    fails; returns a degraded opinion when the model's answer never fits the schema.
     """
     round_ = 1 if own is None else 2
     evidence = prompt_evidence(dossier)
     started = time.perf_counter()
     runnable, schema = structured_judge(judge, [e.evidence_id for e in evidence], settings)
-    circuit = circuit_for(endpoint_of(model_for(judge, settings)))
+    policy = retry_policy(settings)
+    circuit = circuit_for(endpoint_of(model_for(judge, settings)), scope,
+                          policy.circuit_threshold)
     messages = build_messages(judge, dimension, evidence, own, peers)
-    outcome = invoke_with_retries(runnable, messages, settings, circuit,
+    outcome = invoke_with_retries(runnable, messages, policy, circuit,
                                   _trace_config(judge, dimension, round_), schema)
     usage = {**outcome.usage, "latency_ms": int((time.perf_counter() - started) * 1000)}
     if outcome.parsed is None:
@@ -206,19 +172,3 @@ def llm_opinion(judge: Judge, dimension: Dimension, dossier: Sequence[Evidence],
                                argument=f"Degraded: {outcome.reason}"[:2000], degraded=True,
                                round=round_, usage=usage)
     return to_opinion(outcome.parsed, judge, dimension.id, round_, usage)
-
-
-def abort_reason(settings: Settings) -> str | None:
-    """Why the bench must stop: the open circuit of an endpoint this run's judges use."""
-    if settings.offline:
-        return None
-    reasons = []
-    for judge in ("Prosecutor", "Defense", "TechLead"):
-        try:
-            name = model_for(judge, settings)
-        except ValueError:
-            continue
-        reason = circuit_for(endpoint_of(name)).open_reason()
-        if reason and reason not in reasons:
-            reasons.append(reason)
-    return f"the judges stopped: {'; '.join(reasons)}" if reasons else None

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from automaton_auditor.state import CriterionResult, JudicialOpinion
 
 TOKEN_KEYS = ("input_tokens", "output_tokens", "total_tokens", "calls")
+
+
+def usage_of(raw: Any) -> dict[str, int]:
+    """Token counts of one response (``usage_metadata`` of an AIMessage), zeros when absent."""
+    meta = getattr(raw, "usage_metadata", None) or {}
+    return {"input_tokens": int(meta.get("input_tokens") or 0),
+            "output_tokens": int(meta.get("output_tokens") or 0),
+            "total_tokens": int(meta.get("total_tokens") or 0)}
 
 
 def usage_totals(opinions: Iterable[JudicialOpinion],

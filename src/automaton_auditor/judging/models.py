@@ -13,6 +13,7 @@ import os
 import threading
 from typing import TYPE_CHECKING, Any
 
+from automaton_auditor.retry import RetryPolicy
 from automaton_auditor.settings import Settings
 
 if TYPE_CHECKING:
@@ -66,9 +67,24 @@ def model_for(judge: str, settings: Settings) -> str:
     return name
 
 
+def endpoint_of(model_name: str) -> str:
+    """The identity of the endpoint a model string reaches (its circuit key)."""
+    if provider_of(model_name) == "openai":
+        return f"{model_name}@{os.environ.get('OPENAI_BASE_URL', 'api.openai.com')}"
+    return model_name
+
+
+def retry_policy(settings: Settings) -> RetryPolicy:
+    """The one retry policy of every model call (judges and vision) under these settings."""
+    return RetryPolicy(attempts=1 + max(0, settings.max_retries),
+                       backoff_s=settings.retry_backoff_s,
+                       max_wait_s=min(RetryPolicy.max_wait_s, settings.call_timeout_s),
+                       timeout_s=settings.call_timeout_s)
+
+
 def _model_kwargs(name: str, settings: Settings) -> dict[str, Any]:
     provider = provider_of(name)
-    # We own retries (Retry-After, circuit); the client's own retries would hide them.
+    # We own retries (`automaton_auditor.retry`); the client's own would hide them.
     kwargs: dict[str, Any] = {"temperature": 0, "timeout": settings.call_timeout_s,
                               "max_retries": 0}
     if provider in SEEDED:

@@ -189,11 +189,16 @@ def _inspect_diagrams(state: AgentState, settings: Settings, rubric: Rubric) -> 
     status = DetectiveStatus(state="ok")
     if settings.vision_model and diagrams:
         from automaton_auditor.forensics.vision.inspector import analyze_with_model
-        from automaton_auditor.judging.models import build_chat_model
+        from automaton_auditor.judging.models import build_chat_model, endpoint_of, retry_policy
+        from automaton_auditor.retry import circuit_for
 
         model = build_chat_model(settings.vision_model, settings)
+        policy = retry_policy(settings)  # the judges' policy: one for every model call
+        circuit = circuit_for(endpoint_of(settings.vision_model), state.get("run_id") or "",
+                              policy.circuit_threshold)
         diagrams = asyncio.run(analyze_with_model(diagrams, images, model,
-                                                  max_concurrency=settings.max_concurrency))
+                                                  max_concurrency=settings.max_concurrency,
+                                                  policy=policy, circuit=circuit))
         status = DetectiveStatus(state="ok", reason="vision model")
     facts = cache_facts.roundtrip(VisionFacts(findings=vision_findings(diagrams),
                                               diagrams=diagrams))

@@ -5,8 +5,10 @@ valid opinion sees the other two arguments and the evidence ids they cite, and m
 (``round=2``). There is never a third round. The offline bench skips the round: its judges
 are deterministic functions of the dossier, so asking again would repeat the same opinion.
 
-This node is also where a stopped bench becomes `aborted`: if an endpoint's circuit opened
-(invalid key, provider down), the run goes straight to the Chief Justice and the partial report.
+This node is also where a stopped bench becomes `aborted`: the judges record their failed
+calls in the state (`call_failures`); when one of them means no later call can succeed (the
+provider rejected the key, or the circuit opened after consecutive failures), the run goes
+straight to the Chief Justice and the partial report.
 """
 
 from __future__ import annotations
@@ -19,10 +21,13 @@ from langgraph.types import Send
 from typing_extensions import TypedDict
 
 from automaton_auditor.judging.rules import score_spread
-from automaton_auditor.rubric import Rubric
+from automaton_auditor.nodes.judges import call_failure
+from automaton_auditor.retry import ProviderError
+from automaton_auditor.rubric import Dimension, Rubric
 from automaton_auditor.settings import Settings
 from automaton_auditor.state import (
     AgentState,
+    CallFailure,
     Evidence,
     Judge,
     JudicialOpinion,
@@ -42,6 +47,7 @@ class ReevaluationTask(TypedDict):
     settings: dict[str, Any]
     own: JudicialOpinion
     peers: list[JudicialOpinion]
+    run_id: str
 
 
 def first_round(opinions: list[JudicialOpinion], criterion_id: str) -> list[JudicialOpinion]:
@@ -59,18 +65,23 @@ def disputed(opinions: list[JudicialOpinion], criterion_id: str) -> list[Judicia
     return live if len(live) >= 2 and score_spread(live) > SPREAD_LIMIT else []
 
 
-def dialectics(state: AgentState) -> dict[str, Any]:
-    """Fan-in of the judges: stop the bench if its circuit opened, else note the disputes."""
-    started = time.perf_counter()
-    settings = Settings.from_state(state.get("settings"))
-    update: dict[str, Any] = {}
-    if not settings.offline:
-        from automaton_auditor.judging.llm import abort_reason
+def stop_reason(failures: list[CallFailure]) -> str | None:
+    """Why the bench must stop, from the judges' failed calls (None: it may go on)."""
+    reasons: list[str] = []
+    for failure in failures:
+        if failure.stops_bench and failure.reason not in reasons:
+            reasons.append(failure.reason)
+    return f"the judges stopped: {'; '.join(reasons)}" if reasons else None
 
-        reason = abort_reason(settings)
-        if reason:
-            update["aborted"] = reason
-            update["errors"] = [f"judges: {reason}; the report is partial"]
+
+def dialectics(state: AgentState) -> dict[str, Any]:
+    """Fan-in of the judges: stop the bench if a failed call says so, else go on."""
+    started = time.perf_counter()
+    update: dict[str, Any] = {}
+    reason = stop_reason(state.get("call_failures") or [])
+    if reason:
+        update["aborted"] = reason
+        update["errors"] = [f"judges: {reason}; the report is partial"]
     update["timings"] = {"dialectics": round(time.perf_counter() - started, 4)}
     return update
 
@@ -91,25 +102,32 @@ def dispatch_reevaluation(state: AgentState) -> list[Send] | list[str]:
             sends.append(Send("reevaluate", ReevaluationTask(
                 judge=own.judge, dimension=dimension.model_dump(),
                 dossier=dossiers.get(dimension.id, []),
-                settings=state.get("settings") or {}, own=own, peers=peers)))
+                settings=state.get("settings") or {}, own=own, peers=peers,
+                run_id=state.get("run_id") or "")))
     return sends or ["chief_justice"]
 
 
 def reevaluate(state: ReevaluationTask) -> dict[str, Any]:
     """One judge reconsiders (round 2). If that fails, its round-1 opinion stands."""
-    from automaton_auditor.judging.llm import CircuitOpen, llm_opinion
-    from automaton_auditor.rubric import Dimension
+    from automaton_auditor.judging.llm import llm_opinion
 
     settings = Settings.from_state(state["settings"])
     dimension = Dimension.model_validate(state["dimension"])
     judge = state["judge"]
     try:
         opinion = llm_opinion(judge, dimension, state["dossier"], settings,
-                              own=state["own"], peers=state["peers"])
-    except CircuitOpen as exc:  # the provider went away mid-round: stop like round 1 does
-        return {"aborted": f"the judges stopped: {exc}",
-                "errors": [f"re-evaluation: {judge} on {dimension.id} stopped ({exc}); "
-                           "its round-1 opinion stands"]}
+                              own=state["own"], peers=state["peers"],
+                              scope=state.get("run_id") or "")
+    except ProviderError as exc:  # the provider failed: the round-1 opinion stands
+        failure = call_failure(exc, judge, dimension.id, round_=2)
+        update: dict[str, Any] = {
+            "call_failures": [failure],
+            "errors": [f"re-evaluation: {judge} on {dimension.id} "
+                       f"{'stopped' if failure.stops_bench else 'failed'} ({exc}); "
+                       "its round-1 opinion stands"]}
+        if failure.stops_bench:  # the provider went away mid-round: stop like round 1 does
+            update["aborted"] = f"the judges stopped: {exc}"
+        return update
     except Exception as exc:  # a failed re-evaluation must not erase the first opinion
         log.warning("re-evaluation of %s on %s failed: %s", judge, dimension.id, exc)
         return {"errors": [f"re-evaluation: {judge} on {dimension.id} failed "

@@ -133,13 +133,15 @@ class AuditOutput(TypedDict, total=False):
     errors: list[str]
 
 
-class JudgeTask(TypedDict):
-    """What one judge receives through `Send`: one criterion, one persona, its dossier."""
+class JudgeTask(TypedDict, total=False):
+    """What one judge receives through `Send`: one criterion, one persona, its dossier (the
+    view resolved), the settings and the run id (whose circuit its model calls share)."""
 
-    judge: Judge
-    dimension: dict[str, Any]
-    dossier: list[Evidence]
-    settings: dict[str, Any]
+    judge: Required[Judge]
+    dimension: Required[dict[str, Any]]
+    dossier: Required[list[Evidence]]
+    settings: Required[dict[str, Any]]
+    run_id: str
 
 
 def all_evidence(evidences: dict[str, list[Evidence]] | None) -> list[Evidence]:

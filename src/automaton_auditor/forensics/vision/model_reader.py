@@ -3,8 +3,10 @@ OpenAI-compatible endpoint through `ChatOpenAI`).
 
 Each drawn candidate (raster image, scanned page, rendered vector region) is sent as a
 base64 PNG, downscaled to a size cap, with a structured question; the answer is parsed into
-`DiagramAnalysis`. Calls run with bounded concurrency and retry with exponential backoff; a
-diagram whose answer is still missing or invalid after the retries gets
+`DiagramAnalysis`. Calls run with bounded concurrency under the one retry policy of every model
+call (`automaton_auditor.retry`: Retry-After, bounded backoff with jitter, no retry on client
+errors, a per-call timeout, the endpoint's circuit); a diagram whose answer is still missing or
+invalid after the retries, or that the open circuit spared, gets
 ``analysis = {"degraded": True, "error": ...}`` so the findings ignore it rather than trust it.
 """
 
@@ -21,6 +23,7 @@ from langchain_core.messages import HumanMessage, SystemMessage
 from PIL import Image
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from automaton_auditor.retry import Circuit, ProviderError, RetryPolicy, Unparsed, acall
 from automaton_auditor.state import DiagramFacts
 
 IMAGE_KINDS = ("raster", "scan", "vector")
@@ -79,32 +82,42 @@ def build_messages(facts: DiagramFacts, png: bytes, max_side: int) -> list[Any]:
 
 def _one_line(exc: BaseException) -> str:
     text = " ".join(str(exc).split()) or type(exc).__name__
+    if isinstance(exc, ProviderError | Unparsed):  # already described by the retry policy
+        return text[:300]
     return f"{type(exc).__name__}: {text}"[:300]
 
 
-async def _ask(structured: Any, messages: list[Any], retries: int,
-               backoff: float, timeout: float) -> dict[str, Any]:
-    """One diagram: up to 1 + `retries` attempts; the last error is kept when all fail."""
-    error = "no answer"
-    for attempt in range(retries + 1):
-        if attempt:
-            await asyncio.sleep(backoff * 2 ** (attempt - 1))
+def _analysis(answer: Any) -> DiagramAnalysis:
+    """One answer as a `DiagramAnalysis`; raises `Unparsed` (retried) when it is not one."""
+    if isinstance(answer, dict) and "parsed" in answer:  # include_raw=True
+        if answer["parsed"] is None:
+            raise Unparsed(str(answer.get("parsing_error") or "no parsed answer"))
+        answer = answer["parsed"]
+    if isinstance(answer, dict):  # a JSON-schema dict was sent: validate here
         try:
-            answer = await asyncio.wait_for(structured.ainvoke(messages), timeout)
-            if isinstance(answer, dict) and "parsed" in answer:  # include_raw=True
-                if answer["parsed"] is None:
-                    raise ValueError(str(answer.get("parsing_error") or "no parsed answer"))
-                answer = answer["parsed"]
-            if isinstance(answer, dict):  # a JSON-schema dict was sent: validate here
-                answer = DiagramAnalysis.model_validate(answer)
-            if isinstance(answer, DiagramAnalysis):
-                return {**answer.model_dump(), "degraded": False, "attempts": attempt + 1}
-            error = f"unexpected answer type {type(answer).__name__}"
+            answer = DiagramAnalysis.model_validate(answer)
         except ValidationError as exc:
-            error = _one_line(exc)
-        except Exception as exc:  # any provider error degrades, never crashes
-            error = _one_line(exc)
-    return {"degraded": True, "error": error, "attempts": retries + 1}
+            raise Unparsed(_one_line(exc)) from exc
+    if not isinstance(answer, DiagramAnalysis):
+        raise Unparsed(f"unexpected answer type {type(answer).__name__}")
+    return answer
+
+
+async def _ask(structured: Any, messages: list[Any], policy: RetryPolicy,
+               circuit: Circuit) -> dict[str, Any]:
+    """One diagram under the retry policy; the last error is kept when every attempt fails."""
+    attempts = 0
+
+    async def attempt() -> DiagramAnalysis:
+        nonlocal attempts
+        attempts += 1
+        return _analysis(await structured.ainvoke(messages))
+
+    try:
+        answer = await acall(attempt, policy, circuit)
+    except (ProviderError, Unparsed) as exc:  # any provider error degrades, never crashes
+        return {"degraded": True, "error": _one_line(exc), "attempts": attempts}
+    return {**answer.model_dump(), "degraded": False, "attempts": attempts}
 
 
 def _targets(diagrams: list[DiagramFacts], images: list[bytes],
@@ -123,7 +136,7 @@ def _targets(diagrams: list[DiagramFacts], images: list[bytes],
 
 async def analyze_with_model(diagrams: list[DiagramFacts], images: list[bytes],
                              model: BaseChatModel, *, max_concurrency: int = 4,
-                             retries: int = 2, backoff: float = 0.5, timeout: float = 90.0,
+                             policy: RetryPolicy | None = None, circuit: Circuit | None = None,
                              max_image_side: int = 1024, max_images: int = 40,
                              method: str | None = None, wire_schema: Any = None,
                              skip_plain_scans: bool = True) -> list[DiagramFacts]:
@@ -136,6 +149,8 @@ async def analyze_with_model(diagrams: list[DiagramFacts], images: list[bytes],
 
     With `skip_plain_scans`, scanned pages that do not look graphic (``likely_diagram``
     False: pages of text) are not sent when some other scanned page does look graphic.
+    `policy` is the run's retry policy and `circuit` its vision endpoint's circuit (defaults:
+    the policy's defaults and a circuit of this call alone).
     Text candidates (Mermaid, DOT, arrow chains) and candidates past `max_images` are
     returned unchanged. A model without structured output support degrades every image.
     The returned list has the same order and length as `diagrams`.
@@ -151,11 +166,13 @@ async def analyze_with_model(diagrams: list[DiagramFacts], images: list[bytes],
         return [d.model_copy(update={"analysis": failed}) if i in targets else d
                 for i, d in enumerate(diagrams)]
     semaphore = asyncio.Semaphore(max(1, max_concurrency))
+    policy = policy or RetryPolicy()
+    breaker = circuit or Circuit(threshold=policy.circuit_threshold)
 
     async def run(index: int) -> dict[str, Any]:
         async with semaphore:
             messages = build_messages(diagrams[index], images[index], max_image_side)
-            return await _ask(structured, messages, retries, backoff, timeout)
+            return await _ask(structured, messages, policy, breaker)
 
     results = await asyncio.gather(*(run(i) for i in targets))
     by_index = dict(zip(targets, results, strict=True))
