@@ -74,18 +74,38 @@ def test_variance_re_evaluation_pulls_towards_cited_evidence() -> None:
     assert re_evaluate(opinions, [strong], 3.0) == pytest.approx(4.0)
 
 
-def test_decide_records_dissent_and_deciding_rule(rubric: Rubric) -> None:
+def _git_split(rubric: Rubric, techlead: int) -> tuple[object, list[JudicialOpinion], list]:
+    """Git forensics with one success and one failure fact (same confidence, so the cited
+    evidence supports 3), the Prosecutor at 1, the Defense at 5, the TechLead at `techlead`."""
     dim = rubric.dimension("git_forensic_analysis")
     ok = make_evidence("commits are iterative", dimension=dim.id)
     bad = make_evidence("bulk upload", pattern="failure", dimension=dim.id)
     opinions = [op("Prosecutor", 1, [bad.evidence_id], dim.id),
                 op("Defense", 5, [ok.evidence_id], dim.id),
-                op("TechLead", 3, [ok.evidence_id, bad.evidence_id], dim.id)]
-    result = decide(dim, opinions, [ok, bad], rubric)
-    assert result.dissent_summary and "Defense (5)" in result.dissent_summary
-    assert result.deciding_rule == "variance_re_evaluation" or result.final_score == 3
-    assert "dissent_requirement" in [r.rule for r in result.rules_applied]
-    assert 1 <= result.final_score <= 5
+                op("TechLead", techlead, [ok.evidence_id, bad.evidence_id], dim.id)]
+    return dim, opinions, [ok, bad]
+
+
+def test_re_evaluation_that_keeps_the_rounded_score_does_not_decide(rubric: Rubric) -> None:
+    dim, opinions, dossier = _git_split(rubric, techlead=3)
+    result = decide(dim, opinions, dossier, rubric)  # type: ignore[arg-type]
+    # mean 3.0; the cited facts support 3.0; (3 + 3) / 2 = 3: the mean decided
+    assert (result.final_score, result.deciding_rule) == (3, "weighted_mean")
+    applied = [(r.rule, r.score_before, r.score_after) for r in result.rules_applied]
+    assert applied == [("variance_re_evaluation", 3.0, 3.0), ("dissent_requirement", None, None)]
+    assert result.dissent_summary is not None
+    assert result.dissent_summary.startswith("The Defense (5) and the Prosecutor (1) disagree "
+                                             "by 4 points.")
+
+
+def test_re_evaluation_that_moves_the_score_is_the_deciding_rule(rubric: Rubric) -> None:
+    dim, opinions, dossier = _git_split(rubric, techlead=5)
+    result = decide(dim, opinions, dossier, rubric)  # type: ignore[arg-type]
+    # mean 11/3 rounds to 4; re-evaluated (11/3 + 3) / 2 = 3.33 rounds to 3
+    assert (result.final_score, result.deciding_rule) == (3, "variance_re_evaluation")
+    [re_eval] = [r for r in result.rules_applied if r.rule == "variance_re_evaluation"]
+    assert re_eval.score_before == pytest.approx(11 / 3)
+    assert re_eval.score_after == pytest.approx((11 / 3 + 3) / 2)
 
 
 def test_decide_security_cap_is_the_deciding_rule(rubric: Rubric) -> None:
