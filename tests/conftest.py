@@ -46,4 +46,6 @@ def _isolated_cache(tmp_path_factory: pytest.TempPathFactory,
     AUDITOR_CACHE_DIR at a fresh folder per test (never the user's cache)."""
     root = tmp_path_factory.mktemp("auditor-cache")
     monkeypatch.setenv("AUDITOR_CACHE_DIR", str(root))
+    # nor the user's settings (~/.config/automaton-auditor)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config-home")))
     return root

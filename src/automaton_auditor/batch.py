@@ -121,14 +121,14 @@ def run_job(job: Job, options: dict[str, Any]) -> JobResult:
 
 def _audit(job: Job, options: dict[str, Any], started: float) -> JobResult:
     import logging
-    from dataclasses import replace
 
     from automaton_auditor import service
     from automaton_auditor.settings import Settings
 
     logging.basicConfig(level=logging.CRITICAL)
-    settings = replace(Settings.from_state(options["settings"]), output_dir=job.output_dir,
-                       rubric_path=job.rubric or options["settings"].get("rubric_path"))
+    settings = Settings.from_state(options["settings"]).model_copy(update={
+        "output_dir": job.output_dir,
+        "rubric_path": job.rubric or options["settings"].get("rubric_path")})
 
     def seconds() -> float:
         return round(time.perf_counter() - started, 2)

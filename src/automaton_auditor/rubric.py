@@ -15,8 +15,16 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from automaton_auditor.safefile import UnsafeFile, read_bounded_text
+from automaton_auditor.settings import ParsedMemo
+
 TargetArtifact = Literal["github_repo", "pdf_report", "pdf_images"]
 DEFAULT_RUBRIC_FILE = "automaton_auditor_rubric.json"
+# Caps on a rubric file (hostile input): checked before and while reading it.
+MAX_RUBRIC_BYTES = 5_000_000
+MAX_DIMENSIONS = 200
+MAX_NESTING = 32
+MAX_INT_DIGITS = 30
 
 
 class RubricError(ValueError):
@@ -84,12 +92,32 @@ class Rubric(BaseModel):
         """The rubric's version string."""
         return self.rubric_metadata.version
 
+    def to_state(self) -> dict[str, Any]:
+        """The rubric as graph-state data (remembered: see `from_state`)."""
+        data = self.model_dump()
+        _PARSED.remember(data, self)
+        return data
+
+    @classmethod
+    def from_state(cls, data: dict[str, Any]) -> Rubric:
+        """The rubric in the graph state: a dict equal to one this process dumped or parsed
+        is answered without validating it again (a run parses its rubric once)."""
+        hit = _PARSED.get(data)
+        if isinstance(hit, Rubric):
+            return hit
+        rubric = cls.model_validate(data)
+        _PARSED.remember(data, rubric)
+        return rubric
+
     def dimension(self, dimension_id: str) -> Dimension:
         """The dimension with this id (KeyError if absent)."""
         for dim in self.dimensions:
             if dim.id == dimension_id:
                 return dim
         raise KeyError(dimension_id)
+
+
+_PARSED = ParsedMemo(4)
 
 
 def _json_path(loc: tuple[int | str, ...]) -> str:
@@ -99,8 +127,27 @@ def _json_path(loc: tuple[int | str, ...]) -> str:
     return path
 
 
+def _depth(data: Any) -> int:
+    """How deeply lists and objects nest in `data` (iterative: no recursion to exhaust)."""
+    deepest, stack = 0, [(data, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            deepest = max(deepest, level)
+            if level > MAX_NESTING:
+                break
+            values = item.values() if isinstance(item, dict) else item
+            stack.extend((v, level + 1) for v in values)
+    return deepest
+
+
 def parse_rubric(data: Any) -> Rubric:
     """Validate rubric data; raise RubricError naming the JSON path of the first problem."""
+    if _depth(data) > MAX_NESTING:
+        raise RubricError(f"$: nested deeper than {MAX_NESTING} levels")
+    dims = data.get("dimensions") if isinstance(data, dict) else None
+    if isinstance(dims, list) and len(dims) > MAX_DIMENSIONS:
+        raise RubricError(f"$.dimensions: {len(dims)} dimensions, more than {MAX_DIMENSIONS}")
     try:
         rubric = Rubric.model_validate(data)
     except ValidationError as exc:
@@ -121,23 +168,39 @@ def default_rubric_text() -> str:
     )
 
 
+def read_rubric_text(path: Path) -> str:
+    """A rubric file's text, read as hostile input (`safefile.read_bounded`: a regular file,
+    at most MAX_RUBRIC_BYTES)."""
+    try:
+        return read_bounded_text(path, MAX_RUBRIC_BYTES, "rubric")
+    except UnsafeFile as exc:
+        raise RubricError(str(exc)) from None
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_INT_DIGITS:
+        raise ValueError(f"an integer of {len(text)} digits")
+    return int(text)
+
+
 def load_rubric(path: Path | None = None) -> Rubric:
     """Load and validate a rubric file, or the embedded default when `path` is None."""
     if path is None:
         text = default_rubric_text()
         where = "embedded default rubric"
     else:
-        try:
-            text = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise RubricError(f"cannot read rubric {path}: {exc}") from None
+        text = read_rubric_text(path)
         where = str(path)
     try:
-        data = json.loads(text)
+        data = json.loads(text, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise RubricError(
             f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno})"
         ) from None
+    except RecursionError:
+        raise RubricError(f"{where}: $: nested deeper than {MAX_NESTING} levels") from None
+    except ValueError as exc:
+        raise RubricError(f"{where}: not usable JSON ({exc})") from None
     try:
         return parse_rubric(data)
     except RubricError as exc:

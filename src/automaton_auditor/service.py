@@ -19,7 +19,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from automaton_auditor.exits import ExitCode
-from automaton_auditor.settings import Settings
 from automaton_auditor.state import failed_detectives, final_report_of
 from automaton_auditor.storage.runs import (
     RunError,
@@ -31,8 +30,9 @@ from automaton_auditor.storage.runs import (
     thread_config,
 )
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # pydantic is imported when a run starts: `audit --help` stays fast
     from automaton_auditor.rubric import Rubric
+    from automaton_auditor.settings import Settings
 
 OnUpdate = Callable[[str, Any], None]
 
@@ -127,7 +127,7 @@ def run_audit(target: str, report: str, rubric: Rubric, settings: Settings, *,
               fail_under: float | None = None, on_update: OnUpdate | None = None,
               prefetch: bool = True) -> Outcome:
     """Audit `target` and `report` under `rubric`; never raises."""
-    rubric_data = rubric.model_dump()
+    rubric_data = rubric.to_state()
     rejected = check_inputs({"target": target, "report_path": report, "rubric": rubric_data,
                              "settings": settings.to_state()})
     if rejected is not None:
@@ -164,6 +164,8 @@ def resume_audit(run_id: str, *, fail_under: float | None = None,
         return Outcome(info.values, ExitCode.INPUT,
                        f"run {run_id} is finished; use `audit replay {run_id}` to re-render "
                        "its report")
+    from automaton_auditor.settings import Settings
+
     settings = Settings.from_state(info.values.get("settings"))
     return _guarded(run_id, fail_under,
                     lambda: stream_audit(None, settings, run_id, on_update, info.values))
@@ -287,8 +289,10 @@ def replay_state(info: RunInfo, rubric: Rubric | None = None,
         if old != new:
             raise RunError("the rubric's dimensions differ from the run's; replay can only "
                            "change synthesis rules and wording")
-        values["rubric"] = rubric.model_dump()
+        values["rubric"] = rubric.to_state()
     if output_dir is not None:
+        from automaton_auditor.settings import Settings
+
         settings = Settings.from_state(values.get("settings"))
         values["settings"] = {**settings.to_state(), "output_dir": output_dir}
     previous = [e for e in values.get("errors") or [] if not e.startswith("rubric: ")]

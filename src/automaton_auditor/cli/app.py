@@ -16,7 +16,7 @@ from typer.core import TyperGroup
 
 from automaton_auditor.cli.batch import batch
 from automaton_auditor.cli.cache import cache_app
-from automaton_auditor.cli.run import audit
+from automaton_auditor.cli.run import audit, config
 from automaton_auditor.cli.runs import replay, resume, runs
 
 DEFAULT_COMMAND = "run"
@@ -24,7 +24,8 @@ APP_HELP = (
     "Audit a LangGraph repository and its architecture report like a court.\n\n"
     "audit TARGET REPORT [OPTIONS] runs one audit (the default command, `run`; "
     "`audit run --help` lists its options). Other commands: batch (many audits from a CSV/TSV "
-    "file), resume / replay / runs (checkpointed runs), cache (show or clear the caches)."
+    "file), resume / replay / runs (checkpointed runs), cache (show or clear the caches), config"
+    " (the effective settings and where each came from)."
 )
 
 
@@ -47,6 +48,7 @@ app.command("batch")(batch)
 app.command("resume")(resume)
 app.command("replay")(replay)
 app.command("runs")(runs)
+app.command("config")(config)
 app.add_typer(cache_app, name="cache")
 
 

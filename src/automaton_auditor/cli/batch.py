@@ -52,8 +52,9 @@ def batch(
              "relative paths are read against the file's folder).")],
     parallel: Annotated[int, typer.Option("--parallel", "-j", min=1,
                                           help="Audits run at once.")] = 2,
-    output_dir: Annotated[Path, typer.Option(help="Where reports and the summary go.")
-    ] = Path("audit"),
+    output_dir: Annotated[Path | None, typer.Option(
+        help="Where reports and the summary go (default and config: `audit config`).")
+    ] = None,
     rubric: Annotated[Path | None, typer.Option(help="Rubric for rows without one.")] = None,
     model: Annotated[str | None, typer.Option(help="Judge model (env AUDITOR_MODEL).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the caches.")] = False,
@@ -66,20 +67,20 @@ def batch(
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")] = False,
 ) -> None:
     """Audit many (target, report) pairs from a CSV/TSV file, a few at a time."""
-    from automaton_auditor.cli.flags import settings_from_flags
-    from automaton_auditor.settings import load_dotenv_if_present
-    from automaton_auditor.storage.kv import default_cache_dir
+    from automaton_auditor.cli.flags import resolve_from_flags
 
-    load_dotenv_if_present()
     try:
-        jobs = read_jobs(pairs, output_dir)
+        jobs = read_jobs(pairs, output_dir or Path("audit"))
     except BatchFileError as exc:
         raise fail(str(exc), ExitCode.INPUT) from None
-    settings = settings_from_flags(output_dir, rubric, model, [], None, 8, None, [], None)
-    state = settings.to_state()
-    state.update(cache_dir=None if no_cache else str(default_cache_dir()),
-                 reuse_opinions=reuse_opinions)
-    options = {"settings": state, "fail_under": fail_under}
+    flags = {"output_dir": str(output_dir) if output_dir else None,
+             "rubric_path": str(rubric) if rubric else None, "model": model,
+             "no_cache": no_cache, "reuse_opinions": reuse_opinions}
+    settings = resolve_from_flags(flags, [j.target for j in jobs]).settings
+    if output_dir is None:  # rows were placed under the default; follow the settings
+        jobs = read_jobs(pairs, Path(settings.output_dir))
+    output_dir = Path(settings.output_dir)
+    options = {"settings": settings.to_state(), "fail_under": fail_under}
 
     def progress(result: JobResult) -> None:
         if not (quiet or json_output):

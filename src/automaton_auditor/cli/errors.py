@@ -4,12 +4,14 @@
 from __future__ import annotations
 
 import sys
+from typing import TYPE_CHECKING
 
 import typer
 
 from automaton_auditor.exits import ExitCode, error_line
-from automaton_auditor.service import Outcome
-from automaton_auditor.state import final_report_of
+
+if TYPE_CHECKING:
+    from automaton_auditor.service import Outcome
 
 
 def fail(message: str, code: int) -> typer.Exit:
@@ -22,6 +24,8 @@ def finish(outcome: Outcome, json_output: bool, quiet: bool) -> None:
     """Print what a run produced (JSON, or the summary table and the report's path) and end
     the command with the outcome's exit code."""
     final = outcome.final
+    from automaton_auditor.state import final_report_of
+
     report = final_report_of(final)
     if json_output and report is not None:
         sys.stdout.write(report.model_dump_json(indent=2) + "\n")

@@ -1,55 +1,51 @@
-"""Run settings from command-line flags and the environment, with the judges' models checked."""
+"""Run settings from command-line flags layered over the config file and the environment
+(`automaton_auditor.settings.resolve_settings`), with the judges' models checked."""
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from automaton_auditor.cli.errors import fail
 from automaton_auditor.exits import ExitCode
-from automaton_auditor.settings import (
-    DEFAULT_ALLOWED_HOSTS,
-    Settings,
-    env_model,
-    extra_allowed_hosts,
-)
+
+if TYPE_CHECKING:
+    from automaton_auditor.settings.layers import Resolved
 
 
-def _settings(output_dir: Path, rubric: Path | None, model: str | None,
-              allow_host: list[str], depth: int | None, max_concurrency: int,
-              vision_model: str | None, persona_models: dict[str, str] | None = None,
-              structured_output_method: str | None = None) -> Settings:
-    hosts = tuple(dict.fromkeys([*DEFAULT_ALLOWED_HOSTS, *extra_allowed_hosts(),
-                                 *(h.lower() for h in allow_host)]))
-    return Settings(output_dir=str(output_dir), rubric_path=str(rubric) if rubric else None,
-                    model=model or env_model(), allowed_hosts=hosts, clone_depth=depth,
-                    max_concurrency=max_concurrency, vision_model=vision_model,
-                    persona_models=persona_models or {},
-                    structured_output_method=structured_output_method)
+def resolve_from_flags(flags: dict[str, Any], targets: Sequence[str] = ()) -> Resolved:
+    """The run's layered settings (flags given as field → value; None means "not given"),
+    with the judges' models checked: every persona needs one, or none does. A bad value
+    ends the command with one `error:` line and exit 2."""
+    from automaton_auditor.settings.layers import SettingsError, resolve_settings
 
-
-def settings_from_flags(output_dir: Path, rubric: Path | None, model: str | None,
-                        allow_host: list[str], depth: int | None, max_concurrency: int,
-                        vision_model: str | None, persona_model: list[str],
-                        method: str | None) -> Settings:
-    """Settings with the judges' models checked: every persona needs one, or none does."""
-    if model is None and not persona_model and method is None and env_model() is None:
-        # The offline bench: nothing to check, and no LangChain import on the fast path.
-        return _settings(output_dir, rubric, model, allow_host, depth, max_concurrency,
-                         vision_model)
-    from automaton_auditor.judging.llm_plan import missing_models, parse_persona_models
-    from automaton_auditor.judging.models import STRUCTURED_METHODS
-
-    if method is not None and method not in STRUCTURED_METHODS:
-        raise fail(f"--structured-output-method must be one of {', '.join(STRUCTURED_METHODS)}",
-                   ExitCode.INPUT)
+    given = {k: v for k, v in flags.items() if v is not None and v != [] and v is not False}
+    if "persona_models" in given:
+        given["persona_models"] = _personas(given["persona_models"])
     try:
-        personas = parse_persona_models(persona_model)
-    except ValueError as exc:
+        resolved = resolve_settings(given, targets=targets)
+    except SettingsError as exc:
         raise fail(str(exc), ExitCode.INPUT) from None
-    settings = _settings(output_dir, rubric, model, allow_host, depth, max_concurrency,
-                         vision_model, personas, method)
+    settings = resolved.settings
+    if settings.offline:
+        return resolved  # the offline bench: no LangChain import on the fast path
+    from automaton_auditor.judging.llm_plan import PERSONA_ALIASES, missing_models
+
+    unknown = [p for p in settings.persona_models if p not in PERSONA_ALIASES.values()]
+    if unknown:
+        raise fail(f"persona_models: unknown persona {unknown[0]!r} (Prosecutor, Defense or "
+                   "TechLead)", ExitCode.INPUT)
     missing = missing_models(settings)
     if missing:
         raise fail(f"no model for {', '.join(missing)}: give --model (or AUDITOR_MODEL) or a "
                    "--persona-model for every persona", ExitCode.INPUT)
-    return settings
+    return resolved
+
+
+def _personas(values: list[str]) -> dict[str, str]:
+    from automaton_auditor.judging.llm_plan import parse_persona_models
+
+    try:
+        return parse_persona_models(values)
+    except ValueError as exc:
+        raise fail(str(exc), ExitCode.INPUT) from None

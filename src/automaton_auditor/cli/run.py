@@ -1,13 +1,14 @@
-"""`audit TARGET REPORT` (the default command, `run`): one audit.
+"""`audit TARGET REPORT` (the default command, `run`): one audit; and `audit config`, which
+prints the settings such a run would use and where each value came from.
 
-Heavy modules (LangGraph, docling) are imported inside the command, so `audit --help` and
-argument errors answer fast.
+Heavy modules (pydantic, LangGraph, docling) are imported inside the commands, so
+`audit --help` and argument errors answer fast. Option defaults are None ("not given"): the
+defaults live once, in `automaton_auditor.settings`, under the config file and environment.
 """
 
 from __future__ import annotations
 
-import logging
-from dataclasses import replace
+import inspect
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -15,6 +16,8 @@ import typer
 
 from automaton_auditor.cli.errors import fail, finish
 from automaton_auditor.exits import ExitCode
+
+SEE_CONFIG = " (default and config: `audit config`)"
 
 
 def progress_callback(quiet: bool, judge_calls: int) -> tuple[Any, Any]:
@@ -36,30 +39,35 @@ def progress_callback(quiet: bool, judge_calls: int) -> tuple[Any, Any]:
 
 def audit(
     target: Annotated[str, typer.Argument(help="https URL of a git repository, or a local path.")],
-    report: Annotated[Path, typer.Argument(help="The architecture report (PDF).")],
-    rubric: Annotated[Path | None, typer.Option(help="Rubric JSON (default: embedded).")] = None,
-    output_dir: Annotated[Path, typer.Option(help="Where reports are written.")] = Path("audit"),
+    report: Annotated[Path, typer.Argument(
+        help="The architecture report (PDF; DOCX, HTML and Markdown are read too).")],
+    rubric: Annotated[Path | None, typer.Option(
+        help="Rubric JSON (default: the embedded rubric).")] = None,
+    output_dir: Annotated[Path | None, typer.Option(
+        help="Where reports are written" + SEE_CONFIG + ".")] = None,
     model: Annotated[str | None, typer.Option(
         help="Judge model for init_chat_model, e.g. openai:gpt-4o-mini (env AUDITOR_MODEL). "
              "Without one, the offline bench judges.")] = None,
     vision_model: Annotated[str | None, typer.Option(
-        help="Vision-capable model for diagrams (env AUDITOR_VISION_MODEL).",
-        envvar="AUDITOR_VISION_MODEL")] = None,
-    allow_host: Annotated[list[str], typer.Option(
-        help="Extra git host to allow (repeatable).")] = [],  # noqa: B006 - Typer needs a literal
-    depth: Annotated[int | None, typer.Option(help="Clone depth (default: full history).")] = None,
-    max_concurrency: Annotated[int, typer.Option(min=1, help="Parallel node limit.")] = 8,
+        help="Vision-capable model for diagrams (env AUDITOR_VISION_MODEL).")] = None,
+    allow_host: Annotated[list[str] | None, typer.Option(
+        help="Extra git host to allow (repeatable; env AUDITOR_ALLOWED_HOSTS).")] = None,
+    depth: Annotated[int | None, typer.Option(
+        min=1, help="Clone depth (default: full history, which git forensics needs).")] = None,
+    max_concurrency: Annotated[int | None, typer.Option(
+        min=1, help="Parallel node limit" + SEE_CONFIG + ".")] = None,
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print only the JSON report on stdout.")] = False,
     fail_under: Annotated[float | None, typer.Option(
         min=0, max=5, help="Exit 1 when the overall score is below this.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
-    persona_model: Annotated[list[str], typer.Option(
-        help="Model for one persona, e.g. Prosecutor=openai:gpt-4o (repeatable).")] = [],  # noqa: B006
+    persona_model: Annotated[list[str] | None, typer.Option(
+        help="Model for one persona, e.g. Prosecutor=openai:gpt-4o (repeatable).")] = None,
     structured_output_method: Annotated[str | None, typer.Option(
         help="json_schema, function_calling or json_mode (default: per provider).")] = None,
-    call_timeout: Annotated[float, typer.Option(
-        min=1, help="Seconds before a judge call times out (it is then retried).")] = 120.0,
+    call_timeout: Annotated[float | None, typer.Option(
+        min=1, help="Seconds before a judge call times out (it is then retried)"
+                    + SEE_CONFIG + ".")] = None,
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the planned judge calls and a token estimate; call nothing.")
     ] = False,
@@ -69,20 +77,31 @@ def audit(
     reuse_opinions: Annotated[bool, typer.Option(
         "--reuse-opinions", help="Reuse cached model answers to identical judge prompts.")
     ] = False,
+    show_settings: Annotated[bool, typer.Option(
+        "--show-settings", help="Print the effective settings and where each came from; "
+                                "audit nothing.")] = False,
 ) -> None:
-    """Audit TARGET (repository URL or path) and REPORT (its architecture PDF)."""
-    from automaton_auditor import service
-    from automaton_auditor.cli.flags import settings_from_flags
-    from automaton_auditor.settings import load_dotenv_if_present
-    from automaton_auditor.storage.kv import default_cache_dir
+    """Audit TARGET (repository URL or path) and REPORT (its architecture report)."""
+    import logging
 
-    load_dotenv_if_present()
+    from automaton_auditor import service
+    from automaton_auditor.cli.flags import resolve_from_flags
+
+    flags = {"output_dir": output_dir, "rubric_path": rubric, "model": model,
+             "vision_model": vision_model, "allowed_hosts": allow_host, "clone_depth": depth,
+             "max_concurrency": max_concurrency, "persona_models": persona_model,
+             "structured_output_method": structured_output_method,
+             "call_timeout_s": call_timeout, "no_cache": no_cache,
+             "reuse_opinions": reuse_opinions}
+    resolved = resolve_from_flags({k: str(v) if isinstance(v, Path) else v
+                                   for k, v in flags.items()}, [target])
+    if show_settings:
+        from automaton_auditor.settings.layers import show_settings as render
+
+        typer.echo(render(resolved))
+        raise typer.Exit(ExitCode.OK)
+    settings = resolved.settings
     logging.basicConfig(level=logging.CRITICAL)
-    settings = settings_from_flags(output_dir, rubric, model, allow_host, depth,
-                                   max_concurrency, vision_model, persona_model,
-                                   structured_output_method)
-    settings = replace(settings, call_timeout_s=call_timeout, reuse_opinions=reuse_opinions,
-                       cache_dir=None if no_cache else str(default_cache_dir()))
     try:
         loaded = service.load_rubric_or_refuse(target, str(report), settings)
     except service.RubricRefused as exc:
@@ -97,3 +116,36 @@ def audit(
         outcome = service.run_audit(target, str(report), loaded, settings,
                                     fail_under=fail_under, on_update=on_update)
     finish(outcome, json_output, quiet)
+
+
+# Options of `audit run` that are not settings: `audit config` does not take them.
+_RUN_ONLY = ("json_output", "fail_under", "quiet", "dry_run", "show_settings")
+
+
+def config(**options: Any) -> None:
+    """Print the effective settings and where each value came from (default, config file,
+    .env, environment variable or flag). Takes the same setting options as `audit run`; give
+    TARGET to see what a run on it would use (settings are never read from inside a local
+    target)."""
+    target = options.pop("target", None)
+    report = options.pop("report", None)
+    audit(target=target or "", report=report or Path(), show_settings=True,
+          **{k: v for k, v in options.items() if k not in _RUN_ONLY})
+
+
+def _config_signature() -> inspect.Signature:
+    """`audit run`'s setting options, with TARGET and REPORT optional."""
+    params = []
+    for param in inspect.signature(audit, eval_str=True).parameters.values():
+        if param.name in _RUN_ONLY:
+            continue
+        if param.name in ("target", "report"):
+            base = str if param.name == "target" else Path
+            param = param.replace(annotation=Annotated[base | None, typer.Argument(
+                help="Target (and report) the settings are for (optional).")], default=None)
+        params.append(param)
+    return inspect.Signature(params)
+
+
+config.__signature__ = _config_signature()  # type: ignore[attr-defined]
+config.__annotations__ = {p.name: p.annotation for p in config.__signature__.parameters.values()}  # type: ignore[attr-defined]

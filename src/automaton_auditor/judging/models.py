@@ -11,15 +11,15 @@ from __future__ import annotations
 import hashlib
 import os
 import threading
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, get_args
 
 from automaton_auditor.retry import RetryPolicy
-from automaton_auditor.settings import Settings
+from automaton_auditor.settings import Settings, StructuredMethod
 
 if TYPE_CHECKING:
     from langchain_core.language_models import BaseChatModel
 
-STRUCTURED_METHODS = ("json_schema", "function_calling", "json_mode")
+STRUCTURED_METHODS: tuple[str, ...] = get_args(StructuredMethod)
 # How each provider enforces a schema best. OpenAI-compatible servers (vLLM, llama.cpp,
 # LM Studio, Ollama's /v1) honour `response_format: json_schema`; Anthropic only has tools.
 PROVIDER_METHODS: dict[str, str] = {

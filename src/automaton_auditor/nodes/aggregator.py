@@ -74,7 +74,7 @@ def build_dossiers(evidence: list[Evidence], rubric: Rubric) -> dict[str, list[s
 def evidence_aggregator(state: AgentState) -> dict[str, Any]:
     """Fan-in of the detectives: cross-checks, then one dossier view per criterion."""
     started = time.perf_counter()
-    rubric = Rubric.model_validate(state["rubric"])
+    rubric = Rubric.from_state(state["rubric"])
     findings, verified, hallucinated = _cross_check(state)
     findings += compare_with_code(state.get("diagrams") or [], state.get("code_graph"))
     findings += _silent_detectives(state)

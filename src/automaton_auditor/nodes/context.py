@@ -27,9 +27,24 @@ def _check_report(path: Path) -> str | None:
     return None
 
 
+def _settings(state: AgentState) -> Settings:
+    """The run's settings. Callers other than the CLI (LangGraph Server, the SDK) may send
+    only target and report: they get the serving process's layered settings (its project
+    config and AUDITOR_* environment; never anything from the target)."""
+    if state.get("settings"):
+        return Settings.from_state(state.get("settings"))
+    from automaton_auditor.settings.layers import SettingsError, resolve_settings
+
+    try:
+        return resolve_settings(targets=[str(state.get("target") or "")],
+                                export_dotenv=False).settings
+    except SettingsError:
+        return Settings()
+
+
 def context_builder(state: AgentState) -> dict[str, Any]:
     """Validate the target and the report; the first problem becomes `input_error`."""
-    settings = Settings.from_state(state.get("settings"))
+    settings = _settings(state)
     problems: list[str] = []
     try:
         parse_target(state["target"], git_limits(settings))
@@ -38,11 +53,10 @@ def context_builder(state: AgentState) -> dict[str, Any]:
     report = Path(state["report_path"])
     report_problem = _check_report(report)
     update: dict[str, Any] = {"started_at": time.time()}
-    # Callers other than the CLI (LangGraph Server, the SDK) may send only target and report.
     if not state.get("settings"):
         update["settings"] = settings.to_state()
     if not state.get("rubric"):
-        update["rubric"] = load_rubric().model_dump()
+        update["rubric"] = load_rubric().to_state()
     if report_problem:
         problems.append(report_problem)
     else:

@@ -68,7 +68,7 @@ def run_guarded(state: AgentState, source: Source, node: str, body: Body) -> dic
     """Run a detective body: time it, and turn any exception into evidence and an error."""
     started = time.perf_counter()
     settings = Settings.from_state(state.get("settings"))
-    rubric = Rubric.model_validate(state["rubric"])
+    rubric = Rubric.from_state(state["rubric"])
     try:
         update = body(state, settings, rubric)
     except Exception as exc:  # a detective degrades, it never takes the audit down

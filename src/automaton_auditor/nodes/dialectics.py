@@ -91,7 +91,7 @@ def dispatch_reevaluation(state: AgentState) -> list[Send] | list[str]:
     settings = Settings.from_state(state.get("settings"))
     if settings.offline or state.get("aborted"):
         return ["chief_justice"]
-    rubric = Rubric.model_validate(state["rubric"])
+    rubric = Rubric.from_state(state["rubric"])
     opinions = state.get("opinions") or []
     dossiers = resolved_dossiers(state)
     sends: list[Send] = []

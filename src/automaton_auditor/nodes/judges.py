@@ -28,7 +28,7 @@ log = logging.getLogger(__name__)
 
 def dispatch_judges(state: AgentState) -> list[Send]:
     """Fan out: one judge task per criterion and persona, in rubric order."""
-    rubric = Rubric.model_validate(state["rubric"])
+    rubric = Rubric.from_state(state["rubric"])
     dossiers = resolved_dossiers(state)
     return [
         Send("judge", JudgeTask(judge=persona, dimension=dimension.model_dump(),

@@ -43,7 +43,7 @@ def _detective_empty(dossier: list[Evidence]) -> bool:
 def chief_justice(state: AgentState) -> dict[str, Any]:
     """Rule on every criterion with the rubric's named synthesis rules."""
     started = time.perf_counter()
-    rubric = Rubric.model_validate(state["rubric"])
+    rubric = Rubric.from_state(state["rubric"])
     dossiers = resolved_dossiers(state)
     opinions = state.get("opinions") or []
     results: list[CriterionResult] = []

@@ -1,4 +1,6 @@
-"""Settings turned into the limits each tool takes."""
+"""Settings turned into the limits each tool takes. The values (and their defaults) live only
+in `automaton_auditor.settings.Settings`; the tools' limit dataclasses default to the same
+fields, so a tool called without limits behaves as a run with default settings."""
 
 from __future__ import annotations
 
@@ -17,21 +19,25 @@ def git_limits(settings: Settings) -> GitLimits:
     """Acquisition limits from the run settings."""
     return GitLimits(timeout_s=settings.git_timeout_s, max_repo_mb=settings.max_repo_mb,
                      max_files=settings.max_files, depth=settings.clone_depth,
-                     allowed_hosts=tuple(settings.allowed_hosts))
+                     allowed_hosts=tuple(settings.allowed_hosts),
+                     max_blob_bytes=settings.max_blob_bytes)
 
 
 def report_limits(settings: Settings) -> ReportLimits:
     """Report ingestion limits from the run settings."""
     from automaton_auditor.forensics.pdf.model import ReportLimits
 
-    return ReportLimits(max_mb=settings.max_report_mb, max_pages=settings.max_report_pages)
+    return ReportLimits(max_mb=settings.max_report_mb, max_pages=settings.max_report_pages,
+                        timeout_s=settings.report_timeout_s,
+                        max_ocr_pages=settings.max_ocr_pages, ocr_budget_s=settings.ocr_budget_s)
 
 
 def vision_limits(settings: Settings) -> VisionLimits:
     """Diagram extraction limits from the run settings."""
     from automaton_auditor.forensics.vision.candidates import VisionLimits
 
-    return VisionLimits(max_pages=settings.max_report_pages)
+    return VisionLimits(max_pages=settings.max_report_pages,
+                        max_diagrams=settings.max_diagrams)
 
 
 def cache_dir(settings: Settings) -> Path | None:

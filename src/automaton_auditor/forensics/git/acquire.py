@@ -23,6 +23,7 @@ from automaton_auditor.forensics.git import clone as git_clone
 from automaton_auditor.forensics.git.materialize import TreeTooLarge, materialize
 from automaton_auditor.forensics.git.runner import GitResult, run_git
 from automaton_auditor.forensics.git.story import narrative_findings
+from automaton_auditor.settings import default
 from automaton_auditor.state import Finding
 
 
@@ -51,13 +52,13 @@ class Target:
 class GitLimits:
     """Caps on acquisition; all configurable."""
 
-    timeout_s: float = 120
-    max_repo_mb: int = 500
-    max_files: int = 50_000
-    depth: int | None = None
-    allowed_hosts: tuple[str, ...] = ("github.com", "gitlab.com", "bitbucket.org")
+    timeout_s: float = default("git_timeout_s")
+    max_repo_mb: int = default("max_repo_mb")
+    max_files: int = default("max_files")
+    depth: int | None = default("clone_depth")
+    allowed_hosts: tuple[str, ...] = default("allowed_hosts")
     # Blobs larger than this are left out of remote clones and never written to disk.
-    max_blob_bytes: int = 1_048_576
+    max_blob_bytes: int = default("max_blob_bytes")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from automaton_auditor.settings import default
+
 if TYPE_CHECKING:  # docling is imported lazily: importing it costs seconds.
     from docling_core.types.doc import DoclingDocument  # type: ignore[attr-defined]
 
@@ -30,15 +32,15 @@ class ReportError(ValueError):
 class ReportLimits:
     """Caps applied before and while reading a report (hostile input)."""
 
-    max_mb: int = 50
-    max_pages: int = 300
+    max_mb: int = default("max_report_mb")
+    max_pages: int = default("max_report_pages")
     # docling's own per-document timeout; a partial result is kept with a warning.
-    timeout_s: float = 120.0
+    timeout_s: float = default("report_timeout_s")
     # Below this many non-blank characters a page counts as having no text layer.
     min_page_chars: int = 25
     # Opt-in OCR of scanned reports: at most this many pages, within this many seconds.
-    max_ocr_pages: int = 40
-    ocr_budget_s: float = 300.0
+    max_ocr_pages: int = default("max_ocr_pages")
+    ocr_budget_s: float = default("ocr_budget_s")
 
 
 @dataclass

@@ -34,6 +34,7 @@ from automaton_auditor.forensics.diagrams.flow import ParsedFlow
 from automaton_auditor.forensics.diagrams.parse import MAX_TEXT_CHARS, parse_dot, parse_mermaid
 from automaton_auditor.forensics.vision import vector as geo
 from automaton_auditor.forensics.vision.drawings import read_vector_diagrams
+from automaton_auditor.settings import default
 from automaton_auditor.state import DiagramFacts
 
 log = logging.getLogger(__name__)
@@ -57,11 +58,11 @@ class VisionError(ValueError):
 class VisionLimits:
     """Bounds on the work done per report."""
 
-    max_pages: int = 300
+    max_pages: int = default("max_report_pages")
     min_side_px: int = 48
     render_dpi: int = 110
     max_image_side: int = 1024
-    max_diagrams: int = 40
+    max_diagrams: int = default("max_diagrams")
     # Page objects plus characters examined for pictures and drawings, per report: a hostile
     # report of huge pages keeps only its text layer past this (a 44-page report uses ~90k).
     max_work: int = 2_000_000
