@@ -204,13 +204,15 @@ def stream_audit(graph_input: dict[str, Any] | None, settings: Settings, run_id:
     `on_update(node, update)` is called after each node. Exceptions propagate: the last
     checkpoint stays, and the run can be resumed.
     """
+    from automaton_auditor.forensics.git.head import local_head
     from automaton_auditor.graph import compile_graph
     from automaton_auditor.judging.llm_plan import trace_config
 
     named = graph_input or resumed or {}
+    target = str(named.get("target", ""))
     # run_name/tags/metadata name the audit's root run when LangSmith tracing is on.
-    trace = trace_config(str(named.get("target", "")), str(named.get("report_path", "")),
-                         settings)
+    trace = trace_config(target, str(named.get("report_path", "")), settings,
+                         local_head(Path(target)) if target else None)
     _enable_opinion_cache(settings)
     with checkpointer(_runs_root(settings)) as saver:
         graph = compile_graph(saver)

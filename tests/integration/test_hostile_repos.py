@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from automaton_auditor.forensics.git.acquire import (
     AcquisitionError,
     GitLimits,
     acquire,
+    clone_with_blobs,
     git_findings,
     parse_target,
 )
@@ -97,7 +99,7 @@ def test_hostile_local_target_is_audited_without_running_anything(
     assert snapshot(outside) == before_outside
     assert snapshot(repo) == before_target
     assert checkout.skipped == {
-        "big.dat": "large blob left out of the partial clone",
+        "big.dat": "larger than 1048576 bytes",
         "escape": "symlink (not followed)",
         "secret_link": "symlink (not followed)",
         "sub": "submodule (not fetched)",
@@ -108,9 +110,10 @@ def test_hostile_local_target_is_audited_without_running_anything(
     git_dir_bytes = sum(p.stat().st_size for p in (checkout.path / ".git").rglob("*")
                         if p.is_file())
     assert git_dir_bytes < 5 * 1024 * 1024
-    # blobless history + the commit's blobs from a side store that is gone afterwards
-    assert not (checkout.path / ".git" / "objects" / "info" / "alternates").exists()
-    assert not (checkout.path / ".git" / "head-blobs").exists()
+    # read in place: the target's object store is lent, nothing is copied or fetched
+    alternates = checkout.path / ".git" / "objects" / "info" / "alternates"
+    assert alternates.read_text().split() == [str(repo / ".git" / "objects")]
+    assert "remote" not in (checkout.path / ".git" / "config").read_text()
     assert next(f for f in findings if f.facet == "git.history").data["count"] == 2
     assert graph is not None and graph.fan_in == {"c": ["a", "b"]}
     assert all(str(tmp_path) not in (f.content or "") + f.location for f in code + findings)
@@ -121,12 +124,19 @@ def test_hostile_local_target_is_audited_without_running_anything(
 
 
 def test_repository_size_cap(hostile: tuple[Path, Path, Path], tmp_path: Path) -> None:
+    """A clone (the https path, here over file://) stops at the size cap; a local target is
+    read in place, so the cap bounds the bytes written instead."""
     repo, _outside, canary = hostile
     limits = GitLimits(max_blob_bytes=100 * 1024 * 1024, max_repo_mb=10)
+    dest, home = tmp_path / "clone", tmp_path / "home"
+    dest.mkdir()
+    home.mkdir()
     with pytest.raises(AcquisitionError) as info:
-        acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
+        clone_with_blobs(f"file://{repo}", dest, home, limits, time.monotonic() + 60,
+                         allow_file=True)
     assert info.value.kind == "too_large"
-    assert list((tmp_path / "work").iterdir()) == []  # the failed clone cleaned up
+    checkout = acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
+    assert checkout.skipped["big.dat"] == "work tree exceeds 10 MB"
     assert not canary.exists()
 
 

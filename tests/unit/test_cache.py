@@ -1,16 +1,14 @@
-"""Cache building blocks: HEAD read without git, keys, the store, opinion reuse, cache
-commands, and the `audit` group's default command."""
+"""Cache building blocks: keys, the store, opinion reuse, cache commands, and the `audit`
+group's default command (HEAD read without git: test_git_head)."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
 from automaton_auditor.cli import app
-from automaton_auditor.forensics.git.head import local_head
 from automaton_auditor.storage.facts import repo_key, report_key
 from automaton_auditor.storage.kv import (
     KNOWN_FILES,
@@ -20,49 +18,6 @@ from automaton_auditor.storage.kv import (
     default_cache_dir,
     detective_version,
 )
-
-ENV = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com", "GIT_COMMITTER_NAME": "T",
-       "GIT_COMMITTER_EMAIL": "t@example.com", "PATH": "/usr/bin:/bin:/usr/local/bin"}
-
-
-def _git(repo: Path, *args: str) -> str:
-    return subprocess.run(["git", *args], cwd=repo, check=True, capture_output=True, text=True,
-                          env={**ENV, "HOME": str(repo)}).stdout.strip()
-
-
-@pytest.fixture
-def repo(tmp_path: Path) -> Path:
-    path = tmp_path / "r"
-    path.mkdir()
-    _git(path, "init", "-q", "-b", "main")
-    (path / "a.py").write_text("x = 1\n")
-    _git(path, "add", "a.py")
-    _git(path, "commit", "-q", "-m", "one")
-    return path
-
-
-def test_local_head_reads_loose_packed_and_detached_refs(repo: Path) -> None:
-    head = _git(repo, "rev-parse", "HEAD")
-    assert local_head(repo) == head
-    _git(repo, "pack-refs", "--all")
-    assert not (repo / ".git" / "refs" / "heads" / "main").exists()
-    assert local_head(repo) == head
-    _git(repo, "checkout", "-q", "--detach", "HEAD")
-    assert local_head(repo) == head
-
-
-def test_local_head_refuses_what_it_cannot_read_safely(repo: Path, tmp_path: Path) -> None:
-    (repo / ".git" / "HEAD").write_text("ref: refs/../../../etc/passwd\n")
-    assert local_head(repo) is None
-    (repo / ".git" / "HEAD").write_text("ref: refs/heads/unborn\n")
-    assert local_head(repo) is None
-    (repo / ".git" / "HEAD").write_text("not a ref at all\n")
-    assert local_head(repo) is None
-    worktree = tmp_path / "wt"
-    worktree.mkdir()
-    (worktree / ".git").write_text(f"gitdir: {repo / '.git'}\n")
-    assert local_head(worktree) is None  # a .git file: the clone decides
-    assert local_head(tmp_path / "missing") is None
 
 
 def test_keys_change_with_what_shapes_the_facts() -> None:

@@ -4,9 +4,17 @@ from __future__ import annotations
 
 import os
 import subprocess
+import time
 from pathlib import Path
 
-from automaton_auditor.forensics.git.acquire import GitLimits, acquire, git_findings, parse_target
+from automaton_auditor.forensics.git.acquire import (
+    GitLimits,
+    acquire,
+    clone_with_blobs,
+    git_findings,
+    parse_target,
+)
+from automaton_auditor.forensics.git.materialize import materialize
 from automaton_auditor.state import Finding
 
 BASE = 1_700_000_000  # a fixed epoch so the facts are identical on every run
@@ -156,6 +164,27 @@ def test_depth_limit_marks_a_shallow_history(tmp_path: Path) -> None:
     assert "lower bound" in history.rationale and history.confidence < 1.0
 
 
+def _clone(tmp_path: Path, repo: Path, limits: GitLimits) -> tuple[Path, str]:
+    """The https clone path, over file:// (only tests and benchmarks may)."""
+    dest, home = tmp_path / "clone", tmp_path / "home"
+    dest.mkdir()
+    home.mkdir()
+    commit = clone_with_blobs(f"file://{repo}", dest, home, limits, time.monotonic() + 60,
+                              allow_file=True)
+    materialize(dest, commit, home, 60, limits.max_blob_bytes)
+    return dest, commit
+
+
+def test_clone_leaves_no_promisor_remote(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path / "target", STEPWISE)
+    limits = GitLimits()
+    dest, _commit = _clone(tmp_path, repo, limits)
+    config = (dest / ".git" / "config").read_text()
+    assert "promisor" not in config and "[remote" not in config  # nothing to lazy-fetch from
+    assert (dest / "src" / "graph.py").read_text() == "g = 1\n"
+    assert facet(git_findings(dest, limits), "git.history").data["count"] == 6
+
+
 def test_fallback_when_the_server_cannot_send_a_commit_by_id(tmp_path: Path,
                                                              monkeypatch) -> None:
     from automaton_auditor.forensics.git import clone as git_clone
@@ -163,6 +192,7 @@ def test_fallback_when_the_server_cannot_send_a_commit_by_id(tmp_path: Path,
     monkeypatch.setattr(git_clone, "fetch_commit_blobs", lambda *_a: "unsupported")
     repo = make_repo(tmp_path / "target", STEPWISE)
     limits = GitLimits()
-    checkout = acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
-    assert (checkout.path / "src" / "graph.py").read_text() == "g = 1\n"
-    assert facet(git_findings(checkout.path, limits), "git.history").data["count"] == 6
+    dest, _commit = _clone(tmp_path, repo, limits)
+    assert (dest / "src" / "graph.py").read_text() == "g = 1\n"
+    assert "[remote" not in (dest / ".git" / "config").read_text()
+    assert facet(git_findings(dest, limits), "git.history").data["count"] == 6

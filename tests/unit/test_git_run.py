@@ -3,32 +3,45 @@ scrubbed."""
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
+from typing import Any
 
-from automaton_auditor.forensics.git.runner import hardened_env, run_git
+import pytest
 
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return False
-    return state != "Z"  # a zombie has exited; only its parent's wait is missing
+from automaton_auditor.containment import session_members
+from automaton_auditor.forensics.git import runner
+from automaton_auditor.forensics.git.runner import GitStopped, hardened_env, run_git
 
 
 def test_timeout_kills_git_and_its_children(tmp_path: Path) -> None:
-    pidfile = tmp_path / "child.pid"
-    # An alias runs a shell child of git that records its pid and then waits a long time;
+    # An alias runs a shell child of git that forks more (one escapes by a double fork);
     # only this test passes such a setting.
-    result = run_git(["-c", f"alias.slow=!echo $$ > {pidfile}; exec sleep 60", "slow"],
-                     cwd=tmp_path, home=tmp_path, timeout_s=2.0)
-    assert result.timed_out
-    pid = int(pidfile.read_text())
-    deadline = time.monotonic() + 10
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    assert not _alive(pid), "git's child outlived the timeout"
+    slow = "!sleep 300 & (sleep 300 &) ; sleep 300"
+    sessions: list[int] = []
+    real_spawn = runner.spawn
+
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        child = real_spawn(*args, **kwargs)
+        sessions.append(child.pid)
+        return child
+
+    runner.spawn = spy  # type: ignore[assignment]
+    try:
+        with pytest.raises(GitStopped, match=r"ran longer than 0\.5 s") as info:
+            run_git(["-c", f"alias.slow={slow}", "slow"], cwd=tmp_path, home=tmp_path,
+                    timeout_s=0.5)
+    finally:
+        runner.spawn = real_spawn  # type: ignore[assignment]
+    assert info.value.kind == "timeout"
+    assert session_members(sessions[0]) == []  # git, the shell and every sleep are gone
+
+
+def test_a_fork_storm_in_git_is_stopped(tmp_path: Path) -> None:
+    storm = "!for i in $(seq 100); do sleep 300 & done; wait"
+    with pytest.raises(GitStopped, match="more than 24 processes") as info:
+        run_git(["-c", f"alias.storm={storm}", "storm"], cwd=tmp_path, home=tmp_path,
+                timeout_s=120)
+    assert info.value.kind == "process_limit"
 
 
 def test_environment_is_scrubbed(tmp_path: Path, monkeypatch) -> None:

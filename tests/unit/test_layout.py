@@ -17,7 +17,7 @@ RANKS = {
     "__main__": 10, "cli": 9, "batch": 8, "service": 7, "graph": 6, "nodes": 5, "output": 4,
     "judging": 3, "forensics": 3, "storage": 2,
     "rubric": 1, "state": 1, "exits": 1, "text": 0, "retry": 0, "settings": 0,
-    "safefile": -1,
+    "safefile": -1, "containment": -1,
 }
 MAX_LINES = 400
 

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
+from automaton_auditor.forensics.git.head import local_head
 from automaton_auditor.judging.llm_plan import (
-    local_commit,
     missing_models,
     parse_persona_models,
     plan_calls,
@@ -113,10 +113,10 @@ def test_trace_config_names_target_and_commit(tmp_path: Path) -> None:
     _git(repo, "add", "a.txt")
     _git(repo, "commit", "-q", "-m", "a")
     head = _git(repo, "rev-parse", "HEAD")
-    assert local_commit(str(repo)) == head
+    assert local_head(repo) == head
     _git(repo, "pack-refs", "--all")  # the ref now lives only in packed-refs
-    assert local_commit(str(repo)) == head
-    config = trace_config(str(repo), "r.pdf", Settings())
+    assert local_head(repo) == head
+    config = trace_config(str(repo), "r.pdf", Settings(), local_head(repo))
     assert config["run_name"] == "audit proj"
     assert f"commit:{head}" in config["tags"] and f"target:{repo}" in config["tags"]
     assert config["metadata"]["commit"] == head

@@ -53,5 +53,12 @@ app.add_typer(cache_app, name="cache")
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. Every child process the audit starts is killed on the
+    way out, whichever it is (`automaton_auditor.containment`)."""
+    from automaton_auditor import containment
+
+    containment.install_signal_handlers()
+    try:
+        app()
+    finally:
+        containment.kill_all(close=True)

@@ -35,6 +35,10 @@ def finish(outcome: Outcome, json_output: bool, quiet: bool) -> None:
         from automaton_auditor.cli.console import summary_table
 
         Console().print(summary_table(report))
+    for entry in final.get("errors") or []:  # "<source>: warning: <text>"
+        source, _, text = str(entry).partition(": ")
+        if text.startswith("warning: "):
+            typer.echo(f"warning: {source}: {text[len('warning: '):]}", err=True)
     files = final.get("report_files") or {}
     if outcome.code == ExitCode.INPUT:
         raise fail(outcome.message, outcome.code)

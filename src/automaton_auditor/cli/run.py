@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from automaton_auditor.cli.errors import fail, finish
 from automaton_auditor.exits import ExitCode
+
+if TYPE_CHECKING:
+    from automaton_auditor.settings import Settings
 
 SEE_CONFIG = " (default and config: `audit config`)"
 
@@ -35,6 +38,28 @@ def progress_callback(quiet: bool, judge_calls: int) -> tuple[Any, Any]:
         progress.node_done(node, update, timings)
 
     return progress, on_update
+
+
+def _writable_cache(settings: Settings) -> Settings:
+    """A cache directory that cannot be written (a read-only HOME in CI) must not fail the
+    audit: a fresh temporary one replaces it, with a warning line."""
+    import os
+    import tempfile
+
+    from automaton_auditor.storage.kv import CACHE_ENV
+
+    if settings.cache_dir is None:
+        return settings
+    try:
+        Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=settings.cache_dir):
+            return settings
+    except OSError as exc:
+        fallback = tempfile.mkdtemp(prefix="auditor-cache-")
+        os.environ[CACHE_ENV] = fallback  # for what reads the environment (run checkpoints)
+        typer.echo(f"warning: cache directory {settings.cache_dir} is not writable "
+                   f"({exc.strerror}); using {fallback}", err=True)
+        return settings.model_copy(update={"cache_dir": fallback})
 
 
 def audit(
@@ -102,6 +127,7 @@ def audit(
         raise typer.Exit(ExitCode.OK)
     settings = resolved.settings
     logging.basicConfig(level=logging.CRITICAL)
+    settings = _writable_cache(settings)
     try:
         loaded = service.load_rubric_or_refuse(target, str(report), settings)
     except service.RubricRefused as exc:

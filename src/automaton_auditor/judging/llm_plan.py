@@ -7,7 +7,6 @@ criterion with an assumed dossier; the output side is the schema's upper bound.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from automaton_auditor.judging.llm_prompts import criterion_prompt, persona_prompt
@@ -110,29 +109,11 @@ def render_plan(rubric: Rubric, settings: Settings) -> str:
     return "\n".join(lines)
 
 
-def local_commit(target: str) -> str | None:
-    """The HEAD commit of a local git checkout, read from `.git` files (no git is run)."""
-    git = Path(target) / ".git"
-    try:
-        if git.is_file():  # a worktree: "gitdir: <path>"
-            git = Path(git.read_text(encoding="utf-8").split(":", 1)[1].strip())
-        head = (git / "HEAD").read_text(encoding="utf-8").strip()
-        if not head.startswith("ref:"):
-            return head[:40] or None
-        ref = head[4:].strip()
-        if (git / ref).is_file():
-            return (git / ref).read_text(encoding="utf-8").strip()[:40]
-        for line in (git / "packed-refs").read_text(encoding="utf-8").splitlines():
-            if line.endswith(" " + ref):
-                return line.split(" ", 1)[0]
-    except (OSError, IndexError, UnicodeDecodeError):
-        return None
-    return None
-
-
-def trace_config(target: str, report: str, settings: Settings) -> dict[str, Any]:
-    """run_name, tags and metadata of the audit's root run (LangSmith, when tracing is on)."""
-    commit = local_commit(target)
+def trace_config(target: str, report: str, settings: Settings,
+                 commit: str | None = None) -> dict[str, Any]:
+    """run_name, tags and metadata of the audit's root run (LangSmith, when tracing is on).
+    `commit`: the local target's HEAD, as the one HEAD reader (`forensics.git.head`) told it
+    (never read here: a hostile HEAD must not reach the trace)."""
     name = target.rstrip("/").rsplit("/", 1)[-1] or target
     tags = ["automaton-auditor", f"target:{target}",
             "bench:offline" if settings.offline else "bench:llm"]

@@ -22,6 +22,7 @@ from automaton_auditor.forensics.git.acquire import (
     git_findings,
     parse_target,
 )
+from automaton_auditor.forensics.git.story import history_warnings
 from automaton_auditor.forensics.pdf import prefetch as cache_prefetch
 from automaton_auditor.forensics.pdf.reader import (
     ReportError,
@@ -79,9 +80,14 @@ def run_guarded(state: AgentState, source: Source, node: str, body: Body) -> dic
 
 
 def _repo_update(facts: RepoFacts, rubric: Rubric) -> dict[str, Any]:
+    # A shallow history is a warning, and "degraded" keeps its run out of the result cache.
+    warnings = [f"repo: {line}" for line in history_warnings(facts.findings)]
     return {"evidences": {"repo": route_findings(facts.findings, "repo", rubric)},
             "commit": facts.commit, "repo_files": facts.files, "code_graph": facts.code_graph,
-            "detective_status": {"repo": DetectiveStatus(state="ok")}}
+            "errors": warnings,
+            "detective_status": {"repo": DetectiveStatus(state="degraded",
+                                                         reason="shallow history")
+                                 if warnings else DetectiveStatus(state="ok")}}
 
 
 def _cached_repo(state: AgentState, settings: Settings) -> RepoFacts | None:
@@ -109,6 +115,7 @@ def _investigate_repo(state: AgentState, settings: Settings, rubric: Rubric) -> 
     with tempfile.TemporaryDirectory(prefix="auditor-repo-") as tmp:
         try:
             checkout = acquire(parse_target(state["target"], limits), Path(tmp), limits)
+            history = git_findings(checkout.path, limits)
         except AcquisitionError as exc:
             finding = Finding(facet="repo.acquire", goal="Repository can be acquired",
                               found=False, pattern="success", location=state["target"],
@@ -116,19 +123,20 @@ def _investigate_repo(state: AgentState, settings: Settings, rubric: Rubric) -> 
             return {"evidences": {"repo": route_findings([finding], "repo", rubric)},
                     "errors": [f"repo: {exc.kind}: {exc}"],
                     "detective_status": {"repo": DetectiveStatus(state="failed",
-                                                                 reason=exc.kind)}}
+                                                                 reason=f"{exc.kind}: {exc}")}}
         acquired = Finding(facet="repo.acquire", goal="Repository can be acquired", found=True,
                            pattern="neutral", location=f"commit {checkout.commit[:12]}",
                            content=f"{len(checkout.files)} tracked files",
                            rationale="cloned into a temporary directory", confidence=1.0)
-        findings = [acquired, *git_findings(checkout.path, limits)]
+        findings = [acquired, *history]
         code, graph = code_findings(checkout.path, checkout.files, cache_dir=cache_dir(settings))
         findings.extend(code)
     facts = cache_facts.roundtrip(RepoFacts(commit=checkout.commit, files=checkout.files,
                                             findings=findings, code_graph=graph))
     root = cache_dir(settings)
-    if root is not None:
-        # Stored under the clone's own commit (the pre-clone look-up may have failed).
+    if root is not None and not checkout.shallow:
+        # Stored under the clone's own commit (the pre-clone look-up may have failed); a
+        # shallow history is only part of that commit's, so it is never stored.
         cache_facts.save(root, "repo", cache_facts.repo_key(
             checkout.commit, limits.depth, limits.max_files, limits.max_blob_bytes), facts)
     return _repo_update(facts, rubric)

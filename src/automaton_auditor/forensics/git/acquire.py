@@ -1,11 +1,12 @@
 """Acquiring the audited repository safely, and the git narrative of its history.
 
-Targets are validated before any I/O (`parse_target`), then cloned into a fresh directory
-(`acquire`): remote targets are partial clones over https that leave out blobs over 1 MB;
-local targets are cloned with ``--no-local`` so their own ``.git/config`` and hooks never
-run. Files are written from the object store by us (never by ``git checkout``), so symlinks,
-submodules, LFS filters and large blobs never reach the disk. The audited code is never
-imported or executed.
+Targets are validated before any I/O (`parse_target`), then made readable in a fresh
+directory (`acquire`): remote targets are partial clones over https that leave out blobs
+over 1 MB (`clone`); local targets are read in place, their object store lent to a fresh
+repository, so git never runs in them and nothing is fetched (`local`). Files are written
+from the object store by us (never by ``git checkout``), so symlinks, submodules, LFS
+filters and large blobs never reach the disk. Every git command runs contained
+(`automaton_auditor.containment`). The audited code is never imported or executed.
 """
 
 from __future__ import annotations
@@ -19,9 +20,12 @@ from pathlib import Path
 from typing import Literal
 from urllib.parse import urlsplit
 
+from automaton_auditor.containment import Closed
 from automaton_auditor.forensics.git import clone as git_clone
+from automaton_auditor.forensics.git import local
+from automaton_auditor.forensics.git.head import NoHead, UnsafeFile, local_head
 from automaton_auditor.forensics.git.materialize import TreeTooLarge, materialize
-from automaton_auditor.forensics.git.runner import GitResult, run_git
+from automaton_auditor.forensics.git.runner import GitResult, GitStopped
 from automaton_auditor.forensics.git.story import narrative_findings
 from automaton_auditor.settings import default
 from automaton_auditor.state import Finding
@@ -32,8 +36,9 @@ class InvalidTarget(ValueError):
 
 
 class AcquisitionError(RuntimeError):
-    """Cloning failed; `kind` classifies why (not_found, authentication, timeout,
-    too_large, network, not_a_repository, git_error)."""
+    """Acquisition failed; `kind` classifies why (not_found, authentication, timeout,
+    too_large, network, not_a_repository, unsafe_file, process_limit, interrupted,
+    git_error)."""
 
     def __init__(self, kind: str, message: str) -> None:
         super().__init__(message)
@@ -145,31 +150,41 @@ def _parse_local(value: str) -> Path:
 
 
 def acquire(target: Target, dest_parent: Path, limits: GitLimits) -> Checkout:
-    """Clone `target` into a fresh directory under `dest_parent` and write its files.
+    """Make `target` readable in a fresh directory under `dest_parent` and write its files.
 
-    Full history comes without blobs; the blobs of HEAD (up to ``max_blob_bytes`` each)
-    come from one depth-1 fetch of that commit (see `tools.git_clone`). The caller owns
-    `dest_parent` and removes it; a failed clone removes its own directory. Raises
-    `AcquisitionError` with a classified `kind`.
+    A local target is read in place (`local`): its object store is lent to a fresh
+    repository, nothing is copied or fetched. A remote one is cloned without blobs, and the
+    blobs of HEAD (up to ``max_blob_bytes`` each) come from one depth-1 fetch of that commit
+    (`clone`). The caller owns `dest_parent` and removes it; a failed acquisition removes its
+    own directory. Raises `AcquisitionError` with a classified `kind`.
     """
     home = Path(_fresh_dir(dest_parent, "home"))
     dest = Path(_fresh_dir(dest_parent, "repo"))
     deadline = time.monotonic() + limits.timeout_s
     try:
-        commit = _clone_with_blobs(target, dest, home, limits, deadline)
+        if target.kind == "local":
+            commit = _lend_local(Path(target.value), dest, home, limits, deadline)
+        else:
+            commit = clone_with_blobs(target.value, dest, home, limits, deadline)
         checkout = materialize(dest, commit, home, _left(deadline, limits),
                                limits.max_blob_bytes, limits.max_files,
                                limits.max_repo_mb * 1024 * 1024)
-        git_clone.detach_commit_blobs(dest)
+        if target.kind != "local":
+            git_clone.detach_commit_blobs(dest)
         return Checkout(dest, commit, checkout.files, checkout.skipped,
                         shallow=(dest / ".git" / "shallow").exists())
     except TreeTooLarge as exc:
         shutil.rmtree(dest, ignore_errors=True)
         raise AcquisitionError("too_large", str(exc)) from None
+    except GitStopped as exc:
+        shutil.rmtree(dest, ignore_errors=True)
+        raise AcquisitionError(exc.kind, str(exc)) from None
     except (RuntimeError, OSError, ValueError) as exc:
         shutil.rmtree(dest, ignore_errors=True)
         if isinstance(exc, AcquisitionError):
             raise
+        if isinstance(exc, Closed):
+            raise AcquisitionError("interrupted", str(exc)) from None
         raise AcquisitionError("git_error", f"{type(exc).__name__}: {exc}"[:300]) from None
     except BaseException:
         shutil.rmtree(dest, ignore_errors=True)
@@ -185,29 +200,39 @@ def _left(deadline: float, limits: GitLimits) -> float:
     return left
 
 
-def _clone_with_blobs(target: Target, dest: Path, home: Path, limits: GitLimits,
-                      deadline: float) -> str:
+def _lend_local(path: Path, dest: Path, home: Path, limits: GitLimits, deadline: float) -> str:
+    """Read a local target in place (`local.lend`); returns its HEAD commit."""
+    try:
+        source = local.inspect(path)
+    except UnsafeFile as exc:
+        raise AcquisitionError("unsafe_file", str(exc)) from None
+    except NoHead as exc:
+        raise AcquisitionError("not_a_repository", str(exc)) from None
+    local.lend(source, dest, home, _left(deadline, limits), limits.depth)
+    return source.commit
+
+
+def clone_with_blobs(url: str, dest: Path, home: Path, limits: GitLimits, deadline: float,
+                     allow_file: bool = False) -> str:
     """Blobless history plus HEAD's blobs; one ``blob:limit`` clone if the server cannot
-    send a commit by id. Returns the HEAD commit."""
-    local, cap = target.kind == "local", limits.max_repo_mb * 1024 * 1024
-    _check(git_clone.clone(target.value, local, dest, home, "blob:none", limits.depth,
+    send a commit by id. Returns the HEAD commit. `allow_file` lets tests and benchmarks
+    clone a file:// URL."""
+    cap = limits.max_repo_mb * 1024 * 1024
+    _check(git_clone.clone(url, allow_file, dest, home, "blob:none", limits.depth,
                            _left(deadline, limits), cap), limits)
-    commit = _head(dest, home, limits)
-    failed = git_clone.fetch_commit_blobs(target.value, local, dest, commit, home,
+    commit = _head(dest)
+    failed = git_clone.fetch_commit_blobs(url, allow_file, dest, commit, home,
                                           limits.max_blob_bytes, _left(deadline, limits), cap)
     if not failed:
         return commit
     if failed == "too_large":
         raise AcquisitionError("too_large",
                                f"repository exceeds the cap of {limits.max_repo_mb} MB")
-    if failed == "timeout":
-        raise AcquisitionError("timeout", f"git fetch exceeded {limits.timeout_s:g} s")
     shutil.rmtree(dest, ignore_errors=True)
     dest.mkdir()
-    _check(git_clone.clone(target.value, local, dest, home,
-                           f"blob:limit={limits.max_blob_bytes}", limits.depth,
-                           _left(deadline, limits), cap), limits)
-    return _head(dest, home, limits)
+    _check(git_clone.clone(url, allow_file, dest, home, f"blob:limit={limits.max_blob_bytes}",
+                           limits.depth, _left(deadline, limits), cap), limits)
+    return _head(dest)
 
 
 def _fresh_dir(parent: Path, prefix: str) -> str:
@@ -216,15 +241,13 @@ def _fresh_dir(parent: Path, prefix: str) -> str:
 
 
 def _check(result: GitResult, limits: GitLimits) -> None:
-    if result.returncode != 0 or result.timed_out or result.killed_reason:
+    if result.returncode != 0 or result.killed_reason:
         raise _classify(result, limits)
 
 
-def _head(dest: Path, home: Path, limits: GitLimits) -> str:
-    result = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=dest,
-                     home=home, timeout_s=limits.timeout_s)
-    commit = result.stdout.decode("ascii", "replace").strip()
-    if result.returncode != 0 or not re.fullmatch(r"[0-9a-f]{40,64}", commit):
+def _head(dest: Path) -> str:
+    commit = local_head(dest)
+    if commit is None:
         raise AcquisitionError("not_a_repository", "the repository has no commits")
     return commit
 
@@ -252,8 +275,6 @@ def classify_failure(stderr: str) -> str:
 
 
 def _classify(result: GitResult, limits: GitLimits) -> AcquisitionError:
-    if result.timed_out:
-        return AcquisitionError("timeout", f"git clone exceeded {limits.timeout_s:g} s")
     if result.killed_reason == "too_large":
         return AcquisitionError("too_large",
                                 f"repository exceeds the cap of {limits.max_repo_mb} MB")
@@ -268,26 +289,9 @@ def _classify(result: GitResult, limits: GitLimits) -> AcquisitionError:
 def git_findings(repo: Path, limits: GitLimits, cache_dir: Path | None = None) -> list[Finding]:
     """The git narrative of `repo` (facets ``git.*``): commit count and span, bulk-upload
     detection and the development progression, each quoting the commits it rests on.
-    With `cache_dir`, a second audit of the same commit reads the result back."""
-    return narrative_findings(repo, limits.timeout_s, cache_dir)
-
-
-def acquisition_finding(target: str, checkout: Checkout | None,
-                        error: Exception | None = None) -> Finding:
-    """A ``repo.acquire`` finding: whether the repository could be read, and why not."""
-    if checkout is not None and error is None:
-        skipped = sorted(checkout.skipped.items())
-        return Finding(
-            facet="repo.acquire", goal="Repository acquired and readable", found=True,
-            pattern="success", location=".", content=f"HEAD {checkout.commit}",
-            rationale=f"Cloned {len(checkout.files)} tracked paths at {checkout.commit[:12]}.",
-            confidence=1.0,
-            data={"commit": checkout.commit, "files": len(checkout.files),
-                  "shallow": checkout.shallow, "skipped": dict(skipped[:200])})
-    kind = getattr(error, "kind", "invalid_target" if isinstance(error, InvalidTarget) else
-                   "git_error")
-    return Finding(
-        facet="repo.acquire", goal="Repository acquired and readable", found=False,
-        pattern="success", location=".", content=str(error) if error else None,
-        rationale=f"The repository could not be acquired ({kind}); no repository facts exist.",
-        confidence=1.0, data={"kind": kind, "target": target})
+    With `cache_dir`, a second audit of the same commit reads the result back. A git
+    command that breaches its bounds raises `AcquisitionError`."""
+    try:
+        return narrative_findings(repo, limits.timeout_s, cache_dir)
+    except GitStopped as exc:
+        raise AcquisitionError(exc.kind, str(exc)) from None

@@ -1,79 +1,246 @@
-"""The commit a target's HEAD names, found without cloning, so a cached commit is not cloned.
+"""The one HEAD reader: which commit a target names, read from its files as hostile input.
 
-Local targets: the HEAD file and refs are *read as files*; git is not run in the target at
-all, so its config, hooks and fsmonitor never execute. Anything unusual (a worktree's
-``.git`` file, a symbolic ref chain, a malformed ref) answers None and the caller clones as
-usual. Remote targets: ``git ls-remote`` through the hardened runner (no clone).
+Git is never run in the target for this, so its config, hooks and fsmonitor never execute.
+Every file is checked before it is opened and read with a byte bound:
+
+- only regular files are opened (``lstat`` first): a FIFO, a device, a socket or a symlink
+  is refused without being opened, then ``O_NOFOLLOW | O_NONBLOCK`` and an ``fstat`` of
+  the open file close the race;
+- nothing outside the target is opened: a ``.git`` file (``gitdir:``) or ``commondir``
+  pointing elsewhere, a ref outside ``refs/`` and a directory symlinked out are refused;
+- HEAD and loose refs are read up to `REF_BYTES`; ``packed-refs`` is scanned in chunks up
+  to `PACKED_REFS_BYTES`, so neither a FIFO nor a huge file can hang or fill memory.
+
+`resolve_head` raises `UnsafeFile` / `NoHead` with a one-line reason (acquisition reports
+it); `local_head` answers None when unsure (cache look-ups and trace metadata). Remote
+targets: ``git ls-remote`` through the hardened runner (no clone).
 """
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
-from automaton_auditor.forensics.git.acquire import Target
-from automaton_auditor.forensics.git.runner import run_git
+from automaton_auditor.forensics.git.runner import GitStopped, run_git
 from automaton_auditor.storage.facts import valid_sha
 
-_REF = re.compile(r"^refs/[A-Za-z0-9._/-]+$")
-_MAX_REF_BYTES = 4096
+REF_BYTES = 512
+PACKED_REFS_BYTES = 32 * 1024 * 1024
+SYMREF_DEPTH = 5
+# A ref name we follow: under refs/, plain components, none starting with a dot or ending
+# in .lock, no "..", "@{", control characters or backslashes.
+_REF = re.compile(r"^refs(?:/[A-Za-z0-9_+-][A-Za-z0-9._+-]*)+$")
+_KINDS = ((stat.S_ISLNK, "a symlink"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
 
 
-def _read_small(path: Path) -> str | None:
+class UnsafeFile(ValueError):
+    """A repository file the auditor refuses to open; the message names it and the rule."""
+
+    def __init__(self, path: Path | str, rule: str) -> None:
+        super().__init__(f"{path}: {rule}")
+        self.path = str(path)
+        self.rule = rule
+
+
+class NoHead(ValueError):
+    """The target names no commit the reader can tell (the message says why)."""
+
+
+@dataclass(frozen=True)
+class GitDirs:
+    """Where a local repository keeps HEAD (`git_dir`) and its objects and refs
+    (`common_dir`, different only for a linked worktree's own git dir)."""
+
+    root: Path
+    git_dir: Path
+    common_dir: Path
+
+
+def kind_of(mode: int) -> str:
+    """'a FIFO', 'a device', ... for a non-regular file mode ('' for a regular file)."""
+    return next((name for test, name in _KINDS if test(mode)), "" if stat.S_ISREG(mode)
+                else "not a regular file")
+
+
+def _inside(path: Path, root: Path) -> bool:
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip("/") + "/")
+
+
+def open_regular(path: Path, root: Path) -> int:
+    """A read-only descriptor on `path`, a regular file whose real location is inside
+    `root`; raises `UnsafeFile` (FileNotFoundError when it does not exist)."""
+    info = os.lstat(path)
+    kind = kind_of(info.st_mode)
+    if kind:
+        raise UnsafeFile(path, f"refused, {kind} is never opened")
+    if not _inside(path, root):
+        raise UnsafeFile(path, "refused, it lies outside the target")
+    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_NOFOLLOW", 0) \
+        | getattr(os, "O_CLOEXEC", 0)
+    fd = os.open(path, flags)
+    opened = os.fstat(fd)
+    if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino) or \
+            not stat.S_ISREG(opened.st_mode):
+        os.close(fd)
+        raise UnsafeFile(path, "refused, it changed while being opened")
+    return fd
+
+
+def read_bounded(path: Path, root: Path, limit: int = REF_BYTES) -> bytes:
+    """The content of a small regular file inside `root`; `UnsafeFile` above `limit` bytes."""
+    fd = open_regular(path, root)
     try:
-        if path.is_symlink() or not path.is_file() or path.stat().st_size > 1 << 22:
-            return None
-        return path.read_text(encoding="ascii", errors="strict")
-    except (OSError, UnicodeDecodeError):
+        data = os.read(fd, limit + 1)
+    finally:
+        os.close(fd)
+    if len(data) > limit:
+        raise UnsafeFile(path, f"refused, larger than {limit} bytes")
+    return data
+
+
+def _text(path: Path, root: Path, limit: int = REF_BYTES) -> str:
+    try:
+        return read_bounded(path, root, limit).decode("ascii").strip()
+    except UnicodeDecodeError:
+        raise UnsafeFile(path, "refused, not ASCII") from None
+
+
+def git_dirs(target: Path) -> GitDirs:
+    """The git dir and common dir of the local repository at `target` (a work tree with
+    ``.git``, a ``.git`` file pointing inside the target, or a bare repository)."""
+    root = Path(os.path.realpath(target))
+    dot = root / ".git"
+    try:
+        info = os.lstat(dot)
+    except FileNotFoundError:
+        if (root / "objects").is_dir() and os.path.lexists(root / "HEAD"):
+            return _with_common(root, root)  # a bare repository
+        raise NoHead(f"{target} is not a git repository") from None
+    if stat.S_ISDIR(info.st_mode):
+        return _with_common(root, dot)
+    if stat.S_ISREG(info.st_mode):  # "gitdir: <path>", relative to the work tree
+        line = _text(dot, root)
+        if not line.startswith("gitdir:"):
+            raise UnsafeFile(dot, "refused, not a 'gitdir:' line")
+        pointed = root / line[len("gitdir:"):].strip()
+        if not _inside(pointed, root):
+            raise UnsafeFile(dot, "refused, its gitdir points outside the target")
+        return _with_common(root, Path(os.path.realpath(pointed)))
+    raise UnsafeFile(dot, f"refused, {kind_of(info.st_mode)} is never opened")
+
+
+def _with_common(root: Path, git_dir: Path) -> GitDirs:
+    if not git_dir.is_dir() or os.path.islink(git_dir):
+        raise NoHead(f"{git_dir} is not a git directory")
+    try:
+        pointed = git_dir / _text(git_dir / "commondir", root)
+    except FileNotFoundError:
+        return GitDirs(root, git_dir, git_dir)
+    if not _inside(pointed, root):
+        raise UnsafeFile(git_dir / "commondir", "refused, it points outside the target")
+    return GitDirs(root, git_dir, Path(os.path.realpath(pointed)))
+
+
+def _ref_target(content: str, path: Path) -> str:
+    ref = content[len("ref:"):].strip()
+    if not _REF.match(ref) or ".." in ref or ref.endswith(".lock") or "/." in ref:
+        raise UnsafeFile(path, f"refused, {ref[:80]!r} is not a ref under refs/")
+    return ref
+
+
+def resolve_head(dirs: GitDirs) -> str:
+    """The commit HEAD names (symbolic refs followed up to `SYMREF_DEPTH`, loose then
+    packed). Raises `UnsafeFile` or `NoHead` with a one-line reason."""
+    path = dirs.git_dir / "HEAD"
+    try:
+        content = _text(path, dirs.root)
+    except FileNotFoundError:
+        raise NoHead(f"{path} is missing") from None
+    for _ in range(SYMREF_DEPTH):
+        if valid_sha(content):
+            return content
+        if not content.startswith("ref:"):
+            raise NoHead(f"{path}: neither a commit id nor a ref")
+        ref = _ref_target(content, path)
+        path = dirs.common_dir / ref
+        try:
+            content = _text(path, dirs.root)
+        except FileNotFoundError:
+            return _packed(dirs, ref)
+    raise NoHead(f"{path}: symbolic refs nested deeper than {SYMREF_DEPTH}")
+
+
+def _packed(dirs: GitDirs, ref: str) -> str:
+    path = dirs.common_dir / "packed-refs"
+    try:
+        fd = open_regular(path, dirs.root)
+    except FileNotFoundError:
+        raise NoHead(f"{ref} is not set (no commits yet?)") from None
+    wanted = (" " + ref).encode("ascii")
+    with os.fdopen(fd, "rb") as handle:
+        read, tail = 0, b""
+        while read < PACKED_REFS_BYTES:
+            chunk = handle.read(64 * 1024)
+            if not chunk:
+                break
+            read += len(chunk)
+            lines = (tail + chunk).split(b"\n")
+            tail = lines.pop()
+            for line in lines:
+                sha = _match_packed(line, wanted)
+                if sha:
+                    return sha
+        else:
+            raise UnsafeFile(path, f"refused, larger than {PACKED_REFS_BYTES} bytes")
+        sha = _match_packed(tail, wanted)
+    if sha:
+        return sha
+    raise NoHead(f"{ref} is not set (no commits yet?)")
+
+
+def _match_packed(line: bytes, wanted: bytes) -> str:
+    line = line.rstrip(b"\r")
+    if not line.endswith(wanted):
+        return ""
+    sha = line[: -len(wanted)].decode("ascii", "replace")
+    return sha if valid_sha(sha) else ""
+
+
+def local_head(target: Path) -> str | None:
+    """HEAD's commit of a local repository, read from its files; None when it cannot be
+    told safely (a missing, hostile or unusual HEAD)."""
+    try:
+        return resolve_head(git_dirs(target))
+    except (UnsafeFile, NoHead, OSError):
         return None
 
 
-def _git_dir(repo: Path) -> Path | None:
-    dot = repo / ".git"
-    if dot.is_dir() and not dot.is_symlink():
-        return dot
-    if (repo / "HEAD").is_file() and (repo / "objects").is_dir():
-        return repo  # a bare repository
-    return None  # worktrees and submodules (.git files): let the clone decide
-
-
-def _packed(git_dir: Path, ref: str) -> str | None:
-    text = _read_small(git_dir / "packed-refs")
-    for line in (text or "").splitlines():
-        sha, _, name = line.partition(" ")
-        if name.strip() == ref and valid_sha(sha):
-            return sha
-    return None
-
-
-def local_head(repo: Path) -> str | None:
-    """HEAD's commit of a local repository, read from its files (None when unsure)."""
-    git_dir = _git_dir(repo)
-    head = _read_small(git_dir / "HEAD") if git_dir else None
-    if git_dir is None or head is None or len(head) > _MAX_REF_BYTES:
-        return None
-    head = head.strip()
-    if valid_sha(head):
-        return head
-    if not head.startswith("ref: "):
-        return None
-    ref = head[5:].strip()
-    if not _REF.match(ref) or ".." in ref:
-        return None
-    loose = _read_small(git_dir / ref)
-    if loose is not None:
-        sha = loose.strip()
-        return sha if valid_sha(sha) else None
-    return _packed(git_dir, ref)
+def is_shallow(target: Path) -> bool:
+    """True when the local repository at `target` holds a shallow history (its ``shallow``
+    file lists boundary commits); False when it cannot tell."""
+    try:
+        info = os.lstat(git_dirs(target).common_dir / "shallow")
+    except (UnsafeFile, NoHead, OSError):
+        return False
+    return info.st_size > 0
 
 
 def remote_head(url: str, timeout_s: float) -> str | None:
     """HEAD's commit of a remote repository (``git ls-remote``), None on any failure."""
     with tempfile.TemporaryDirectory(prefix="auditor-lsremote-") as home:
-        result = run_git(["ls-remote", "--", url, "HEAD"], cwd=Path(home), home=Path(home),
-                         timeout_s=min(timeout_s, 30))
-    if result.returncode != 0 or result.timed_out:
+        try:
+            result = run_git(["ls-remote", "--", url, "HEAD"], cwd=Path(home),
+                             home=Path(home), timeout_s=min(timeout_s, 30))
+        except GitStopped:
+            return None
+    if result.returncode != 0:
         return None
     for line in result.stdout.decode("ascii", "replace").splitlines():
         sha, _, name = line.partition("\t")
@@ -82,8 +249,21 @@ def remote_head(url: str, timeout_s: float) -> str | None:
     return None
 
 
-def head_commit(target: Target, timeout_s: float) -> str | None:
-    """The commit an audit of `target` would see, or None when it cannot be told cheaply."""
+class TargetLike(Protocol):
+    """What `head_commit` needs of a parsed target (`acquire.Target`)."""
+
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def value(self) -> str: ...
+
+
+def head_commit(target: TargetLike, timeout_s: float) -> str | None:
+    """The commit an audit of `target` would see, or None when it cannot be told cheaply.
+    None for a shallow local target too: the facts of a shallow history must never be
+    cached under (or answered from) the commit's full-history entry."""
     if target.kind == "local":
-        return local_head(Path(target.value))
+        path = Path(target.value)
+        return None if is_shallow(path) else local_head(path)
     return remote_head(target.value, timeout_s)

@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.git.runner import run_git
+from automaton_auditor.forensics.git.runner import GitStopped, run_git
 
 # Above this many commits, file lists are read only for the oldest ones: the progression
 # story is told by the first commits, and diffing 60,000 commits costs seconds.
@@ -55,7 +55,16 @@ class Commit:
         return f"{self.sha[:8]} {self.date} {self.subject}"
 
 
-def read_log(repo: Path, timeout_s: float) -> list[Commit]:
+@dataclass
+class Log:
+    """The commits reachable from HEAD, oldest first, and why their paths are unknown
+    ("" when they were read: a treeless partial source lacks the older trees)."""
+
+    commits: list[Commit]
+    paths_error: str = ""
+
+
+def read_log(repo: Path, timeout_s: float) -> Log:
     """All commits reachable from HEAD, oldest first, with paths for the oldest ones."""
     with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
         home = Path(home_dir)
@@ -63,14 +72,20 @@ def read_log(repo: Path, timeout_s: float) -> list[Commit]:
         commits = _parse(meta)
         commits.reverse()
         oldest = [c.sha for c in commits[:NAMES_LIMIT]]
-        if oldest:
+        if not oldest:
+            return Log(commits)
+        try:
             named = {c.sha: c for c in _parse(_git_log(repo, home, timeout_s, oldest,
                                                        names=True))}
-            for commit in commits[:NAMES_LIMIT]:
-                if commit.sha in named:
-                    twin = named[commit.sha]
-                    commit.added, commit.changed = twin.added, twin.changed
-        return commits
+        except GitStopped:
+            raise
+        except RuntimeError as exc:  # a tree is missing: commits and dates still hold
+            return Log(commits, str(exc))
+        for commit in commits[:NAMES_LIMIT]:
+            if commit.sha in named:
+                twin = named[commit.sha]
+                commit.added, commit.changed = twin.added, twin.changed
+        return Log(commits)
 
 
 def _git_log(repo: Path, home: Path, timeout_s: float, revs: list[str], names: bool) -> bytes:
@@ -82,9 +97,8 @@ def _git_log(repo: Path, home: Path, timeout_s: float, revs: list[str], names: b
     else:
         args += [*revs]
     result = run_git([*args, "--"], cwd=repo, home=home, timeout_s=timeout_s, stdin=stdin)
-    if result.returncode != 0 or result.timed_out:
-        reason = "timed out" if result.timed_out else result.stderr.strip()[:200]
-        raise RuntimeError(f"git log failed: {reason}")
+    if result.returncode != 0:
+        raise RuntimeError(f"git log failed: {result.stderr.strip()[:200]}")
     return result.stdout
 
 
@@ -115,14 +129,13 @@ def head_files(repo: Path, timeout_s: float) -> list[str]:
     return sorted(p for p in result.stdout.decode("utf-8", "replace").split("\0") if p)
 
 
-def head_commit(repo: Path, timeout_s: float) -> str | None:
-    """The HEAD commit id, or None."""
-    with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
-        result = run_git(["rev-parse", "--verify", "--quiet", "HEAD^{commit}"], cwd=repo,
-                         home=Path(home_dir), timeout_s=timeout_s)
-    commit = result.stdout.decode("ascii", "replace").strip()
-    return commit if result.returncode == 0 and re.fullmatch(r"[0-9a-f]{40,64}", commit) \
-        else None
+def shallow_boundary(repo: Path) -> list[str]:
+    """The commits our own checkout's history is cut at (its ``.git/shallow``)."""
+    try:
+        text = (repo / ".git" / "shallow").read_text("ascii", errors="replace")
+    except OSError:
+        return []
+    return [line.strip() for line in text.splitlines() if line.strip()]
 
 
 def stages_of(paths: list[str]) -> list[str]:

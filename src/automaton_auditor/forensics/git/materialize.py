@@ -2,7 +2,9 @@
 
 Checkout would run filters, follow ``.gitattributes``, create symlinks and lazily fetch
 every large blob a partial clone left out. Writing regular files ourselves keeps all of
-that out: symlinks, submodules and missing (large) blobs are recorded as skipped.
+that out: symlinks, submodules, blobs over the size cap and blobs the object store does not
+hold are recorded as skipped. The repository has no promisor remote, so a missing blob is
+reported missing by ``cat-file``, never fetched.
 """
 
 from __future__ import annotations
@@ -10,12 +12,18 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
-import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from automaton_auditor.forensics.git.runner import git_command, hardened_env, kill_group, run_git
+from automaton_auditor.containment import spawn
+from automaton_auditor.forensics.git.runner import (
+    GitStopped,
+    git_bounds,
+    git_command,
+    hardened_env,
+    run_git,
+)
 
 _REGULAR = {"100644", "100755", "100664"}
 
@@ -55,12 +63,21 @@ def list_tree(repo: Path, commit: str, home: Path, timeout_s: float) -> list[Tre
     return entries
 
 
-def _missing_blobs(repo: Path, commit: str, home: Path, timeout_s: float) -> set[str]:
-    # rev-list prints missing objects with a leading '?' and never fetches them.
-    result = run_git(["rev-list", "--objects", "--missing=print", "--no-walk", commit, "--"],
-                     cwd=repo, home=home, timeout_s=timeout_s)
-    lines = result.stdout.decode("ascii", "replace").splitlines()
-    return {line[1:].split()[0] for line in lines if line.startswith("?")}
+def blob_sizes(repo: Path, oids: list[str], home: Path, timeout_s: float) -> dict[str, int]:
+    """The size of each blob of `oids` the object store holds (``cat-file --batch-check``,
+    which reports a missing object as missing and never fetches it)."""
+    if not oids:
+        return {}
+    result = run_git(["cat-file", "--batch-check"], cwd=repo, home=home, timeout_s=timeout_s,
+                     stdin=("\n".join(oids) + "\n").encode("ascii"))
+    if result.returncode != 0:
+        raise RuntimeError(f"git cat-file failed: {result.stderr.strip()[:200]}")
+    sizes = {}
+    for line in result.stdout.decode("ascii", "replace").splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[1] == "blob" and parts[2].isdigit():
+            sizes[parts[0]] = int(parts[2])
+    return sizes
 
 
 def safe_relpath(path: str) -> bool:
@@ -82,15 +99,20 @@ def materialize(repo: Path, commit: str, home: Path, timeout_s: float,
     entries = list_tree(repo, commit, home, timeout_s)
     if len(entries) > max_files:
         raise TreeTooLarge(f"{len(entries)} files exceed the cap of {max_files}")
-    missing = _missing_blobs(repo, commit, home, timeout_s)
     skipped: dict[str, str] = {}
     wanted: dict[str, list[str]] = {}
     for entry in entries:
-        reason = _skip_reason(entry, missing)
+        reason = _skip_reason(entry)
         if reason:
             skipped[entry.path] = reason
         else:
             wanted.setdefault(entry.oid, []).append(entry.path)
+    sizes = blob_sizes(repo, list(wanted), home, timeout_s)
+    for oid in list(wanted):
+        size = sizes.get(oid)
+        if size is None or size > max_blob_bytes:
+            reason = MISSING if size is None else f"larger than {max_blob_bytes} bytes"
+            skipped.update(dict.fromkeys(wanted.pop(oid), reason))
 
     budget = [max_tree_bytes]
     over = f"work tree exceeds {max_tree_bytes // (1024 * 1024)} MB"
@@ -124,7 +146,10 @@ class TreeTooLarge(RuntimeError):
     """The commit's tree exceeds the file-count cap."""
 
 
-def _skip_reason(entry: TreeEntry, missing: set[str]) -> str:
+MISSING = "not in the object store (left out of a partial or shallow clone)"
+
+
+def _skip_reason(entry: TreeEntry) -> str:
     if entry.kind == "commit":
         return "submodule (not fetched)"
     if entry.mode == "120000":
@@ -133,8 +158,6 @@ def _skip_reason(entry: TreeEntry, missing: set[str]) -> str:
         return f"unsupported mode {entry.mode}"
     if not safe_relpath(entry.path):
         return "unsafe path"
-    if entry.oid in missing:
-        return "large blob left out of the partial clone"
     return ""
 
 
@@ -144,23 +167,20 @@ def stream_blobs(repo: Path, oids: list[str], home: Path, timeout_s: float,
     ``git cat-file --batch`` streams it; `on_blob` returns False to stop.
 
     Returns "" when all were read, else why it stopped; the process group is killed at
-    the deadline even if git stalls mid-stream.
+    the deadline even if git stalls mid-stream (`GitStopped`).
     """
     if not oids:
         return ""
     with tempfile.TemporaryFile(dir=home) as feed:
         feed.write(("\n".join(oids) + "\n").encode("ascii"))
         feed.seek(0)
-        proc = subprocess.Popen(git_command(["cat-file", "--batch"]), cwd=repo,
-                                env=hardened_env(home), stdin=feed, stdout=subprocess.PIPE,
-                                stderr=subprocess.DEVNULL, start_new_session=True)
-        timer = threading.Timer(timeout_s, kill_group, (proc,))
-        timer.start()
-        try:
-            return _consume(proc, max_blob_bytes, on_blob)
-        finally:
-            timer.cancel()
-            kill_group(proc)
+        with spawn(git_command(["cat-file", "--batch"]), bounds=git_bounds(timeout_s),
+                   cwd=repo, env=hardened_env(home), stdin=feed, stdout=subprocess.PIPE,
+                   stderr=subprocess.DEVNULL) as child:
+            stop = _consume(child.popen, max_blob_bytes, on_blob)
+        if child.breach:
+            raise GitStopped(["cat-file"], child.breach, timeout_s)
+        return stop
 
 
 def _consume(proc: subprocess.Popen[bytes], max_blob_bytes: int,

@@ -1,19 +1,20 @@
 """Running git on hostile repositories: a fixed argument list, a scrubbed environment,
-hardening ``-c`` settings, a timeout on every call and a kill of the whole process group.
+hardening ``-c`` settings, and every call contained (`automaton_auditor.containment`): a
+lifetime, a ceiling on processes, and its whole session killed when it ends.
 
-Nothing here decides *what* to run; `tools.git` and `tools.git_narrative` do.
+Nothing here decides *what* to run; `acquire`, `clone`, `materialize` and `history` do.
 """
 
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import tempfile
-import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+
+from automaton_auditor.containment import TIMEOUT, Bounds, Contained, spawn
 
 # Environment variables passed through to git: the search path and what https needs to reach
 # the network (proxies, CA bundles). Everything else, notably GIT_DIR, GIT_CONFIG_* and
@@ -47,6 +48,10 @@ HARDENING: tuple[str, ...] = (
     "maintenance.auto=false",
 )
 LOCAL_FILE_PROTOCOL = "protocol.file.allow=always"
+# Processes one git command may run at once (git, its remote helper, index-pack,
+# upload-pack and their shells come to about six). Far above any legitimate need, far
+# below a fork storm: a lazy fetch that recurses is stopped here.
+MAX_PROCS = 24
 
 
 @dataclass(frozen=True)
@@ -56,8 +61,20 @@ class GitResult:
     returncode: int
     stdout: bytes
     stderr: str
-    timed_out: bool = False
+    # The reason a `watch` gave to stop git early (e.g. "too_large"); "" otherwise.
     killed_reason: str = ""
+
+
+class GitStopped(RuntimeError):
+    """A git command breached a bound of its containment: `kind` is "timeout" or
+    "process_limit". Acquisition turns it into a failed audit (exit 3, partial report)."""
+
+    def __init__(self, args: Sequence[str], kind: str, timeout_s: float) -> None:
+        verb = next((a for a in args if not a.startswith("-")), "git")
+        what = (f"ran longer than {timeout_s:g} s" if kind == TIMEOUT else
+                f"ran more than {MAX_PROCS} processes at once")
+        super().__init__(f"git {verb} {what} and was stopped")
+        self.kind = kind
 
 
 def hardened_env(home: Path) -> dict[str, str]:
@@ -92,21 +109,9 @@ def git_command(args: Sequence[str], *, allow_file: bool = False) -> list[str]:
     return command + list(args)
 
 
-def kill_group(proc: subprocess.Popen[bytes]) -> None:
-    """Kill a process started with ``start_new_session`` and all its children."""
-    if proc.poll() is not None:
-        return
-    _kill_group(proc)
-
-
-def _kill_group(proc: subprocess.Popen[bytes]) -> None:
-    # git forks helpers (remote-https, index-pack, upload-pack): kill them all, not just
-    # the parent, or they keep the pipes open and outlive the timeout.
-    try:
-        os.killpg(proc.pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        proc.kill()
-    proc.wait()
+def git_bounds(timeout_s: float) -> Bounds:
+    """The ceilings of one git command: its lifetime and the processes it may run at once."""
+    return Bounds(timeout_s=timeout_s, max_procs=MAX_PROCS)
 
 
 def run_git(args: Sequence[str], *, cwd: Path | None, home: Path, timeout_s: float,
@@ -114,9 +119,12 @@ def run_git(args: Sequence[str], *, cwd: Path | None, home: Path, timeout_s: flo
             watch: Callable[[], str] | None = None) -> GitResult:
     """Run one git command in the hardened environment and return its output.
 
+    git runs contained (`automaton_auditor.containment`): in a session of its own, killed
+    with everything it forked at `timeout_s` or when it runs more than `MAX_PROCS`
+    processes at once (both raise `GitStopped`), when it returns and when the audit ends.
     Output goes to temporary files rather than pipes so a chatty git cannot deadlock us
-    while we poll. `watch`, called about twice a second, may return a reason to abort
-    (for example a size cap); the process group is then killed.
+    while we poll. `watch`, called about twice a second, may return a reason to abort (for
+    example a size cap), returned in `GitResult.killed_reason`.
     """
     env = hardened_env(home)
     if allow_file:
@@ -128,34 +136,27 @@ def run_git(args: Sequence[str], *, cwd: Path | None, home: Path, timeout_s: flo
         # forever, beyond the reach of the timeout.
         feed.write(stdin or b"")
         feed.seek(0)
-        proc = subprocess.Popen(
-            command, cwd=cwd, env=env, stdout=out, stderr=err,
-            stdin=feed if stdin is not None else subprocess.DEVNULL,
-            start_new_session=True,
-        )
-        timed_out, reason = _wait(proc, timeout_s, watch)
+        with spawn(command, bounds=git_bounds(timeout_s), cwd=cwd, env=env, stdout=out,
+                   stderr=err, stdin=feed if stdin is not None else subprocess.DEVNULL) as child:
+            reason = _wait(child, watch)
+        if child.breach:
+            raise GitStopped(args, child.breach, timeout_s)
         out.seek(0)
         err.seek(0)
-        return GitResult(proc.returncode, out.read(),
-                         err.read().decode("utf-8", "replace"), timed_out, reason)
+        return GitResult(child.popen.returncode, out.read(),
+                         err.read().decode("utf-8", "replace"), reason)
 
 
-def _wait(proc: subprocess.Popen[bytes], timeout_s: float,
-          watch: Callable[[], str] | None) -> tuple[bool, str]:
-    deadline = time.monotonic() + timeout_s
+def _wait(child: Contained, watch: Callable[[], str] | None) -> str:
     while True:
-        remaining = deadline - time.monotonic()
-        if remaining <= 0:
-            _kill_group(proc)
-            return True, "timeout"
         try:
-            proc.wait(timeout=min(0.5, remaining) if watch else remaining)
-            return False, ""
+            child.wait(timeout=0.5)
+            return ""
         except subprocess.TimeoutExpired:
             reason = watch() if watch else ""
             if reason:
-                _kill_group(proc)
-                return False, reason
+                child.kill()
+                return reason
 
 
 def dir_size(path: Path) -> int:

@@ -3,36 +3,41 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor.forensics.git.head import local_head
 from automaton_auditor.forensics.git.history import (
     BULK_SHARE,
     CLUSTER_SECONDS,
     NAMES_LIMIT,
     STAGE_ORDER,
     Commit,
-    head_commit,
     head_files,
     is_vague,
     read_log,
+    shallow_boundary,
     stages_of,
     summary,
 )
+from automaton_auditor.forensics.git.runner import GitStopped
 from automaton_auditor.state import Finding
 
 QUOTE_COMMITS = 12
 
 
-NARRATIVE_VERSION = 3
+NARRATIVE_VERSION = 4
 
 
 def narrative_findings(repo: Path, timeout_s: float,
                        cache_dir: Path | None = None) -> list[Finding]:
     """Findings ``git.history``, ``git.bulk_upload``, ``git.progression`` and
     ``git.commit_messages`` for the repository at `repo` (a git work tree), cached by HEAD
-    commit under `cache_dir` when given (the history of a commit never changes)."""
-    head = head_commit(repo, timeout_s) if cache_dir else None
+    commit under `cache_dir` when given (the history of a commit never changes; a shallow
+    one is not cached, since it is only part of that history)."""
+    shallow = bool(shallow_boundary(repo))
+    head = local_head(repo) if cache_dir and not shallow else None
     cache_file = cache_dir / f"narrative-v{NARRATIVE_VERSION}-{head}.json" \
         if cache_dir and head else None
     if cache_file is not None:
@@ -66,8 +71,11 @@ def _save(path: Path, findings: list[Finding]) -> None:
 
 def _narrative(repo: Path, timeout_s: float) -> list[Finding]:
     try:
-        commits = read_log(repo, timeout_s)
+        log = read_log(repo, timeout_s)
+        commits = log.commits
         files = head_files(repo, timeout_s)
+    except GitStopped:
+        raise  # a breached bound fails the audit, it is not a fact about the repository
     except (RuntimeError, OSError, ValueError) as exc:
         return [Finding(facet="git.history", goal="Commit history is readable", found=False,
                         pattern="success", location=".", content=str(exc)[:500],
@@ -77,14 +85,28 @@ def _narrative(repo: Path, timeout_s: float) -> list[Finding]:
         return [Finding(facet="git.history", goal="More than 3 commits", found=False,
                         pattern="success", location=".", content="(no commits)",
                         rationale="The repository has no commits.", confidence=1.0)]
-    shallow = (repo / ".git" / "shallow").exists()
-    return story_findings(commits, files, shallow)
+    return story_findings(commits, files, shallow_boundary(repo), log.paths_error)
 
 
-def story_findings(commits: list[Commit], files: list[str], shallow: bool) -> list[Finding]:
-    """The four git findings for a log given oldest first."""
-    return [_history(commits, shallow), _bulk(commits, files), _progression(commits, files),
-            _messages(commits)]
+def story_findings(commits: list[Commit], files: list[str], boundary: Collection[str] = (),
+                   paths_error: str = "") -> list[Finding]:
+    """The four git findings for a log given oldest first. `boundary`: the commits a
+    shallow history is cut at (the history is then a lower bound: what it cannot show is
+    not held against the repository); `paths_error`: why the paths each commit touched are
+    unknown."""
+    cut = set(boundary)
+    return [_history(commits, cut, paths_error), _bulk(commits, files, cut, paths_error),
+            _progression(commits, files, bool(cut)), _messages(commits)]
+
+
+def history_warnings(findings: list[Finding]) -> list[str]:
+    """Warning lines for a history the findings could only read in part (shallow)."""
+    history = next((f for f in findings if f.facet == "git.history"), None)
+    if history is None or not history.data.get("shallow"):
+        return []
+    return [f"warning: the history is shallow ({history.data.get('count')} commit(s) visible), "
+            "so git forensics treat it as a lower bound; audit a full clone (git fetch "
+            "--unshallow, or fetch-depth: 0 in CI) for a complete history"]
 
 
 def _quote(commits: list[Commit]) -> str:
@@ -101,16 +123,28 @@ def _commit_list(commits: list[Commit], limit: int = 200) -> list[dict[str, Any]
              "files": len(c.added) + len(c.changed)} for c in chosen]
 
 
-def _history(commits: list[Commit], shallow: bool) -> Finding:
+def _history(commits: list[Commit], boundary: set[str], paths_error: str) -> Finding:
     info = summary(commits)
-    note = " The clone is shallow, so this is a lower bound." if shallow else ""
+    found = len(commits) > 3
+    note = ""
+    if boundary:
+        cut = ", ".join(sorted(sha[:8] for sha in boundary)[:5])
+        note = (f" The history is shallow (cut at {cut}), so this is a lower bound"
+                + ("." if found else ": fewer commits than the rubric asks for is not held "
+                                     "against it."))
+    if paths_error:
+        note += " Which files each commit touched could not be read (trees are missing)."
     return Finding(
-        facet="git.history", goal="More than 3 commits in the history", found=len(commits) > 3,
-        pattern="success", location="git log", content=_quote(commits),
+        facet="git.history", goal="More than 3 commits in the history", found=found,
+        # A lower bound below the threshold says nothing either way.
+        pattern="neutral" if boundary and not found else "success",
+        location="git log", content=_quote(commits),
         rationale=(f"{info['count']} commits from {info['first']} to {info['last']} "
                    f"({info['span_hours']} h).{note}"),
-        confidence=0.8 if shallow else 1.0,
-        data={**info, "shallow": shallow, "commits": _commit_list(commits)})
+        confidence=0.8 if boundary else 1.0,
+        data={**info, "shallow": bool(boundary), "lower_bound": bool(boundary),
+              "boundary": sorted(boundary)[:50], "paths_known": not paths_error,
+              "commits": _commit_list(commits)})
 
 
 def _code_files(files: list[str]) -> set[str]:
@@ -141,7 +175,10 @@ def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
             "clustered": clustered}
 
 
-def _bulk(commits: list[Commit], files: list[str]) -> Finding:
+def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
+          paths_error: str) -> Finding:
+    if boundary or paths_error:
+        return _bulk_partial(commits, files, boundary, paths_error)
     facts = bulk_facts(commits, files)
     single = len(commits) <= 1
     uploaded = facts["largest_share"] >= BULK_SHARE and not facts["restructure"]
@@ -165,6 +202,33 @@ def _bulk(commits: list[Commit], files: list[str]) -> Finding:
                    found=bulk, pattern="failure", location=f"commit {big.sha[:12]}",
                    content=big.quote() + _added_preview(big), rationale=rationale,
                    confidence=0.9, data=facts)
+
+
+def _bulk_partial(commits: list[Commit], files: list[str], boundary: set[str],
+                  paths_error: str) -> Finding:
+    """Bulk upload judged on part of the history: a shallow boundary commit shows every file
+    as added (its parent is not there) and a missing tree hides what a commit added, so only
+    a commit past the boundary that visibly added most of today's code counts."""
+    inside = [c for c in commits if c.sha not in boundary] if not paths_error else []
+    facts = bulk_facts(inside, files) if inside else {}
+    uploaded = bool(facts) and facts["largest_share"] >= BULK_SHARE and \
+        not facts["restructure"]
+    why = (f"the history is shallow ({len(commits)} commits visible, cut at "
+           f"{', '.join(sorted(sha[:8] for sha in boundary)[:5])})" if boundary else
+           f"the paths each commit added are unknown ({paths_error[:120]})")
+    big = next((c for c in commits if c.sha == facts.get("largest_commit")), commits[-1])
+    if uploaded:
+        rationale = (f"Bulk upload: commit {big.sha[:8]} added {facts['largest_share']:.0%} "
+                     f"of the {facts['code_files']} code files present today, although {why}.")
+    else:
+        rationale = (f"Not judged: {why}, so a bulk upload can neither be seen nor ruled out "
+                     "from what the repository holds.")
+    return Finding(facet="git.bulk_upload", goal="Bulk upload of the code in one go",
+                   found=uploaded, pattern="failure", location=f"commit {big.sha[:12]}",
+                   content=big.quote() + (_added_preview(big) if uploaded else ""),
+                   rationale=rationale, confidence=0.9 if uploaded else 0.3,
+                   data={**facts, "shallow": bool(boundary), "paths_known": not paths_error,
+                         "judged": uploaded})
 
 
 def _added_preview(commit: Commit, limit: int = 15) -> str:
@@ -206,7 +270,7 @@ def _inversions(points: dict[str, int]) -> int:
                if ranks[i] > ranks[j])
 
 
-def _progression(commits: list[Commit], files: list[str]) -> Finding:
+def _progression(commits: list[Commit], files: list[str], shallow: bool = False) -> Finding:
     firsts = stage_firsts(commits)
     core = {stage: firsts[stage] for stage in CORE if stage in firsts}
     # The rubric's story: environment setup, then tool engineering, then orchestration,
@@ -220,10 +284,13 @@ def _progression(commits: list[Commit], files: list[str]) -> Finding:
                  f"{' -> '.join(order) or '(none)'}; {_inversions(firsts)} out-of-order "
                  "pair(s)" + (f"; never touched on their own: {', '.join(missing)}"
                               if missing else "") + ".")
+    if shallow and not staged:
+        rationale += " The history is shallow: earlier stages may lie beyond its boundary."
     return Finding(
         facet="git.progression",
         goal="History progresses from setup to tools to graph orchestration",
-        found=staged, pattern="success",
+        # A shallow history that does not show the stages says nothing either way.
+        found=staged, pattern="neutral" if shallow and not staged else "success",
         location=f"commit {commits[firsts[order[0]]].sha[:12]}" if order else "git log",
         content="\n".join(quoted) or None, rationale=rationale, confidence=0.75,
         data={"first_commit_per_stage": {s: commits[firsts[s]].sha for s in order},

@@ -1,0 +1,391 @@
+"""Child processes that cannot outlive the audit, nor multiply without bound.
+
+Every helper process the auditor starts (git and whatever git forks, the PDF and AST
+workers) goes through `spawn`, which puts it in a session of its own and keeps it on a
+short leash:
+
+- **Killed on every way out.** `Contained.close` (or leaving its ``with`` block) kills the
+  whole session, not just the direct child; `kill_all` kills every live session and is
+  called at the end of the command line, on Ctrl-C, SIGTERM and SIGHUP
+  (`install_signal_handlers`).
+- **Dies with the audit.** The direct child gets ``PR_SET_PDEATHSIG`` (SIGKILL, Linux),
+  and a small watchdog process, in a session of its own, holds a pipe from the audit:
+  when the audit dies, even by SIGKILL, the pipe closes and the watchdog kills every
+  session still registered, grandchildren included.
+- **Bounded.** A monitor thread counts each session's process tree a hundred times a
+  second (and every process of the session, orphans included, ten times a second) and
+  kills a session that has more than ``Bounds.max_procs`` live processes or has outlived
+  ``Bounds.timeout_s``; the breach is recorded in `Contained.breach`. Outside root,
+  ``RLIMIT_NPROC`` adds a hard ceiling in the kernel (root is exempt from it). Optional
+  ``RLIMIT_AS`` / ``RLIMIT_CPU`` ceilings are set in the child.
+- **Traceable.** Every descendant carries ``AUDITOR_CONTAINED=<audit pid>`` in its
+  environment (the watchdog ``<audit pid>:watchdog``), so a test or an operator can find
+  strays by reading ``/proc/*/environ``.
+
+Usage::
+
+    with spawn(["git", "log"], bounds=Bounds(timeout_s=60, max_procs=16),
+               env=env, stdout=out) as child:
+        code = child.wait()
+    if child.breach:
+        ...  # "timeout" or "process_limit": the session was killed
+
+Caveat: ``PR_SET_PDEATHSIG`` fires when the *thread* that spawned the child ends, so
+spawn from the thread that waits for the child (the watchdog covers the rest).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import os
+import resource
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from types import FrameType
+from typing import IO, Any
+
+MARKER = "AUDITOR_CONTAINED"
+TIMEOUT, PROCESS_LIMIT = "timeout", "process_limit"  # the breaches
+PR_SET_PDEATHSIG = 1
+TREE_S = 0.01
+SCAN_EVERY = 10
+_LINUX = sys.platform.startswith("linux")
+
+
+class Closed(RuntimeError):
+    """The audit is shutting down: no new child process may start."""
+
+
+@dataclass(frozen=True)
+class Bounds:
+    """Ceilings for one contained session."""
+
+    timeout_s: float | None = None
+    max_procs: int = 32
+    memory_bytes: int | None = None
+    cpu_s: int | None = None
+
+
+class Contained:
+    """A child process in a session of its own (see the module docstring)."""
+
+    def __init__(self, popen: subprocess.Popen[bytes], bounds: Bounds) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+        self.bounds = bounds
+        self.deadline = None if bounds.timeout_s is None else \
+            time.monotonic() + bounds.timeout_s
+        self.breach = ""
+        self.peak = 1
+
+    def wait(self, timeout: float | None = None) -> int:
+        """Wait for the direct child (``subprocess.TimeoutExpired`` after `timeout`)."""
+        return self.popen.wait(timeout)
+
+    def poll(self) -> int | None:
+        return self.popen.poll()
+
+    def kill(self, breach: str = "") -> None:
+        """Kill every process of the session and reap the direct child."""
+        if breach and not self.breach:
+            self.breach = breach
+        kill_session(self.pid)
+        with contextlib.suppress(OSError):
+            self.popen.kill()
+        self.popen.wait()
+
+    def close(self) -> None:
+        """Kill what is left of the session, close our ends of its pipes and stop
+        watching it."""
+        self.kill()
+        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
+            if stream is not None:
+                stream.close()
+        _REGISTRY.forget(self)
+
+    def __enter__(self) -> Contained:
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        self.close()
+
+
+def session_members(sid: int, table: Mapping[int, tuple[int, str]] | None = None
+                    ) -> list[int]:
+    """Live (non-zombie) processes of session `sid`."""
+    rows = process_table() if table is None else table
+    return [pid for pid, (session, state) in rows.items() if session == sid and state != "Z"]
+
+
+def process_table() -> dict[int, tuple[int, str]]:
+    """pid -> (session id, state) of every process, read from ``/proc``."""
+    table: dict[int, tuple[int, str]] = {}
+    try:
+        names = os.listdir("/proc")
+    except OSError:
+        return table
+    for name in names:
+        if not name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{name}/stat", "rb") as handle:
+                raw = handle.read(512)
+        except OSError:
+            continue
+        fields = raw[raw.rfind(b")") + 2:].split()
+        if len(fields) > 3:
+            table[int(name)] = (int(fields[3]), fields[0].decode("ascii", "replace"))
+    return table
+
+
+def kill_session(sid: int, attempts: int = 200) -> None:
+    """SIGKILL every process of session `sid` until none is left (bounded attempts).
+
+    The group is signalled only while members exist: a session id no process uses any
+    more may have been handed to an unrelated process."""
+    if not _LINUX:
+        with contextlib.suppress(OSError):
+            os.killpg(sid, signal.SIGKILL)
+        return
+    for _ in range(attempts):
+        members = session_members(sid)
+        if not members:
+            return
+        with contextlib.suppress(OSError):
+            os.killpg(sid, signal.SIGKILL)
+        for pid in members:  # a member that moved to a group of its own
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.005)
+
+
+def _count(child: Contained, table: Mapping[int, tuple[int, str]] | None) -> int:
+    """Live processes of the child's session: all of them from a /proc `table`, else its
+    process tree (stopping once over the bound)."""
+    if not _LINUX:
+        return 1
+    if table is not None:
+        return len(session_members(child.pid, table))
+    return tree_size(child.pid, child.bounds.max_procs + 1)
+
+
+def tree_size(pid: int, stop: int) -> int:
+    """Processes in the tree under `pid` (itself included), counted up to `stop`, from the
+    ``/proc/<pid>/task/<pid>/children`` lists."""
+    pending, seen = [pid], 0
+    while pending and seen < stop:
+        current = pending.pop()
+        seen += 1
+        try:
+            with open(f"/proc/{current}/task/{current}/children", "rb") as handle:
+                pending += [int(p) for p in handle.read().split()]
+        except (OSError, ValueError):
+            continue
+    return seen
+
+
+def _user_processes() -> int:
+    uid = os.getuid()
+    count = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                count += os.stat(f"/proc/{name}").st_uid == uid
+            except OSError:
+                continue
+    return count
+
+
+_LIBC: list[Any] = []
+
+
+def _prctl() -> Any:
+    """libc's prctl, loaded once (None off Linux)."""
+    if not _LINUX:
+        return None
+    if not _LIBC:
+        _LIBC.append(ctypes.CDLL(None, use_errno=True))
+    return _LIBC[0].prctl
+
+
+def _preexec(bounds: Bounds, parent: int) -> Callable[[], None]:
+    """What the child runs between fork and exec: death signal and rlimits. Everything it
+    needs is resolved here, in the parent, so the child only makes system calls."""
+    prctl = _prctl()
+    wanted: list[tuple[int, int]] = []
+    if bounds.memory_bytes:
+        wanted.append((resource.RLIMIT_AS, bounds.memory_bytes))
+    if bounds.cpu_s:
+        wanted.append((resource.RLIMIT_CPU, bounds.cpu_s))
+    if _LINUX and os.geteuid() != 0:  # root ignores RLIMIT_NPROC
+        wanted.append((resource.RLIMIT_NPROC, _user_processes() + bounds.max_procs))
+    limits = []
+    for which, value in wanted:  # never above the hard limit already in force
+        hard = resource.getrlimit(which)[1]
+        limits.append((which, value if hard == resource.RLIM_INFINITY else min(value, hard)))
+
+    def preexec() -> None:
+        if prctl is not None:
+            prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+            if os.getppid() != parent:  # the audit died before the death signal was armed
+                os._exit(1)
+        for which, value in limits:
+            resource.setrlimit(which, (value, value))
+
+    return preexec
+
+
+def spawn(args: Sequence[str], *, bounds: Bounds, env: Mapping[str, str] | None = None,
+          cwd: str | os.PathLike[str] | None = None, stdin: int | IO[Any] | None = None,
+          stdout: int | IO[Any] | None = None, stderr: int | IO[Any] | None = None,
+          ) -> Contained:
+    """Start `args` contained (see the module docstring). Raises `Closed` once the audit
+    is shutting down."""
+    child_env = dict(os.environ if env is None else env)
+    child_env[MARKER] = str(os.getpid())
+    with _REGISTRY.lock:
+        if _REGISTRY.closed:
+            raise Closed("the audit is stopping")
+        popen = subprocess.Popen(list(args), cwd=cwd, env=child_env, stdin=stdin,
+                                 stdout=stdout, stderr=stderr, start_new_session=True,
+                                 preexec_fn=_preexec(bounds, os.getpid()))
+        child = Contained(popen, bounds)
+        _REGISTRY.add(child)
+    return child
+
+
+class _Registry:
+    """The live sessions, the monitor thread that enforces their bounds and the
+    watchdog process that kills them if the audit dies."""
+
+    def __init__(self) -> None:
+        self.lock = threading.RLock()
+        self.wake = threading.Condition(self.lock)
+        self.live: dict[int, Contained] = {}
+        self.closed = False
+        self.monitor: threading.Thread | None = None
+        self.watchdog: subprocess.Popen[bytes] | None = None
+        self.pid = os.getpid()
+
+    def add(self, child: Contained) -> None:
+        self._fork_check()
+        self.live[child.pid] = child
+        self._tell(f"+{child.pid}\n")
+        if self.monitor is None or not self.monitor.is_alive():
+            self.monitor = threading.Thread(target=self._watch, name="containment",
+                                            daemon=True)
+            self.monitor.start()
+        self.wake.notify()
+
+    def forget(self, child: Contained) -> None:
+        with self.lock:
+            if self.live.pop(child.pid, None) is not None:
+                self._tell(f"-{child.pid}\n")
+
+    def _fork_check(self) -> None:
+        # A forked copy of the audit (multiprocessing) starts afresh.
+        if self.pid != os.getpid():
+            self.pid, self.live, self.watchdog, self.monitor = os.getpid(), {}, None, None
+
+    def _tell(self, line: str) -> None:
+        if self.watchdog is None and _LINUX:
+            self.watchdog = _start_watchdog()
+        if self.watchdog is None or self.watchdog.stdin is None:
+            return
+        try:
+            self.watchdog.stdin.write(line.encode("ascii"))
+            self.watchdog.stdin.flush()
+        except (OSError, ValueError):
+            self.watchdog = None  # gone: PDEATHSIG and kill_all still hold
+
+    def _watch(self) -> None:
+        # Every TREE_S the process tree of each session is counted (cheap: its ``children``
+        # files); every SCAN_EVERY-th round the whole of /proc is read, which also counts
+        # the orphans a double fork leaves in the session.
+        rounds = 0
+        while True:
+            with self.lock:
+                while not self.live:
+                    self.wake.wait()
+                children = list(self.live.values())
+            table = process_table() if _LINUX and rounds % SCAN_EVERY == 0 else None
+            rounds += 1
+            now = time.monotonic()
+            for child in children:
+                if child.popen.returncode is not None and table is None:
+                    continue
+                members = _count(child, table)
+                child.peak = max(child.peak, members)
+                if child.deadline is not None and now > child.deadline:
+                    child.kill(TIMEOUT)
+                elif members > child.bounds.max_procs:
+                    child.kill(PROCESS_LIMIT)
+            time.sleep(TREE_S)
+
+    def kill_all(self, close: bool) -> None:
+        with self.lock:
+            if close:
+                self.closed = True
+            children = list(self.live.values())
+        for child in children:
+            child.kill()
+
+
+_REGISTRY = _Registry()
+
+def _start_watchdog() -> subprocess.Popen[bytes] | None:
+    # A session of its own: it must outlive a kill of the audit's process group.
+    try:
+        return subprocess.Popen([sys.executable, "-I", "-S", __file__],
+                                stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL, start_new_session=True,
+                                env={**os.environ, MARKER: f"{os.getpid()}:watchdog"})
+    except OSError:
+        return None
+
+
+def kill_all(close: bool = False) -> None:
+    """Kill every live contained session; with `close`, refuse new ones from now on."""
+    _REGISTRY.kill_all(close)
+
+
+def install_signal_handlers() -> None:
+    """On SIGTERM and SIGHUP: kill every contained session, refuse new ones and exit with
+    128 + the signal after one line on stderr (a stuck thread gets 2 s, then the process
+    exits hard). On Ctrl-C: kill them, then raise KeyboardInterrupt as usual."""
+
+    def on_signal(signum: int, _frame: FrameType | None) -> None:
+        kill_all(close=True)
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        name = signal.Signals(signum).name
+        sys.stderr.write(f"error: stopped by {name}; child processes killed\n")
+        timer = threading.Timer(2.0, os._exit, (128 + signum,))
+        timer.daemon = True
+        timer.start()
+        raise SystemExit(128 + signum)
+
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+        signal.signal(signum, on_signal)
+
+
+def _watchdog_main() -> None:
+    """The watchdog: note the sessions the audit registers ("+sid" / "-sid" lines); when the
+    pipe closes (the audit ended, however it ended), kill those still registered."""
+    live: set[int] = set()
+    for line in sys.stdin:
+        sign, sid = line[:1], line[1:].strip()
+        if sid.isdigit():
+            (live.add if sign == "+" else live.discard)(int(sid))
+    for sid in live:
+        kill_session(sid)
+
+
+if __name__ == "__main__":  # run by path, without site-packages: the stdlib only
+    _watchdog_main()
