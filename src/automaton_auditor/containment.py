@@ -1,43 +1,40 @@
 """Child processes that cannot outlive the audit, nor multiply without bound.
 
-Every helper process the auditor starts (git and whatever git forks, the PDF and AST
-workers) goes through `spawn`, which puts it in a session of its own and keeps it on a
-short leash:
+Every helper process the auditor starts (git and what git forks; later the PDF and AST
+workers) goes through `spawn`, which puts it in a session of its own on a short leash:
 
 - **Killed on every way out.** `Contained.close` (or leaving its ``with`` block) kills the
-  whole session, not just the direct child; `kill_all` kills every live session and is
-  called at the end of the command line, on Ctrl-C, SIGTERM and SIGHUP
-  (`install_signal_handlers`).
-- **Dies with the audit.** The direct child gets ``PR_SET_PDEATHSIG`` (SIGKILL, Linux),
-  and a small watchdog process, in a session of its own, holds a pipe from the audit:
-  when the audit dies, even by SIGKILL, the pipe closes and the watchdog kills every
-  session still registered, grandchildren included.
-- **Bounded.** A monitor thread counts each session's process tree a hundred times a
-  second (and every process of the session, orphans included, ten times a second) and
-  kills a session that has more than ``Bounds.max_procs`` live processes or has outlived
-  ``Bounds.timeout_s``; the breach is recorded in `Contained.breach`. Outside root,
-  ``RLIMIT_NPROC`` adds a hard ceiling in the kernel (root is exempt from it). Optional
-  ``RLIMIT_AS`` / ``RLIMIT_CPU`` ceilings are set in the child.
+  whole session, not only the direct child; `kill_all` kills every live session: at the
+  end of the command line, on Ctrl-C, SIGTERM and SIGHUP (`install_signal_handlers`).
+- **Dies with the audit.** The direct child gets ``PR_SET_PDEATHSIG`` (SIGKILL, Linux), and
+  a watchdog process in a session of its own holds a pipe from the audit: when the audit
+  dies, even by SIGKILL, the pipe closes and the watchdog kills every registered session,
+  grandchildren and orphans included.
+- **Bounded.** A monitor thread counts each session's process tree a hundred times a second
+  (every process of the session, orphans included, ten times a second) and kills a session
+  over ``Bounds.max_procs`` live processes or past ``Bounds.timeout_s`` (`Contained.breach`
+  says which). The kernel holds a ceiling too: ``RLIMIT_NPROC`` outside root (root is exempt)
+  and, where a cgroup v1 pids hierarchy may be written, one pids cgroup per audit
+  (``Bounds.cgroup``, `CGROUP_TASKS`). Optional ``RLIMIT_AS`` / ``RLIMIT_CPU`` ceilings.
 - **Traceable.** Every descendant carries ``AUDITOR_CONTAINED=<audit pid>`` in its
-  environment (the watchdog ``<audit pid>:watchdog``), so a test or an operator can find
-  strays by reading ``/proc/*/environ``.
+  environment (the watchdog ``<audit pid>:watchdog``): strays show in ``/proc/*/environ``.
 
 Usage::
 
-    with spawn(["git", "log"], bounds=Bounds(timeout_s=60, max_procs=16),
-               env=env, stdout=out) as child:
+    with spawn(["git", "log"], bounds=Bounds(timeout_s=60, max_procs=16), stdout=out) as child:
         code = child.wait()
-    if child.breach:
-        ...  # "timeout" or "process_limit": the session was killed
+    if child.breach:  # "timeout" or "process_limit": the session was killed
+        ...
 
-Caveat: ``PR_SET_PDEATHSIG`` fires when the *thread* that spawned the child ends, so
-spawn from the thread that waits for the child (the watchdog covers the rest).
+``PR_SET_PDEATHSIG`` fires when the *thread* that spawned the child ends: spawn from the
+thread that waits for the child (the watchdog covers the rest).
 """
 
 from __future__ import annotations
 
 import contextlib
 import ctypes
+import functools
 import os
 import resource
 import signal
@@ -47,14 +44,15 @@ import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from types import FrameType
 from typing import IO, Any
 
 MARKER = "AUDITOR_CONTAINED"
 TIMEOUT, PROCESS_LIMIT = "timeout", "process_limit"  # the breaches
 PR_SET_PDEATHSIG = 1
-TREE_S = 0.01
-SCAN_EVERY = 10
+TREE_S, SCAN_EVERY = 0.01, 10  # the monitor's period; every n-th round reads all of /proc
+CGROUP_TASKS = 48  # tasks (threads count) the audit's pids cgroup may hold at once
 _LINUX = sys.platform.startswith("linux")
 
 
@@ -70,6 +68,7 @@ class Bounds:
     max_procs: int = 32
     memory_bytes: int | None = None
     cpu_s: int | None = None
+    cgroup: bool = False  # join the audit's pids cgroup (no many-threaded workers here)
 
 
 class Contained:
@@ -79,17 +78,12 @@ class Contained:
         self.popen = popen
         self.pid = popen.pid
         self.bounds = bounds
-        self.deadline = None if bounds.timeout_s is None else \
-            time.monotonic() + bounds.timeout_s
-        self.breach = ""
-        self.peak = 1
+        self.deadline = bounds.timeout_s and time.monotonic() + bounds.timeout_s
+        self.breach, self.peak = "", 1  # the breach that killed it; most processes seen
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait for the direct child (``subprocess.TimeoutExpired`` after `timeout`)."""
         return self.popen.wait(timeout)
-
-    def poll(self) -> int | None:
-        return self.popen.poll()
 
     def kill(self, breach: str = "") -> None:
         """Kill every process of the session and reap the direct child."""
@@ -101,12 +95,10 @@ class Contained:
         self.popen.wait()
 
     def close(self) -> None:
-        """Kill what is left of the session, close our ends of its pipes and stop
-        watching it."""
+        """Kill what is left of the session, close our pipe ends, stop watching it."""
         self.kill()
-        for stream in (self.popen.stdin, self.popen.stdout, self.popen.stderr):
-            if stream is not None:
-                stream.close()
+        for stream in filter(None, (self.popen.stdin, self.popen.stdout, self.popen.stderr)):
+            stream.close()
         _REGISTRY.forget(self)
 
     def __enter__(self) -> Contained:
@@ -165,16 +157,6 @@ def kill_session(sid: int, attempts: int = 200) -> None:
         time.sleep(0.005)
 
 
-def _count(child: Contained, table: Mapping[int, tuple[int, str]] | None) -> int:
-    """Live processes of the child's session: all of them from a /proc `table`, else its
-    process tree (stopping once over the bound)."""
-    if not _LINUX:
-        return 1
-    if table is not None:
-        return len(session_members(child.pid, table))
-    return tree_size(child.pid, child.bounds.max_procs + 1)
-
-
 def tree_size(pid: int, stop: int) -> int:
     """Processes in the tree under `pid` (itself included), counted up to `stop`, from the
     ``/proc/<pid>/task/<pid>/children`` lists."""
@@ -191,27 +173,32 @@ def tree_size(pid: int, stop: int) -> int:
 
 
 def _user_processes() -> int:
-    uid = os.getuid()
-    count = 0
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                count += os.stat(f"/proc/{name}").st_uid == uid
-            except OSError:
-                continue
-    return count
+    def mine(name: str) -> bool:
+        with contextlib.suppress(OSError):
+            return os.stat(f"/proc/{name}").st_uid == os.getuid()
+        return False
+
+    return sum(1 for name in os.listdir("/proc") if name.isdigit() and mine(name))
 
 
-_LIBC: list[Any] = []
-
-
+@functools.cache
 def _prctl() -> Any:
     """libc's prctl, loaded once (None off Linux)."""
-    if not _LINUX:
+    return ctypes.CDLL(None, use_errno=True).prctl if _LINUX else None
+
+
+def _pids_cgroup() -> Path | None:
+    """This audit's own cgroup v1 pids group, created with its ceiling; None where the
+    machine offers none we may write."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        path = next(line.split(":", 2)[2] for line in lines if line.split(":")[1] == "pids")
+        group = Path("/sys/fs/cgroup/pids", path.lstrip("/"), f"auditor-{os.getpid()}")
+        group.mkdir(exist_ok=True)
+        (group / "pids.max").write_text(str(CGROUP_TASKS))
+        return group
+    except (OSError, StopIteration, IndexError):
         return None
-    if not _LIBC:
-        _LIBC.append(ctypes.CDLL(None, use_errno=True))
-    return _LIBC[0].prctl
 
 
 def _preexec(bounds: Bounds, parent: int) -> Callable[[], None]:
@@ -230,7 +217,15 @@ def _preexec(bounds: Bounds, parent: int) -> Callable[[], None]:
         hard = resource.getrlimit(which)[1]
         limits.append((which, value if hard == resource.RLIM_INFINITY else min(value, hard)))
 
+    group = _REGISTRY.cgroup() if bounds.cgroup else None
+    procs = str(group / "cgroup.procs") if group else ""
+
     def preexec() -> None:
+        if procs:
+            with contextlib.suppress(OSError):
+                fd = os.open(procs, os.O_WRONLY)
+                os.write(fd, str(os.getpid()).encode("ascii"))
+                os.close(fd)
         if prctl is not None:
             prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
             if os.getppid() != parent:  # the audit died before the death signal was armed
@@ -272,9 +267,20 @@ class _Registry:
         self.monitor: threading.Thread | None = None
         self.watchdog: subprocess.Popen[bytes] | None = None
         self.pid = os.getpid()
+        self._cgroup: list[Path | None] = []
+
+    def cgroup(self) -> Path | None:
+        """The audit's pids cgroup, made on first use (the watchdog removes it)."""
+        if not self._cgroup:
+            self._cgroup.append(_pids_cgroup() if _LINUX else None)
+            if self._cgroup[0] is not None:
+                self._tell(f"c{self._cgroup[0]}\n")
+        return self._cgroup[0]
 
     def add(self, child: Contained) -> None:
-        self._fork_check()
+        if self.pid != os.getpid():  # a forked copy of the audit starts afresh
+            self.pid, self.live, self.watchdog, self.monitor = os.getpid(), {}, None, None
+            self._cgroup = []
         self.live[child.pid] = child
         self._tell(f"+{child.pid}\n")
         if self.monitor is None or not self.monitor.is_alive():
@@ -287,11 +293,6 @@ class _Registry:
         with self.lock:
             if self.live.pop(child.pid, None) is not None:
                 self._tell(f"-{child.pid}\n")
-
-    def _fork_check(self) -> None:
-        # A forked copy of the audit (multiprocessing) starts afresh.
-        if self.pid != os.getpid():
-            self.pid, self.live, self.watchdog, self.monitor = os.getpid(), {}, None, None
 
     def _tell(self, line: str) -> None:
         if self.watchdog is None and _LINUX:
@@ -320,24 +321,18 @@ class _Registry:
             for child in children:
                 if child.popen.returncode is not None and table is None:
                     continue
-                members = _count(child, table)
+                members = (len(session_members(child.pid, table)) if table is not None
+                           else tree_size(child.pid, child.bounds.max_procs + 1))
                 child.peak = max(child.peak, members)
-                if child.deadline is not None and now > child.deadline:
+                if child.deadline and now > child.deadline:
                     child.kill(TIMEOUT)
                 elif members > child.bounds.max_procs:
                     child.kill(PROCESS_LIMIT)
             time.sleep(TREE_S)
 
-    def kill_all(self, close: bool) -> None:
-        with self.lock:
-            if close:
-                self.closed = True
-            children = list(self.live.values())
-        for child in children:
-            child.kill()
-
 
 _REGISTRY = _Registry()
+
 
 def _start_watchdog() -> subprocess.Popen[bytes] | None:
     # A session of its own: it must outlive a kill of the audit's process group.
@@ -352,7 +347,11 @@ def _start_watchdog() -> subprocess.Popen[bytes] | None:
 
 def kill_all(close: bool = False) -> None:
     """Kill every live contained session; with `close`, refuse new ones from now on."""
-    _REGISTRY.kill_all(close)
+    with _REGISTRY.lock:
+        _REGISTRY.closed = _REGISTRY.closed or close
+        children = list(_REGISTRY.live.values())
+    for child in children:
+        child.kill()
 
 
 def install_signal_handlers() -> None:
@@ -376,15 +375,25 @@ def install_signal_handlers() -> None:
 
 
 def _watchdog_main() -> None:
-    """The watchdog: note the sessions the audit registers ("+sid" / "-sid" lines); when the
-    pipe closes (the audit ended, however it ended), kill those still registered."""
+    """The watchdog: note the sessions the audit registers ("+sid" / "-sid" lines) and its
+    cgroup ("c<dir>"); when the pipe closes (the audit ended, however it ended), kill the
+    sessions still registered and remove the cgroup."""
     live: set[int] = set()
+    groups = []
     for line in sys.stdin:
-        sign, sid = line[:1], line[1:].strip()
-        if sid.isdigit():
-            (live.add if sign == "+" else live.discard)(int(sid))
+        sign, value = line[:1], line[1:].strip()
+        if sign == "c":
+            groups.append(value)
+        elif value.isdigit():
+            (live.add if sign == "+" else live.discard)(int(value))
     for sid in live:
         kill_session(sid)
+    for group in groups:
+        for _ in range(100):  # empty now; the kernel may take a moment to let go
+            with contextlib.suppress(OSError):
+                os.rmdir(group)
+                break
+            time.sleep(0.01)
 
 
 if __name__ == "__main__":  # run by path, without site-packages: the stdlib only

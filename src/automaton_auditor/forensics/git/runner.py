@@ -46,6 +46,7 @@ HARDENING: tuple[str, ...] = (
     "core.quotePath=false",
     "gc.auto=0",
     "maintenance.auto=false",
+    "pack.threads=1",  # one thread per pack command: a predictable task count
 )
 LOCAL_FILE_PROTOCOL = "protocol.file.allow=always"
 # Processes one git command may run at once (git, its remote helper, index-pack,
@@ -111,7 +112,7 @@ def git_command(args: Sequence[str], *, allow_file: bool = False) -> list[str]:
 
 def git_bounds(timeout_s: float) -> Bounds:
     """The ceilings of one git command: its lifetime and the processes it may run at once."""
-    return Bounds(timeout_s=timeout_s, max_procs=MAX_PROCS)
+    return Bounds(timeout_s=timeout_s, max_procs=MAX_PROCS, cgroup=True)
 
 
 def run_git(args: Sequence[str], *, cwd: Path | None, home: Path, timeout_s: float,
