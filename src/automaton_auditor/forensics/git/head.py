@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from automaton_auditor import safefile
 from automaton_auditor.forensics.git.runner import GitStopped, run_git
 from automaton_auditor.storage.facts import valid_sha
 
@@ -39,8 +40,9 @@ _KINDS = ((stat.S_ISLNK, "a symlink"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR,
           (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
 
 
-class UnsafeFile(ValueError):
-    """A repository file the auditor refuses to open; the message names it and the rule."""
+class UnsafeFile(safefile.UnsafeFile):
+    """A repository file the auditor refuses to open; the message names it and the rule
+    (stricter than `safefile.read_bounded`: symlinks and devices are not even opened)."""
 
     def __init__(self, path: Path | str, rule: str) -> None:
         super().__init__(f"{path}: {rule}")
