@@ -118,7 +118,7 @@ def test_evidence_ids_are_anchors_that_opinions_link_to() -> None:
     crit = criterion("state", 4, [fact])
     text = render_markdown(report([crit], [fact]))
     assert f'<a id="{fact.evidence_id}"></a>' in text
-    assert f"[`{fact.evidence_id}`](#{fact.evidence_id})" in text
+    assert f"[{fact.evidence_id}](#{fact.evidence_id})" in text
 
 
 def test_shared_facts_are_stated_once() -> None:

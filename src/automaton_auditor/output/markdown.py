@@ -135,8 +135,8 @@ def render_graphs(report: AuditReport) -> list[str]:
 def _cited(ids: list[str], listed: set[str], shared: set[str]) -> str:
     def one(i: str) -> str:
         if i in shared:
-            return f"[`{i}`](#{SHARED_ANCHOR})"
-        return f"[`{i}`](#{i})" if i in listed else f"`{i}`"
+            return f"[{i}](#{SHARED_ANCHOR})"
+        return f"[{i}](#{i})" if i in listed else f"`{i}`"
 
     return ", ".join(one(i) for i in ids) or "none"
 
