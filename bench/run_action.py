@@ -6,9 +6,9 @@
 Each `run:` step of action.yml runs in bash (``-eo pipefail``, as the runner's ``shell:
 bash``) inside REPOSITORY, with the step's `env:` filled from the inputs (their defaults
 otherwise) and earlier steps' outputs, and GITHUB_ACTION_PATH, GITHUB_OUTPUT, GITHUB_ENV and
-RUNNER_TEMP set as a runner sets them. `uses:` steps (installing uv, uploading the SARIF) are
-listed, not run: uv is already here, and the upload needs GitHub. Prints each step's outputs
-and ends with the last step's exit code: the gate.
+RUNNER_TEMP set as a runner sets them. `uses:` steps are listed, not run: for setup-uv this
+machine's uv goes on PATH, the SARIF upload needs GitHub. Prints each step's outputs and
+ends with the last step's exit code: the gate.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -58,6 +59,19 @@ def _fill(value: Any, inputs: dict[str, str], steps: dict[str, dict[str, str]]) 
     return _EXPRESSION.sub(one, str(value))
 
 
+def _uv_dir(runner_temp: Path) -> str:
+    """Where setup-uv would have put uv: here, the folder of the uv on PATH, else a shim that
+    runs ``python3 -m uv`` (CI may have uv only as a Python module)."""
+    found = shutil.which("uv")
+    if found:
+        return str(Path(found).parent)
+    shim = runner_temp / "uv-bin" / "uv"
+    shim.parent.mkdir(parents=True, exist_ok=True)
+    shim.write_text('#!/bin/sh\nexec python3 -m uv "$@"\n', encoding="utf-8")
+    shim.chmod(0o755)
+    return str(shim.parent)
+
+
 def action_inputs(action: dict[str, Any], given: dict[str, str]) -> dict[str, str]:
     """The inputs a runner would pass: the given ones over the defaults; a missing
     required input is refused."""
@@ -75,38 +89,44 @@ def action_inputs(action: dict[str, Any], given: dict[str, str]) -> dict[str, st
     return inputs
 
 
-def run_action(repository: Path, given: dict[str, str], action_path: Path = ROOT,
+def run_action(repository: Path, given: dict[str, str], runner_temp: Path,
+               action_path: Path = ROOT,
                extra_env: dict[str, str] | None = None) -> list[StepRun]:
-    """Run action.yml's steps in `repository`; stops after the first failing step, as a
-    runner does."""
+    """Run action.yml's steps in `repository` (RUNNER_TEMP: `runner_temp`, which keeps what
+    they wrote); stops after the first failing step, as a runner does."""
     action = yaml.safe_load((action_path / "action.yml").read_text(encoding="utf-8"))
     inputs = action_inputs(action, given)
     runs: list[StepRun] = []
     steps: dict[str, dict[str, str]] = {}
-    with tempfile.TemporaryDirectory(prefix="action-") as temp:
-        temp_dir = Path(temp)
-        env_file = temp_dir / "github_env"
-        env_file.touch()
-        for index, step in enumerate(action["runs"]["steps"]):
-            name = step.get("name", f"step {index}")
-            if "uses" in step:
-                runs.append(StepRun(name, None, uses=step["uses"]))
-                continue
-            output_file = temp_dir / f"output-{index}"
-            output_file.touch()
-            env = {**os.environ, **(extra_env or {}), **_read_pairs(env_file),
-                   "GITHUB_ACTION_PATH": str(action_path), "GITHUB_OUTPUT": str(output_file),
-                   "GITHUB_ENV": str(env_file), "RUNNER_TEMP": str(temp_dir),
-                   "GITHUB_WORKSPACE": str(repository)}
-            env.update({k: _fill(v, inputs, steps) for k, v in (step.get("env") or {}).items()})
-            done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
-                                   step["run"]], cwd=repository, env=env, check=False)
-            outputs = _read_pairs(output_file)
-            if "id" in step:
-                steps[step["id"]] = outputs
-            runs.append(StepRun(name, done.returncode, outputs))
-            if done.returncode != 0:
-                break
+    runner_temp.mkdir(parents=True, exist_ok=True)
+    env_file = runner_temp / "github_env"
+    env_file.touch()
+    path_dirs: list[str] = []  # what setup steps put on PATH
+    for index, step in enumerate(action["runs"]["steps"]):
+        name = step.get("name", f"step {index}")
+        if "uses" in step:
+            if step["uses"].startswith("astral-sh/setup-uv@"):
+                path_dirs.append(_uv_dir(runner_temp))
+            runs.append(StepRun(name, None, uses=step["uses"]))
+            continue
+        output_file = runner_temp / f"output-{index}"
+        output_file.touch()
+        # A runner's shell has no virtual environment of ours active.
+        base = {k: v for k, v in os.environ.items() if k != "VIRTUAL_ENV"}
+        base["PATH"] = os.pathsep.join([*path_dirs, base.get("PATH", "")])
+        env = {**base, **(extra_env or {}), **_read_pairs(env_file),
+               "GITHUB_ACTION_PATH": str(action_path), "GITHUB_OUTPUT": str(output_file),
+               "GITHUB_ENV": str(env_file), "RUNNER_TEMP": str(runner_temp),
+               "GITHUB_WORKSPACE": str(repository)}
+        env.update({k: _fill(v, inputs, steps) for k, v in (step.get("env") or {}).items()})
+        done = subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c",
+                               step["run"]], cwd=repository, env=env, check=False)
+        outputs = _read_pairs(output_file)
+        if "id" in step:
+            steps[step["id"]] = outputs
+        runs.append(StepRun(name, done.returncode, outputs))
+        if done.returncode != 0:
+            break
     return runs
 
 
@@ -117,7 +137,9 @@ def main() -> None:
     parser.add_argument("--input", action="append", default=[], metavar="NAME=VALUE")
     args = parser.parse_args()
     given = dict(item.split("=", 1) for item in args.input if "=" in item)
-    runs = run_action(args.repository.resolve(), given)
+    temp = Path(tempfile.mkdtemp(prefix="action-"))
+    print(f"RUNNER_TEMP: {temp} (the reports and the SARIF file stay there)")
+    runs = run_action(args.repository.resolve(), given, temp)
     for run in runs:
         status = f"uses {run.uses}" if run.code is None else f"exit {run.code}"
         print(f"{run.name}: {status}")

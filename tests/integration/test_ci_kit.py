@@ -23,6 +23,7 @@ def _runner() -> ModuleType:
     spec = importlib.util.spec_from_file_location("run_action", ROOT / "bench" / "run_action.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # its dataclasses look their module up
     spec.loader.exec_module(module)
     return module
 
@@ -31,12 +32,11 @@ def _uses(runs: list) -> list[str]:
     return [r.uses.split("@")[0] for r in runs if r.code is None]
 
 
-def test_action_gates_a_shell_injection_and_writes_sarif(auditee_repo: Path,
-                                                          report_pdf: Path) -> None:
+def test_action_gates_a_shell_injection_and_writes_sarif(auditee_repo: Path, report_pdf: Path,
+                                                          tmp_path: Path) -> None:
     commit_unsafe_tools(auditee_repo)
-    runs = _runner().run_action(auditee_repo, {
-        "report": str(report_pdf), "fail-on": "safe_tool_engineering<3, graph_orchestration<2"},
-        extra_env={"UV_OFFLINE": "1"})
+    runs = _runner().run_action(auditee_repo, {"report": str(report_pdf), "fail-under": "3"},
+                                tmp_path / "runner", extra_env={"UV_OFFLINE": "1"})
     assert _uses(runs) == ["astral-sh/setup-uv", "github/codeql-action/upload-sarif"]
     audit_step = next(r for r in runs if r.name == "Audit")
     assert audit_step.code == 0  # the audit step never fails: the upload must still run
@@ -54,10 +54,10 @@ def test_action_gates_a_shell_injection_and_writes_sarif(auditee_repo: Path,
     assert audit_step.outputs["report"].endswith("report.md")
 
 
-def test_action_passes_a_repository_above_its_gate(auditee_repo: Path,
-                                                    report_pdf: Path) -> None:
+def test_action_passes_a_repository_above_its_gate(auditee_repo: Path, report_pdf: Path,
+                                                    tmp_path: Path) -> None:
     runs = _runner().run_action(auditee_repo, {"report": str(report_pdf), "fail-under": "1"},
-                                extra_env={"UV_OFFLINE": "1"})
+                                tmp_path / "runner", extra_env={"UV_OFFLINE": "1"})
     assert [r.code for r in runs if r.code is not None] == [0, 0, 0]
     assert next(r for r in runs if r.name == "Audit").outputs["exit-code"] == "0"
 

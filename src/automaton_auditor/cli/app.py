@@ -16,6 +16,7 @@ from typer.core import TyperGroup
 
 from automaton_auditor.cli.batch import batch
 from automaton_auditor.cli.cache import cache_app
+from automaton_auditor.cli.diff import diff
 from automaton_auditor.cli.run import audit, config
 from automaton_auditor.cli.runs import replay, resume, runs
 
@@ -45,6 +46,7 @@ app = typer.Typer(cls=DefaultGroup, add_completion=False, no_args_is_help=True,
                   subcommand_metavar="[run] TARGET REPORT [OPTIONS] | COMMAND [ARGS]...")
 app.command(DEFAULT_COMMAND)(audit)
 app.command("batch")(batch)
+app.command("diff")(diff)
 app.command("resume")(resume)
 app.command("replay")(replay)
 app.command("runs")(runs)

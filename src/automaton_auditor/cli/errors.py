@@ -20,15 +20,18 @@ def fail(message: str, code: int) -> typer.Exit:
     return typer.Exit(code)
 
 
-def finish(outcome: Outcome, json_output: bool, quiet: bool) -> None:
-    """Print what a run produced (JSON, or the summary table and the report's path) and end
-    the command with the outcome's exit code."""
+def finish(outcome: Outcome, json_output: bool, quiet: bool, *,
+           sarif_output: bool = False) -> None:
+    """Print what a run produced (JSON or SARIF, or the summary table and the report's path)
+    and end the command with the outcome's exit code."""
     final = outcome.final
+    from automaton_auditor.output.document import report_json, sarif_json
     from automaton_auditor.state import final_report_of
 
     report = final_report_of(final)
-    if json_output and report is not None:
-        sys.stdout.write(report.model_dump_json(indent=2) + "\n")
+    if (json_output or sarif_output) and report is not None:
+        sys.stdout.write(sarif_json(report) if sarif_output else report_json(report))
+        json_output = True  # stdout is for the machine: no summary, no report line
     elif not quiet and report is not None and report.criteria:
         from rich.console import Console
 

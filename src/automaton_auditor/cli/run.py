@@ -105,11 +105,20 @@ def audit(
     show_settings: Annotated[bool, typer.Option(
         "--show-settings", help="Print the effective settings and where each came from; "
                                 "audit nothing.")] = False,
+    output_format: Annotated[str | None, typer.Option(
+        "--format", help="What to print on stdout: text (summary table), json (the report) or "
+                         "sarif (SARIF 2.1.0).")] = None,
+    sarif: Annotated[Path | None, typer.Option(
+        help="Also write the failure facts as SARIF 2.1.0 to this file.")] = None,
+    baseline: Annotated[Path | None, typer.Option(
+        help="A report.json to compare with: exit 1 on a regression (see `audit diff`).")
+    ] = None,
 ) -> None:
     """Audit TARGET (repository URL or path) and REPORT (its architecture report)."""
     import logging
 
     from automaton_auditor import service
+    from automaton_auditor.cli import outputs
     from automaton_auditor.cli.flags import resolve_from_flags
 
     flags = {"output_dir": output_dir, "rubric_path": rubric, "model": model,
@@ -137,15 +146,22 @@ def audit(
 
         typer.echo(render_plan(loaded, settings))
         raise typer.Exit(ExitCode.OK)
-    progress, on_update = progress_callback(quiet or json_output, 3 * len(loaded.dimensions))
+    printed = outputs.check_format(output_format, json_output)
+    outputs.check_sarif_path(sarif)
+    base = outputs.load_baseline(baseline)
+    progress, on_update = progress_callback(quiet or printed != "text",
+                                            3 * len(loaded.dimensions))
     with progress:
         outcome = service.run_audit(target, str(report), loaded, settings,
                                     fail_under=fail_under, on_update=on_update)
-    finish(outcome, json_output, quiet)
+    outputs.write_sarif(outcome, sarif)
+    outcome = outputs.apply_baseline(outcome, base, str(baseline))
+    finish(outcome, printed == "json", quiet, sarif_output=printed == "sarif")
 
 
 # Options of `audit run` that are not settings: `audit config` does not take them.
-_RUN_ONLY = ("json_output", "fail_under", "quiet", "dry_run", "show_settings")
+_RUN_ONLY = ("json_output", "fail_under", "quiet", "dry_run", "show_settings", "output_format",
+             "sarif", "baseline")
 
 
 def config(**options: Any) -> None:
