@@ -18,6 +18,7 @@ from typing import Any
 
 from langchain_core.messages import BaseMessage, HumanMessage, SystemMessage
 
+from automaton_auditor.judging.caps import no_credit
 from automaton_auditor.rubric import Dimension
 from automaton_auditor.state import Evidence, Judge, JudicialOpinion
 from automaton_auditor.text import clip
@@ -47,6 +48,8 @@ def prompt_evidence(dossier: Sequence[Evidence]) -> list[Evidence]:
 
 
 def _signal(e: Evidence) -> str:
+    if no_credit(e):  # text written at the judges: shown as a fact, weighed as nothing
+        return "no weight (text aimed at the judges)"
     if e.supports_success:
         return "supports success"
     if e.supports_failure:

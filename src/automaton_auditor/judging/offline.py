@@ -3,6 +3,10 @@
 Each persona reads the same dossier (the evidence of one criterion) through its own lens:
 the Prosecutor is strict about every failure signal, the Defense credits partial work and
 visible process, the TechLead weighs the artifacts by confidence. Each cites real evidence ids.
+
+No lens lets success signals outvote a confirmed failure pattern (`judging.caps`): the
+Prosecutor and the TechLead score at most the pattern's cap and cite the fact, the Defense at
+most one point above it. Facts about text aimed at the judges weigh nothing.
 """
 
 from __future__ import annotations
@@ -10,16 +14,20 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
+from automaton_auditor.judging.caps import confirmed_caps, describe_cap, weighed
 from automaton_auditor.rubric import Dimension
 from automaton_auditor.state import Evidence, Judge, JudicialOpinion
 
 STRONG = 0.7  # confidence from which a failure signal counts as a charge
+DEFENSE_ALLOWANCE = 1  # how far above a failure cap the Defense's mitigation may argue
 
 
 def evidence_balance(evidence: Sequence[Evidence]) -> tuple[float, float]:
-    """Confidence-weighted weight of the success and failure signals in a dossier."""
-    success = sum(e.confidence for e in evidence if e.supports_success)
-    failure = sum(e.confidence for e in evidence if e.supports_failure)
+    """Confidence-weighted weight of the success and failure signals in a dossier (facts
+    about text aimed at the judges weigh nothing)."""
+    counted = weighed(evidence)
+    success = sum(e.confidence for e in counted if e.supports_success)
+    failure = sum(e.confidence for e in counted if e.supports_failure)
     return success, failure
 
 
@@ -41,7 +49,20 @@ def _describe(e: Evidence) -> str:
 
 
 def _by_strength(evidence: Sequence[Evidence]) -> list[Evidence]:
-    return sorted(evidence, key=lambda e: (-e.confidence, e.evidence_id))
+    return sorted(weighed(evidence), key=lambda e: (-e.confidence, e.evidence_id))
+
+
+def _capped(score: int, dimension: Dimension, dossier: Sequence[Evidence],
+            cited: list[str], allowance: int = 0) -> tuple[int, list[str], str]:
+    """`score` under the lowest confirmed failure cap (plus `allowance`); the confirming fact
+    is cited first, and the sentence that says so is returned ("" when nothing capped)."""
+    caps = confirmed_caps(dimension.id, dossier)
+    if not caps or score <= caps[0][0].cap + allowance:
+        return score, cited, ""
+    row, fact = caps[0]
+    cited = [fact.evidence_id, *(i for i in cited if i != fact.evidence_id)][:6]
+    return (row.cap + allowance, cited,
+            f" The rubric's failure pattern caps this criterion: {describe_cap(row, fact)}")
 
 
 def prosecutor(dimension: Dimension, dossier: Sequence[Evidence]) -> JudicialOpinion:
@@ -53,6 +74,7 @@ def prosecutor(dimension: Dimension, dossier: Sequence[Evidence]) -> JudicialOpi
     if not successes:
         score = 1
     cited = [e.evidence_id for e in (failures or successes)[:6]]
+    score, cited, capped = _capped(score, dimension, dossier, cited)
     if charges:
         argument = (f"The failure pattern is present: {'; '.join(charges[:4])}. "
                     f"Rubric failure pattern: {dimension.failure_pattern or 'n/a'}")
@@ -62,7 +84,7 @@ def prosecutor(dimension: Dimension, dossier: Sequence[Evidence]) -> JudicialOpi
     else:
         argument = "Nothing in the evidence shows the success pattern; the burden is not met."
     return JudicialOpinion(judge="Prosecutor", criterion_id=dimension.id, score=score,
-                           argument=argument, cited_evidence=cited, charges=charges,
+                           argument=argument + capped, cited_evidence=cited, charges=charges,
                            remediation=_remediation(failures))
 
 
@@ -79,7 +101,11 @@ def defense(dimension: Dimension, dossier: Sequence[Evidence]) -> JudicialOpinio
                     f"Rubric success pattern: {dimension.success_pattern or 'n/a'}")
     else:
         argument = "I cannot point to supporting evidence; I ask that the record be read fairly."
-    return JudicialOpinion(judge="Defense", criterion_id=dimension.id, score=score,
+    # the Defense concedes a confirmed failure but keeps citing the work it mitigates with
+    capped_score, _, capped = _capped(score, dimension, dossier, cited, DEFENSE_ALLOWANCE)
+    if capped:
+        argument += f" Mitigation argues one point above the cap, no more.{capped}"
+    return JudicialOpinion(judge="Defense", criterion_id=dimension.id, score=capped_score,
                            argument=argument, cited_evidence=cited, mitigations=mitigations)
 
 
@@ -91,9 +117,10 @@ def tech_lead(dimension: Dimension, dossier: Sequence[Evidence]) -> JudicialOpin
     cited = [e.evidence_id for e in ranked[:6]]
     argument = (f"Weighing the artifacts: success signals {success:.2f} against failure signals "
                 f"{failure:.2f} (confidence-weighted) gives {score}/5.")
+    score, cited, capped = _capped(score, dimension, dossier, cited)
     failures = [e for e in ranked if e.supports_failure]
     return JudicialOpinion(judge="TechLead", criterion_id=dimension.id, score=score,
-                           argument=argument, cited_evidence=cited,
+                           argument=argument + capped, cited_evidence=cited,
                            remediation=_remediation(failures))
 
 

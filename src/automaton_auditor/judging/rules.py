@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_UP, Decimal
 
+from automaton_auditor.judging.caps import confirmed_caps, describe_cap, weighed
 from automaton_auditor.judging.offline import evidence_score
 from automaton_auditor.rubric import Dimension, Rubric
 from automaton_auditor.state import CriterionResult, Evidence, JudicialOpinion, RuleApplication
@@ -20,6 +21,7 @@ from automaton_auditor.text import clip
 KNOWN_RULES = (
     "security_override", "fact_supremacy", "functionality_weight", "dissent_requirement",
     "variance_re_evaluation", "missing_vision_cap", "high_variance_missing_evidence",
+    "failure_pattern_cap",
 )
 SECURITY_CAP = 3
 VISION_CAP = 4
@@ -43,9 +45,10 @@ def fact_supremacy(
     """Overrule opinions that rest on no evidence, or whose score the cited facts contradict.
 
     A high score (4–5) must cite at least one fact supporting success; a low score (1–2) must
-    cite at least one fact supporting failure; any opinion must cite a real evidence id.
+    cite at least one fact supporting failure; any opinion must cite a real evidence id. Facts
+    about text aimed at the judges (`caps.no_credit`) support nothing.
     """
-    known = {e.evidence_id: e for e in dossier}
+    known = {e.evidence_id: e for e in weighed(dossier)}
     kept: list[JudicialOpinion] = []
     overruled: list[tuple[JudicialOpinion, str]] = []
     for opinion in opinions:
@@ -111,11 +114,13 @@ class Ruling:
     deciding: str
     applied: list[RuleApplication] = field(default_factory=list)
 
-    def apply(self, rule: str, new_score: float, detail: str) -> None:
-        """Record a rule; it becomes the deciding rule when it changes the score."""
+    def apply(self, rule: str, new_score: float, detail: str, binding: bool = False) -> None:
+        """Record a rule; it becomes the deciding rule when it changes the rounded score, or
+        when it is `binding` (a ceiling the score now sits on)."""
         self.applied.append(RuleApplication(rule=rule, detail=detail,
                                             score_before=self.score, score_after=new_score))
-        if round_half_up(new_score) != round_half_up(self.score) or rule == "evidence_baseline":
+        if (binding or round_half_up(new_score) != round_half_up(self.score)
+                or rule == "evidence_baseline"):
             self.deciding = rule
         self.score = new_score
 
@@ -136,6 +141,7 @@ def _deliberate(dimension: Dimension, opinions: list[JudicialOpinion],
         ruling = Ruling(score=evidence_score(dossier), deciding="evidence_baseline")
         ruling.apply("evidence_baseline", ruling.score,
                      "no opinion survived; the score is what the evidence alone supports")
+        _apply_caps(ruling, dimension, dossier, rubric, False, detective_empty)
         return ruling, overruled_notes, None
     weight = 1.0
     rule_text = rubric.synthesis_rules.get("functionality_weight", "")
@@ -171,6 +177,28 @@ def _apply_caps(ruling: Ruling, dimension: Dimension, dossier: Sequence[Evidence
             and detective_empty and ruling.score > HIGH_VARIANCE_CAP):
         ruling.apply("high_variance_missing_evidence", HIGH_VARIANCE_CAP,
                      "judges disagree and a detective produced no evidence")
+    caps = confirmed_caps(dimension.id, dossier)
+    if _active(rubric, "failure_pattern_cap") and caps:
+        # recorded whenever confirmed; it decides when the score ends on the ceiling (lowered
+        # to it, or already there because the judges applied the same pattern)
+        row, fact = caps[0]
+        held = min(ruling.score, row.cap)
+        ruling.apply("failure_pattern_cap", held, describe_cap(row, fact),
+                     binding=round_half_up(held) == row.cap)
+
+
+def verdict_cap(dimension: Dimension, dossier: Sequence[Evidence], rubric: Rubric) -> str | None:
+    """Why this criterion caps the overall verdict band, if it does: a confirmed security or
+    integrity failure pattern (failure_pattern_cap), or a confirmed security flaw
+    (security_override). Set whether or not the judges already scored low."""
+    if _active(rubric, "failure_pattern_cap"):
+        for row, fact in confirmed_caps(dimension.id, dossier):
+            if row.caps_verdict:
+                return describe_cap(row, fact)
+    flaws = [e for e in dossier if e.confirmed_security_flaw]
+    if _active(rubric, "security_override") and flaws:
+        return f"confirmed security flaw at {flaws[0].location} ({flaws[0].evidence_id})"
+    return None
 
 
 def criterion_remediation(dimension: Dimension, dossier: Sequence[Evidence]) -> str:
@@ -204,6 +232,7 @@ def decide(dimension: Dimension, opinions: list[JudicialOpinion],
         remediation=criterion_remediation(dimension, dossier), deciding_rule=ruling.deciding,
         rules_applied=ruling.applied, overruled=overruled,
         evidence_ids=[e.evidence_id for e in dossier],
+        verdict_cap=verdict_cap(dimension, dossier, rubric),
     )
 
 
@@ -219,10 +248,15 @@ def overall_score(results: Sequence[CriterionResult]) -> float:
     return math.floor(sum(r.final_score for r in results) / len(results) * 100 + 0.5) / 100
 
 
-def verdict_for(score: float) -> str:
-    """The rubric's three profiles, by overall score."""
-    if score >= 4.0:
-        return "Master Thinker"
+MASTER, COMPETENT, VIBE = "Master Thinker", "Competent Orchestrator", "Vibe Coder"
+
+
+def verdict_for(score: float, results: Sequence[CriterionResult] = ()) -> str:
+    """The rubric's three profiles, by overall score. A criterion capped by a confirmed
+    security or integrity failure (`CriterionResult.verdict_cap`) caps the band at
+    "Competent Orchestrator": such a submission is never a Master Thinker, whatever its mean."""
+    if score >= 4.0 and not any(r.verdict_cap for r in results):
+        return MASTER
     if score >= 2.5:
-        return "Competent Orchestrator"
-    return "Vibe Coder"
+        return COMPETENT
+    return VIBE

@@ -26,8 +26,12 @@ def opening(results: list[CriterionResult], state: AgentState, bench: str) -> st
     score = overall_score(results)
     strong = sum(1 for r in results if r.final_score >= 4)
     weak = sum(1 for r in results if r.final_score <= 2)
-    text = (f"Overall {score:.2f}/5 ({verdict_for(score)}) over {len(results)} criteria, judged "
-            f"by the {bench}: {strong} strong (4–5), {weak} weak (1–2).")
+    text = (f"Overall {score:.2f}/5 ({verdict_for(score, results)}) over {len(results)} "
+            f"criteria, judged by the {bench}: {strong} strong (4–5), {weak} weak (1–2).")
+    capped = [r.dimension_name for r in results if r.verdict_cap]
+    if capped:
+        text += (" The verdict is capped by a confirmed security or integrity failure in "
+                 f"{', '.join(capped)}.")
     if state.get("aborted"):
         text += f" The audit was stopped early: {state['aborted']}."
     return text
@@ -58,7 +62,7 @@ def build_report(state: AgentState) -> AuditReport:
         rubric_name=meta.get("rubric_name", ""), rubric_version=meta.get("version", ""),
         bench=settings.bench_label,
         executive_summary=opening(results, state, settings.bench_label),
-        overall_score=score, verdict=verdict_for(score) if results else "not judged",
+        overall_score=score, verdict=verdict_for(score, results) if results else "not judged",
         criteria=results, remediation_plan="",
         errors=list(state.get("errors") or []),
         evidence=report_evidence(state.get("evidences")),

@@ -154,6 +154,9 @@ class CriterionResult(BaseModel):
     evidence_ids: list[str] = Field(default_factory=list)
     # Round-1 opinions a re-evaluation round superseded (shown in the report beside round 2).
     earlier_opinions: list[JudicialOpinion] = Field(default_factory=list)
+    # Why this criterion caps the overall verdict band (a confirmed security or integrity
+    # failure), or None.
+    verdict_cap: str | None = None
 
 
 class AuditReport(BaseModel):
