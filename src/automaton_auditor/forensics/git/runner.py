@@ -8,13 +8,14 @@ Nothing here decides *what* to run; `acquire`, `clone`, `materialize` and `histo
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from automaton_auditor.containment import TIMEOUT, Bounds, Contained, spawn
+from automaton_auditor.containment import PROCESS_LIMIT, TIMEOUT, Bounds, Contained, spawn
 
 # Environment variables passed through to git: the search path and what https needs to reach
 # the network (proxies, CA bundles). Everything else, notably GIT_DIR, GIT_CONFIG_* and
@@ -53,6 +54,8 @@ LOCAL_FILE_PROTOCOL = "protocol.file.allow=always"
 # upload-pack and their shells come to about six). Far above any legitimate need, far
 # below a fork storm: a lazy fetch that recurses is stopped here.
 MAX_PROCS = 24
+# How git and the shell say the kernel refused a fork (the pids cgroup or RLIMIT_NPROC).
+_FORK_REFUSED = re.compile(r"cannot fork|unable to fork|fork\(\) failed|fork: resource", re.I)
 
 
 @dataclass(frozen=True)
@@ -73,7 +76,7 @@ class GitStopped(RuntimeError):
     def __init__(self, args: Sequence[str], kind: str, timeout_s: float) -> None:
         verb = next((a for a in args if not a.startswith("-")), "git")
         what = (f"ran longer than {timeout_s:g} s" if kind == TIMEOUT else
-                f"ran more than {MAX_PROCS} processes at once")
+                f"hit the process limit ({MAX_PROCS} at once)")
         super().__init__(f"git {verb} {what} and was stopped")
         self.kind = kind
 
@@ -144,8 +147,11 @@ def run_git(args: Sequence[str], *, cwd: Path | None, home: Path, timeout_s: flo
             raise GitStopped(args, child.breach, timeout_s)
         out.seek(0)
         err.seek(0)
-        return GitResult(child.popen.returncode, out.read(),
-                         err.read().decode("utf-8", "replace"), reason)
+        result = GitResult(child.popen.returncode, out.read(),
+                           err.read().decode("utf-8", "replace"), reason)
+    if result.returncode != 0 and _FORK_REFUSED.search(result.stderr):
+        raise GitStopped(args, PROCESS_LIMIT, timeout_s)  # the kernel's ceiling held first
+    return result
 
 
 def _wait(child: Contained, watch: Callable[[], str] | None) -> str:
