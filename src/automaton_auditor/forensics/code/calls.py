@@ -23,6 +23,7 @@ from automaton_auditor.forensics.code.common import (
     str_value,
     unparse,
 )
+from automaton_auditor.forensics.code.flow import FlowBuilder
 from automaton_auditor.forensics.code.recorder import Ctx
 
 PERSONA_WORDS = re.compile(r"prosecutor|defen[cs]e|tech[\s_-]?lead|persona|judge", re.I)
@@ -65,6 +66,7 @@ class CallCollector:
         # (function, name) -> the last expression assigned, for ``cmd = [...]; run(cmd)``
         self.assigned: dict[tuple[str, str], ast.expr] = {}
         self._justice_file = bool(JUSTICE_WORDS.search(path))
+        self.flow = FlowBuilder(imports)
 
     def walk(self, tree: ast.Module) -> None:
         """Walk the whole module in source order with an explicit stack.
@@ -176,7 +178,8 @@ class CallCollector:
                                 "params": params, "defaults": defaults,
                                 "retry_hint": any(RETRY_NAME.search(p) for p in params),
                                 "decorators": decorators, "sends": [],
-                                "returns": [], "gotos": [], "loops": {}}
+                                "returns": [], "gotos": [], "loops": {},
+                                "flow": self.flow.summarize(node)}
         for deco in decorators:
             if deco.rsplit(".", 1)[-1] in ("retry", "on_exception", "on_predicate"):
                 self.add("retry", node, ctx._replace(func=qual), how=f"@{deco}")

@@ -6,10 +6,13 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
+from automaton_auditor.forensics.code.sandbox import Clone, clones
 from automaton_auditor.forensics.code.source import function_source, function_tokens
 from automaton_auditor.state import Finding
+from automaton_auditor.text import clip
 
 AUTH = re.compile(r"auth|credential|permission|\b40[13]\b|username|password|terminal prompts",
                   re.I)
@@ -56,34 +59,22 @@ def _tokens_of(facts: dict[str, JSON], repo: Path | None, path: str, func: str) 
     return " ".join(function_tokens(repo, path, info["line"], info["end"]))
 
 
-def _owner(func: str) -> str:
-    return func.rsplit(".", 1)[0] if "." in func else ""
-
-
 def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
                     repo: Path | None) -> list[Finding]:
-    clones = calls_of(facts, "clone")
+    graph = CallGraph(facts)
+    found = clones(facts, repo, graph)
+    every = [(c.path, c.call) for c in found]
+    proved = [c for c in found if c.proof]
     temps = calls_of(facts, "tempdir")
-    temp_scopes = {(p, c["func"]) for p, c in temps}
-    # ``__enter__`` makes the TemporaryDirectory, ``clone`` uses it: same class, same sandbox
-    temp_scopes |= {(p, _owner(c["func"])) for p, c in temps if "." in c["func"]}
-    sandbox_callees = {c["callee"] for _p, c in calls_of(facts, "in_tempdir")}
-    sandboxed = [(p, c) for p, c in clones if c.get("tempdir") or (p, c["func"]) in temp_scopes
-                 or (p, _owner(c["func"])) in temp_scopes
-                 or c["func"].rsplit(".", 1)[-1] in sandbox_callees]
     sub = [(p, c) for p, c in processes if c["name"].startswith("subprocess.")]
     bodies = {(p, c["func"]): _tokens_of(facts, repo, p, c["func"])
-              for p, c in [*sub, *clones]}
+              for p, c in [*sub, *every]}
     handled = [(p, c) for p, c in sub if c["in_try"] or c["check"]
                or "returncode" in bodies[(p, c["func"])]]
     timed = [(p, c) for p, c in sub if c["timeout"]]
     return [
-        _clone_function(facts, clones, repo),
-        call_finding("safety.clone_sandbox", "Clone runs inside a temporary directory",
-           bool(sandboxed) and len(sandboxed) == len(clones), "success", sandboxed or clones,
-           (f"{len(sandboxed)} of {len(clones)} clone call(s) run in a tempfile directory."
-            if clones else "No clone call found, so no sandboxed clone."),
-           tempdir_calls=[f"{p}:{c['line']}" for p, c in temps[:50]]),
+        _clone_function(facts, every, repo),
+        _sandbox_finding(found, proved, temps),
         call_finding("safety.subprocess_errors", "Subprocess calls are checked for errors",
            bool(sub) and len(handled) * 2 >= len(sub), "success", handled or sub,
            f"{len(handled)} of {len(sub)} subprocess call(s) sit in try blocks or pass check=.",
@@ -91,8 +82,26 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
         call_finding("safety.timeouts", "Subprocess calls set a timeout", bool(timed), "success",
            timed or sub, f"{len(timed)} of {len(sub)} subprocess call(s) pass timeout=.",
            confidence=0.8, timed=len(timed), total=len(sub)),
-        *_clone_input_findings(facts, clones, bodies),
+        *_clone_input_findings(facts, every, bodies),
     ]
+
+
+def _sandbox_finding(found: list[Clone], proved: list[Clone],
+                     temps: list[tuple[str, JSON]]) -> Finding:
+    """``safety.clone_sandbox``: quoted from the lines that carry the temp dir to the clone."""
+    items = [(c.path, c.call) for c in (proved or found)]
+    finding = call_finding(
+        "safety.clone_sandbox", "Clone runs inside a temporary directory",
+        bool(proved) and len(proved) == len(found), "success", items,
+        (f"{len(proved)} of {len(found)} clone call(s) write into a fresh temporary "
+         "directory (followed through locals, helpers and callers)." if found
+         else "No clone call found, so no sandboxed clone."),
+        tempdir_calls=[f"{p}:{c['line']}" for p, c in temps[:50]],
+        unproved=[f"{c.path}:{c.call['line']}" for c in found if not c.proof][:50])
+    if proved:
+        quote = "\n".join(line for c in proved[:5] for line in c.proof)
+        finding = finding.model_copy(update={"content": clip(quote, 4000)})
+    return finding
 
 
 def _clone_function(facts: dict[str, JSON], clones: list[tuple[str, JSON]],

@@ -43,3 +43,10 @@ def function_source(repo: Path, path: str, start: int, end: int, limit: int = 20
     """Lines start..end of a repository file, cut to `limit` characters."""
     text = "".join(_lines(str(repo / path))[max(start - 1, 0):end])
     return clip(text, limit)
+
+
+def line_at(repo: Path | None, path: str, line: int, limit: int = 200) -> str:
+    """``path:line: code`` for one line of a repository file (the code stripped and cut)."""
+    lines = _lines(str(repo / path)) if repo is not None else ()
+    text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
+    return f"{path}:{line}: {clip(text, limit)}"

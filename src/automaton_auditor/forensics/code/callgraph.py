@@ -1,0 +1,306 @@
+"""A small call graph of the audited repository, and where values come from across it.
+
+Functions are keyed by ``(path, qualified name)`` (``("src/tools/git.py", "Repo.clone")``).
+A call site recorded by `flow` is resolved through the file's imports (absolute and relative),
+module aliases (``tools.run(...)``), ``self.method``/``cls.method`` (also in base classes),
+nested functions, constructors and methods of objects built from the repository's own
+classes. `sources` follows a value through locals, ``self`` attributes, helpers' returns (with
+their parameters replaced by the caller's arguments) and library calls (whose result is taken
+to derive from their arguments: ``Path(tmp) / "repo"``, ``os.path.join(tmp, name)``).
+Depth is bounded and every listing is in a fixed order, so facts are deterministic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.resolve import module_name
+
+Key = tuple[str, str]  # (path, qualified function name)
+MAX_DEPTH = 6
+
+
+class Target(NamedTuple):
+    """What a call resolves to: a function, or a class (its constructor)."""
+
+    path: str
+    qual: str
+    is_class: bool = False
+
+
+class CallGraph:
+    """Definitions, call resolution, callers and value sources over per-file facts."""
+
+    def __init__(self, facts: dict[str, JSON]) -> None:
+        self.facts = facts
+        self.modules = {p: module_name(p) for p in sorted(facts)}
+        self.functions: dict[Key, JSON] = {
+            (p, q): info for p in sorted(facts)
+            for q, info in sorted((facts[p].get("functions") or {}).items())}
+        self.classes: dict[Key, JSON] = {
+            (p, c["name"]): c for p in sorted(facts) for c in facts[p].get("classes") or []}
+        self._callers: dict[Key, list[tuple[Key, int]]] | None = None
+        self._memo: dict[tuple[Key, str], frozenset[str]] = {}
+        self._files: dict[tuple[str, str], tuple[str, ...]] = {}
+
+    # --- definitions ---------------------------------------------------------------------
+    def flow(self, key: Key) -> JSON:
+        """The `flow` summary of a function (empty when unknown)."""
+        return (self.functions.get(key) or {}).get("flow") or {}
+
+    def sites(self, key: Key) -> list[JSON]:
+        """The call sites a function makes, in source order."""
+        return self.flow(key).get("calls") or []
+
+    def module_files(self, module: str, from_path: str) -> tuple[str, ...]:
+        """Files that may hold `module` imported from `from_path` (relative imports too)."""
+        found = self._files.get((module, from_path))
+        if found is None:
+            found = self._files[(module, from_path)] = self._find_files(module, from_path)
+        return found
+
+    def _find_files(self, module: str, from_path: str) -> tuple[str, ...]:
+        level = len(module) - len(module.lstrip("."))
+        name = module.lstrip(".")
+        if level:
+            base = self.modules.get(from_path, "").split(".")
+            # ``from . import x`` in pkg/a.py names pkg; a package's __init__ names itself
+            keep = len(base) - level + (1 if from_path.endswith("__init__.py") else 0)
+            name = ".".join([*base[:max(keep, 0)], *([name] if name else [])])
+        if not name:
+            return ()
+        exact = tuple(p for p, m in self.modules.items() if m == name)
+        if exact:
+            return exact
+        suffix = sorted((p for p, m in self.modules.items() if m.endswith("." + name)),
+                        key=lambda p: (p.count("/"), p))
+        return tuple(suffix[:1])
+
+    def _symbol(self, path: str, qual: str) -> Target | None:
+        if (path, qual) in self.functions:
+            return Target(path, qual)
+        if (path, qual) in self.classes:
+            return Target(path, qual, True)
+        return None
+
+    def _dotted(self, path: str, full: str) -> Target | None:
+        """``pkg.mod.func`` / ``pkg.mod.Cls.method`` / ``.mod.func`` to a definition."""
+        lead = len(full) - len(full.lstrip("."))
+        parts = full.lstrip(".").split(".")
+        for cut in range(len(parts) - 1, -1, -1):
+            module = "." * lead + ".".join(parts[:cut])
+            files = self.module_files(module, path) if module.strip(".") or lead else ()
+            for file in files:
+                hit = self._symbol(file, ".".join(parts[cut:]))
+                if hit is not None:
+                    return hit
+        return None
+
+    def class_of(self, key: Key) -> str | None:
+        """The class a method belongs to (the longest class-name prefix of its name)."""
+        path, qual = key
+        parts = qual.split(".")
+        for cut in range(len(parts) - 1, 0, -1):
+            if (path, ".".join(parts[:cut])) in self.classes:
+                return ".".join(parts[:cut])
+        return None
+
+    def method(self, path: str, cls: str, name: str, depth: int = 0) -> Target | None:
+        """`name` defined on class `cls` of `path` or, failing that, on its bases."""
+        hit = self._symbol(path, f"{cls}.{name}")
+        if hit is not None or depth > 4:
+            return hit
+        for base in (self.classes.get((path, cls)) or {}).get("bases") or []:
+            owner = self.class_target(path, base)
+            if owner is not None:
+                found = self.method(owner.path, owner.qual, name, depth + 1)
+                if found is not None:
+                    return found
+        return None
+
+    def class_target(self, path: str, name: str) -> Target | None:
+        """The repository class a (resolved) name refers to from `path`."""
+        hit = self._symbol(path, name)
+        if hit is not None and hit.is_class:
+            return hit
+        found = self._dotted(path, name) if "." in name else None
+        return found if found is not None and found.is_class else None
+
+    # --- resolution ----------------------------------------------------------------------
+    def resolve(self, key: Key, site: JSON) -> Target | None:
+        """The definition a call site of function `key` calls, or None (library, unknown)."""
+        path, qual = key
+        name = str(site.get("name") or "")
+        if not name:
+            return None
+        head, _, rest = name.partition(".")
+        imports = self.facts.get(path, {}).get("imports") or {}
+        if head in ("self", "cls") and rest and "." not in rest:
+            owner = self.class_of(key)
+            return self.method(path, owner, rest) if owner else None
+        if not rest:
+            for scope in _enclosing(qual):  # a nested helper, then the module's own
+                hit = self._symbol(path, f"{scope}.{head}" if scope else head)
+                if hit is not None:
+                    return hit
+            return self._dotted(path, imports[head]) if head in imports else None
+        if head in imports:
+            return self._dotted(path, f"{imports[head]}.{rest}")
+        hit = self._symbol(path, name)  # ``Cls.static_method(...)`` in the same file
+        if hit is not None:
+            return hit
+        if "." not in rest and site.get("recv"):
+            for cls in self.instance_classes(key, site["recv"]):
+                found = self.method(cls.path, cls.qual, rest)
+                if found is not None:
+                    return found
+        return None
+
+    def instance_classes(self, key: Key, atoms: Iterable[str]) -> list[Target]:
+        """Repository classes whose instances a value may be (``m = Manager(); m.run()``)."""
+        out = []
+        for source in sorted(self.sources(key, list(atoms))):
+            if source.startswith("o:"):
+                path, _, cls = source[2:].partition("|")
+                out.append(Target(path, cls, True))
+        return out
+
+    def callees(self, key: Key) -> list[tuple[int, Target]]:
+        """(site index, definition) for every call of `key` that resolves."""
+        out = []
+        for index, site in enumerate(self.sites(key)):
+            target = self.resolve(key, site)
+            if target is not None:
+                out.append((index, target))
+        return out
+
+    def function_key(self, target: Target) -> Key | None:
+        """The function a target runs: itself, or a class's ``__init__``."""
+        if not target.is_class:
+            return (target.path, target.qual)
+        init = self.method(target.path, target.qual, "__init__")
+        return (init.path, init.qual) if init is not None else None
+
+    def callers(self, key: Key) -> list[tuple[Key, int]]:
+        """(caller, site index) of every resolved call to `key`, in a fixed order."""
+        if self._callers is None:
+            index: dict[Key, list[tuple[Key, int]]] = {}
+            for caller in self.functions:
+                for site_index, target in self.callees(caller):
+                    callee = self.function_key(target)
+                    if callee is not None:
+                        index.setdefault(callee, []).append((caller, site_index))
+            self._callers = index
+        return self._callers.get(key, [])
+
+    def reachable(self, roots: Iterable[Key], depth: int = MAX_DEPTH) -> list[Key]:
+        """Functions reachable from `roots` within `depth` calls, breadth first."""
+        seen: list[Key] = []
+        frontier = [r for r in roots if r in self.functions]
+        for _ in range(depth + 1):
+            nxt: list[Key] = []
+            for key in frontier:
+                if key in seen:
+                    continue
+                seen.append(key)
+                for _index, target in self.callees(key):
+                    callee = self.function_key(target)
+                    if callee is not None and callee not in seen:
+                        nxt.append(callee)
+            frontier = nxt
+        return seen
+
+    # --- values --------------------------------------------------------------------------
+    def sources(self, key: Key, atoms: list[str], depth: int = 0) -> frozenset[str]:
+        """Where a value of function `key` comes from: ``t:<path>:<line>`` (a temp dir made
+        there), ``s:<text>`` (a literal), ``p:<param>`` (a parameter of `key`) and
+        ``o:<path>|<class>`` (an instance of a repository class)."""
+        out: set[str] = set()
+        for atom in atoms:
+            out |= self._atom(key, atom, depth)
+        return frozenset(out)
+
+    def _atom(self, key: Key, atom: str, depth: int) -> frozenset[str]:
+        kind, _, rest = atom.partition(":")
+        if kind == "t":
+            return frozenset({f"t:{key[0]}:{rest}"})
+        if kind in ("s", "p"):
+            return frozenset({atom})
+        memo = self._memo.get((key, atom))
+        if memo is not None:
+            return memo
+        if depth > MAX_DEPTH:
+            return frozenset()
+        self._memo[(key, atom)] = frozenset()  # a cycle contributes nothing
+        if kind == "v":
+            found = self.sources(key, self.flow(key).get("binds", {}).get(rest, []), depth + 1)
+        elif kind == "a":
+            found = self._attribute(key, rest, depth)
+        else:
+            found = self._call_value(key, int(rest), depth)
+        self._memo[(key, atom)] = found
+        return found
+
+    def _attribute(self, key: Key, attr: str, depth: int) -> frozenset[str]:
+        """``self.<attr>``: everything any method of the class assigns to it."""
+        owner = self.class_of(key)
+        if owner is None:
+            return frozenset()
+        out: set[str] = set()
+        for other in self.functions:
+            if other[0] == key[0] and other[1].startswith(owner + "."):
+                bound = self.flow(other).get("attrs", {}).get(attr)
+                if bound:
+                    # another method's parameters mean nothing here: drop them
+                    out |= {s for s in self.sources(other, bound, depth + 1)
+                            if not (other != key and s.startswith("p:"))}
+        prop = self.method(key[0], owner, attr)
+        if prop is not None and any(str(d).endswith("property") for d in
+                                    self.functions[(prop.path, prop.qual)]["decorators"]):
+            # ``@property def root(self): return self._root``
+            getter = (prop.path, prop.qual)
+            out |= {s for s in self.sources(getter, self.flow(getter).get("rets", []),
+                                            depth + 1) if not s.startswith("p:")}
+        return frozenset(out)
+
+    def _call_value(self, key: Key, index: int, depth: int) -> frozenset[str]:
+        sites = self.sites(key)
+        if index >= len(sites):
+            return frozenset()
+        site = sites[index]
+        target = self.resolve(key, site)
+        passed = [*site.get("args", []), *site.get("kw", {}).values(), site.get("recv") or []]
+        if target is None:  # a library call: its result derives from what it is given
+            return self.sources(key, [a for group in passed for a in group], depth + 1)
+        if target.is_class:
+            return frozenset({f"o:{target.path}|{target.qual}"})
+        callee = (target.path, target.qual)
+        returned = self.sources(callee, self.flow(callee).get("rets", []), depth + 1)
+        out = {s for s in returned if not s.startswith("p:")}
+        for source in sorted(s for s in returned if s.startswith("p:")):
+            bound = self.argument(key, index, callee, source[2:])
+            if bound is not None:
+                out |= self.sources(key, bound, depth + 1)
+        return frozenset(out)
+
+    def argument(self, caller: Key, index: int, callee: Key, param: str) -> list[str] | None:
+        """The atoms the caller's site `index` passes for `callee`'s parameter `param`."""
+        site = self.sites(caller)[index]
+        if param in site.get("kw", {}):
+            return list(site["kw"][param])
+        params = list((self.functions.get(callee) or {}).get("params") or [])
+        # ``obj.method(x)`` / ``self.method(x)`` / ``Cls(x)`` bind ``self`` implicitly
+        if params[:1] in (["self"], ["cls"]) and ("." in str(site.get("name")) or
+                                                  callee[1].endswith(".__init__")):
+            params = params[1:]
+        if param in params and params.index(param) < len(site.get("args", [])):
+            return list(site["args"][params.index(param)])
+        return None
+
+
+def _enclosing(qual: str) -> list[str]:
+    """Scopes a bare name is looked up in: enclosing functions, innermost first, then ""."""
+    parts = qual.split(".")
+    return [".".join(parts[:cut]) for cut in range(len(parts), 0, -1)] + [""]

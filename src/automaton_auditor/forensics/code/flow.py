@@ -1,0 +1,180 @@
+"""Where values come from inside one function: the per-function half of the data flow.
+
+For each function the walk records, in JSON, what every local name, ``self`` attribute and
+returned value is built from, and every call it makes with what flows into each argument.
+A value is summarised as a sorted list of atoms:
+
+- ``p:<name>`` a parameter, ``v:<name>`` a local name, ``a:<attr>`` an attribute of ``self``;
+- ``c:<i>`` the result of the function's i-th recorded call (resolved across the repository
+  later, by `callgraph`, through the callee's own returns);
+- ``t:<line>`` a fresh temporary directory (``tempfile.mkdtemp()``/``TemporaryDirectory()``);
+- ``s:<text>`` a short string literal that is part of the value (``git``, ``clone``).
+
+Flow-insensitive and deliberately small: enough to follow a temp dir or a command list
+through locals, helpers and wrappers, never an interpreter. Nothing is executed.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from automaton_auditor.forensics.code.common import JSON, dotted, resolve
+
+TEMP_MAKERS = ("tempfile.mkdtemp", "tempfile.TemporaryDirectory")
+MAX_ATOMS = 24
+MAX_CALLS = 400
+MAX_STRING = 60
+MAX_DEPTH = 40
+
+
+def _merge(*groups: list[str]) -> list[str]:
+    out: set[str] = set()
+    for group in groups:
+        out.update(group)
+    if len(out) > MAX_ATOMS:
+        # Keep the atoms that carry meaning first: temp dirs, then calls, names, strings.
+        ranked = sorted(out, key=lambda a: ("tcpva s".find(a[0]), a))
+        return sorted(ranked[:MAX_ATOMS])
+    return sorted(out)
+
+
+class FlowBuilder:
+    """Summarises the data flow of function bodies of one file."""
+
+    def __init__(self, imports: dict[str, str]) -> None:
+        self.imports = imports
+
+    def summarize(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> JSON:
+        """``binds``, ``attrs``, ``calls`` and ``rets`` of one function (nested functions
+        and classes are their own scopes and are skipped)."""
+        scope = _Scope(self, {a.arg for a in _all_args(node)})
+        for stmt in node.body:
+            scope.stmt(stmt)
+        return {"binds": scope.binds, "attrs": scope.attrs, "calls": scope.calls,
+                "rets": scope.rets}
+
+
+def _all_args(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    args = node.args
+    extra = [a for a in (args.vararg, args.kwarg) if a is not None]
+    return [*args.posonlyargs, *args.args, *args.kwonlyargs, *extra]
+
+
+class _Scope:
+    """One function body being summarised."""
+
+    def __init__(self, owner: FlowBuilder, params: set[str]) -> None:
+        self.imports = owner.imports
+        self.params = params
+        self.binds: dict[str, list[str]] = {}
+        self.attrs: dict[str, list[str]] = {}
+        self.calls: list[JSON] = []
+        self.rets: list[str] = []
+
+    # --- statements ----------------------------------------------------------------------
+    def stmt(self, node: ast.stmt) -> None:
+        """Record what one statement binds, returns and calls; recurse into blocks."""
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return
+        if isinstance(node, ast.Assign):
+            value = self.atoms(node.value)
+            for target in node.targets:
+                self.bind(target, value)
+        elif isinstance(node, ast.AnnAssign | ast.AugAssign):
+            if node.value is not None:
+                value = self.atoms(node.value)
+                if isinstance(node, ast.AugAssign):
+                    value = _merge(value, self.atoms(node.target))
+                self.bind(node.target, value)
+        elif isinstance(node, ast.Return):
+            if node.value is not None:
+                self.rets = _merge(self.rets, self.atoms(node.value))
+        elif isinstance(node, ast.For | ast.AsyncFor):
+            self.bind(node.target, self.atoms(node.iter))
+        elif isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                value = self.atoms(item.context_expr)
+                if item.optional_vars is not None:
+                    self.bind(item.optional_vars, value)
+        else:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.expr):
+                    self.atoms(child)
+        for block in ("body", "orelse", "finalbody", "handlers"):
+            for child in getattr(node, block, None) or []:
+                if isinstance(child, ast.ExceptHandler):
+                    for sub in child.body:
+                        self.stmt(sub)
+                elif isinstance(child, ast.stmt):
+                    self.stmt(child)
+        for case in getattr(node, "cases", None) or []:
+            for sub in case.body:
+                self.stmt(sub)
+
+    def bind(self, target: ast.AST, value: list[str]) -> None:
+        """Merge `value` into what a name, ``self`` attribute or unpacked target holds."""
+        if isinstance(target, ast.Name):
+            self.binds[target.id] = _merge(self.binds.get(target.id, []), value)
+        elif isinstance(target, ast.Attribute) and dotted(target.value) == "self":
+            self.attrs[target.attr] = _merge(self.attrs.get(target.attr, []), value)
+        elif isinstance(target, ast.Tuple | ast.List):
+            for elt in target.elts:
+                self.bind(elt.value if isinstance(elt, ast.Starred) else elt, value)
+        elif isinstance(target, ast.Subscript | ast.Attribute):
+            self.atoms(target)  # calls inside ``d[f(x)] = ...`` still count
+
+    # --- expressions ---------------------------------------------------------------------
+    def atoms(self, node: ast.AST | None, depth: int = 0) -> list[str]:
+        """The atoms an expression's value is built from (calls inside are recorded)."""
+        if node is None or depth > MAX_DEPTH:
+            return []
+        if isinstance(node, ast.Constant):
+            text = node.value
+            return [f"s:{text}"] if isinstance(text, str) and 0 < len(text) <= MAX_STRING \
+                else []
+        if isinstance(node, ast.Name):
+            return [f"p:{node.id}" if node.id in self.params else f"v:{node.id}"]
+        if isinstance(node, ast.Attribute):
+            if dotted(node.value) == "self":
+                return [f"a:{node.attr}"]
+            return self.atoms(node.value, depth + 1)
+        if isinstance(node, ast.Call):
+            return self.call(node, depth)
+        if isinstance(node, ast.Lambda):
+            return []
+        if isinstance(node, ast.Yield | ast.YieldFrom):
+            # a generator (``@contextmanager``) hands out what it yields
+            value = self.atoms(node.value, depth + 1)
+            self.rets = _merge(self.rets, value)
+            return value
+        if isinstance(node, ast.NamedExpr):
+            value = self.atoms(node.value, depth + 1)
+            self.bind(node.target, value)
+            return value
+        parts = [self.atoms(child, depth + 1) for child in ast.iter_child_nodes(node)
+                 if isinstance(child, ast.expr | ast.comprehension | ast.keyword)]
+        return _merge(*parts)
+
+    def call(self, node: ast.Call, depth: int) -> list[str]:
+        """Record a call site; its value is ``c:<index>`` (or ``t:<line>`` for a temp dir)."""
+        name = dotted(node.func) or ""
+        full = resolve(name, self.imports) or ""
+        args = [self.atoms(a.value if isinstance(a, ast.Starred) else a, depth + 1)
+                for a in node.args]
+        kwargs = {kw.arg: self.atoms(kw.value, depth + 1) for kw in node.keywords if kw.arg}
+        receiver: list[str] = []
+        if isinstance(node.func, ast.Attribute) and not name:
+            receiver = self.atoms(node.func.value, depth + 1)  # ``Path(tmp).joinpath(...)``
+        elif isinstance(node.func, ast.Attribute) and name.split(".", 1)[0] not in self.imports:
+            receiver = self.atoms(node.func.value, depth + 1)  # ``obj.method(...)``
+        if full in TEMP_MAKERS:
+            return [f"t:{node.lineno}"]
+        if len(self.calls) >= MAX_CALLS:
+            return _merge(receiver, *args, *kwargs.values())
+        site: dict[str, Any] = {"line": node.lineno, "name": name, "args": args,
+                                "kw": kwargs}
+        if receiver:
+            site["recv"] = receiver
+        self.calls.append(site)
+        return [f"c:{len(self.calls) - 1}"]

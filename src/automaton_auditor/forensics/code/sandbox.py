@@ -1,0 +1,159 @@
+"""Clones followed through the call graph: which calls run ``git clone`` (directly, through
+GitPython, or through a project wrapper such as ``run_command(["git", "clone", url, dest])``)
+and whether the destination is a fresh temporary directory, proved by the lines that make
+the temp dir and carry it to the clone (returned by a helper, passed as an argument, kept on
+``self``). A helper's name never counts; only where the value comes from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import NamedTuple
+
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.facts import calls_of
+from automaton_auditor.forensics.code.source import line_at
+
+COMMAND_KEYWORDS = ("args", "cmd", "command")
+DEST_KEYWORDS = ("to_path", "cwd", "dest", "path", "target", "directory")
+MAX_CALLER_DEPTH = 3
+
+
+class Clone(NamedTuple):
+    """One clone call and what the flow proves about its destination."""
+
+    path: str
+    call: JSON  # a ``clone`` call fact (line, func, snippet, how, timeout, in_try ...)
+    proof: list[str]  # quoted lines: temp dir made ... carried ... clone; [] = not proved
+
+
+def site_at(graph: CallGraph, key: Key, line: int, tail: str = "") -> int | None:
+    """Index of the call site of `key` at `line` (whose name ends with `tail`, if given)."""
+    hits = [i for i, s in enumerate(graph.sites(key)) if s["line"] == line]
+    named = [i for i in hits if tail and str(graph.sites(key)[i]["name"]).endswith(tail)]
+    chosen = named or hits
+    # arguments are recorded before the call that takes them: the outermost call is last
+    return chosen[-1] if chosen else None
+
+
+def _payload(site: JSON, keywords: tuple[str, ...], skip_first: bool = False) -> list[str]:
+    args = site.get("args") or []
+    atoms = [a for group in (args[1:] if skip_first else args) for a in group]
+    for name, group in sorted((site.get("kw") or {}).items()):
+        if name in keywords:
+            atoms += group
+    return atoms
+
+
+def command_params(graph: CallGraph, facts: dict[str, JSON]) -> dict[Key, dict[str, JSON]]:
+    """Functions whose parameter becomes (part of) a process command: ``def run(cmd):
+    subprocess.run(cmd)``, and wrappers of those wrappers. Maps key -> {param: process}."""
+    sinks: dict[Key, dict[str, JSON]] = {}
+    for path, call in calls_of(facts, "process"):
+        key = (path, call["func"])
+        index = site_at(graph, key, call["line"], call["name"].rsplit(".", 1)[-1])
+        if index is None:
+            continue
+        site = graph.sites(key)[index]
+        command = (site.get("args") or [[]])[0] if site.get("args") else _payload(
+            {"kw": site.get("kw")}, COMMAND_KEYWORDS)
+        for source in sorted(graph.sources(key, command)):
+            if source.startswith("p:"):
+                sinks.setdefault(key, {}).setdefault(source[2:], {**call, "path": path})
+    for _round in range(MAX_CALLER_DEPTH):
+        grown = False
+        for key, params in sorted(sinks.items()):
+            for param, process in sorted(params.items()):
+                for caller, index in graph.callers(key):
+                    bound = graph.argument(caller, index, key, param) or []
+                    for source in sorted(graph.sources(caller, bound)):
+                        if source.startswith("p:") and source[2:] not in sinks.get(caller, {}):
+                            sinks.setdefault(caller, {})[source[2:]] = process
+                            grown = True
+        if not grown:
+            break
+    return sinks
+
+
+def _is_git_clone(sources: frozenset[str]) -> bool:
+    words = {w for s in sources if s.startswith("s:") for w in s[2:].split()}
+    return "clone" in words and any(w == "git" or w.endswith("/git") for w in words)
+
+
+def wrapper_clones(graph: CallGraph, facts: dict[str, JSON],
+                   repo: Path | None) -> list[tuple[str, JSON]]:
+    """Calls that hand a ``git clone`` command to a process-running wrapper."""
+    found: dict[tuple[str, int], JSON] = {}
+    sinks = command_params(graph, facts)
+    for key, params in sorted(sinks.items()):
+        for param, process in sorted(params.items()):
+            for caller, index in graph.callers(key):
+                bound = graph.argument(caller, index, key, param)
+                if not bound or not _is_git_clone(graph.sources(caller, bound)):
+                    continue
+                line = graph.sites(caller)[index]["line"]
+                found.setdefault((caller[0], line), {
+                    "kind": "clone", "line": line, "func": caller[1],
+                    "snippet": line_at(repo, caller[0], line).split(": ", 1)[-1],
+                    "how": f"{graph.sites(caller)[index]['name']} -> {process['name']} "
+                           f"({process['path']}:{process['line']})",
+                    "tempdir": False, "in_try": process.get("in_try", False),
+                    "timeout": process.get("timeout", False), "site": index})
+    return [(path, call) for (path, _line), call in sorted(found.items())]
+
+
+def _destination(graph: CallGraph, key: Key, call: JSON) -> list[str]:
+    index = call.get("site")
+    if index is None:
+        how = str(call.get("how", ""))
+        tail = "clone_from" if how.startswith("GitPython") else how.rsplit(".", 1)[-1]
+        index = site_at(graph, key, call["line"], tail)
+    if index is None:
+        return []
+    site = graph.sites(key)[index]
+    if str(call.get("how", "")).startswith("GitPython"):
+        return _payload(site, DEST_KEYWORDS, skip_first=True)
+    return _payload(site, (*COMMAND_KEYWORDS, *DEST_KEYWORDS))
+
+
+def prove(graph: CallGraph, repo: Path | None, key: Key, atoms: list[str],
+          depth: int = 0) -> list[str]:
+    """Quoted lines proving that `atoms` of `key` hold a temp dir ([] when they do not):
+    directly, or through every caller that passes it in (up to a few callers up)."""
+    sources = graph.sources(key, atoms)
+    temps = sorted(s for s in sources if s.startswith("t:"))
+    if temps:
+        return [line_at(repo, *_split(t)) for t in temps[:3]]
+    params = sorted(s[2:] for s in sources if s.startswith("p:"))
+    if not params or depth >= MAX_CALLER_DEPTH:
+        return []
+    for caller, index in graph.callers(key):
+        for param in params:
+            bound = graph.argument(caller, index, key, param)
+            proof = prove(graph, repo, caller, bound, depth + 1) if bound else []
+            if proof:
+                line = graph.sites(caller)[index]["line"]
+                return [*proof, line_at(repo, caller[0], line)]
+    return []
+
+
+def _split(source: str) -> tuple[str, int]:
+    path, _, line = source[2:].rpartition(":")
+    return path, int(line)
+
+
+def clones(facts: dict[str, JSON], repo: Path | None, graph: CallGraph) -> list[Clone]:
+    """Every clone, direct or through a wrapper, with its sandbox proof."""
+    direct = calls_of(facts, "clone")
+    seen = {(p, c["line"]) for p, c in direct}
+    every = [*direct, *[(p, c) for p, c in wrapper_clones(graph, facts, repo)
+                        if (p, c["line"]) not in seen]]
+    out = []
+    for path, call in sorted(every, key=lambda pc: (pc[0], pc[1]["line"])):
+        key = (path, call["func"])
+        proof = prove(graph, repo, key, _destination(graph, key, call))
+        if not proof and call.get("tempdir"):
+            proof = [f"{path}:{call['line']}: (inside ``with tempfile.TemporaryDirectory()``)"]
+        clone_line = line_at(repo, path, call["line"])
+        out.append(Clone(path, call, [*proof, clone_line] if proof else []))
+    return out

@@ -1,0 +1,148 @@
+"""Behavioural code facts followed across functions: the call graph and clone sandboxes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.analyze import code_findings, collect_facts
+from automaton_auditor.forensics.code.callgraph import CallGraph
+
+from .test_code_ast_graph import by_facet, write_repo
+
+RUNNER = '''
+import subprocess
+
+
+def run_command(cmd, cwd=None):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, check=True, timeout=60)
+
+
+def _safe_run(args):
+    return run_command(args)
+'''
+
+SANDBOX = '''
+import tempfile
+
+
+def _get_or_create_sandbox():
+    path = tempfile.mkdtemp(prefix="audit_")
+    return path
+'''
+
+
+def _sandbox(tmp_path: Path, files: dict[str, str]):
+    names = write_repo(tmp_path, files)
+    return by_facet(code_findings(tmp_path, names)[0], "safety.clone_sandbox")
+
+
+def test_temp_dir_returned_by_a_helper_and_clone_run_by_a_wrapper(tmp_path: Path) -> None:
+    finding = _sandbox(tmp_path, {
+        "src/utils/runner.py": RUNNER, "src/utils/sandbox.py": SANDBOX,
+        "src/tools/repo.py": '''
+from src.utils.runner import run_command
+from ..utils import sandbox as sb
+
+
+def clone(url):
+    dest = sb._get_or_create_sandbox()
+    run_command(["git", "clone", "--depth", "50", url, dest])
+    return dest
+'''})
+    assert finding.found, finding.rationale
+    assert finding.location == "src/tools/repo.py:8"
+    assert "src/utils/sandbox.py:6: path = tempfile.mkdtemp" in (finding.content or "")
+    assert "src/tools/repo.py:8: run_command([\"git\", \"clone\"" in (finding.content or "")
+
+
+def test_clone_through_a_wrapper_of_a_wrapper_into_the_working_directory(
+        tmp_path: Path) -> None:
+    finding = _sandbox(tmp_path, {"runner.py": RUNNER, "repo.py": '''
+from runner import _safe_run
+
+
+def clone(url):
+    _safe_run(["git", "clone", url, "./repos/target"])
+'''})
+    assert finding.found is False
+    assert finding.data["unproved"] == ["repo.py:6"]
+    assert "0 of 1 clone call(s)" in finding.rationale
+
+
+def test_command_built_by_the_caller_and_temp_dir_passed_in(tmp_path: Path) -> None:
+    finding = _sandbox(tmp_path, {"git_ops.py": '''
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+def execute(cmd):
+    return subprocess.run(cmd, timeout=30)
+
+
+def clone_into(url, where):
+    cmd = ["git", "clone", url, str(Path(where) / "repo")]
+    return execute(cmd)
+
+
+def investigate(url):
+    with tempfile.TemporaryDirectory() as tmp:
+        clone_into(url, tmp)
+'''})
+    assert finding.found, finding.rationale
+    content = finding.content or ""
+    assert "git_ops.py:17: with tempfile.TemporaryDirectory() as tmp:" in content
+    assert "git_ops.py:18: clone_into(url, tmp)" in content
+
+
+def test_a_function_named_sandbox_that_returns_a_fixed_path_proves_nothing(
+        tmp_path: Path) -> None:
+    finding = _sandbox(tmp_path, {"tools.py": '''
+import subprocess
+
+
+def make_sandbox_dir():
+    return "/srv/checkouts"
+
+
+def clone(url):
+    subprocess.run(["git", "clone", url, make_sandbox_dir()], timeout=5)
+'''})
+    assert finding.found is False
+
+
+def test_call_graph_resolves_imports_self_and_instances(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/base.py": '''
+import subprocess
+class Base:
+    def run(self, cmd):
+        return subprocess.run(cmd)
+''',
+        "pkg/tool.py": '''
+import subprocess
+from .base import Base
+from . import base as b
+
+
+class Tool(Base):
+    def go(self):
+        return self.run(["ls"])
+
+
+def main():
+    t = Tool()
+    t.go()
+    b.Base().run(["x"])
+''',
+    })
+    facts, _ = collect_facts(tmp_path, files)
+    graph = CallGraph(facts)
+    callees = {(k, t.qual) for k in graph.functions
+               for _i, t in graph.callees(k)}
+    assert (("pkg/tool.py", "Tool.go"), "Base.run") in callees
+    assert (("pkg/tool.py", "main"), "Tool") in callees
+    assert (("pkg/tool.py", "main"), "Tool.go") in callees
+    assert graph.reachable([("pkg/tool.py", "main")]) == [
+        ("pkg/tool.py", "main"), ("pkg/tool.py", "Tool.go"), ("pkg/base.py", "Base.run")]
