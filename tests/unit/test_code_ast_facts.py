@@ -152,13 +152,14 @@ def test_persona_collusion_from_prompt_files(tmp_path: Path) -> None:
     assert overlap("a b c d", "w x y z") == 0.0
 
 
-def test_justice_rules_and_llm_in_synthesis(tmp_path: Path) -> None:
+def test_justice_rules_come_from_behaviour_not_from_names(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {"nodes/justice.py": '''
 def chief_justice(state, llm):
     """Mentions an LLM and security_override in prose only."""
     scores = [o.score for o in state["opinions"]]
     variance = max(scores) - min(scores)
-    if state.get("security_flaw"):
+    found = [e for e in state["evidences"] if e.found]
+    if not found:
         return min(scores), "security_override"
     if variance > 2:
         return dissent(scores)
@@ -169,11 +170,13 @@ def synthesize(state, llm):
 '''})
     findings, _ = code_findings(tmp_path, files)
     rules = by_facet(findings, "justice.rules")
-    assert rules.found
     assert set(rules.data["rules"]) == {"security_override", "fact_supremacy",
-                                        "dissent_requirement", "variance_re_evaluation"}
+                                        "variance_re_evaluation"}
+    assert rules.found and "nodes/justice.py:7: if not found:" in (rules.content or "")
+    assert by_facet(findings, "justice.variance").location == "nodes/justice.py:9"
+    assert by_facet(findings, "justice.averaging").found is False
     deterministic = by_facet(findings, "justice.deterministic")
-    assert deterministic.found is False
+    assert deterministic.found is False  # the other synthesis function returns a model answer
     assert deterministic.location == "nodes/synthesis_llm.py:3"
     node = by_facet(findings, "justice.node")
     assert node.location == "nodes/justice.py:2"

@@ -236,12 +236,28 @@ class CallGraph:
         self._memo[(key, atom)] = frozenset()  # a cycle contributes nothing
         if kind == "v":
             found = self.sources(key, self.flow(key).get("binds", {}).get(rest, []), depth + 1)
+            if not found:
+                found = self._module_object(key, rest, depth)
         elif kind == "a":
             found = self._attribute(key, rest, depth)
         else:
             found = self._call_value(key, int(rest), depth)
         self._memo[(key, atom)] = found
         return found
+
+    def _module_object(self, key: Key, name: str, depth: int) -> frozenset[str]:
+        """A module-level ``name = Callee(...)`` of the function's file (or imported)."""
+        callee = (self.facts.get(key[0], {}).get("objects") or {}).get(name)
+        if callee is None:
+            return frozenset()
+        target = self.resolve((key[0], "<module>"), {"name": callee})
+        if target is None:
+            return frozenset()
+        if target.is_class:
+            return frozenset({f"o:{target.path}|{target.qual}"})
+        made = (target.path, target.qual)
+        return frozenset(s for s in self.sources(made, self.flow(made).get("rets", []),
+                                                 depth + 1) if not s.startswith("p:"))
 
     def _attribute(self, key: Key, attr: str, depth: int) -> frozenset[str]:
         """``self.<attr>``: everything any method of the class assigns to it."""

@@ -24,13 +24,14 @@ from automaton_auditor.forensics.code.common import (
     unparse,
 )
 from automaton_auditor.forensics.code.flow import FlowBuilder
+from automaton_auditor.forensics.code.logic import LogicBuilder, handles_scores
 from automaton_auditor.forensics.code.recorder import Ctx
 
 PERSONA_WORDS = re.compile(r"prosecutor|defen[cs]e|tech[\s_-]?lead|persona|judge", re.I)
 TEMP_NAME = re.compile(r"^(TemporaryDirectory|mkdtemp)$|te?mp\w*_?dir|temporary_?dir|sandbox",
                        re.I)
 RETRY_NAME = re.compile(r"retr(y|ies)|attempt|backoff", re.I)
-JUSTICE_WORDS = re.compile(r"justice|chief|synthes|verdict|resolve_conflict|adjudicat", re.I)
+JUDGE_KEYS = ("judge", "judge_name", "persona", "role", "judge_type", "judge_role")
 MAX_STRING = 6000
 
 
@@ -60,13 +61,14 @@ class CallCollector:
         self.calls: list[JSON] = []
         self.functions: dict[str, JSON] = {}
         self.strings: list[JSON] = []
-        self.idents: dict[str, JSON] = {}
+        # values a judge's identity is given (``JudicialOpinion(judge="Prosecutor")``)
+        self.judge_values: set[str] = set()
         self.classes: list[JSON] = []
         self._skip: set[int] = set()
         # (function, name) -> the last expression assigned, for ``cmd = [...]; run(cmd)``
         self.assigned: dict[tuple[str, str], ast.expr] = {}
-        self._justice_file = bool(JUSTICE_WORDS.search(path))
         self.flow = FlowBuilder(imports)
+        self.logic = LogicBuilder(imports, self.consts)
 
     def walk(self, tree: ast.Module) -> None:
         """Walk the whole module in source order with an explicit stack.
@@ -180,12 +182,11 @@ class CallCollector:
                                 "decorators": decorators, "sends": [],
                                 "returns": [], "gotos": [], "loops": {},
                                 "flow": self.flow.summarize(node)}
+        if handles_scores(self.lines, node.lineno, node.end_lineno or node.lineno):
+            self.functions[qual]["logic"] = self.logic.summarize(node)
         for deco in decorators:
             if deco.rsplit(".", 1)[-1] in ("retry", "on_exception", "on_predicate"):
                 self.add("retry", node, ctx._replace(func=qual), how=f"@{deco}")
-        if JUSTICE_WORDS.search(qual) or self._justice_file:
-            self.idents.setdefault(qual, {"line": node.lineno, "end": node.end_lineno,
-                                          "names": [], "llm": []})
         return ctx._replace(func=qual, in_try=False, in_loop=False)
 
     def add(self, kind: str, node: ast.AST, ctx: Ctx, **extra: Any) -> None:
@@ -202,12 +203,6 @@ class CallCollector:
         facts = self.functions.get(func)
         if facts is not None:
             facts[key].append(value)
-
-    def note_llm(self, func: str, line: int) -> None:
-        """Record a model call or construction at `line` inside function `func`."""
-        scope = self.idents.get(func)
-        if scope is not None:
-            scope["llm"].append(line)
 
     # --- strings -----------------------------------------------------------------------
     def _string(self, text: str, line: int, var: str, ctx: Ctx) -> None:
@@ -261,6 +256,9 @@ class CallCollector:
         for key, value in zip(node.keys, node.values, strict=True):
             text = self.text_of(value, ctx)
             name = str_value(key) if key is not None else None
+            if name in JUDGE_KEYS and isinstance(value, ast.Constant) and \
+                    isinstance(value.value, str):
+                self.judge_values.add(value.value)
             if text is not None and name is not None:
                 self._skip.add(id(value))
                 self._string(text, value.lineno, name, ctx)
@@ -306,16 +304,6 @@ class CallCollector:
         if isinstance(node, ast.Name) and type(node.ctx) is ast.Store and \
                 RETRY_NAME.search(node.id):
             self.functions[ctx.func]["retry_hint"] = True
-        scope = self.idents.get(ctx.func)
-        if scope is None:
-            return
-        if isinstance(node, ast.Name):
-            scope["names"].append(node.id)
-        elif isinstance(node, ast.Attribute):
-            scope["names"].append(node.attr)
-        elif isinstance(node, ast.Constant) and isinstance(node.value, str) \
-                and len(node.value) <= 60:
-            scope["names"].append(node.value)
 
     # --- calls -------------------------------------------------------------------------
     def _call(self, node: ast.Call, ctx: Ctx) -> None:
@@ -324,6 +312,10 @@ class CallCollector:
         tail = full.rsplit(".", 1)[-1]
         attr = node.func.attr if isinstance(node.func, ast.Attribute) else ""
         classify_call(self, node, ctx, name or "", full, tail, attr)
+        for kw in node.keywords:
+            if kw.arg in JUDGE_KEYS and isinstance(kw.value, ast.Constant) and \
+                    isinstance(kw.value.value, str):
+                self.judge_values.add(kw.value.value)
 
     def is_send(self, node: ast.Call) -> bool:
         """True when the call constructs LangGraph's ``Send``."""

@@ -219,7 +219,6 @@ def _is_llm_invoke(_col: CallRecorder, s: Site) -> bool:
 def _record_llm_invoke(col: CallRecorder, s: Site) -> None:
     col.add("llm_invoke", s.node, s.ctx, receiver=_receiver(s), in_try=s.ctx.in_try,
             in_loop=s.ctx.in_loop)
-    col.note_llm(s.ctx.func, s.node.lineno)
 
 
 def _is_llm_ctor(_col: CallRecorder, s: Site) -> bool:
@@ -228,7 +227,6 @@ def _is_llm_ctor(_col: CallRecorder, s: Site) -> bool:
 
 def _record_llm_ctor(col: CallRecorder, s: Site) -> None:
     col.add("llm_ctor", s.node, s.ctx, name=s.full)
-    col.note_llm(s.ctx.func, s.node.lineno)
 
 
 def _is_validate(_col: CallRecorder, s: Site) -> bool:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.topology import (
     DETECTIVE,
@@ -29,12 +30,13 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
 
     main, others = rebuild(facts)
     rebuilt = to_rebuilt(main) if main is not None else None
+    calls = CallGraph(facts)
     findings = [*graph_findings(main, rebuilt, others),
                 *state_findings(facts, main),
-                *safety_findings(facts, repo),
+                *safety_findings(facts, repo, calls),
                 *llm_findings(facts, repo),
                 *persona_findings(repo, files, facts),
-                *justice_findings(facts, repo),
+                *justice_findings(facts, repo, main, calls),
                 parse_finding(facts, stats)]
     findings.sort(key=lambda f: (f.facet, f.location, f.goal))
     return findings, rebuilt

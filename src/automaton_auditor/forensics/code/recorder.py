@@ -32,9 +32,6 @@ class CallRecorder(Protocol):
     def note(self, func: str, key: str, value: Any) -> None:
         """Append `value` to the list `key` (``sends``, ``gotos``) of function `func`."""
 
-    def note_llm(self, func: str, line: int) -> None:
-        """Record a model call or construction at `line` inside function `func`."""
-
     def shell(self, node: ast.Call) -> bool:
         """True for ``shell=True``."""
 

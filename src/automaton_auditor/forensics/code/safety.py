@@ -34,9 +34,10 @@ def _dangerous(facet: str, goal: str, items: list[tuple[str, JSON]], what: str) 
               confidence=0.9 if tainted else 0.6, tainted=len(tainted), total=len(items))
 
 
-def safety_findings(facts: dict[str, JSON], repo: Path | None = None) -> list[Finding]:
+def safety_findings(facts: dict[str, JSON], repo: Path | None = None,
+                    graph: CallGraph | None = None) -> list[Finding]:
     """All ``safety.*`` findings (`repo` lets function bodies be read for the clone
-    function's error and input handling)."""
+    function's error and input handling; `graph` is the repository's call graph)."""
     processes = calls_of(facts, "process")
     os_calls = [(p, c) for p, c in processes if c["name"].startswith("os.")]
     shell = [(p, c) for p, c in processes if c["name"].startswith("subprocess.") and c["shell"]]
@@ -48,7 +49,7 @@ def safety_findings(facts: dict[str, JSON], repo: Path | None = None) -> list[Fi
         _dangerous("safety.eval_exec", "eval / exec call", calls_of(facts, "eval_exec"),
                    "eval/exec call(s)"),
     ]
-    out += _clone_findings(facts, processes, repo)
+    out += _clone_findings(facts, processes, repo, graph or CallGraph(facts))
     return out
 
 
@@ -60,8 +61,7 @@ def _tokens_of(facts: dict[str, JSON], repo: Path | None, path: str, func: str) 
 
 
 def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
-                    repo: Path | None) -> list[Finding]:
-    graph = CallGraph(facts)
+                    repo: Path | None, graph: CallGraph) -> list[Finding]:
     found = clones(facts, repo, graph)
     every = [(c.path, c.call) for c in found]
     proved = [c for c in found if c.proof]

@@ -1,92 +1,297 @@
-"""Chief Justice findings: where synthesis lives, whether it calls a model, which named
-rules its code implements, and how score variance is handled. Identifiers, calls and short
-string values count; docstrings and comments do not."""
+"""Chief Justice findings, read from what the synthesis code computes.
+
+The synthesis code is the Chief Justice node's function (found through the rebuilt graph,
+else functions named like synthesis) and every function it calls (the call graph, a few calls
+deep). What counts is behaviour, recorded per function by `logic`: a mean of the scores; a
+branch that caps or changes the score on the detectives' evidence, on the score spread, on a
+judge's score or identity; judges weighed differently; a model whose answer becomes the
+score. A branch that only searches words in a judge's argument is a keyword rule; one that
+compares a judge's name with a value no judge ever carries never fires. Function names and
+strings that name rules earn nothing. Each fact quotes its lines (``path:line: code``).
+"""
 
 from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Any, NamedTuple
 
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
-from automaton_auditor.forensics.code.source import function_source
+from automaton_auditor.forensics.code.source import function_source, line_at
+from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.state import Finding
 
-RULES = {
-    "security_override": re.compile(r"secur", re.I),
-    "fact_supremacy": re.compile(r"fact|supremacy|overrul|hallucinat", re.I),
-    "functionality_weight": re.compile(r"functional|weight|tech_?lead", re.I),
-    "dissent_requirement": re.compile(r"dissent", re.I),
-    "variance_re_evaluation": re.compile(r"varian|stdev|spread|re_?evaluat|disagree", re.I),
-}
-CORE = ("security_override", "fact_supremacy", "functionality_weight")
 SYNTH_NAME = re.compile(r"justice|chief|synthes", re.I)
 AUX_PATH = re.compile(r"(^|/)(scripts?|examples?|demos?|docs?|notebooks?|bench\w*)/", re.I)
+CHANGES = {"score", "cap", "flag"}
+SCOPE_DEPTH = 4
+MAX_QUOTED = 12
 
 
-def _scopes(facts: dict[str, JSON]) -> list[tuple[str, str, JSON]]:
-    scopes = [(p, q, info) for p in sorted(facts)
-              for q, info in sorted((facts[p].get("idents") or {}).items())]
-    named = [s for s in scopes if SYNTH_NAME.search(s[1]) or SYNTH_NAME.search(s[0])]
-    # Product code first: scripts, examples and demos only back it up.
-    return sorted(named, key=lambda s: (bool(AUX_PATH.search(s[0])),
-                                        not SYNTH_NAME.search(s[0]), s[0], s[2]["line"]))
+class Rule(NamedTuple):
+    """One decision the synthesis code makes: its kind and where."""
+
+    kind: str  # evidence | spread | dissent | score_cap | criterion | judge | words | dead
+    path: str
+    line: int
+    reads: tuple[str, ...]
+    does: tuple[str, ...]
 
 
-def _rules(scopes: list[tuple[str, str, JSON]]) -> dict[str, str]:
-    found: dict[str, str] = {}
-    for path, qual, info in scopes:
-        for rule, pattern in RULES.items():
-            if rule in found:
+def _roots(graph: CallGraph, main: Topology | None) -> list[Key]:
+    """The synthesis node's function(s), else functions named like synthesis."""
+    roots: list[Key] = []
+    for name, node in sorted((main.nodes if main else {}).items()):
+        if not SYNTH_NAME.search(name) or not node.get("fn"):
+            continue
+        path = node["op"]["path"]
+        target = graph.resolve((path, "<module>"), {"name": str(node["fn"])})
+        if target is not None and target.is_class:
+            target = graph.method(target.path, target.qual, "__call__")
+        if target is not None and (target.path, target.qual) in graph.functions:
+            roots.append((target.path, target.qual))
+    if roots:
+        return roots
+    named = [k for k in graph.functions if SYNTH_NAME.search(k[1].rsplit(".", 1)[-1])
+             or SYNTH_NAME.search(k[0].rsplit("/", 1)[-1])]
+    product = [k for k in named if not AUX_PATH.search(k[0])]
+    return product or named
+
+
+def synthesis_scope(graph: CallGraph, main: Topology | None) -> list[Key]:
+    """The synthesis functions: the roots and what they call."""
+    return graph.reachable(_roots(graph, main), SCOPE_DEPTH)
+
+
+def _call_reads(graph: CallGraph, key: Key, name: str, depth: int) -> set[str]:
+    """What a helper called in a test (``if self._is_violation(op):``) decides on."""
+    out: set[str] = set()
+    if depth > 3:
+        return out
+    for site in graph.sites(key):
+        if site["name"] != name:
+            continue
+        target = graph.resolve(key, site)
+        callee = graph.function_key(target) if target is not None else None
+        if callee is None:
+            continue
+        for pred in (graph.functions[callee].get("logic") or {}).get("pred", []):
+            out |= _resolved(graph, callee, pred["reads"], depth + 1)
+        break
+    return out
+
+
+def _resolved(graph: CallGraph, key: Key, reads: list[str], depth: int = 0) -> set[str]:
+    out = {r for r in reads if not r.startswith("call:")}
+    for read in reads:
+        if read.startswith("call:"):
+            out |= _call_reads(graph, key, read[5:], depth)
+    return out
+
+
+def _judge_values(facts: dict[str, JSON]) -> set[str]:
+    return {v for p in facts for v in facts[p].get("judge_values") or []}
+
+
+def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key]) -> list[Rule]:
+    """Every decision in the synthesis scope, classified by what it reads and does."""
+    known = _judge_values(facts)
+    rules: list[Rule] = []
+    for key in scope:
+        logic = graph.functions[key].get("logic") or {}
+        dead = {t["line"] for t in logic.get("judge_tests", [])
+                if known and t["value"] not in known}
+        for branch in logic.get("branches", []):
+            reads = _resolved(graph, key, branch["reads"])
+            does = set(branch["does"])
+            rules.append(Rule(_kind(reads, does, branch["line"] in dead), key[0],
+                              branch["line"], tuple(sorted(reads)), tuple(sorted(does))))
+    return sorted(set(rules), key=lambda r: (r.path, r.line, r.kind))
+
+
+def _kind(reads: set[str], does: set[str], dead: bool) -> str:
+    changes = does & CHANGES
+    if dead and changes:
+        return "dead"
+    if "spread" in reads:
+        return "spread" if changes else "dissent" if "text" in does else "none"
+    if not changes:
+        return "none"
+    if "evidence" in reads:
+        return "evidence"
+    if "words" in reads:
+        return "words"
+    if "score" in reads and "cap" in does:
+        return "score_cap"
+    if "criterion" in reads:
+        return "criterion"
+    if "judge" in reads:
+        return "judge"
+    return "none"
+
+
+class Reading(NamedTuple):
+    """What the synthesis scope computes, with the lines it rests on."""
+
+    scope: list[Key]
+    rules: list[Rule]
+    means: list[tuple[str, int]]
+    weights: list[tuple[str, int]]
+    models: list[tuple[str, int]]  # model calls whose answer becomes the score
+
+
+def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | None
+                   ) -> Reading:
+    """Everything the synthesis findings rest on."""
+    scope = synthesis_scope(graph, main)
+    means, weights = [], []
+    for key in scope:
+        logic = graph.functions[key].get("logic") or {}
+        means += [(key[0], m["line"]) for m in logic.get("means", [])]
+        weights += [(key[0], w["line"]) for w in logic.get("weights", [])]
+    return Reading(scope, rules_of(graph, facts, scope), sorted(set(means)),
+                   sorted(set(weights)), _model_scores(graph, facts, scope,
+                                                       set(_roots(graph, main))))
+
+
+def _model_scores(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
+                  roots: set[Key]) -> list[tuple[str, int]]:
+    """Model calls in scope whose answer is bound to a name holding scores, or is what a
+    synthesis function itself returns."""
+    lines = {(p, c["func"], c["line"]) for p in facts for c in facts[p].get("calls") or []
+             if c["kind"] == "llm_invoke"}
+    found = []
+    for key in scope:
+        binds = {**graph.flow(key).get("binds", {})}
+        if key in roots:
+            binds["<return>"] = graph.flow(key).get("rets", [])
+        sites = graph.sites(key)
+        for name in sorted(binds):
+            if "score" not in name.lower() and name != "<return>":
                 continue
-            hit = next((n for n in info["names"] if pattern.search(n)), None)
-            if hit is not None:
-                found[rule] = f"{path}:{info['line']} ({qual}: {hit})"
-    return found
+            for index in _local_calls(binds, name):
+                if index < len(sites) and (key[0], key[1], sites[index]["line"]) in lines:
+                    found.append((key[0], sites[index]["line"]))
+    return sorted(set(found))
 
 
-def _main_scope(scopes: list[tuple[str, str, JSON]]) -> tuple[str, str, JSON] | None:
-    named = [s for s in scopes if SYNTH_NAME.search(s[1]) and not AUX_PATH.search(s[0])]
-    pool = named or scopes
-    if not pool:
-        return None
-    return max(pool, key=lambda s: (s[2]["end"] - s[2]["line"], -s[2]["line"]))
+def _local_calls(binds: dict[str, list[str]], name: str) -> set[int]:
+    seen: set[str] = set()
+    todo, calls = [name], set()
+    while todo:
+        current = todo.pop()
+        if current in seen or len(seen) > 50:
+            continue
+        seen.add(current)
+        for atom in binds.get(current, []):
+            if atom.startswith("c:"):
+                calls.add(int(atom[2:]))
+            elif atom.startswith("v:"):
+                todo.append(atom[2:])
+    return calls
 
 
-def justice_findings(facts: dict[str, JSON], repo: Path | None = None) -> list[Finding]:
-    """``justice.node``, ``justice.deterministic``, ``justice.rules``, ``justice.variance``."""
-    scopes = _scopes(facts)
-    main = _main_scope(scopes)
-    loc = f"{main[0]}:{main[2]['line']}" if main else "."
-    source = function_source(repo, main[0], main[2]["line"], main[2]["end"]) \
-        if main and repo is not None else None
-    llm = [f"{p}:{line}" for p, _q, info in scopes for line in info["llm"]]
-    rules = _rules(scopes)
-    core = [r for r in CORE if r in rules]
-    listing = "\n".join(f"{p}:{i['line']}-{i['end']} {q}" for p, q, i in scopes[:30]) or None
-    rule_text = "\n".join(f"{r}: {where}" for r, where in rules.items()) or None
+def _quote(repo: Path | None, items: list[tuple[str, int]]) -> str | None:
+    return "\n".join(line_at(repo, p, n) for p, n in items[:MAX_QUOTED]) or None
+
+
+def _of(rules: list[Rule], *kinds: str) -> list[tuple[str, int]]:
+    return [(r.path, r.line) for r in rules if r.kind in kinds]
+
+
+def _f(facet: str, goal: str, found: bool, pattern: Any, items: list[tuple[str, int]],
+       repo: Path | None, rationale: str, confidence: float, **data: Any) -> Finding:
+    loc = f"{items[0][0]}:{items[0][1]}" if items else "."
+    return Finding(facet=facet, goal=goal, found=found, pattern=pattern, location=loc,
+                   content=_quote(repo, items), rationale=rationale, confidence=confidence,
+                   data={"lines": [f"{p}:{n}" for p, n in items[:50]], **data})
+
+
+def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
+                     main: Topology | None = None,
+                     graph: CallGraph | None = None) -> list[Finding]:
+    """``justice.*``: node, deterministic, rules, variance, averaging, keyword_rules,
+    model_verdict."""
+    graph = graph or CallGraph(facts)
+    reading = read_synthesis(graph, facts, main)
+    return [_node(graph, reading, repo), *_model_findings(facts, reading, repo),
+            *_rule_findings(reading, repo)]
+
+
+def _node(graph: CallGraph, reading: Reading, repo: Path | None) -> Finding:
+    scope = reading.scope
+    root = scope[0] if scope else None
+    info = graph.functions[root] if root else {}
+    source = function_source(repo, root[0], info["line"], info["end"]) \
+        if root and repo is not None else None
+    return Finding(facet="justice.node", goal="Chief Justice synthesis is implemented in code",
+                   found=bool(scope), pattern="success",
+                   location=f"{root[0]}:{info['line']}" if root else ".", content=source,
+                   rationale=(f"Synthesis starts at {root[1]} and calls {len(scope) - 1} "
+                              "function(s) of the repository." if root else
+                              "No synthesis function found."),
+                   confidence=0.8, data={"functions": [f"{p}:{q}" for p, q in scope[:50]]})
+
+
+def _model_findings(facts: dict[str, JSON], reading: Reading,
+                    repo: Path | None) -> list[Finding]:
+    keys = set(reading.scope)
+    llm = sorted({(p, c["line"]) for p in facts for c in facts[p].get("calls") or []
+                  if c["kind"] in ("llm_invoke", "llm_ctor") and (p, c["func"]) in keys})
     return [
-        Finding(facet="justice.node", goal="Chief Justice synthesis is implemented in code",
-                found=bool(scopes), pattern="success", location=loc,
-                content=source or listing,
-                rationale=f"{len(scopes)} synthesis function(s) found by name.",
-                confidence=0.8, data={"functions": [f"{p}:{q}" for p, q, _ in scopes[:50]]}),
-        Finding(facet="justice.deterministic", goal="Synthesis is deterministic Python "
-                "(no model call)", found=bool(scopes) and not llm, pattern="success",
-                location=llm[0] if llm else loc, content=listing,
-                rationale=(f"Model calls inside synthesis code at {', '.join(llm[:5])}." if llm
-                           else "No model call inside the synthesis functions." if scopes
-                           else "No synthesis code found."),
-                confidence=0.75, data={"llm_calls": llm[:50]}),
-        Finding(facet="justice.rules", goal="Named conflict-resolution rules (security "
-                "override, fact supremacy, functionality weight)", found=len(core) >= 2,
-                pattern="success", location=loc, content=rule_text,
-                rationale=f"Rules found in code: {', '.join(rules) or 'none'}.",
-                confidence=0.7, data={"rules": rules}),
-        Finding(facet="justice.variance", goal="Score variance triggers dissent or "
-                "re-evaluation", found=any(r in rules for r in ("dissent_requirement",
-                                                                "variance_re_evaluation")),
-                pattern="success", location=loc, content=rule_text,
-                rationale="Variance/dissent handling " + ("found." if any(
-                    r in rules for r in ("dissent_requirement", "variance_re_evaluation"))
-                    else "not found."), confidence=0.7),
+        _f("justice.deterministic", "Synthesis is deterministic Python (no model decides "
+           "the scores)", bool(reading.scope) and not reading.models, "success",
+           reading.models or llm, repo,
+           ("No synthesis code found." if not reading.scope else
+            "A model's answer becomes the scores." if reading.models else
+            f"{len(llm)} model call(s) reachable from the synthesis code only write text."
+            if llm else "No model call reachable from the synthesis code."), 0.75,
+           llm_calls=[f"{p}:{n}" for p, n in llm]),
+        _f("justice.model_verdict", "A model decides the final scores", bool(reading.models),
+           "failure", reading.models, repo,
+           (f"The scores are read from a model's answer at {len(reading.models)} place(s)."
+            if reading.models else "No score is taken from a model's answer."), 0.85),
+    ]
+
+
+def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
+    rules = reading.rules
+    evidence, spread = _of(rules, "evidence"), _of(rules, "spread")
+    caps = _of(rules, "evidence", "score_cap")
+    weights = sorted({*reading.weights, *_of(rules, "judge", "criterion")})
+    named = {"security_override": caps, "fact_supremacy": evidence,
+             "functionality_weight": weights, "variance_re_evaluation": spread,
+             "dissent_requirement": [(r.path, r.line) for r in rules
+                                     if "spread" in r.reads and "text" in r.does]}
+    present = [n for n, items in named.items() if items]
+    core = [n for n in ("security_override", "fact_supremacy", "functionality_weight")
+            if named[n]]
+    deciding = _of(rules, "evidence", "spread", "score_cap", "criterion", "judge")
+    keyword, dead = _of(rules, "words"), _of(rules, "dead")
+    averaging = bool(reading.means) and not deciding and not reading.models
+    return [
+        _f("justice.rules", "Conflict-resolution rules in code (security override, fact "
+           "supremacy, functionality weight)", len(core) >= 2, "success",
+           sorted({i for n in present for i in named[n]}), repo,
+           f"Rules the code applies: {', '.join(present) or 'none'}.", 0.75,
+           rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present}),
+        _f("justice.variance", "Score variance triggers a re-evaluation", bool(spread),
+           "success", spread or _of(rules, "dissent"), repo,
+           ("A score spread changes the score or routes a re-evaluation." if spread else
+            "The score spread only adds dissent text." if _of(rules, "dissent") else
+            "No decision reads the score spread."), 0.75),
+        _f("justice.averaging", "The verdict is a plain average of the judges' scores",
+           averaging, "failure", [*reading.means, *keyword, *dead] if averaging else
+           reading.means, repo,
+           ("The score is a mean of the opinions; no rule on evidence, score spread or a "
+            "judge's score changes it" + (" (weights only rescale the mean)" if
+                                          reading.weights else "") + "." if averaging else
+            f"{len(deciding)} decision(s) change the mean." if reading.means else
+            "No mean of the scores."), 0.85, keyword_rules=len(keyword), dead_rules=len(dead)),
+        _f("justice.keyword_rules", "Rules fire on words in a judge's argument",
+           bool(keyword), "failure", keyword, repo,
+           (f"{len(keyword)} decision(s) change the score because a judge's argument "
+            "contains a word, not because of a detected fact." if keyword else
+            "No decision reads words in a judge's argument."), 0.6),
     ]

@@ -13,11 +13,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.code.calls import CallCollector
-from automaton_auditor.forensics.code.common import (
-    JSON,
-    str_value,
-)
+from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
+from automaton_auditor.forensics.code.common import JSON, dotted, str_value
 from automaton_auditor.forensics.code.interp import Interp
 
 FACTS_VERSION = 24
@@ -87,11 +84,19 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
         "functions": collector.functions,
         "calls": collector.calls,
         "strings": collector.strings,
-        "idents": collector.idents,
+        "objects": module_objects(tree),
+        "judge_values": sorted(collector.judge_values | _literal_judges(collector.classes)),
     }
     if "add_node" in text or "add_edge" in text or "StateGraph" in text:
         facts.update(graph_ops(path, lines, tree, imports, consts))
     return facts
+
+
+def _literal_judges(classes: list[JSON]) -> set[str]:
+    """Values of ``judge: Literal["Prosecutor", ...]`` fields of the file's classes."""
+    return {value for cls in classes for field in cls["fields"]
+            if field["name"] in JUDGE_KEYS and "Literal[" in field["annotation"]
+            for value in re.findall(r"[\"']([^\"']{1,40})[\"']", field["annotation"])}
 
 
 def collect_imports(tree: ast.Module) -> dict[str, str]:
@@ -123,6 +128,18 @@ def _const_value(node: ast.AST) -> Any:
         values = [_const_value(e) for e in node.elts]
         return values if all(isinstance(v, str) for v in values) else None
     return None
+
+
+def module_objects(tree: ast.Module) -> dict[str, str]:
+    """Module-level ``name = Callee(...)`` (``judge = ChiefJustice()``): name -> callee."""
+    found: dict[str, str] = {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call):
+            callee = dotted(node.value.func)
+            for target in node.targets:
+                if isinstance(target, ast.Name) and callee:
+                    found[target.id] = callee
+    return found
 
 
 def module_consts(tree: ast.Module) -> dict[str, Any]:

@@ -1,0 +1,455 @@
+"""What a scoring function computes: the per-function half of the synthesis facts.
+
+For a function that handles scores, the walk records (JSON, by line):
+
+- ``means``: a mean of scores (``sum(s) / len(s)``, ``statistics.mean``, a weighted sum over
+  a total); ``spreads``: a score spread (``max(s) - min(s)``, ``stdev``, ``variance``);
+- ``weights``: judges weighed differently (``{"TechLead": 2.0, ...}``, ``tl.score * 0.5``);
+- ``branches``: every ``if``/conditional expression with what its test reads and what its
+  body does (``score``, ``cap``, ``flag``, ``text``);
+- ``pred``: what a predicate helper's answer rests on (the tests guarding its returns);
+- ``judge_tests``: string literals compared with a ``.judge``-like attribute.
+
+What a test reads: ``words`` (a literal searched in a judge's argument text), ``evidence``
+(the detectives' evidence, its ``found`` flags, cited evidence), ``spread``, ``score``,
+``judge`` (a judge's identity), ``criterion`` (the criterion id) and ``call:<name>`` (a
+helper whose own ``pred`` is read across the call graph later). Only code counts: names of
+functions and strings that merely mention rules earn nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from automaton_auditor.forensics.code.common import JSON, dotted, is_literal, resolve
+
+OPINION_TEXT = {"argument", "reasoning", "rationale", "explanation", "justification",
+                "comment", "comments", "feedback", "opinion_text", "content_lower"}
+EVIDENCE = re.compile(r"evidence|^found$|cited|citation", re.I)
+CRITERION = re.compile(r"criteri|dimension|dim_id|dim$|rubric_id", re.I)
+JUDGE_ATTR = re.compile(r"^(judge|judge_name|persona|role|judge_type|judge_role)$", re.I)
+PERSONA = re.compile(r"prosecut|defen[cs]e|tech[\s_-]?lead", re.I)
+SCORE_TARGET = re.compile(r"score|final|verdict|grade|rating|weight|result|capped|raw", re.I)
+SPREAD_CALLS = {"stdev", "pstdev", "variance", "pvariance", "std", "var"}
+MEAN_CALLS = {"mean", "fmean", "average", "median_low"}
+TEXT_CALLS = re.compile(r"(^|\.)(print|info|debug|warning|warn|error|log|append|extend)$")
+MAX_DEPTH = 12
+
+
+def handles_scores(lines: list[str], start: int, end: int) -> bool:
+    """True when a function's source mentions scores at all (cheap prefilter)."""
+    return any("score" in line for line in lines[start - 1:end])
+
+
+class LogicBuilder:
+    """Reads one scoring function."""
+
+    def __init__(self, imports: dict[str, str], consts: dict[str, object] | None = None) -> None:
+        self.imports = imports
+        self.consts = consts or {}
+
+    def summarize(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> JSON:
+        """The ``logic`` facts of one function (nested functions are their own)."""
+        reader = _Reader(self.imports, node, set(self.consts))
+        reader.block(node.body)
+        out: JSON = {k: v for k, v in reader.out.items() if v}
+        return out
+
+
+class _Reader:
+    def __init__(self, imports: dict[str, str],
+                 node: ast.FunctionDef | ast.AsyncFunctionDef, consts: set[str]) -> None:
+        self.imports = imports
+        self.consts = consts  # module-level string and list-of-string constants
+        self.guards: list[set[str]] = []  # what the enclosing ``if`` tests read
+        self.guarded: dict[str, set[str]] = {}  # flag -> what the tests that set it read
+        self.binds: dict[str, list[ast.expr]] = {}
+        self.out: dict[str, list[JSON]] = {"means": [], "spreads": [], "weights": [],
+                                           "branches": [], "pred": [], "judge_tests": []}
+        for sub in _own_nodes(node.body):
+            if isinstance(sub, ast.Assign | ast.AnnAssign | ast.AugAssign) and \
+                    sub.value is not None:
+                for target in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
+                    for name in _names(target):
+                        self.binds.setdefault(name, []).append(sub.value)
+            elif isinstance(sub, ast.For | ast.comprehension):
+                for name in _names(sub.target):
+                    self.binds.setdefault(name, []).append(sub.iter)
+
+    # --- statements ----------------------------------------------------------------------
+    def block(self, body: list[ast.stmt]) -> None:
+        for stmt in body:
+            self.stmt(stmt)
+
+    def stmt(self, node: ast.stmt) -> None:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            return
+        for expr in _own_exprs(node):
+            self.expression(expr)
+        if isinstance(node, ast.If | ast.While):
+            self.branch(node.test, [*node.body, *node.orelse], node.lineno)
+            self.guards.append(self.reads(node.test))
+            self.block(node.body)
+            self.block(node.orelse)
+            self.guards.pop()
+            return
+        if isinstance(node, ast.Return) and node.value is not None:
+            self.returned(node)
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            self.assigned(node, node.value)
+        for field in ("body", "orelse", "finalbody"):
+            self.block([s for s in getattr(node, field, None) or [] if isinstance(s, ast.stmt)])
+        for handler in getattr(node, "handlers", None) or []:
+            self.block(handler.body)
+
+    def expression(self, node: ast.expr) -> None:
+        for sub in _walk(node):
+            if isinstance(sub, ast.IfExp):
+                self.branch(sub.test, [ast.Expr(sub.body), ast.Expr(sub.orelse)], sub.lineno)
+            elif isinstance(sub, ast.BinOp):
+                self.binop(sub)
+            elif isinstance(sub, ast.Call):
+                self.call(sub)
+            elif isinstance(sub, ast.Dict):
+                self.weight_table(sub)
+            elif isinstance(sub, ast.Compare):
+                self.judge_test(sub)
+
+    # --- computations ----------------------------------------------------------------------
+    def binop(self, node: ast.BinOp) -> None:
+        if isinstance(node.op, ast.Div) and self._averaged(node.left) and \
+                not (dotted(node.right) or "").rsplit(".", 1)[-1].isupper():
+            weighted = any(isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mult)
+                           for s in self._through(node.left))
+            self.out["means"].append({"line": node.lineno, "weighted": weighted})
+            if weighted:  # ``(p + 2 * t + d) / 4``: judges weighed differently
+                self.out["weights"].append({"line": node.lineno})
+        elif isinstance(node.op, ast.Sub) and _call_name(node.left) == "max" and \
+                _call_name(node.right) == "min":
+            self.out["spreads"].append({"line": node.lineno})
+        elif isinstance(node.op, ast.Mult) and any(
+                isinstance(side, ast.Constant) and isinstance(side.value, float | int) and
+                0 < side.value < 10 and side.value != 1 and not isinstance(side.value, bool)
+                for side in (node.left, node.right)) and "score" in self.reads(node):
+            self.out["weights"].append({"line": node.lineno})
+
+    def _averaged(self, numerator: ast.expr) -> bool:
+        """A sum of scores: ``sum(scores)``, ``p + d + t``, a running ``total``."""
+        if _call_name(numerator) == "sum" or (isinstance(numerator, ast.BinOp) and
+                                             isinstance(numerator.op, ast.Add)):
+            return True
+        return "score" in self.reads(numerator)
+
+    def call(self, node: ast.Call) -> None:
+        name = (resolve(dotted(node.func), self.imports) or "").rsplit(".", 1)[-1]
+        if name in MEAN_CALLS and node.args and "score" in self.reads(node.args[0]):
+            self.out["means"].append({"line": node.lineno, "weighted": False})
+        elif name in SPREAD_CALLS and node.args:
+            self.out["spreads"].append({"line": node.lineno})
+
+    def weight_table(self, node: ast.Dict) -> None:
+        keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and
+                isinstance(k.value, str) and PERSONA.search(k.value)]
+        numbers = [v for v in node.values if isinstance(v, ast.Constant) and
+                   isinstance(v.value, int | float) and not isinstance(v.value, bool)]
+        if len(keys) >= 2 and len(numbers) >= 2 and len({n.value for n in numbers}) > 1:
+            self.out["weights"].append({"line": node.lineno})
+
+    def judge_test(self, node: ast.Compare) -> None:
+        if not any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops):
+            return
+        sides = [node.left, *node.comparators]
+        attrs = [_attr_name(s) for s in sides]
+        for side in sides:
+            if isinstance(side, ast.Constant) and isinstance(side.value, str) and \
+                    PERSONA.search(side.value):
+                for attr in attrs:
+                    if attr and JUDGE_ATTR.match(attr):
+                        self.out["judge_tests"].append({"line": node.lineno, "attr": attr,
+                                                        "value": side.value})
+
+    # --- branches --------------------------------------------------------------------------
+    def branch(self, test: ast.expr, body: list[ast.stmt], line: int) -> None:
+        reads = sorted(self.reads(test))
+        does = sorted(self.does(body))
+        if reads and does:
+            self.out["branches"].append({"line": line, "reads": reads, "does": does})
+
+    def assigned(self, node: ast.Assign | ast.AnnAssign, value: ast.expr) -> None:
+        """``violation = True`` under a test carries what the test read to later tests of
+        ``violation``; ``re_evaluate = spread > 2`` is itself a decision (a flag)."""
+        targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        if self.guards and isinstance(value, ast.Constant):
+            for name in (n for t in targets for n in _names(t)):
+                self.guarded.setdefault(name, set()).update(*self.guards)
+        if isinstance(value, ast.Compare):
+            reads = sorted(self.reads(value))
+            if reads:
+                self.out["branches"].append({"line": node.lineno, "reads": reads,
+                                             "does": ["flag"]})
+
+    def returned(self, node: ast.Return) -> None:
+        """A predicate's answer: what its returned value and guarding tests read."""
+        assert node.value is not None
+        reads = self.reads(node.value).union(*self.guards)
+        if isinstance(node.value, ast.Constant) or reads - {"score"}:
+            self.out["pred"].append({"line": node.lineno, "reads": sorted(reads)})
+
+    def does(self, body: list[ast.stmt]) -> set[str]:
+        found: set[str] = set()
+        for sub in _own_nodes(body):
+            if isinstance(sub, ast.Assign | ast.AnnAssign | ast.AugAssign) and \
+                    sub.value is not None:
+                targets: list[ast.expr] = list(sub.targets) if isinstance(sub, ast.Assign) \
+                    else [sub.target]
+                found |= self._effect(targets, sub.value)
+            elif isinstance(sub, ast.Return) and sub.value is not None:
+                found |= self._returned_effect(sub.value)
+            elif isinstance(sub, ast.Expr) and isinstance(sub.value, ast.Call) and \
+                    TEXT_CALLS.search(dotted(sub.value.func) or ""):
+                found.add("text")
+            if isinstance(sub, ast.Call) and _call_name(sub) == "min" and _is_cap(sub):
+                found.add("cap")
+        return found
+
+    def is_text(self, node: ast.AST, depth: int = 0) -> bool:
+        """True for a string being built: literals, f-strings, sums and names of them."""
+        if depth > MAX_DEPTH:
+            return False
+        if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and
+                                               isinstance(node.value, str)):
+            return True
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+            return self.is_text(node.left, depth + 1) or self.is_text(node.right, depth + 1)
+        if isinstance(node, ast.BoolOp):
+            return any(self.is_text(v, depth + 1) for v in node.values)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            return node.func.attr in ("join", "format", "strip")
+        if isinstance(node, ast.Name) and self.binds.get(node.id):
+            return all(b is not node and self.is_text(b, depth + 1)
+                       for b in self.binds[node.id][:8])
+        return False
+
+    def _effect(self, targets: list[ast.expr], value: ast.expr) -> set[str]:
+        if isinstance(value, ast.Constant) and isinstance(value.value, bool):
+            return {"flag"}
+        if self.is_text(value) or (isinstance(value, ast.Constant) and value.value is None):
+            return {"text"}
+        names = " ".join(n for t in targets for n in _names(t, attributes=True))
+        if SCORE_TARGET.search(names) or (_numeric(value) and "score" in self.reads(value)):
+            if isinstance(value, ast.Constant) and isinstance(value.value, int | float) and \
+                    value.value <= 3:
+                return {"cap"}
+            return {"score"}
+        if isinstance(value, ast.Compare):
+            return {"flag"}
+        return set()
+
+    def _returned_effect(self, value: ast.expr) -> set[str]:
+        items = value.elts if isinstance(value, ast.Tuple) else [value]
+        out: set[str] = set()
+        for item in items:
+            if isinstance(item, ast.Dict):
+                # ``return {"final_score": 3, "dissent": "..."}``
+                for key, value in zip(item.keys, item.values, strict=True):
+                    if isinstance(key, ast.Constant) and SCORE_TARGET.search(str(key.value)):
+                        out |= self._returned_effect(value)
+            elif self.is_text(item):
+                out.add("text")
+            elif isinstance(item, ast.Constant) and isinstance(item.value, bool):
+                out.add("flag")
+            elif isinstance(item, ast.Constant) and isinstance(item.value, int | float):
+                out.add("cap" if item.value <= 3 else "score")
+            elif (_numeric(item) and "score" in self.reads(item)) or SCORE_TARGET.search(
+                    " ".join(_names(item, attributes=True))) or isinstance(item, ast.Call):
+                out.add("score")  # ``return _weighted_score(...)`` from a scoring function
+        return out
+
+    # --- what an expression reads -----------------------------------------------------------
+    def reads(self, node: ast.AST, depth: int = 0, seen: frozenset[str] = frozenset()
+              ) -> set[str]:
+        """The kinds of data an expression depends on (through local assignments)."""
+        found: set[str] = set()
+        if depth > MAX_DEPTH:
+            return found
+        for sub in _walk(node):
+            if isinstance(sub, ast.Attribute):
+                found |= _attr_kind(sub.attr)
+            elif isinstance(sub, ast.Name):
+                if self.constant(sub):
+                    continue  # ``for role in ["Defense", ...]``: a constant, not data
+                found |= _name_kind(sub.id) | self.guarded.get(sub.id, set())
+                if sub.id not in seen:
+                    for value in self.binds.get(sub.id, []):
+                        found |= self.reads(value, depth + 1, seen | {sub.id})
+            elif isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Constant) and \
+                    isinstance(sub.slice.value, str):
+                found |= _attr_kind(sub.slice.value)
+            elif isinstance(sub, ast.Call):
+                found |= self._call_reads(sub)
+            elif isinstance(sub, ast.Compare):
+                found |= self._compare_reads(sub, depth, seen)
+            elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and \
+                    _call_name(sub.left) == "max" and _call_name(sub.right) == "min":
+                found.add("spread")
+        return found
+
+    def constant(self, node: ast.AST, depth: int = 0) -> bool:
+        """True for a name bound only to literals (not to an empty list filled later)."""
+        if depth > 4:
+            return False
+        if isinstance(node, ast.Name):
+            bound = self.binds.get(node.id, [])
+            if not bound:  # a module constant (``KEYWORDS = frozenset({...})``)
+                return node.id in self.consts or node.id.lstrip("_").isupper()
+            return all(self.constant(b, depth + 1) for b in bound)
+        if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.Dict) and not (
+                getattr(node, "elts", None) or getattr(node, "keys", None)):
+            return False
+        return is_literal(node)
+
+    def _call_reads(self, node: ast.Call) -> set[str]:
+        name = dotted(node.func) or ""
+        tail = (resolve(name, self.imports) or name).rsplit(".", 1)[-1]
+        if tail in SPREAD_CALLS:
+            return {"spread"}
+        if tail == "getattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+            return _attr_kind(str(node.args[1].value))
+        if tail in ("search", "match", "findall", "startswith", "endswith", "find", "count"):
+            return {"words"} if any(isinstance(a, ast.Constant) for a in node.args) else set()
+        if name and not name.startswith(("str.", "len", "max", "min", "sum", "round", "int",
+                                         "float", "abs", "any", "all", "sorted", "list")) \
+                and "." not in name.removeprefix("self.").removeprefix("cls."):
+            return {f"call:{name}"}
+        return set()
+
+    def _compare_reads(self, node: ast.Compare, depth: int, seen: frozenset[str]) -> set[str]:
+        sides = [node.left, *node.comparators]
+        found: set[str] = set()
+        if any((isinstance(s, ast.Constant) and isinstance(s.value, str)) or
+               (isinstance(s, ast.Name) and self.constant(s)) for s in sides):
+            # ``op.judge == "TechLead"``, ``"graph" in criterion_id.lower()``
+            for side in sides:
+                if not self.constant(side):
+                    found |= _plain_kinds(side)
+        if not any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
+            return found
+        # ``"os.system" in argument_lower`` / ``any(k in text for k in KEYWORDS)``
+        left, right = node.left, node.comparators[-1]
+        literal = (isinstance(left, ast.Constant) and isinstance(left.value, str)) or (
+            isinstance(left, ast.Name) and self.constant(left))
+        subject = self.reads(right, depth + 1, seen) | _plain_kinds(right)
+        if literal and (subject & {"text"} or not subject):
+            found.add("words")
+        return found
+
+    def _through(self, node: ast.AST) -> list[ast.AST]:
+        nodes = list(_walk(node))
+        for sub in list(nodes):
+            if isinstance(sub, ast.Name):
+                for bound in self.binds.get(sub.id, [])[:4]:
+                    nodes.extend(_walk(bound))
+        return nodes
+
+
+def _attr_kind(attr: str) -> set[str]:
+    if attr in OPINION_TEXT:
+        return {"text"}
+    if attr == "score" or attr.endswith("_score") or attr == "scores":
+        return {"score"}
+    if EVIDENCE.search(attr):
+        return {"evidence"}
+    return set()
+
+
+def _plain_kinds(node: ast.AST) -> set[str]:
+    """Judge or criterion identity named in one side of a comparison."""
+    found: set[str] = set()
+    for sub in _walk(node):
+        name = sub.attr if isinstance(sub, ast.Attribute) else sub.id if isinstance(
+            sub, ast.Name) else _attr_name(sub) if isinstance(sub, ast.Call) else None
+        if name and CRITERION.search(name):
+            found.add("criterion")
+        elif name and JUDGE_ATTR.match(name):
+            found.add("judge")
+    return found
+
+
+def _name_kind(name: str) -> set[str]:
+    kinds = _attr_kind(name)
+    if "score" in name.lower():
+        kinds.add("score")
+    return kinds
+
+
+def _attr_name(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Call) and _call_name(node) == "getattr" and len(node.args) > 1 \
+            and isinstance(node.args[1], ast.Constant):
+        return str(node.args[1].value)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return str(node.slice.value)
+    return None
+
+
+def _numeric(node: ast.AST) -> bool:
+    """An arithmetic expression (not a string or a container being built)."""
+    if isinstance(node, ast.BinOp):
+        return not isinstance(node.op, ast.Mod) or not isinstance(node.left, ast.Constant)
+    return _call_name(node).rsplit(".", 1)[-1] in ("round", "int", "float", "min", "max",
+                                                    "mean", "median", "fmean", "sum")
+
+
+def _call_name(node: ast.AST) -> str:
+    return (dotted(node.func) or "") if isinstance(node, ast.Call) else ""
+
+
+def _is_cap(node: ast.Call) -> bool:
+    """``min(score, 3)``: a ceiling below the top of the scale (``min(5, x)`` clamps)."""
+    for arg in node.args:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, int | float) and \
+                not isinstance(arg.value, bool) and arg.value not in (5, 10, 100):
+            return True
+        name = dotted(arg) or ""
+        if name.rsplit(".", 1)[-1].isupper() and "CAP" in name.upper():
+            return True  # ``min(final, SECURITY_CAP)``
+    return False
+
+
+def _names(target: ast.AST, attributes: bool = False) -> list[str]:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple | ast.List):
+        return [n for e in target.elts for n in _names(e, attributes)]
+    if attributes and isinstance(target, ast.Attribute):
+        return [target.attr]
+    if attributes and isinstance(target, ast.Subscript) and isinstance(target.slice,
+                                                                       ast.Constant):
+        return [str(target.slice.value)]
+    return []
+
+
+def _walk(node: ast.AST) -> list[ast.AST]:
+    """Nodes of an expression, not descending into lambdas or nested definitions."""
+    out: list[ast.AST] = []
+    stack = [node]
+    while stack and len(out) < 5000:
+        sub = stack.pop()
+        out.append(sub)
+        if not isinstance(sub, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef |
+                          ast.ClassDef):
+            stack.extend(ast.iter_child_nodes(sub))
+    return out
+
+
+def _own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    return [n for stmt in body for n in _walk(stmt)]
+
+
+def _own_exprs(node: ast.stmt) -> list[ast.expr]:
+    """The expressions of a statement itself (not of its nested blocks)."""
+    return [child for field, child in ast.iter_fields(node)
+            if field not in ("body", "orelse", "finalbody", "handlers") and
+            isinstance(child, ast.expr)]

@@ -1,0 +1,165 @@
+"""Chief Justice facts read from what the synthesis code computes, never from names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.analyze import code_findings
+
+from .test_code_ast_graph import write_repo
+
+GRAPH = '''
+from langgraph.graph import StateGraph, START, END
+from nodes.justice import chief_justice_node
+
+
+def build(State):
+    g = StateGraph(State)
+    g.add_node("chief_justice", chief_justice_node)
+    g.add_edge(START, "chief_justice")
+    g.add_edge("chief_justice", END)
+    return g.compile()
+'''
+
+
+def _justice(tmp_path: Path, code: str, extra: dict[str, str] | None = None):
+    files = write_repo(tmp_path, {"graph.py": GRAPH, "nodes/justice.py": code,
+                                  **(extra or {})})
+    findings, _ = code_findings(tmp_path, files)
+    return {f.facet: f for f in findings if f.facet.startswith("justice.")}
+
+
+def test_a_function_named_like_a_rule_that_only_averages_earns_nothing(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+RULES = ["security_override", "fact_supremacy", "functionality_weight"]
+
+
+def security_override(opinions):
+    """Security override: caps the score at 3 when security is violated."""
+    return sum(o.score for o in opinions) / len(opinions)
+
+
+def variance_re_evaluation(opinions):
+    return "variance_re_evaluation"
+
+
+def chief_justice_node(state):
+    score = security_override(state["opinions"])
+    note = variance_re_evaluation(state["opinions"])
+    return {"final_score": round(score), "note": note}
+''')
+    assert facts["justice.rules"].found is False
+    assert facts["justice.rules"].data["rules"] == {}
+    averaging = facts["justice.averaging"]
+    assert averaging.found and averaging.pattern == "failure" and averaging.confidence >= 0.8
+    assert "nodes/justice.py:7: return sum(o.score for o in opinions) / len(opinions)" in (
+        averaging.content or "")
+    assert facts["justice.variance"].found is False
+
+
+def test_a_cap_on_a_keyword_in_the_argument_is_a_keyword_rule(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    ops = state["opinions"]
+    avg = sum(o.score for o in ops) / len(ops)
+    for op in ops:
+        text = op.argument.lower()
+        if op.judge == "Prosecutor" and "os.system" in text:
+            avg = min(3, avg)
+    spread = max(o.score for o in ops) - min(o.score for o in ops)
+    dissent = None
+    if spread > 2:
+        dissent = f"Judges disagree by {spread}"
+    return {"final_score": round(avg), "dissent": dissent}
+''')
+    keyword = facts["justice.keyword_rules"]
+    assert keyword.found and keyword.location == "nodes/justice.py:7"
+    assert facts["justice.averaging"].found  # a keyword cap does not resolve a conflict
+    variance = facts["justice.variance"]
+    assert variance.found is False and "only adds dissent text" in variance.rationale
+    assert facts["justice.rules"].data["rules"] == {
+        "dissent_requirement": ["nodes/justice.py:11"]}
+
+
+def test_rules_on_evidence_spread_and_weights_through_helpers(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+WEIGHTS = {"Prosecutor": 1.0, "Defense": 1.0, "TechLead": 2.0}
+
+
+def _violation(evidences):
+    for ev in evidences:
+        if not ev.found:
+            return True
+    return False
+
+
+def _weighted(ops):
+    total = sum(WEIGHTS[o.judge] * o.score for o in ops)
+    return total / sum(WEIGHTS[o.judge] for o in ops)
+
+
+def chief_justice_node(state):
+    ops, evidences = state["opinions"], state["evidences"]
+    final = _weighted(ops)
+    if _violation(evidences):
+        final = min(final, 3)
+    scores = [o.score for o in ops]
+    needs_review = max(scores) - min(scores) > 2
+    return {"final_score": round(final), "re_evaluate": needs_review}
+''')
+    rules = facts["justice.rules"]
+    assert rules.found
+    assert rules.data["rules"] == {
+        "security_override": ["nodes/justice.py:20"],
+        "fact_supremacy": ["nodes/justice.py:20"],
+        "functionality_weight": ["nodes/justice.py:14"],
+        "variance_re_evaluation": ["nodes/justice.py:23"]}
+    assert "nodes/justice.py:23: needs_review = max(scores) - min(scores) > 2" in (
+        facts["justice.variance"].content or "")
+    assert facts["justice.averaging"].found is False
+    assert facts["justice.keyword_rules"].found is False
+    assert facts["justice.node"].data["functions"] == [
+        "nodes/justice.py:chief_justice_node", "nodes/justice.py:_weighted",
+        "nodes/justice.py:_violation"]
+
+
+def test_a_rule_on_a_judge_name_no_judge_carries_never_fires(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    ops = state["opinions"]
+    final = sum(o.score for o in ops) / len(ops)
+    for op in ops:
+        if op.judge == "Prosecution" and op.score == 1:
+            final = min(final, 3)
+    return {"final_score": round(final)}
+''', {"nodes/judges.py": '''
+from state import JudicialOpinion
+
+
+def prosecutor(state):
+    return {"opinions": [JudicialOpinion(judge="Prosecutor", score=2, argument="x")]}
+
+
+def defense(state):
+    return {"opinions": [JudicialOpinion(judge="Defense", score=4, argument="y")]}
+'''})
+    averaging = facts["justice.averaging"]
+    assert averaging.found and averaging.data["dead_rules"] == 1
+    assert "nodes/justice.py:6: if op.judge == \"Prosecution\"" in (averaging.content or "")
+
+
+def test_scores_taken_from_a_model_answer(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+from langchain_openai import ChatOpenAI
+from state import Verdict
+
+
+def chief_justice_node(state):
+    llm = ChatOpenAI(model="gpt-4o").with_structured_output(Verdict)
+    report = llm.invoke(str(state["opinions"]))
+    final_scores = report.scores
+    return {"final_scores": final_scores}
+''')
+    verdict = facts["justice.model_verdict"]
+    assert verdict.found and verdict.location == "nodes/justice.py:8"
+    assert facts["justice.deterministic"].found is False
