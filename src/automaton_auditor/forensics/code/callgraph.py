@@ -167,6 +167,16 @@ class CallGraph:
                 out.append(Target(path, cls, True))
         return out
 
+    def named(self, path: str, ref: str) -> Key | None:
+        """The function a name written in `path` refers to (a graph node's function); a
+        class stands for its ``__call__``."""
+        target = self.resolve((path, "<module>"), {"name": ref}) if ref else None
+        if target is not None and target.is_class:
+            target = self.method(target.path, target.qual, "__call__")
+        if target is None or (target.path, target.qual) not in self.functions:
+            return None
+        return (target.path, target.qual)
+
     def callees(self, key: Key) -> list[tuple[int, Target]]:
         """(site index, definition) for every call of `key` that resolves."""
         out = []

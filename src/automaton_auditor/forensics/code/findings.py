@@ -22,6 +22,8 @@ from automaton_auditor.state import Finding, RebuiltGraph
 def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                    stats: dict[str, int]) -> tuple[list[Finding], RebuiltGraph | None]:
     """All code findings, sorted, and the rebuilt main graph."""
+    from automaton_auditor.forensics.code.analysers import run_ruff
+    from automaton_auditor.forensics.code.health import health_findings
     from automaton_auditor.forensics.code.personas import persona_findings
     from automaton_auditor.forensics.code.safety import safety_findings
     from automaton_auditor.forensics.code.state_schema import state_findings
@@ -37,6 +39,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 *llm_findings(facts, repo),
                 *persona_findings(repo, files, facts),
                 *justice_findings(facts, repo, main, calls),
+                *health_findings(facts, repo, run_ruff(repo, sorted(facts)), calls, main),
                 parse_finding(facts, stats)]
     findings.sort(key=lambda f: (f.facet, f.location, f.goal))
     return findings, rebuilt

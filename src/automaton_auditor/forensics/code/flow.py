@@ -52,7 +52,7 @@ class FlowBuilder:
         for stmt in node.body:
             scope.stmt(stmt)
         return {"binds": scope.binds, "attrs": scope.attrs, "calls": scope.calls,
-                "rets": scope.rets}
+                "rets": scope.rets, "keys": scope.keys}
 
 
 def _all_args(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
@@ -71,6 +71,20 @@ class _Scope:
         self.attrs: dict[str, list[str]] = {}
         self.calls: list[JSON] = []
         self.rets: list[str] = []
+        # ``state["k"]``, ``state.get("k")``, ``state["k"] = v`` on a parameter
+        self.keys: list[JSON] = []
+
+    def key(self, node: ast.AST, op: str) -> None:
+        """Record a keyed access on a parameter (what a node reads from or writes to its
+        state)."""
+        value = node.value if isinstance(node, ast.Subscript | ast.Attribute) else None
+        if isinstance(value, ast.Name) and value.id in self.params and len(self.keys) < 200:
+            name = node.attr if isinstance(node, ast.Attribute) else (
+                node.slice.value if isinstance(node, ast.Subscript) and
+                isinstance(node.slice, ast.Constant) else None)
+            if isinstance(name, str):
+                self.keys.append({"line": getattr(node, "lineno", 0), "param": value.id,
+                                  "key": name, "op": op})
 
     # --- statements ----------------------------------------------------------------------
     def stmt(self, node: ast.stmt) -> None:
@@ -122,6 +136,7 @@ class _Scope:
             for elt in target.elts:
                 self.bind(elt.value if isinstance(elt, ast.Starred) else elt, value)
         elif isinstance(target, ast.Subscript | ast.Attribute):
+            self.key(target, "set")
             self.atoms(target)  # calls inside ``d[f(x)] = ...`` still count
 
     # --- expressions ---------------------------------------------------------------------
@@ -138,7 +153,11 @@ class _Scope:
         if isinstance(node, ast.Attribute):
             if dotted(node.value) == "self":
                 return [f"a:{node.attr}"]
+            if isinstance(node.ctx, ast.Load):
+                self.key(node, "attr")
             return self.atoms(node.value, depth + 1)
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            self.key(node, "get")
         if isinstance(node, ast.Call):
             return self.call(node, depth)
         if isinstance(node, ast.Lambda):
@@ -170,6 +189,10 @@ class _Scope:
             receiver = self.atoms(node.func.value, depth + 1)  # ``obj.method(...)``
         if full in TEMP_MAKERS:
             return [f"t:{node.lineno}"]
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args \
+                and isinstance(node.args[0], ast.Constant):
+            self.key(ast.Subscript(value=node.func.value, slice=node.args[0], ctx=ast.Load(),
+                                   lineno=node.lineno), "get()")
         if len(self.calls) >= MAX_CALLS:
             return _merge(receiver, *args, *kwargs.values())
         site: dict[str, Any] = {"line": node.lineno, "name": name, "args": args,

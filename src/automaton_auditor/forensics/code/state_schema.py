@@ -33,7 +33,7 @@ def typed_classes(facts: dict[str, JSON]) -> dict[str, tuple[str, JSON, str]]:
     return found
 
 
-def _state_class(classes: dict[str, tuple[str, JSON, str]],
+def state_class(classes: dict[str, tuple[str, JSON, str]],
                  main: Topology | None) -> tuple[str, JSON, str] | None:
     wanted = (main.builder.get("state") or "") if main else ""
     tail = wanted.rsplit(".", 1)[-1]
@@ -55,7 +55,7 @@ def _f(facet: str, goal: str, found: bool, location: str, content: str | None,
 def state_findings(facts: dict[str, JSON], main: Topology | None) -> list[Finding]:
     """``state.agent_state``, ``state.reducers``, ``state.collections``, ``state.models``."""
     classes = typed_classes(facts)
-    state = _state_class(classes, main)
+    state = state_class(classes, main)
     out = [_models(classes)]
     if state is None:
         text = "No TypedDict or BaseModel graph state class was found in code."

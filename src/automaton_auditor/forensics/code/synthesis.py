@@ -45,12 +45,9 @@ def _roots(graph: CallGraph, main: Topology | None) -> list[Key]:
     for name, node in sorted((main.nodes if main else {}).items()):
         if not SYNTH_NAME.search(name) or not node.get("fn"):
             continue
-        path = node["op"]["path"]
-        target = graph.resolve((path, "<module>"), {"name": str(node["fn"])})
-        if target is not None and target.is_class:
-            target = graph.method(target.path, target.qual, "__call__")
-        if target is not None and (target.path, target.qual) in graph.functions:
-            roots.append((target.path, target.qual))
+        key = graph.named(node["op"]["path"], str(node["fn"]))
+        if key is not None:
+            roots.append(key)
     if roots:
         return roots
     named = [k for k in graph.functions if SYNTH_NAME.search(k[1].rsplit(".", 1)[-1])

@@ -1,0 +1,189 @@
+"""Code health as evidence: what the analysers (`analysers`) and the AST say about whether
+the graph's code can run at all, routed to the criteria it bears on.
+
+- ``graph.undefined_names``: names used but never defined (or used before assignment) in the
+  modules that build the graph or hold its nodes' functions: such a graph cannot import or
+  fails when the node runs (graph_orchestration);
+- ``state.undefined_names``: the same in the module that defines the graph's state
+  (state_management_rigor);
+- ``state.subscript_on_model``: nodes index a Pydantic state (``state["k"]``), which raises
+  ``TypeError`` when LangGraph passes them the model;
+- ``safety.shell_injection``, ``safety.code_injection``, ``safety.insecure_temp``,
+  ``safety.unsafe_deserialization``: bandit's checks (ruff's ``S`` rules), security failures
+  when data reaches them (safe_tool_engineering).
+
+Every fact quotes ``path:line: code`` and the analyser's message.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from automaton_auditor.forensics.code.analysers import Analysis
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.source import line_at
+from automaton_auditor.forensics.code.state_schema import state_class, typed_classes
+from automaton_auditor.forensics.code.topology import Topology
+from automaton_auditor.state import Finding
+
+UNDEFINED = ("F821", "F822", "F823")
+SECURITY: dict[str, tuple[str, str, float]] = {
+    # facet: (goal, codes, confidence when data reaches it)
+    "safety.shell_injection": ("A shell runs a command built from data (bandit B602/B605)",
+                               "S602 S604 S605 S609", 0.9),
+    "safety.code_injection": ("eval/exec on data (bandit B307/B102)", "S307 S102", 0.8),
+    "safety.insecure_temp": ("Hard-coded temporary paths (bandit B108)", "S108", 0.5),
+    "safety.unsafe_deserialization": ("pickle or yaml.load on data (bandit B301/B506)",
+                                      "S301 S506", 0.7),
+}
+LOCAL_ANNOTATION = re.compile(r"^[A-Za-z_][\w.]*\s*:\s*([^=]+?)\s*(?:=(.*))?$")
+SAFE_HINT = "seems safe"  # ruff's message for a shell call on a constant command
+MAX_QUOTED = 15
+
+
+def graph_modules(graph: CallGraph, main: Topology | None) -> set[str]:
+    """Files that build the main graph or define its nodes' functions."""
+    if main is None:
+        return set()
+    files = {op["path"] for op in main.ops}
+    for node in main.nodes.values():
+        key = graph.named(node["op"]["path"], str(node.get("fn") or ""))
+        if key is not None:
+            files.add(key[0])
+    return files
+
+
+def node_functions(graph: CallGraph, main: Topology | None) -> dict[str, Key]:
+    """Node name -> its function, for the nodes whose function resolves."""
+    found: dict[str, Key] = {}
+    for name, node in sorted((main.nodes if main else {}).items()):
+        key = graph.named(node["op"]["path"], str(node.get("fn") or ""))
+        if key is not None:
+            found[name] = key
+    return found
+
+
+def _quote(repo: Path | None, items: list[JSON]) -> str | None:
+    lines = [f"{line_at(repo, d['path'], d['line'])}  [{d['code']} {d['message']}]"
+             for d in items[:MAX_QUOTED]]
+    return "\n".join(lines) or None
+
+
+def _finding(facet: str, goal: str, items: list[JSON], analysis: Analysis,
+             repo: Path | None, rationale: str, confidence: float, security: bool = False,
+             **data: Any) -> Finding:
+    loc = f"{items[0]['path']}:{items[0]['line']}" if items else "."
+    if not analysis.ran:
+        rationale = f"Not checked: {analysis.tool} {analysis.status}."
+        confidence = 0.0
+    return Finding(facet=facet, goal=goal, found=bool(items), pattern="failure", location=loc,
+                   content=_quote(repo, items), rationale=rationale, security=security,
+                   confidence=confidence,
+                   data={"tool": analysis.tool, "status": analysis.status,
+                         "locations": [f"{d['path']}:{d['line']}" for d in items[:100]],
+                         **data})
+
+
+def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysis,
+                    graph: CallGraph, main: Topology | None) -> list[Finding]:
+    """Code-health and analyser findings (see the module docstring)."""
+    undefined = [{**d, "import_time": not _in_function(graph, d)}
+                 for d in analysis.diagnostics if d["code"] in UNDEFINED
+                 and not _local_annotation(graph, repo, d)]
+    modules = graph_modules(graph, main)
+    state = state_class(typed_classes(facts), main)
+    state_file = state[0] if state else None
+    in_graph = [d for d in undefined if d["path"] in modules]
+    in_state = [d for d in undefined if d["path"] == state_file]
+    out = [
+        _finding("graph.undefined_names", "The graph's modules use names that are never "
+                 "defined", in_graph, analysis, repo, _undefined_text(in_graph, modules),
+                 # a module that cannot import is no graph at all; a name in one function
+                 # fails only when that line runs (often an error path)
+                 0.9 if any(d["import_time"] for d in in_graph) else 0.6,
+                 names=sorted({_name(d) for d in in_graph}), modules=sorted(modules),
+                 import_time=[f"{d['path']}:{d['line']}" for d in in_graph
+                              if d["import_time"]][:50],
+                 repository_total=len(undefined)),
+        _finding("state.undefined_names", "The state module uses names that are never "
+                 "defined", in_state, analysis, repo,
+                 (f"{len(in_state)} undefined name(s) in {state_file}." if in_state else
+                  "No undefined name in the state module." if state_file else
+                  "No state module found."),
+                 0.85 if any(d["import_time"] for d in in_state) else 0.6,
+                 names=sorted({_name(d) for d in in_state})),
+        _subscript_finding(graph, main, state, repo),
+    ]
+    for facet, (goal, codes, confidence) in SECURITY.items():
+        items = [d for d in analysis.diagnostics if d["code"] in codes.split()]
+        data_driven = [d for d in items if SAFE_HINT not in d["message"]]
+        chosen = data_driven or items
+        out.append(_finding(
+            facet, goal, chosen, analysis, repo,
+            (f"{len(data_driven)} call(s) on data, {len(items) - len(data_driven)} on "
+             "constants only." if items else "None found."),
+            confidence if data_driven else 0.4, security=bool(data_driven) and
+            confidence >= 0.7, codes=codes.split()))
+    return out
+
+
+def _undefined_text(items: list[JSON], modules: set[str]) -> str:
+    if not items:
+        return f"No undefined name in the {len(modules)} graph module(s)."
+    early = sum(1 for d in items if d["import_time"])
+    return (f"{len(items)} undefined name(s) in the modules that build the graph or define "
+            f"its nodes; {early} run when the module is imported (it cannot import), "
+            f"{len(items) - early} fail when their function runs.")
+
+
+def _in_function(graph: CallGraph, diagnostic: JSON) -> bool:
+    return any(info["line"] < diagnostic["line"] <= info["end"]
+               for (path, _q), info in graph.functions.items() if path == diagnostic["path"])
+
+
+def _local_annotation(graph: CallGraph, repo: Path | None, diagnostic: JSON) -> bool:
+    """``x: Dict[str, int] = {}`` inside a function: local annotations are never
+    evaluated, so an undefined name there breaks nothing."""
+    if not _in_function(graph, diagnostic):
+        return False
+    code = line_at(repo, diagnostic["path"], diagnostic["line"]).split(": ", 1)[-1]
+    match = LOCAL_ANNOTATION.match(code)
+    if match is None:
+        return False
+    word = re.compile(rf"\b{re.escape(_name(diagnostic))}\b")
+    return word.search(match.group(1)) is not None and word.search(match.group(2) or "") is None
+
+
+def _name(diagnostic: JSON) -> str:
+    message = str(diagnostic["message"])
+    return message.split("`")[1] if message.count("`") >= 2 else message
+
+
+def _subscript_finding(graph: CallGraph, main: Topology | None,
+                       state: tuple[str, JSON, str] | None, repo: Path | None) -> Finding:
+    """Nodes that use ``state["k"]`` on a Pydantic (BaseModel) state."""
+    hits: list[JSON] = []
+    if state is not None and state[2] == "BaseModel":
+        for name, key in node_functions(graph, main).items():
+            params = (graph.functions[key].get("params") or [])
+            first = params[1] if params[:1] == ["self"] and len(params) > 1 else (
+                params[0] if params else None)
+            for access in graph.flow(key).get("keys", []):
+                if access["param"] == first and access["op"] in ("get", "set"):
+                    hits.append({"path": key[0], "line": access["line"], "code": name,
+                                 "message": f"state[{access['key']!r}] on {state[1]['name']}"})
+    hits.sort(key=lambda d: (d["path"], d["line"]))
+    state_name = state[1]["name"] if state else "the state"
+    return Finding(
+        facet="state.subscript_on_model", goal="Nodes index a Pydantic state with []",
+        found=bool(hits), pattern="failure",
+        location=f"{hits[0]['path']}:{hits[0]['line']}" if hits else ".",
+        content=_quote(repo, hits), confidence=0.85,
+        rationale=(f"{len(hits)} item access(es) on {state_name}, a BaseModel: LangGraph "
+                   "passes the model itself, so state['key'] raises TypeError." if hits
+                   else "No node indexes a Pydantic state with []."),
+        data={"nodes": sorted({str(d["code"]) for d in hits}),
+              "locations": [f"{d['path']}:{d['line']}" for d in hits[:100]]})

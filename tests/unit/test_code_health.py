@@ -1,0 +1,146 @@
+"""Code health from ruff (pyflakes and bandit's checks), run hardened on the checkout."""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import pytest
+
+from automaton_auditor.forensics.code import analysers
+from automaton_auditor.forensics.code.analysers import run_ruff
+from automaton_auditor.forensics.code.analyze import code_findings
+
+from .test_code_ast_graph import by_facet, write_repo
+
+STUB_STATE = '''
+from pydantic import BaseModel
+
+
+class AgentState(BaseModel):
+    repo_url: str = ""
+    evidences: list = []
+'''
+
+STUB_GRAPH = '''
+from langgraph.graph import StateGraph, START, END
+from state import AgentState
+
+
+def detective(state: AgentState):
+    state["evidences"] = [{"found": True}]
+    return state
+
+
+builder = StateGraph(AgentState)
+builder.add_node("detective", detective)
+builder.add_node("judge", judge_node)
+builder.add_edge(START, "detective")
+builder.add_edge("detective", "judge")
+builder.add_edge("judge", END)
+graph = builder.compile()
+
+
+def judge_node(state):
+    return {"evidences": state.evidences}
+'''
+
+
+def test_a_stub_that_cannot_run_is_charged(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"state.py": STUB_STATE, "graph.py": STUB_GRAPH})
+    findings, _ = code_findings(tmp_path, files)
+    undefined = by_facet(findings, "graph.undefined_names")
+    assert undefined.found and undefined.pattern == "failure" and undefined.confidence >= 0.9
+    assert undefined.data["names"] == ["judge_node"]
+    assert undefined.data["import_time"] == ["graph.py:13"]
+    assert "graph.py:13: builder.add_node(\"judge\", judge_node)  [F821" in (
+        undefined.content or "")
+    subscript = by_facet(findings, "state.subscript_on_model")
+    assert subscript.found and subscript.location == "graph.py:7"
+    assert subscript.data["nodes"] == ["detective"]
+
+
+def test_undefined_names_only_in_local_annotations_or_error_paths(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"state.py": STUB_STATE.replace("BaseModel)", "dict)"),
+                                  "graph.py": '''
+from langgraph.graph import StateGraph, START, END
+from state import AgentState
+
+
+def detective(state):
+    found: List[dict] = []
+    try:
+        return {"evidences": found}
+    except Exception:
+        logger.error("failed")
+        raise
+
+
+builder = StateGraph(AgentState)
+builder.add_node("detective", detective)
+builder.add_edge(START, "detective")
+builder.add_edge("detective", END)
+'''})
+    undefined = by_facet(code_findings(tmp_path, files)[0], "graph.undefined_names")
+    assert undefined.data["names"] == ["logger"]  # List sits in an unevaluated annotation
+    assert undefined.confidence < 0.7 and undefined.data["import_time"] == []
+
+
+def test_shell_injection_from_bandit_rules_ignores_the_targets_config(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {
+        "pyproject.toml": '[tool.ruff]\nexclude = ["*"]\n[tool.ruff.lint]\nselect = []\n',
+        "ruff.toml": 'extend-exclude = ["tools.py"]\n',
+        "tools.py": '''
+import subprocess
+
+
+def clone(url):
+    subprocess.run(f"git clone {url}", shell=True)
+    subprocess.run("ls -la", shell=True)
+    return eval(url)
+'''})
+    findings, _ = code_findings(tmp_path, files)
+    shell = by_facet(findings, "safety.shell_injection")
+    assert shell.found and shell.security and shell.location == "tools.py:6"
+    assert shell.data["locations"] == ["tools.py:6"]  # the constant command is not data
+    assert "S602" in (shell.content or "")
+    assert by_facet(findings, "safety.code_injection").security
+
+
+def test_missing_ruff_is_a_clear_unchecked_finding(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(analysers, "ruff_binary", lambda: None)
+    files = write_repo(tmp_path, {"state.py": STUB_STATE, "graph.py": STUB_GRAPH})
+    undefined = by_facet(code_findings(tmp_path, files)[0], "graph.undefined_names")
+    assert undefined.found is False and undefined.confidence == 0.0
+    assert undefined.rationale == "Not checked: ruff not installed."
+
+
+def _fake_ruff(tmp_path: Path, body: str) -> str:
+    script = tmp_path / "fake-ruff"
+    script.write_text("#!/bin/sh\n" + body)
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return str(script)
+
+
+def test_a_hanging_analyser_is_killed_and_reported(tmp_path: Path, monkeypatch) -> None:
+    pid_file = tmp_path / "pid"
+    fake = _fake_ruff(tmp_path, f"echo $$ > {pid_file}\nexec sleep 30\n")
+    monkeypatch.setattr(analysers, "ruff_binary", lambda: fake)
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = run_ruff(tmp_path, ["a.py"], timeout_s=0.5)
+    assert (result.ran, result.status) == (False, "timeout")
+    with pytest.raises(ProcessLookupError):
+        os.kill(int(pid_file.read_text()), 0)
+
+
+def test_output_is_capped_and_environment_scrubbed(tmp_path: Path, monkeypatch) -> None:
+    env_file = tmp_path / "env"
+    fake = _fake_ruff(tmp_path, f"env > {env_file}\nhead -c 5000 /dev/zero\n")
+    monkeypatch.setattr(analysers, "ruff_binary", lambda: fake)
+    monkeypatch.setattr(analysers, "MAX_OUTPUT", 1000)
+    monkeypatch.setenv("RUFF_CONFIG", "/etc/evil.toml")
+    (tmp_path / "a.py").write_text("x = 1\n")
+    result = run_ruff(tmp_path, ["a.py"])
+    assert (result.ran, result.status) == (False, "output too large")
+    assert "RUFF_CONFIG" not in env_file.read_text()
