@@ -21,6 +21,7 @@ from automaton_auditor.forensics.git.acquire import (
     git_findings,
     parse_target,
 )
+from tests.unit.test_code_ast_graph import by_facet
 from tests.unit.test_git_narrative import git, make_repo
 
 
@@ -116,7 +117,10 @@ def test_hostile_local_target_is_audited_without_running_anything(
     assert "remote" not in (checkout.path / ".git" / "config").read_text()
     assert next(f for f in findings if f.facet == "git.history").data["count"] == 2
     assert graph is not None and graph.fan_in == {"c": ["a", "b"]}
-    assert all(str(tmp_path) not in (f.content or "") + f.location for f in code + findings)
+    # safety.insecure_temp quotes the target's own hard-coded /tmp literal (its payload line)
+    assert all(str(tmp_path) not in (f.content or "") + f.location for f in code + findings
+               if f.facet != "safety.insecure_temp")
+    assert by_facet(code, "safety.insecure_temp").location == "src/graph.py:1"
     # The trap is live: a naive `git status` inside the target runs its fsmonitor.
     subprocess.run(["git", "-C", str(repo), "status"], capture_output=True, check=False,
                    env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull})

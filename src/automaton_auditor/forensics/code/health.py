@@ -74,8 +74,8 @@ def _quote(repo: Path | None, items: list[JSON]) -> str | None:
 
 def _finding(facet: str, goal: str, items: list[JSON], analysis: Analysis,
              repo: Path | None, rationale: str, confidence: float, security: bool = False,
-             **data: Any) -> Finding:
-    loc = f"{items[0]['path']}:{items[0]['line']}" if items else "."
+             where: str = ".", **data: Any) -> Finding:
+    loc = f"{items[0]['path']}:{items[0]['line']}" if items else where
     if not analysis.ran:
         rationale = f"Not checked: {analysis.tool} {analysis.status}."
         confidence = 0.0
@@ -104,6 +104,7 @@ def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysi
                  # a module that cannot import is no graph at all; a name in one function
                  # fails only when that line runs (often an error path)
                  0.9 if any(d["import_time"] for d in in_graph) else 0.6,
+                 where=str(main.builder.get("key") or ".") if main else ".",
                  names=sorted({_name(d) for d in in_graph}), modules=sorted(modules),
                  import_time=[f"{d['path']}:{d['line']}" for d in in_graph
                               if d["import_time"]][:50],

@@ -20,20 +20,28 @@ functions and strings that merely mention rules earn nothing.
 from __future__ import annotations
 
 import ast
-import re
 
 from automaton_auditor.forensics.code.common import JSON, dotted, is_literal, resolve
+from automaton_auditor.forensics.code.exprs import (
+    JUDGE_ATTR,
+    MEAN_CALLS,
+    PERSONA,
+    SCORE_TARGET,
+    SPREAD_CALLS,
+    TEXT_CALLS,
+    attr_kind,
+    attr_name,
+    call_name,
+    is_cap,
+    name_kind,
+    numeric,
+    own_exprs,
+    own_nodes,
+    plain_kinds,
+    target_names,
+    walk_expr,
+)
 
-OPINION_TEXT = {"argument", "reasoning", "rationale", "explanation", "justification",
-                "comment", "comments", "feedback", "opinion_text", "content_lower"}
-EVIDENCE = re.compile(r"evidence|^found$|cited|citation", re.I)
-CRITERION = re.compile(r"criteri|dimension|dim_id|dim$|rubric_id", re.I)
-JUDGE_ATTR = re.compile(r"^(judge|judge_name|persona|role|judge_type|judge_role)$", re.I)
-PERSONA = re.compile(r"prosecut|defen[cs]e|tech[\s_-]?lead", re.I)
-SCORE_TARGET = re.compile(r"score|final|verdict|grade|rating|weight|result|capped|raw", re.I)
-SPREAD_CALLS = {"stdev", "pstdev", "variance", "pvariance", "std", "var"}
-MEAN_CALLS = {"mean", "fmean", "average", "median_low"}
-TEXT_CALLS = re.compile(r"(^|\.)(print|info|debug|warning|warn|error|log|append|extend)$")
 MAX_DEPTH = 12
 
 
@@ -67,14 +75,14 @@ class _Reader:
         self.binds: dict[str, list[ast.expr]] = {}
         self.out: dict[str, list[JSON]] = {"means": [], "spreads": [], "weights": [],
                                            "branches": [], "pred": [], "judge_tests": []}
-        for sub in _own_nodes(node.body):
+        for sub in own_nodes(node.body):
             if isinstance(sub, ast.Assign | ast.AnnAssign | ast.AugAssign) and \
                     sub.value is not None:
                 for target in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
-                    for name in _names(target):
+                    for name in target_names(target):
                         self.binds.setdefault(name, []).append(sub.value)
             elif isinstance(sub, ast.For | ast.comprehension):
-                for name in _names(sub.target):
+                for name in target_names(sub.target):
                     self.binds.setdefault(name, []).append(sub.iter)
 
     # --- statements ----------------------------------------------------------------------
@@ -85,7 +93,7 @@ class _Reader:
     def stmt(self, node: ast.stmt) -> None:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             return
-        for expr in _own_exprs(node):
+        for expr in own_exprs(node):
             self.expression(expr)
         if isinstance(node, ast.If | ast.While):
             self.branch(node.test, [*node.body, *node.orelse], node.lineno)
@@ -104,7 +112,7 @@ class _Reader:
             self.block(handler.body)
 
     def expression(self, node: ast.expr) -> None:
-        for sub in _walk(node):
+        for sub in walk_expr(node):
             if isinstance(sub, ast.IfExp):
                 self.branch(sub.test, [ast.Expr(sub.body), ast.Expr(sub.orelse)], sub.lineno)
             elif isinstance(sub, ast.BinOp):
@@ -125,8 +133,8 @@ class _Reader:
             self.out["means"].append({"line": node.lineno, "weighted": weighted})
             if weighted:  # ``(p + 2 * t + d) / 4``: judges weighed differently
                 self.out["weights"].append({"line": node.lineno})
-        elif isinstance(node.op, ast.Sub) and _call_name(node.left) == "max" and \
-                _call_name(node.right) == "min":
+        elif isinstance(node.op, ast.Sub) and call_name(node.left) == "max" and \
+                call_name(node.right) == "min":
             self.out["spreads"].append({"line": node.lineno})
         elif isinstance(node.op, ast.Mult) and any(
                 isinstance(side, ast.Constant) and isinstance(side.value, float | int) and
@@ -136,7 +144,7 @@ class _Reader:
 
     def _averaged(self, numerator: ast.expr) -> bool:
         """A sum of scores: ``sum(scores)``, ``p + d + t``, a running ``total``."""
-        if _call_name(numerator) == "sum" or (isinstance(numerator, ast.BinOp) and
+        if call_name(numerator) == "sum" or (isinstance(numerator, ast.BinOp) and
                                              isinstance(numerator.op, ast.Add)):
             return True
         return "score" in self.reads(numerator)
@@ -160,7 +168,7 @@ class _Reader:
         if not any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops):
             return
         sides = [node.left, *node.comparators]
-        attrs = [_attr_name(s) for s in sides]
+        attrs = [attr_name(s) for s in sides]
         for side in sides:
             if isinstance(side, ast.Constant) and isinstance(side.value, str) and \
                     PERSONA.search(side.value):
@@ -181,7 +189,7 @@ class _Reader:
         ``violation``; ``re_evaluate = spread > 2`` is itself a decision (a flag)."""
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if self.guards and isinstance(value, ast.Constant):
-            for name in (n for t in targets for n in _names(t)):
+            for name in (n for t in targets for n in target_names(t)):
                 self.guarded.setdefault(name, set()).update(*self.guards)
         if isinstance(value, ast.Compare):
             reads = sorted(self.reads(value))
@@ -198,7 +206,7 @@ class _Reader:
 
     def does(self, body: list[ast.stmt]) -> set[str]:
         found: set[str] = set()
-        for sub in _own_nodes(body):
+        for sub in own_nodes(body):
             if isinstance(sub, ast.Assign | ast.AnnAssign | ast.AugAssign) and \
                     sub.value is not None:
                 targets: list[ast.expr] = list(sub.targets) if isinstance(sub, ast.Assign) \
@@ -209,7 +217,7 @@ class _Reader:
             elif isinstance(sub, ast.Expr) and isinstance(sub.value, ast.Call) and \
                     TEXT_CALLS.search(dotted(sub.value.func) or ""):
                 found.add("text")
-            if isinstance(sub, ast.Call) and _call_name(sub) == "min" and _is_cap(sub):
+            if isinstance(sub, ast.Call) and call_name(sub) == "min" and is_cap(sub):
                 found.add("cap")
         return found
 
@@ -236,8 +244,8 @@ class _Reader:
             return {"flag"}
         if self.is_text(value) or (isinstance(value, ast.Constant) and value.value is None):
             return {"text"}
-        names = " ".join(n for t in targets for n in _names(t, attributes=True))
-        if SCORE_TARGET.search(names) or (_numeric(value) and "score" in self.reads(value)):
+        names = " ".join(n for t in targets for n in target_names(t, attributes=True))
+        if SCORE_TARGET.search(names) or (numeric(value) and "score" in self.reads(value)):
             if isinstance(value, ast.Constant) and isinstance(value.value, int | float) and \
                     value.value <= 3:
                 return {"cap"}
@@ -261,8 +269,8 @@ class _Reader:
                 out.add("flag")
             elif isinstance(item, ast.Constant) and isinstance(item.value, int | float):
                 out.add("cap" if item.value <= 3 else "score")
-            elif (_numeric(item) and "score" in self.reads(item)) or SCORE_TARGET.search(
-                    " ".join(_names(item, attributes=True))) or isinstance(item, ast.Call):
+            elif (numeric(item) and "score" in self.reads(item)) or SCORE_TARGET.search(
+                    " ".join(target_names(item, attributes=True))) or isinstance(item, ast.Call):
                 out.add("score")  # ``return _weighted_score(...)`` from a scoring function
         return out
 
@@ -273,25 +281,25 @@ class _Reader:
         found: set[str] = set()
         if depth > MAX_DEPTH:
             return found
-        for sub in _walk(node):
+        for sub in walk_expr(node):
             if isinstance(sub, ast.Attribute):
-                found |= _attr_kind(sub.attr)
+                found |= attr_kind(sub.attr)
             elif isinstance(sub, ast.Name):
                 if self.constant(sub):
                     continue  # ``for role in ["Defense", ...]``: a constant, not data
-                found |= _name_kind(sub.id) | self.guarded.get(sub.id, set())
+                found |= name_kind(sub.id) | self.guarded.get(sub.id, set())
                 if sub.id not in seen:
                     for value in self.binds.get(sub.id, []):
                         found |= self.reads(value, depth + 1, seen | {sub.id})
             elif isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Constant) and \
                     isinstance(sub.slice.value, str):
-                found |= _attr_kind(sub.slice.value)
+                found |= attr_kind(sub.slice.value)
             elif isinstance(sub, ast.Call):
                 found |= self._call_reads(sub)
             elif isinstance(sub, ast.Compare):
                 found |= self._compare_reads(sub, depth, seen)
             elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and \
-                    _call_name(sub.left) == "max" and _call_name(sub.right) == "min":
+                    call_name(sub.left) == "max" and call_name(sub.right) == "min":
                 found.add("spread")
         return found
 
@@ -315,7 +323,7 @@ class _Reader:
         if tail in SPREAD_CALLS:
             return {"spread"}
         if tail == "getattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
-            return _attr_kind(str(node.args[1].value))
+            return attr_kind(str(node.args[1].value))
         if tail in ("search", "match", "findall", "startswith", "endswith", "find", "count"):
             return {"words"} if any(isinstance(a, ast.Constant) for a in node.args) else set()
         if name and not name.startswith(("str.", "len", "max", "min", "sum", "round", "int",
@@ -332,124 +340,22 @@ class _Reader:
             # ``op.judge == "TechLead"``, ``"graph" in criterion_id.lower()``
             for side in sides:
                 if not self.constant(side):
-                    found |= _plain_kinds(side)
+                    found |= plain_kinds(side)
         if not any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
             return found
         # ``"os.system" in argument_lower`` / ``any(k in text for k in KEYWORDS)``
         left, right = node.left, node.comparators[-1]
         literal = (isinstance(left, ast.Constant) and isinstance(left.value, str)) or (
             isinstance(left, ast.Name) and self.constant(left))
-        subject = self.reads(right, depth + 1, seen) | _plain_kinds(right)
+        subject = self.reads(right, depth + 1, seen) | plain_kinds(right)
         if literal and (subject & {"text"} or not subject):
             found.add("words")
         return found
 
     def _through(self, node: ast.AST) -> list[ast.AST]:
-        nodes = list(_walk(node))
+        nodes = list(walk_expr(node))
         for sub in list(nodes):
             if isinstance(sub, ast.Name):
                 for bound in self.binds.get(sub.id, [])[:4]:
-                    nodes.extend(_walk(bound))
+                    nodes.extend(walk_expr(bound))
         return nodes
-
-
-def _attr_kind(attr: str) -> set[str]:
-    if attr in OPINION_TEXT:
-        return {"text"}
-    if attr == "score" or attr.endswith("_score") or attr == "scores":
-        return {"score"}
-    if EVIDENCE.search(attr):
-        return {"evidence"}
-    return set()
-
-
-def _plain_kinds(node: ast.AST) -> set[str]:
-    """Judge or criterion identity named in one side of a comparison."""
-    found: set[str] = set()
-    for sub in _walk(node):
-        name = sub.attr if isinstance(sub, ast.Attribute) else sub.id if isinstance(
-            sub, ast.Name) else _attr_name(sub) if isinstance(sub, ast.Call) else None
-        if name and CRITERION.search(name):
-            found.add("criterion")
-        elif name and JUDGE_ATTR.match(name):
-            found.add("judge")
-    return found
-
-
-def _name_kind(name: str) -> set[str]:
-    kinds = _attr_kind(name)
-    if "score" in name.lower():
-        kinds.add("score")
-    return kinds
-
-
-def _attr_name(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Attribute):
-        return node.attr
-    if isinstance(node, ast.Call) and _call_name(node) == "getattr" and len(node.args) > 1 \
-            and isinstance(node.args[1], ast.Constant):
-        return str(node.args[1].value)
-    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
-        return str(node.slice.value)
-    return None
-
-
-def _numeric(node: ast.AST) -> bool:
-    """An arithmetic expression (not a string or a container being built)."""
-    if isinstance(node, ast.BinOp):
-        return not isinstance(node.op, ast.Mod) or not isinstance(node.left, ast.Constant)
-    return _call_name(node).rsplit(".", 1)[-1] in ("round", "int", "float", "min", "max",
-                                                    "mean", "median", "fmean", "sum")
-
-
-def _call_name(node: ast.AST) -> str:
-    return (dotted(node.func) or "") if isinstance(node, ast.Call) else ""
-
-
-def _is_cap(node: ast.Call) -> bool:
-    """``min(score, 3)``: a ceiling below the top of the scale (``min(5, x)`` clamps)."""
-    for arg in node.args:
-        if isinstance(arg, ast.Constant) and isinstance(arg.value, int | float) and \
-                not isinstance(arg.value, bool) and arg.value not in (5, 10, 100):
-            return True
-        name = dotted(arg) or ""
-        if name.rsplit(".", 1)[-1].isupper() and "CAP" in name.upper():
-            return True  # ``min(final, SECURITY_CAP)``
-    return False
-
-
-def _names(target: ast.AST, attributes: bool = False) -> list[str]:
-    if isinstance(target, ast.Name):
-        return [target.id]
-    if isinstance(target, ast.Tuple | ast.List):
-        return [n for e in target.elts for n in _names(e, attributes)]
-    if attributes and isinstance(target, ast.Attribute):
-        return [target.attr]
-    if attributes and isinstance(target, ast.Subscript) and isinstance(target.slice,
-                                                                       ast.Constant):
-        return [str(target.slice.value)]
-    return []
-
-
-def _walk(node: ast.AST) -> list[ast.AST]:
-    """Nodes of an expression, not descending into lambdas or nested definitions."""
-    out: list[ast.AST] = []
-    stack = [node]
-    while stack and len(out) < 5000:
-        sub = stack.pop()
-        out.append(sub)
-        if not isinstance(sub, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef |
-                          ast.ClassDef):
-            stack.extend(ast.iter_child_nodes(sub))
-    return out
-
-
-def _own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
-    return [n for stmt in body for n in _walk(stmt)]
-
-
-def _own_exprs(node: ast.stmt) -> list[ast.expr]:
-    """The expressions of a statement itself (not of its nested blocks)."""
-    return [child for field, child in ast.iter_fields(node)
-            if field not in ("body", "orelse", "finalbody", "handlers") and
-            isinstance(child, ast.expr)]

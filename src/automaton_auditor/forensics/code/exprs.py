@@ -1,0 +1,128 @@
+"""Small readers of expressions for the scoring-logic summary (`logic`): what kind of data
+a name, attribute or comparison side stands for, what a statement's own nodes are."""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from automaton_auditor.forensics.code.common import dotted
+
+OPINION_TEXT = {"argument", "reasoning", "rationale", "explanation", "justification",
+                "comment", "comments", "feedback", "opinion_text", "content_lower"}
+EVIDENCE = re.compile(r"evidence|^found$|cited|citation", re.I)
+CRITERION = re.compile(r"criteri|dimension|dim_id|dim$|rubric_id", re.I)
+JUDGE_ATTR = re.compile(r"^(judge|judge_name|persona|role|judge_type|judge_role)$", re.I)
+PERSONA = re.compile(r"prosecut|defen[cs]e|tech[\s_-]?lead", re.I)
+SCORE_TARGET = re.compile(r"score|final|verdict|grade|rating|weight|result|capped|raw", re.I)
+SPREAD_CALLS = {"stdev", "pstdev", "variance", "pvariance", "std", "var"}
+MEAN_CALLS = {"mean", "fmean", "average", "median_low"}
+TEXT_CALLS = re.compile(r"(^|\.)(print|info|debug|warning|warn|error|log|append|extend)$")
+
+
+def attr_kind(attr: str) -> set[str]:
+    """The kind of data an attribute or key name holds (text, score, evidence)."""
+    if attr in OPINION_TEXT:
+        return {"text"}
+    if attr == "score" or attr.endswith("_score") or attr == "scores":
+        return {"score"}
+    if EVIDENCE.search(attr):
+        return {"evidence"}
+    return set()
+
+
+def plain_kinds(node: ast.AST) -> set[str]:
+    """Judge or criterion identity named in one side of a comparison."""
+    found: set[str] = set()
+    for sub in walk_expr(node):
+        name = sub.attr if isinstance(sub, ast.Attribute) else sub.id if isinstance(
+            sub, ast.Name) else attr_name(sub) if isinstance(sub, ast.Call) else None
+        if name and CRITERION.search(name):
+            found.add("criterion")
+        elif name and JUDGE_ATTR.match(name):
+            found.add("judge")
+    return found
+
+
+def name_kind(name: str) -> set[str]:
+    """The kind of data a variable name holds."""
+    kinds = attr_kind(name)
+    if "score" in name.lower():
+        kinds.add("score")
+    return kinds
+
+
+def attr_name(node: ast.AST) -> str | None:
+    """The attribute read by ``x.a``, ``getattr(x, "a")`` or ``x["a"]``."""
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Call) and call_name(node) == "getattr" and len(node.args) > 1 \
+            and isinstance(node.args[1], ast.Constant):
+        return str(node.args[1].value)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return str(node.slice.value)
+    return None
+
+
+def numeric(node: ast.AST) -> bool:
+    """An arithmetic expression (not a string or a container being built)."""
+    if isinstance(node, ast.BinOp):
+        return not isinstance(node.op, ast.Mod) or not isinstance(node.left, ast.Constant)
+    return call_name(node).rsplit(".", 1)[-1] in ("round", "int", "float", "min", "max",
+                                                    "mean", "median", "fmean", "sum")
+
+
+def call_name(node: ast.AST) -> str:
+    """The dotted callee of a call (empty for anything else)."""
+    return (dotted(node.func) or "") if isinstance(node, ast.Call) else ""
+
+
+def is_cap(node: ast.Call) -> bool:
+    """``min(score, 3)``: a ceiling below the top of the scale (``min(5, x)`` clamps)."""
+    for arg in node.args:
+        if isinstance(arg, ast.Constant) and isinstance(arg.value, int | float) and \
+                not isinstance(arg.value, bool) and arg.value not in (5, 10, 100):
+            return True
+        name = dotted(arg) or ""
+        if name.rsplit(".", 1)[-1].isupper() and "CAP" in name.upper():
+            return True  # ``min(final, SECURITY_CAP)``
+    return False
+
+
+def target_names(target: ast.AST, attributes: bool = False) -> list[str]:
+    """Names an assignment target binds (and attribute/key names, if asked)."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Tuple | ast.List):
+        return [n for e in target.elts for n in target_names(e, attributes)]
+    if attributes and isinstance(target, ast.Attribute):
+        return [target.attr]
+    if attributes and isinstance(target, ast.Subscript) and isinstance(target.slice,
+                                                                       ast.Constant):
+        return [str(target.slice.value)]
+    return []
+
+
+def walk_expr(node: ast.AST) -> list[ast.AST]:
+    """Nodes of an expression, not descending into lambdas or nested definitions."""
+    out: list[ast.AST] = []
+    stack = [node]
+    while stack and len(out) < 5000:
+        sub = stack.pop()
+        out.append(sub)
+        if not isinstance(sub, ast.Lambda | ast.FunctionDef | ast.AsyncFunctionDef |
+                          ast.ClassDef):
+            stack.extend(ast.iter_child_nodes(sub))
+    return out
+
+
+def own_nodes(body: list[ast.stmt]) -> list[ast.AST]:
+    """Every node of a block, nested definitions excluded."""
+    return [n for stmt in body for n in walk_expr(stmt)]
+
+
+def own_exprs(node: ast.stmt) -> list[ast.expr]:
+    """The expressions of a statement itself (not of its nested blocks)."""
+    return [child for field, child in ast.iter_fields(node)
+            if field not in ("body", "orelse", "finalbody", "handlers") and
+            isinstance(child, ast.expr)]
