@@ -160,7 +160,7 @@ def chief_justice(state, llm):
     variance = max(scores) - min(scores)
     found = [e for e in state["evidences"] if e.found]
     if not found:
-        return min(scores), "security_override"
+        return min(min(scores), 3), "security_override"
     if variance > 2:
         return dissent(scores)
     return round(sum(scores) / len(scores)), "fact_supremacy"

@@ -171,6 +171,8 @@ class CallGraph:
         """The function a name written in `path` refers to (a graph node's function); a
         class stands for its ``__call__``."""
         target = self.resolve((path, "<module>"), {"name": ref}) if ref else None
+        if target is None and "." in ref:
+            target = self._dotted(path, ref)  # already resolved through the imports
         if target is not None and target.is_class:
             target = self.method(target.path, target.qual, "__call__")
         if target is None or (target.path, target.qual) not in self.functions:

@@ -25,6 +25,7 @@ from automaton_auditor.forensics.code.common import (
 )
 from automaton_auditor.forensics.code.flow import FlowBuilder
 from automaton_auditor.forensics.code.logic import LogicBuilder, handles_scores
+from automaton_auditor.forensics.code.outs import outs_of
 from automaton_auditor.forensics.code.recorder import Ctx
 
 PERSONA_WORDS = re.compile(r"prosecutor|defen[cs]e|tech[\s_-]?lead|persona|judge", re.I)
@@ -181,7 +182,8 @@ class CallCollector:
                                 "retry_hint": any(RETRY_NAME.search(p) for p in params),
                                 "decorators": decorators, "sends": [],
                                 "returns": [], "gotos": [], "loops": {},
-                                "flow": self.flow.summarize(node)}
+                                "flow": self.flow.summarize(node),
+                                "outs": outs_of(node, self.imports)}
         if handles_scores(self.lines, node.lineno, node.end_lineno or node.lineno):
             self.functions[qual]["logic"] = self.logic.summarize(node)
         for deco in decorators:

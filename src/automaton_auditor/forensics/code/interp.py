@@ -160,8 +160,12 @@ class Interp:
             key = f"{self.path}:{node.lineno}"
             state = node.args[0] if node.args else next(
                 (kw.value for kw in node.keywords if kw.arg in ("state_schema", "schema")), None)
+            schemas = {kw.arg.removesuffix("_schema"): resolve(dotted(kw.value), self.imports)
+                       for kw in node.keywords if kw.arg in ("input", "output", "input_schema",
+                                                             "output_schema")}
             self.builders.append({"key": key, "line": node.lineno, "scope": scope,
                                   "state": resolve(dotted(state), self.imports),
+                                  "input": schemas.get("input"), "output": schemas.get("output"),
                                   "snippet": snippet(self.lines, node)})
             return {"builder": key}
         if isinstance(node.func, ast.Attribute) and node.func.attr in GRAPH_METHODS:

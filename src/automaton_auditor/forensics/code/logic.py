@@ -308,6 +308,8 @@ class _Reader:
         if depth > 4:
             return False
         if isinstance(node, ast.Name):
+            if node.id in self.guarded:
+                return False  # a flag set under a test carries what the test read
             bound = self.binds.get(node.id, [])
             if not bound:  # a module constant (``KEYWORDS = frozenset({...})``)
                 return node.id in self.consts or node.id.lstrip("_").isupper()

@@ -255,7 +255,9 @@ def _model_findings(facts: dict[str, JSON], reading: Reading,
 def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
     rules = reading.rules
     evidence, spread = _of(rules, "evidence"), _of(rules, "spread")
-    caps = _of(rules, "evidence", "score_cap")
+    # a cap on detected evidence or on a judge's score, never one on words in an argument
+    caps = [(r.path, r.line) for r in rules if r.kind in ("evidence", "score_cap")
+            and "cap" in r.does]
     weights = sorted({*reading.weights, *_of(rules, "judge", "criterion")})
     named = {"security_override": caps, "fact_supremacy": evidence,
              "functionality_weight": weights, "variance_re_evaluation": spread,
@@ -290,5 +292,5 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
            bool(keyword), "failure", keyword, repo,
            (f"{len(keyword)} decision(s) change the score because a judge's argument "
             "contains a word, not because of a detected fact." if keyword else
-            "No decision reads words in a judge's argument."), 0.6),
+            "No decision reads words in a judge's argument."), 0.7),
     ]

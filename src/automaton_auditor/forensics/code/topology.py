@@ -29,6 +29,8 @@ class Topology:
     edges: dict[tuple[str, str], JSON] = field(default_factory=dict)
     conditional: dict[str, JSON] = field(default_factory=dict)
     ops: list[JSON] = field(default_factory=list)
+    # ``add_edge([a, b], c)``: c waits for all of a, b (one barrier), with its operation
+    joins: list[tuple[tuple[str, ...], str, JSON]] = field(default_factory=list)
 
 
 def group_builders(facts: dict[str, JSON], resolver: Resolver) -> dict[str, list[JSON]]:
@@ -153,6 +155,9 @@ def _apply(topo: Topology, op: JSON, res: Resolver) -> None:
         sources = res.value(src, path)
         for item in sources if isinstance(sources, list) else [src]:
             _edge(topo, res.name(item, path), dst, op, "static")
+        names = [res.name(i, path) for i in sources] if isinstance(sources, list) else []
+        if dst and len(names) > 1 and all(names):
+            topo.joins.append((tuple(str(n) for n in names), dst, op))
     elif name == "add_sequence" and args:
         seq = res.value(args[0], path)
         names = [res.name(i[0] if isinstance(i, list) else i, path)
@@ -180,6 +185,9 @@ def _add_node(topo: Topology, op: JSON, res: Resolver) -> None:
             kwargs.get("action"), dict) else fn
     elif len(real) >= 2 or (len(real) == 1 and "action" in kwargs):
         node = res.name(real[0], path)
+        action = real[1] if len(real) >= 2 else kwargs.get("action")
+        if isinstance(action, dict) and action.get("ref"):
+            fn = str(action["ref"])  # ``for name, fn in [("a", a)]: add_node(name, fn)``
     elif len(real) == 1:
         node = res.name(real[0], path)
         fn = str(real[0].get("ref", "")) if isinstance(real[0], dict) else fn
@@ -199,8 +207,11 @@ def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:
     targets, sends = _targets(router, path_map, path, res)
     if not source:
         return
+    mapped = res.value(path_map, path)
+    mapping = {str(res.name(k, path)): res.name(v, path) for k, v in mapped["map"]} \
+        if isinstance(mapped, dict) and "map" in mapped else {}
     topo.conditional[source] = {"op": op, "targets": targets, "send": bool(sends),
-                                "sends": sorted(sends),
+                                "sends": sorted(sends), "map": mapping,
                                 "router": router.get("ref") if isinstance(router, dict) else None}
     for target in targets:
         _edge(topo, source, target, op, "send" if target in sends else "conditional")

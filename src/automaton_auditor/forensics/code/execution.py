@@ -1,0 +1,270 @@
+"""A static model of how LangGraph runs the rebuilt graph: channels, writes, supersteps.
+
+- Channels are the keys of the state schema (TypedDict, Pydantic model, dataclass; with the
+  keys of base classes, ``MessagesState``'s ``messages``, and the input/output schemas); a
+  key's reducer comes from ``Annotated[T, reducer]``.
+- A node writes the keys its function returns (`outs`, followed through helpers it returns
+  from); keys that are not channels are dropped by LangGraph without a word. A router attached
+  to the node itself still sees them; a router on a later node does not.
+- Supersteps: a node runs in the step after any of its plain-edge predecessors ran (once per
+  step, however many arrive); a list-form join ``add_edge([a, b], c)`` waits until all its
+  sources ran; a router picks the targets whose returns are not ruled out by what has arrived
+  (``state.get("k")`` is falsy when ``k`` never arrives); each ``Send`` is one more task; two
+  writes to a key without a reducer in one step are an error.
+
+Where names or counts are only known at run time the model says "not determined" and draws no
+failure from it. Nothing is executed.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.state_schema import typed_classes
+from automaton_auditor.forensics.code.topology import END, START, Topology
+
+MAX_STEPS = 40
+MAX_RUNS = 8  # a node run more often than this is in a loop: counts are not determined
+ABSENT = "<absent>"
+UNKNOWN = "?"
+
+
+@dataclass
+class Node:
+    """What one graph node does to the state."""
+
+    name: str
+    key: Key | None  # its function, when it resolves
+    writes: dict[str, Any] = field(default_factory=dict)  # key -> literal value or "?"
+    write_lines: dict[str, int] = field(default_factory=dict)
+    whole: bool = False  # returns the whole state
+    open: bool = False  # returns something not determined
+    reads: dict[str, int] = field(default_factory=dict)  # key -> first line read
+    gotos: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Model:
+    """The graph as LangGraph will run it."""
+
+    topo: Topology
+    channels: dict[str, str | None]  # key -> reducer
+    input_keys: set[str] | None  # None: the input may carry any channel
+    nodes: dict[str, Node]
+    routers: dict[str, list[JSON]]  # source -> the router's outs (empty: not determined)
+
+
+@dataclass
+class Run:
+    """One simulated run: supersteps, runs per node, what arrived and what went wrong."""
+
+    steps: list[list[str]] = field(default_factory=list)
+    runs: Counter[str] = field(default_factory=Counter)
+    ran_at: dict[str, list[int]] = field(default_factory=dict)
+    arrived: dict[str, Any] = field(default_factory=dict)
+    dropped: dict[str, set[str]] = field(default_factory=dict)
+    parallel: list[tuple[int, str, list[str]]] = field(default_factory=list)
+    routes: dict[str, set[str]] = field(default_factory=dict)  # source -> targets taken
+    undetermined: list[str] = field(default_factory=list)
+
+
+# --- the model ---------------------------------------------------------------------------------
+def _fields(facts: dict[str, JSON], name: str | None, depth: int = 0) -> dict[str, str | None]:
+    """Keys (with reducers) of a repository class and its repository base classes."""
+    if not name or depth > 5:
+        return {}
+    classes = typed_classes(facts)
+    tail = name.rsplit(".", 1)[-1]
+    if tail == "MessagesState":
+        return {"messages": "add_messages"}
+    found = classes.get(tail)
+    if found is None:
+        return {}
+    out: dict[str, str | None] = {}
+    for base in found[1]["bases"]:
+        out.update(_fields(facts, base.split("[")[0], depth + 1))
+    out.update({f["name"]: f["reducer"] for f in found[1]["fields"]})
+    return out
+
+
+def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Model:
+    """The static execution model of one rebuilt graph."""
+    builder = topo.builder
+    channels = _fields(facts, builder.get("state"))
+    inputs = _fields(facts, builder.get("input")) if builder.get("input") else None
+    for extra in (inputs or {}, _fields(facts, builder.get("output"))):
+        for key, reducer in extra.items():
+            channels.setdefault(key, reducer)
+    nodes = {name: _node(graph, name, info) for name, info in sorted(topo.nodes.items())}
+    routers = {}
+    for source, info in sorted(topo.conditional.items()):
+        router = graph.named(info["op"]["path"], str(info.get("router") or ""))
+        routers[source] = resolved_outs(graph, router) if router else []
+    return Model(topo, channels, set(inputs) if inputs is not None else None, nodes, routers)
+
+
+def resolved_outs(graph: CallGraph, key: Key, depth: int = 0) -> list[JSON]:
+    """A function's outs, with ``return helper(...)`` replaced by the helper's own outs."""
+    out: list[JSON] = []
+    for item in (graph.functions.get(key) or {}).get("outs") or []:
+        callee = graph.resolve(key, {"name": item["call"]}) if item.get("call") else None
+        called = graph.function_key(callee) if callee is not None else None
+        if called is not None and depth < 3:
+            out += [{**sub, "guards": item["guards"] + sub["guards"]}
+                    for sub in resolved_outs(graph, called, depth + 1)]
+        elif item.get("call"):
+            out.append({**item, "open": True})
+        else:
+            out.append(item)
+    return out
+
+
+def _node(graph: CallGraph, name: str, info: JSON) -> Node:
+    key = graph.named(info["op"]["path"], str(info.get("fn") or ""))
+    node = Node(name, key)
+    if key is None:
+        node.open = True  # a subgraph, a lambda or a computed callable: not determined
+        return node
+    for out in resolved_outs(graph, key):
+        for written, value in (out.get("keys") or {}).items():
+            previous = node.writes.get(written, value)
+            node.writes[written] = value if previous == value else UNKNOWN
+            node.write_lines.setdefault(written, out["line"])
+        node.whole |= bool(out.get("whole"))
+        node.open |= bool(out.get("open"))
+        node.gotos += [g for g in out.get("gotos", []) if g not in node.gotos]
+    params = graph.functions[key].get("params") or []
+    state = params[1] if params[:1] == ["self"] and len(params) > 1 else (
+        params[0] if params else None)
+    for access in graph.flow(key).get("keys", []):
+        if access["param"] == state and access["op"] != "set":
+            node.reads.setdefault(access["key"], access["line"])
+    return node
+
+
+# --- routers -----------------------------------------------------------------------------------
+def _truthy(value: Any) -> bool | None:
+    if value in (ABSENT, None, False, 0, ""):
+        return False
+    return None if value == UNKNOWN else True
+
+
+def possible(out: JSON, view: dict[str, Any]) -> bool:
+    """False when a guard of the out cannot hold with what the router sees."""
+    for key, wanted in out.get("guards") or []:
+        truth = _truthy(view.get(key, ABSENT))
+        if truth is not None and truth != wanted:
+            return False
+    return True
+
+
+def route(model: Model, source: str, view: dict[str, Any]) -> tuple[set[str], Counter[str],
+                                                                       bool]:
+    """(targets, Send counts, determined) of the router on `source` given `view`."""
+    info = model.topo.conditional[source]
+    outs = model.routers.get(source) or []
+    if not outs or any(o.get("open") for o in outs):
+        return set(info["targets"]), Counter(), False
+    mapping = info.get("map") or {}
+    targets: set[str] = set()
+    sends: Counter[str] = Counter()
+    determined = True
+    for out in (o for o in outs if possible(o, view)):
+        targets |= {mapping.get(str(t), t) if mapping else t for t in out.get("targets", [])}
+        for target in out.get("sends", []):
+            if out.get("count") is None and "count" in out:
+                determined = False
+            sends[target] += out.get("count") or 1
+    return {t for t in targets if t}, sends, determined
+
+
+# --- supersteps --------------------------------------------------------------------------------
+def simulate(model: Model, input_keys: set[str] | None = None) -> Run:
+    """Run the model from START (the input carries `input_keys`, default: the input schema's
+    keys) until no node is triggered, END, or MAX_STEPS."""
+    run = Run()
+    given = input_keys if input_keys is not None else (model.input_keys or set())
+    run.arrived = {k: UNKNOWN for k in given if k in model.channels}
+    joined: dict[str, set[str]] = {d: set() for _s, d, _o in model.topo.joins}
+    frontier = _successors(model, START, run, {}, joined)
+    for step in range(1, MAX_STEPS + 1):
+        frontier.pop(END, None)
+        if not frontier:
+            return run
+        run.steps.append(sorted(frontier))
+        writers: dict[str, list[str]] = {}
+        for name, count in sorted(frontier.items()):
+            run.runs[name] += count
+            run.ran_at.setdefault(name, []).append(step)
+            _write(model, run, name, count, writers)
+        conflicts = [(k, w) for k, w in sorted(writers.items())
+                     if len(w) > 1 and not model.channels.get(k)]
+        if conflicts:
+            run.parallel += [(step, k, w) for k, w in conflicts]
+            return run  # LangGraph raises InvalidUpdateError here
+        nxt: Counter[str] = Counter()
+        for name in sorted(frontier):
+            node = model.nodes.get(name)
+            own = {k: v for k, v in (node.writes if node else {}).items()}
+            for target, count in _successors(model, name, run, own, joined).items():
+                nxt[target] = max(nxt[target], 1) if count == 1 else nxt[target] + count
+        if any(run.runs[n] > MAX_RUNS for n in run.runs):
+            run.undetermined.append("a loop runs nodes more than "
+                                    f"{MAX_RUNS} times: counts not determined")
+            return run
+        frontier = nxt
+    run.undetermined.append(f"more than {MAX_STEPS} supersteps")
+    return run
+
+
+def _write(model: Model, run: Run, name: str, count: int,
+           writers: dict[str, list[str]]) -> None:
+    node = model.nodes.get(name)
+    if node is None:
+        return
+    written = dict(node.writes)
+    if node.whole:
+        written.update({k: run.arrived.get(k, UNKNOWN) for k in run.arrived})
+    for key, value in written.items():
+        if key in model.channels:
+            writers.setdefault(key, []).extend([name] * count)
+            before = run.arrived.get(key, value)
+            run.arrived[key] = value if before == value else UNKNOWN
+        else:
+            run.dropped.setdefault(name, set()).add(key)
+    if node.open:
+        run.undetermined.append(f"{name}: what it returns is not determined")
+
+
+def _successors(model: Model, name: str, run: Run, own: dict[str, Any],
+                joined: dict[str, set[str]]) -> Counter[str]:
+    """Tasks triggered for the next step by `name` having run (Send tasks counted)."""
+    out: Counter[str] = Counter()
+    in_joins = {(s, d) for sources, d, _o in model.topo.joins for s in sources}
+    for (src, dst), edge in sorted(model.topo.edges.items()):
+        if src == name and edge["kind"] == "static" and (src, dst) not in in_joins:
+            out[dst] = 1
+    for sources, dst, _op in model.topo.joins:
+        if name in sources:
+            joined[dst].add(name)
+            if joined[dst] >= set(sources):
+                out[dst] = 1
+                joined[dst].clear()
+    if name in model.topo.conditional:
+        view = {**run.arrived, **own}  # a router on the node itself sees all it returned
+        targets, sends, determined = route(model, name, view)
+        run.routes.setdefault(name, set()).update(targets | set(sends))
+        if not determined:
+            run.undetermined.append(f"{name}: the router's choice is not determined")
+        for target in targets:
+            out[target] = max(out[target], 1)
+        for target, count in sends.items():
+            out[target] += count
+    node = model.nodes.get(name)
+    for target in node.gotos if node else []:
+        out[target] = max(out[target], 1)
+    return out

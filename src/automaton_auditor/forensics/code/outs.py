@@ -1,0 +1,230 @@
+"""What a function hands back, return by return: the per-function half of the LangGraph
+execution model (`execution`).
+
+Each return becomes one JSON "out" with the guards that lead to it (tests of the state
+parameter: ``state.get("k")`` truthy or not) and what it returns:
+
+- ``keys``: the keys of a returned dict (literal, built up in a variable, ``dict(k=...)``,
+  ``Command(update={...})``) with their values when literal (``True``, ``"x"``), else ``"?"``;
+- ``whole``: the state parameter itself (or ``{**state, ...}``) is returned;
+- ``targets`` / ``sends``: node names a router returns (strings, ``END``, lists of them) and
+  the targets of ``Send(...)`` (``count`` when sent over a literal list); ``gotos`` for
+  ``Command(goto=...)``;
+- ``call``: the returned value is another function's answer (followed later, by name);
+- ``open``: anything else (not determined).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value
+
+MAX_OUTS = 60
+Guard = list[Any]  # [key, True | False]
+
+
+def outs_of(node: ast.FunctionDef | ast.AsyncFunctionDef, imports: dict[str, str]) -> list[JSON]:
+    """Every return of a function (nested definitions excluded), with its guards."""
+    params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
+    state = params[1] if params[:1] in (["self"], ["cls"]) and len(params) > 1 else (
+        params[0] if params else "")
+    reader = _Outs(state, imports)
+    reader.block(node.body, [])
+    return reader.outs[:MAX_OUTS]
+
+
+class _Outs:
+    def __init__(self, state: str, imports: dict[str, str]) -> None:
+        self.state, self.imports = state, imports
+        self.dicts: dict[str, JSON] = {}
+        self.outs: list[JSON] = []
+
+    # --- statements ----------------------------------------------------------------------
+    def block(self, body: list[ast.stmt], guards: list[Guard]) -> None:
+        guards = list(guards)
+        for stmt in body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                continue
+            if isinstance(stmt, ast.Return):
+                if stmt.value is not None:
+                    self.ret(stmt.value, guards, stmt.lineno)
+                return
+            if isinstance(stmt, ast.If):
+                test = self.guard(stmt.test)
+                self.block(stmt.body, guards + test)
+                self.block(stmt.orelse, guards + _negate(test))
+                if stmt.body and isinstance(stmt.body[-1], ast.Return | ast.Raise) and \
+                        not stmt.orelse:
+                    guards += _negate(test)  # ``if not ok: return "error"`` then the rest
+                continue
+            self.track(stmt)
+            for field in ("body", "orelse", "finalbody"):
+                inner = [s for s in getattr(stmt, field, None) or [] if isinstance(s, ast.stmt)]
+                if inner:
+                    self.block(inner, guards)
+            for handler in getattr(stmt, "handlers", None) or []:
+                self.block(handler.body, guards)
+
+    def track(self, stmt: ast.stmt) -> None:
+        """Follow a dict being built in a variable: ``out = {}; out["k"] = v``."""
+        if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            for target in targets:
+                if isinstance(target, ast.Name):
+                    self.dicts[target.id] = self.value(stmt.value)
+                elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
+                        and target.value.id in self.dicts:
+                    key = str_value(target.slice)
+                    if key is not None:
+                        self.dicts[target.value.id].setdefault("keys", {})[key] = \
+                            _literal(stmt.value)
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            call = stmt.value
+            if isinstance(call.func, ast.Attribute) and call.func.attr == "update" and \
+                    isinstance(call.func.value, ast.Name) and call.func.value.id in self.dicts:
+                extra = self.value(call.args[0]) if call.args else {"keys": {
+                    kw.arg: _literal(kw.value) for kw in call.keywords if kw.arg}}
+                self.dicts[call.func.value.id] = _union(self.dicts[call.func.value.id], extra)
+
+    # --- returns -------------------------------------------------------------------------
+    def ret(self, value: ast.expr, guards: list[Guard], line: int) -> None:
+        if isinstance(value, ast.IfExp):
+            test = self.guard(value.test)
+            self.ret(value.body, guards + test, line)
+            self.ret(value.orelse, guards + _negate(test), line)
+            return
+        out = {"line": line, "guards": guards, **self.value(value)}
+        if len(self.outs) < MAX_OUTS:
+            self.outs.append(out)
+
+    def value(self, node: ast.expr) -> JSON:
+        """What one returned (or assigned) expression is, as an out's fields."""
+        if isinstance(node, ast.Constant):
+            return {"targets": [node.value]} if isinstance(node.value, str) else {}
+        name = dotted(node)
+        if name is not None:
+            full = resolve(name, self.imports) or name
+            if full.rsplit(".", 1)[-1] == "END":
+                return {"targets": ["__end__"]}
+            if name == self.state:
+                return {"whole": True}
+            if name in self.dicts:
+                return dict(self.dicts[name])
+            return {"open": True}
+        if isinstance(node, ast.Dict):
+            return self.dict_value(node)
+        if isinstance(node, ast.List | ast.Tuple):
+            parts = [self.value(e) for e in node.elts]
+            return _union(*parts) if parts else {}
+        if isinstance(node, ast.ListComp):
+            return self.comprehension(node)
+        if isinstance(node, ast.Call):
+            return self.call_value(node)
+        return {"open": True}
+
+    def dict_value(self, node: ast.Dict) -> JSON:
+        keys: dict[str, Any] = {}
+        out: JSON = {"keys": keys}
+        for key, item in zip(node.keys, node.values, strict=True):
+            if key is None:  # ``{**state, "k": v}`` / ``{**other}``
+                spread = self.value(item)
+                out = _union(out, spread)
+                keys = out.setdefault("keys", keys)
+                continue
+            text = str_value(key)
+            if text is None:
+                out["open"] = True
+            else:
+                keys[text] = _literal(item)
+        return out
+
+    def call_value(self, node: ast.Call) -> JSON:
+        full = resolve(dotted(node.func), self.imports) or ""
+        tail = full.rsplit(".", 1)[-1]
+        if tail == "dict" and not node.args:
+            return {"keys": {kw.arg: _literal(kw.value) for kw in node.keywords if kw.arg}}
+        if tail == "Send" and node.args:
+            return {"sends": [str_value(node.args[0]) or "?"]}
+        if tail == "Command":
+            out: JSON = {}
+            for kw in node.keywords:
+                if kw.arg == "update" and kw.value is not None:
+                    out = _union(out, self.value(kw.value))
+                elif kw.arg == "goto":
+                    goto = self.value(kw.value)
+                    out["gotos"] = [*goto.get("targets", []), *goto.get("sends", [])]
+            return out
+        name = dotted(node.func)
+        return {"call": name} if name else {"open": True}
+
+    def comprehension(self, node: ast.ListComp) -> JSON:
+        """``[Send("judge", {...}) for j in ["a", "b"]]``: a Send per item of a literal list."""
+        inner = self.value(node.elt)
+        if "sends" not in inner or len(node.generators) != 1:
+            return {"open": True}
+        iterable = node.generators[0].iter
+        count = len(iterable.elts) if isinstance(iterable, ast.List | ast.Tuple) else None
+        return {"sends": inner["sends"], "count": count}
+
+    # --- guards --------------------------------------------------------------------------
+    def guard(self, test: ast.expr) -> list[Guard]:
+        """Simple tests of the state: ``state.get("k")``, ``not state["k"]``, ``"k" in
+        state``, ``state.k is None``; ``and`` of them. Anything else guards nothing."""
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return [g for value in test.values for g in self.guard(value)]
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.guard(test.operand)
+            return _negate(inner)
+        if isinstance(test, ast.Compare) and len(test.ops) == 1:
+            op, right = test.ops[0], test.comparators[0]
+            if isinstance(op, ast.In | ast.NotIn) and dotted(right) == self.state:
+                key = str_value(test.left)
+                return [[key, isinstance(op, ast.In)]] if key else []
+            if isinstance(op, ast.Is | ast.IsNot) and isinstance(right, ast.Constant) and \
+                    right.value is None:
+                key = self.key(test.left)
+                return [[key, isinstance(op, ast.IsNot)]] if key else []
+            return []
+        key = self.key(test)
+        return [[key, True]] if key else []
+
+    def key(self, node: ast.expr) -> str | None:
+        """The state key an expression reads: ``state["k"]``, ``state.get("k")``,
+        ``state.k``."""
+        if isinstance(node, ast.Subscript) and dotted(node.value) == self.state:
+            return str_value(node.slice)
+        if isinstance(node, ast.Attribute) and dotted(node.value) == self.state:
+            return node.attr
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "get" and dotted(node.func.value) == self.state and node.args:
+            return str_value(node.args[0])
+        return None
+
+
+def _negate(guards: list[Guard]) -> list[Guard]:
+    return [[guards[0][0], not guards[0][1]]] if len(guards) == 1 else []
+
+
+def _literal(node: ast.expr) -> Any:
+    if isinstance(node, ast.Constant) and isinstance(node.value, bool | str | int | float):
+        return node.value
+    if isinstance(node, ast.Constant) and node.value is None:
+        return None
+    return "?"
+
+
+def _union(*parts: JSON) -> JSON:
+    out: JSON = {}
+    for part in parts:
+        for field, value in part.items():
+            if field == "keys":
+                out.setdefault("keys", {}).update(value)
+            elif isinstance(value, list):
+                out[field] = [*out.get(field, []), *value]
+            elif isinstance(value, bool):
+                out[field] = out.get(field, False) or value
+            else:
+                out[field] = value
+    return out
