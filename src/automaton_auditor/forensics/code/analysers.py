@@ -6,7 +6,8 @@ its ``S`` rules (shell injection, eval/exec, hard-coded temp files, unsafe deser
 It runs hardened like the git runner: ``--isolated`` (no configuration file of the audited
 repository is read, so its pyproject cannot change the rules or point elsewhere),
 ``--no-cache``, explicit file paths, a scrubbed environment with a throwaway HOME, a timeout,
-a cap on the output size, and the whole process group killed when anything goes wrong.
+a cap on the output size, contained like every child process (`automaton_auditor.containment`:
+its own session, killed on timeout, on exit and if the audit dies).
 """
 
 from __future__ import annotations
@@ -20,8 +21,8 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
+from automaton_auditor.containment import Bounds, Closed, Contained, spawn
 from automaton_auditor.forensics.code.common import JSON
-from automaton_auditor.forensics.git.runner import kill_group
 
 RULES = ("F821", "F822", "F823", "F811", "F401", "F841", "F632", "F704", "F706",
          "S102", "S108", "S301", "S307", "S506", "S602", "S604", "S605", "S609")
@@ -94,7 +95,8 @@ def _diagnostic(repo: Path, item: JSON) -> JSON:
 
 
 def _run(command: list[str], cwd: Path, timeout_s: float) -> tuple[bytes | None, str]:
-    """Run `command` hardened; (stdout, "ok") or (None, why it failed)."""
+    """Run `command` contained (its own session, killed on timeout, on exit and if the
+    audit dies); (stdout, "ok") or (None, why it failed)."""
     with tempfile.TemporaryDirectory(prefix="auditor-analyser-") as home, \
             tempfile.TemporaryFile(dir=home) as out:
         env = {key: os.environ[key] for key in _PASS_ENV if key in os.environ}
@@ -102,29 +104,29 @@ def _run(command: list[str], cwd: Path, timeout_s: float) -> tuple[bytes | None,
         env.update({"HOME": home, "XDG_CONFIG_HOME": home, "XDG_CACHE_HOME": home,
                     "LC_ALL": "C", "NO_COLOR": "1"})
         try:
-            proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=out,
-                                    stderr=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
-                                    start_new_session=True)
-        except OSError as exc:
-            return None, f"could not start: {exc.strerror}"
-        try:
-            status = _wait(proc, out.fileno(), timeout_s)
-        finally:
-            kill_group(proc)  # a no-op once it exited; never leave it running
+            child = spawn(command, bounds=Bounds(timeout_s=timeout_s, max_procs=8), env=env,
+                          cwd=cwd, stdin=subprocess.DEVNULL, stdout=out,
+                          stderr=subprocess.DEVNULL)
+        except (OSError, Closed) as exc:
+            return None, f"could not start: {exc}"
+        with child:
+            status = _wait(child, out.fileno())
         if status != "ok":
             return None, status
         out.seek(0)
         return out.read(MAX_OUTPUT + 1), "ok"
 
 
-def _wait(proc: subprocess.Popen[bytes], fileno: int, timeout_s: float) -> str:
-    deadline = time.monotonic() + timeout_s
-    while proc.poll() is None:
-        if time.monotonic() > deadline:
-            return "timeout"
+def _wait(child: Contained, fileno: int) -> str:
+    while child.popen.poll() is None:
+        if child.breach:
+            return child.breach
         if os.fstat(fileno).st_size > MAX_OUTPUT:
-            return "output too large"
-        time.sleep(0.05)
+            return "output too large"  # leaving the ``with`` kills the session
+        time.sleep(0.02)
+    if child.breach:
+        return child.breach
     if os.fstat(fileno).st_size > MAX_OUTPUT:
         return "output too large"
-    return "ok" if proc.returncode == 0 else f"exit status {proc.returncode}"
+    code = child.popen.returncode
+    return "ok" if code == 0 else f"exit status {code}"
