@@ -3,11 +3,8 @@
 from __future__ import annotations
 
 from automaton_auditor.forensics.crosscheck import check_feature, cross_check
-from automaton_auditor.forensics.pdf.claims import (
-    extract_cited_paths,
-    extract_feature_claims,
-    normalise_path,
-)
+from automaton_auditor.forensics.pdf.citations import extract_cited_paths, normalise_path
+from automaton_auditor.forensics.pdf.claims import extract_feature_claims
 from automaton_auditor.state import FeatureClaim, RebuiltGraph, ReportFacts
 
 REPO_FILES = ["src/graph.py", "src/state.py", "src/nodes/judges.py", "src/nodes/justice.py",
@@ -49,16 +46,17 @@ def _facts(*passages: tuple[int, str]) -> ReportFacts:
 
 def test_cross_check_splits_verified_and_hallucinated_exactly() -> None:
     facts = _facts((1, "See src/graph.py, src/nodes/judges.py and src/tools/pdf_tools.py; "
-                       "courtroom/src/state.py and other/config/personas.yaml."),
+                       "courtroom/src/state.py and other/config/roles.yaml."),
                    (2, "Personas in config/personas.yaml; rubric in rubric/week2_rubric.json."),
                    (3, "https://github.com/acme/courtroom/blob/main/src/state.py and "
                        "https://github.com/other/repo/blob/main/src/ghost.py"),
                    (4, "The bare names graph.py and missing.py."))
-    findings, verified, hallucinated = cross_check(
+    findings, verified, hallucinated, planned = cross_check(
         facts, REPO_FILES, None, repo_url="https://github.com/acme/courtroom")
+    assert planned == []
     assert verified == ["courtroom/src/state.py", "rubric/week2_rubric.json", "src/graph.py",
                         "src/nodes/judges.py", "src/state.py", "src/tools/pdf_tools.py"]
-    assert hallucinated == ["config/personas.yaml", "other/config/personas.yaml"]
+    assert hallucinated == ["config/personas.yaml", "other/config/roles.yaml"]
     summary = findings[0]
     assert summary.facet == "claims.paths" and summary.found and summary.pattern == "success"
     assert summary.data["suffix_matches"] == ["src/tools/pdf_tools.py"]
@@ -78,11 +76,11 @@ def test_other_repository_urls_are_checked_only_without_a_repo_url() -> None:
 
 
 def test_no_citations_and_unreadable_report() -> None:
-    findings, verified, hallucinated = cross_check(_facts((1, "No paths here.")), REPO_FILES,
-                                                   None)
+    findings, verified, hallucinated, _planned = cross_check(_facts((1, "No paths here.")),
+                                                             REPO_FILES, None)
     assert (verified, hallucinated) == ([], [])
     assert len(findings) == 1 and not findings[0].found
-    assert cross_check(ReportFacts(readable=False), REPO_FILES, None) == ([], [], [])
+    assert cross_check(ReportFacts(readable=False), REPO_FILES, None) == ([], [], [], [])
 
 
 def test_feature_claims_are_extracted_affirmative_only() -> None:
@@ -109,13 +107,13 @@ PARALLEL = RebuiltGraph(nodes=["aggregator", "prosecutor", "defense", "tech_lead
 def test_parallel_judges_claim_against_a_linear_graph_is_a_contradiction() -> None:
     facts = ReportFacts(readable=True, claims=[FeatureClaim(
         feature="parallel_judges", sentence="The judges run in parallel.", page=7)])
-    findings, _, _ = cross_check(facts, REPO_FILES, LINEAR)
+    findings = cross_check(facts, REPO_FILES, LINEAR).findings
     feature = [f for f in findings if f.facet == "claims.features"]
     assert len(feature) == 1
     assert feature[0].pattern == "failure" and feature[0].found
     assert feature[0].location == "report p.7"
     assert "prosecutor -> defense" in feature[0].rationale
-    confirmed, _, _ = cross_check(facts, REPO_FILES, PARALLEL)
+    confirmed = cross_check(facts, REPO_FILES, PARALLEL).findings
     assert [f.pattern for f in confirmed if f.facet == "claims.features"] == ["success"]
 
 

@@ -5,8 +5,11 @@ aggregator, after fan-in, because it needs both detectives' facts."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass, field
+from typing import NamedTuple
 
-from automaton_auditor.forensics.pdf.claims import FEATURES, normalise_path
+from automaton_auditor.forensics.pdf.citations import normalise_path
+from automaton_auditor.forensics.pdf.claims import FEATURES
 from automaton_auditor.state import CitedPath, FeatureClaim, Finding, RebuiltGraph, ReportFacts
 
 _JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead|bench|opinion", re.IGNORECASE)
@@ -43,72 +46,154 @@ def _verify(path: str, files: set[str]) -> str | None:
     return None
 
 
+@dataclass
+class PathSplit:
+    """The report's cited paths sorted by what the commit's files say about them."""
+
+    verified: dict[str, str] = field(default_factory=dict)  # spelling that matched -> how
+    hallucinated: list[CitedPath] = field(default_factory=list)
+    planned: list[CitedPath] = field(default_factory=list)  # future work, absent: no claim
+    disowned: list[str] = field(default_factory=list)  # the report says it does not exist
+    bare_hit: list[str] = field(default_factory=list)
+    bare_miss: list[str] = field(default_factory=list)
+
+
+class CrossCheck(NamedTuple):
+    """What `cross_check` returns: findings and the three sorted path lists."""
+
+    findings: list[Finding]
+    verified: list[str]
+    hallucinated: list[str]
+    planned: list[str]
+
+
+def _match(item: CitedPath, files: set[str]) -> tuple[str, str] | None:
+    """The first spelling of the citation that names a file, and how it matched."""
+    for spelling in (item.path, *item.variants):
+        how = _verify(spelling, files)
+        if how:
+            return spelling, how
+    return None
+
+
+def _counts(item: CitedPath, repairs: set[str], folders: set[str]) -> bool:
+    """Does a citation that matched no file still count (as missing)? Not for an unknown
+    extension (an API name). A repaired spelling does when its folder exists and the repair
+    is a plain gap closed (`chief _justice.py`) or one that made other citations of this
+    report match files (a font that drops underscores drops them everywhere)."""
+    folder = item.path.rpartition("/")[0]
+    return bool(item.repair) and folder in folders and (
+        item.repair == "joined" or item.repair in repairs)
+
+
 def split_paths(cited: list[CitedPath], repo_files: list[str], repo_url: str | None = None
-                ) -> tuple[dict[str, str], list[CitedPath], list[str], list[str]]:
-    """Split cited paths with a folder part into verified ({path: how}) and hallucinated;
-    match bare names to basenames. Returns (verified, hallucinated, bare_matched,
-    bare_unmatched), every list sorted."""
+                ) -> PathSplit:
+    """Split cited paths into verified (any spelling matches a file; a bare name only as a
+    top-level file), hallucinated (asserted, no match), planned (future work, no match) and
+    bare names matched to basenames or not; every list sorted."""
     files = {normalise_path(f) for f in repo_files}
+    folders = {f.rsplit("/", 1)[0] for f in files if "/" in f}
+    folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
     basenames = {f.rsplit("/", 1)[-1] for f in files}
     own = _repo_slug(repo_url)
-    verified: dict[str, str] = {}
-    hallucinated: list[CitedPath] = []
-    bare_hit: set[str] = set()
-    bare_miss: set[str] = set()
+    split = PathSplit()
+    unmatched: list[CitedPath] = []
+    repairs: set[str] = set()
     for item in cited:
         if item.source_repo and own and item.source_repo != own:
             continue  # a file of another repository: not this audit's claim to check
         if item.bare_name:
-            (bare_hit if item.path in basenames else bare_miss).add(item.path)
+            _split_bare(item, files, basenames, split)
             continue
-        how = _verify(item.path, files)
-        if how:
-            verified[item.path] = how
+        hit = _match(item, files)
+        if hit:
+            split.verified[hit[0]] = hit[1]
+            if item.repair and hit[0] == item.path:
+                repairs.add(item.repair)
         else:
-            hallucinated.append(item)
-    hallucinated.sort(key=lambda c: c.path)
-    return dict(sorted(verified.items())), hallucinated, sorted(bare_hit), sorted(bare_miss)
+            unmatched.append(item)
+    for item in unmatched:
+        if item.verify_only and not _counts(item, repairs, folders):
+            continue  # maybe not a file at all (an API name, a guessed repair)
+        if item.asserted:
+            split.hallucinated.append(item)
+        elif item.future:
+            split.planned.append(item)
+        else:
+            split.disowned.append(item.path)
+    split.hallucinated, split.planned = _outermost(split.hallucinated, split.planned)
+    split.verified = dict(sorted(split.verified.items()))
+    split.bare_hit, split.bare_miss = sorted(split.bare_hit), sorted(split.bare_miss)
+    return split
+
+
+def _split_bare(item: CitedPath, files: set[str], basenames: set[str], split: PathSplit) -> None:
+    if item.path in files:  # a top-level file (README.md, pyproject.toml)
+        split.verified[item.path] = "exact"
+    elif item.path in basenames:
+        split.bare_hit.append(item.path)
+    elif item.future:
+        split.planned.append(item)
+    else:
+        split.bare_miss.append(item.path)
+
+
+def _outermost(hallucinated: list[CitedPath], planned: list[CitedPath]
+               ) -> tuple[list[CitedPath], list[CitedPath]]:
+    """Drop a missing path that another missing citation contains as its tail (the report
+    wrote `report_x/a.md` once and `audit/report_x/a.md` elsewhere), sort both lists."""
+    every = [c.path for c in (*hallucinated, *planned)]
+
+    def kept(items: list[CitedPath]) -> list[CitedPath]:
+        return sorted((c for c in items if not any(o.endswith("/" + c.path) for o in every)),
+                      key=lambda c: c.path)
+
+    return kept(hallucinated), kept(planned)
 
 
 def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph | None,
-                *, repo_url: str | None = None
-                ) -> tuple[list[Finding], list[str], list[str]]:
+                *, repo_url: str | None = None) -> CrossCheck:
     """Check the report's cited paths against the commit's files and its feature claims
-    against the rebuilt graph. Returns (findings with facets `claims.paths` and
-    `claims.features`, verified paths, hallucinated paths), both lists sorted; only paths
-    with a folder part are in those lists (bare names are reported in a separate finding)."""
+    against the rebuilt graph. Returns findings (facets `claims.paths` and
+    `claims.features`) and the verified, hallucinated and planned paths, each sorted; bare
+    names are reported in a separate finding unless they name a top-level file."""
     if not facts.readable:
-        return [], [], []
-    verified, hallucinated, bare_hit, bare_miss = split_paths(facts.cited_paths, repo_files,
-                                                              repo_url)
-    findings = _path_findings(facts, verified, hallucinated)
-    if bare_hit or bare_miss:
-        findings.append(_bare_finding(bare_hit, bare_miss))
+        return CrossCheck([], [], [], [])
+    split = split_paths(facts.cited_paths, repo_files, repo_url)
+    findings = _path_findings(facts, split)
+    if split.bare_hit or split.bare_miss:
+        findings.append(_bare_finding(split.bare_hit, split.bare_miss))
     findings.extend(_feature_findings(facts.claims, graph))
-    return findings, list(verified), [c.path for c in hallucinated]
+    return CrossCheck(findings, list(split.verified), [c.path for c in split.hallucinated],
+                      [c.path for c in split.planned])
 
 
-def _path_findings(facts: ReportFacts, verified: dict[str, str],
-                   hallucinated: list[CitedPath]) -> list[Finding]:
-    pages = {c.path: c.page for c in facts.cited_paths if not c.bare_name}
+def _path_findings(facts: ReportFacts, split: PathSplit) -> list[Finding]:
+    verified, hallucinated = split.verified, split.hallucinated
+    pages: dict[str, int | None] = {}
+    for cited in facts.cited_paths:
+        for spelling in (cited.path, *cited.variants):
+            pages.setdefault(spelling, cited.page)
     goal = "File paths the report cites exist in the audited commit"
     if not verified and not hallucinated:
-        return [Finding(facet="claims.paths", goal=goal, found=False, pattern="success",
-                        location="report", confidence=0.7,
-                        rationale="The report cites no repository file path, so none of "
-                                  "its claims can be tied to the code.")]
+        findings = [Finding(facet="claims.paths", goal=goal, found=False, pattern="success",
+                            location="report", confidence=0.7,
+                            rationale="The report cites no repository file path, so none of "
+                                      "its claims can be tied to the code.")]
+        return findings + _planned_finding(split.planned)
     listing = "\n".join(f"{p} (report p.{pages.get(p)})" for p in verified)
-    first = min((pages[p] or 0 for p in verified), default=0)
+    first = min((pages.get(p) or 0 for p in verified), default=0)
     findings = [Finding(
         facet="claims.paths", goal=goal, found=bool(verified), pattern="success",
         content=listing or None, location=f"report p.{first}" if first else "report",
         confidence=0.95,
-        rationale=f"{len(verified)} of {len(verified) + len(hallucinated)} cited paths with a "
-                  f"folder part exist in the commit's file list.",
+        rationale=f"{len(verified)} of {len(verified) + len(hallucinated)} cited paths (with a "
+                  f"folder part, or top-level files) exist in the commit's file list.",
         data={"verified": list(verified), "suffix_matches": sorted(
             p for p, how in verified.items() if how == "suffix"),
               "trimmed_matches": sorted(p for p, how in verified.items() if how == "trimmed"),
-              "hallucinated": [c.path for c in hallucinated]})]
+              "hallucinated": [c.path for c in hallucinated],
+              "planned": [c.path for c in split.planned], "disowned": sorted(split.disowned)})]
     for item in hallucinated[:MAX_PATH_FINDINGS]:
         findings.append(Finding(
             facet="claims.paths", goal=f"The report cites '{item.path}', a file that does not "
@@ -117,7 +202,21 @@ def _path_findings(facts: ReportFacts, verified: dict[str, str],
             location=f"report p.{item.page}" if item.page else "report", confidence=0.9,
             rationale=f"No file '{item.path}' (nor any file ending with it) is in the "
                       f"commit's tree.", data={"path": item.path, "raw": item.raw}))
-    return findings
+    return findings + _planned_finding(split.planned)
+
+
+def _planned_finding(planned: list[CitedPath]) -> list[Finding]:
+    if not planned:
+        return []
+    return [Finding(
+        facet="claims.paths", goal="Files the report presents as future work (planned: "
+                                   "neither verified nor hallucinated)",
+        found=True, pattern="neutral", location=f"report p.{planned[0].page}"
+        if planned[0].page else "report", confidence=0.7,
+        content="\n".join(f"{c.path} (report p.{c.page}): {c.context}" for c in planned)[:2000],
+        rationale=f"{len(planned)} cited file(s) do not exist yet and the report presents them "
+                  f"as future work (a remediation plan, a new file), so they claim nothing.",
+        data={"planned": [c.path for c in planned]})]
 
 
 def _bare_finding(bare_hit: list[str], bare_miss: list[str]) -> Finding:

@@ -11,24 +11,24 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from automaton_auditor.forensics.crosscheck import cross_check
+from automaton_auditor.forensics.crosscheck import CrossCheck, cross_check
 from automaton_auditor.forensics.vision.inspector import compare_with_code
 from automaton_auditor.nodes.detectives import INPUT_FACETS, route_findings
 from automaton_auditor.rubric import Dimension, Rubric
 from automaton_auditor.state import AgentState, Evidence, Finding, all_evidence
 
 
-def _cross_check(state: AgentState) -> tuple[list[Finding], list[str], list[str]]:
+def _cross_check(state: AgentState) -> CrossCheck:
     facts = state.get("report_facts")
     files = state.get("repo_files")
     if facts is None or not facts.readable:
-        return [], [], []
+        return CrossCheck([], [], [], [])
     if files is None:
         finding = Finding(facet="claims.paths", goal="Cited paths can be checked against the "
                           "repository", found=False, pattern="success", location="report",
                           rationale="the repository could not be acquired, so no cited path "
                           "can be verified", confidence=1.0)
-        return [finding], [], []
+        return CrossCheck([finding], [], [], [])
     target = state.get("target", "")
     # links to the audited repository count as citations; links elsewhere are not ours to check
     repo_url = target if target.startswith("https://") else None
@@ -75,7 +75,7 @@ def evidence_aggregator(state: AgentState) -> dict[str, Any]:
     """Fan-in of the detectives: cross-checks, then one dossier view per criterion."""
     started = time.perf_counter()
     rubric = Rubric.from_state(state["rubric"])
-    findings, verified, hallucinated = _cross_check(state)
+    findings, verified, hallucinated, planned = _cross_check(state)
     findings += compare_with_code(state.get("diagrams") or [], state.get("code_graph"))
     findings += _silent_detectives(state)
     own = route_findings(findings, "aggregator", rubric)
@@ -85,4 +85,5 @@ def evidence_aggregator(state: AgentState) -> dict[str, Any]:
     everything = all_evidence({**(state.get("evidences") or {}), "aggregator": own})
     return {"evidences": {"aggregator": own}, "dossiers": build_dossiers(everything, rubric),
             "verified_paths": verified, "hallucinated_paths": hallucinated,
+            "planned_paths": planned,
             "timings": {"evidence_aggregator": round(time.perf_counter() - started, 4)}}

@@ -68,6 +68,7 @@ def build_report(state: AgentState) -> AuditReport:
         evidence=report_evidence(state.get("evidences")),
         verified_paths=state.get("verified_paths") or [],
         hallucinated_paths=state.get("hallucinated_paths") or [],
+        planned_paths=state.get("planned_paths") or [],
         generated_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         run_id=state.get("run_id") or "",
         usage=usage_totals(opinions, state.get("usage")),

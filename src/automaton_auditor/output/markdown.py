@@ -228,13 +228,16 @@ def render_footer(report: AuditReport) -> list[str]:
 
 
 def render_paths(report: AuditReport) -> list[str]:
-    """The report's cited paths, verified or hallucinated."""
-    if not (report.verified_paths or report.hallucinated_paths):
+    """The report's cited paths, verified or hallucinated (and planned, if any)."""
+    if not (report.verified_paths or report.hallucinated_paths or report.planned_paths):
         return []
+    planned = (["Planned (future work, not yet in the repository): "
+                + ", ".join(f"`{p}`" for p in report.planned_paths), ""]
+               if report.planned_paths else [])
     return ["### Report paths cross-checked against the repository", "",
             "Verified: " + (", ".join(f"`{p}`" for p in report.verified_paths) or "none"), "",
             "Hallucinated: " + (", ".join(f"`{p}`" for p in report.hallucinated_paths)
-                                or "none"), ""]
+                                or "none"), "", *planned]
 
 
 def warnings(report: AuditReport) -> list[str]:

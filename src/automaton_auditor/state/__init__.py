@@ -103,6 +103,7 @@ class AgentState(TypedDict, total=False):
     diagrams: list[DiagramFacts]
     verified_paths: list[str]
     hallucinated_paths: list[str]
+    planned_paths: list[str]
     results: list[CriterionResult]
     aborted: Annotated[str | None, first_reason]
     # Token usage of LLM calls not carried by an opinion (e.g. failed re-evaluations).

@@ -180,6 +180,9 @@ class AuditReport(BaseModel):
     evidence: dict[str, list[Evidence]] = Field(default_factory=dict)
     verified_paths: list[str] = Field(default_factory=list)
     hallucinated_paths: list[str] = Field(default_factory=list)
+    # Cited files the report presents as future work (absent, neither verified nor
+    # hallucinated).
+    planned_paths: list[str] = Field(default_factory=list)
     generated_at: str = ""
     run_id: str = ""
     # Token totals of the LLM bench (empty for the offline bench).
@@ -214,6 +217,15 @@ class CitedPath(BaseModel):
     bare_name: bool = False
     # "owner/name" when the citation is a GitHub URL (other repositories are not checked).
     source_repo: str | None = None
+    # Other spellings to try against the repository (a repaired break, a second extractor).
+    variants: list[str] = Field(default_factory=list)
+    # How the path was rebuilt from broken text ("joined", "underscore"), if it was.
+    repair: str | None = None
+    # Counts only when it matches a file (an unconfirmed repair, an unknown extension).
+    verify_only: bool = False
+    # Some citation presents it as future work; some citation asserts it exists.
+    future: bool = False
+    asserted: bool = True
 
 
 class FeatureClaim(BaseModel):

@@ -1,7 +1,7 @@
-"""What the report claims: the file paths it cites and the features it says the code has.
+"""What the report claims about the code's features (parallel judges, a fan-in ...).
 
-Extraction runs in the doc detective; the check against the code (`forensics.crosscheck`)
-runs in the aggregator, after fan-in.
+The file paths it cites are read by `citations`. Extraction runs in the doc detective; the check
+against the code (`forensics.crosscheck`) runs in the aggregator, after fan-in.
 """
 
 from __future__ import annotations
@@ -9,74 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from automaton_auditor.state import CitedPath, FeatureClaim
-
-# --- cited paths --------------------------------------------------------------------------------
-
-_URL = re.compile(r"https?://[^\s<>\"'`)\]]+", re.IGNORECASE)
-_GITHUB_FILE = re.compile(
-    r"https?://(?:www\.)?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/(?:blob|tree|raw)/"
-    r"[^/\s]+/([^\s#?]+)", re.IGNORECASE)
-_PATH = re.compile(
-    r"(?<![\w@/.\\-])(?:\.{1,2}/)?(?:[\w.-]+/)+[\w.-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}"
-    r"(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)?(?![\w/-])")
-_BARE_EXT = ("py|ipynb|md|json|ya?ml|toml|txt|cfg|ini|lock|sh|js|ts|tsx|jsx|html|css|pdf|png|"
-             "jpe?g|svg|csv|sql|mmd|dot")
-_BARE = re.compile(rf"(?<![\w@/.\\-])[\w-]*[A-Za-z_][\w-]*\.(?:{_BARE_EXT})(?![\w/-])")
-_LINE_SUFFIX = re.compile(r"(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)$")
-
-
-def normalise_path(raw: str) -> str:
-    """Repository-relative form of a cited path: no line suffix, no `./`, `/` separators,
-    no trailing punctuation."""
-    path = raw.strip().replace("\\", "/")
-    previous = None
-    while path != previous:  # peel quotes, brackets, punctuation and line suffixes in turn
-        previous = path
-        path = _LINE_SUFFIX.sub("", path.strip("`'\"“”‘’()[]<>*")).rstrip(".,;:!?")
-    while path.startswith(("./", "../")):
-        path = path.split("/", 1)[1]
-    return re.sub(r"/{2,}", "/", path).lstrip("/")
-
-
-def _sentence_around(text: str, start: int, end: int) -> str:
-    left = max(text.rfind(". ", 0, start), text.rfind("\n", 0, start))
-    right_candidates = [i for i in (text.find(". ", end), text.find("\n", end)) if i != -1]
-    right = min(right_candidates) if right_candidates else len(text)
-    return " ".join(text[left + 1: right + 1].split())[:300]
-
-
-def extract_cited_paths(passages: Iterable[tuple[int | None, str]]) -> list[CitedPath]:
-    """Every file path cited in `(page, text)` passages, deduplicated by normalised path
-    (first citation kept), sorted: paths with a folder part first, then bare file names.
-    GitHub file URLs count as citations of their path; `source_repo` records the URL's
-    repository so the cross-check can ignore other repositories."""
-    found: dict[tuple[str, bool], CitedPath] = {}
-
-    def keep(cited: CitedPath) -> None:
-        if cited.path and (cited.path, cited.bare_name) not in found:
-            found[(cited.path, cited.bare_name)] = cited
-
-    for page, raw_text in passages:
-        text = re.sub(r"(?<=\w)\\(?=\w)", "/", raw_text)
-        for match in _URL.finditer(text):
-            github = _GITHUB_FILE.match(match.group(0).rstrip(".,;:"))
-            if github:
-                keep(CitedPath(raw=match.group(0), path=normalise_path(github.group(3)),
-                               page=page, context=_sentence_around(text, *match.span()),
-                               source_repo=f"{github.group(1)}/{github.group(2)}".lower()))
-        masked = _URL.sub(lambda m: " " * len(m.group(0)), text)
-        for match in _PATH.finditer(masked):
-            keep(CitedPath(raw=match.group(0), path=normalise_path(match.group(0)), page=page,
-                           context=_sentence_around(text, *match.span())))
-        masked = _PATH.sub(lambda m: " " * len(m.group(0)), masked)
-        for match in _BARE.finditer(masked):
-            keep(CitedPath(raw=match.group(0), path=normalise_path(match.group(0)), page=page,
-                           context=_sentence_around(text, *match.span()), bare_name=True))
-    return sorted(found.values(), key=lambda c: (c.bare_name, c.path))
-
-
-# --- feature claims -------------------------------------------------------------------------------
+from automaton_auditor.state import FeatureClaim
 
 _PARALLEL = (r"\b(?:in parallel|parallel(?:ly|ism)?|concurrent(?:ly)?|simultaneous(?:ly)?|"
              r"fan[\s-]?out)\b")
@@ -116,5 +49,3 @@ def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
                                                sentence=" ".join(sentence.split())[:400]))
     return claims
 
-
-# --- cross-check ----------------------------------------------------------------------------------

@@ -116,5 +116,7 @@ class IngestedReport:
     text_pages: int = 0
     javascript: bool = False
     ocr: bool = False  # text recovered by OCR: structure and wording are less reliable
+    # The same pages as a second extractor (pypdfium2) reads them, for cited paths.
+    page_texts: dict[int, str] = field(default_factory=dict)
     # Cached BM25 index over `chunks`, built on first `ask`.
     _index: Any = field(default=None, repr=False, compare=False)

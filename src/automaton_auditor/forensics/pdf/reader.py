@@ -18,8 +18,10 @@ from typing import Any
 from automaton_auditor.forensics.pdf import ingest as pdf_ingest
 from automaton_auditor.forensics.pdf import ocr as pdf_ocr
 from automaton_auditor.forensics.pdf import structure as pdf_structure
+from automaton_auditor.forensics.pdf import textlayer
 from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT, ask, make_chunks
-from automaton_auditor.forensics.pdf.claims import extract_cited_paths, extract_feature_claims
+from automaton_auditor.forensics.pdf.citations import Passage, extract_cited_paths, future_flags
+from automaton_auditor.forensics.pdf.claims import extract_feature_claims
 from automaton_auditor.forensics.pdf.concepts import ConceptVerdict, classify, slug
 from automaton_auditor.forensics.pdf.model import (
     Block,
@@ -88,14 +90,17 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
     if not marks:
         marks = pdf_structure.font_headings(lines, skip)
         source = "fonts" if marks else "none"
-    blocks = pdf_structure.build_blocks(lines, marks, skip)
+    ocr_used = any("recovered by OCR" in w for w in warnings)
+    page_texts = {} if ocr_used else textlayer.page_texts(path, limits)
+    blocks = textlayer.mend_blocks(pdf_structure.build_blocks(lines, marks, skip), page_texts)
     document = pdf_structure.to_docling(path.stem, blocks, sizes, _pictures(result))
     return IngestedReport(
         path=path, sha256=sha, page_count=probe.page_count,
         headings=[(b.level, b.page or 0, b.text) for b in blocks if b.kind == "heading"],
         chunks=make_chunks(blocks), document=document, warnings=warnings, blocks=blocks,
         heading_source=source, text_pages=len(text_pages), javascript=probe.javascript,
-        ocr=any("recovered by OCR" in w for w in warnings))
+        ocr=ocr_used,
+        page_texts=page_texts)
 
 
 def _page_warnings(result: Any, text_pages: set[int], count: int) -> list[str]:
@@ -305,12 +310,16 @@ def concept_finding(verdict: ConceptVerdict) -> Finding:
 
 def report_facts(report: IngestedReport) -> ReportFacts:
     """Cited paths and feature claims, for the aggregator's cross-check."""
-    passages = [(b.page, b.text) for b in report.blocks if b.kind != "furniture"]
+    future = future_flags((b.kind == "heading", b.level, b.text, b.section)
+                          for b in report.blocks)
+    passages = [Passage(b.page, b.text, flag) for b, flag in zip(report.blocks, future,
+                                                                  strict=True)
+                if b.kind != "furniture"]
     # Feature claims are read from prose only: a heading or contents entry asserts nothing.
     prose = [(b.page, b.text) for b in report.blocks if b.kind in ("paragraph", "list")
              and not any(_CONTENTS.search(h) for h in b.section)]
     return ReportFacts(readable=True, page_count=report.page_count,
-                       cited_paths=extract_cited_paths(passages),
+                       cited_paths=extract_cited_paths(passages, report.page_texts),
                        claims=extract_feature_claims(prose, SENTENCE_SPLIT))
 
 

@@ -1,0 +1,264 @@
+"""The file paths a report cites, read so that they survive PDF text extraction.
+
+A PDF's text layer breaks identifiers: a space before `_` or after `/`, a path cut at a line
+end, an underscore a LaTeX font draws as a rule (`src/tools/git tools.py`). Such a break is
+repaired here into a candidate spelling (`repair` says how) that only counts when it matches
+the repository (`verify_only`) unless a second extractor read the path whole or the same
+repair was confirmed elsewhere in the report (the cross-check decides, it has the file list).
+A dotted API name (`operator.add/operator.ior`) has no file extension we know, so it is only
+ever verified, never hallucinated. Each citation also says whether the report presents the
+file as future work (`future`: a remediation section, "(new file)", "will add") and whether
+some citation asserts it exists (`asserted`; "src/x.py does not exist" does not).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+from automaton_auditor.forensics.pdf.textlayer import GAP_CORE
+from automaton_auditor.state import CitedPath
+
+# Extensions a cited file plausibly has; another "extension" (`operator.ior`) is an API name.
+KNOWN_EXT = frozenset({
+    "py", "pyi", "pyx", "ipynb", "md", "markdown", "rst", "txt", "json", "jsonl", "yaml", "yml",
+    "toml", "cfg", "ini", "conf", "env", "lock", "sh", "bash", "ps1", "bat", "js", "mjs", "cjs",
+    "ts", "tsx", "jsx", "vue", "html", "htm", "css", "scss", "xml", "csv", "tsv", "sql", "mmd",
+    "dot", "puml", "pdf", "png", "jpg", "jpeg", "gif", "svg", "webp", "docx", "tex", "bib", "log",
+    "db", "sqlite", "pkl", "parquet", "c", "h", "cpp", "hpp", "go", "rs", "java", "rb", "php"})
+_EXT = "|".join(sorted(KNOWN_EXT, key=len, reverse=True))
+_URL = re.compile(r"https?://[^\s<>\"'`)\]]+", re.IGNORECASE)
+_GITHUB_FILE = re.compile(
+    r"https?://(?:www\.)?github\.com/([\w.-]+)/([\w.-]+?)(?:\.git)?/(?:blob|tree|raw)/"
+    r"[^/\s]+/([^\s#?]+)", re.IGNORECASE)
+_PATH = re.compile(
+    r"(?<![\w@/.\\-])(?:\.{1,2}/)?(?:[\w.-]+/)+[\w.-]*\w\.[A-Za-z][A-Za-z0-9]{0,7}"
+    r"(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)?(?![\w/-])")
+_BARE_EXT = ("py|ipynb|md|json|ya?ml|toml|txt|cfg|ini|lock|sh|js|ts|tsx|jsx|html|css|pdf|png|"
+             "jpe?g|svg|csv|sql|mmd|dot")
+_BARE = re.compile(rf"(?<![\w@/.\\-])[\w-]*[A-Za-z_][\w-]*\.(?:{_BARE_EXT})(?![\w/-])")
+_LINE_SUFFIX = re.compile(r"(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)$")
+# A space the text layer put inside a path (before "_", around "/", after "name." before a
+# known extension): removing it rebuilds the identifier (`src/nodes/chief _justice.py`).
+_GAP = re.compile(rf"{GAP_CORE}|(?<=[A-Za-z_]\.) (?=(?:{_EXT})\b)")
+# A file name whose underscores the font drew as rules: words separated by single spaces
+# right after a folder part (`rubric/week2 rubric.json`), at most two gaps.
+_SPACED = re.compile(rf"(?<![\w@/.\\-])((?:[\w.-]+/)+)([A-Za-z0-9]+(?: [A-Za-z0-9]+){{1,2}})"
+                     rf"\.({_EXT})(?![\w/-])")
+# A framework's name (`Node.js`) is not a file the report plans.
+_FRAMEWORK = re.compile(r"^[A-Z][a-z]+\.js$")
+FUTURE_HEADING = re.compile(
+    r"\b(?:remediation|future|next steps?|roadmap|to-?do|planned|improvement plan|action plan|"
+    r"completion plan|forward plan|files? to (?:modify|create|add|change)|priority \d|"
+    r"recommendations?|proposed)\b", re.IGNORECASE)
+_FUTURE_SENTENCE = re.compile(
+    r"\(new file\)|\bnew file\b|\bwill (?:add|create|introduce|move|extract|split|write)\b|"
+    r"\bto be (?:added|created|written|introduced)\b|\bplanned\b|\bfuture work\b|"
+    r"\bfiles? to (?:modify|create|add|change)\b|\bproposed\b|\bTODO\b", re.IGNORECASE)
+# The sentence says the file does not exist (a peer's or an earlier run's error, quoted).
+_DISOWNED = re.compile(
+    r"non-?existent|hallucinat\w*|no such file|\b(?:does|did)(?: not|n't) exist|renamed|"
+    r"\bfake\b", re.IGNORECASE)
+# Where a sentence ends: ". " (not after "e.g", "i.e", "vs", "cf", "etc") or a line break.
+_BOUNDARY = re.compile(r"(?<!e\.g)(?<!i\.e)(?<!\bvs)(?<!\bcf)(?<!etc)\.\s|\n")
+_NUMBER = re.compile(r"^(\d+(?:\.\d+)*)[.)]?\s")
+
+
+@dataclass(frozen=True)
+class Passage:
+    """A piece of report text on one page; `future` when it sits in a future-work section."""
+
+    page: int | None
+    text: str
+    future: bool = False
+
+
+def normalise_path(raw: str) -> str:
+    """Repository-relative form of a cited path: no line suffix, no `./`, `/` separators,
+    no trailing punctuation."""
+    path = raw.strip().replace("\\", "/")
+    previous = None
+    while path != previous:  # peel quotes, brackets, punctuation and line suffixes in turn
+        previous = path
+        path = _LINE_SUFFIX.sub("", path.strip("`'\"“”‘’()[]<>*")).rstrip(".,;:!?")
+    while path.startswith(("./", "../")):
+        path = path.split("/", 1)[1]
+    return re.sub(r"/{2,}", "/", path).lstrip("/")
+
+
+def sentence_around(text: str, start: int, end: int) -> str:
+    """The sentence (or line) holding text[start:end], at most 300 characters."""
+    left = max((m.end() for m in _BOUNDARY.finditer(text, 0, start)), default=0)
+    right = next((m.start() + 1 for m in _BOUNDARY.finditer(text, end)), len(text))
+    return " ".join(text[left:right].split())[:300]
+
+
+def _known_ext(path: str) -> bool:
+    return path.rsplit(".", 1)[-1].lower() in KNOWN_EXT
+
+
+def _cited(raw: str, path: str, passage: Passage, context: str, **extra: object) -> CitedPath:
+    disowned = bool(_DISOWNED.search(context))
+    future = passage.future or bool(_FUTURE_SENTENCE.search(context))
+    return CitedPath(raw=raw, path=path, page=passage.page, context=context,
+                     future=future, asserted=not (future or disowned), **extra)
+
+
+def _joined(text: str) -> tuple[str, list[int]]:
+    """`text` without the spaces `_GAP` finds, and each kept character's original index."""
+    keep = [i for i in range(len(text))]
+    for match in _GAP.finditer(text):
+        keep[match.start()] = -1
+    index = [i for i in keep if i >= 0]
+    return "".join(text[i] for i in index), index
+
+
+def _repaired(text: str, passage: Passage) -> Iterator[tuple[tuple[int, int], CitedPath]]:
+    """Paths rebuilt from broken text, with the span of the original text they cover."""
+    joined, index = _joined(text)
+    if len(joined) != len(text):
+        for match in _PATH.finditer(joined):
+            start, end = index[match.start()], index[match.end() - 1] + 1
+            if " " in text[start:end]:
+                path = normalise_path(match.group(0))
+                yield (start, end), _cited(text[start:end], path, passage,
+                                           sentence_around(text, start, end),
+                                           repair="joined", verify_only=True)
+    for match in _SPACED.finditer(text):
+        folders, words, ext = match.groups()
+        spellings = [f"{folders}{sep.join(words.split())}.{ext}" for sep in ("_", "", "-")]
+        yield match.span(), _cited(
+            match.group(0), normalise_path(spellings[0]), passage,
+            sentence_around(text, *match.span()), repair="underscore", verify_only=True,
+            variants=[normalise_path(s) for s in spellings[1:]])
+
+
+def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
+    chars = list(text)
+    for start, end in spans:
+        chars[start:end] = " " * (end - start)
+    return "".join(chars)
+
+
+def passage_paths(passage: Passage) -> Iterator[CitedPath]:
+    """Every path cited in one passage: GitHub file URLs, paths with a folder part (whole or
+    repaired), then bare file names in what is left."""
+    text = re.sub(r"(?<=\w)\\(?=\w)", "/", passage.text)
+    for match in _URL.finditer(text):
+        github = _GITHUB_FILE.match(match.group(0).rstrip(".,;:"))
+        if github:
+            yield _cited(match.group(0), normalise_path(github.group(3)), passage,
+                         sentence_around(text, *match.span()),
+                         source_repo=f"{github.group(1)}/{github.group(2)}".lower())
+    masked = _mask(text, (m.span() for m in _URL.finditer(text)))
+    whole = list(_PATH.finditer(masked))
+    for match in whole:
+        path = normalise_path(match.group(0))
+        yield _cited(match.group(0), path, passage, sentence_around(text, *match.span()),
+                     verify_only=not _known_ext(path))
+    masked = _mask(masked, (m.span() for m in whole))
+    repaired = [(span, cited) for span, cited in _repaired(masked, passage)
+                if cited.path and cited.path not in {normalise_path(m.group(0)) for m in whole}]
+    yield from (cited for _span, cited in repaired)
+    masked = _mask(masked, (span for span, _cited_path in repaired))
+    for match in _BARE.finditer(masked):
+        yield _cited(match.group(0), normalise_path(match.group(0)), passage,
+                     sentence_around(text, *match.span()), bare_name=True)
+
+
+def _merge(first: CitedPath, other: CitedPath) -> CitedPath:
+    """One entry per path: the first citation, with what every citation says about it."""
+    variants = [v for v in (*first.variants, *other.variants) if v != first.path]
+    return first.model_copy(update={
+        "future": first.future or other.future, "asserted": first.asserted or other.asserted,
+        "verify_only": first.verify_only and other.verify_only,
+        "repair": first.repair if other.repair else None,
+        "variants": list(dict.fromkeys(variants))})
+
+
+def extract_cited_paths(passages: Iterable[Passage | tuple[int | None, str]],
+                        second: dict[int, str] | None = None) -> list[CitedPath]:
+    """Every file path cited in the passages, one entry per (path, bare) with every citation's
+    flags merged, sorted: paths with a folder part first, then bare file names. GitHub file
+    URLs count as citations of their path; `source_repo` records the URL's repository.
+
+    `second` is the same report's text per page as a second extractor read it: where it
+    reads a path differently on a page, its spelling joins the citation's variants (and leads
+    when the first reading needed a repair); a path only it reads is cited too."""
+    items = [p if isinstance(p, Passage) else Passage(*p) for p in passages]
+    mentions = [c for p in items for c in passage_paths(p)]
+    for page, text in sorted((second or {}).items()):
+        on_page = [p for p in items if p.page == page]
+        mentions = _reconcile(mentions, page, on_page, passage_paths(Passage(page, text)))
+    found: dict[tuple[str, bool], CitedPath] = {}
+    for cited in mentions:
+        if not cited.path or (cited.bare_name and cited.future
+                              and _FRAMEWORK.match(cited.path)):
+            continue
+        key = (cited.path, cited.bare_name)
+        found[key] = _merge(found[key], cited) if key in found else cited
+    return sorted(found.values(), key=lambda c: (c.bare_name, c.path))
+
+
+def _skeleton(text: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", text.lower())
+
+
+def _reconcile(mentions: list[CitedPath], page: int, passages: list[Passage],
+               second: Iterable[CitedPath]) -> list[CitedPath]:
+    """Fold the second extractor's paths on `page` into the first one's mentions."""
+    mentions = list(mentions)
+    for other in second:
+        if other.bare_name or other.source_repo:
+            continue  # bare names and URLs read the same in both
+        mine = [i for i, m in enumerate(mentions) if m.page == page and not m.bare_name]
+        same = [i for i in mine if mentions[i].path == other.path]
+        whole = not (other.repair or other.verify_only)
+        if same:
+            for i in same:
+                if whole:  # read whole by the second extractor: the repair is corroborated
+                    mentions[i] = mentions[i].model_copy(update={"verify_only": False,
+                                                                 "repair": None})
+            continue
+        pair = [i for i in mine if _skeleton(mentions[i].path) == _skeleton(other.path)]
+        if pair:
+            mentions[pair[0]] = _with_variant(mentions[pair[0]], other)
+            continue
+        home = next((p for p in passages if _skeleton(other.path) in _skeleton(p.text)), None)
+        mentions.append(other.model_copy(update={"future": other.future or bool(
+            home and home.future), "asserted": other.asserted and not (home and home.future)}))
+    return mentions
+
+
+def _with_variant(mine: CitedPath, other: CitedPath) -> CitedPath:
+    """Add the second extractor's spelling; it leads when only it read the path whole."""
+    if mine.repair and not other.repair:
+        return mine.model_copy(update={"path": other.path, "repair": None, "verify_only": False,
+                                       "variants": [mine.path, *mine.variants]})
+    return mine.model_copy(update={"variants": [*mine.variants, other.path]})
+
+
+def future_flags(headings: Iterable[tuple[bool, int, str, tuple[str, ...]]]) -> list[bool]:
+    """For blocks given as (is_heading, level, text, section path), in document order: does
+    each sit in a future-work section? A future-work heading opens a scope that the next
+    heading at its depth closes (by section number when it is numbered, else by level)."""
+    flags: list[bool] = []
+    scope: tuple[int, int] | None = None  # (level, numbering depth or 0)
+    for is_heading, level, text, section in headings:
+        if is_heading:
+            number = _NUMBER.match(text)
+            depth = len(number.group(1).split(".")) if number else 0
+            if scope is not None and _closes(scope, level, depth):
+                scope = None
+            if scope is None and FUTURE_HEADING.search(text):
+                scope = (level, depth)
+        flags.append(scope is not None or any(FUTURE_HEADING.search(s) for s in section))
+    return flags
+
+
+def _closes(scope: tuple[int, int], level: int, depth: int) -> bool:
+    opened_level, opened_depth = scope
+    if opened_depth:  # numbered: "8." closes "7. Remediation"; "Priority 1" does not
+        return (0 < depth <= opened_depth) or level < opened_level
+    return level <= opened_level

@@ -1,0 +1,80 @@
+"""The report's text as a second extractor reads it: pypdfium2's text page, per page.
+
+docling's native pipeline and pdfium break lines and identifiers differently; where they
+disagree on a cited path, the cross-check takes the spelling that matches the repository.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+from pathlib import Path
+
+from automaton_auditor.forensics.pdf.model import Block, ReportLimits
+
+# A page's text beyond this many characters is not read (a hostile page can hold millions).
+MAX_PAGE_CHARS = 200_000
+_WRAPPED = re.compile(r"(?<=[\w.-][/_])\n(?=[\w.-])")
+# A space inside an identifier as a text layer may put it: before "_", around "/", after
+# "name." before an extension (`chief _justice.py`, `src/ tools`, `judges. py`).
+GAP_CORE = r"(?<=[\w.-]) (?=_\w)|(?<=[\w-]/) (?=[\w.-])|(?<=\w) (?=/[\w.-])"
+IDENT_GAP = re.compile(rf"{GAP_CORE}|(?<=[A-Za-z_]\.) (?=[a-z]{{1,5}}\b)")
+
+
+def flowed(text: str) -> str:
+    """pdfium's lines as one flow: a line ending at `/` or `_` continues the identifier on
+    the next line; every other line break becomes a space."""
+    text = _WRAPPED.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return re.sub(r"[ \t]*\n[ \t]*", " ", text.replace("\x02", "-").replace("\u00ad", ""))
+
+
+def page_texts(path: Path, limits: ReportLimits) -> dict[int, str]:
+    """Text of each page (1-based), flowed; {} when pdfium cannot read the file."""
+    import pypdfium2 as pdfium  # type: ignore[import-untyped]
+
+    texts: dict[int, str] = {}
+    try:
+        pdf = pdfium.PdfDocument(str(path))
+    except pdfium.PdfiumError:
+        return texts
+    try:
+        for index in range(min(len(pdf), limits.max_pages)):
+            page = pdf[index]
+            textpage = page.get_textpage()
+            try:
+                count = min(textpage.count_chars(), MAX_PAGE_CHARS)
+                texts[index + 1] = flowed(textpage.get_text_range(0, count))
+            finally:
+                textpage.close()
+                page.close()
+    finally:
+        pdf.close()
+    return texts
+
+
+def mend(text: str, other: str) -> str:
+    """`text` with each identifier gap closed where the `other` extractor's text of the same
+    page reads the identifier whole (and never with the gap): `build _graph` becomes
+    `build_graph` when pdfium read `build_graph`; `the _private` helper stays as written."""
+    if not other:
+        return text
+    pieces: list[str] = []
+    last = 0
+    for match in IDENT_GAP.finditer(text):
+        left = text[:match.start()].rsplit(None, 1)[-1] if text[:match.start()].strip() else ""
+        rest = text[match.end():].split(None, 1)
+        right = rest[0] if rest else ""
+        if left and right and left + right in other and f"{left} {right}" not in other:
+            pieces.append(text[last:match.start()])
+            last = match.end()
+    return "".join(pieces) + text[last:] if pieces else text
+
+
+def mend_blocks(blocks: list[Block], texts: dict[int, str]) -> list[Block]:
+    """Blocks whose identifier gaps the second extractor's page text shows to be spurious."""
+    mended = []
+    for block in blocks:
+        other = texts.get(block.page or 0, "")
+        text = mend(block.text, other) if " " in block.text and other else block.text
+        mended.append(block if text == block.text else replace(block, text=text))
+    return mended

@@ -1,0 +1,182 @@
+"""Cited paths as real PDF text layers give them: broken identifiers repaired and checked
+against the repository, dotted API names never taken for files, planned files apart."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from automaton_auditor.forensics.crosscheck import cross_check
+from automaton_auditor.forensics.pdf.citations import (
+    Passage,
+    extract_cited_paths,
+    future_flags,
+)
+from automaton_auditor.forensics.pdf.textlayer import flowed, mend
+from automaton_auditor.state import ReportFacts
+
+FILES = ["README.md", "pyproject.toml", "src/graph.py", "src/state.py",
+         "src/nodes/judges.py", "src/nodes/justice.py", "src/nodes/chief_justice.py",
+         "src/tools/ast_tools.py", "rubric/week2_rubric.json"]
+
+
+def _check(passages: list[Passage | tuple[int | None, str]], files: list[str] = FILES,
+           second: dict[int, str] | None = None) -> tuple[list[str], list[str], list[str]]:
+    facts = ReportFacts(readable=True, page_count=3,
+                        cited_paths=extract_cited_paths(passages, second))
+    _, verified, hallucinated, planned = cross_check(facts, files, None)
+    return verified, hallucinated, planned
+
+
+def test_a_space_before_an_underscore_or_after_a_slash_is_closed() -> None:
+    verified, hallucinated, _ = _check([
+        (1, "The Chief Justice lives in src/nodes/chief _justice.py and the AST pass in "
+            "src/tools/ ast_tools.py."),
+        (2, "A missing helper: src/nodes/dissent _writer.py.")])
+    assert verified == ["src/nodes/chief_justice.py", "src/tools/ast_tools.py"]
+    # a repaired path whose folder exists is checked like any other: here it is missing
+    assert hallucinated == ["src/nodes/dissent_writer.py"]
+
+
+def test_a_repair_in_an_unknown_folder_is_never_called_hallucinated() -> None:
+    # "see lib/ x _y.py" may not be a path at all: it counts only if it matches a file
+    assert _check([(1, "Notes in notes/ draft _two.py and vendor/ x.py.")]) == ([], [], [])
+
+
+@pytest.mark.parametrize("text", [
+    "Reducers operator.add/operator.ior merge the state.",
+    "EvidenceAggregator\\noperator.ior merge",
+    "from langgraph.graph import StateGraph; langgraph.graph.StateGraph/compile.run",
+])
+def test_dotted_api_names_are_never_files(text: str) -> None:
+    assert _check([(1, text)]) == ([], [], [])
+
+
+def test_an_api_name_that_does_name_a_file_is_still_verified() -> None:
+    assert _check([(1, "Models in pkg/models.ior")], ["pkg/models.ior"])[0] == ["pkg/models.ior"]
+
+
+def test_dropped_underscores_are_learnt_from_the_paths_that_match() -> None:
+    passages: list[Passage | tuple[int | None, str]] = [
+        (1, "The target artifact field in rubric/week2 rubric.json is read."),
+        (2, "src/tools/git tools.py uses tempfile.TemporaryDirectory()."),
+        Passage(3, "Refactor src/nodes/context builder.py to iterate over dimensions.",
+                future=True)]
+    verified, hallucinated, planned = _check(passages)
+    assert verified == ["rubric/week2_rubric.json"]
+    assert hallucinated == ["src/tools/git_tools.py"]
+    assert planned == ["src/nodes/context_builder.py"]
+    # without a confirmed repair a spaced name is only a guess: never a hallucination
+    assert _check(passages[1:]) == ([], [], [])
+
+
+def test_a_spaced_name_matches_whichever_join_names_a_file() -> None:
+    files = [*FILES, "src/nodes/evidenceaggregator.py"]
+    assert _check([(1, "See src/nodes/evidence aggregator.py.")], files)[0] == [
+        "src/nodes/evidenceaggregator.py"]
+
+
+def test_top_level_files_cited_bare_are_verified_other_bare_names_are_not() -> None:
+    verified, hallucinated, _ = _check([(1, "See README.md, pyproject.toml, justice.py and "
+                                            "ghost.py.")])
+    assert verified == ["README.md", "pyproject.toml"]
+    assert hallucinated == []
+
+
+def test_future_work_is_planned_and_existing_targets_stay_verified() -> None:
+    verified, hallucinated, planned = _check([
+        Passage(4, "Target File: src/nodes/judges.py and config/personas.yaml", future=True),
+        Passage(4, "Move week2_rubric.json to the root folder as rubric.json.", future=True),
+        (5, "We will add src/tools/cache.py (new file) for memoisation."),
+        (5, "Files to Modify: src/utils/loader.py"),
+    ])
+    assert verified == ["src/nodes/judges.py"]
+    assert hallucinated == []
+    assert planned == ["config/personas.yaml", "rubric.json", "src/tools/cache.py",
+                       "src/utils/loader.py"]
+
+
+def test_a_missing_path_also_asserted_as_present_is_hallucinated() -> None:
+    _, hallucinated, planned = _check([
+        (2, "The personas are loaded from config/personas.yaml at start-up."),
+        Passage(9, "Extract prompts into config/personas.yaml.", future=True)])
+    assert (hallucinated, planned) == (["config/personas.yaml"], [])
+
+
+def test_paths_the_report_says_do_not_exist_are_not_its_claims() -> None:
+    assert _check([
+        (1, "Early runs had judges cite non-existent paths (e.g. src/main.py)."),
+        (2, "The PDF referenced tools/git.py but the actual file was renamed."),
+        (3, "The peer's report claimed src/advanced_judges.py existed: hallucinated."),
+    ]) == ([], [], [])
+
+
+def test_a_path_cited_with_and_without_a_leading_folder_is_one_missing_file() -> None:
+    _, hallucinated, _ = _check([
+        (9, "The peer report (audit/report_bypeer/peer_abc.md) is generic."),
+        (10, "The peer's agent (report_bypeer/peer_abc.md) scored us 85/85.")])
+    assert hallucinated == ["audit/report_bypeer/peer_abc.md"]
+
+
+def test_the_second_extractor_supplies_the_spelling_that_matches() -> None:
+    # docling lost the underscore entirely; pdfium read it: the matching spelling wins
+    verified, hallucinated, _ = _check([(1, "Rules in src/nodes/chiefjustice.py.")],
+                                       second={1: "Rules in src/nodes/chief_justice.py."})
+    assert (verified, hallucinated) == (["src/nodes/chief_justice.py"], [])
+    # docling broke a path pdfium read whole: pdfium's reading is a claim, checked as such
+    _, hallucinated, _ = _check([(1, "Writer in lib/io/report _writer.py.")],
+                                second={1: "Writer in lib/io/report_writer.py."})
+    assert hallucinated == ["lib/io/report_writer.py"]
+    # a path only the second extractor reads is cited too
+    verified, _, _ = _check([(1, "The graph.")], second={1: "The graph src/graph.py."})
+    assert verified == ["src/graph.py"]
+
+
+def test_future_sections_close_at_the_next_heading_of_their_depth() -> None:
+    blocks = [(True, 1, "6. Results", ()), (False, 0, "body", ("6. Results",)),
+              (True, 1, "7. Prioritized Remediation & Completion Plan", ()),
+              (True, 1, "Priority 1 - Judges", ()), (False, 0, "File: a/b.py", ()),
+              (True, 1, "8. Self-Audit", ()), (False, 0, "body", ()),
+              (True, 2, "Next Steps", ()), (True, 3, "Week 1", ()), (False, 0, "x", ()),
+              (True, 2, "Appendix", ()), (False, 0, "y", ())]
+    assert future_flags(blocks) == [False, False, True, True, True, False, False, True, True,
+                                    True, False, False]
+
+
+def test_mend_closes_only_the_gaps_the_other_extractor_reads_whole() -> None:
+    other = "wired by build_graph() and the _call_judge helper in src/nodes/judges.py"
+    assert mend("wired by build _graph() and the _call_judge helper in src/nodes/ judges.py",
+                other) == other
+    assert mend("the _call_judge helper", "the _call_judge helper") == "the _call_judge helper"
+    assert flowed("see audit/\r\nreport_x/a.md and\r\nmore") == "see audit/report_x/a.md and more"
+
+
+def _broken_pdf(path: Path) -> Path:
+    """A page whose text runs leave a gap before `_` and after `/`, as Skia and LaTeX do."""
+    from reportlab.pdfbase.pdfmetrics import stringWidth
+    from reportlab.pdfgen import canvas
+
+    pdf = canvas.Canvas(str(path))
+    y = 700.0
+    for parts in (["The judge lives in src/nodes/chief", "_justice.py today."],
+                  ["Tools: src/tools/", "ast_tools.py holds the AST pass."],
+                  ["A missing one: src/nodes/dissent", "_writer.py is cited."]):
+        x = 72.0
+        for part in parts:
+            pdf.drawString(x, y, part)
+            x += stringWidth(part, "Helvetica", 12) + 3
+        y -= 20
+    pdf.drawString(72, y, "Filler text so that the page counts as having a text layer.")
+    pdf.save()
+    return path
+
+
+def test_a_real_pdf_with_broken_identifiers_is_read_whole(tmp_path: Path) -> None:
+    from automaton_auditor.forensics.pdf.reader import ingest_report, report_facts
+
+    report = ingest_report(_broken_pdf(tmp_path / "broken.pdf"))
+    assert "chief _justice.py" in report.blocks[0].text  # what the native pipeline gives
+    _, verified, hallucinated, _ = cross_check(report_facts(report), FILES, None)
+    assert verified == ["src/nodes/chief_justice.py", "src/tools/ast_tools.py"]
+    assert hallucinated == ["src/nodes/dissent_writer.py"]
