@@ -89,7 +89,8 @@ def normalise_path(raw: str) -> str:
 
 def sentence_around(text: str, start: int, end: int) -> str:
     """The sentence (or line) holding text[start:end], at most 300 characters."""
-    left = max((m.end() for m in _BOUNDARY.finditer(text, 0, start)), default=0)
+    window = max(0, start - 400)  # the quote is cut at 300 characters anyway
+    left = max((m.end() for m in _BOUNDARY.finditer(text, window, start)), default=window)
     right = next((m.start() + 1 for m in _BOUNDARY.finditer(text, end)), len(text))
     return " ".join(text[left:right].split())[:300]
 
@@ -107,17 +108,15 @@ def _cited(raw: str, path: str, passage: Passage, context: str, **extra: object)
 
 def _joined(text: str) -> tuple[str, list[int]]:
     """`text` without the spaces `_GAP` finds, and each kept character's original index."""
-    keep = [i for i in range(len(text))]
-    for match in _GAP.finditer(text):
-        keep[match.start()] = -1
-    index = [i for i in keep if i >= 0]
+    gaps = {match.start() for match in _GAP.finditer(text)}
+    index = [i for i in range(len(text)) if i not in gaps]
     return "".join(text[i] for i in index), index
 
 
 def _repaired(text: str, passage: Passage) -> Iterator[tuple[tuple[int, int], CitedPath]]:
     """Paths rebuilt from broken text, with the span of the original text they cover."""
-    joined, index = _joined(text)
-    if len(joined) != len(text):
+    if _GAP.search(text):
+        joined, index = _joined(text)
         for match in _PATH.finditer(joined):
             start, end = index[match.start()], index[match.end() - 1] + 1
             if " " in text[start:end]:
@@ -186,18 +185,22 @@ def extract_cited_paths(passages: Iterable[Passage | tuple[int | None, str]],
     `second` is the same report's text per page as a second extractor read it: where it
     reads a path differently on a page, its spelling joins the citation's variants (and leads
     when the first reading needed a repair); a path only it reads is cited too."""
-    items = [p if isinstance(p, Passage) else Passage(*p) for p in passages]
-    mentions = [c for p in items for c in passage_paths(p)]
-    for page, text in sorted((second or {}).items()):
-        on_page = [p for p in items if p.page == page]
-        mentions = _reconcile(mentions, page, on_page, passage_paths(Passage(page, text)))
+    pages: dict[int | None, list[Passage]] = {}
+    for item in passages:
+        passage = item if isinstance(item, Passage) else Passage(*item)
+        pages.setdefault(passage.page, []).append(passage)
     found: dict[tuple[str, bool], CitedPath] = {}
-    for cited in mentions:
-        if not cited.path or (cited.bare_name and cited.future
-                              and _FRAMEWORK.match(cited.path)):
-            continue
-        key = (cited.path, cited.bare_name)
-        found[key] = _merge(found[key], cited) if key in found else cited
+    for page in sorted(set(pages) | set(second or {}), key=lambda p: (p is None, p or 0)):
+        mentions = [c for p in pages.get(page, []) for c in passage_paths(p)]
+        if second and page in second:
+            mentions = _reconcile(mentions, pages.get(page, []),
+                                  passage_paths(Passage(page, second[page])))
+        for cited in mentions:
+            if not cited.path or (cited.bare_name and cited.future
+                                  and _FRAMEWORK.match(cited.path)):
+                continue
+            key = (cited.path, cited.bare_name)
+            found[key] = _merge(found[key], cited) if key in found else cited
     return sorted(found.values(), key=lambda c: (c.bare_name, c.path))
 
 
@@ -205,29 +208,39 @@ def _skeleton(text: str) -> str:
     return re.sub(r"[^a-z0-9]", "", text.lower())
 
 
-def _reconcile(mentions: list[CitedPath], page: int, passages: list[Passage],
+def _reconcile(mine: list[CitedPath], passages: list[Passage],
                second: Iterable[CitedPath]) -> list[CitedPath]:
-    """Fold the second extractor's paths on `page` into the first one's mentions."""
-    mentions = list(mentions)
+    """Fold the second extractor's paths on one page into the first one's mentions there."""
+    mentions = list(mine)
+    by_path: dict[str, list[int]] = {}
+    by_skeleton: dict[str, int] = {}
+    for i, cited in enumerate(mentions):
+        if not cited.bare_name:
+            by_path.setdefault(cited.path, []).append(i)
+            by_skeleton.setdefault(_skeleton(cited.path), i)
+    skeletons: list[str] = []
+    seen: set[str] = set()
     for other in second:
-        if other.bare_name or other.source_repo:
+        if other.bare_name or other.source_repo or other.path in seen:
             continue  # bare names and URLs read the same in both
-        mine = [i for i, m in enumerate(mentions) if m.page == page and not m.bare_name]
-        same = [i for i in mine if mentions[i].path == other.path]
+        seen.add(other.path)
         whole = not (other.repair or other.verify_only)
-        if same:
-            for i in same:
-                if whole:  # read whole by the second extractor: the repair is corroborated
-                    mentions[i] = mentions[i].model_copy(update={"verify_only": False,
-                                                                 "repair": None})
+        if other.path in by_path:
+            for i in by_path[other.path] if whole else ():  # read whole: repair corroborated
+                mentions[i] = mentions[i].model_copy(update={"verify_only": False,
+                                                             "repair": None})
             continue
-        pair = [i for i in mine if _skeleton(mentions[i].path) == _skeleton(other.path)]
-        if pair:
-            mentions[pair[0]] = _with_variant(mentions[pair[0]], other)
+        key = _skeleton(other.path)
+        if key in by_skeleton:
+            i = by_skeleton[key]
+            mentions[i] = _with_variant(mentions[i], other)
             continue
-        home = next((p for p in passages if _skeleton(other.path) in _skeleton(p.text)), None)
-        mentions.append(other.model_copy(update={"future": other.future or bool(
-            home and home.future), "asserted": other.asserted and not (home and home.future)}))
+        skeletons = skeletons or [_skeleton(p.text) for p in passages]
+        home = next((p for p, text in zip(passages, skeletons, strict=True) if key in text),
+                    None)
+        planned = bool(home and home.future)
+        mentions.append(other.model_copy(update={"future": other.future or planned,
+                                                 "asserted": other.asserted and not planned}))
     return mentions
 
 
