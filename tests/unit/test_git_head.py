@@ -175,6 +175,11 @@ def test_reads_are_bounded(repo: Path) -> None:
     with packed.open("r+b") as handle:  # a sparse file far larger than the scan bound
         handle.truncate(PACKED_REFS_BYTES * 4)
     (repo / ".git" / "HEAD").write_text("ref: refs/heads/missing\n")
+    with pytest.raises(UnsafeFile, match="packed-refs: refused, a line longer than"):
+        bounded(lambda: resolve_head(git_dirs(repo)))  # zeros: one endless line
+    with packed.open("wb") as handle:  # many short lines, far more than the scan bound
+        line = b"0" * 40 + b" refs/tags/t\n"
+        handle.write(line * (PACKED_REFS_BYTES // len(line) + 10))
     with pytest.raises(UnsafeFile, match="packed-refs: refused, larger than"):
         bounded(lambda: resolve_head(git_dirs(repo)))
     _fifo(packed)

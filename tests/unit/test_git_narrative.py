@@ -196,3 +196,48 @@ def test_fallback_when_the_server_cannot_send_a_commit_by_id(tmp_path: Path,
     assert (dest / "src" / "graph.py").read_text() == "g = 1\n"
     assert "[remote" not in (dest / ".git" / "config").read_text()
     assert facet(git_findings(dest, limits), "git.history").data["count"] == 6
+
+
+def _burst_repo(root: Path) -> Path:
+    """Five commits an hour apart adding 190 lines, then nine in four minutes adding 580
+    (the 580-of-770 history the rubric calls clustered)."""
+    repo = make_repo(root, [(f"feat: part {i}", {f"src/early_{i}.py": "x = 1\n" * 38})
+                            for i in range(5)])
+    start = BASE + 10 * 3600
+    for i in range(9):
+        (repo / "src" / f"late_{i}.py").write_text("y = 2\n" * (68 if i == 8 else 64))
+        (repo / "notes.md").write_text("words\n" * (100 * (i + 1)))  # not code: not counted
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"feat: late {i}", when=start + i * 30)
+    return repo
+
+
+def test_a_burst_of_commits_within_minutes_is_a_failure_fact(tmp_path: Path) -> None:
+    repo = _burst_repo(tmp_path / "target")
+    limits = GitLimits()
+    checkout = acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
+    burst = facet(git_findings(checkout.path, limits), "git.commit_bursts")
+    assert burst.found and burst.pattern == "failure"
+    assert burst.data["unit"] == "lines" and burst.data["total"] == 770
+    assert burst.data["commits"] == 9 and burst.data["span_seconds"] == 240
+    assert burst.data["share"] == round(580 / 770, 3)
+    assert burst.confidence == round(0.55 + 0.35 * (580 / 770 - 0.5) / 0.4, 2)
+    assert burst.rationale.startswith("Burst: 9 commits within 4 minutes added 75%")
+    assert burst.content is not None and len(burst.content.splitlines()) == 9
+    assert burst.content.splitlines()[-1].endswith("feat: late 8 (+68)")
+
+
+def test_a_spread_history_has_no_burst(tmp_path: Path) -> None:
+    burst = facet(audit(tmp_path, STEPWISE), "git.commit_bursts")
+    assert not burst.found and burst.rationale.startswith("No burst: no 3 commits within")
+
+
+def test_a_blobless_clone_measures_bursts_in_files(tmp_path: Path) -> None:
+    # The old blobs are not there (and never fetched): files touched stand in for lines.
+    repo = _burst_repo(tmp_path / "target")
+    git(repo, "config", "uploadpack.allowFilter", "true")
+    limits = GitLimits()
+    dest, _commit = _clone(tmp_path, repo, limits)
+    burst = facet(git_findings(dest, limits), "git.commit_bursts")
+    assert burst.data["unit"] == "files" and burst.data["commits"] == 9
+    assert burst.found and burst.confidence < 0.8

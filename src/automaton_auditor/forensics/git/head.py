@@ -8,8 +8,9 @@ Every file is checked before it is opened and read with a byte bound:
   the open file close the race;
 - nothing outside the target is opened: a ``.git`` file (``gitdir:``) or ``commondir``
   pointing elsewhere, a ref outside ``refs/`` and a directory symlinked out are refused;
-- HEAD and loose refs are read up to `REF_BYTES`; ``packed-refs`` is scanned in chunks up
-  to `PACKED_REFS_BYTES`, so neither a FIFO nor a huge file can hang or fill memory.
+- HEAD and loose refs are read up to `REF_BYTES`; ``packed-refs`` is scanned line by line
+  (`PACKED_LINE_BYTES` a line) up to `PACKED_REFS_BYTES`, so neither a FIFO nor a huge file
+  can hang, fill memory or take long.
 
 `resolve_head` raises `UnsafeFile` / `NoHead` with a one-line reason (acquisition reports
 it); `local_head` answers None when unsure (cache look-ups and trace metadata). Remote
@@ -32,6 +33,7 @@ from automaton_auditor.storage.facts import valid_sha
 
 REF_BYTES = 512
 PACKED_REFS_BYTES = 32 * 1024 * 1024
+PACKED_LINE_BYTES = 4096  # an object id, a space and a ref name
 SYMREF_DEPTH = 5
 # A ref name we follow: under refs/, plain components, none starting with a dot or ending
 # in .lock, no "..", "@{", control characters or backslashes.
@@ -186,24 +188,18 @@ def _packed(dirs: GitDirs, ref: str) -> str:
     except FileNotFoundError:
         raise NoHead(f"{ref} is not set (no commits yet?)") from None
     wanted = (" " + ref).encode("ascii")
-    with os.fdopen(fd, "rb") as handle:
-        read, tail = 0, b""
-        while read < PACKED_REFS_BYTES:
-            chunk = handle.read(64 * 1024)
-            if not chunk:
-                break
-            read += len(chunk)
-            lines = (tail + chunk).split(b"\n")
-            tail = lines.pop()
-            for line in lines:
-                sha = _match_packed(line, wanted)
-                if sha:
-                    return sha
-        else:
-            raise UnsafeFile(path, f"refused, larger than {PACKED_REFS_BYTES} bytes")
-        sha = _match_packed(tail, wanted)
-    if sha:
-        return sha
+    with os.fdopen(fd, "rb") as handle:  # line by line: linear, whatever the file holds
+        read = 0
+        while line := handle.readline(PACKED_LINE_BYTES + 1):
+            read += len(line)
+            if read > PACKED_REFS_BYTES:
+                raise UnsafeFile(path, f"refused, larger than {PACKED_REFS_BYTES} bytes")
+            if len(line) > PACKED_LINE_BYTES:
+                raise UnsafeFile(path, f"refused, a line longer than {PACKED_LINE_BYTES} "
+                                       "bytes")
+            sha = _match_packed(line.rstrip(b"\n"), wanted)
+            if sha:
+                return sha
     raise NoHead(f"{ref} is not set (no commits yet?)")
 
 

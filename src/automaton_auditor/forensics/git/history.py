@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -22,6 +23,8 @@ from automaton_auditor.forensics.git.runner import GitStopped, run_git
 NAMES_LIMIT = 2000
 BULK_SHARE = 0.7
 CLUSTER_SECONDS = 30 * 60
+# Longer histories are not read line by line (a burst is a short history's pattern).
+LINES_LIMIT = 500
 
 STAGES: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("setup", re.compile(r"(^|/)(pyproject\.toml|requirements[^/]*\.txt|setup\.(py|cfg)|uv\.lock"
@@ -49,6 +52,7 @@ class Commit:
     subject: str
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
+    lines: int | None = None  # lines added to code files, when read (`add_line_counts`)
 
     def quote(self) -> str:
         """``<short sha> <date> <subject>``, as evidence quotes it."""
@@ -127,6 +131,32 @@ def head_files(repo: Path, timeout_s: float) -> list[str]:
         result = run_git(["ls-tree", "-r", "-z", "--name-only", "HEAD", "--"], cwd=repo,
                          home=Path(home_dir), timeout_s=timeout_s)
     return sorted(p for p in result.stdout.decode("utf-8", "replace").split("\0") if p)
+
+
+def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
+                    counts: Callable[[str], bool]) -> bool:
+    """Set `Commit.lines` to the lines each commit added to the paths `counts` accepts
+    (``git log --numstat``); False when the object store lacks old blobs (a blobless or
+    partial clone), since git then stops at the first one rather than fetch it."""
+    with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
+        result = run_git(["log", "--numstat", "--no-renames", "--no-color", "--format=%x1e%H",
+                          "--no-walk=unsorted", "--stdin", "--"], cwd=repo,
+                         home=Path(home_dir), timeout_s=timeout_s,
+                         stdin="".join(f"{c.sha}\n" for c in commits).encode("ascii"))
+    if result.returncode != 0:
+        return False
+    by_sha = {c.sha: c for c in commits}
+    for record in result.stdout.decode("utf-8", "replace").split("\x1e"):
+        sha, _, rest = record.partition("\n")
+        if sha.strip() not in by_sha:
+            continue
+        total = 0
+        for line in rest.splitlines():
+            added, _, path = line.partition("\t")
+            if added.isdigit() and counts(path.partition("\t")[2]):
+                total += int(added)  # binary files show "-"
+        by_sha[sha.strip()].lines = total
+    return True
 
 
 def shallow_boundary(repo: Path) -> list[str]:

@@ -11,9 +11,11 @@ from automaton_auditor.forensics.git.head import local_head
 from automaton_auditor.forensics.git.history import (
     BULK_SHARE,
     CLUSTER_SECONDS,
+    LINES_LIMIT,
     NAMES_LIMIT,
     STAGE_ORDER,
     Commit,
+    add_line_counts,
     head_files,
     is_vague,
     read_log,
@@ -27,7 +29,7 @@ from automaton_auditor.state import Finding
 QUOTE_COMMITS = 12
 
 
-NARRATIVE_VERSION = 4
+NARRATIVE_VERSION = 5
 
 
 def narrative_findings(repo: Path, timeout_s: float,
@@ -85,18 +87,24 @@ def _narrative(repo: Path, timeout_s: float) -> list[Finding]:
         return [Finding(facet="git.history", goal="More than 3 commits", found=False,
                         pattern="success", location=".", content="(no commits)",
                         rationale="The repository has no commits.", confidence=1.0)]
-    return story_findings(commits, files, shallow_boundary(repo), log.paths_error)
+    boundary = shallow_boundary(repo)
+    if len(commits) <= LINES_LIMIT and not log.paths_error and \
+            time_clusters(commits, set(boundary)):
+        python = any(f.endswith(".py") for f in files)
+        add_line_counts(repo, timeout_s, commits,
+                        lambda path: path.endswith(".py") or not python)
+    return story_findings(commits, files, boundary, log.paths_error)
 
 
 def story_findings(commits: list[Commit], files: list[str], boundary: Collection[str] = (),
                    paths_error: str = "") -> list[Finding]:
-    """The four git findings for a log given oldest first. `boundary`: the commits a
+    """The five git findings for a log given oldest first. `boundary`: the commits a
     shallow history is cut at (the history is then a lower bound: what it cannot show is
     not held against the repository); `paths_error`: why the paths each commit touched are
     unknown."""
     cut = set(boundary)
     return [_history(commits, cut, paths_error), _bulk(commits, files, cut, paths_error),
-            _progression(commits, files, bool(cut)), _messages(commits)]
+            _progression(commits, files, bool(cut)), _messages(commits), _bursts(commits, cut)]
 
 
 def history_warnings(findings: list[Finding]) -> list[str]:
@@ -309,3 +317,67 @@ def _messages(commits: list[Commit]) -> Finding:
                    f"descriptive; {len(vague)} are vague (e.g. 'update', 'wip')."),
         confidence=0.7,
         data={"descriptive_ratio": round(ratio, 3), "vague": [c.sha for c in vague[:50]]})
+
+
+BURST_GAP = 10 * 60  # commits closer in time than this belong to one burst
+BURST_MIN_COMMITS = 3
+BURST_SHARE = 0.5
+
+
+def time_clusters(commits: list[Commit], boundary: set[str]) -> list[list[Commit]]:
+    """Runs of at least `BURST_MIN_COMMITS` commits, by author time, each within
+    `BURST_GAP` of the one before (a shallow boundary commit is no evidence of when its
+    files were written, so it is left out)."""
+    ordered = sorted((c for c in commits if c.sha not in boundary), key=lambda c: c.timestamp)
+    runs: list[list[Commit]] = []
+    for commit in ordered:
+        if runs and commit.timestamp - runs[-1][-1].timestamp <= BURST_GAP:
+            runs[-1].append(commit)
+        else:
+            runs.append([commit])
+    return [run for run in runs if len(run) >= BURST_MIN_COMMITS]
+
+
+def _bursts(commits: list[Commit], boundary: set[str]) -> Finding:
+    """Commits clustered within minutes that add most of the code (a history written in
+    one sitting and committed in pieces): lines added per commit when the blobs are there,
+    files touched otherwise. Confidence grows with the burst's share."""
+    inside = [c for c in commits if c.sha not in boundary]
+    by_lines = bool(inside) and all(c.lines is not None for c in inside)
+    unit = "lines added to code" if by_lines else "files touched"
+
+    def weight(commit: Commit) -> int:
+        return (commit.lines or 0) if by_lines else len(commit.added) + len(commit.changed)
+
+    total = sum(weight(c) for c in inside)
+    best, share = [], 0.0
+    for run in time_clusters(commits, boundary):
+        if total and sum(weight(c) for c in run) / total > share:
+            best, share = run, sum(weight(c) for c in run) / total
+    found = share >= BURST_SHARE
+    span = best[-1].timestamp - best[0].timestamp if best else 0
+    if found:
+        clarity = min(1.0, (share - BURST_SHARE) / 0.4)
+        confidence = (0.55 + 0.35 * clarity) * (1.0 if by_lines else 0.8)
+        rationale = (f"Burst: {len(best)} commits within {span // 60} minutes added "
+                     f"{share:.0%} of the {total} {unit} in the history.")
+    else:
+        confidence = 0.6 if by_lines else 0.4
+        rationale = (f"No burst: the largest run of commits within {BURST_GAP // 60} minutes "
+                     f"of each other ({len(best)} commits) added {share:.0%} of the {total} "
+                     f"{unit}." if best else f"No burst: no {BURST_MIN_COMMITS} commits "
+                     f"within {BURST_GAP // 60} minutes of each other.")
+    if boundary:
+        rationale += " The history is shallow: only the commits past its boundary count."
+    sizes = sorted(weight(c) for c in inside) or [0]
+    return Finding(
+        facet="git.commit_bursts", goal="Commits clustered within minutes add most of the code",
+        found=found, pattern="failure",
+        location=f"commit {best[0].sha[:12]}" if best else "git log",
+        content="\n".join(f"{c.quote()} (+{weight(c)})" for c in best[:QUOTE_COMMITS]) or None,
+        rationale=rationale, confidence=round(confidence, 2),
+        data={"unit": "lines" if by_lines else "files", "total": total,
+              "share": round(share, 3), "commits": len(best), "span_seconds": span,
+              "burst": [{"sha": c.sha, "date": c.date, "added": weight(c)} for c in best[:50]],
+              "per_commit": {"max": sizes[-1], "median": sizes[len(sizes) // 2]},
+              "shallow": bool(boundary)})
