@@ -251,8 +251,9 @@ def _answered(exc: BaseException, circuit: Circuit) -> None:
 
 
 def _retried(exc: BaseException) -> bool:
-    return not isinstance(exc, CircuitOpen) and (isinstance(exc, Unparsed)
-                                                 or classify(exc) in RETRIED)
+    if not isinstance(exc, Exception) or isinstance(exc, CircuitOpen):
+        return False  # Ctrl-C and exits are never retried, an open circuit never called
+    return isinstance(exc, Unparsed) or classify(exc) in RETRIED
 
 
 def _wait(policy: RetryPolicy) -> Callable[[RetryCallState], float]:

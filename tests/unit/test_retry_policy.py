@@ -175,3 +175,10 @@ def test_async_calls_follow_the_same_policy(waits: list[float]) -> None:
 
     with pytest.raises(ProviderError, match=r"no answer within 0\.05s"):
         asyncio.run(acall(hangs, RetryPolicy(attempts=1, timeout_s=0.05), Circuit()))
+
+
+def test_an_interrupt_is_never_retried(waits: list[float]) -> None:
+    attempt, calls = scripted(KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        call(attempt, RetryPolicy(), Circuit())
+    assert len(calls) == 1 and waits == []
