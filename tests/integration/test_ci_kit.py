@@ -5,6 +5,8 @@ inputs."""
 from __future__ import annotations
 
 import importlib.util
+import itertools
+import os
 import shlex
 import subprocess
 import sys
@@ -87,3 +89,46 @@ def test_dockerfile_copies_what_the_locked_install_needs() -> None:
     assert data.resolve().is_relative_to(ROOT / "rubric") and "rubric" in copied
     assert "uv sync --locked --no-dev --no-editable" in text
     assert 'ENTRYPOINT ["audit"]' in text
+
+
+FAKE_UV = '''#!/usr/bin/env python3
+"""A stand-in for uv: records the audit's command line, answers like a failed gate."""
+import json, os, sys
+args = sys.argv[1:]
+if "sync" in args:
+    sys.exit(0)
+if "audit" in args:
+    rest = args[args.index("audit") + 1:]
+    with open(os.environ["FAKE_LOG"], "w") as log:
+        json.dump(rest, log)
+    with open(rest[rest.index("--sarif") + 1], "w") as sarif:
+        sarif.write("{}")
+    print(json.dumps({"overall_score": 2.5}))
+    sys.exit(1)
+os.execv(sys.executable, [sys.executable, *args[args.index("python") + 1:]])
+'''
+
+
+def test_action_turns_its_inputs_into_gates(tmp_path: Path) -> None:
+    fake = tmp_path / "bin" / "uv"
+    fake.parent.mkdir()
+    fake.write_text(FAKE_UV.replace("/usr/bin/env python3", sys.executable), encoding="utf-8")
+    fake.chmod(0o755)
+    log = tmp_path / "audit-args.json"
+    runs = _runner().run_action(tmp_path, {
+        "report": "docs/report.pdf", "fail-on": "safe_tool_engineering<4,\n graph_orchestration<3",
+        "baseline": "last.json"}, tmp_path / "runner",
+        extra_env={"PATH": f"{fake.parent}{os.pathsep}{os.environ['PATH']}",
+                   "FAKE_LOG": str(log)})
+    args = read_json(log)
+    assert args[:3] == ["run", ".", "docs/report.pdf"]
+    pairs = list(itertools.pairwise(args))
+    assert ("--fail-on", "safe_tool_engineering<4") in pairs
+    assert ("--fail-on", "graph_orchestration<3") in pairs
+    assert ("--baseline", "last.json") in pairs and "--fail-under" not in args
+    assert ("--sarif", str(tmp_path / "runner" / "automaton-auditor" / "automaton-auditor.sarif")
+            ) in pairs
+    audit_step = next(r for r in runs if r.name == "Audit")
+    assert audit_step.outputs["exit-code"] == "1"
+    assert audit_step.outputs["overall-score"] == "2.5"
+    assert runs[-1].name == "Gate" and runs[-1].code == 1
