@@ -65,6 +65,16 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("graph.undefined_names", ("graph_orchestration", "langgraph_architecture"), 2,
                0.75, "graph code that cannot run (names used but never defined)",
                caps_verdict=True),
+    # LangGraph execution (forensics.code.runtime): evidence a node returns under a key the
+    # state does not declare is dropped, so the nodes that read it never see it; two parallel
+    # writes to a key without a reducer make LangGraph raise.
+    FailureCap("graph.evidence_lost", ("graph_orchestration", "langgraph_architecture"), 2,
+               0.85,
+               "evidence never reaches the nodes that read it (keys the state does not "
+               "declare are dropped)"),
+    FailureCap("graph.parallel_writes", ("graph_orchestration", "langgraph_architecture"), 2,
+               0.85,
+               "parallel nodes write a key without a reducer (the run stops with an error)"),
     # State.
     FailureCap("state.undefined_names", ("state_management_rigor",), 2, 0.75,
                "state code that cannot run (names used but never defined)", caps_verdict=True),

@@ -24,6 +24,7 @@ from typing import Any
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.outs import NONEMPTY
 from automaton_auditor.forensics.code.state_schema import typed_classes
 from automaton_auditor.forensics.code.topology import END, START, Topology
 
@@ -70,6 +71,10 @@ class Run:
     parallel: list[tuple[int, str, list[str]]] = field(default_factory=list)
     routes: dict[str, set[str]] = field(default_factory=dict)  # source -> targets taken
     undetermined: list[str] = field(default_factory=list)
+    # the first step after a router whose choice is not determined (both ways simulated):
+    # from there on, what runs together is only what may run together
+    ambiguous_at: int = 0
+    step: int = 0
 
 
 # --- the model ---------------------------------------------------------------------------------
@@ -167,13 +172,17 @@ def route(model: Model, source: str, view: dict[str, Any]) -> tuple[set[str], Co
     """(targets, Send counts, determined) of the router on `source` given `view`."""
     info = model.topo.conditional[source]
     outs = model.routers.get(source) or []
-    if not outs or any(o.get("open") for o in outs):
+    if not outs or any(o.get("open") or not (o.get("targets") or o.get("sends"))
+                       for o in outs):  # e.g. ``return tasks`` built up in a loop
         return set(info["targets"]), Counter(), False
     mapping = info.get("map") or {}
     targets: set[str] = set()
     sends: Counter[str] = Counter()
     determined = True
-    for out in (o for o in outs if possible(o, view)):
+    chosen = [o for o in outs if possible(o, view)]
+    if len({(tuple(o.get("targets", [])), tuple(o.get("sends", []))) for o in chosen}) > 1:
+        determined = False  # the router really branches on data only known at run time
+    for out in chosen:
         targets |= {mapping.get(str(t), t) if mapping else t for t in out.get("targets", [])}
         for target in out.get("sends", []):
             if out.get("count") is None and "count" in out:
@@ -196,6 +205,7 @@ def simulate(model: Model, input_keys: set[str] | None = None) -> Run:
         if not frontier:
             return run
         run.steps.append(sorted(frontier))
+        run.step = step
         writers: dict[str, list[str]] = {}
         for name, count in sorted(frontier.items()):
             run.runs[name] += count
@@ -233,6 +243,8 @@ def _write(model: Model, run: Run, name: str, count: int,
         if key in model.channels:
             writers.setdefault(key, []).extend([name] * count)
             before = run.arrived.get(key, value)
+            if model.channels[key] and NONEMPTY in (before, value):
+                value = NONEMPTY  # a reducer keeps what arrived: non-empty stays non-empty
             run.arrived[key] = value if before == value else UNKNOWN
         else:
             run.dropped.setdefault(name, set()).add(key)
@@ -255,11 +267,16 @@ def _successors(model: Model, name: str, run: Run, own: dict[str, Any],
                 out[dst] = 1
                 joined[dst].clear()
     if name in model.topo.conditional:
-        view = {**run.arrived, **own}  # a router on the node itself sees all it returned
+        # a router on the node itself sees all it returned; a key some node may write
+        # without our knowing is not absent
+        maybe = {k: UNKNOWN for k in model.channels} if any_open(model) else {}
+        view = {**maybe, **run.arrived, **own}
         targets, sends, determined = route(model, name, view)
         run.routes.setdefault(name, set()).update(targets | set(sends))
         if not determined:
             run.undetermined.append(f"{name}: the router's choice is not determined")
+            if len(targets) + len(sends) > 1 and not run.ambiguous_at:
+                run.ambiguous_at = run.step + 1
         for target in targets:
             out[target] = max(out[target], 1)
         for target, count in sends.items():
@@ -268,3 +285,8 @@ def _successors(model: Model, name: str, run: Run, own: dict[str, Any],
     for target in node.gotos if node else []:
         out[target] = max(out[target], 1)
     return out
+
+
+def any_open(model: Model) -> bool:
+    """True when some node writes keys that are not determined (all keys may arrive)."""
+    return any(n.open or n.whole for n in model.nodes.values())

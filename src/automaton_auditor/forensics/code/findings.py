@@ -25,6 +25,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.analysers import run_ruff
     from automaton_auditor.forensics.code.health import health_findings
     from automaton_auditor.forensics.code.personas import persona_findings
+    from automaton_auditor.forensics.code.runtime import runtime_findings
     from automaton_auditor.forensics.code.safety import safety_findings
     from automaton_auditor.forensics.code.state_schema import state_findings
     from automaton_auditor.forensics.code.structured_output import llm_findings
@@ -40,6 +41,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 *persona_findings(repo, files, facts),
                 *justice_findings(facts, repo, main, calls),
                 *health_findings(facts, repo, run_ruff(repo, sorted(facts)), calls, main),
+                *runtime_findings(facts, calls, main, repo),
                 parse_finding(facts, stats)]
     findings.sort(key=lambda f: (f.facet, f.location, f.goal))
     return findings, rebuilt

@@ -207,9 +207,15 @@ def _negate(guards: list[Guard]) -> list[Guard]:
     return [[guards[0][0], not guards[0][1]]] if len(guards) == 1 else []
 
 
+NONEMPTY = "<non-empty>"  # a value known to be truthy: ``[x]``, ``{"k": v}``, ``f"..."``
+
+
 def _literal(node: ast.expr) -> Any:
     if isinstance(node, ast.Constant) and isinstance(node.value, bool | str | int | float):
         return node.value
+    if (isinstance(node, ast.List | ast.Tuple | ast.Set) and node.elts) or (
+            isinstance(node, ast.Dict) and node.keys) or isinstance(node, ast.JoinedStr):
+        return NONEMPTY
     if isinstance(node, ast.Constant) and node.value is None:
         return None
     return "?"

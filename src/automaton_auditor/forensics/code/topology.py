@@ -31,6 +31,8 @@ class Topology:
     ops: list[JSON] = field(default_factory=list)
     # ``add_edge([a, b], c)``: c waits for all of a, b (one barrier), with its operation
     joins: list[tuple[tuple[str, ...], str, JSON]] = field(default_factory=list)
+    # node names computed at run time (``add_node(dim["id"], ...)``): the wiring is partial
+    computed: list[JSON] = field(default_factory=list)
 
 
 def group_builders(facts: dict[str, JSON], resolver: Resolver) -> dict[str, list[JSON]]:
@@ -143,6 +145,8 @@ def _command_edges(topo: Topology, res: Resolver) -> None:
 def _edge(topo: Topology, src: str | None, dst: str | None, op: JSON, kind: str) -> None:
     if src and dst:
         topo.edges.setdefault((src, dst), {"op": op, "kind": kind})
+    elif op not in topo.computed:
+        topo.computed.append(op)
 
 
 def _apply(topo: Topology, op: JSON, res: Resolver) -> None:
@@ -195,6 +199,8 @@ def _add_node(topo: Topology, op: JSON, res: Resolver) -> None:
         return
     if node:
         topo.nodes.setdefault(node, {"op": op, "fn": fn})
+    elif op not in topo.computed:
+        topo.computed.append(op)
 
 
 def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:

@@ -1,0 +1,240 @@
+"""Facts from the static execution model (`execution`): what LangGraph will do with the graph.
+
+Each fact quotes the lines it rests on and names the keys, nodes and edges in ``data`` (so
+the report's Mermaid picture can mark them):
+
+- ``graph.dropped_keys``: keys a node returns that the state does not declare (LangGraph drops
+  them silently); ``graph.evidence_lost`` when a later node reads such a key (the evidence
+  never reaches it: a functional break, confidence 0.9);
+- ``graph.unwritten_reads``: keys a node reads that no node writes and the input cannot carry;
+- ``graph.dead_routes``: a router branch that can never be taken (its guard reads a key that
+  never arrives);
+- ``graph.unreachable_nodes``: nodes with no path from START (they never run), and nodes with
+  no path to END;
+- ``graph.join_repeats``: a node joined by separate edges from branches of unequal length runs
+  once per arriving branch (and everything after it too);
+- ``graph.parallel_writes``: two nodes of one superstep write a key without a reducer
+  (LangGraph raises InvalidUpdateError);
+- ``graph.execution``: the simulated supersteps, with what could not be determined.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+from automaton_auditor.forensics.code.callgraph import CallGraph
+from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.execution import (
+    ABSENT,
+    UNKNOWN,
+    Model,
+    Run,
+    any_open,
+    build_model,
+    possible,
+    simulate,
+)
+from automaton_auditor.forensics.code.source import line_at
+from automaton_auditor.forensics.code.topology import DETECTIVE, END, START, Topology
+from automaton_auditor.state import Finding
+
+MAX_QUOTED = 15
+EVIDENCE_KEY = re.compile(r"evidence|finding|fact", re.I)
+
+
+def _f(facet: str, goal: str, found: bool, quotes: list[tuple[str, int]], repo: Path | None,
+       rationale: str, confidence: float, where: str, **data: Any) -> Finding:
+    loc = f"{quotes[0][0]}:{quotes[0][1]}" if quotes else where
+    content = "\n".join(line_at(repo, p, n) for p, n in quotes[:MAX_QUOTED]) or None
+    return Finding(facet=facet, goal=goal, found=found, pattern="failure", location=loc,
+                   content=content, rationale=rationale, confidence=confidence, data=data)
+
+
+def runtime_findings(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
+                     repo: Path | None) -> list[Finding]:
+    """The execution facts of the main graph (none when there is no graph)."""
+    if main is None or not main.nodes:
+        return []
+    model = build_model(facts, graph, main)
+    run = simulate(model)
+    where = str(main.builder.get("key") or ".")
+    if main.computed:
+        # node names computed at run time: the wiring we see is partial, so nothing about
+        # reachability, routes or joins can be concluded
+        op = main.computed[0]
+        run.undetermined.append(f"node names computed at run time ({op['path']}:{op['line']})")
+        return [*_key_findings(model, run, repo, where), _summary(model, run, where)]
+    return [*_key_findings(model, run, repo, where), _route_finding(model, run, repo, where),
+            *_shape_findings(model, run, repo, where), _summary(model, run, where)]
+
+
+def _line(model: Model, name: str, key: str | None = None) -> tuple[str, int] | None:
+    node = model.nodes.get(name)
+    if node is None or node.key is None:
+        return None
+    if key is not None and key in node.write_lines:
+        return node.key[0], node.write_lines[key]
+    if key is not None and key in node.reads:
+        return node.key[0], node.reads[key]
+    info = model.topo.nodes[name]["op"]
+    return info["path"], info["line"]
+
+
+def _key_findings(model: Model, run: Run, repo: Path | None, where: str) -> list[Finding]:
+    dropped = {n: sorted(k) for n, k in sorted(run.dropped.items())}
+    readers = {k: sorted(n for n, node in model.nodes.items() if k in node.reads)
+               for keys in dropped.values() for k in keys}
+    lost = {k: r for k, r in readers.items() if r}
+    drop_quotes = [q for n, keys in dropped.items() for k in keys if (q := _line(model, n, k))]
+    lost_quotes = drop_quotes + [q for k, r in lost.items() for n in r
+                                 if (q := _line(model, n, k))]
+    detectives = sorted(n for n in dropped if DETECTIVE.search(n))
+    writes = {k for node in model.nodes.values() for k in node.writes} | set(model.channels)
+    any_whole = any(n.whole or n.open for n in model.nodes.values())
+    unwritten = {} if any_whole else {
+        (n, k): node.reads[k] for n, node in model.nodes.items() for k in node.reads
+        if k not in model.channels or (model.input_keys is not None and k not in writes
+                                       and k not in model.input_keys)}
+    unwritten = {nk: line for nk, line in unwritten.items() if nk[1] not in lost}
+    text = "; ".join(f"{n} returns {', '.join(k)}" for n, k in dropped.items())
+    return [
+        _f("graph.dropped_keys", "Nodes return keys the state does not declare",
+           bool(dropped), drop_quotes, repo,
+           (f"{text}: not in the state schema, so LangGraph drops them without a word."
+            if dropped else "Every key a node returns is declared in the state."),
+           0.8, where, nodes=dropped, channels=sorted(model.channels)),
+        _f("graph.evidence_lost", "Evidence returned by one node never reaches the nodes "
+           "that read it", bool(lost), lost_quotes, repo,
+           ("; ".join(f"{k} (returned by {', '.join(n for n in dropped if k in dropped[n])}"
+                      f", dropped) is read by {', '.join(r)} and never arrives there"
+                      for k, r in lost.items())
+            + (f"; the detectives {', '.join(detectives)} lose their evidence." if detectives
+               and any(EVIDENCE_KEY.search(k) for k in lost) else ".") if lost
+            else "No node reads a key that LangGraph dropped."),
+           # evidence that never reaches the nodes reading it breaks the audit itself
+           0.9 if any(EVIDENCE_KEY.search(k) for k in lost) else 0.7, where, keys=lost,
+           nodes=sorted(n for n in dropped if set(dropped[n]) & set(lost))),
+        _f("graph.unwritten_reads", "Nodes read keys that nothing writes",
+           bool(unwritten), [(key[0], line) for (n, _k), line in sorted(unwritten.items())
+                             if (key := model.nodes[n].key)], repo,
+           ("; ".join(f"{n} reads {k}" for n, k in sorted(unwritten)) + ": no node writes "
+            "it and the input cannot carry it." if unwritten else
+            "Every key a node reads is written by a node or carried by the input."
+            if not any_whole else "Not determined: a node returns a state it did not build."),
+           0.7, where, reads=[[n, k] for n, k in sorted(unwritten)]),
+    ]
+
+
+def _route_finding(model: Model, run: Run, repo: Path | None, where: str) -> Finding:
+    dead: list[tuple[str, str, list[str]]] = []
+    quotes: list[tuple[str, int]] = []
+    for source, outs in sorted(model.routers.items()):
+        if source not in run.routes or not outs or any(
+                o.get("open") or not (o.get("targets") or o.get("sends")) for o in outs):
+            continue  # never ran, or its choice is not determined
+        mapping = model.topo.conditional[source].get("map") or {}
+        for out in outs:
+            maybe = {k: UNKNOWN for k in model.channels} if any_open(model) else {}
+            if possible(out, {**maybe, **run.arrived, **_own(model, source)}):
+                continue
+            keys = [k for k, want in out.get("guards") or [] if want and
+                    {**maybe, **run.arrived}.get(k, ABSENT) == ABSENT
+                    and k not in _own(model, source)]
+            for target in [*out.get("targets", []), *out.get("sends", [])]:
+                node = mapping.get(str(target), target) if mapping else target
+                if keys and node not in run.routes[source]:
+                    dead.append((source, str(node), keys))
+                    router = model.topo.conditional[source]
+                    quotes.append((router["op"]["path"], router["op"]["line"]))
+    text = "; ".join(f"{s} -> {t} needs {', '.join(k)}, which never arrives" for s, t, k in dead)
+    return _f("graph.dead_routes", "A conditional route can never be taken", bool(dead),
+              quotes, repo, text + "." if dead else "Every route can be taken.", 0.8, where,
+              edges=[[s, t] for s, t, _k in dead], keys=sorted({k for *_x, ks in dead
+                                                                 for k in ks}))
+
+
+def _own(model: Model, name: str) -> dict[str, Any]:
+    node = model.nodes.get(name)
+    return dict(node.writes) if node else {}
+
+
+def _reach(model: Model, start: str, forward: bool) -> set[str]:
+    edges = [(s, d) for s, d in model.topo.edges]
+    edges += [(n, g) for n, node in model.nodes.items() for g in node.gotos]
+    seen, todo = {start}, [start]
+    while todo:
+        current = todo.pop()
+        for src, dst in edges:
+            nxt = dst if forward and src == current else src if not forward and dst == current \
+                else None
+            if nxt and nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> list[Finding]:
+    nodes = set(model.nodes)
+    unreachable = sorted(nodes - _reach(model, START, True))
+    stuck = sorted(nodes - _reach(model, END, False) - set(unreachable))
+    repeats = _repeats(model, run)
+    conflicts = [(step, key, writers) for step, key, writers in run.parallel
+                 if not run.ambiguous_at or step < run.ambiguous_at]
+    return [
+        _f("graph.unreachable_nodes", "Nodes that never run or never reach END",
+           bool(unreachable or stuck),
+           [q for n in [*unreachable, *stuck] if (q := _line(model, n))], repo,
+           (f"No path from START to {', '.join(unreachable)}: they never run. " if unreachable
+            else "") + (f"No path from {', '.join(stuck)} to END." if stuck else "")
+           or "Every node is reachable from START and reaches END.",
+           0.85 if unreachable else 0.6, where, unreachable=unreachable, no_end=stuck),
+        _f("graph.join_repeats", "A join runs once per arriving branch", bool(repeats),
+           [q for n in repeats if (q := _line(model, n))], repo,
+           "; ".join(f"{n} runs {r['runs']} times ({', '.join(r['late'])} arrive"
+                     f"{'s' if len(r['late']) == 1 else ''} later)" for n, r in repeats.items())
+           + ": separate add_edge calls from branches of unequal length; the nodes after it "
+             "run again on partial state." if repeats else "Every join runs once.",
+           0.85, where, joins=repeats),
+        _f("graph.parallel_writes", "Parallel nodes write a key without a reducer",
+           bool(conflicts), [q for _s, k, w in conflicts for n in sorted(set(w))
+                             if (q := _line(model, n, k))], repo,
+           "; ".join(f"step {s}: {', '.join(sorted(set(w)))} all write {k}"
+                     for s, k, w in conflicts) + ": LangGraph raises InvalidUpdateError."
+           if conflicts else "No key is written twice in one superstep without a reducer.",
+           0.85, where, conflicts=[[s, k, sorted(set(w))] for s, k, w in conflicts]),
+    ]
+
+
+def _repeats(model: Model, run: Run) -> dict[str, JSON]:
+    """Joins over separate edges that run more than once, with the late predecessors."""
+    out: dict[str, JSON] = {}
+    if run.undetermined and any("loop" in u for u in run.undetermined):
+        return out
+    for name, count in sorted(run.runs.items()):
+        preds = sorted({s for (s, d), e in model.topo.edges.items()
+                        if d == name and e["kind"] == "static" and s != START})
+        if count < 2 or len(preds) < 2:
+            continue
+        first = {p: min(run.ran_at[p]) for p in preds if p in run.ran_at}
+        late = [p for p in first if first[p] > min(first.values())]
+        repeated = sorted(set(run.ran_at.get(name, [])))
+        if late and (not run.ambiguous_at or repeated[1] < run.ambiguous_at):
+            out[name] = {"runs": count, "late": late}
+    return out
+
+
+def _summary(model: Model, run: Run, where: str) -> Finding:
+    steps = " -> ".join("[" + ", ".join(s) + "]" for s in run.steps[:12])
+    return Finding(
+        facet="graph.execution", goal="How LangGraph will run the graph (static model)",
+        found=bool(run.steps), pattern="neutral", location=where, confidence=0.8,
+        content=steps or None,
+        rationale=(f"{len(run.steps)} superstep(s): {steps}." if steps else
+                   "No node runs from START.") + (
+            " Not determined: " + "; ".join(sorted(set(run.undetermined))[:5]) + "."
+            if run.undetermined else ""),
+        data={"steps": run.steps, "runs": dict(sorted(run.runs.items())),
+              "arrived": sorted(run.arrived), "undetermined": sorted(set(run.undetermined)),
+              "channels": {k: v for k, v in sorted(model.channels.items())}})
