@@ -1,5 +1,25 @@
-"""`python -m automaton_auditor` runs the CLI."""
+"""The `audit` console script and `python -m automaton_auditor`. Ctrl-C is handled before
+anything heavy is imported, so an interrupt during start-up is one line (exit 130) too."""
 
-from automaton_auditor.cli import main
+from __future__ import annotations
 
-main()
+import sys
+
+from automaton_auditor.exits import ExitCode, error_line, install_sigint, is_interrupt
+
+
+def run() -> None:
+    """Install the Ctrl-C handling, then import and run the command line."""
+    install_sigint()
+    try:
+        from automaton_auditor.cli import main
+    except BaseException as exc:
+        if not is_interrupt(exc):
+            raise
+        sys.stderr.write(error_line("interrupted") + "\n")
+        sys.exit(ExitCode.INTERRUPTED)
+    main()
+
+
+if __name__ == "__main__":
+    run()

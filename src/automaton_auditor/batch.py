@@ -56,7 +56,9 @@ class JobResult:
     run_id: str = ""
     overall: float | None = None
     verdict: str = ""
-    criteria: dict[str, int] = field(default_factory=dict)
+    # done, incomplete (criteria not judged), failed (exit 3), refused (exit 2), interrupted
+    status: str = ""
+    criteria: dict[str, int | None] = field(default_factory=dict)
     error: str = ""
     report_file: str = ""
 
@@ -115,7 +117,7 @@ def run_job(job: Job, options: dict[str, Any]) -> JobResult:
         return _audit(job, options, started)
     except Exception as exc:  # one audit's failure must not end the batch
         return JobResult(job.row, job.target, job.report, 3,
-                         round(time.perf_counter() - started, 2),
+                         round(time.perf_counter() - started, 2), status="failed",
                          error=f"{type(exc).__name__}: {exc}"[:500])
 
 
@@ -136,20 +138,26 @@ def _audit(job: Job, options: dict[str, Any], started: float) -> JobResult:
     try:
         rubric = service.load_rubric_or_refuse(job.target, job.report, settings)
     except service.RubricRefused as exc:
-        return JobResult(job.row, job.target, job.report, 2, seconds(), error=str(exc))
+        return JobResult(job.row, job.target, job.report, 2, seconds(), status="refused",
+                         error=str(exc))
     # An unchanged row (same commit, report, rubric, settings) is answered from its last run.
     outcome = service.run_audit(job.target, job.report, rubric, settings,
-                                fail_under=options.get("fail_under"), prefetch=False)
+                                gates=service.Gates(options.get("fail_under")), prefetch=False)
     return _result(job, outcome, seconds())
 
 
 def _result(job: Job, outcome: Outcome, seconds: float) -> JobResult:
+    from automaton_auditor.service import run_status
+
     report = outcome.final.get("final_report")
-    error = outcome.message if outcome.code in (2, 3, 130) else ""
-    criteria = {c.dimension_id: c.final_score for c in report.criteria} if report else {}
+    error = outcome.message if outcome.code in (2, 3, 130) else "; ".join(outcome.warnings)
+    criteria = {c.dimension_id: c.final_score if c.judged else None
+                for c in report.criteria} if report else {}
+    status = {2: "refused", 130: "interrupted"}.get(int(outcome.code)) or \
+        run_status(outcome.final, True)
     return JobResult(job.row, job.target, job.report, int(outcome.code), seconds,
                      outcome.run_id, report.overall_score if report and report.criteria else None,
-                     report.verdict if report else "", criteria, error,
+                     report.verdict if report else "", status, criteria, error,
                      (outcome.final.get("report_files") or {}).get("markdown", ""))
 
 
@@ -181,6 +189,7 @@ def run_batch(jobs: list[Job], options: dict[str, Any], parallel: int,
         pending = [j for j in retry if tries[j.row] < 2]
         for job in (j for j in retry if tries[j.row] >= 2):
             results[job.row] = JobResult(job.row, job.target, job.report, 3, 0.0,
+                                         status="failed",
                                          error="the audit's worker process died")
             if on_done is not None:
                 on_done(results[job.row])
@@ -237,6 +246,10 @@ def criteria_ids(results: list[JobResult]) -> list[str]:
     return list(dict.fromkeys(c for r in results for c in r.criteria))
 
 
+def _cell(score: int | str | None) -> str:
+    return "not judged" if score is None else str(score)
+
+
 def write_summary(results: list[JobResult], output_dir: Path) -> dict[str, str]:
     """Write ``batch_summary.json`` and ``batch_summary.csv``; returns their paths."""
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -246,11 +259,12 @@ def write_summary(results: list[JobResult], output_dir: Path) -> dict[str, str]:
     ids = criteria_ids(results)
     with paths["csv"].open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["row", "target", "report", "overall", "verdict", *ids, "seconds",
+        writer.writerow(["row", "target", "report", "overall", "verdict", "status", *ids,
+                         "seconds",
                          "exit_code", "error", "run_id", "report_file"])
         for r in results:
             overall = "" if r.overall is None else f"{r.overall:.2f}"
-            writer.writerow([r.row, r.target, r.report, overall, r.verdict,
-                             *(r.criteria.get(i, "") for i in ids), f"{r.seconds:.2f}",
+            writer.writerow([r.row, r.target, r.report, overall, r.verdict, r.status,
+                             *(_cell(r.criteria.get(i, "")) for i in ids), f"{r.seconds:.2f}",
                              r.exit_code, r.error, r.run_id, r.report_file])
     return {k: str(v) for k, v in paths.items()}

@@ -21,6 +21,12 @@ NODES = {"repo": detectives.repo_investigator, "doc": detectives.doc_analyst,
          "vision": detectives.vision_inspector}
 
 
+def _dir(out: Path) -> Path:
+    """The one report folder under `out` (folders are named per target, with a hash)."""
+    found = sorted(out.glob("**/report.json"))
+    return found[0].parent if found else out / "no-report"
+
+
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
     """Count the expensive steps: cloning, report ingestion, diagram extraction."""
@@ -143,11 +149,11 @@ def _cli(args: list[str]) -> Any:
 def _files(out: Path) -> tuple[dict[str, Any], list[str], dict[str, Any]]:
     import json
 
-    report = json.loads((out / "auditee" / "report.json").read_text(encoding="utf-8"))
+    report = json.loads((_dir(out) / "report.json").read_text(encoding="utf-8"))
     report.pop("generated_at")
-    markdown = [line for line in (out / "auditee" / "report.md").read_text().splitlines()
+    markdown = [line for line in (_dir(out) / "report.md").read_text().splitlines()
                 if not line.startswith("| Date |")]
-    manifest = json.loads((out / "auditee" / "run_manifest.json").read_text(encoding="utf-8"))
+    manifest = json.loads((_dir(out) / "run_manifest.json").read_text(encoding="utf-8"))
     return report, markdown, manifest
 
 

@@ -33,6 +33,12 @@ Step = tuple[Any, ...]
 PERSONA_SCORES = {"Prosecutor of a code-audit": 1, "Defense Counsel": 5, "Tech Lead on": 3}
 
 
+def _dir(out: Path) -> Path:
+    """The one report folder under `out` (folders are named per target, with a hash)."""
+    found = sorted(out.glob("**/report.json"))
+    return found[0].parent if found else out / "no-report"
+
+
 def auto_opinion(body: dict[str, Any]) -> dict[str, Any]:
     """An opinion that fits the request's schema."""
     schema = body["response_format"]["json_schema"]["schema"]
@@ -243,7 +249,7 @@ def audit(repo: Path, pdf: Path, out: Path, *extra: str) -> Any:
 
 
 def read(out: Path) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    folder = out / "auditee"
+    folder = _dir(out)
     return ((folder / "report.md").read_text(encoding="utf-8"),
             json.loads((folder / "report.json").read_text(encoding="utf-8")),
             json.loads((folder / "run_manifest.json").read_text(encoding="utf-8")))

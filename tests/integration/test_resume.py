@@ -16,12 +16,18 @@ from automaton_auditor.cli import app
 from automaton_auditor.rubric import load_rubric
 
 
+def _dir(out: Path) -> Path:
+    """The one report folder under `out` (folders are named per target, with a hash)."""
+    found = sorted(out.glob("**/report.json"))
+    return found[0].parent if found else out / "no-report"
+
+
 def _invoke(args: list[str]) -> Any:
     return CliRunner().invoke(app, args)
 
 
 def _report(out: Path) -> dict[str, Any]:
-    data = json.loads((out / "auditee" / "report.json").read_text(encoding="utf-8"))
+    data = json.loads((_dir(out) / "report.json").read_text(encoding="utf-8"))
     for volatile in ("generated_at", "run_id"):
         data.pop(volatile)
     return data
@@ -57,7 +63,7 @@ def test_crashed_run_resumes_from_its_last_step(auditee_repo: Path, report_pdf: 
     assert first.exit_code == 3
     match = re.search(r"audit resume (\S+)\)", first.output)
     assert match, first.output
-    assert not (out / "auditee" / "report.json").exists()
+    assert not (_dir(out) / "report.json").exists()
     before = dict(counted)
     assert before["judge"] == 30 and before["repo_investigator"] == 1
 
@@ -65,11 +71,11 @@ def test_crashed_run_resumes_from_its_last_step(auditee_repo: Path, report_pdf: 
     resumed = _invoke(["resume", match.group(1), "-q"])
     assert resumed.exit_code == 0, resumed.output
     assert counted == before  # no detective and no judge ran again
-    report = json.loads((out / "auditee" / "report.json").read_text(encoding="utf-8"))
+    report = json.loads((_dir(out) / "report.json").read_text(encoding="utf-8"))
     assert report["run_id"] == match.group(1)
-    manifest = json.loads((out / "auditee" / "run_manifest.json").read_text(encoding="utf-8"))
+    manifest = json.loads((_dir(out) / "run_manifest.json").read_text(encoding="utf-8"))
     assert manifest["run_id"] == match.group(1)
-    assert f"| Run | `{match.group(1)}` |" in (out / "auditee" / "report.md").read_text()
+    assert f"| Run | `{match.group(1)}` |" in (_dir(out) / "report.md").read_text()
 
     # The resumed report is the report an uninterrupted run gives.
     fresh = tmp_path / "fresh"
@@ -86,7 +92,7 @@ def test_replay_rerenders_with_another_rubric_without_running_nodes(
     out = tmp_path / "out"
     assert _invoke([str(auditee_repo), str(report_pdf), "--output-dir", str(out), "-q",
                     "--no-cache"]).exit_code == 0
-    run_id = json.loads((out / "auditee" / "report.json").read_text())["run_id"]
+    run_id = json.loads((_dir(out) / "report.json").read_text())["run_id"]
     original = {r["rule"] for c in _report(out)["criteria"] for r in c["rules_applied"]}
     assert "functionality_weight" in original
     before = dict(counted)

@@ -23,27 +23,42 @@ from automaton_auditor.exits import ExitCode
 
 
 def _short(target: str) -> str:
+    """owner/name for URLs, the folder name for local paths."""
     from automaton_auditor.output.files import target_slug
 
-    return target_slug(target)
+    return target_slug(target) if "://" in target else Path(target).name or target
 
 
-def summary_table(results: list[JobResult]) -> Table:
-    """The Rich table of a batch: one row per audit, one column per criterion (C1..Cn, named
-    in the caption)."""
+def summary_table(results: list[JobResult], width: int = 80) -> Table:
+    """The Rich table of a batch: one row per audit. Criterion columns (C1..Cn, named in the
+    caption) are shown only when they fit in `width`; the CSV and JSON always hold them."""
     ids = criteria_ids(results)
     heads = [f"C{n}" for n in range(1, len(ids) + 1)]
-    legend = " · ".join(f"{h} {i}" for h, i in zip(heads, ids, strict=True))
+    show = 60 + 4 * len(ids) <= width
+    legend = " · ".join(f"{h} {i}" for h, i in zip(heads, ids, strict=True)) if show else \
+        "criterion scores: batch_summary.csv"
     table = Table(title=f"batch: {len(results)} audits, exit {worst_exit(results)}",
                   caption=legend or None)
-    for name in ("#", "target", "overall", *heads, "verdict", "time", "exit", "error"):
-        table.add_column(name, overflow="fold", justify="right" if name in heads else "left")
+    table.add_column("#", justify="right", no_wrap=True)
+    table.add_column("target", overflow="fold", min_width=12, ratio=2)
+    table.add_column("overall", justify="right", no_wrap=True)
+    table.add_column("status", no_wrap=True)
+    for head in heads if show else []:
+        table.add_column(head, justify="right", no_wrap=True)
+    for name in ("time", "exit"):
+        table.add_column(name, justify="right", no_wrap=True)
+    table.add_column("error", overflow="fold", min_width=10, ratio=1)
     for r in results:
-        overall = "—" if r.overall is None else f"{r.overall:.2f}"
-        table.add_row(str(r.row), _short(r.target), overall,
-                      *(str(r.criteria.get(i, "")) for i in ids), r.verdict,
-                      f"{r.seconds:.1f}s", str(r.exit_code), r.error)
+        # a failed audit's partial score is no verdict on the submission
+        overall = "—" if r.overall is None or r.status == "failed" else f"{r.overall:.2f}"
+        scores = [_score(r.criteria.get(i, "")) for i in ids] if show else []
+        table.add_row(str(r.row), _short(r.target), overall, r.status, *scores,
+                      f"{r.seconds:.0f}s", str(r.exit_code), r.error)
     return table
+
+
+def _score(value: int | str | None) -> str:
+    return "—" if value is None else str(value)
 
 
 def batch(
@@ -94,6 +109,7 @@ def batch(
     elif not quiet:
         from rich.console import Console
 
-        Console().print(summary_table(results))
+        console = Console()
+        console.print(summary_table(results, console.width))
         typer.echo(f"summary: {files['csv']} and {files['json']}", err=True)
     raise typer.Exit(worst_exit(results))

@@ -67,6 +67,8 @@ def summary_table(report: AuditReport) -> Table:
     table.add_column("Dissent", justify="center")
     for result in report.criteria:
         colour = {1: "red", 2: "red", 3: "yellow"}.get(result.final_score, "green")
-        table.add_row(result.dimension_name, f"[{colour}]{result.final_score}[/{colour}]",
-                      result.deciding_rule, "yes" if result.dissent_summary else "")
+        score = f"[{colour}]{result.final_score}[/{colour}]" if result.judged else "—"
+        table.add_row(result.dimension_name, score,
+                      result.deciding_rule if result.judged else "not judged",
+                      "yes" if result.dissent_summary else "")
     return table

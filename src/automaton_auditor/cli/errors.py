@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
-from automaton_auditor.exits import ExitCode, error_line
+from automaton_auditor.exits import ExitCode, error_line, note_error, warning_line
 
 if TYPE_CHECKING:
     from automaton_auditor.service import Outcome
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 def fail(message: str, code: int) -> typer.Exit:
     """Print one `error:` line; the caller raises the returned exit."""
     typer.echo(error_line(message), err=True)
+    note_error()
     return typer.Exit(code)
 
 
@@ -24,10 +25,10 @@ def finish(outcome: Outcome, json_output: bool, quiet: bool, *,
            sarif_output: bool = False) -> None:
     """Print what a run produced (JSON or SARIF, or the summary table and the report's path)
     and end the command with the outcome's exit code."""
-    final = outcome.final
     from automaton_auditor.output.document import report_json, sarif_json
     from automaton_auditor.state import final_report_of
 
+    final = outcome.final
     report = final_report_of(final)
     if (json_output or sarif_output) and report is not None:
         sys.stdout.write(sarif_json(report) if sarif_output else report_json(report))
@@ -48,8 +49,10 @@ def finish(outcome: Outcome, json_output: bool, quiet: bool, *,
     if files and not json_output and not quiet:
         run = f" (run {final['run_id']})" if final.get("run_id") else ""
         typer.echo(f"report: {files.get('markdown')}{run}", err=True)
+    for warning in outcome.warnings:  # printed even with --quiet: they change the meaning
+        typer.echo(warning_line(warning), err=True)
     if outcome.code in (ExitCode.FAILED, ExitCode.INTERRUPTED):
         raise fail(outcome.message, outcome.code)
     if outcome.code == ExitCode.FAIL_UNDER:
-        typer.echo(outcome.message, err=True)
+        typer.echo(f"gate failed: {outcome.message}", err=True)
     raise typer.Exit(outcome.code)

@@ -6,10 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
+import typer
+
 from automaton_auditor.cli.errors import fail
-from automaton_auditor.exits import ExitCode
+from automaton_auditor.exits import ExitCode, warning_line
 
 if TYPE_CHECKING:
+    from automaton_auditor.settings import Settings
     from automaton_auditor.settings.layers import Resolved
 
 
@@ -49,3 +52,55 @@ def _personas(values: list[str]) -> dict[str, str]:
         return parse_persona_models(values)
     except ValueError as exc:
         raise fail(str(exc), ExitCode.INPUT) from None
+
+
+# The environment variable each hosted provider's client needs (local servers need none).
+PROVIDER_KEYS = {
+    "openai": "OPENAI_API_KEY", "azure_openai": "AZURE_OPENAI_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY", "google_genai": "GOOGLE_API_KEY",
+    "mistralai": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY", "deepseek": "DEEPSEEK_API_KEY",
+    "xai": "XAI_API_KEY", "fireworks": "FIREWORKS_API_KEY", "together": "TOGETHER_API_KEY",
+}
+
+
+def check_models(settings: Settings) -> None:
+    """Every configured model can be built and has its provider's key, checked before any
+    work and without a network call: an unknown provider or a missing key is exit 2, never a
+    silent fall-back to degraded opinions."""
+    import os
+
+    names = sorted(n for n in {settings.model, settings.vision_model,
+                                *settings.persona_models.values()} if n)
+    if not names:
+        return
+    from automaton_auditor.judging.models import build_chat_model, provider_of
+
+    for name in names:
+        key = PROVIDER_KEYS.get(provider_of(name))
+        if key and not os.environ.get(key, "").strip():
+            raise fail(f"model {name}: {key} is not set (environment or the invoking "
+                       "project's .env)", ExitCode.INPUT)
+        try:
+            build_chat_model(name, settings)
+        except Exception as exc:  # unknown provider, missing integration package, bad option
+            raise fail(f"model {name} cannot be used: {type(exc).__name__}: {exc}",
+                       ExitCode.INPUT) from None
+
+
+def outside_target(resolved: Resolved, target: str) -> Settings:
+    """The run's settings with the output folder moved out of a local target when it is the
+    default: the auditor never writes into the audited repository unless told to (a flag,
+    AUDITOR_OUTPUT_DIR or the config file)."""
+    from pathlib import Path
+
+    settings = resolved.settings
+    out = Path(settings.output_dir).resolve()
+    inside = [Path(s) for s in resolved.skipped if out == Path(s) or Path(s) in out.parents]
+    if not inside or resolved.origins["output_dir"].layer != "default":
+        return settings
+    from platformdirs import user_data_dir
+
+    moved = Path(user_data_dir("automaton-auditor")) / settings.output_dir
+    typer.echo(warning_line(f"{out} is inside the audited repository: reports go to {moved} "
+                            "(give --output-dir to choose)"), err=True)
+    return settings.model_copy(update={"output_dir": str(moved)})

@@ -85,6 +85,9 @@ def audit(
         "--json", help="Print only the JSON report on stdout.")] = False,
     fail_under: Annotated[float | None, typer.Option(
         min=0, max=5, help="Exit 1 when the overall score is below this.")] = None,
+    fail_on: Annotated[list[str] | None, typer.Option(
+        help="Exit 1 when a criterion scores below N or is not judged: CRITERION<N "
+             "(repeatable), e.g. --fail-on 'safe_tool_engineering<3'.")] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
     persona_model: Annotated[list[str] | None, typer.Option(
         help="Model for one persona, e.g. Prosecutor=openai:gpt-4o (repeatable).")] = None,
@@ -119,7 +122,7 @@ def audit(
 
     from automaton_auditor import service
     from automaton_auditor.cli import outputs
-    from automaton_auditor.cli.flags import resolve_from_flags
+    from automaton_auditor.cli.flags import check_models, outside_target, resolve_from_flags
 
     flags = {"output_dir": output_dir, "rubric_path": rubric, "model": model,
              "vision_model": vision_model, "allowed_hosts": allow_host, "clone_depth": depth,
@@ -134,34 +137,37 @@ def audit(
 
         typer.echo(render(resolved))
         raise typer.Exit(ExitCode.OK)
-    settings = resolved.settings
+    settings = outside_target(resolved, target)
     logging.basicConfig(level=logging.CRITICAL)
     settings = _writable_cache(settings)
     try:
         loaded = service.load_rubric_or_refuse(target, str(report), settings)
-    except service.RubricRefused as exc:
+        gates = service.Gates(fail_under, service.parse_fail_on(
+            fail_on or [], [d.id for d in loaded.dimensions]))
+    except (service.RubricRefused, ValueError) as exc:
         raise fail(str(exc), ExitCode.INPUT) from None
     if dry_run:
         from automaton_auditor.judging.llm_plan import render_plan
 
         typer.echo(render_plan(loaded, settings))
         raise typer.Exit(ExitCode.OK)
+    check_models(settings)
     printed = outputs.check_format(output_format, json_output)
     outputs.check_sarif_path(sarif)
     base = outputs.load_baseline(baseline)
     progress, on_update = progress_callback(quiet or printed != "text",
                                             3 * len(loaded.dimensions))
     with progress:
-        outcome = service.run_audit(target, str(report), loaded, settings,
-                                    fail_under=fail_under, on_update=on_update)
+        outcome = service.run_audit(target, str(report), loaded, settings, gates=gates,
+                                    on_update=on_update)
     outputs.write_sarif(outcome, sarif)
     outcome = outputs.apply_baseline(outcome, base, str(baseline))
     finish(outcome, printed == "json", quiet, sarif_output=printed == "sarif")
 
 
 # Options of `audit run` that are not settings: `audit config` does not take them.
-_RUN_ONLY = ("json_output", "fail_under", "quiet", "dry_run", "show_settings", "output_format",
-             "sarif", "baseline")
+_RUN_ONLY = ("json_output", "fail_under", "fail_on", "quiet", "dry_run", "show_settings",
+             "output_format", "sarif", "baseline")
 
 
 def config(**options: Any) -> None:

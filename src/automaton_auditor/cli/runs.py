@@ -28,15 +28,15 @@ def resume(
         info = service.load_run(run_id)
     except RunError as exc:
         raise fail(str(exc), ExitCode.INPUT) from None
-    if info.finished:
-        raise fail(f"run {run_id} is finished; use `audit replay {run_id}` to re-render its "
-                   "report", ExitCode.INPUT)
-    if not (quiet or json_output):
+    if not (quiet or json_output) and not info.finished:
         typer.echo(f"run {run_id}: resuming ({info.status})", err=True)
+    elif not (quiet or json_output) and service.run_status(info.values, True) == "failed":
+        typer.echo(f"run {run_id}: failed; running its detectives again", err=True)
     dims = len((info.values.get("rubric") or {}).get("dimensions") or [])
     progress, on_update = progress_callback(quiet or json_output, 3 * dims)
     with progress:
-        outcome = service.resume_audit(run_id, fail_under=fail_under, on_update=on_update)
+        outcome = service.resume_audit(run_id, gates=service.Gates(fail_under),
+                                       on_update=on_update)
     finish(outcome, json_output, quiet)
 
 
@@ -62,20 +62,25 @@ def replay(
         raise fail(str(exc), ExitCode.INPUT) from None
     outcome = service.replay_audit(run_id, loaded,
                                    str(output_dir) if output_dir is not None else None,
-                                   fail_under=fail_under)
+                                   gates=service.Gates(fail_under))
     finish(outcome, json_output, quiet)
 
 
 def runs(limit: Annotated[int, typer.Option(min=1, help="How many runs to list.")] = 20) -> None:
-    """List recent runs (newest first) with where each stopped."""
-    from rich.console import Console
-    from rich.table import Table
+    """List recent runs, newest first: the full run id, its status (done, incomplete,
+    failed, interrupted), the overall score and the target. Plain columns: readable at 80
+    columns and in pipes."""
+    from automaton_auditor.service import recent_runs, run_status
+    from automaton_auditor.state import final_report_of
 
-    from automaton_auditor.service import recent_runs
-
-    table = Table("run id", "target", "status", "score")
+    rows = [("run id", "status", "score", "target")]
     for info in recent_runs(limit):
-        report = info.values.get("final_report")
-        score = f"{report.overall_score:.2f}" if report is not None else ""
-        table.add_row(info.run_id, info.target, info.status, score)
-    Console().print(table)
+        report = final_report_of(info.values)
+        score = f"{report.overall_score:.2f}" if report is not None and report.criteria else "—"
+        rows.append((info.run_id, run_status(info.values, info.finished), score, info.target))
+    if len(rows) == 1:
+        typer.echo("no runs recorded yet", err=True)
+        return
+    width = max(len(r[0]) for r in rows)
+    for run_id, status, score, target in rows:
+        typer.echo(f"{run_id:<{width}}  {status:<11}  {score:>5}  {target}")

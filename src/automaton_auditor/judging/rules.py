@@ -242,10 +242,22 @@ def unknown_rules(rubric: Rubric) -> list[str]:
 
 
 def overall_score(results: Sequence[CriterionResult]) -> float:
-    """Mean of the final scores, to two decimals."""
-    if not results:
+    """Mean of the judged criteria's final scores, to two decimals (a criterion that was not
+    judged counts nowhere)."""
+    judged = [r for r in results if r.judged]
+    if not judged:
         return 0.0
-    return math.floor(sum(r.final_score for r in results) / len(results) * 100 + 0.5) / 100
+    return math.floor(sum(r.final_score for r in judged) / len(judged) * 100 + 0.5) / 100
+
+
+def verdict_of(results: Sequence[CriterionResult]) -> str:
+    """The report's verdict: "incomplete" when a criterion was not judged (a failure is never
+    a verdict), else the profile of the overall score."""
+    if not results or not any(r.judged for r in results):
+        return "not judged"
+    if not all(r.judged for r in results):
+        return "incomplete"
+    return verdict_for(overall_score(results), results)
 
 
 MASTER, COMPETENT, VIBE = "Master Thinker", "Competent Orchestrator", "Vibe Coder"

@@ -7,10 +7,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.git.acquire import InvalidTarget, parse_target
+from automaton_auditor.forensics.git.acquire import InvalidTarget, Target, parse_target
 from automaton_auditor.forensics.pdf.ingest import sha256_of
 from automaton_auditor.nodes.limits import git_limits
 from automaton_auditor.rubric import load_rubric
+from automaton_auditor.safefile import is_regular
 from automaton_auditor.settings import Settings
 from automaton_auditor.state import AgentState
 
@@ -18,13 +19,24 @@ DETECTIVES = ["repo_investigator", "doc_analyst", "vision_inspector"]
 
 
 def _check_report(path: Path) -> str | None:
+    """Why the report path is no usable input (exit 2), or None. A present regular file whose
+    content cannot be read is evidence instead: its criteria are not judged (exit 0)."""
     if not path.exists():
         return f"report not found: {path}"
-    if not path.is_file():
-        return f"report is not a file: {path}"
+    if not is_regular(path):
+        return f"report is not a regular file: {path}"
     if not os.access(path, os.R_OK):
         return f"report is not readable: {path}"
     return None
+
+
+def _uncommitted(target: Target, settings: Settings) -> list[str]:
+    """The local target's paths that differ from its last commit (not audited)."""
+    if target.kind != "local":
+        return []
+    from automaton_auditor.forensics.git.worktree import uncommitted_changes
+
+    return uncommitted_changes(Path(target.value), min(20.0, settings.git_timeout_s)) or []
 
 
 def _settings(state: AgentState) -> Settings:
@@ -46,8 +58,9 @@ def context_builder(state: AgentState) -> dict[str, Any]:
     """Validate the target and the report; the first problem becomes `input_error`."""
     settings = _settings(state)
     problems: list[str] = []
+    target = None
     try:
-        parse_target(state["target"], git_limits(settings))
+        target = parse_target(state["target"], git_limits(settings))
     except InvalidTarget as exc:
         problems.append(str(exc))
     report = Path(state["report_path"])
@@ -67,6 +80,12 @@ def context_builder(state: AgentState) -> dict[str, Any]:
     update["input_ok"] = not problems
     update["input_error"] = problems[0] if problems else None
     update["errors"] = [f"input: {p}" for p in problems]
+    changed = _uncommitted(target, settings) if target is not None and not problems else []
+    if changed:
+        update["uncommitted"] = changed
+        update["errors"].append(
+            f"input: warning: the local target has uncommitted changes ({len(changed)} "
+            f"path(s), e.g. {changed[0]}); the audit reads its last commit, not the work tree")
     return update
 
 

@@ -30,7 +30,11 @@ from automaton_auditor.forensics.pdf.reader import (
     ingest_report,
     unreadable_findings,
 )
-from automaton_auditor.forensics.vision.inspector import find_diagrams, vision_findings
+from automaton_auditor.forensics.vision.inspector import (
+    VisionError,
+    find_diagrams,
+    vision_findings,
+)
 from automaton_auditor.nodes.limits import cache_dir, git_limits, report_limits, vision_limits
 from automaton_auditor.rubric import Rubric, concept_terms, route
 from automaton_auditor.settings import Settings
@@ -193,7 +197,16 @@ def _inspect_diagrams(state: AgentState, settings: Settings, rubric: Rubric) -> 
         cached = cache_facts.load(root, "vision", key, VisionFacts)
         if cached is not None:
             return _vision_update(cached, rubric, DetectiveStatus(state="ok"))
-    diagrams, images = find_diagrams(Path(state["report_path"]), vision_limits(settings))
+    try:
+        diagrams, images = find_diagrams(Path(state["report_path"]), vision_limits(settings))
+    except VisionError as exc:  # an unreadable report is evidence, not a crash of the node
+        finding = Finding(facet=INPUT_FACETS["vision"], goal="Report diagrams can be read",
+                          found=False, pattern="success", location=state["report_path"],
+                          rationale=str(exc), confidence=1.0)
+        return {"evidences": {"vision": route_findings([finding], "vision", rubric)},
+                "errors": [f"vision: {exc}"],
+                "detective_status": {"vision": DetectiveStatus(state="degraded",
+                                                               reason=str(exc))}}
     status = DetectiveStatus(state="ok")
     if settings.vision_model and diagrams:
         from automaton_auditor.forensics.vision.inspector import analyze_with_model

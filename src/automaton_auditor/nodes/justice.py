@@ -8,11 +8,12 @@ from typing import Any
 from automaton_auditor.judging.rules import decide, unknown_rules
 from automaton_auditor.nodes.detectives import INPUT_FACETS
 from automaton_auditor.nodes.judges import degraded_opinion
-from automaton_auditor.rubric import Dimension, Rubric
+from automaton_auditor.rubric import Dimension, Rubric, facets_for
 from automaton_auditor.state import (
     JUDGES,
     AgentState,
     CriterionResult,
+    DetectiveStatus,
     Evidence,
     JudicialOpinion,
     resolved_dossiers,
@@ -40,18 +41,53 @@ def _detective_empty(dossier: list[Evidence]) -> bool:
                                               and e.facet in SILENT_FACETS) for e in dossier)
 
 
+# The detectives whose input each kind of criterion reads.
+ARTIFACT_SOURCES: dict[str, tuple[str, ...]] = {
+    "github_repo": ("repo",), "pdf_report": ("doc",), "pdf_images": ("doc", "vision")}
+
+
+def unjudged_reason(dimension: Dimension, statuses: dict[str, DetectiveStatus],
+                    opinions: list[JudicialOpinion]) -> str:
+    """Why a criterion cannot be judged ("" when it can): the input it reads was unusable,
+    or no judge gave a valid opinion. A failure is never written up as a low score."""
+    sources = ARTIFACT_SOURCES.get(dimension.target_artifact, ())
+    if "claims" in facets_for(dimension):  # paths the report cites are checked in the repo
+        sources = (*sources, "repo")
+    for source in sources:
+        status = statuses.get(source)
+        if status is not None and not status.ok:
+            return f"{source} input unusable ({status.reason or status.state})"
+    if opinions and all(o.degraded for o in opinions):
+        return "no judge gave a valid opinion"
+    return ""
+
+
+def _degraded_note(opinions: list[JudicialOpinion], results: list[CriterionResult]) -> list[str]:
+    degraded = [o for o in opinions if o.degraded]
+    if not degraded:
+        return []
+    lost = sum(1 for r in results if r.not_judged_reason == "no judge gave a valid opinion")
+    return [f"judges: {len(degraded)} of {len(opinions)} opinions degraded (excluded); "
+            f"{lost} criteria not judged for want of a valid opinion"]
+
+
 def chief_justice(state: AgentState) -> dict[str, Any]:
     """Rule on every criterion with the rubric's named synthesis rules."""
     started = time.perf_counter()
     rubric = Rubric.from_state(state["rubric"])
     dossiers = resolved_dossiers(state)
     opinions = state.get("opinions") or []
+    statuses = state.get("detective_status") or {}
     results: list[CriterionResult] = []
     for dimension in rubric.dimensions:
         dossier = dossiers.get(dimension.id, [])
-        results.append(decide(dimension, _opinions_for(dimension, opinions), dossier, rubric,
-                              detective_empty=_detective_empty(dossier)))
+        theirs = _opinions_for(dimension, opinions)
+        result = decide(dimension, theirs, dossier, rubric,
+                        detective_empty=_detective_empty(dossier))
+        reason = unjudged_reason(dimension, statuses, theirs)
+        results.append(result.model_copy(update={"judged": False, "not_judged_reason": reason})
+                       if reason else result)
     errors = [f"rubric: synthesis rule {name!r} has no implementation and was not applied"
-              for name in unknown_rules(rubric)]
+              for name in unknown_rules(rubric)] + _degraded_note(opinions, results)
     return {"results": results, "errors": errors,
             "timings": {"chief_justice": round(time.perf_counter() - started, 4)}}

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from automaton_auditor.forensics.vision.compare import best_reading
 from automaton_auditor.forensics.vision.findings import read_diagram
 from automaton_auditor.judging.llm_usage import usage_totals, with_earlier_rounds
-from automaton_auditor.judging.rules import overall_score, verdict_for
+from automaton_auditor.judging.rules import overall_score, verdict_for, verdict_of
 from automaton_auditor.output.summary import executive_summary, remediation_plan
 from automaton_auditor.settings import Settings
 from automaton_auditor.state import (
@@ -24,14 +24,19 @@ def opening(results: list[CriterionResult], state: AgentState, bench: str) -> st
     if not state.get("input_ok", False):
         return f"The audit could not run: {state.get('input_error') or 'invalid input'}."
     score = overall_score(results)
-    strong = sum(1 for r in results if r.final_score >= 4)
-    weak = sum(1 for r in results if r.final_score <= 2)
-    text = (f"Overall {score:.2f}/5 ({verdict_for(score, results)}) over {len(results)} "
+    judged = [r for r in results if r.judged]
+    strong = sum(1 for r in judged if r.final_score >= 4)
+    weak = sum(1 for r in judged if r.final_score <= 2)
+    text = (f"Overall {score:.2f}/5 ({verdict_for(score, results)}) over {len(judged)} "
             f"criteria, judged by the {bench}: {strong} strong (4–5), {weak} weak (1–2).")
     capped = [r.dimension_name for r in results if r.verdict_cap]
     if capped:
         text += (" The verdict is capped by a confirmed security or integrity failure in "
                  f"{', '.join(capped)}.")
+    missing = [r for r in results if not r.judged]
+    if missing:
+        text = (f"**Incomplete: {len(missing)} of {len(results)} criteria not judged** "
+                f"({missing[0].not_judged_reason}). " + text)
     if state.get("aborted"):
         text += f" The audit was stopped early: {state['aborted']}."
     return text
@@ -62,7 +67,7 @@ def build_report(state: AgentState) -> AuditReport:
         rubric_name=meta.get("rubric_name", ""), rubric_version=meta.get("version", ""),
         bench=settings.bench_label,
         executive_summary=opening(results, state, settings.bench_label),
-        overall_score=score, verdict=verdict_for(score, results) if results else "not judged",
+        overall_score=score, verdict=verdict_of(results),
         criteria=results, remediation_plan="",
         errors=list(state.get("errors") or []),
         evidence=report_evidence(state.get("evidences")),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import platform
 import re
@@ -17,16 +18,21 @@ from automaton_auditor.state import AuditReport
 VERSIONED = ("automaton-auditor", "langgraph", "langchain-core", "docling-slim", "pypdfium2")
 
 
+def _safe(name: str) -> str:
+    return (re.sub(r"[^\w.-]+", "_", name).strip("._") or "target")[:80]
+
+
 def target_slug(target: str) -> str:
-    """A file-system-safe name for a target: owner-name for URLs, the folder name otherwise."""
+    """The report folder of a target, unique per target: ``owner/name`` for URLs (nested
+    folders), the folder name plus a short hash of the absolute path for local targets (two
+    folders both named ``repo`` never share a report folder)."""
     parsed = urlparse(target)
     if parsed.scheme in {"http", "https"} and parsed.netloc:
-        parts = [p for p in parsed.path.removesuffix(".git").split("/") if p][:2]
-        name = "-".join(parts) or parsed.netloc
-    else:
-        name = Path(target.rstrip("/")).name or "target"
-    slug = re.sub(r"[^A-Za-z0-9._-]+", "_", name).strip("._") or "target"
-    return slug[:80]
+        parts = [_safe(p) for p in parsed.path.removesuffix(".git").split("/") if p][:2]
+        return "/".join(parts) or _safe(parsed.netloc)
+    path = Path(target).expanduser().resolve()
+    digest = hashlib.sha256(str(path).encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return f"{_safe(path.name)}-{digest}"
 
 
 def package_versions() -> dict[str, str]:

@@ -78,8 +78,9 @@ def render_summary(report: AuditReport, shared: dict[str, list[Evidence]]) -> li
              report.executive_summary, ""]
     if report.criteria:
         lines += ["| Criterion | Score | | Deciding rule |", "|---|---|---|---|"]
-        lines += [f"| {_cell(r.dimension_name)} | {r.final_score}/5 | `{score_bar(r.final_score)}`"
-                  f" | `{r.deciding_rule}` |" for r in report.criteria]
+        lines += [f"| {_cell(r.dimension_name)} | {r.score_label} | "
+                  + (f"`{score_bar(r.final_score)}`" if r.judged else "—")
+                  + f" | `{r.deciding_rule}` |" for r in report.criteria]
         lines.append("")
     if shared:
         lines += [f'<a id="{SHARED_ANCHOR}"></a>**Shared facts** (they bear on every criterion '
@@ -161,7 +162,7 @@ def dissent_line(result: CriterionResult) -> str:
     low = min(live, key=lambda o: (o.score, o.judge))
     return (f"**Dissent.** The {high.judge} ({high.score}/5) and the {low.judge} "
             f"({low.score}/5) are {high.score - low.score} points apart; the Chief Justice "
-            f"ruled {result.final_score}/5 by `{result.deciding_rule}`.")
+            f"ruled {result.score_label} by `{result.deciding_rule}`.")
 
 
 def _mark(e: Evidence) -> str:
@@ -192,9 +193,12 @@ def render_criterion(index: int, result: CriterionResult, evidence_by_id: dict[s
     """One criterion: score, deciding rule, the opinions, dissent, evidence (`report` links
     locations; `shared` facts are left out, being stated once in the summary)."""
     shared = shared or set()
-    lines = [f"### {index}. {result.dimension_name} — {result.final_score}/5", "",
+    lines = [f"### {index}. {result.dimension_name} — {result.score_label}", "",
              f"Criterion `{result.dimension_id}` ({result.target_artifact}). "
              f"Deciding rule: `{result.deciding_rule}`.", ""]
+    if not result.judged:
+        lines[-1:-1] = [f"**Not judged**: {result.not_judged_reason}. This criterion counts "
+                        "neither in the overall score nor as a verdict.", ""]
     for rule in result.rules_applied:
         lines.append(f"- Rule `{rule.rule}`: {rule.detail}")
     for note in result.overruled:

@@ -140,8 +140,9 @@ def rank(fact: FailureFact, scores: dict[str, int] | None = None) -> tuple[objec
 
 
 def scores_of(criteria: Iterable[CriterionResult]) -> dict[str, int]:
-    """Final score by criterion id."""
-    return {c.dimension_id: c.final_score for c in criteria}
+    """Final score by criterion id (judged criteria only: a criterion that could not be
+    judged has no score, and its input's failure is no risk of the submission)."""
+    return {c.dimension_id: c.final_score for c in criteria if c.judged}
 
 
 def open_facts(report: AuditReport) -> list[FailureFact]:
@@ -150,7 +151,7 @@ def open_facts(report: AuditReport) -> list[FailureFact]:
     scores = scores_of(report.criteria)
     out = []
     for fact in failure_facts(all_evidence(report)):
-        weak = tuple(c for c in fact.criteria if scores.get(c, PERFECT) < PERFECT)
+        weak = tuple(c for c in fact.criteria if c in scores and scores[c] < PERFECT)
         if weak:
             out.append(replace(fact, criteria=weak))
     return sorted(out, key=lambda f: rank(f, scores))

@@ -18,7 +18,7 @@ def fact_headline(fact: FailureFact) -> str:
 
 
 def _criteria_names(report: AuditReport, fact: FailureFact) -> str:
-    named = {c.dimension_id: f"{c.dimension_name} {c.final_score}/5" for c in report.criteria}
+    named = {c.dimension_id: f"{c.dimension_name} {c.score_label}" for c in report.criteria}
     return "; ".join(named.get(c, c) for c in fact.criteria)
 
 
@@ -70,7 +70,7 @@ def remediation_plan(report: AuditReport, targets: dict[str, str] | None = None)
     file with the most serious fact first), each fact once; then what each weak criterion
     asks for (its rubric success pattern, from `targets`)."""
     facts = open_facts(report)
-    weak = sorted((c for c in report.criteria if c.final_score < PERFECT),
+    weak = sorted((c for c in report.criteria if c.judged and c.final_score < PERFECT),
                   key=lambda c: (c.final_score, c.dimension_id))
     if not report.criteria:
         return "Nothing was judged, so there is nothing to remediate."

@@ -82,6 +82,8 @@ class AgentState(TypedDict, total=False):
     input_ok: bool
     input_error: str | None
     commit: str
+    # A local target's paths that differ from its last commit (the audit reads the commit).
+    uncommitted: list[str]
     repo_files: list[str]
     report_sha256: str
     started_at: float

@@ -157,6 +157,16 @@ class CriterionResult(BaseModel):
     # Why this criterion caps the overall verdict band (a confirmed security or integrity
     # failure), or None.
     verdict_cap: str | None = None
+    # False when the input this criterion reads could not be used (repository not acquired,
+    # report unreadable) or no judge gave a valid opinion: `final_score` is then no verdict;
+    # the overall score leaves the criterion out and the report lists it with the reason.
+    judged: bool = True
+    not_judged_reason: str = ""
+
+    @property
+    def score_label(self) -> str:
+        """``3/5``, or ``not judged``."""
+        return f"{self.final_score}/5" if self.judged else "not judged"
 
 
 class AuditReport(BaseModel):

@@ -104,6 +104,20 @@ class RunInfo:
 
 
 
+def has_checkpoint(run_id: str, root: Path | None = None) -> bool:
+    """Whether `run_id` has a checkpoint (so `audit resume` can continue it)."""
+    path = runs_db(root)
+    if not path.exists():
+        return False
+    try:
+        with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)) as conn:
+            row = conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = ? LIMIT 1",
+                               (run_id,)).fetchone()
+    except sqlite3.Error:
+        return False
+    return row is not None
+
+
 def recent_thread_ids(limit: int = 20, root: Path | None = None) -> list[str]:
     """The ids of the most recent runs, newest first (checkpoint ids are time-ordered)."""
     path = runs_db(root)

@@ -98,10 +98,14 @@ def parse_target(target: str, limits: GitLimits) -> Target:
         raise InvalidTarget("empty target")
     if value.startswith("-"):
         raise InvalidTarget(f"target may not start with '-': {value!r}")
-    if any(ch in _SHELL_META for ch in value) or any(ord(ch) < 32 for ch in value):
-        raise InvalidTarget(f"target contains shell metacharacters: {value!r}")
+    if any(ord(ch) < 32 for ch in value):
+        raise InvalidTarget(f"target contains control characters: {value!r}")
     if "://" in value or "::" in value or _SCP_LIKE.match(value):
+        if any(ch in _SHELL_META for ch in value):
+            raise InvalidTarget(f"target contains shell metacharacters: {value!r}")
         return Target("remote", _parse_url(value, limits))
+    # A local path reaches git as one argv element (never a shell): any legal character,
+    # parentheses and spaces included, is fine once it resolves to a git repository.
     return Target("local", str(_parse_local(value)))
 
 

@@ -13,17 +13,28 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automaton_auditor.exits import ExitCode
-from automaton_auditor.state import failed_detectives, final_report_of
+from automaton_auditor.exits import ExitCode, is_interrupt
+from automaton_auditor.service.outcome import (
+    Gates,
+    Outcome,
+    exit_code,
+    outcome_of,
+    parse_fail_on,
+    run_status,
+)
+
+__all__ = ["Gates", "Outcome", "RubricRefused", "load_rubric_or_refuse", "parse_fail_on",
+           "recent_runs", "replay_audit", "resume_audit", "run_audit", "run_status"]
+from automaton_auditor.state import final_report_of
 from automaton_auditor.storage.runs import (
     RunError,
     RunInfo,
     checkpointer,
+    has_checkpoint,
     new_run_id,
     prune_finished,
     recent_thread_ids,
@@ -37,113 +48,51 @@ if TYPE_CHECKING:  # pydantic is imported when a run starts: `audit --help` stay
 OnUpdate = Callable[[str, Any], None]
 
 
-@dataclass(frozen=True)
-class Outcome:
-    """How a run ended: the final graph state, the exit code, and a one-line reason."""
-
-    final: dict[str, Any]
-    code: ExitCode
-    message: str = ""
-
-    @property
-    def run_id(self) -> str:
-        """The run id, when the run got one."""
-        return str(self.final.get("run_id") or "")
-
-
-def exit_code(final: dict[str, Any], fail_under: float | None) -> ExitCode:
-    """The exit code a final state earns."""
-    report = final.get("final_report")
-    if not final.get("input_ok"):
-        return ExitCode.INPUT
-    if final.get("aborted") or failed_detectives(final.get("detective_status")):
-        return ExitCode.FAILED
-    if fail_under is not None and report is not None and report.overall_score < fail_under:
-        return ExitCode.FAIL_UNDER
-    return ExitCode.OK
-
-
-def failure_reason(final: dict[str, Any], code: ExitCode, fail_under: float | None) -> str:
-    """The one-line reason for a non-zero exit code ("" for 0)."""
-    if code == ExitCode.INPUT:
-        files = final.get("report_files") or {}
-        where = f" (details in {files['markdown']})" if files.get("markdown") else ""
-        return f"{final.get('input_error') or 'invalid input'}{where}"
-    if code == ExitCode.FAILED:
-        reason = final.get("aborted") or "; ".join(
-            f"{k} {v}" for k, v in failed_detectives(final.get("detective_status")).items())
-        return f"audit failed: {reason} (partial report written)"
-    report = final.get("final_report")
-    if code == ExitCode.FAIL_UNDER and report is not None:
-        return f"overall score {report.overall_score:.2f} is below --fail-under {fail_under}"
-    return ""
-
-
-def outcome_of(final: dict[str, Any], fail_under: float | None) -> Outcome:
-    """The `Outcome` of a final state."""
-    code = exit_code(final, fail_under)
-    return Outcome(final, code, failure_reason(final, code, fail_under))
-
-
 class RubricRefused(ValueError):
-    """The rubric cannot be used; a report saying why has been written."""
+    """The rubric cannot be used (nothing is written: exit 2)."""
 
 
 def load_rubric_or_refuse(target: str, report: str, settings: Settings) -> Rubric:
-    """The run's rubric; a malformed one is refused with a report saying why."""
+    """The run's rubric; a malformed one is refused before anything is written."""
     from automaton_auditor.rubric import RubricError, load_rubric
 
     try:
         return load_rubric(Path(settings.rubric_path) if settings.rubric_path else None)
     except RubricError as exc:
-        message = f"bad rubric: {exc}"
-        write_error_report(target, report, settings, message)
-        raise RubricRefused(message) from None
-
-
-def write_error_report(target: str, report: str, settings: Settings, message: str) -> None:
-    """A problem found before the graph still leaves a report saying why."""
-    from automaton_auditor.nodes.report import report_writer
-
-    report_writer({"target": target, "report_path": report,
-                   "settings": settings.to_state(), "input_ok": False,
-                   "input_error": message, "errors": [f"input: {message}"]})
+        raise RubricRefused(f"bad rubric: {exc}") from None
 
 
 def check_inputs(state: dict[str, Any]) -> dict[str, Any] | None:
-    """Validate the inputs before anything heavy is imported: bad input answers fast, with
-    the same one-line error and partial report the graph's error path gives."""
+    """Validate the inputs before anything heavy is imported or anything is written: bad
+    input answers fast with one line and exit 2, and leaves every earlier report as it was."""
     from automaton_auditor.nodes.context import context_builder
-    from automaton_auditor.nodes.report import report_writer
 
     checked = {**state, **context_builder(state)}  # type: ignore[arg-type]
-    if checked["input_ok"]:
-        return None
-    checked.update(report_writer(checked))  # type: ignore[arg-type]
-    return checked
+    return None if checked["input_ok"] else checked
 
 
 def run_audit(target: str, report: str, rubric: Rubric, settings: Settings, *,
-              fail_under: float | None = None, on_update: OnUpdate | None = None,
+              gates: Gates | None = None, on_update: OnUpdate | None = None,
               prefetch: bool = True) -> Outcome:
     """Audit `target` and `report` under `rubric`; never raises."""
     rubric_data = rubric.to_state()
     rejected = check_inputs({"target": target, "report_path": report, "rubric": rubric_data,
                              "settings": settings.to_state()})
     if rejected is not None:
-        return outcome_of(rejected, fail_under)
+        return outcome_of(rejected, gates)
     # An unchanged deterministic audit is answered from its finished run (no graph at all).
     final = _reuse(target, report, rubric_data, settings)
     if final is not None:
-        return outcome_of(final, fail_under)
+        return outcome_of(final, gates)
     if prefetch:
         _prefetch_report(report, rubric, settings)
     run_id = new_run_id()
     state = {"target": target, "report_path": report, "rubric": rubric_data,
              "settings": settings.to_state(), "run_id": run_id}
     try:
-        outcome = _guarded(run_id, fail_under,
-                           lambda: stream_audit(state, settings, run_id, on_update))
+        outcome = _guarded(run_id, gates,
+                           lambda: stream_audit(state, settings, run_id, on_update),
+                           _runs_root(settings))
     finally:
         from automaton_auditor.forensics.pdf import prefetch as report_prefetch
 
@@ -153,56 +102,74 @@ def run_audit(target: str, report: str, rubric: Rubric, settings: Settings, *,
     return outcome
 
 
-def resume_audit(run_id: str, *, fail_under: float | None = None,
+def resume_audit(run_id: str, *, gates: Gates | None = None,
                  on_update: OnUpdate | None = None) -> Outcome:
     """Continue an interrupted or failed run from its last completed step; never raises."""
     try:
         info = load_run(run_id)
     except RunError as exc:
         return Outcome({}, ExitCode.INPUT, str(exc))
+    fork = None
     if info.finished:
-        return Outcome(info.values, ExitCode.INPUT,
-                       f"run {run_id} is finished; use `audit replay {run_id}` to re-render "
-                       "its report")
+        if run_status(info.values, True) != "failed":
+            return Outcome(info.values, ExitCode.INPUT,
+                           f"run {run_id} is finished; use `audit replay {run_id}` to re-render "
+                           "its report")
+        fork = detectives_checkpoint(run_id)  # a failed run: its detectives run again
+        if fork is None:
+            return Outcome(info.values, ExitCode.INPUT,
+                           f"run {run_id} failed before its detectives; audit it again")
     from automaton_auditor.settings import Settings
 
     settings = Settings.from_state(info.values.get("settings"))
-    return _guarded(run_id, fail_under,
-                    lambda: stream_audit(None, settings, run_id, on_update, info.values))
+    return _guarded(run_id, gates, lambda: stream_audit(None, settings, run_id, on_update,
+                                                        info.values, fork))
 
 
 def replay_audit(run_id: str, rubric: Rubric | None = None, output_dir: str | None = None, *,
-                 fail_under: float | None = None) -> Outcome:
+                 gates: Gates | None = None) -> Outcome:
     """Re-rule and re-render a judged run's report from its checkpoint; never raises."""
     try:
         final = replay_state(load_run(run_id), rubric, output_dir)
     except RunError as exc:
         return Outcome({}, ExitCode.INPUT, str(exc))
-    return outcome_of(final, fail_under)
+    return outcome_of(final, gates)
 
 
-def _guarded(run_id: str, fail_under: float | None,
-             run: Callable[[], dict[str, Any]]) -> Outcome:
-    """`run()`'s outcome, with a crash or Ctrl-C turned into one line that says how to resume."""
+def _resume_hint(run_id: str, root: Path | None) -> str:
+    """How to continue `run_id`: offered only when a checkpoint of it exists."""
+    if has_checkpoint(run_id, root):
+        return f"resume with: audit resume {run_id}"
+    return "stopped before its first checkpoint: nothing to resume, run the audit again"
+
+
+def _guarded(run_id: str, gates: Gates | None, run: Callable[[], dict[str, Any]],
+             root: Path | None = None) -> Outcome:
+    """`run()`'s outcome, with a crash or Ctrl-C turned into one line that says how to resume
+    (a library may wrap Ctrl-C into another exception: it is still an interrupt)."""
     try:
         final = run()
     except KeyboardInterrupt:
         return Outcome({"run_id": run_id}, ExitCode.INTERRUPTED,
-                       f"interrupted; resume with: audit resume {run_id}")
+                       f"interrupted; {_resume_hint(run_id, root)}")
     except Exception as exc:  # the graph degrades internally; this is the last line of defence
+        if is_interrupt(exc):
+            return Outcome({"run_id": run_id}, ExitCode.INTERRUPTED,
+                           f"interrupted; {_resume_hint(run_id, root)}")
         return Outcome({"run_id": run_id}, ExitCode.FAILED,
-                       f"audit failed: {type(exc).__name__}: {exc} (resume with: audit resume "
-                       f"{run_id})")
-    return outcome_of(final, fail_under)
+                       f"audit failed: {type(exc).__name__}: {exc} ({_resume_hint(run_id, root)})")
+    return outcome_of(final, gates)
 
 
 def stream_audit(graph_input: dict[str, Any] | None, settings: Settings, run_id: str,
-                 on_update: OnUpdate | None = None,
-                 resumed: dict[str, Any] | None = None) -> dict[str, Any]:
+                 on_update: OnUpdate | None = None, resumed: dict[str, Any] | None = None,
+                 fork: str | None = None) -> dict[str, Any]:
     """Run (input given) or resume (input None) the audit `run_id`; return the final state.
+    `fork` names a checkpoint to continue from instead of the last one (a failed run).
 
     `on_update(node, update)` is called after each node. Exceptions propagate: the last
-    checkpoint stays, and the run can be resumed.
+    checkpoint stays, and the run can be resumed. A failed run keeps its checkpoints (resume
+    runs its detectives again); a finished one keeps only its last.
     """
     from automaton_auditor.forensics.git.head import local_head
     from automaton_auditor.graph import compile_graph
@@ -218,6 +185,8 @@ def stream_audit(graph_input: dict[str, Any] | None, settings: Settings, run_id:
         graph = compile_graph(saver)
         cfg = thread_config(run_id, {"max_concurrency": settings.max_concurrency,
                                      "recursion_limit": 50, **trace})
+        if fork is not None:
+            cfg["configurable"]["checkpoint_id"] = fork
         final: dict[str, Any] = dict(graph_input or graph.get_state(cfg).values)
         for mode, chunk in graph.stream(graph_input, cfg, stream_mode=["updates", "values"]):
             if mode == "values":
@@ -226,7 +195,8 @@ def stream_audit(graph_input: dict[str, Any] | None, settings: Settings, run_id:
             for node, update in chunk.items():
                 if on_update is not None:
                     on_update(node, update)
-        if not graph.get_state(cfg).next:
+        head = thread_config(run_id)
+        if not graph.get_state(head).next and exit_code(final) != ExitCode.FAILED:
             prune_finished(saver.conn, run_id)
     return final
 
@@ -259,6 +229,17 @@ def load_run(run_id: str, root: Path | None = None) -> RunInfo:
     finished = not snapshot.next and "final_report" in values
     return RunInfo(run_id, str(values.get("target", "")), str(values.get("report_path", "")),
                    tuple(snapshot.next), finished, values)
+
+
+def detectives_checkpoint(run_id: str, root: Path | None = None) -> str | None:
+    """The checkpoint of `run_id` taken just before its detectives ran (None if none kept)."""
+    from automaton_auditor.graph import compile_graph
+
+    with checkpointer(root) as saver:
+        for snapshot in compile_graph(saver).get_state_history(thread_config(run_id)):
+            if "repo_investigator" in snapshot.next:
+                return str(snapshot.config["configurable"]["checkpoint_id"])
+    return None
 
 
 def recent_runs(limit: int = 20, root: Path | None = None) -> list[RunInfo]:
