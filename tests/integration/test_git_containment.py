@@ -245,8 +245,10 @@ def test_a_ci_checkout_is_audited_by_the_exit_code_table(
     home.mkdir(mode=0o555)
     env = {"CI": "true", "HOME": str(home), "AUDITOR_CACHE_DIR": str(blocker / "cache"),
            "XDG_CACHE_HOME": str(blocker / "xdg"), "TERM": "dumb"}
+    # --output-dir: the auditor writes into the audited repository only when told to
     proc = subprocess.Popen([sys.executable, "-m", "automaton_auditor", ".", str(report_pdf),
-                             "--fail-under", "3"], cwd=checkout, env={**os.environ, **env},
+                             "--fail-under", "3", "--output-dir", "audit"], cwd=checkout,
+                            env={**os.environ, **env},
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True, start_new_session=True)
     with cleanup(proc):

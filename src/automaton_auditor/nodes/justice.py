@@ -41,6 +41,10 @@ def _detective_empty(dossier: list[Evidence]) -> bool:
                                               and e.facet in SILENT_FACETS) for e in dossier)
 
 
+# The detective states that mean its input could not be used: a shallow history leaves the
+# repository "degraded" but usable; a "degraded" report is one that could not be read.
+UNUSABLE: dict[str, tuple[str, ...]] = {"repo": ("failed",), "doc": ("degraded", "failed"),
+                                        "vision": ("degraded", "failed")}
 # The detectives whose input each kind of criterion reads.
 ARTIFACT_SOURCES: dict[str, tuple[str, ...]] = {
     "github_repo": ("repo",), "pdf_report": ("doc",), "pdf_images": ("doc", "vision")}
@@ -55,7 +59,7 @@ def unjudged_reason(dimension: Dimension, statuses: dict[str, DetectiveStatus],
         sources = (*sources, "repo")
     for source in sources:
         status = statuses.get(source)
-        if status is not None and not status.ok:
+        if status is not None and status.state in UNUSABLE[source]:
             return f"{source} input unusable ({status.reason or status.state})"
     if opinions and all(o.degraded for o in opinions):
         return "no judge gave a valid opinion"

@@ -121,8 +121,9 @@ def failure_reason(final: dict[str, Any], code: ExitCode, gates: Gates | None = 
 
 
 def warnings_of(final: dict[str, Any]) -> tuple[str, ...]:
-    """The `warning:` lines a finished run prints: unusable inputs whose criteria were not
-    judged, and a local target's uncommitted changes."""
+    """The `warning:` lines a finished run prints about unusable inputs whose criteria were
+    not judged (the detectives' own warnings, such as a shallow history or uncommitted
+    changes, travel in the state's errors as "<source>: warning: ...")."""
     report = final_report_of(final)
     lines = []
     statuses = final.get("detective_status") or {}
@@ -138,10 +139,6 @@ def warnings_of(final: dict[str, Any]) -> tuple[str, ...]:
     if unjudged:
         lines.append(f"{len(unjudged)} of {len(report.criteria) if report else 0} criteria "
                      f"not judged: {', '.join(c.dimension_id for c in unjudged)}")
-    changed = final.get("uncommitted") or []
-    if changed:
-        lines.append(f"uncommitted changes in the local target ({len(changed)} path(s), e.g. "
-                     f"{changed[0]}) were not audited: the audit reads its last commit")
     return tuple(lines)
 
 
