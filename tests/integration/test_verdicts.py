@@ -54,7 +54,8 @@ def _audit(repo: Path, pdf: Path, out: Path) -> dict[str, Any]:
     result = CliRunner().invoke(app, [str(repo), str(pdf), "--output-dir", str(out),
                                       "--quiet", "--no-cache"])
     assert result.exit_code == 0, result.output
-    data: dict[str, Any] = json.loads((out / "auditee" / "report.json").read_text("utf-8"))
+    (report_json,) = out.glob("*/report.json")  # one folder per target, named by output.files
+    data: dict[str, Any] = json.loads(report_json.read_text("utf-8"))
     return data
 
 
