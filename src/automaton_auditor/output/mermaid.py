@@ -4,13 +4,18 @@ the flow read from the report's diagram, and a Unicode score bar.
 GitHub renders Mermaid blocks; node ids are the node names themselves (made safe), so the
 block still reads as plain text.
 
-The code graph can carry marks from the detectives' facts, read from any ``graph.*``
-evidence's `data` (the facts name nodes and edges; a fact that is not found marks nothing):
+The code graph carries marks from the execution facts (forensics/code/runtime.py), read
+defensively from any found ``graph.*`` failure fact's `data` (a key that is missing or of
+another shape marks nothing):
 
-- ``unreachable_nodes``: names of nodes that never run (no path from START, or none to END);
-- ``dead_routes``: ``[source, target]`` pairs of routes that can never be taken;
-- ``double_joins``: names of join nodes that run more than once per run (a list, or a
-  mapping of name to how many times).
+- ``graph.unreachable_nodes``: ``unreachable`` (no path from START: never runs) and
+  ``no_end`` (no path to END);
+- ``graph.dead_routes``: ``edges``, ``[source, target]`` routes that can never be taken;
+- ``graph.join_repeats``: ``joins``, join name to ``{"runs": n, "late": [...]}`` (or to n);
+- ``graph.dropped_keys``: ``nodes``, node name to the keys LangGraph drops from its return.
+
+The older spellings ``unreachable_nodes``, ``dead_routes`` and ``double_joins`` (a list, or a
+mapping of name to runs) are read from any ``graph.*`` fact too.
 """
 
 from __future__ import annotations
@@ -26,7 +31,9 @@ _RESERVED = {"end", "graph", "subgraph", "flowchart", "style", "class", "classDe
 _TERMINALS = {"__start__": "START", "__end__": "END", "start": "START", "end": "END"}
 STYLES = {
     "unreachable": "fill:#f2f2f2,stroke:#b00020,stroke-dasharray:5 3,color:#666",
+    "stuck": "stroke:#b00020,stroke-dasharray:5 3",
     "twice": "fill:#fff4e0,stroke:#e07000,stroke-width:3px",
+    "drops": "stroke:#b00020,stroke-width:3px",
 }
 DEAD_ROUTE_STYLE = "stroke:#b00020,stroke-dasharray:5 3"
 FULL, EMPTY = "█", "░"
@@ -40,8 +47,10 @@ class Flow:
     nodes: list[str] = field(default_factory=list)
     conditional: set[tuple[str, str]] = field(default_factory=set)
     unreachable: set[str] = field(default_factory=set)
+    no_end: set[str] = field(default_factory=set)
     dead: set[tuple[str, str]] = field(default_factory=set)
     twice: dict[str, int] = field(default_factory=dict)
+    dropped: dict[str, list[str]] = field(default_factory=dict)
 
 
 def _names(values: object) -> list[str]:
@@ -54,6 +63,36 @@ def _pairs(values: object) -> set[tuple[str, str]]:
         if isinstance(item, list | tuple) and len(item) == 2:
             pairs.add((str(item[0]), str(item[1])))
     return pairs
+
+
+def _runs(value: object) -> int:
+    """How many times a join runs: a count, or a mapping with one (at least twice: the
+    fact says it repeats)."""
+    if isinstance(value, dict):
+        value = value.get("runs", value.get("times"))
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 1 else 2
+
+
+def _joins(value: object) -> dict[str, int]:
+    if isinstance(value, dict):
+        return {str(name): _runs(v) for name, v in value.items()}
+    return {name: 2 for name in _names(value)}
+
+
+def _mark(flow: Flow, item: Evidence) -> None:
+    data = item.data
+    flow.unreachable.update(_names(data.get("unreachable")), _names(data.get("unreachable_nodes")))
+    flow.no_end.update(_names(data.get("no_end")))
+    flow.dead.update(_pairs(data.get("dead_routes")))
+    if "dead_route" in item.facet:
+        flow.dead.update(_pairs(data.get("edges")))
+    for key in ("joins", "double_joins"):
+        for name, runs in _joins(data.get(key)).items():
+            flow.twice[name] = max(runs, flow.twice.get(name, 0))
+    dropped = data.get("nodes") if item.facet == "graph.dropped_keys" else None
+    if isinstance(dropped, dict):
+        for name, keys in dropped.items():
+            flow.dropped[str(name)] = sorted({*flow.dropped.get(str(name), []), *_names(keys)})
 
 
 def code_flow(evidence: Iterable[Evidence]) -> Flow | None:
@@ -69,15 +108,10 @@ def code_flow(evidence: Iterable[Evidence]) -> Flow | None:
     flow = Flow(edges=sorted(_pairs(data.get("edges"))), nodes=_names(data.get("nodes")),
                 conditional=conditional)
     for item in items:
-        if not item.found:
-            continue
-        flow.unreachable.update(_names(item.data.get("unreachable_nodes")))
-        flow.dead.update(_pairs(item.data.get("dead_routes")))
-        twice = item.data.get("double_joins")
-        if isinstance(twice, dict):
-            flow.twice.update({str(k): int(v) for k, v in twice.items()})
-        else:
-            flow.twice.update({name: 2 for name in _names(twice) if name not in flow.twice})
+        if item.found and item.pattern != "success":
+            _mark(flow, item)
+    # A route the facts name but the topology did not list is still drawn (as never taken).
+    flow.edges += sorted(flow.dead - set(flow.edges))
     return flow
 
 
@@ -118,6 +152,10 @@ def _node_line(ident: str, name: str, flow: Flow) -> str:
         label += f" ×{flow.twice[name]}"
     if name in flow.unreachable:
         label += " (never runs)"
+    elif name in flow.no_end:
+        label += " (never reaches END)"
+    if name in flow.dropped:
+        label += f" (drops {', '.join(map(_label, flow.dropped[name]))})"
     shape = f'{{"{label}"}}' if name.endswith("?") else f'["{label}"]'
     return f"    {ident}{shape}"
 
@@ -141,10 +179,11 @@ def mermaid_flowchart(flow: Flow, direction: str = "TD") -> list[str]:
         else:
             arrow = "-->"
         lines.append(f"    {ids(source)} {arrow} {ids(target)}")
-    marked = {"unreachable": sorted(n for n in flow.unreachable if n in ids.ids),
-              "twice": sorted(n for n in flow.twice if n in ids.ids)}
-    for style, members in marked.items():
-        if members:
+    marked = {"unreachable": flow.unreachable, "stuck": flow.no_end - flow.unreachable,
+              "twice": set(flow.twice), "drops": set(flow.dropped)}
+    for style, marks in marked.items():
+        # a mark on a node the picture does not hold would make Mermaid draw a new node
+        if members := sorted(n for n in marks if n in ids.ids):
             lines.append(f"    classDef {style} {STYLES[style]}")
             lines.append(f"    class {','.join(ids(n) for n in members)} {style}")
     if dead_indices:
@@ -162,6 +201,11 @@ def legend(flow: Flow) -> str:
         parts.append(f"never taken: {routes}")
     if flow.unreachable:
         parts.append(f"never runs: {', '.join(sorted(flow.unreachable))}")
+    if stuck := flow.no_end - flow.unreachable:
+        parts.append(f"never reaches END: {', '.join(sorted(stuck))}")
+    if flow.dropped:
+        parts.append("returns keys LangGraph drops: " + ", ".join(
+            f"{n} ({', '.join(keys)})" for n, keys in sorted(flow.dropped.items())))
     if flow.twice:
         parts.append("runs more than once per run: "
                      + ", ".join(f"{n} ×{k}" for n, k in sorted(flow.twice.items())))
