@@ -14,7 +14,8 @@ PACKAGE = Path(__file__).resolve().parents[2] / "src" / "automaton_auditor"
 # Higher layers may import lower ones, never the reverse; equal ranks may not import each
 # other unless they are the same layer.
 RANKS = {
-    "__main__": 10, "cli": 9, "batch": 8, "service": 7, "graph": 6, "nodes": 5, "output": 4,
+    "__main__": 10, "cli": 9, "queue": 8.5, "batch": 8, "service": 7, "graph": 6, "nodes": 5,
+    "output": 4,
     "judging": 3, "forensics": 3, "storage": 2,
     "rubric": 1, "state": 1, "exits": 1, "text": 0, "retry": 0, "settings": 0,
     "safefile": -1, "containment": -1,

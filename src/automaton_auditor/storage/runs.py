@@ -21,6 +21,9 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
 RUNS_DB = "runs.sqlite"
+# The most recent runs, newest first (checkpoint ids are time-ordered); SQLite and PostgreSQL.
+RECENT_RUNS_SQL = ("SELECT thread_id, MAX(checkpoint_id) AS last FROM checkpoints "
+                   "GROUP BY thread_id ORDER BY last DESC LIMIT {limit}")
 
 
 class RunError(ValueError):
@@ -37,12 +40,13 @@ def runs_db(root: Path | None = None) -> Path:
     return (root or default_cache_dir()) / RUNS_DB
 
 
-def _serde() -> Any:
+def serializer() -> Any:
+    """LangGraph's serializer, allowed to revive only our own state models (and LangGraph's
+    safe built-ins) from disk; every checkpointer uses it."""
     from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 
     from automaton_auditor import state
 
-    # Only our own state models (and LangGraph's safe built-ins) may be revived from disk.
     return JsonPlusSerializer(allowed_msgpack_modules=[(t.__module__, t.__name__)
                                                        for t in state.STATE_MODELS])
 
@@ -57,7 +61,7 @@ def checkpointer(root: Path | None = None) -> Iterator[SqliteSaver]:
     conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
     with closing(conn):
         conn.execute("PRAGMA journal_mode=WAL")
-        saver = SqliteSaver(conn, serde=_serde())
+        saver = SqliteSaver(conn, serde=serializer())
         saver.setup()
         yield saver
 
@@ -102,8 +106,6 @@ class RunInfo:
         return f"stopped before {', '.join(self.next_nodes)}" if self.next_nodes else "stopped"
 
 
-
-
 def has_checkpoint(run_id: str, root: Path | None = None) -> bool:
     """Whether `run_id` has a checkpoint (so `audit resume` can continue it)."""
     path = runs_db(root)
@@ -125,9 +127,7 @@ def recent_thread_ids(limit: int = 20, root: Path | None = None) -> list[str]:
         return []
     try:
         with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)) as conn:
-            rows = conn.execute("SELECT thread_id, MAX(checkpoint_id) AS last FROM checkpoints "
-                                "GROUP BY thread_id ORDER BY last DESC LIMIT ?",
-                                (limit,)).fetchall()
+            rows = conn.execute(RECENT_RUNS_SQL.format(limit="?"), (limit,)).fetchall()
     except sqlite3.Error:
         return []
     return [str(thread_id) for thread_id, _last in rows]

@@ -1,0 +1,64 @@
+"""Where run checkpoints live, chosen in one place: the embedded SQLite file ``runs.sqlite``
+under the cache directory (the default, `storage.runs`), or a shared PostgreSQL database when
+a database URL is configured (`storage.postgres`). The service opens, prunes and lists runs
+only through here, so resume, replay and `audit runs` behave the same on either.
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from automaton_auditor.storage import postgres, runs
+
+DATABASE_ENV = "AUDITOR_DATABASE_URL"
+
+
+def database_url_from_env() -> str | None:
+    """The shared run database named by ``AUDITOR_DATABASE_URL`` (None: the SQLite file)."""
+    value = os.environ.get(DATABASE_ENV, "").strip()
+    return value or None
+
+
+@contextmanager
+def open_checkpointer(root: Path | None = None,
+                      database_url: str | None = None) -> Iterator[Any]:
+    """The run checkpointer: PostgreSQL at `database_url` when given, else ``runs.sqlite``
+    under `root` (the cache directory). Raises `postgres.RunStoreError` when the database
+    cannot be used."""
+    if database_url:
+        with postgres.postgres_checkpointer(database_url) as saver:
+            yield saver
+    else:
+        with runs.checkpointer(root) as saver:
+            yield saver
+
+
+def prune_finished(saver: Any, run_id: str) -> None:
+    """Keep only the last checkpoint of a finished run: replay needs nothing else."""
+    if isinstance(getattr(saver, "conn", None), sqlite3.Connection):
+        runs.prune_finished(saver.conn, run_id)
+    else:
+        postgres.prune_run(saver, run_id)
+
+
+def recent_thread_ids(limit: int = 20, root: Path | None = None,
+                      database_url: str | None = None) -> list[str]:
+    """The ids of the most recent runs, newest first."""
+    if database_url:
+        return postgres.recent_thread_ids(database_url, limit)
+    return runs.recent_thread_ids(limit, root)
+
+
+def runs_recorded(root: Path | None = None, database_url: str | None = None) -> bool:
+    """False when there is certainly no run (no ``runs.sqlite`` yet)."""
+    return bool(database_url) or runs.runs_db(root).exists()
+
+
+def location(root: Path | None = None, database_url: str | None = None) -> str:
+    """Where runs are kept, for messages (a database URL without its password)."""
+    return postgres.redact(database_url) if database_url else str(runs.runs_db(root))
