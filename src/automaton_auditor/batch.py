@@ -35,13 +35,15 @@ class BatchFileError(ValueError):
 
 @dataclass(frozen=True)
 class Job:
-    """One audit of the batch (row numbers count data rows from 1)."""
+    """One audit of the batch (row numbers count data rows from 1); a queued row carries the
+    run id it keeps wherever it runs."""
 
     row: int
     target: str
     report: str
     rubric: str | None = None
     output_dir: str = "audit"
+    run_id: str | None = None
 
 
 @dataclass
@@ -61,6 +63,8 @@ class JobResult:
     criteria: dict[str, int | None] = field(default_factory=dict)
     error: str = ""
     report_file: str = ""
+    worker: str = ""  # the queue worker that ran the row ("" in a local batch)
+    resumed_from: str = ""  # where the run had stopped when this worker took it over
 
 
 def _resolve(value: str, base: Path) -> str:
@@ -117,7 +121,8 @@ def run_job(job: Job, options: dict[str, Any]) -> JobResult:
         return _audit(job, options, started)
     except Exception as exc:  # one audit's failure must not end the batch
         return JobResult(job.row, job.target, job.report, 3,
-                         round(time.perf_counter() - started, 2), status="failed",
+                         round(time.perf_counter() - started, 2), job.run_id or "",
+                         status="failed",
                          error=f"{type(exc).__name__}: {exc}"[:500])
 
 
@@ -142,7 +147,8 @@ def _audit(job: Job, options: dict[str, Any], started: float) -> JobResult:
                          error=str(exc))
     # An unchanged row (same commit, report, rubric, settings) is answered from its last run.
     outcome = service.run_audit(job.target, job.report, rubric, settings,
-                                gates=service.Gates(options.get("fail_under")), prefetch=False)
+                                gates=service.Gates(options.get("fail_under")), prefetch=False,
+                                run_id=job.run_id, database_url=options.get("database_url"))
     return _result(job, outcome, seconds())
 
 
@@ -158,7 +164,8 @@ def _result(job: Job, outcome: Outcome, seconds: float) -> JobResult:
     return JobResult(job.row, job.target, job.report, int(outcome.code), seconds,
                      outcome.run_id, report.overall_score if report and report.criteria else None,
                      report.verdict if report else "", status, criteria, error,
-                     (outcome.final.get("report_files") or {}).get("markdown", ""))
+                     (outcome.final.get("report_files") or {}).get("markdown", ""),
+                     resumed_from=outcome.resumed_from)
 
 
 def _waves(jobs: list[Job], share_reports: bool) -> tuple[list[Job], dict[int, list[Job]]]:
@@ -260,11 +267,12 @@ def write_summary(results: list[JobResult], output_dir: Path) -> dict[str, str]:
     with paths["csv"].open("w", newline="", encoding="utf-8") as handle:
         writer = csv.writer(handle)
         writer.writerow(["row", "target", "report", "overall", "verdict", "status", *ids,
-                         "seconds",
-                         "exit_code", "error", "run_id", "report_file"])
+                         "seconds", "exit_code", "error", "run_id", "report_file", "worker",
+                         "resumed_from"])
         for r in results:
             overall = "" if r.overall is None else f"{r.overall:.2f}"
             writer.writerow([r.row, r.target, r.report, overall, r.verdict, r.status,
                              *(_cell(r.criteria.get(i, "")) for i in ids), f"{r.seconds:.2f}",
-                             r.exit_code, r.error, r.run_id, r.report_file])
+                             r.exit_code, r.error, r.run_id, r.report_file, r.worker,
+                             r.resumed_from])
     return {k: str(v) for k, v in paths.items()}

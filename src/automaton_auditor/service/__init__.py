@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,16 +31,9 @@ from automaton_auditor.service.outcome import (
 __all__ = ["Gates", "Outcome", "RubricRefused", "load_rubric_or_refuse", "parse_fail_on",
            "recent_runs", "replay_audit", "resume_audit", "run_audit", "run_status"]
 from automaton_auditor.state import final_report_of
-from automaton_auditor.storage.runs import (
-    RunError,
-    RunInfo,
-    checkpointer,
-    has_checkpoint,
-    new_run_id,
-    prune_finished,
-    recent_thread_ids,
-    thread_config,
-)
+from automaton_auditor.storage import checkpoints
+from automaton_auditor.storage.postgres import RunStoreError
+from automaton_auditor.storage.runs import RunError, RunInfo, new_run_id, thread_config
 
 if TYPE_CHECKING:  # pydantic is imported when a run starts: `audit --help` stays fast
     from automaton_auditor.rubric import Rubric
@@ -73,8 +67,14 @@ def check_inputs(state: dict[str, Any]) -> dict[str, Any] | None:
 
 def run_audit(target: str, report: str, rubric: Rubric, settings: Settings, *,
               gates: Gates | None = None, on_update: OnUpdate | None = None,
-              prefetch: bool = True) -> Outcome:
-    """Audit `target` and `report` under `rubric`; never raises."""
+              prefetch: bool = True, run_id: str | None = None,
+              database_url: str | None = None) -> Outcome:
+    """Audit `target` and `report` under `rubric`; never raises. `database_url`: the shared
+    run database (None: ``runs.sqlite``). A given `run_id` (a queue task's) that already
+    started is never started over: it answers from its end or resumes."""
+    known = run_id and _continue(run_id, gates, on_update, database_url, queued=True)
+    if known:
+        return known
     rubric_data = rubric.to_state()
     rejected = check_inputs({"target": target, "report_path": report, "rubric": rubric_data,
                              "settings": settings.to_state()})
@@ -86,13 +86,13 @@ def run_audit(target: str, report: str, rubric: Rubric, settings: Settings, *,
         return outcome_of(final, gates)
     if prefetch:
         _prefetch_report(report, rubric, settings)
-    run_id = new_run_id()
+    run_id = run_id or new_run_id()
     state = {"target": target, "report_path": report, "rubric": rubric_data,
              "settings": settings.to_state(), "run_id": run_id}
     try:
-        outcome = _guarded(run_id, gates,
-                           lambda: stream_audit(state, settings, run_id, on_update),
-                           _runs_root(settings))
+        outcome = _guarded(run_id, gates, lambda: stream_audit(
+            state, settings, run_id, on_update, database_url=database_url),
+            _runs_root(settings), database_url)
     finally:
         from automaton_auditor.forensics.pdf import prefetch as report_prefetch
 
@@ -103,67 +103,85 @@ def run_audit(target: str, report: str, rubric: Rubric, settings: Settings, *,
 
 
 def resume_audit(run_id: str, *, gates: Gates | None = None,
-                 on_update: OnUpdate | None = None) -> Outcome:
+                 on_update: OnUpdate | None = None, database_url: str | None = None) -> Outcome:
     """Continue an interrupted or failed run from its last completed step; never raises."""
+    outcome = _continue(run_id, gates, on_update, database_url)
+    assert outcome is not None  # only a queued run may be unknown
+    return outcome
+
+
+def _continue(run_id: str, gates: Gates | None, on_update: OnUpdate | None,
+              database_url: str | None, queued: bool = False) -> Outcome | None:
+    """Resume run `run_id`. For a queued run (a task delivered again), a finished run answers
+    with its end and an unknown one gives None (start it); otherwise both are input errors."""
     try:
-        info = load_run(run_id)
+        info = load_run(run_id, database_url=database_url)
     except RunError as exc:
-        return Outcome({}, ExitCode.INPUT, str(exc))
+        if queued and not isinstance(exc, RunStoreError):
+            return None
+        return Outcome({"run_id": run_id}, ExitCode.INPUT, str(exc))
+    if info.finished and queued:
+        return replace(outcome_of(info.values, gates), resumed_from=info.status)
     fork = None
     if info.finished:
         if run_status(info.values, True) != "failed":
             return Outcome(info.values, ExitCode.INPUT,
                            f"run {run_id} is finished; use `audit replay {run_id}` to re-render "
                            "its report")
-        fork = detectives_checkpoint(run_id)  # a failed run: its detectives run again
+        fork = detectives_checkpoint(run_id, database_url=database_url)  # detectives again
         if fork is None:
             return Outcome(info.values, ExitCode.INPUT,
                            f"run {run_id} failed before its detectives; audit it again")
     from automaton_auditor.settings import Settings
 
     settings = Settings.from_state(info.values.get("settings"))
-    return _guarded(run_id, gates, lambda: stream_audit(None, settings, run_id, on_update,
-                                                        info.values, fork))
+    outcome = _guarded(run_id, gates, lambda: stream_audit(
+        None, settings, run_id, on_update, info.values, fork, database_url=database_url),
+        None, database_url)
+    return replace(outcome, resumed_from=info.status)
 
 
 def replay_audit(run_id: str, rubric: Rubric | None = None, output_dir: str | None = None, *,
-                 gates: Gates | None = None) -> Outcome:
+                 gates: Gates | None = None, database_url: str | None = None) -> Outcome:
     """Re-rule and re-render a judged run's report from its checkpoint; never raises."""
     try:
-        final = replay_state(load_run(run_id), rubric, output_dir)
+        final = replay_state(load_run(run_id, database_url=database_url), rubric, output_dir)
     except RunError as exc:
         return Outcome({}, ExitCode.INPUT, str(exc))
     return outcome_of(final, gates)
 
 
-def _resume_hint(run_id: str, root: Path | None) -> str:
+def _resume_hint(run_id: str, root: Path | None, database_url: str | None) -> str:
     """How to continue `run_id`: offered only when a checkpoint of it exists."""
-    if has_checkpoint(run_id, root):
+    if checkpoints.has_checkpoint(run_id, root, database_url):
         return f"resume with: audit resume {run_id}"
     return "stopped before its first checkpoint: nothing to resume, run the audit again"
 
 
 def _guarded(run_id: str, gates: Gates | None, run: Callable[[], dict[str, Any]],
-             root: Path | None = None) -> Outcome:
+             root: Path | None = None, database_url: str | None = None) -> Outcome:
     """`run()`'s outcome, with a crash or Ctrl-C turned into one line that says how to resume
     (a library may wrap Ctrl-C into another exception: it is still an interrupt)."""
     try:
         final = run()
     except KeyboardInterrupt:
         return Outcome({"run_id": run_id}, ExitCode.INTERRUPTED,
-                       f"interrupted; {_resume_hint(run_id, root)}")
+                       f"interrupted; {_resume_hint(run_id, root, database_url)}")
+    except RunStoreError as exc:  # the run database is unusable: nothing ran
+        return Outcome({"run_id": run_id}, ExitCode.INPUT, str(exc))
     except Exception as exc:  # the graph degrades internally; this is the last line of defence
         if is_interrupt(exc):
             return Outcome({"run_id": run_id}, ExitCode.INTERRUPTED,
-                           f"interrupted; {_resume_hint(run_id, root)}")
+                           f"interrupted; {_resume_hint(run_id, root, database_url)}")
         return Outcome({"run_id": run_id}, ExitCode.FAILED,
-                       f"audit failed: {type(exc).__name__}: {exc} ({_resume_hint(run_id, root)})")
+                       f"audit failed: {type(exc).__name__}: {exc} ({_resume_hint(run_id, root, database_url)})")
     return outcome_of(final, gates)
 
 
 def stream_audit(graph_input: dict[str, Any] | None, settings: Settings, run_id: str,
                  on_update: OnUpdate | None = None, resumed: dict[str, Any] | None = None,
-                 fork: str | None = None) -> dict[str, Any]:
+                 fork: str | None = None, *, database_url: str | None = None
+                 ) -> dict[str, Any]:
     """Run (input given) or resume (input None) the audit `run_id`; return the final state.
     `fork` names a checkpoint to continue from instead of the last one (a failed run).
 
@@ -181,7 +199,7 @@ def stream_audit(graph_input: dict[str, Any] | None, settings: Settings, run_id:
     trace = trace_config(target, str(named.get("report_path", "")), settings,
                          local_head(Path(target)) if target else None)
     _enable_opinion_cache(settings)
-    with checkpointer(_runs_root(settings)) as saver:
+    with checkpoints.open_checkpointer(_runs_root(settings), database_url) as saver:
         graph = compile_graph(saver)
         cfg = thread_config(run_id, {"max_concurrency": settings.max_concurrency,
                                      "recursion_limit": 50, **trace})
@@ -197,7 +215,7 @@ def stream_audit(graph_input: dict[str, Any] | None, settings: Settings, run_id:
                     on_update(node, update)
         head = thread_config(run_id)
         if not graph.get_state(head).next and exit_code(final) != ExitCode.FAILED:
-            prune_finished(saver.conn, run_id)
+            checkpoints.prune_finished(saver, run_id)
     return final
 
 
@@ -214,40 +232,43 @@ def _enable_opinion_cache(settings: Settings) -> None:
         enable(Path(settings.cache_dir))
 
 
-def load_run(run_id: str, root: Path | None = None) -> RunInfo:
+def load_run(run_id: str, root: Path | None = None,
+             database_url: str | None = None) -> RunInfo:
     """The latest checkpoint of `run_id`; raises `RunError` when there is none."""
     from automaton_auditor.graph import compile_graph
-    from automaton_auditor.storage.runs import runs_db
 
-    if not runs_db(root).exists():
-        raise RunError(f"no run {run_id!r} (no runs recorded in {runs_db(root).parent})")
-    with checkpointer(root) as saver:
+    if not checkpoints.runs_recorded(root, database_url):
+        raise RunError(f"no run {run_id!r} (no runs recorded in "
+                       f"{Path(checkpoints.location(root)).parent})")
+    with checkpoints.open_checkpointer(root, database_url) as saver:
         snapshot = compile_graph(saver).get_state(thread_config(run_id))
     values = dict(snapshot.values or {})
     if not values:
-        raise RunError(f"no run {run_id!r} in {runs_db(root)}")
+        raise RunError(f"no run {run_id!r} in {checkpoints.location(root, database_url)}")
     finished = not snapshot.next and "final_report" in values
     return RunInfo(run_id, str(values.get("target", "")), str(values.get("report_path", "")),
                    tuple(snapshot.next), finished, values)
 
 
-def detectives_checkpoint(run_id: str, root: Path | None = None) -> str | None:
+def detectives_checkpoint(run_id: str, root: Path | None = None,
+                          database_url: str | None = None) -> str | None:
     """The checkpoint of `run_id` taken just before its detectives ran (None if none kept)."""
     from automaton_auditor.graph import compile_graph
 
-    with checkpointer(root) as saver:
+    with checkpoints.open_checkpointer(root, database_url) as saver:
         for snapshot in compile_graph(saver).get_state_history(thread_config(run_id)):
             if "repo_investigator" in snapshot.next:
                 return str(snapshot.config["configurable"]["checkpoint_id"])
     return None
 
 
-def recent_runs(limit: int = 20, root: Path | None = None) -> list[RunInfo]:
-    """The most recent runs, newest first."""
+def recent_runs(limit: int = 20, root: Path | None = None,
+                database_url: str | None = None) -> list[RunInfo]:
+    """The most recent runs, newest first; `RunStoreError` when the database is unusable."""
     runs = []
-    for thread_id in recent_thread_ids(limit, root):
+    for thread_id in checkpoints.recent_thread_ids(limit, root, database_url):
         try:
-            runs.append(load_run(thread_id, root))
+            runs.append(load_run(thread_id, root, database_url))
         except RunError:
             continue
     return runs

@@ -69,13 +69,14 @@ def parse_fail_on(values: Sequence[str], criteria: Sequence[str]) -> tuple[tuple
 
 @dataclass(frozen=True)
 class Outcome:
-    """How a run ended: the final graph state, the exit code, a one-line reason and the
-    warnings to print."""
+    """How a run ended: the final graph state, the exit code, a one-line reason, the
+    warnings to print and, for a run taken over, where it had stopped."""
 
     final: dict[str, Any]
     code: ExitCode
     message: str = ""
     warnings: tuple[str, ...] = field(default_factory=tuple)
+    resumed_from: str = ""
 
     @property
     def run_id(self) -> str:

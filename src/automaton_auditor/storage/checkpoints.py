@@ -46,6 +46,14 @@ def prune_finished(saver: Any, run_id: str) -> None:
         postgres.prune_run(saver, run_id)
 
 
+def has_checkpoint(run_id: str, root: Path | None = None,
+                   database_url: str | None = None) -> bool:
+    """Whether `run_id` has a checkpoint (so `audit resume` can continue it)."""
+    if database_url:
+        return postgres.has_checkpoint(database_url, run_id)
+    return runs.has_checkpoint(run_id, root)
+
+
 def recent_thread_ids(limit: int = 20, root: Path | None = None,
                       database_url: str | None = None) -> list[str]:
     """The ids of the most recent runs, newest first."""

@@ -118,6 +118,21 @@ def recent_thread_ids(url: str, limit: int = 20) -> list[str]:
     return [str(thread_id) for thread_id, _last in rows]
 
 
+def has_checkpoint(url: str, run_id: str) -> bool:
+    """Whether `run_id` has a checkpoint in the database (False when it cannot be told)."""
+    try:
+        conn = connect(url)
+    except RunStoreError:
+        return False
+    with conn:
+        try:
+            row = conn.execute("SELECT 1 FROM checkpoints WHERE thread_id = %s LIMIT 1",
+                               (run_id,)).fetchone()
+        except _psycopg().Error:
+            return False
+    return row is not None
+
+
 def _lock_key(run_id: str) -> int:
     """A stable signed 32-bit key for the run id."""
     return int.from_bytes(hashlib.sha256(run_id.encode()).digest()[:4], "big", signed=True)
