@@ -67,7 +67,12 @@ def _git(repo: Path, *args: str, date: str | None = None) -> None:
 @pytest.fixture
 def auditee_repo(tmp_path: Path) -> Path:
     """A small LangGraph-style repository with a stepwise history."""
-    repo = tmp_path / "auditee"
+    return make_auditee(tmp_path / "auditee")
+
+
+def make_auditee(repo: Path, variant: int = 0) -> Path:
+    """The auditee repository at `repo`; a `variant` > 0 adds one commit of its own, so each
+    variant has a different commit (and its own cached facts and results)."""
     (repo / "src" / "tools").mkdir(parents=True)
     _git(repo, "init", "-q", "-b", "main")
     steps = [
@@ -80,19 +85,27 @@ def auditee_repo(tmp_path: Path) -> Path:
         (repo / path).write_text(text, encoding="utf-8")
         _git(repo, "add", path)
         _git(repo, "commit", "-q", "-m", message, date=f"2026-02-{day:02d}T10:00:00")
+    if variant:
+        (repo / "CHANGELOG.md").write_text(f"# changes\n\nvariant {variant}\n", encoding="utf-8")
+        _git(repo, "add", "CHANGELOG.md")
+        _git(repo, "commit", "-q", "-m", f"Record variant {variant}", date="2026-02-05T10:00:00")
     return repo
 
 
 @pytest.fixture
 def report_pdf(tmp_path: Path) -> Path:
     """A two-page architecture report that cites one real and one invented path."""
+    return make_report_pdf(tmp_path / "report.pdf")
+
+
+def make_report_pdf(path: Path, title: str = "Architecture Report") -> Path:
+    """The two-page report at `path` (another `title` gives another file, another hash)."""
     from reportlab.lib.pagesizes import A4
     from reportlab.pdfgen import canvas
 
-    path = tmp_path / "report.pdf"
     pdf = canvas.Canvas(str(path), pagesize=A4)
     lines = [
-        "Architecture Report", "",
+        title, "",
         "1 Architecture",
         "The graph in src/graph.py fans out to the detectives, which run in parallel.",
         "Dialectical Synthesis is implemented by three judge personas (prosecutor, defense,",
