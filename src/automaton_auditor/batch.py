@@ -135,7 +135,8 @@ def _audit(job: Job, options: dict[str, Any], started: float) -> JobResult:
     logging.basicConfig(level=logging.CRITICAL)
     settings = Settings.from_state(options["settings"]).model_copy(update={
         "output_dir": job.output_dir,
-        "rubric_path": job.rubric or options["settings"].get("rubric_path")})
+        "rubric_path": job.rubric or options["settings"].get("rubric_path"),
+        "database_url": options.get("database_url")})  # never in the state: passed aside
 
     def seconds() -> float:
         return round(time.perf_counter() - started, 2)
@@ -148,7 +149,7 @@ def _audit(job: Job, options: dict[str, Any], started: float) -> JobResult:
     # An unchanged row (same commit, report, rubric, settings) is answered from its last run.
     outcome = service.run_audit(job.target, job.report, rubric, settings,
                                 gates=service.Gates(options.get("fail_under")), prefetch=False,
-                                run_id=job.run_id, database_url=options.get("database_url"))
+                                run_id=job.run_id)
     return _result(job, outcome, seconds())
 
 

@@ -67,11 +67,10 @@ def check_inputs(state: dict[str, Any]) -> dict[str, Any] | None:
 
 def run_audit(target: str, report: str, rubric: Rubric, settings: Settings, *,
               gates: Gates | None = None, on_update: OnUpdate | None = None,
-              prefetch: bool = True, run_id: str | None = None,
-              database_url: str | None = None) -> Outcome:
-    """Audit `target` and `report` under `rubric`; never raises. `database_url`: the shared
-    run database (None: ``runs.sqlite``). A given `run_id` (a queue task's) that already
-    started is never started over: it answers from its end or resumes."""
+              prefetch: bool = True, run_id: str | None = None) -> Outcome:
+    """Audit `target` and `report` under `rubric`; never raises. A given `run_id` (a queue
+    task's) that already started is never started over: it answers from its end or resumes."""
+    database_url = settings.database_url  # None: runs.sqlite in the cache directory
     known = run_id and _continue(run_id, gates, on_update, database_url, queued=True)
     if known:
         return known

@@ -92,6 +92,14 @@ class Settings(BaseSettings):
     cache_dir: str | None = None
     no_cache: bool = False
     reuse_opinions: bool = False
+    # Past one machine (the scale extra): runs in a shared PostgreSQL database instead of
+    # runs.sqlite, and the queue's Redis broker; a queued task whose worker died is delivered
+    # again after the visibility timeout (longer than the longest audit). These belong to the
+    # machine, not to the audit: excluded from the run state (URLs may hold passwords), so they
+    # never reach checkpoints, manifests or result keys.
+    database_url: str | None = Field(None, exclude=True)
+    queue_url: str | None = Field(None, exclude=True)
+    queue_visibility_timeout_s: float = Field(3600.0, gt=0, exclude=True)
 
     # Setting names a config file may also use (the command-line spelling).
     ALIASES: ClassVar[dict[str, str]] = {
@@ -113,7 +121,8 @@ class Settings(BaseSettings):
     def _hosts(cls, value: Any) -> Any:
         return split_hosts(value)
 
-    @field_validator("model", "vision_model", "rubric_path", "cache_dir", mode="before")
+    @field_validator("model", "vision_model", "rubric_path", "cache_dir", "database_url",
+                     "queue_url", mode="before")
     @classmethod
     def _blank_is_none(cls, value: Any) -> Any:
         return None if isinstance(value, str) and not value.strip() else value
@@ -183,6 +192,17 @@ class ParsedMemo:
 
 _SEEN = ParsedMemo()
 _DEFAULT = Settings()
+
+
+def redact_url(url: str) -> str:
+    """`url` without its password, for messages and `audit config`."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = f"{parts.username or ''}:***@{parts.hostname or ''}"
+    return urlunsplit(parts._replace(netloc=netloc + (f":{parts.port}" if parts.port else "")))
 
 
 def default(name: str) -> Any:

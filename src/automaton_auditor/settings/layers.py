@@ -12,7 +12,7 @@ from typing import Any, Literal
 from pydantic import ValidationError
 
 from automaton_auditor.safefile import UnsafeFile, is_regular, read_bounded_text
-from automaton_auditor.settings import ENV_PREFIX, Settings, default, split_hosts
+from automaton_auditor.settings import ENV_PREFIX, Settings, default, redact_url, split_hosts
 
 APP_NAME = "automaton-auditor"
 CONFIG_FILE = "auditor.toml"
@@ -259,6 +259,10 @@ def show_settings(resolved: Resolved) -> str:
         lines.append("never read from the audit target: " + ", ".join(resolved.skipped))
     lines.append("")
     data = resolved.settings.model_dump(mode="json")
+    for name, info in Settings.model_fields.items():  # machine settings, kept out of dumps
+        if info.exclude:
+            value = getattr(resolved.settings, name)
+            data[name] = redact_url(value) if isinstance(value, str) else value
     width = max(len(k) for k in data)
     for key, value in data.items():
         lines.append(f"{key:<{width}} = {json.dumps(value)}  # {resolved.origins[key]}")

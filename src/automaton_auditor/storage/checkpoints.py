@@ -6,22 +6,14 @@ only through here, so resume, replay and `audit runs` behave the same on either.
 
 from __future__ import annotations
 
-import os
 import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor.settings import redact_url
 from automaton_auditor.storage import postgres, runs
-
-DATABASE_ENV = "AUDITOR_DATABASE_URL"
-
-
-def database_url_from_env() -> str | None:
-    """The shared run database named by ``AUDITOR_DATABASE_URL`` (None: the SQLite file)."""
-    value = os.environ.get(DATABASE_ENV, "").strip()
-    return value or None
 
 
 @contextmanager
@@ -36,6 +28,13 @@ def open_checkpointer(root: Path | None = None,
     else:
         with runs.checkpointer(root) as saver:
             yield saver
+
+
+def run_lock(database_url: str | None, run_id: str,
+             wait: bool = True) -> AbstractContextManager[None]:
+    """Hold run `run_id` while a shared run is streamed, so two machines never run it at
+    once (`postgres.run_lock`); nothing to hold for the local SQLite file."""
+    return postgres.run_lock(database_url, run_id, wait) if database_url else nullcontext()
 
 
 def prune_finished(saver: Any, run_id: str) -> None:
@@ -69,4 +68,4 @@ def runs_recorded(root: Path | None = None, database_url: str | None = None) -> 
 
 def location(root: Path | None = None, database_url: str | None = None) -> str:
     """Where runs are kept, for messages (a database URL without its password)."""
-    return postgres.redact(database_url) if database_url else str(runs.runs_db(root))
+    return redact_url(database_url) if database_url else str(runs.runs_db(root))

@@ -16,8 +16,9 @@ import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
+from automaton_auditor.settings import redact_url
 from automaton_auditor.storage.runs import RECENT_RUNS_SQL, RunError, serializer
 
 if TYPE_CHECKING:
@@ -34,16 +35,6 @@ _SET_UP_LOCK = threading.Lock()
 
 class RunStoreError(RunError):
     """The run database cannot be used (missing extra, unreachable, refused); one line."""
-
-
-def redact(url: str) -> str:
-    """`url` without its password, for messages."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    netloc = f"{parts.username or ''}:***@{host}" + (f":{parts.port}" if parts.port else "")
-    return urlunsplit(parts._replace(netloc=netloc))
 
 
 def is_postgres_url(url: str) -> bool:
@@ -64,14 +55,14 @@ def _psycopg() -> Any:
 def connect(url: str, **kwargs: Any) -> Any:
     """An autocommit psycopg connection to `url`; `RunStoreError` when it cannot be made."""
     if not is_postgres_url(url):
-        raise RunStoreError(f"database_url {redact(url)!r} is not a postgresql:// URL")
+        raise RunStoreError(f"database_url {redact_url(url)!r} is not a postgresql:// URL")
     psycopg = _psycopg()
     try:
         return psycopg.connect(url, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S,
                                **kwargs)
     except psycopg.Error as exc:
         first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise RunStoreError(f"cannot reach the run database {redact(url)}: {first}") from None
+        raise RunStoreError(f"cannot reach the run database {redact_url(url)}: {first}") from None
 
 
 @contextmanager
@@ -139,12 +130,17 @@ def _lock_key(run_id: str) -> int:
 
 
 @contextmanager
-def run_lock(url: str, run_id: str) -> Iterator[None]:
-    """Hold the run's lock while the block runs: a second holder waits until the first is
-    done or its connection is gone (a killed worker's connection closes with it)."""
+def run_lock(url: str, run_id: str, wait: bool = True) -> Iterator[None]:
+    """Hold the run's lock while the block runs. Another holder waits until the first is done
+    or its connection is gone (a killed worker's connection closes with it); with `wait`
+    False, `RunStoreError` says the run is in hand elsewhere."""
+    key = (_LOCK_SPACE, _lock_key(run_id))
     with connect(url) as conn:
-        conn.execute("SELECT pg_advisory_lock(%s, %s)", (_LOCK_SPACE, _lock_key(run_id)))
+        if wait:
+            conn.execute("SELECT pg_advisory_lock(%s, %s)", key)
+        elif not conn.execute("SELECT pg_try_advisory_lock(%s, %s)", key).fetchone()[0]:
+            raise RunStoreError(f"run {run_id} is running on another machine right now")
         try:
             yield
         finally:
-            conn.execute("SELECT pg_advisory_unlock(%s, %s)", (_LOCK_SPACE, _lock_key(run_id)))
+            conn.execute("SELECT pg_advisory_unlock(%s, %s)", key)
