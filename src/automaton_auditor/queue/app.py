@@ -7,11 +7,14 @@ Delivery settings, and why:
   back at once; a killed machine leaves it unacknowledged in Redis);
 - ``visibility_timeout`` (Redis transport): an unacknowledged task is delivered again after
   this many seconds. It must be longer than the longest audit, or a live audit gets a twin;
-  the twin is harmless (it waits on the run's lock, then answers from the finished run) but
-  holds a worker slot meanwhile;
+  the twin is harmless (it waits on the run's lock, then finds the row's answer stored and
+  drops out) but holds a worker slot meanwhile;
 - ``worker_prefetch_multiplier=1``: a worker reserves one task per process, so a dead worker
-  holds back one task, not a handful;
-- ``task_track_started``: the result backend shows which worker has a row in hand.
+  holds back one task, not a handful.
+
+A row in hand shows in the result backend as STARTED with the worker's name (set by the task
+itself: Celery's ``task_track_started`` would also overwrite a finished row's answer when a
+twin starts).
 """
 
 from __future__ import annotations
@@ -56,7 +59,7 @@ def make_app(broker_url: str, visibility_timeout_s: float = DEFAULT_VISIBILITY_T
     sweep = max(1, min(10, int(visibility_timeout_s // 6)))
     app.conf.update(
         task_acks_late=True, task_reject_on_worker_lost=True, worker_prefetch_multiplier=1,
-        task_track_started=True, task_default_queue=QUEUE_NAME,
+        task_default_queue=QUEUE_NAME,
         task_serializer="json", result_serializer="json", accept_content=["json"],
         result_expires=RESULTS_KEPT_S, broker_connection_retry_on_startup=True,
         broker_transport_options={"visibility_timeout": visibility_timeout_s,
@@ -70,34 +73,47 @@ def make_app(broker_url: str, visibility_timeout_s: float = DEFAULT_VISIBILITY_T
 
 def check_broker(app: Any, url: str) -> None:
     """Raise `QueueError` unless the broker answers."""
-    from automaton_auditor.storage.postgres import redact
+    from automaton_auditor.settings import redact_url
 
     try:
         with app.connection_for_write() as conn:
             conn.ensure_connection(max_retries=1, timeout=5)
     except Exception as exc:  # kombu raises the transport's own errors
-        raise QueueError(f"cannot reach the queue {redact(url)}: "
+        raise QueueError(f"cannot reach the queue {redact_url(url)}: "
                          f"{str(exc).splitlines()[0] if str(exc) else type(exc).__name__}"
                          ) from None
 
 
 def audit_row(task: Any, job: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
     """The task: audit one row on this worker, under the run's lock, and return its summary
-    line (a `JobResult` as a dict) naming this worker."""
+    line (a `JobResult` as a dict) naming this worker. A twin delivery of a row whose answer
+    is stored drops out without touching it."""
+    from celery import states
+    from celery.exceptions import Ignore
+
     from automaton_auditor.batch import Job, JobResult, run_job
-    from automaton_auditor.storage.postgres import RunStoreError, run_lock
+    from automaton_auditor.storage.checkpoints import run_lock
+    from automaton_auditor.storage.postgres import RunStoreError
 
     place: WorkerPlace = task.app.auditor_place
-    row = Job(**job)
+    row, worker, stored = Job(**job), str(task.request.hostname or ""), task.AsyncResult(
+        task.request.id)
+    if stored.state == states.SUCCESS:
+        raise Ignore()
+    task.update_state(state=states.STARTED, meta={"hostname": worker})
     settings = dict(options.get("settings") or {})
     if settings.get("cache_dir") is not None:  # caches are the worker's own (None: no cache)
         settings["cache_dir"] = place.cache_dir
     local = {**options, "settings": settings, "database_url": place.database_url}
     try:
-        # One machine at a time per run: a twin delivery waits here, then finds it finished.
+        # One machine at a time per run: a twin waits here, then finds the answer stored.
         with run_lock(place.database_url, row.run_id or ""):
-            result = run_job(row, local)
+            if stored.state == states.SUCCESS:
+                raise Ignore()
+            result = asdict(replace(run_job(row, local), worker=worker))
+            # Stored before the lock is let go, so a twin waiting on it sees the answer.
+            task.backend.store_result(task.request.id, result, states.SUCCESS)
     except RunStoreError as exc:
-        result = JobResult(row.row, row.target, row.report, 2, 0.0, row.run_id or "",
-                           error=str(exc))
-    return asdict(replace(result, worker=str(task.request.hostname or "")))
+        result = asdict(JobResult(row.row, row.target, row.report, 2, 0.0, row.run_id or "",
+                                  error=str(exc), worker=worker))
+    return result
