@@ -1,5 +1,5 @@
 """The `audit` command group: `audit TARGET REPORT` (the default command, `run`) beside the
-subcommands `batch`, `resume`, `replay`, `runs`, `config` and `cache`.
+subcommands `batch`, `worker`, `diff`, `resume`, `replay`, `runs`, `config` and `cache`.
 
 `DefaultGroup` sends any first argument that is not a subcommand name to `run`, so
 ``audit <repo> <pdf>`` keeps working exactly as before; ``audit run <repo> <pdf>`` is the
@@ -24,6 +24,7 @@ from automaton_auditor.cli.cache import cache_app
 from automaton_auditor.cli.diff import diff
 from automaton_auditor.cli.run import audit, config
 from automaton_auditor.cli.runs import replay, resume, runs
+from automaton_auditor.cli.worker import worker
 from automaton_auditor.exits import (
     ExitCode,
     error_line,
@@ -38,9 +39,9 @@ APP_HELP = (
     "Audit a LangGraph repository and its architecture report like a court.\n\n"
     "audit TARGET REPORT [OPTIONS] runs one audit (the default command, `run`; "
     "`audit run --help` lists its options). Other commands: batch (many audits from a CSV/TSV "
-    "file), resume / replay / runs (checkpointed runs), cache (show or clear the caches), "
-    "config (the effective settings and where each came from). `audit --version` prints the "
-    "version."
+    "file; with --queue, on `audit worker`s), worker (runs queued audits), resume / replay / "
+    "runs (checkpointed runs), cache (show or clear the caches), config (the effective "
+    "settings and where each came from). `audit --version` prints the version."
 )
 
 
@@ -77,6 +78,7 @@ app = typer.Typer(cls=DefaultGroup, add_completion=False, no_args_is_help=True,
 app.command(DEFAULT_COMMAND)(audit)
 app.command("batch")(batch)
 app.command("diff")(diff)
+app.command("worker")(worker)
 app.command("resume")(resume)
 app.command("replay")(replay)
 app.command("runs")(runs)

@@ -1,16 +1,18 @@
 """`audit batch PAIRS.csv`: many audits from a CSV/TSV file, a few at a time, one summary
-table (the batch itself runs in `automaton_auditor.batch`)."""
+table (the batch itself runs in `automaton_auditor.batch`, or on `audit worker`s through a
+queue, `automaton_auditor.queue`, with `--queue URL`)."""
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.table import Table
 
 from automaton_auditor.batch import (
     BatchFileError,
+    Job,
     JobResult,
     criteria_ids,
     read_jobs,
@@ -20,6 +22,9 @@ from automaton_auditor.batch import (
 )
 from automaton_auditor.cli.errors import fail
 from automaton_auditor.exits import ExitCode
+
+if TYPE_CHECKING:
+    from automaton_auditor.settings import Settings
 
 
 def _short(target: str) -> str:
@@ -47,13 +52,17 @@ def summary_table(results: list[JobResult], width: int = 80) -> Table:
         table.add_column(head, justify="right", no_wrap=True)
     for name in ("time", "exit"):
         table.add_column(name, justify="right", no_wrap=True)
+    queued = any(r.worker for r in results)  # a queued batch names each row's worker
+    if queued:
+        table.add_column("worker", overflow="fold", min_width=8, ratio=1)
     table.add_column("error", overflow="fold", min_width=10, ratio=1)
     for r in results:
         # a failed audit's partial score is no verdict on the submission
         overall = "—" if r.overall is None or r.status == "failed" else f"{r.overall:.2f}"
         scores = [_score(r.criteria.get(i, "")) for i in ids] if show else []
+        worker = [r.worker + (" (resumed)" if r.resumed_from else "")] if queued else []
         table.add_row(str(r.row), _short(r.target), overall, r.status, *scores,
-                      f"{r.seconds:.0f}s", str(r.exit_code), r.error)
+                      f"{r.seconds:.0f}s", str(r.exit_code), *worker, r.error)
     return table
 
 
@@ -80,6 +89,10 @@ def batch(
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print only the JSON summary on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")] = False,
+    queue: Annotated[str | None, typer.Option(
+        "--queue", help="Run the rows on `audit worker`s through this Redis broker "
+                        "(redis://host:6379/0; config queue_url). Paths must be the same on "
+                        "every worker.")] = None,
 ) -> None:
     """Audit many (target, report) pairs from a CSV/TSV file, a few at a time."""
     from automaton_auditor.cli.flags import resolve_from_flags
@@ -90,19 +103,20 @@ def batch(
         raise fail(str(exc), ExitCode.INPUT) from None
     flags = {"output_dir": str(output_dir) if output_dir else None,
              "rubric_path": str(rubric) if rubric else None, "model": model,
-             "no_cache": no_cache, "reuse_opinions": reuse_opinions}
+             "no_cache": no_cache, "reuse_opinions": reuse_opinions, "queue_url": queue}
     settings = resolve_from_flags(flags, [j.target for j in jobs]).settings
     if output_dir is None:  # rows were placed under the default; follow the settings
         jobs = read_jobs(pairs, Path(settings.output_dir))
     output_dir = Path(settings.output_dir)
-    options = {"settings": settings.to_state(), "fail_under": fail_under}
+    options = {"settings": settings.to_state(), "fail_under": fail_under,
+               "database_url": settings.database_url}
 
     def progress(result: JobResult) -> None:
         if not (quiet or json_output):
             typer.echo(f"[{result.row}/{len(jobs)}] exit {result.exit_code} "
                        f"{result.seconds:.1f}s {result.target}", err=True)
 
-    results = run_batch(jobs, options, parallel, progress)
+    results = _run(jobs, options, parallel, settings, progress)
     files = write_summary(results, output_dir)
     if json_output:
         typer.echo(Path(files["json"]).read_text(encoding="utf-8"), nl=False)
@@ -113,3 +127,22 @@ def batch(
         console.print(summary_table(results, console.width))
         typer.echo(f"summary: {files['csv']} and {files['json']}", err=True)
     raise typer.Exit(worst_exit(results))
+
+
+def _run(jobs: list[Job], options: dict[str, Any], parallel: int, settings: Settings,
+         progress: Any) -> list[JobResult]:
+    """The batch in local worker processes, or on the queue's workers when one is set."""
+    if not settings.queue_url:
+        return run_batch(jobs, options, parallel, progress)
+    from automaton_auditor.queue.app import QueueError
+    from automaton_auditor.queue.submit import run_queued
+
+    # Workers use their own database and caches; the submitter's URL stays here.
+    queued = {**options, "database_url": None}
+    try:
+        return run_queued(jobs, queued, settings.queue_url, progress)
+    except QueueError as exc:
+        raise fail(str(exc), ExitCode.INPUT) from None
+    except KeyboardInterrupt:
+        raise fail("interrupted; the queued audits go on (see `audit runs`)",
+                   ExitCode.INTERRUPTED) from None

@@ -11,6 +11,14 @@ from automaton_auditor.cli.errors import fail, finish
 from automaton_auditor.exits import ExitCode
 
 
+def run_database() -> str | None:
+    """The shared run database of the layered settings (`database_url`, env
+    AUDITOR_DATABASE_URL); None: ``runs.sqlite`` in the cache directory."""
+    from automaton_auditor.cli.flags import resolve_from_flags
+
+    return resolve_from_flags({}).settings.database_url
+
+
 def resume(
     run_id: Annotated[str, typer.Argument(help="The run id (see `audit runs`).")],
     json_output: Annotated[bool, typer.Option("--json", help="Print only the JSON report.")
@@ -22,10 +30,12 @@ def resume(
     """Resume an interrupted or failed audit from its last completed step."""
     from automaton_auditor import service
     from automaton_auditor.cli.run import progress_callback
+    from automaton_auditor.storage.checkpoints import run_lock
     from automaton_auditor.storage.runs import RunError
 
+    database_url = run_database()
     try:
-        info = service.load_run(run_id)
+        info = service.load_run(run_id, database_url=database_url)
     except RunError as exc:
         raise fail(str(exc), ExitCode.INPUT) from None
     if not (quiet or json_output) and not info.finished:
@@ -34,9 +44,12 @@ def resume(
         typer.echo(f"run {run_id}: failed; running its detectives again", err=True)
     dims = len((info.values.get("rubric") or {}).get("dimensions") or [])
     progress, on_update = progress_callback(quiet or json_output, 3 * dims)
-    with progress:
-        outcome = service.resume_audit(run_id, gates=service.Gates(fail_under),
-                                       on_update=on_update)
+    try:  # a shared run that a worker has in hand is not run twice
+        with run_lock(database_url, run_id, wait=False), progress:
+            outcome = service.resume_audit(run_id, gates=service.Gates(fail_under),
+                                           on_update=on_update, database_url=database_url)
+    except RunError as exc:
+        raise fail(str(exc), ExitCode.INPUT) from None
     finish(outcome, json_output, quiet)
 
 
@@ -62,7 +75,7 @@ def replay(
         raise fail(str(exc), ExitCode.INPUT) from None
     outcome = service.replay_audit(run_id, loaded,
                                    str(output_dir) if output_dir is not None else None,
-                                   gates=service.Gates(fail_under))
+                                   gates=service.Gates(fail_under), database_url=run_database())
     finish(outcome, json_output, quiet)
 
 
@@ -73,8 +86,14 @@ def runs(limit: Annotated[int, typer.Option(min=1, help="How many runs to list."
     from automaton_auditor.service import recent_runs, run_status
     from automaton_auditor.state import final_report_of
 
+    from automaton_auditor.storage.runs import RunError
+
+    try:
+        listed = recent_runs(limit, database_url=run_database())
+    except RunError as exc:  # the shared run database cannot be reached
+        raise fail(str(exc), ExitCode.INPUT) from None
     rows = [("run id", "status", "score", "target")]
-    for info in recent_runs(limit):
+    for info in listed:
         report = final_report_of(info.values)
         score = f"{report.overall_score:.2f}" if report is not None and report.criteria else "—"
         rows.append((info.run_id, run_status(info.values, info.finished), score, info.target))

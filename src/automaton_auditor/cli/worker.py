@@ -1,0 +1,48 @@
+"""`audit worker`: run the audits that `audit batch --queue` enqueues, on this machine, until
+stopped (the queue itself lives in `automaton_auditor.queue`)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from automaton_auditor.cli.errors import fail
+from automaton_auditor.exits import ExitCode
+
+
+def worker(
+    queue: Annotated[str | None, typer.Option(
+        "--queue", help="Redis broker URL, e.g. redis://host:6379/0 (config queue_url, env "
+                        "AUDITOR_QUEUE_URL).")] = None,
+    name: Annotated[str | None, typer.Option(
+        help="Worker name shown in batch summaries (default audit-<pid>@<host>).")] = None,
+    concurrency: Annotated[int, typer.Option(
+        min=1, help="Audits run at once (1: in the worker process itself).")] = 1,
+    visibility_timeout: Annotated[float | None, typer.Option(
+        min=1, help="Seconds after which a task of a dead worker is delivered again; longer "
+                    "than the longest audit (config queue_visibility_timeout_s; default "
+                    "3600).")] = None,
+    quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log warnings only.")] = False,
+) -> None:
+    """Run queued audits (from `audit batch --queue`) until stopped.
+
+    Needs the scale extra and the shared run database (AUDITOR_DATABASE_URL), so that any
+    worker can resume a run another one started."""
+    from automaton_auditor.cli.flags import resolve_from_flags
+    from automaton_auditor.queue.app import QueueError
+    from automaton_auditor.queue.worker import run_worker
+    from automaton_auditor.storage.runs import RunError
+
+    settings = resolve_from_flags({"queue_url": queue,
+                                   "queue_visibility_timeout_s": visibility_timeout}).settings
+    if not settings.queue_url:
+        raise fail("no queue: give --queue redis://host:6379/0 (or set AUDITOR_QUEUE_URL)",
+                   ExitCode.INPUT)
+    try:
+        run_worker(settings.queue_url, settings.database_url, settings.cache_dir, name=name,
+                   concurrency=concurrency,
+                   visibility_timeout_s=settings.queue_visibility_timeout_s,
+                   loglevel="WARNING" if quiet else "INFO")
+    except (QueueError, RunError) as exc:
+        raise fail(str(exc), ExitCode.INPUT) from None
