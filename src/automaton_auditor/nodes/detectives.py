@@ -77,6 +77,8 @@ def run_guarded(state: AgentState, source: Source, node: str, body: Body) -> dic
     try:
         update = body(state, settings, rubric)
     except Exception as exc:  # a detective degrades, it never takes the audit down
+        if isinstance(exc, AcquisitionError) and exc.kind == "interrupted":
+            raise  # the audit is stopping: record no verdict that a resume would keep
         log.exception("%s failed", node)
         update = _crash_update(source, node, exc, rubric)
     update["timings"] = {node: round(time.perf_counter() - started, 4)}
@@ -121,6 +123,8 @@ def _investigate_repo(state: AgentState, settings: Settings, rubric: Rubric) -> 
             checkout = acquire(parse_target(state["target"], limits), Path(tmp), limits)
             history = git_findings(checkout.path, limits)
         except AcquisitionError as exc:
+            if exc.kind == "interrupted":  # the audit is stopping: no verdict for resume to keep
+                raise
             finding = Finding(facet="repo.acquire", goal="Repository can be acquired",
                               found=False, pattern="success", location=state["target"],
                               rationale=f"{exc.kind}: {exc}", confidence=1.0)
