@@ -54,6 +54,34 @@ def _settings(state: AgentState) -> Settings:
         return Settings()
 
 
+def receive_report(state: AgentState, settings: Settings) -> tuple[dict[str, Any], str | None]:
+    """A report sent as bytes (`report_base64`, LangGraph Server callers on another machine)
+    written to ``inbox/<sha256><suffix>`` under the cache directory (or the temporary one):
+    the state update that points `report_path` at it, and a problem if it cannot be taken."""
+    import base64
+    import binascii
+    import hashlib
+    import tempfile
+
+    encoded = state.get("report_base64") or ""
+    if not encoded:
+        return {}, None
+    update: dict[str, Any] = {"report_base64": ""}  # the bytes are not kept in the state
+    if len(encoded) * 3 // 4 > settings.max_report_mb * 1024 * 1024:
+        return update, f"report too large: more than {settings.max_report_mb} MB"
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        return update, "report_base64 is not valid base64"
+    inbox = Path(settings.cache_dir or tempfile.gettempdir()) / "inbox"
+    inbox.mkdir(parents=True, exist_ok=True)
+    suffix = Path(state.get("report_path") or "report.pdf").suffix.lower()[:8] or ".pdf"
+    path = inbox / f"{hashlib.sha256(data).hexdigest()}{suffix}"
+    path.write_bytes(data)
+    update["report_path"] = str(path)
+    return update, None
+
+
 def context_builder(state: AgentState) -> dict[str, Any]:
     """Validate the target and the report; the first problem becomes `input_error`."""
     settings = _settings(state)
@@ -63,9 +91,10 @@ def context_builder(state: AgentState) -> dict[str, Any]:
         target = parse_target(state["target"], git_limits(settings))
     except InvalidTarget as exc:
         problems.append(str(exc))
-    report = Path(state["report_path"])
-    report_problem = _check_report(report)
-    update: dict[str, Any] = {"started_at": time.time()}
+    update, received_problem = receive_report(state, settings)
+    report = Path(update.get("report_path") or state["report_path"])
+    report_problem = received_problem or _check_report(report)
+    update["started_at"] = time.time()
     if not state.get("settings"):
         update["settings"] = settings.to_state()
     if not state.get("rubric"):

@@ -76,6 +76,9 @@ class AgentState(TypedDict, total=False):
     # The run's id (its checkpoint thread); shown in the report and the manifest.
     run_id: str
     report_path: str
+    # A report sent as bytes (base64) by a remote caller; context_builder writes it to a file
+    # of the server's, sets report_path to it and empties this.
+    report_base64: str
     rubric: dict[str, Any]
     settings: dict[str, Any]
     # Set by context_builder
@@ -118,10 +121,13 @@ class AgentState(TypedDict, total=False):
 
 class AuditInput(TypedDict, total=False):
     """What a caller sends (the graph's input schema): the target and the report, optionally
-    the rubric and settings (defaulted by the context builder) and a run id to name the run."""
+    the rubric and settings (defaulted by the context builder) and a run id to name the run.
+    A remote caller sends the report's bytes as `report_base64` and its file name as
+    `report_path`."""
 
     target: Required[str]
     report_path: Required[str]
+    report_base64: str
     rubric: dict[str, Any]
     settings: dict[str, Any]
     run_id: str

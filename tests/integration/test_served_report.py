@@ -1,0 +1,37 @@
+"""A remote LangGraph Server caller sends the report's bytes, not a path on the server: the
+context builder writes them to the server's inbox, the audit reads that file, and the bytes
+do not stay in the checkpointed state."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+from langgraph.checkpoint.memory import InMemorySaver
+
+from automaton_auditor.graph import compile_graph
+from automaton_auditor.settings import Settings
+
+
+def test_a_report_sent_as_bytes_is_audited_and_not_kept_in_the_state(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path) -> None:
+    settings = Settings(output_dir=str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"))
+    graph = compile_graph(InMemorySaver())
+    config = {"configurable": {"thread_id": "remote-1"}}
+    final = graph.invoke({"target": str(auditee_repo), "report_path": "final_report.pdf",
+                          "report_base64": base64.b64encode(report_pdf.read_bytes()).decode(),
+                          "settings": settings.to_state(), "run_id": "remote-1"}, config)
+    assert final["final_report"].overall_score > 0, final.get("errors")
+    received = Path(final["final_report"].report_path)
+    assert received.parent == tmp_path / "cache" / "inbox" and received.suffix == ".pdf"
+    assert received.read_bytes() == report_pdf.read_bytes()
+    assert graph.get_state(config).values["report_base64"] == ""
+
+
+def test_bytes_that_are_not_base64_are_an_input_error(auditee_repo: Path,
+                                                      tmp_path: Path) -> None:
+    settings = Settings(output_dir=str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"))
+    final = compile_graph().invoke({"target": str(auditee_repo), "report_path": "r.pdf",
+                                    "report_base64": "not base64!",
+                                    "settings": settings.to_state()})
+    assert final["errors"] == ["input: report_base64 is not valid base64"]
