@@ -42,12 +42,12 @@ WAIT_S = 900
 
 _MISSING_EXTRA = [m for m in ("celery", "psycopg", "langgraph.checkpoint.postgres")
                   if importlib.util.find_spec(m) is None]
-needs_servers = pytest.mark.skipif(
-    bool(missing_servers() or _MISSING_EXTRA),
-    reason=f"needs the PostgreSQL and Redis servers (missing: {missing_servers()}; "
-           f".ci/install-servers) and the scale extra (missing: {_MISSING_EXTRA})")
-needs_extra = pytest.mark.skipif(bool(_MISSING_EXTRA),
-                                 reason=f"needs the scale extra (missing: {_MISSING_EXTRA})")
+_EXTRA = f"the scale extra (uv sync --extra scale; missing {', '.join(_MISSING_EXTRA)})"
+_SERVERS = f"the servers' binaries (.ci/install-servers; missing {', '.join(missing_servers())})"
+_NEEDED = [need for need, missing in ((_SERVERS, missing_servers()), (_EXTRA, _MISSING_EXTRA))
+           if missing]
+needs_servers = pytest.mark.skipif(bool(_NEEDED), reason="needs " + " and ".join(_NEEDED))
+needs_extra = pytest.mark.skipif(bool(_MISSING_EXTRA), reason=f"needs {_EXTRA}")
 
 
 def _cli(*args: str) -> list[str]:
