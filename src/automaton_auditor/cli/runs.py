@@ -85,7 +85,6 @@ def runs(limit: Annotated[int, typer.Option(min=1, help="How many runs to list."
     columns and in pipes."""
     from automaton_auditor.service import recent_runs, run_status
     from automaton_auditor.state import final_report_of
-
     from automaton_auditor.storage.runs import RunError
 
     try:

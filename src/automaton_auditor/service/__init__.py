@@ -172,8 +172,9 @@ def _guarded(run_id: str, gates: Gates | None, run: Callable[[], dict[str, Any]]
         if is_interrupt(exc):
             return Outcome({"run_id": run_id}, ExitCode.INTERRUPTED,
                            f"interrupted; {_resume_hint(run_id, root, database_url)}")
+        hint = _resume_hint(run_id, root, database_url)
         return Outcome({"run_id": run_id}, ExitCode.FAILED,
-                       f"audit failed: {type(exc).__name__}: {exc} ({_resume_hint(run_id, root, database_url)})")
+                       f"audit failed: {type(exc).__name__}: {exc} ({hint})")
     return outcome_of(final, gates)
 
 
