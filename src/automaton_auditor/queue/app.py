@@ -115,5 +115,5 @@ def audit_row(task: Any, job: dict[str, Any], options: dict[str, Any]) -> dict[s
             task.backend.store_result(task.request.id, result, states.SUCCESS)
     except RunStoreError as exc:
         result = asdict(JobResult(row.row, row.target, row.report, 2, 0.0, row.run_id or "",
-                                  error=str(exc), worker=worker))
+                                  status="refused", error=str(exc), worker=worker))
     return result
