@@ -183,8 +183,8 @@ def test_the_graph_shows_callers_only_its_input_and_output() -> None:
 
     graph = compile_graph()
     schema_in = graph.get_input_jsonschema()
-    assert set(schema_in["properties"]) == {"target", "report_path", "rubric", "settings",
-                                            "run_id"}
+    assert set(schema_in["properties"]) == {"target", "report_path", "report_base64", "rubric",
+                                            "settings", "run_id"}
     assert set(schema_in["required"]) == {"target", "report_path"}
     assert set(graph.get_output_jsonschema()["properties"]) == {
         "run_id", "final_report", "report_files", "errors"}
