@@ -210,10 +210,14 @@ def load_rubric(path: Path | None = None) -> Rubric:
 # --- Routing facts to dimensions -------------------------------------------------------------
 # A facet family is routed to every dimension whose own text (id, name, instruction, patterns)
 # mentions one of its trigger terms. Dimensions may instead list `evidence_facets` explicitly.
+STATE_TERMS = ("typeddict", "basemodel", "reducer", "operator.add", "state model",
+               "state definition", "agentstate")
 FACET_TRIGGERS: dict[str, tuple[str, ...]] = {
     "git": ("git log", "commit history", "commits", "git narrative"),
-    "state": ("typeddict", "basemodel", "reducer", "operator.add", "state model",
-              "state definition", "agentstate"),
+    "state": STATE_TERMS,
+    # how the graph carries the state (keys dropped, never written, written in parallel
+    # without a reducer): graph facts that bear on the state criterion too
+    "graph.state": STATE_TERMS,
     "graph": ("stategraph", "add_edge", "fan-out", "fan-in", "parallel branch",
               "run in parallel"),
     "safety": ("os.system", "tempfile", "sandbox", "git clone"),
@@ -227,7 +231,8 @@ FACET_TRIGGERS: dict[str, tuple[str, ...]] = {
 # Which families can bear on a dimension, by the artifact it targets: a report dimension is
 # not fed repository facts because its text happens to mention "fan-out".
 ARTIFACT_FAMILIES: dict[str, tuple[str, ...]] = {
-    "github_repo": ("git", "state", "graph", "safety", "llm", "judges", "justice"),
+    "github_repo": ("git", "state", "graph", "graph.state", "safety", "llm", "judges",
+                    "justice"),
     "pdf_report": ("doc.concepts", "claims"),
     "pdf_images": ("vision",),
 }

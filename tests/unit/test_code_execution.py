@@ -1,8 +1,10 @@
 """Differential tests: the static execution model against the real LangGraph engine.
 
-Every graph here is written in this file (never audited code). Each is read statically
-(`execution.simulate`) and also compiled and run with the installed LangGraph; which nodes
-ran, how many times, and which keys arrived must be the same.
+Every graph here is written in this file (never audited code). Each shape is read
+statically (`execution.simulate`) and also compiled and run with the installed LangGraph;
+which nodes ran, how many times, and which keys arrived must be the same (or, where LangGraph
+raises InvalidUpdateError, the model must predict the conflicting writes). One parametrized
+test, one id per shape: ``pytest -k predicts -v`` lists them.
 """
 
 from __future__ import annotations
@@ -10,6 +12,8 @@ from __future__ import annotations
 import sys
 import types
 from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,8 +44,22 @@ class State(TypedDict, total=False):
 '''
 
 
-def _both(tmp_path: Path, body: str, given: dict[str, Any]) -> tuple[Run, Counter[str],
-                                                                      dict[str, Any] | None]:
+
+@dataclass
+class Shape:
+    """A graph body (appended to HEAD), its input, and what must hold beyond agreement."""
+
+    body: str
+    check: Callable[[Run, Counter[str]], bool]
+    given: dict[str, Any] = field(default_factory=dict)
+    keys: bool = True  # compare the keys that arrived (not for a subgraph's own writes)
+    raises: bool = False  # LangGraph raises InvalidUpdateError on this shape
+
+
+RAISED = object()  # LangGraph raised InvalidUpdateError
+
+
+def _both(tmp_path: Path, body: str, given: dict[str, Any]) -> tuple[Run, Counter[str], Any]:
     source = HEAD + body
     files = write_repo(tmp_path, {"graph.py": source})
     facts, _ = collect_facts(tmp_path, files)
@@ -62,77 +80,32 @@ def _both(tmp_path: Path, body: str, given: dict[str, Any]) -> tuple[Run, Counte
             ran.update(list(chunk))
         final = app.invoke(dict(given))
     except InvalidUpdateError:
-        final = None
+        final = RAISED
     return run, ran, final
 
 
-def _arrived(final: dict[str, Any] | Any) -> set[str]:
-    data = final.model_dump() if hasattr(final, "model_dump") else dict(final)
+def _arrived(final: Any) -> set[str]:
+    data = final.model_dump() if hasattr(final, "model_dump") else dict(final or {})
     return {k for k, v in data.items() if v not in (None, [], "", {})}
 
 
 def _same(run: Run, ran: Counter[str], final: Any, keys: bool = True) -> None:
     assert dict(run.runs) == dict(ran)
-    if final is not None and keys:
+    if keys:
         assert set(run.arrived) == _arrived(final)
 
 
-def test_linear_chain(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, '''
-def a(state):
-    return {"evidences": ["a"]}
-
-def b(state):
-    return {"verdict": "ok"}
-
-builder = StateGraph(State)
-builder.add_node("a", a)
-builder.add_node("b", b)
-builder.add_edge(START, "a")
-builder.add_edge("a", "b")
-builder.add_edge("b", END)
-''', {"repo_url": "u"})
-    _same(run, ran, final)
-    assert run.steps == [["a"], ["b"]]
-
-
-def test_fan_out_joined_by_separate_edges_of_equal_length(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, '''
-def ctx(state):
-    return {}
-
+DETECTIVES = '''
 def repo(state):
     return {"evidences": ["repo"]}
 
 def doc(state):
     return {"evidences": ["doc"]}
+'''
 
-def agg(state):
-    return {"verdict": str(len(state["evidences"]))}
-
-builder = StateGraph(State)
-for name, fn in [("ctx", ctx), ("repo", repo), ("doc", doc), ("agg", agg)]:
-    builder.add_node(name, fn)
-builder.add_edge(START, "ctx")
-builder.add_edge("ctx", "repo")
-builder.add_edge("ctx", "doc")
-builder.add_edge("repo", "agg")
-builder.add_edge("doc", "agg")
-builder.add_edge("agg", END)
-''', {})
-    _same(run, ran, final)
-    assert run.runs["agg"] == 1
-
-
-UNEQUAL = '''
+UNEQUAL = DETECTIVES + '''
 def ctx(state):
     return {}
-
-def repo(state):
-    return {"evidences": ["repo"]}
-
-def doc(state):
-    return {"evidences": ["doc"]}
 
 def vision(state):
     return {"evidences": ["vision"]}
@@ -152,49 +125,6 @@ builder.add_edge("ctx", "repo")
 builder.add_edge("ctx", "doc")
 builder.add_edge("doc", "vision")
 '''
-
-
-def test_unequal_branches_joined_by_separate_edges_run_the_join_twice(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, UNEQUAL + '''
-builder.add_edge("repo", "agg")
-builder.add_edge("vision", "agg")
-builder.add_edge("agg", "judge")
-builder.add_edge("judge", END)
-''', {})
-    _same(run, ran, final)
-    assert run.runs["agg"] == 2 and run.runs["judge"] == 2
-    assert run.ran_at["repo"] == [2] and run.ran_at["vision"] == [3]
-
-
-def test_unequal_branches_joined_by_a_list_edge_run_the_join_once(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, UNEQUAL + '''
-builder.add_edge(["repo", "vision"], "agg")
-builder.add_edge("agg", "judge")
-builder.add_edge("judge", END)
-''', {})
-    _same(run, ran, final)
-    assert run.runs["agg"] == 1 and run.runs["judge"] == 1
-
-
-def test_undeclared_keys_are_dropped(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, '''
-def detective(state):
-    out = {"evidence_list": ["x"]}
-    out["verdict"] = "seen"
-    return out
-
-def judge(state):
-    return {"opinions": [len(state.get("evidence_list") or [])]}
-
-builder = StateGraph(State)
-builder.add_node("detective", detective)
-builder.add_node("judge", judge)
-builder.add_edge(START, "detective")
-builder.add_edge("detective", "judge")
-builder.add_edge("judge", END)
-''', {})
-    _same(run, ran, final)
-    assert run.dropped == {"detective": {"evidence_list"}}
 
 
 ROUTED = '''
@@ -224,26 +154,124 @@ builder.add_edge("error", END)
 '''
 
 
-def test_a_router_on_the_node_that_returns_an_undeclared_key_sees_it(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, ROUTED + '''
+
+NO_END = '''
+def first(state):
+    return {"evidences": ["first"]}
+
+def stuck(state):
+    return {"verdict": "stuck"}
+
+def tail(state):
+    return {"opinions": ["tail"]}
+
+builder = StateGraph(State)
+builder.add_node("first", first)
+builder.add_node("stuck", stuck)
+builder.add_node("tail", tail)
+builder.add_edge(START, "first")
+builder.add_edge("first", "stuck")
+builder.add_edge("first", "tail")
+builder.add_edge("tail", END)
+'''
+
+LIST_ROUTER = DETECTIVES + '''
+def gate(state):
+    return {"repo_url": "u"}
+
+def fan(state):
+    if state.get("repo_url"):
+        return ["repo", "doc"]
+    return ["doc"]
+
+def agg(state):
+    return {"verdict": "v"}
+
+builder = StateGraph(State)
+for name, fn in [("gate", gate), ("repo", repo), ("doc", doc), ("agg", agg)]:
+    builder.add_node(name, fn)
+builder.add_edge(START, "gate")
+builder.add_conditional_edges("gate", fan, ["repo", "doc"])
+builder.add_edge(["repo", "doc"], "agg")
+builder.add_edge("agg", END)
+'''
+
+SHAPES = [
+    pytest.param(Shape('''
+def a(state):
+    return {"evidences": ["a"]}
+
+def b(state):
+    return {"verdict": "ok"}
+
+builder = StateGraph(State)
+builder.add_node("a", a)
+builder.add_node("b", b)
+builder.add_edge(START, "a")
+builder.add_edge("a", "b")
+builder.add_edge("b", END)
+''', lambda run, ran: run.steps == [["a"], ["b"]],
+                       {"repo_url": "u"}), id="linear-chain"),
+    pytest.param(Shape(DETECTIVES + '''
+def ctx(state):
+    return {}
+
+def agg(state):
+    return {"verdict": str(len(state["evidences"]))}
+
+builder = StateGraph(State)
+for name, fn in [("ctx", ctx), ("repo", repo), ("doc", doc), ("agg", agg)]:
+    builder.add_node(name, fn)
+builder.add_edge(START, "ctx")
+builder.add_edge("ctx", "repo")
+builder.add_edge("ctx", "doc")
+builder.add_edge("repo", "agg")
+builder.add_edge("doc", "agg")
+builder.add_edge("agg", END)
+''', lambda run, ran: run.runs["agg"] == 1),
+                 id="equal-branches-separate-edges-join-once"),
+    pytest.param(Shape(UNEQUAL + '''
+builder.add_edge("repo", "agg")
+builder.add_edge("vision", "agg")
+builder.add_edge("agg", "judge")
+builder.add_edge("judge", END)
+''', lambda run, ran: run.runs["agg"] == run.runs["judge"] == 2
+                       and run.ran_at["repo"] == [2] and run.ran_at["vision"] == [3]),
+                 id="unequal-branches-separate-edges-join-twice"),
+    pytest.param(Shape(UNEQUAL + '''
+builder.add_edge(["repo", "vision"], "agg")
+builder.add_edge("agg", "judge")
+builder.add_edge("judge", END)
+''', lambda run, ran: run.runs["agg"] == run.runs["judge"] == 1),
+                 id="unequal-branches-list-join-once"),
+    pytest.param(Shape('''
+def detective(state):
+    out = {"evidence_list": ["x"]}
+    out["verdict"] = "seen"
+    return out
+
+def judge(state):
+    return {"opinions": [len(state.get("evidence_list") or [])]}
+
+builder = StateGraph(State)
+builder.add_node("detective", detective)
+builder.add_node("judge", judge)
+builder.add_edge(START, "detective")
+builder.add_edge("detective", "judge")
+builder.add_edge("judge", END)
+''', lambda run, ran: run.dropped == {"detective": {"evidence_list"}}),
+                 id="undeclared-key-dropped"),
+    pytest.param(Shape(ROUTED + '''
 builder.add_edge("relay", END)
 builder.add_conditional_edges("check", route, {"judges": "judges", "error": "error"})
-''', {})
-    _same(run, ran, final)
-    assert run.routes["check"] == {"judges"}
-
-
-def test_a_router_on_a_later_node_never_sees_the_dropped_key(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, ROUTED + '''
+''', lambda run, ran: run.routes["check"] == {"judges"}),
+                 id="router-on-the-same-node-sees-the-undeclared-key"),
+    pytest.param(Shape(ROUTED + '''
 builder.add_edge("check", "relay")
 builder.add_conditional_edges("relay", route, ["judges", "error"])
-''', {})
-    _same(run, ran, final)
-    assert run.routes["relay"] == {"error"} and "judges" not in run.runs
-
-
-def test_send_fan_out_over_a_literal_list(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, '''
+''', lambda run, ran: run.routes["relay"] == {"error"} and "judges" not in run.runs),
+                 id="router-on-a-later-node-never-sees-it"),
+    pytest.param(Shape('''
 def agg(state):
     return {"evidences": ["e"]}
 
@@ -264,13 +292,9 @@ builder.add_edge(START, "agg")
 builder.add_conditional_edges("agg", dispatch, ["judge"])
 builder.add_edge("judge", "chief")
 builder.add_edge("chief", END)
-''', {})
-    _same(run, ran, final)
-    assert run.runs["judge"] == 3 and run.runs["chief"] == 1
-
-
-def test_parallel_writes_to_a_key_without_reducer_fail(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, '''
+''', lambda run, ran: run.runs["judge"] == 3 and run.runs["chief"] == 1),
+                 id="send-fan-out"),
+    pytest.param(Shape('''
 def start(state):
     return {}
 
@@ -289,14 +313,10 @@ builder.add_edge("start", "left")
 builder.add_edge("start", "right")
 builder.add_edge("left", END)
 builder.add_edge("right", END)
-''', {})
-    assert final is None  # LangGraph raised InvalidUpdateError
-    assert run.parallel == [(2, "verdict", ["left", "right"])]
-    assert ran["start"] == run.runs["start"] == 1 and "after" not in ran
-
-
-def test_reducers_on_a_pydantic_state(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, '''
+''', lambda run, ran: run.parallel == [(2, "verdict", ["left", "right"])]
+                       and ran["start"] == run.runs["start"] == 1, raises=True),
+                 id="parallel-writes-without-reducer"),
+    pytest.param(Shape('''
 class PState(BaseModel):
     evidences: Annotated[list, operator.add] = []
     verdict: str = ""
@@ -321,13 +341,9 @@ builder.add_edge("fork", "one")
 builder.add_edge("fork", "two")
 builder.add_edge(["one", "two"], "join")
 builder.add_edge("join", END)
-''', {})
-    _same(run, ran, final)
-    assert run.parallel == [] and run.runs["join"] == 1
-
-
-def test_a_subgraph_node_runs_once_and_its_writes_are_not_determined(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, '''
+''', lambda run, ran: run.parallel == [] and run.runs["join"] == 1),
+                 id="reducers-on-a-pydantic-state"),
+    pytest.param(Shape('''
 def inner(state):
     return {"evidences": ["inner"]}
 
@@ -349,13 +365,9 @@ builder.add_node("helper_c", after)
 builder.add_edge(START, "detectives")
 builder.add_edge("detectives", "after")
 builder.add_edge("after", END)
-''', {})
-    _same(run, ran, final, keys=False)
-    assert "detectives: what it returns is not determined" in run.undetermined
-
-
-def test_an_orphan_node_never_runs_and_command_goto_routes(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, '''
+''', lambda run, ran: "detectives: what it returns is not determined" in run.undetermined,
+                       keys=False), id="subgraph-node"),
+    pytest.param(Shape('''
 def first(state):
     return Command(update={"evidences": ["first"]}, goto="second")
 
@@ -372,13 +384,11 @@ builder.add_node("orphan", orphan)
 builder.add_edge(START, "first")
 builder.add_edge("second", END)
 builder.add_edge("orphan", END)
-''', {})
-    _same(run, ran, final)
-    assert "orphan" not in run.runs
-
-
-def test_a_helper_builds_the_update_and_a_path_map_renames_the_route(tmp_path: Path) -> None:
-    run, ran, final = _both(tmp_path, '''
+''', lambda run, ran: "orphan" not in run.runs and run.runs["second"] == 1),
+                 id="command-update-goto-and-unreachable-node"),
+    pytest.param(Shape(NO_END, lambda run, ran: run.runs["stuck"] == 1 and run.steps[-1] == [
+        "stuck", "tail"]), id="node-that-cannot-reach-end"),
+    pytest.param(Shape('''
 def _collect(found):
     return {"evidences": [found], "verdict": "pending"}
 
@@ -404,14 +414,12 @@ builder.add_edge(START, "detective")
 builder.add_conditional_edges("detective", decide, {"present": "judge", "missing": "abort"})
 builder.add_edge("judge", END)
 builder.add_edge("abort", END)
-''', {})
-    _same(run, ran, final)
-    assert run.routes["detective"] == {"abort"}
-
-
-@pytest.mark.parametrize("given", [{}, {"repo_url": "https://x"}])
-def test_the_input_decides_the_route(tmp_path: Path, given: dict[str, Any]) -> None:
-    run, ran, final = _both(tmp_path, '''
+''', lambda run, ran: run.routes["detective"] == {"abort"}),
+                 id="helper-builds-the-update-path-map-route"),
+    pytest.param(Shape(LIST_ROUTER, lambda run, ran: run.routes["gate"] == {"repo", "doc"}
+                       and run.runs["agg"] == 1), id="router-returns-a-list-of-nodes"),
+]
+_INPUT = '''
 def gate(state):
     return {}
 
@@ -427,5 +435,23 @@ builder.add_node("work", work)
 builder.add_edge(START, "gate")
 builder.add_conditional_edges("gate", route, ["work", END])
 builder.add_edge("work", END)
-''', given)
-    _same(run, ran, final)
+'''
+SHAPES += [
+    pytest.param(Shape(_INPUT, lambda run, ran: "work" not in run.runs),
+                 id="input-without-key-ends"),
+    pytest.param(Shape(_INPUT, lambda run, ran: run.runs["work"] == 1, {"repo_url": "https://x"}),
+                 id="input-with-key-routes-on"),
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_static_model_predicts_what_langgraph_does(tmp_path: Path, shape: Shape) -> None:
+    run, ran, final = _both(tmp_path, shape.body, shape.given)
+    assert (final is RAISED) == shape.raises  # LangGraph raised exactly where expected
+    if not shape.raises:
+        _same(run, ran, final, keys=shape.keys)
+    assert shape.check(run, ran)
+
+
+def test_there_are_at_least_twelve_shapes() -> None:
+    assert len({p.id for p in SHAPES}) == len(SHAPES) >= 12

@@ -67,14 +67,24 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                caps_verdict=True),
     # LangGraph execution (forensics.code.runtime): evidence a node returns under a key the
     # state does not declare is dropped, so the nodes that read it never see it; two parallel
-    # writes to a key without a reducer make LangGraph raise.
-    FailureCap("graph.evidence_lost", ("graph_orchestration", "langgraph_architecture"), 2,
-               0.85,
+    # writes to a key without a reducer make LangGraph raise; a join over separate edges from
+    # unequal branches runs the nodes after it on partial evidence. The state criterion's own
+    # judicial logic caps parallel keys without reducers (a data-loss risk) at 3; confirmed
+    # loss is no better.
+    FailureCap("graph.state.evidence_lost", ("graph_orchestration", "langgraph_architecture"),
+               2, 0.85,
                "evidence never reaches the nodes that read it (keys the state does not "
                "declare are dropped)"),
-    FailureCap("graph.parallel_writes", ("graph_orchestration", "langgraph_architecture"), 2,
-               0.85,
+    FailureCap("graph.state.evidence_lost", ("state_management_rigor",), 3, 0.85,
+               "the state does not declare the evidence its nodes return (LangGraph drops it)"),
+    FailureCap("graph.state.parallel_writes", ("graph_orchestration", "langgraph_architecture"),
+               2, 0.85,
                "parallel nodes write a key without a reducer (the run stops with an error)"),
+    FailureCap("graph.state.parallel_writes", ("state_management_rigor",), 3, 0.85,
+               "a key written by parallel nodes has no reducer"),
+    FailureCap("graph.join_repeats", ("graph_orchestration", "langgraph_architecture"), 3, 0.85,
+               "the fan-in does not wait for every branch (the nodes after it run once per "
+               "arriving branch, first on partial evidence)"),
     # State.
     FailureCap("state.undefined_names", ("state_management_rigor",), 2, 0.75,
                "state code that cannot run (names used but never defined)", caps_verdict=True),

@@ -1,19 +1,22 @@
 """Facts from the static execution model (`execution`): what LangGraph will do with the graph.
 
-Each fact quotes the lines it rests on and names the keys, nodes and edges in ``data`` (so
-the report's Mermaid picture can mark them):
+Each fact quotes the lines it rests on and names the keys, nodes and edges in ``data`` (the
+report's Mermaid picture marks ``unreachable_nodes``, ``dead_routes`` and ``double_joins``).
+Facts about how the state travels (``graph.state.*``) bear on the graph criterion and on the
+state criterion alike (the rubric's "graph.state" family):
 
-- ``graph.dropped_keys``: keys a node returns that the state does not declare (LangGraph drops
-  them silently); ``graph.evidence_lost`` when a later node reads such a key (the evidence
-  never reaches it: a functional break, confidence 0.9);
-- ``graph.unwritten_reads``: keys a node reads that no node writes and the input cannot carry;
+- ``graph.state.dropped_keys``: keys a node returns that the state does not declare
+  (LangGraph drops them silently); ``graph.state.evidence_lost`` when a later node reads such
+  a key (the evidence never reaches it: a functional break, confidence 0.9);
+- ``graph.state.unwritten_reads``: keys a node reads that no node writes and the input cannot
+  carry;
 - ``graph.dead_routes``: a router branch that can never be taken (its guard reads a key that
   never arrives);
 - ``graph.unreachable_nodes``: nodes with no path from START (they never run), and nodes with
   no path to END;
 - ``graph.join_repeats``: a node joined by separate edges from branches of unequal length runs
   once per arriving branch (and everything after it too);
-- ``graph.parallel_writes``: two nodes of one superstep write a key without a reducer
+- ``graph.state.parallel_writes``: two nodes of one superstep write a key without a reducer
   (LangGraph raises InvalidUpdateError);
 - ``graph.execution``: the simulated supersteps, with what could not be determined.
 """
@@ -100,12 +103,12 @@ def _key_findings(model: Model, run: Run, repo: Path | None, where: str) -> list
     unwritten = {nk: line for nk, line in unwritten.items() if nk[1] not in lost}
     text = "; ".join(f"{n} returns {', '.join(k)}" for n, k in dropped.items())
     return [
-        _f("graph.dropped_keys", "Nodes return keys the state does not declare",
+        _f("graph.state.dropped_keys", "Nodes return keys the state does not declare",
            bool(dropped), drop_quotes, repo,
            (f"{text}: not in the state schema, so LangGraph drops them without a word."
             if dropped else "Every key a node returns is declared in the state."),
            0.8, where, nodes=dropped, channels=sorted(model.channels)),
-        _f("graph.evidence_lost", "Evidence returned by one node never reaches the nodes "
+        _f("graph.state.evidence_lost", "Evidence returned by one node never reaches the nodes "
            "that read it", bool(lost), lost_quotes, repo,
            ("; ".join(f"{k} (returned by {', '.join(n for n in dropped if k in dropped[n])}"
                       f", dropped) is read by {', '.join(r)} and never arrives there"
@@ -116,13 +119,14 @@ def _key_findings(model: Model, run: Run, repo: Path | None, where: str) -> list
            # evidence that never reaches the nodes reading it breaks the audit itself
            0.9 if any(EVIDENCE_KEY.search(k) for k in lost) else 0.7, where, keys=lost,
            nodes=sorted(n for n in dropped if set(dropped[n]) & set(lost))),
-        _f("graph.unwritten_reads", "Nodes read keys that nothing writes",
+        _f("graph.state.unwritten_reads", "Nodes read keys that nothing writes",
            bool(unwritten), [(key[0], line) for (n, _k), line in sorted(unwritten.items())
                              if (key := model.nodes[n].key)], repo,
            ("; ".join(f"{n} reads {k}" for n, k in sorted(unwritten)) + ": no node writes "
             "it and the input cannot carry it." if unwritten else
             "Every key a node reads is written by a node or carried by the input."
-            if not any_whole else "Not determined: a node returns a state it did not build."),
+            if not any_whole else "Not determined: a node returns keys only known at run "
+            "time (or the state it was given)."),
            0.7, where, reads=[[n, k] for n, k in sorted(unwritten)]),
     ]
 
@@ -151,7 +155,7 @@ def _route_finding(model: Model, run: Run, repo: Path | None, where: str) -> Fin
     text = "; ".join(f"{s} -> {t} needs {', '.join(k)}, which never arrives" for s, t, k in dead)
     return _f("graph.dead_routes", "A conditional route can never be taken", bool(dead),
               quotes, repo, text + "." if dead else "Every route can be taken.", 0.8, where,
-              edges=[[s, t] for s, t, _k in dead], keys=sorted({k for *_x, ks in dead
+              dead_routes=[[s, t] for s, t, _k in dead], keys=sorted({k for *_x, ks in dead
                                                                  for k in ks}))
 
 
@@ -189,15 +193,17 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
            (f"No path from START to {', '.join(unreachable)}: they never run. " if unreachable
             else "") + (f"No path from {', '.join(stuck)} to END." if stuck else "")
            or "Every node is reachable from START and reaches END.",
-           0.85 if unreachable else 0.6, where, unreachable=unreachable, no_end=stuck),
+           0.85 if unreachable else 0.6, where, unreachable_nodes=[*unreachable, *stuck],
+           no_start=unreachable, no_end=stuck),
         _f("graph.join_repeats", "A join runs once per arriving branch", bool(repeats),
            [q for n in repeats if (q := _line(model, n))], repo,
            "; ".join(f"{n} runs {r['runs']} times ({', '.join(r['late'])} arrive"
                      f"{'s' if len(r['late']) == 1 else ''} later)" for n, r in repeats.items())
            + ": separate add_edge calls from branches of unequal length; the nodes after it "
              "run again on partial state." if repeats else "Every join runs once.",
-           0.85, where, joins=repeats),
-        _f("graph.parallel_writes", "Parallel nodes write a key without a reducer",
+           0.85, where, joins=repeats,
+           double_joins={n: r["runs"] for n, r in repeats.items()}),
+        _f("graph.state.parallel_writes", "Parallel nodes write a key without a reducer",
            bool(conflicts), [q for _s, k, w in conflicts for n in sorted(set(w))
                              if (q := _line(model, n, k))], repo,
            "; ".join(f"step {s}: {', '.join(sorted(set(w)))} all write {k}"
