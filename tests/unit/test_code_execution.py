@@ -196,6 +196,36 @@ builder.add_edge(["repo", "doc"], "agg")
 builder.add_edge("agg", END)
 '''
 
+TWO_ROUTERS = DETECTIVES + '''
+def vision(state):
+    return {"evidences": ["vision"]}
+
+def skip(state):
+    return {"opinions": ["skipped"]}
+
+def pick_doc(state):
+    return "doc" if state.get("repo_url") else "skip"
+
+def pick_vision(state):
+    if state.get("verdict"):
+        return "vision"
+    return "skip"
+
+def agg(state):
+    return {"verdict": "v"}
+
+builder = StateGraph(State)
+for name, fn in [("repo", repo), ("doc", doc), ("vision", vision), ("skip", skip),
+                 ("agg", agg)]:
+    builder.add_node(name, fn)
+builder.add_edge(START, "repo")
+builder.add_conditional_edges(START, pick_doc, {"doc": "doc", "skip": "skip"})
+builder.add_conditional_edges(START, pick_vision, ["vision", "skip"])
+for name in ["repo", "doc", "vision", "skip"]:
+    builder.add_edge(name, "agg")
+builder.add_edge("agg", END)
+'''
+
 SHAPES = [
     pytest.param(Shape('''
 def a(state):
@@ -418,6 +448,9 @@ builder.add_edge("abort", END)
                  id="helper-builds-the-update-path-map-route"),
     pytest.param(Shape(LIST_ROUTER, lambda run, ran: run.routes["gate"] == {"repo", "doc"}
                        and run.runs["agg"] == 1), id="router-returns-a-list-of-nodes"),
+    pytest.param(Shape(TWO_ROUTERS, lambda run, ran: run.steps[0] == ["doc", "repo", "skip"]
+                       and run.routes["__start__"] == {"doc", "skip"}, {"repo_url": "u"}),
+                 id="two-routers-on-one-node-both-run"),
 ]
 _INPUT = '''
 def gate(state):

@@ -49,6 +49,14 @@ class Node:
 
 
 @dataclass
+class Router:
+    """One router attached to a node (an add_conditional_edges call) and its resolved outs."""
+
+    info: JSON
+    outs: list[JSON]  # empty: not determined
+
+
+@dataclass
 class Model:
     """The graph as LangGraph will run it."""
 
@@ -56,7 +64,7 @@ class Model:
     channels: dict[str, str | None]  # key -> reducer
     input_keys: set[str] | None  # None: the input may carry any channel
     nodes: dict[str, Node]
-    routers: dict[str, list[JSON]]  # source -> the router's outs (empty: not determined)
+    routers: dict[str, list[Router]]  # source -> every router attached to it
 
 
 @dataclass
@@ -105,10 +113,12 @@ def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Mod
         for key, reducer in extra.items():
             channels.setdefault(key, reducer)
     nodes = {name: _node(graph, name, info) for name, info in sorted(topo.nodes.items())}
-    routers = {}
-    for source, info in sorted(topo.conditional.items()):
-        router = graph.named(info["op"]["path"], str(info.get("router") or ""))
-        routers[source] = resolved_outs(graph, router) if router else []
+    routers: dict[str, list[Router]] = {}
+    for source, first in sorted(topo.conditional.items()):
+        for info in first.get("routers") or [first]:
+            fn = graph.named(info["op"]["path"], str(info.get("router") or ""))
+            routers.setdefault(source, []).append(
+                Router(info, resolved_outs(graph, fn) if fn else []))
     return Model(topo, channels, set(inputs) if inputs is not None else None, nodes, routers)
 
 
@@ -169,9 +179,21 @@ def possible(out: JSON, view: dict[str, Any]) -> bool:
 
 def route(model: Model, source: str, view: dict[str, Any]) -> tuple[set[str], Counter[str],
                                                                        bool]:
-    """(targets, Send counts, determined) of the router on `source` given `view`."""
-    info = model.topo.conditional[source]
-    outs = model.routers.get(source) or []
+    """(targets, Send counts, determined) of the routers on `source` given `view` (LangGraph
+    runs every router attached to a node)."""
+    targets: set[str] = set()
+    sends: Counter[str] = Counter()
+    determined = True
+    for router in model.routers.get(source, []):
+        more, sent, known = _route_one(router, view)
+        targets |= more
+        sends.update(sent)
+        determined &= known
+    return targets, sends, determined
+
+
+def _route_one(router: Router, view: dict[str, Any]) -> tuple[set[str], Counter[str], bool]:
+    info, outs = router.info, router.outs
     if not outs or any(o.get("open") or not (o.get("targets") or o.get("sends"))
                        for o in outs):  # e.g. ``return tasks`` built up in a loop
         return set(info["targets"]), Counter(), False
@@ -215,6 +237,13 @@ def simulate(model: Model, input_keys: set[str] | None = None) -> Run:
                      if len(w) > 1 and not model.channels.get(k)]
         if conflicts:
             run.parallel += [(step, k, w) for k, w in conflicts]
+            if run.ambiguous_at and step >= run.ambiguous_at:
+                # both ways of an undetermined router were simulated: these nodes may never
+                # run together, and nothing after this step is known
+                run.undetermined.append(
+                    f"step {step}: " + "; ".join(f"{', '.join(sorted(set(w)))} write {k}"
+                                                 for k, w in conflicts)
+                    + " only if a router takes every way; the model stops there")
             return run  # LangGraph raises InvalidUpdateError here
         nxt: Counter[str] = Counter()
         for name in sorted(frontier):

@@ -33,6 +33,7 @@ from automaton_auditor.forensics.code.execution import (
     ABSENT,
     UNKNOWN,
     Model,
+    Router,
     Run,
     any_open,
     build_model,
@@ -134,29 +135,39 @@ def _key_findings(model: Model, run: Run, repo: Path | None, where: str) -> list
 def _route_finding(model: Model, run: Run, repo: Path | None, where: str) -> Finding:
     dead: list[tuple[str, str, list[str]]] = []
     quotes: list[tuple[str, int]] = []
-    for source, outs in sorted(model.routers.items()):
-        if source not in run.routes or not outs or any(
-                o.get("open") or not (o.get("targets") or o.get("sends")) for o in outs):
-            continue  # never ran, or its choice is not determined
-        mapping = model.topo.conditional[source].get("map") or {}
-        for out in outs:
-            maybe = {k: UNKNOWN for k in model.channels} if any_open(model) else {}
-            if possible(out, {**maybe, **run.arrived, **_own(model, source)}):
-                continue
-            keys = [k for k, want in out.get("guards") or [] if want and
-                    {**maybe, **run.arrived}.get(k, ABSENT) == ABSENT
-                    and k not in _own(model, source)]
-            for target in [*out.get("targets", []), *out.get("sends", [])]:
-                node = mapping.get(str(target), target) if mapping else target
-                if keys and node not in run.routes[source]:
-                    dead.append((source, str(node), keys))
-                    router = model.topo.conditional[source]
-                    quotes.append((router["op"]["path"], router["op"]["line"]))
+    for source, routers in sorted(model.routers.items()):
+        for router in routers:
+            found = _dead_targets(model, run, source, router)
+            dead += [(source, target, keys) for target, keys in found]
+            quotes += [(router.info["op"]["path"], router.info["op"]["line"])] if found else []
     text = "; ".join(f"{s} -> {t} needs {', '.join(k)}, which never arrives" for s, t, k in dead)
     return _f("graph.dead_routes", "A conditional route can never be taken", bool(dead),
               quotes, repo, text + "." if dead else "Every route can be taken.", 0.8, where,
               dead_routes=[[s, t] for s, t, _k in dead], keys=sorted({k for *_x, ks in dead
-                                                                 for k in ks}))
+                                                                       for k in ks}))
+
+
+def _dead_targets(model: Model, run: Run, source: str,
+                  router: Router) -> list[tuple[str, list[str]]]:
+    """(target, keys) of the router's branches whose guard reads keys that never arrive."""
+    outs = router.outs
+    if source not in run.routes or not outs or any(
+            o.get("open") or not (o.get("targets") or o.get("sends")) for o in outs):
+        return []  # never ran, or its choice is not determined
+    mapping = router.info.get("map") or {}
+    maybe = {k: UNKNOWN for k in model.channels} if any_open(model) else {}
+    seen = {**maybe, **run.arrived}
+    dead = []
+    for out in outs:
+        if possible(out, {**seen, **_own(model, source)}):
+            continue
+        keys = [k for k, want in out.get("guards") or [] if want
+                and seen.get(k, ABSENT) == ABSENT and k not in _own(model, source)]
+        for target in [*out.get("targets", []), *out.get("sends", [])]:
+            node = mapping.get(str(target), target) if mapping else target
+            if keys and node not in run.routes[source]:
+                dead.append((str(node), keys))
+    return dead
 
 
 def _own(model: Model, name: str) -> dict[str, Any]:

@@ -216,9 +216,18 @@ def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:
     mapped = res.value(path_map, path)
     mapping = {str(res.name(k, path)): res.name(v, path) for k, v in mapped["map"]} \
         if isinstance(mapped, dict) and "map" in mapped else {}
-    topo.conditional[source] = {"op": op, "targets": targets, "send": bool(sends),
-                                "sends": sorted(sends), "map": mapping,
-                                "router": router.get("ref") if isinstance(router, dict) else None}
+    own = {"op": op, "targets": targets, "send": bool(sends), "sends": sorted(sends),
+           "map": mapping, "router": router.get("ref") if isinstance(router, dict) else None}
+    first = topo.conditional.get(source)
+    if first is None or "routers" not in first:
+        topo.conditional[source] = {**own, "routers": [own]}
+    else:
+        # LangGraph runs every router attached to a node (each add_conditional_edges call is
+        # one more branch): the first entry speaks for the source, all are kept
+        first["routers"].append(own)
+        first["targets"] = sorted(set(first["targets"]) | set(targets))
+        first["sends"] = sorted(set(first["sends"]) | sends)
+        first["send"] = bool(first["sends"])
     for target in targets:
         _edge(topo, source, target, op, "send" if target in sends else "conditional")
 
