@@ -45,14 +45,14 @@ def test_a_route_on_a_dropped_flag_is_dead(tmp_path: Path) -> None:
     facts = _facts(tmp_path, copies.route_on_undeclared_flag())
     dead = facts["graph.dead_routes"]
     assert dead.found and dead.data["keys"] == ["evidence_ok"]
-    assert dead.data["dead_routes"] == [["evidence_aggregator", "judge"]]
+    assert dead.data["edges"] == [["evidence_aggregator", "judge"]]
     assert "judge" not in facts["graph.execution"].data["runs"]
 
 
 def test_a_node_without_incoming_edge_never_runs(tmp_path: Path) -> None:
     facts = _facts(tmp_path, copies.node_without_incoming_edge())
     unreachable = facts["graph.unreachable_nodes"]
-    assert unreachable.found and unreachable.data["unreachable_nodes"] == ["vision_inspector"]
+    assert unreachable.found and unreachable.data["unreachable"] == ["vision_inspector"]
     assert unreachable.location == "graph.py:13"  # its add_node
 
 
@@ -63,7 +63,6 @@ def test_unequal_branches_joined_by_separate_edges_run_the_judges_twice(
     assert repeats.found
     assert repeats.data["joins"] == {"evidence_aggregator": {
         "runs": 2, "late": ["vision_inspector"]}}
-    assert repeats.data["double_joins"] == {"evidence_aggregator": 2}
     assert facts["graph.execution"].data["runs"]["judge"] == 6
 
 
@@ -85,7 +84,7 @@ def test_a_node_without_a_path_to_end_is_named(tmp_path: Path) -> None:
     facts = _facts(tmp_path, {**copies.strong(), "graph.py": graph})
     stuck = facts["graph.unreachable_nodes"]
     assert stuck.found and stuck.data["no_end"] == ["error_handler"]
-    assert stuck.data["no_start"] == [] and "error_handler" in stuck.rationale
+    assert stuck.data["unreachable"] == [] and "error_handler" in stuck.rationale
 
 
 def test_names_computed_at_run_time_are_not_determined_never_a_failure(tmp_path: Path) -> None:

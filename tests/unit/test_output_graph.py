@@ -14,7 +14,7 @@ from tests.conftest import make_evidence
 from tests.unit.output_helpers import criterion, report
 
 from .test_code_ast_graph import write_repo
-from .test_code_runtime import GRAPH, NODES, STATE
+from .graph_defects import GRAPH, NODES, STATE
 
 TOPOLOGY = {
     "nodes": ["start_node", "detective_a", "detective_b", "slow_step", "aggregator", "judge",
@@ -43,7 +43,7 @@ RUNTIME_FACTS = (
     _fact("graph.unreachable_nodes", unreachable=["orphan"], no_end=["stuck"]),
     _fact("graph.dead_routes", edges=[["aggregator", "error_handler"]], keys=["ok"]),
     _fact("graph.join_repeats", joins={"aggregator": {"runs": 2, "late": ["slow_step"]}}),
-    _fact("graph.dropped_keys", nodes={"detective_a": ["evidence"]}, channels=["evidences"]),
+    _fact("graph.state.dropped_keys", nodes={"detective_a": ["evidence"]}, channels=["evidences"]),
 )
 
 

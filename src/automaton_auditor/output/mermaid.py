@@ -12,7 +12,7 @@ another shape marks nothing):
   ``no_end`` (no path to END);
 - ``graph.dead_routes``: ``edges``, ``[source, target]`` routes that can never be taken;
 - ``graph.join_repeats``: ``joins``, join name to ``{"runs": n, "late": [...]}`` (or to n);
-- ``graph.dropped_keys``: ``nodes``, node name to the keys LangGraph drops from its return.
+- ``graph.state.dropped_keys``: ``nodes``, node name to the keys LangGraph drops from its return.
 
 The older spellings ``unreachable_nodes``, ``dead_routes`` and ``double_joins`` (a list, or a
 mapping of name to runs) are read from any ``graph.*`` fact too.
@@ -89,7 +89,7 @@ def _mark(flow: Flow, item: Evidence) -> None:
     for key in ("joins", "double_joins"):
         for name, runs in _joins(data.get(key)).items():
             flow.twice[name] = max(runs, flow.twice.get(name, 0))
-    dropped = data.get("nodes") if item.facet == "graph.dropped_keys" else None
+    dropped = data.get("nodes") if item.facet == "graph.state.dropped_keys" else None
     if isinstance(dropped, dict):
         for name, keys in dropped.items():
             flow.dropped[str(name)] = sorted({*flow.dropped.get(str(name), []), *_names(keys)})

@@ -1,7 +1,7 @@
 """Facts from the static execution model (`execution`): what LangGraph will do with the graph.
 
 Each fact quotes the lines it rests on and names the keys, nodes and edges in ``data`` (the
-report's Mermaid picture marks ``unreachable_nodes``, ``dead_routes`` and ``double_joins``).
+report's Mermaid picture marks them: ``output.mermaid`` reads these data keys).
 Facts about how the state travels (``graph.state.*``) bear on the graph criterion and on the
 state criterion alike (the rubric's "graph.state" family):
 
@@ -143,8 +143,8 @@ def _route_finding(model: Model, run: Run, repo: Path | None, where: str) -> Fin
     text = "; ".join(f"{s} -> {t} needs {', '.join(k)}, which never arrives" for s, t, k in dead)
     return _f("graph.dead_routes", "A conditional route can never be taken", bool(dead),
               quotes, repo, text + "." if dead else "Every route can be taken.", 0.8, where,
-              dead_routes=[[s, t] for s, t, _k in dead], keys=sorted({k for *_x, ks in dead
-                                                                       for k in ks}))
+              edges=[[s, t] for s, t, _k in dead], keys=sorted({k for *_x, ks in dead
+                                                                 for k in ks}))
 
 
 def _dead_targets(model: Model, run: Run, source: str,
@@ -204,16 +204,14 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
            (f"No path from START to {', '.join(unreachable)}: they never run. " if unreachable
             else "") + (f"No path from {', '.join(stuck)} to END." if stuck else "")
            or "Every node is reachable from START and reaches END.",
-           0.85 if unreachable else 0.6, where, unreachable_nodes=[*unreachable, *stuck],
-           no_start=unreachable, no_end=stuck),
+           0.85 if unreachable else 0.6, where, unreachable=unreachable, no_end=stuck),
         _f("graph.join_repeats", "A join runs once per arriving branch", bool(repeats),
            [q for n in repeats if (q := _line(model, n))], repo,
            "; ".join(f"{n} runs {r['runs']} times ({', '.join(r['late'])} arrive"
                      f"{'s' if len(r['late']) == 1 else ''} later)" for n, r in repeats.items())
            + ": separate add_edge calls from branches of unequal length; the nodes after it "
              "run again on partial state." if repeats else "Every join runs once.",
-           0.85, where, joins=repeats,
-           double_joins={n: r["runs"] for n, r in repeats.items()}),
+           0.85, where, joins=repeats),
         _f("graph.state.parallel_writes", "Parallel nodes write a key without a reducer",
            bool(conflicts), [q for _s, k, w in conflicts for n in sorted(set(w))
                              if (q := _line(model, n, k))], repo,
