@@ -90,7 +90,8 @@ graph = builder.compile()
 '''
 
 
-def _replace(text: str, *pairs: tuple[str, str]) -> str:
+def edit(text: str, *pairs: tuple[str, str]) -> str:
+    """`text` with each (old, new) replaced; every old must be there."""
     for old, new in pairs:
         assert old in text, old  # a copy that silently lost its defect would prove nothing
         text = text.replace(old, new)
@@ -105,7 +106,7 @@ def strong() -> dict[str, str]:
 def undeclared_evidence() -> dict[str, str]:
     """Detectives return their evidence under ``evidence``, which the state does not declare;
     the aggregator reads it (LangGraph drops it: the judges see no evidence)."""
-    nodes = _replace(NODES, ('return {"evidences": [{"goal"', 'return {"evidence": [{"goal"'),
+    nodes = edit(NODES, ('return {"evidences": [{"goal"', 'return {"evidence": [{"goal"'),
                      ('str(len(state["evidences"]))', 'str(len(state.get("evidence") or []))'))
     return {**strong(), "nodes.py": nodes}
 
@@ -113,7 +114,7 @@ def undeclared_evidence() -> dict[str, str]:
 def route_on_undeclared_flag() -> dict[str, str]:
     """A detective returns ``evidence_ok`` (undeclared); the route after the aggregator reads
     it, so the branch to the judges is never taken."""
-    nodes = _replace(NODES, ('return {"evidences": [{"goal": "report", "found": True}]}',
+    nodes = edit(NODES, ('return {"evidences": [{"goal": "report", "found": True}]}',
                              'return {"evidences": [], "evidence_ok": True}'),
                      ('if not state.get("evidences"):', 'if not state.get("evidence_ok"):'))
     return {**strong(), "nodes.py": nodes}
@@ -121,14 +122,14 @@ def route_on_undeclared_flag() -> dict[str, str]:
 
 def node_without_incoming_edge() -> dict[str, str]:
     """vision_inspector is registered but no edge leads to it."""
-    graph = _replace(GRAPH, ('builder.add_edge("context_builder", "vision_inspector")\n', ""))
+    graph = edit(GRAPH, ('builder.add_edge("context_builder", "vision_inspector")\n', ""))
     return {**strong(), "graph.py": graph}
 
 
 def unequal_branches_separate_edges() -> dict[str, str]:
     """vision_inspector runs after doc_analyst; the aggregator is joined by separate add_edge
     calls from branches of one and two nodes, so it runs twice."""
-    graph = _replace(GRAPH, ('builder.add_edge("context_builder", "vision_inspector")',
+    graph = edit(GRAPH, ('builder.add_edge("context_builder", "vision_inspector")',
                              'builder.add_edge("doc_analyst", "vision_inspector")'),
                      ('builder.add_edge("doc_analyst", "evidence_aggregator")\n', ""))
     return {**strong(), "graph.py": graph}

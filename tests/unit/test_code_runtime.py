@@ -21,6 +21,10 @@ def _facts(tmp_path: Path, files: dict[str, str]) -> dict[str, Finding]:
     return {f.facet: f for f in findings if f.facet.startswith("graph.")}
 
 
+def _nodes_edited(tmp_path: Path, *pairs: tuple[str, str]) -> dict[str, Finding]:
+    return _facts(tmp_path, {**copies.strong(), "nodes.py": copies.edit(NODES, *pairs)})
+
+
 def test_the_strong_graph_has_no_execution_defect(tmp_path: Path) -> None:
     facts = _facts(tmp_path, copies.strong())
     assert [f for f in DEFECTS if facts[f].found] == []
@@ -67,11 +71,10 @@ def test_unequal_branches_joined_by_separate_edges_run_the_judges_twice(
 
 
 def test_detectives_writing_one_key_without_reducer_stop_the_run(tmp_path: Path) -> None:
-    nodes = NODES.replace('return {"evidences": [{"goal": "graph", "found": True}]}',
-                          'return {"final_report": "repo"}')
-    nodes = nodes.replace('return {"evidences": [{"goal": "report", "found": True}]}',
-                          'return {"final_report": "doc"}')
-    facts = _facts(tmp_path, {**copies.strong(), "nodes.py": nodes})
+    facts = _nodes_edited(tmp_path, ('return {"evidences": [{"goal": "graph", "found": True}]}',
+                                     'return {"final_report": "repo"}'),
+                          ('return {"evidences": [{"goal": "report", "found": True}]}',
+                           'return {"final_report": "doc"}'))
     conflict = facts["graph.state.parallel_writes"]
     assert conflict.found
     assert conflict.data["conflicts"] == [[2, "final_report", ["doc_analyst",
@@ -97,5 +100,50 @@ def test_names_computed_at_run_time_are_not_determined_never_a_failure(tmp_path:
                                  'return {state["repo_url"]: [{"goal": "graph"}]}')
     facts = _facts(tmp_path, {**copies.strong(), "graph.py": graph, "nodes.py": nodes})
     assert [f for f in DEFECTS if f in facts and facts[f].found] == []
-    assert facts["graph.state.unwritten_reads"].rationale.startswith("Not determined")
+    assert "not determined" in facts["graph.state.unwritten_reads"].rationale
     assert any("computed at run time" in u for u in facts["graph.execution"].data["undetermined"])
+
+
+def test_a_router_testing_a_key_the_state_does_not_declare_is_named(tmp_path: Path) -> None:
+    # the test of ``error`` never holds: no node can write a key the state does not declare
+    facts = _nodes_edited(tmp_path, ('    if not state.get("evidences"):',
+                                     '    if state.get("error"):\n        return "error_handler"\n'
+                                     '    if not state.get("evidences"):'))
+    unwritten = facts["graph.state.unwritten_reads"]
+    assert unwritten.found
+    assert unwritten.data["reads"] == [["the router route_judges on evidence_aggregator",
+                                        "error"]]
+    assert 'if state.get("error"):' in (unwritten.content or "")
+    # the evidence always arrives here, so the only other way to error_handler is that test
+    dead = facts["graph.dead_routes"]
+    assert dead.data["edges"] == [["evidence_aggregator", "error_handler"]]
+    assert dead.data["keys"] == ["error"]
+
+
+def test_a_state_defined_outside_the_repository_drops_nothing(tmp_path: Path) -> None:
+    graph = copies.GRAPH.replace("from state import AgentState",
+                                 "from somewhere_else import AgentState")
+    files = {**copies.undeclared_evidence(), "graph.py": graph}
+    del files["state.py"]
+    facts = _facts(tmp_path, files)
+    assert [f for f in DEFECTS if facts[f].found] == []
+    assert facts["graph.state.unwritten_reads"].rationale.startswith("Not determined")
+
+
+def test_a_send_target_reads_its_payload_not_the_state(tmp_path: Path) -> None:
+    facts = _nodes_edited(tmp_path, ('{"repo_url": who}', '{"persona": who}'),
+                          ('[state["repo_url"]]', '[state["persona"]]'))
+    assert [f for f in DEFECTS if facts[f].found] == []
+
+
+def test_a_key_lost_between_parallel_branches_is_not_lost_evidence_at_a_join(
+        tmp_path: Path) -> None:
+    # one detective returns a path another detective of the same step reads: dropped, but
+    # the fan-in still gets every branch's evidence (no cap)
+    facts = _nodes_edited(tmp_path, ('return {"evidences": [{"goal": "graph", "found": True}]}',
+                                     'return {"evidences": [{"goal": "graph"}], "repo_path": "x"}'),
+                          ('def doc_analyst(state):\n',
+                           'def doc_analyst(state):\n    where = state.get("repo_path")\n'))
+    lost = facts["graph.state.evidence_lost"]
+    assert lost.found and lost.data["keys"] == {"repo_path": ["doc_analyst"]}
+    assert lost.confidence == 0.7 and lost.data["joins"] == []

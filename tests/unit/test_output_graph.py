@@ -13,8 +13,8 @@ from automaton_auditor.state import Evidence, Finding
 from tests.conftest import make_evidence
 from tests.unit.output_helpers import criterion, report
 
-from .test_code_ast_graph import write_repo
 from .graph_defects import GRAPH, NODES, STATE
+from .test_code_ast_graph import write_repo
 
 TOPOLOGY = {
     "nodes": ["start_node", "detective_a", "detective_b", "slow_step", "aggregator", "judge",

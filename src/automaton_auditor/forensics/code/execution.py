@@ -54,6 +54,8 @@ class Router:
 
     info: JSON
     outs: list[JSON]  # empty: not determined
+    key: Key | None = None  # the router function, when it resolves
+    reads: dict[str, int] = field(default_factory=dict)  # key -> first line read
 
 
 @dataclass
@@ -65,6 +67,7 @@ class Model:
     input_keys: set[str] | None  # None: the input may carry any channel
     nodes: dict[str, Node]
     routers: dict[str, list[Router]]  # source -> every router attached to it
+    complete: bool = True  # False: the state schema's keys are not all known (no key is dropped)
 
 
 @dataclass
@@ -86,30 +89,39 @@ class Run:
 
 
 # --- the model ---------------------------------------------------------------------------------
-def _fields(facts: dict[str, JSON], name: str | None, depth: int = 0) -> dict[str, str | None]:
-    """Keys (with reducers) of a repository class and its repository base classes."""
+# bases whose own keys are known: none (the typing roots), or MessagesState's one
+KNOWN_BASES = {"TypedDict": {}, "BaseModel": {}, "object": {}, "Generic": {},
+               "MessagesState": {"messages": "add_messages"}}
+
+
+def _fields(facts: dict[str, JSON], name: str | None,
+            depth: int = 0) -> tuple[dict[str, str | None], bool]:
+    """Keys (with reducers) of a repository class and its base classes, and whether they are
+    all known (False for a class or base defined outside the repository: its keys are not)."""
     if not name or depth > 5:
-        return {}
-    classes = typed_classes(facts)
-    tail = name.rsplit(".", 1)[-1]
-    if tail == "MessagesState":
-        return {"messages": "add_messages"}
-    found = classes.get(tail)
+        return {}, False
+    tail = name.rsplit(".", 1)[-1].split("[")[0]
+    if tail in KNOWN_BASES:
+        return dict(KNOWN_BASES[tail]), True
+    found = typed_classes(facts).get(tail)
     if found is None:
-        return {}
+        return {}, False
     out: dict[str, str | None] = {}
+    complete = True
     for base in found[1]["bases"]:
-        out.update(_fields(facts, base.split("[")[0], depth + 1))
+        keys, known = _fields(facts, base, depth + 1)
+        out.update(keys)
+        complete &= known
     out.update({f["name"]: f["reducer"] for f in found[1]["fields"]})
-    return out
+    return out, complete
 
 
 def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Model:
     """The static execution model of one rebuilt graph."""
     builder = topo.builder
-    channels = _fields(facts, builder.get("state"))
-    inputs = _fields(facts, builder.get("input")) if builder.get("input") else None
-    for extra in (inputs or {}, _fields(facts, builder.get("output"))):
+    channels, complete = _fields(facts, builder.get("state"))
+    inputs, known = _fields(facts, builder.get("input")) if builder.get("input") else ({}, False)
+    for extra in (inputs, _fields(facts, builder.get("output"))[0]):
         for key, reducer in extra.items():
             channels.setdefault(key, reducer)
     nodes = {name: _node(graph, name, info) for name, info in sorted(topo.nodes.items())}
@@ -117,9 +129,10 @@ def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Mod
     for source, first in sorted(topo.conditional.items()):
         for info in first.get("routers") or [first]:
             fn = graph.named(info["op"]["path"], str(info.get("router") or ""))
-            routers.setdefault(source, []).append(
-                Router(info, resolved_outs(graph, fn) if fn else []))
-    return Model(topo, channels, set(inputs) if inputs is not None else None, nodes, routers)
+            routers.setdefault(source, []).append(Router(
+                info, resolved_outs(graph, fn) if fn else [], fn,
+                state_reads(graph, fn) if fn else {}))
+    return Model(topo, channels, set(inputs) if known else None, nodes, routers, complete)
 
 
 def resolved_outs(graph: CallGraph, key: Key, depth: int = 0) -> list[JSON]:
@@ -152,13 +165,20 @@ def _node(graph: CallGraph, name: str, info: JSON) -> Node:
         node.whole |= bool(out.get("whole"))
         node.open |= bool(out.get("open"))
         node.gotos += [g for g in out.get("gotos", []) if g not in node.gotos]
+    node.reads = state_reads(graph, key)
+    return node
+
+
+def state_reads(graph: CallGraph, key: Key) -> dict[str, int]:
+    """Keys a node or router function reads from its state parameter (first line each)."""
     params = graph.functions[key].get("params") or []
     state = params[1] if params[:1] == ["self"] and len(params) > 1 else (
         params[0] if params else None)
+    reads: dict[str, int] = {}
     for access in graph.flow(key).get("keys", []):
         if access["param"] == state and access["op"] != "set":
-            node.reads.setdefault(access["key"], access["line"])
-    return node
+            reads.setdefault(access["key"], access["line"])
+    return reads
 
 
 # --- routers -----------------------------------------------------------------------------------
@@ -219,7 +239,7 @@ def simulate(model: Model, input_keys: set[str] | None = None) -> Run:
     keys) until no node is triggered, END, or MAX_STEPS."""
     run = Run()
     given = input_keys if input_keys is not None else (model.input_keys or set())
-    run.arrived = {k: UNKNOWN for k in given if k in model.channels}
+    run.arrived = {k: UNKNOWN for k in given if k in model.channels or not model.complete}
     joined: dict[str, set[str]] = {d: set() for _s, d, _o in model.topo.joins}
     frontier = _successors(model, START, run, {}, joined)
     for step in range(1, MAX_STEPS + 1):
@@ -234,7 +254,7 @@ def simulate(model: Model, input_keys: set[str] | None = None) -> Run:
             run.ran_at.setdefault(name, []).append(step)
             _write(model, run, name, count, writers)
         conflicts = [(k, w) for k, w in sorted(writers.items())
-                     if len(w) > 1 and not model.channels.get(k)]
+                     if len(w) > 1 and k in model.channels and not model.channels[k]]
         if conflicts:
             run.parallel += [(step, k, w) for k, w in conflicts]
             if run.ambiguous_at and step >= run.ambiguous_at:
@@ -269,10 +289,10 @@ def _write(model: Model, run: Run, name: str, count: int,
     if node.whole:
         written.update({k: run.arrived.get(k, UNKNOWN) for k in run.arrived})
     for key, value in written.items():
-        if key in model.channels:
+        if key in model.channels or not model.complete:
             writers.setdefault(key, []).extend([name] * count)
             before = run.arrived.get(key, value)
-            if model.channels[key] and NONEMPTY in (before, value):
+            if model.channels.get(key) and NONEMPTY in (before, value):
                 value = NONEMPTY  # a reducer keeps what arrived: non-empty stays non-empty
             run.arrived[key] = value if before == value else UNKNOWN
         else:
@@ -298,8 +318,7 @@ def _successors(model: Model, name: str, run: Run, own: dict[str, Any],
     if name in model.topo.conditional:
         # a router on the node itself sees all it returned; a key some node may write
         # without our knowing is not absent
-        maybe = {k: UNKNOWN for k in model.channels} if any_open(model) else {}
-        view = {**maybe, **run.arrived, **own}
+        view = {**unknown_view(model), **run.arrived, **own}
         targets, sends, determined = route(model, name, view)
         run.routes.setdefault(name, set()).update(targets | set(sends))
         if not determined:
@@ -319,3 +338,13 @@ def _successors(model: Model, name: str, run: Run, own: dict[str, Any],
 def any_open(model: Model) -> bool:
     """True when some node writes keys that are not determined (all keys may arrive)."""
     return any(n.open or n.whole for n in model.nodes.values())
+
+
+def unknown_view(model: Model) -> dict[str, Any]:
+    """Keys a router may see without our knowing: every channel when some node's writes are
+    not determined, every key a router tests when the state's keys are not all known."""
+    view: dict[str, Any] = {k: UNKNOWN for k in model.channels} if any_open(model) else {}
+    if not model.complete:
+        view.update({k: UNKNOWN for routers in model.routers.values() for r in routers
+                     for out in r.outs for k, _want in out.get("guards") or []})
+    return view

@@ -23,7 +23,6 @@ state criterion alike (the rubric's "graph.state" family):
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +30,6 @@ from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import (
     ABSENT,
-    UNKNOWN,
     Model,
     Router,
     Run,
@@ -39,13 +37,13 @@ from automaton_auditor.forensics.code.execution import (
     build_model,
     possible,
     simulate,
+    unknown_view,
 )
 from automaton_auditor.forensics.code.source import line_at
-from automaton_auditor.forensics.code.topology import DETECTIVE, END, START, Topology
+from automaton_auditor.forensics.code.topology import END, START, Topology
 from automaton_auditor.state import Finding
 
 MAX_QUOTED = 15
-EVIDENCE_KEY = re.compile(r"evidence|finding|fact", re.I)
 
 
 def _f(facet: str, goal: str, found: bool, quotes: list[tuple[str, int]], repo: Path | None,
@@ -86,22 +84,55 @@ def _line(model: Model, name: str, key: str | None = None) -> tuple[str, int] | 
     return info["path"], info["line"]
 
 
+def _readers(model: Model) -> dict[tuple[str, str], tuple[str, int]]:
+    """(reader, key) -> (path, line) for every key a node or a router reads from the state.
+    A node reached by ``Send`` reads its payload, not the state: it is left out."""
+    sent = {d for (_s, d), e in model.topo.edges.items() if e["kind"] == "send"}
+    out = {(n, k): (node.key[0], line) for n, node in model.nodes.items() if node.key
+           and n not in sent for k, line in node.reads.items()}
+    for source, routers in model.routers.items():
+        for router in routers:
+            name = f"the router {router.key[1]} on {source}" if router.key else source
+            out.update({(name, k): (router.key[0], line) for k, line in router.reads.items()
+                        if router.key})
+    return out
+
+
+def _joins(model: Model) -> set[str]:
+    """Nodes where branches meet: two or more plain-edge sources, or a list-form join."""
+    sources: dict[str, set[str]] = {}
+    for (src, dst), edge in model.topo.edges.items():
+        if edge["kind"] == "static" and src != START:
+            sources.setdefault(dst, set()).add(src)
+    return {d for d, s in sources.items() if len(s) > 1} | {d for _s, d, _o in model.topo.joins}
+
+
+def _unwritten(model: Model, reads: dict[tuple[str, str], tuple[str, int]],
+               lost: dict[str, list[str]]) -> dict[tuple[str, str], tuple[str, int]]:
+    """Reads of keys that never arrive: not a state key (LangGraph has no channel for it), or
+    a state key no node writes and the input schema does not carry."""
+    written = {k for node in model.nodes.values() for k in node.writes}
+    open_writes = any_open(model)
+    out = {}
+    for (who, key), where in reads.items():
+        undeclared = model.complete and key not in model.channels
+        unfed = (not open_writes and model.input_keys is not None and key in model.channels
+                 and key not in written and key not in model.input_keys)
+        if (undeclared or unfed) and key not in lost:
+            out[(who, key)] = where
+    return out
+
+
 def _key_findings(model: Model, run: Run, repo: Path | None, where: str) -> list[Finding]:
     dropped = {n: sorted(k) for n, k in sorted(run.dropped.items())}
-    readers = {k: sorted(n for n, node in model.nodes.items() if k in node.reads)
-               for keys in dropped.values() for k in keys}
-    lost = {k: r for k, r in readers.items() if r}
+    reads = _readers(model)
+    lost = {k: r for k in {k for keys in dropped.values() for k in keys}
+            if (r := sorted(who for who, key in reads if key == k))}
     drop_quotes = [q for n, keys in dropped.items() for k in keys if (q := _line(model, n, k))]
-    lost_quotes = drop_quotes + [q for k, r in lost.items() for n in r
-                                 if (q := _line(model, n, k))]
-    detectives = sorted(n for n in dropped if DETECTIVE.search(n))
-    writes = {k for node in model.nodes.values() for k in node.writes} | set(model.channels)
-    any_whole = any(n.whole or n.open for n in model.nodes.values())
-    unwritten = {} if any_whole else {
-        (n, k): node.reads[k] for n, node in model.nodes.items() for k in node.reads
-        if k not in model.channels or (model.input_keys is not None and k not in writes
-                                       and k not in model.input_keys)}
-    unwritten = {nk: line for nk, line in unwritten.items() if nk[1] not in lost}
+    lost_quotes = drop_quotes + [reads[(who, k)] for k, r in lost.items() for who in r]
+    # what parallel branches return for the node that joins them: the fan-in never gets it
+    at_join = sorted({n for r in lost.values() for n in r if n in _joins(model)})
+    unwritten = _unwritten(model, reads, lost)
     text = "; ".join(f"{n} returns {', '.join(k)}" for n, k in dropped.items())
     return [
         _f("graph.state.dropped_keys", "Nodes return keys the state does not declare",
@@ -114,20 +145,21 @@ def _key_findings(model: Model, run: Run, repo: Path | None, where: str) -> list
            ("; ".join(f"{k} (returned by {', '.join(n for n in dropped if k in dropped[n])}"
                       f", dropped) is read by {', '.join(r)} and never arrives there"
                       for k, r in lost.items())
-            + (f"; the detectives {', '.join(detectives)} lose their evidence." if detectives
-               and any(EVIDENCE_KEY.search(k) for k in lost) else ".") if lost
+            + (f"; the join {', '.join(at_join)} never receives what its branches return."
+               if at_join else ".") if lost
             else "No node reads a key that LangGraph dropped."),
-           # evidence that never reaches the nodes reading it breaks the audit itself
-           0.9 if any(EVIDENCE_KEY.search(k) for k in lost) else 0.7, where, keys=lost,
+           # a fan-in that never receives its branches' results breaks the graph itself
+           0.9 if at_join else 0.7, where, keys=lost, joins=at_join,
            nodes=sorted(n for n in dropped if set(dropped[n]) & set(lost))),
         _f("graph.state.unwritten_reads", "Nodes read keys that nothing writes",
-           bool(unwritten), [(key[0], line) for (n, _k), line in sorted(unwritten.items())
-                             if (key := model.nodes[n].key)], repo,
-           ("; ".join(f"{n} reads {k}" for n, k in sorted(unwritten)) + ": no node writes "
-            "it and the input cannot carry it." if unwritten else
-            "Every key a node reads is written by a node or carried by the input."
-            if not any_whole else "Not determined: a node returns keys only known at run "
-            "time (or the state it was given)."),
+           bool(unwritten), [unwritten[wk] for wk in sorted(unwritten)], repo,
+           ("; ".join(f"{n} reads {k}" for n, k in sorted(unwritten)) + ": the state does "
+            "not declare it, or no node writes it and the input cannot carry it; the read "
+            "never sees a value." if unwritten else
+            "Not determined: the state's keys are not all known." if not model.complete
+            else "Every key read is declared in the state" + (
+                "; whether a node writes each is not determined (a node returns keys only "
+                "known at run time, or the state it was given)." if any_open(model) else ".")),
            0.7, where, reads=[[n, k] for n, k in sorted(unwritten)]),
     ]
 
@@ -155,8 +187,7 @@ def _dead_targets(model: Model, run: Run, source: str,
             o.get("open") or not (o.get("targets") or o.get("sends")) for o in outs):
         return []  # never ran, or its choice is not determined
     mapping = router.info.get("map") or {}
-    maybe = {k: UNKNOWN for k in model.channels} if any_open(model) else {}
-    seen = {**maybe, **run.arrived}
+    seen = {**unknown_view(model), **run.arrived}
     dead = []
     for out in outs:
         if possible(out, {**seen, **_own(model, source)}):
