@@ -1,6 +1,15 @@
 """Reading a file the auditor did not create, as hostile input: opened without blocking (a
 FIFO never hangs the run), refused unless it is a regular file (no FIFO, device, socket or
-directory), and read up to a byte cap (``/dev/zero`` or a huge file never fills memory)."""
+directory), and read up to a byte cap (``/dev/zero`` or a huge file never fills memory).
+
+Two strengths, one reader (`read_bounded`):
+
+- a path the user named (a rubric, a config file): symlinks are followed, the file opened
+  must be regular;
+- a file inside an audited repository (``root`` given, `open_regular`): ``lstat`` first, so
+  a FIFO, a device, a socket or a symlink is refused without being opened; the real path
+  must lie inside ``root``; ``O_NOFOLLOW`` and an ``fstat`` of the open file close the race.
+"""
 
 from __future__ import annotations
 
@@ -8,33 +17,83 @@ import os
 import stat
 from pathlib import Path
 
+_KINDS = ((stat.S_ISLNK, "a symlink"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
+          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+# Never block on a FIFO, never take a terminal, never leak the descriptor into a child.
+_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+
 
 class UnsafeFile(ValueError):
     """A file that was not read; the message is one line naming the file and the rule."""
 
 
-def read_bounded(path: Path, max_bytes: int, what: str = "file") -> bytes:
-    """At most `max_bytes` of a regular file; raises `UnsafeFile` when the file is missing,
-    not a regular file, unreadable or larger than the cap."""
+def refused(path: Path | str, rule: str) -> UnsafeFile:
+    """The error for a repository file refused by `rule` ("<path>: <rule>")."""
+    return UnsafeFile(f"{path}: {rule}")
+
+
+def kind_of(mode: int) -> str:
+    """'a FIFO', 'a device', ... for a non-regular file mode ('' for a regular file)."""
+    return next((name for test, name in _KINDS if test(mode)), "" if stat.S_ISREG(mode)
+                else "not a regular file")
+
+
+def inside(path: Path, root: Path) -> bool:
+    """Whether the real location of `path` (symlinks resolved) is `root` or under it."""
+    real, base = os.path.realpath(path), os.path.realpath(root)
+    return real == base or real.startswith(base.rstrip("/") + "/")
+
+
+def open_regular(path: Path, root: Path) -> int:
+    """A read-only descriptor on `path`, a regular file of a repository whose real location
+    is inside `root`; raises `UnsafeFile` (FileNotFoundError when it does not exist)."""
+    info = os.lstat(path)
+    kind = kind_of(info.st_mode)
+    if kind:
+        raise refused(path, f"refused, {kind} is never opened")
+    if not inside(path, root):
+        raise refused(path, "refused, it lies outside the target")
+    fd = os.open(path, _FLAGS | getattr(os, "O_NOFOLLOW", 0))
+    opened = os.fstat(fd)
+    if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino) or \
+            not stat.S_ISREG(opened.st_mode):
+        os.close(fd)
+        raise refused(path, "refused, it changed while being opened")
+    return fd
+
+
+def _open_named(path: Path, what: str) -> int:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+        fd = os.open(path, _FLAGS)
     except FileNotFoundError:
         raise UnsafeFile(f"{what} not found: {path}") from None
     except OSError as exc:
         raise UnsafeFile(f"cannot read {what} {path}: {exc.strerror}") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UnsafeFile(f"{what} is not a regular file: {path}")
+    return fd
+
+
+def read_bounded(path: Path, max_bytes: int, what: str = "file",
+                 root: Path | None = None) -> bytes:
+    """At most `max_bytes` of the regular file `path`; `UnsafeFile` when it holds more.
+
+    Without `root` (a path the user named, called `what` in messages): a missing, special
+    or unreadable file raises `UnsafeFile`. With `root` (a file of an audited repository):
+    `open_regular`'s rules, and a missing file raises FileNotFoundError (there, absence is
+    an answer: no packed refs, no alternates)."""
+    fd = open_regular(path, root) if root is not None else _open_named(path, what)
     with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise UnsafeFile(f"{what} is not a regular file: {path}")
-        if info.st_size > max_bytes:
-            raise UnsafeFile(f"{what} is larger than {max_bytes:,} bytes: {path}")
         try:
             data = handle.read(max_bytes + 1)
         except OSError as exc:
             raise UnsafeFile(f"cannot read {what} {path}: {exc.strerror}") from None
-    if len(data) > max_bytes:
-        raise UnsafeFile(f"{what} is larger than {max_bytes:,} bytes: {path}")
-    return data
+    if len(data) <= max_bytes:
+        return data
+    if root is not None:
+        raise refused(path, f"refused, larger than {max_bytes} bytes")
+    raise UnsafeFile(f"{what} is larger than {max_bytes:,} bytes: {path}")
 
 
 def is_regular(path: Path) -> bool:

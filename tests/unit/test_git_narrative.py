@@ -112,26 +112,6 @@ def test_narrative_is_deterministic(tmp_path: Path) -> None:
     assert [f.model_dump() for f in first] == [f.model_dump() for f in second]
 
 
-def test_narrative_cache_by_commit(tmp_path: Path, monkeypatch) -> None:
-    from automaton_auditor.forensics.git import story as git_story
-
-    repo = make_repo(tmp_path / "target", STEPWISE)
-    limits = GitLimits()
-    checkout = acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
-    cache = tmp_path / "cache"
-    first = git_findings(checkout.path, limits, cache_dir=cache)
-
-    def boom(*_args: object) -> None:
-        raise AssertionError("git log ran again")
-
-    monkeypatch.setattr(git_story, "read_log", boom)
-    assert git_findings(checkout.path, limits, cache_dir=cache) == first
-    for entry in cache.iterdir():
-        entry.write_text("{corrupt")
-    monkeypatch.undo()
-    assert git_findings(checkout.path, limits, cache_dir=cache) == first
-
-
 def test_scaffold_commit_counts_as_setup(tmp_path: Path) -> None:
     scaffold = ("chore: scaffold", {path: "" for _m, files in STEPWISE for path in files})
     later = [(m, {p: t + "# real\n" for p, t in files.items()}) for m, files in STEPWISE[1:]]

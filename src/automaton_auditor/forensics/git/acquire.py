@@ -23,10 +23,11 @@ from urllib.parse import urlsplit
 from automaton_auditor.containment import Closed
 from automaton_auditor.forensics.git import clone as git_clone
 from automaton_auditor.forensics.git import local
-from automaton_auditor.forensics.git.head import NoHead, UnsafeFile, local_head
+from automaton_auditor.forensics.git.head import NoHead, local_head
 from automaton_auditor.forensics.git.materialize import TreeTooLarge, materialize
 from automaton_auditor.forensics.git.runner import GitResult, GitStopped
 from automaton_auditor.forensics.git.story import narrative_findings
+from automaton_auditor.safefile import UnsafeFile
 from automaton_auditor.settings import default
 from automaton_auditor.state import Finding
 
@@ -290,12 +291,11 @@ def _classify(result: GitResult, limits: GitLimits) -> AcquisitionError:
     return AcquisitionError(kind, last[:300])
 
 
-def git_findings(repo: Path, limits: GitLimits, cache_dir: Path | None = None) -> list[Finding]:
+def git_findings(repo: Path, limits: GitLimits) -> list[Finding]:
     """The git narrative of `repo` (facets ``git.*``): commit count and span, bulk-upload
     detection and the development progression, each quoting the commits it rests on.
-    With `cache_dir`, a second audit of the same commit reads the result back. A git
-    command that breaches its bounds raises `AcquisitionError`."""
+    A git command that breaches its bounds raises `AcquisitionError`."""
     try:
-        return narrative_findings(repo, limits.timeout_s, cache_dir)
+        return narrative_findings(repo, limits.timeout_s)
     except GitStopped as exc:
         raise AcquisitionError(exc.kind, str(exc)) from None

@@ -3,9 +3,8 @@
 Git is never run in the target for this, so its config, hooks and fsmonitor never execute.
 Every file is checked before it is opened and read with a byte bound:
 
-- only regular files are opened (``lstat`` first): a FIFO, a device, a socket or a symlink
-  is refused without being opened, then ``O_NOFOLLOW | O_NONBLOCK`` and an ``fstat`` of
-  the open file close the race;
+- only regular files are opened (`automaton_auditor.safefile.open_regular`): a FIFO, a
+  device, a socket or a symlink is refused without being opened;
 - nothing outside the target is opened: a ``.git`` file (``gitdir:``) or ``commondir``
   pointing elsewhere, a ref outside ``refs/`` and a directory symlinked out are refused;
 - HEAD and loose refs are read up to `REF_BYTES`; ``packed-refs`` is scanned line by line
@@ -27,8 +26,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from automaton_auditor import safefile
 from automaton_auditor.forensics.git.runner import GitStopped, run_git
+from automaton_auditor.safefile import (
+    UnsafeFile,
+    inside,
+    kind_of,
+    open_regular,
+    read_bounded,
+    refused,
+)
 from automaton_auditor.storage.facts import valid_sha
 
 REF_BYTES = 512
@@ -38,18 +44,6 @@ SYMREF_DEPTH = 5
 # A ref name we follow: under refs/, plain components, none starting with a dot or ending
 # in .lock, no "..", "@{", control characters or backslashes.
 _REF = re.compile(r"^refs(?:/[A-Za-z0-9_+-][A-Za-z0-9._+-]*)+$")
-_KINDS = ((stat.S_ISLNK, "a symlink"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
-          (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
-
-
-class UnsafeFile(safefile.UnsafeFile):
-    """A repository file the auditor refuses to open; the message names it and the rule
-    (stricter than `safefile.read_bounded`: symlinks and devices are not even opened)."""
-
-    def __init__(self, path: Path | str, rule: str) -> None:
-        super().__init__(f"{path}: {rule}")
-        self.path = str(path)
-        self.rule = rule
 
 
 class NoHead(ValueError):
@@ -66,54 +60,11 @@ class GitDirs:
     common_dir: Path
 
 
-def kind_of(mode: int) -> str:
-    """'a FIFO', 'a device', ... for a non-regular file mode ('' for a regular file)."""
-    return next((name for test, name in _KINDS if test(mode)), "" if stat.S_ISREG(mode)
-                else "not a regular file")
-
-
-def _inside(path: Path, root: Path) -> bool:
-    real, base = os.path.realpath(path), os.path.realpath(root)
-    return real == base or real.startswith(base.rstrip("/") + "/")
-
-
-def open_regular(path: Path, root: Path) -> int:
-    """A read-only descriptor on `path`, a regular file whose real location is inside
-    `root`; raises `UnsafeFile` (FileNotFoundError when it does not exist)."""
-    info = os.lstat(path)
-    kind = kind_of(info.st_mode)
-    if kind:
-        raise UnsafeFile(path, f"refused, {kind} is never opened")
-    if not _inside(path, root):
-        raise UnsafeFile(path, "refused, it lies outside the target")
-    flags = os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | getattr(os, "O_NOFOLLOW", 0) \
-        | getattr(os, "O_CLOEXEC", 0)
-    fd = os.open(path, flags)
-    opened = os.fstat(fd)
-    if (opened.st_dev, opened.st_ino) != (info.st_dev, info.st_ino) or \
-            not stat.S_ISREG(opened.st_mode):
-        os.close(fd)
-        raise UnsafeFile(path, "refused, it changed while being opened")
-    return fd
-
-
-def read_bounded(path: Path, root: Path, limit: int = REF_BYTES) -> bytes:
-    """The content of a small regular file inside `root`; `UnsafeFile` above `limit` bytes."""
-    fd = open_regular(path, root)
-    try:
-        data = os.read(fd, limit + 1)
-    finally:
-        os.close(fd)
-    if len(data) > limit:
-        raise UnsafeFile(path, f"refused, larger than {limit} bytes")
-    return data
-
-
 def _text(path: Path, root: Path, limit: int = REF_BYTES) -> str:
     try:
-        return read_bounded(path, root, limit).decode("ascii").strip()
+        return read_bounded(path, limit, root=root).decode("ascii").strip()
     except UnicodeDecodeError:
-        raise UnsafeFile(path, "refused, not ASCII") from None
+        raise refused(path, "refused, not ASCII") from None
 
 
 def git_dirs(target: Path) -> GitDirs:
@@ -132,12 +83,12 @@ def git_dirs(target: Path) -> GitDirs:
     if stat.S_ISREG(info.st_mode):  # "gitdir: <path>", relative to the work tree
         line = _text(dot, root)
         if not line.startswith("gitdir:"):
-            raise UnsafeFile(dot, "refused, not a 'gitdir:' line")
+            raise refused(dot, "refused, not a 'gitdir:' line")
         pointed = root / line[len("gitdir:"):].strip()
-        if not _inside(pointed, root):
-            raise UnsafeFile(dot, "refused, its gitdir points outside the target")
+        if not inside(pointed, root):
+            raise refused(dot, "refused, its gitdir points outside the target")
         return _with_common(root, Path(os.path.realpath(pointed)))
-    raise UnsafeFile(dot, f"refused, {kind_of(info.st_mode)} is never opened")
+    raise refused(dot, f"refused, {kind_of(info.st_mode)} is never opened")
 
 
 def _with_common(root: Path, git_dir: Path) -> GitDirs:
@@ -147,15 +98,15 @@ def _with_common(root: Path, git_dir: Path) -> GitDirs:
         pointed = git_dir / _text(git_dir / "commondir", root)
     except FileNotFoundError:
         return GitDirs(root, git_dir, git_dir)
-    if not _inside(pointed, root):
-        raise UnsafeFile(git_dir / "commondir", "refused, it points outside the target")
+    if not inside(pointed, root):
+        raise refused(git_dir / "commondir", "refused, it points outside the target")
     return GitDirs(root, git_dir, Path(os.path.realpath(pointed)))
 
 
 def _ref_target(content: str, path: Path) -> str:
     ref = content[len("ref:"):].strip()
     if not _REF.match(ref) or ".." in ref or ref.endswith(".lock") or "/." in ref:
-        raise UnsafeFile(path, f"refused, {ref[:80]!r} is not a ref under refs/")
+        raise refused(path, f"refused, {ref[:80]!r} is not a ref under refs/")
     return ref
 
 
@@ -193,9 +144,9 @@ def _packed(dirs: GitDirs, ref: str) -> str:
         while line := handle.readline(PACKED_LINE_BYTES + 1):
             read += len(line)
             if read > PACKED_REFS_BYTES:
-                raise UnsafeFile(path, f"refused, larger than {PACKED_REFS_BYTES} bytes")
+                raise refused(path, f"refused, larger than {PACKED_REFS_BYTES} bytes")
             if len(line) > PACKED_LINE_BYTES:
-                raise UnsafeFile(path, f"refused, a line longer than {PACKED_LINE_BYTES} "
+                raise refused(path, f"refused, a line longer than {PACKED_LINE_BYTES} "
                                        "bytes")
             sha = _match_packed(line.rstrip(b"\n"), wanted)
             if sha:

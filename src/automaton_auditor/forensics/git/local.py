@@ -25,15 +25,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from automaton_auditor.forensics.git.clone import lend_objects
-from automaton_auditor.forensics.git.head import (
-    GitDirs,
-    UnsafeFile,
-    git_dirs,
-    kind_of,
-    read_bounded,
-    resolve_head,
-)
+from automaton_auditor.forensics.git.head import GitDirs, git_dirs, resolve_head
 from automaton_auditor.forensics.git.runner import run_git
+from automaton_auditor.safefile import kind_of, read_bounded, refused
 from automaton_auditor.storage.facts import valid_sha
 
 SCAN_ENTRIES = 500_000
@@ -78,7 +72,7 @@ def object_stores(dirs: GitDirs) -> list[Path]:
 
 def _alternates(store: Path) -> Iterator[Path]:
     try:
-        raw = read_bounded(store / "info" / "alternates", store, ALTERNATES_BYTES)
+        raw = read_bounded(store / "info" / "alternates", ALTERNATES_BYTES, root=store)
     except FileNotFoundError:
         return
     for line in raw.decode("utf-8", "replace").splitlines():
@@ -107,7 +101,7 @@ def scan(dirs: GitDirs, stores: list[Path]) -> None:
                 _check_link(entry.path, dirs)
             elif not entry.is_file(follow_symlinks=False):
                 kind = kind_of(entry.stat(follow_symlinks=False).st_mode)
-                raise UnsafeFile(_shown(entry.path, dirs), f"refused, {kind} in the git dir")
+                raise refused(_shown(entry.path, dirs), f"refused, {kind} in the git dir")
 
 
 def _check_link(path: str, dirs: GitDirs) -> None:
@@ -116,7 +110,7 @@ def _check_link(path: str, dirs: GitDirs) -> None:
     except OSError:
         return  # dangling: nothing to read
     if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
-        raise UnsafeFile(_shown(path, dirs), f"refused, a symlink to {kind_of(mode)}")
+        raise refused(_shown(path, dirs), f"refused, a symlink to {kind_of(mode)}")
 
 
 def _shown(path: str, dirs: GitDirs) -> str:
@@ -130,12 +124,12 @@ def shallow_commits(dirs: GitDirs) -> list[str]:
     """The target's shallow boundary: commits whose parents it does not hold."""
     path = dirs.common_dir / "shallow"
     try:
-        raw = read_bounded(path, dirs.root, SHALLOW_BYTES)
+        raw = read_bounded(path, SHALLOW_BYTES, root=dirs.root)
     except FileNotFoundError:
         return []
     lines = [line.decode("ascii", "replace") for line in raw.split() if line]
     if not all(valid_sha(line) for line in lines):
-        raise UnsafeFile(path, "refused, not a list of commit ids")
+        raise refused(path, "refused, not a list of commit ids")
     return lines
 
 

@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.git.head import local_head
 from automaton_auditor.forensics.git.history import (
     BULK_SHARE,
     CLUSTER_SECONDS,
@@ -29,49 +27,10 @@ from automaton_auditor.state import Finding
 QUOTE_COMMITS = 12
 
 
-NARRATIVE_VERSION = 5
-
-
-def narrative_findings(repo: Path, timeout_s: float,
-                       cache_dir: Path | None = None) -> list[Finding]:
+def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
     """Findings ``git.history``, ``git.bulk_upload``, ``git.progression`` and
-    ``git.commit_messages`` for the repository at `repo` (a git work tree), cached by HEAD
-    commit under `cache_dir` when given (the history of a commit never changes; a shallow
-    one is not cached, since it is only part of that history)."""
-    shallow = bool(shallow_boundary(repo))
-    head = local_head(repo) if cache_dir and not shallow else None
-    cache_file = cache_dir / f"narrative-v{NARRATIVE_VERSION}-{head}.json" \
-        if cache_dir and head else None
-    if cache_file is not None:
-        cached = _load(cache_file)
-        if cached is not None:
-            return cached
-    findings = _narrative(repo, timeout_s)
-    if cache_file is not None and findings[0].facet == "git.history" and \
-            findings[0].data.get("count"):
-        _save(cache_file, findings)
-    return findings
-
-
-def _load(path: Path) -> list[Finding] | None:
-    try:
-        raw = json.loads(path.read_text("utf-8"))
-        return [Finding.model_validate(item) for item in raw]
-    except (OSError, ValueError, TypeError):
-        return None  # missing or corrupt: computed again
-
-
-def _save(path: Path, findings: list[Finding]) -> None:
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp")
-        tmp.write_text(json.dumps([f.model_dump(mode="json") for f in findings]), "utf-8")
-        tmp.replace(path)
-    except OSError:
-        pass
-
-
-def _narrative(repo: Path, timeout_s: float) -> list[Finding]:
+    ``git.commit_messages`` for the repository at `repo` (a git work tree). Not cached
+    here: the detectives' result cache keys them by the target's commit."""
     try:
         log = read_log(repo, timeout_s)
         commits = log.commits
