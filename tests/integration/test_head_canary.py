@@ -94,15 +94,47 @@ def test_a_hostile_head_never_reaches_the_trace_or_the_report(
         assert canary.encode() not in where
 
 
-def test_a_fifo_in_the_git_dir_is_one_error_line_naming_it(
-        auditee_repo: Path, report_pdf: Path, tmp_path: Path) -> None:
-    os.mkfifo(auditee_repo / ".git" / "packed-refs")  # git would block reading it
-    result = subprocess.run([sys.executable, "-m", "automaton_auditor", str(auditee_repo),
-                             str(report_pdf), "--no-cache", "-q", "--output-dir",
-                             str(tmp_path / "out")], capture_output=True, text=True,
-                            timeout=300, stdin=subprocess.DEVNULL)
-    assert result.returncode == 3
+def _plant(repo: Path, case: str) -> str:
+    """Make `repo` hostile as `case` says; returns what the one error line must name."""
+    git_dir = repo / ".git"
+    if case == "packed_refs_fifo":  # git would block reading it
+        os.mkfifo(git_dir / "packed-refs")
+        return ".git/packed-refs: refused, a FIFO"
+    if case == "head_dev_zero":  # read whole, it once took 5.9 GB
+        (git_dir / "HEAD").unlink()
+        (git_dir / "HEAD").symlink_to("/dev/zero")
+        return ".git/HEAD: refused, a symlink to a device"
+    # a `.git` file pointing inside the target at a git dir whose HEAD is a FIFO
+    moved = repo / "store.git"
+    git_dir.rename(moved)
+    (repo / ".git").write_text("gitdir: store.git\n")
+    (moved / "HEAD").unlink()
+    os.mkfifo(moved / "HEAD")
+    return "store.git/HEAD: refused, a FIFO"
+
+
+MEASURED = """import resource, subprocess, sys
+code = subprocess.run(sys.argv[1:], stdin=subprocess.DEVNULL).returncode
+print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, code)
+"""
+
+
+@pytest.mark.parametrize("case", ["packed_refs_fifo", "head_dev_zero", "gitdir_head_fifo"])
+def test_a_special_file_in_the_git_dir_is_one_error_line_naming_it(
+        case: str, auditee_repo: Path, report_pdf: Path, tmp_path: Path) -> None:
+    """Refused before git or the reader opens it: the audit ends as any failed acquisition
+    (exit 3, one error line, a partial report), never blocked on a FIFO or filling memory
+    (peak RSS of the audit, measured by a parent of its own, far below 1 GB)."""
+    needle = _plant(auditee_repo, case)
+    result = subprocess.run([sys.executable, "-c", MEASURED, sys.executable, "-m",
+                             "automaton_auditor", str(auditee_repo), str(report_pdf),
+                             "--no-cache", "-q", "--output-dir", str(tmp_path / "out")],
+                            capture_output=True, text=True, timeout=300,
+                            stdin=subprocess.DEVNULL)
+    peak_kb, code = map(int, result.stdout.split()[-2:])
+    assert code == 3, result.stderr
+    assert peak_kb < 1024 * 1024
     errors = [line for line in result.stderr.splitlines() if line.startswith("error: ")]
-    assert len(errors) == 1 and ".git/packed-refs: refused, a FIFO" in errors[0]
+    assert len(errors) == 1 and needle in errors[0], result.stderr
     assert "Traceback" not in result.stderr
     assert next((tmp_path / "out").glob("*/report.md")).is_file()  # the partial report

@@ -84,10 +84,20 @@ def _alternates(store: Path) -> Iterator[Path]:
 def scan(dirs: GitDirs, stores: list[Path]) -> None:
     """Raise `UnsafeFile` on the first FIFO, device, socket or symlink to one in the git
     dirs and object stores (at most `SCAN_ENTRIES` entries are looked at)."""
-    skip = {str(store) for store in stores}  # walked once, as stores
-    stack = list(dict.fromkeys([dirs.git_dir, dirs.common_dir, *stores]))
+    starts = list(dict.fromkeys([dirs.git_dir, dirs.common_dir, *stores]))
+    find_special(starts, {str(store) for store in stores}, dirs, "in the git dir")
+
+
+def find_special(starts: list[Path], skip: set[str], dirs: GitDirs, where: str,
+                 links: bool = True) -> bool:
+    """Raise `UnsafeFile` on the first FIFO, device or socket under `starts` (with `links`,
+    a symlink to one too), never entering a directory whose real path is in `skip`.
+    Returns False when `SCAN_ENTRIES` entries were looked at before the walk ended."""
+    stack = list(starts)
     seen = 0
-    while stack and seen < SCAN_ENTRIES:
+    while stack:
+        if seen >= SCAN_ENTRIES:
+            return False
         try:
             entries = list(os.scandir(stack.pop()))
         except OSError:
@@ -98,10 +108,12 @@ def scan(dirs: GitDirs, stores: list[Path]) -> None:
                 if os.path.realpath(entry.path) not in skip:
                     stack.append(Path(entry.path))
             elif entry.is_symlink():
-                _check_link(entry.path, dirs)
+                if links:
+                    _check_link(entry.path, dirs)
             elif not entry.is_file(follow_symlinks=False):
                 kind = kind_of(entry.stat(follow_symlinks=False).st_mode)
-                raise refused(_shown(entry.path, dirs), f"refused, {kind} in the git dir")
+                raise refused(_shown(entry.path, dirs), f"refused, {kind} {where}")
+    return True
 
 
 def _check_link(path: str, dirs: GitDirs) -> None:
