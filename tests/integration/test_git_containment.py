@@ -186,23 +186,31 @@ def gone(pid: int) -> bool:
     return marked(str(pid)) == [] and marked(f"{pid}:watchdog") == []
 
 
+@pytest.mark.parametrize("setup", ["depth1", "depth1_hostile"])
 def test_a_depth_one_checkout_is_audited_with_a_shallow_warning(
-        origin: Path, report_pdf: Path, tmp_path: Path) -> None:
-    target = _target("depth1", origin, tmp_path)
+        setup: str, origin: Path, report_pdf: Path, tmp_path: Path) -> None:
+    target = _target(setup, origin, tmp_path)
+    hostile = setup == "depth1_hostile"
+    if hostile:  # its config names a FIFO: reading it would block the uncommitted check
+        (target / "README.md").write_text("changed\n")
     proc = _audit(target, report_pdf, tmp_path / "out", tmp_path, "-q")
     with cleanup(proc), sampled(proc.pid) as samples:
         _out, err = proc.communicate(timeout=300)
     assert proc.returncode == 0, err
     assert max(samples) < MAX_PROCESSES
     assert until(lambda: gone(proc.pid))
+    assert not (tmp_path / "CANARY").exists()
     warnings = [line for line in err.splitlines() if line.startswith("warning: ")]
-    assert len(warnings) == 1 and "history is shallow" in warnings[0]
+    assert len(warnings) == 1 + hostile and "history is shallow" in warnings[-1], err
+    if hostile:
+        assert "uncommitted changes (1 path(s), e.g. README.md)" in warnings[0]
     report = next((tmp_path / "out").glob("*/report.md")).read_text()
     errors = report.split("## Errors and Warnings", 1)[1]
     assert "history is shallow" in errors and "lower bound" in errors
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP,
+                                    signal.SIGINT])
 def test_an_audit_stopped_mid_acquisition_leaves_no_process(
         signum: int, origin: Path, report_pdf: Path, tmp_path: Path) -> None:
     target = _target("depth1", origin, tmp_path)
@@ -213,6 +221,7 @@ def test_an_audit_stopped_mid_acquisition_leaves_no_process(
         os.kill(proc.pid, signum)
         proc.wait(timeout=60)
         assert until(lambda: gone(proc.pid))
+    # SIGKILL: the children notice on their own (PR_SET_PDEATHSIG, the watchdog's pipe)
     expected = -signal.SIGKILL if signum == signal.SIGKILL else 128 + signum
     assert proc.returncode == expected
 
