@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from automaton_auditor.safefile import UnsafeFile, read_bounded_text
+
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
@@ -27,6 +29,9 @@ if TYPE_CHECKING:
 
 
 HEADER_WORDS = {"target", "repo", "repository", "url", "repo_url"}
+# A batch file is read as hostile input: a regular file of at most this size (about
+# 20,000 rows), never a FIFO or a device that would block or fill memory.
+MAX_BATCH_BYTES = 5 * 1024 * 1024
 
 
 class BatchFileError(ValueError):
@@ -77,9 +82,9 @@ def _resolve(value: str, base: Path) -> str:
 def read_jobs(path: Path, output_dir: Path) -> list[Job]:
     """The audits listed in a CSV/TSV file; raises `BatchFileError` on an unusable file."""
     try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BatchFileError(f"cannot read {path}: {exc}") from None
+        text = read_bounded_text(path, MAX_BATCH_BYTES, "batch file")
+    except UnsafeFile as exc:
+        raise BatchFileError(str(exc)) from None
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     tab = path.suffix.lower() == ".tsv" or (bool(lines) and "\t" in lines[0])
     rows = [[c.strip() for c in r] for r in csv.reader(io.StringIO("\n".join(lines)),

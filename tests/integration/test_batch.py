@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from automaton_auditor.batch import BatchFileError, read_jobs
+from automaton_auditor.batch import MAX_BATCH_BYTES, BatchFileError, read_jobs
 
 
 def _batch(args: list[str], cache: Path) -> subprocess.CompletedProcess[str]:
@@ -75,4 +75,17 @@ def test_pairs_files_tsv_and_errors(tmp_path: Path) -> None:
 def test_unreadable_pairs_file_exits_2(tmp_path: Path) -> None:
     result = _batch([str(tmp_path / "absent.csv")], tmp_path / "cache")
     assert result.returncode == 2
-    assert result.stderr.startswith("error: cannot read")
+    assert result.stderr.startswith("error: batch file not found: ")
+
+
+def test_a_pairs_file_is_read_as_hostile_input(tmp_path: Path) -> None:
+    """A FIFO would block the read and /dev/zero fill memory: both refused unread."""
+    fifo = tmp_path / "pairs.csv"
+    os.mkfifo(fifo)
+    huge = tmp_path / "huge.csv"
+    with huge.open("wb") as handle:
+        handle.truncate(MAX_BATCH_BYTES + 1)
+    for path, needle in [(fifo, "not a regular file"), (Path("/dev/zero"), "not a regular"),
+                         (huge, "larger than")]:
+        with pytest.raises(BatchFileError, match=needle):
+            read_jobs(path, tmp_path)
