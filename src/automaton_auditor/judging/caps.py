@@ -59,6 +59,11 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("git.bulk_upload", ("git_forensic_analysis",), 2, 0.75,
                "bulk upload (one commit brings most of the code, or commits cluster within "
                "minutes)", caps_verdict=True),
+    # Commits clustered within minutes that add most of the code (forensics.git.story): the
+    # fact's confidence grows with the burst's share, from 0.55 at half of the code.
+    FailureCap("git.commit_bursts", ("git_forensic_analysis",), 2, 0.6,
+               "a history clustered within minutes (a few commits minutes apart add most of "
+               "the code)", caps_verdict=True),
     # Graph orchestration.
     FailureCap("graph.linear", ("graph_orchestration", "langgraph_architecture"), 2, 0.8,
                "a purely linear graph"),
@@ -109,6 +114,10 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "a shell command built from data", caps_verdict=True, when=on_data),
     FailureCap("safety.eval_exec", ("safe_tool_engineering",), 2, 0.75,
                "eval/exec on data (code injection)", caps_verdict=True, when=on_data),
+    # Report: a cited file the commit does not hold (a hallucinated path; planned files
+    # are neutral facts and never confirm it).
+    FailureCap("claims.paths", ("report_accuracy",), 2, 0.85,
+               "cited files that do not exist (hallucinated paths)"),
     FailureCap("safety.code_injection", ("safe_tool_engineering",), 2, 0.75,
                "eval/exec on data (code injection)", caps_verdict=True, when=on_data),
 )
@@ -124,8 +133,15 @@ def no_credit(fact: Evidence) -> bool:
 
 
 def weighed(dossier: Sequence[Evidence]) -> list[Evidence]:
-    """The facts that may count for or against a criterion."""
-    return [e for e in dossier if not no_credit(e)]
+    """The facts that may count for or against a criterion: not text aimed at the judges,
+    and not a fact the auditor could not establish (`Evidence.limitation`: "no diagram flow
+    could be read" says nothing about the diagram)."""
+    return [e for e in dossier if not no_credit(e) and e.limitation is None]
+
+
+def unchecked(dossier: Sequence[Evidence]) -> list[Evidence]:
+    """The facts of a dossier the auditor could not establish (tool limitations)."""
+    return [e for e in dossier if e.limitation is not None and not no_credit(e)]
 
 
 def confirms(row: FailureCap, fact: Evidence) -> bool:

@@ -50,6 +50,8 @@ def prompt_evidence(dossier: Sequence[Evidence]) -> list[Evidence]:
 def _signal(e: Evidence) -> str:
     if no_credit(e):  # text written at the judges: shown as a fact, weighed as nothing
         return "no weight (text aimed at the judges)"
+    if e.limitation is not None:  # the auditor could not look: no fact about the work
+        return f"not established (auditor limitation: {e.limitation})"
     if e.supports_success:
         return "supports success"
     if e.supports_failure:

@@ -6,7 +6,9 @@ visible process, the TechLead weighs the artifacts by confidence. Each cites rea
 
 No lens lets success signals outvote a confirmed failure pattern (`judging.caps`): the
 Prosecutor and the TechLead score at most the pattern's cap and cite the fact, the Defense at
-most one point above it. Facts about text aimed at the judges weigh nothing.
+most one point above it. Facts about text aimed at the judges weigh nothing; so do facts the
+auditor could not establish (a diagram without a vision model), and while any such fact
+stands no lens gives full marks.
 """
 
 from __future__ import annotations
@@ -14,12 +16,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from automaton_auditor.judging.caps import confirmed_caps, describe_cap, weighed
+from automaton_auditor.judging.caps import confirmed_caps, describe_cap, unchecked, weighed
 from automaton_auditor.rubric import Dimension
 from automaton_auditor.state import Evidence, Judge, JudicialOpinion
 
 STRONG = 0.7  # confidence from which a failure signal counts as a charge
 DEFENSE_ALLOWANCE = 1  # how far above a failure cap the Defense's mitigation may argue
+UNCHECKED_CEILING = 4  # the best score while some fact of the criterion could not be checked
 
 
 def evidence_balance(evidence: Sequence[Evidence]) -> tuple[float, float]:
@@ -58,11 +61,23 @@ def _capped(score: int, dimension: Dimension, dossier: Sequence[Evidence],
     is cited first, and the sentence that says so is returned ("" when nothing capped)."""
     caps = confirmed_caps(dimension.id, dossier)
     if not caps or score <= caps[0][0].cap + allowance:
-        return score, cited, ""
+        return _unchecked_ceiling(score, dossier, cited)
     row, fact = caps[0]
     cited = [fact.evidence_id, *(i for i in cited if i != fact.evidence_id)][:6]
     return (row.cap + allowance, cited,
             f" The rubric's failure pattern caps this criterion: {describe_cap(row, fact)}")
+
+
+def _unchecked_ceiling(score: int, dossier: Sequence[Evidence],
+                       cited: list[str]) -> tuple[int, list[str], str]:
+    """`score` no higher than UNCHECKED_CEILING while a fact of the criterion is a tool
+    limitation: full marks would credit what the auditor never saw."""
+    missing = unchecked(dossier)
+    if not missing or score <= UNCHECKED_CEILING:
+        return score, cited, ""
+    return (UNCHECKED_CEILING, cited,
+            f" {len(missing)} fact(s) of this criterion could not be established "
+            f"({missing[0].limitation}): no full marks for what the auditor could not check.")
 
 
 def prosecutor(dimension: Dimension, dossier: Sequence[Evidence]) -> JudicialOpinion:
@@ -103,8 +118,9 @@ def defense(dimension: Dimension, dossier: Sequence[Evidence]) -> JudicialOpinio
         argument = "I cannot point to supporting evidence; I ask that the record be read fairly."
     # the Defense concedes a confirmed failure but keeps citing the work it mitigates with
     capped_score, _, capped = _capped(score, dimension, dossier, cited, DEFENSE_ALLOWANCE)
-    if capped:
-        argument += f" Mitigation argues one point above the cap, no more.{capped}"
+    if capped and capped_score < score and confirmed_caps(dimension.id, dossier):
+        argument += " Mitigation argues one point above the cap, no more."
+    argument += capped
     return JudicialOpinion(judge="Defense", criterion_id=dimension.id, score=capped_score,
                            argument=argument, cited_evidence=cited, mitigations=mitigations)
 

@@ -93,8 +93,7 @@ def consequence_of(evidence: Evidence) -> Consequence:
 
 def limitation_of(evidence: Evidence) -> str | None:
     """Why the auditor could not establish this fact, when that is the case."""
-    reason = evidence.data.get("limitation")
-    return str(reason) if reason else None
+    return evidence.limitation
 
 
 def is_failure(evidence: Evidence) -> bool:

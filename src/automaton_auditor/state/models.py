@@ -95,6 +95,14 @@ class Evidence(Finding):
         return self.pattern == "success" and not self.found
 
     @property
+    def limitation(self) -> str | None:
+        """Why the auditor could not establish this fact (``data["limitation"]``, e.g.
+        diagrams that need a vision model), or None: then the fact says nothing about the
+        audited work, for or against."""
+        reason = self.data.get("limitation")
+        return str(reason) if reason else None
+
+    @property
     def confirmed_security_flaw(self) -> bool:
         """A security finding established by code, with high confidence."""
         return self.security and self.found and self.confidence >= 0.75
