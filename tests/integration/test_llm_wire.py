@@ -289,6 +289,14 @@ def test_some_bad_answers_are_marked_degraded_and_excluded(
     assert any("degraded opinion excluded" in note for note in first["overruled"])
 
 
+def from_evidence_alone(report: dict[str, Any]) -> bool:
+    """No opinion survived: every score starts from the evidence alone (a confirmed failure
+    pattern, such as the fixture report's hallucinated path, may then cap it)."""
+    return all(c["rules_applied"][0]["rule"] == "evidence_baseline"
+               and c["deciding_rule"] in ("evidence_baseline", "failure_pattern_cap")
+               for c in report["criteria"])
+
+
 def test_invalid_key_stops_the_run_with_a_partial_report_and_exit_3(
         provider: FakeProvider, auditee_repo: Path, report_pdf: Path, tmp_path: Path) -> None:
     provider.fallback = ("status", 401, {})
@@ -303,7 +311,7 @@ def test_invalid_key_stops_the_run_with_a_partial_report_and_exit_3(
     assert "HTTP 401" in (manifest["aborted"] or "")
     assert "stopped early" in report["executive_summary"]
     assert markdown.count("(degraded, excluded)") == 30
-    assert all(c["deciding_rule"] == "evidence_baseline" for c in report["criteria"])
+    assert from_evidence_alone(report)
 
 
 def test_provider_down_stops_the_run(provider: FakeProvider, waits: list[float],
@@ -442,7 +450,7 @@ def test_a_provider_that_always_answers_429_is_waited_for_and_the_run_ends_degra
     assert waits == [1.0] * 6
     assert "provider unavailable (HTTP 429" in manifest["aborted"]
     assert markdown.count("(degraded, excluded)") == 30
-    assert all(c["deciding_rule"] == "evidence_baseline" for c in report["criteria"])
+    assert from_evidence_alone(report)
 
 
 VISION_ANSWER = {"kind": "state_machine", "parallel_detectives": True, "aggregation": True,
