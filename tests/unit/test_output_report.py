@@ -155,12 +155,37 @@ def test_shell_injection_is_the_top_risk_not_the_missing_sandbox() -> None:
     evidence = unsafe_evidence()
     rep = report([criterion("safe_tool_engineering", 3, evidence)], evidence)
     risks = top_risks(rep)
-    assert [r.facet for r in risks] == ["safety.os_system", "safety.eval_exec",
-                                        "safety.clone_sandbox"]
+    # the missing sandbox is on the os.system line: one place, one risk, the flaw first
+    assert [r.facet for r in risks] == ["safety.os_system", "safety.eval_exec"]
     summary = executive_summary(rep, "Overall.")
     assert summary.splitlines()[4].startswith(
-        "1. **Security** — Found: os.system / os.popen call at "
-        f"[`src/tools/clone.py:12`]({GITHUB}/blob/{SHA}/src/tools/clone.py#L12)")
+        "1. **Security** — Found: os.system / os.popen call (also Missing: Clone runs inside "
+        f"a temporary directory) at [`src/tools/clone.py:12`]({GITHUB}/blob/{SHA}/src/tools/"
+        "clone.py#L12)")
+    assert summary.splitlines()[5].startswith("2. **Security** — Found: eval / exec call at")
+
+
+def test_facts_at_one_place_are_one_risk_and_one_remediation_item() -> None:
+    bandit = make_evidence("A shell runs a command built from data (bandit B602/B605)",
+                           facet="health.bandit.shell", pattern="failure", security=True,
+                           dimension="safe_tool_engineering", location="src/tools/clone.py:12",
+                           confidence=0.85)
+    unseen = [make_evidence(f"A diagram shows part {n}", facet=f"vision.flow.p{n}",
+                            found=False, dimension="diagrams", location="report",
+                            confidence=0.3).model_copy(
+                                update={"rationale": "Not shown: no diagram at all."})
+              for n in range(4)]
+    evidence = [*unsafe_evidence(), bandit, *unseen]
+    rep = report([criterion("safe_tool_engineering", 2, evidence),
+                  criterion("diagrams", 1, evidence)], evidence)
+    assert [r.facet for r in top_risks(rep, limit=5)] == [
+        "safety.os_system", "safety.eval_exec", "vision.flow.p0"]
+    plan = remediation_plan(rep)
+    assert plan.count("\n- ") == 3  # os.system line, eval line, the report's diagrams
+    assert plan.count("Not shown: no diagram at all.") == 1
+    assert ("**Missing: A diagram shows part 0 (also Missing: A diagram shows part 1; "
+            "Missing: A diagram shows part 2; Missing: A diagram shows part 3)**") in plan
+    assert "(also Found: A shell runs a command built from data" in plan
 
 
 def test_linear_graph_is_the_top_risk_of_a_linear_repository() -> None:
@@ -213,3 +238,21 @@ def test_no_remediation_under_a_perfect_criterion_and_each_fact_once() -> None:
     assert "- **Graph (2/5)**: Fan out." in plan
     perfect = report([criterion("safe_tool_engineering", 5, [minor])], [minor])
     assert remediation_plan(perfect) == NOTHING_TO_DO
+
+
+def test_input_warnings_are_pointed_at_from_the_summary_and_stated_once() -> None:
+    shallow = ("repo: warning: the history is shallow (1 commit(s) visible), so git forensics "
+               "treat it as a lower bound")
+    dirty = "input: warning: the local target has uncommitted changes (1 path(s))"
+    evidence = unsafe_evidence()
+    rep = report([criterion("safe_tool_engineering", 2, evidence)], evidence,
+                 errors=[shallow, dirty])
+    text = render_markdown(rep)
+    summary = text[text.index("## Executive Summary"):text.index("## Criterion Breakdown")]
+    assert "⚠ 2 warning(s) bear on this run" in summary
+    assert "[Errors and Warnings](#errors-and-warnings)" in summary
+    assert text.count("the history is shallow") == 1 and text.count("uncommitted") == 2
+    tail = text[text.index("## Errors and Warnings"):]
+    assert f"- {shallow}" in tail and f"- {dirty}" in tail
+    assert "⚠" not in render_markdown(report([criterion("safe_tool_engineering", 2, evidence)],
+                                             evidence))

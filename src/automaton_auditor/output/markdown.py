@@ -26,6 +26,8 @@ EXCERPT = 400
 SHARED_ANCHOR = "shared-facts"
 # A context fact bound to this many criteria or more is stated once, above the breakdown.
 SHARED_MIN = 3
+# GitHub's anchor for the "## Errors and Warnings" heading.
+WARNINGS_ANCHOR = "errors-and-warnings"
 
 
 def _cell(text: str) -> str:
@@ -74,8 +76,14 @@ def _link(report: AuditReport | None, location: str) -> str:
 def render_summary(report: AuditReport, shared: dict[str, list[Evidence]]) -> list[str]:
     """The Executive Summary: verdict, top risks, the score chart and the shared facts."""
     lines = ["## Executive Summary", "",
-             f"**Overall score: {report.overall_score:.2f} / 5 — {report.verdict}**", "",
-             report.executive_summary, ""]
+             f"**Overall score: {report.overall_score:.2f} / 5 — {report.verdict}**", ""]
+    if notes := warnings(report):
+        # a shallow history or uncommitted changes change what the scores mean: say so
+        # before them, and state the notes themselves once, at the end
+        lines += [f"⚠ {len(notes)} warning(s) bear on this run (shallow history, uncommitted "
+                  "changes, unread inputs, failed steps): see "
+                  f"[Errors and Warnings](#{WARNINGS_ANCHOR}).", ""]
+    lines += [report.executive_summary, ""]
     if report.criteria:
         lines += ["| Criterion | Score | | Deciding rule |", "|---|---|---|---|"]
         lines += [f"| {_cell(r.dimension_name)} | {r.score_label} | "

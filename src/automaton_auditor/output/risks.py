@@ -156,9 +156,27 @@ def open_facts(report: AuditReport) -> list[FailureFact]:
     return sorted(out, key=lambda f: rank(f, scores))
 
 
+def same_place(facts: Iterable[FailureFact]) -> list[list[FailureFact]]:
+    """Facts grouped by what a reader would fix as one thing, in rank order: facts on the
+    same file line (two detectors flag one ``os.system`` call), or facts elsewhere with the
+    same location and rationale (four diagram facts missing for one reason)."""
+    groups: dict[tuple[str, ...], list[FailureFact]] = {}
+    for fact in facts:
+        where = fact.where
+        key = (("line", where.path or "", str(where.line)) if where.in_file and where.line
+               else ("place", fact.location, fact.rationale))
+        groups.setdefault(key, []).append(fact)
+    return list(groups.values())
+
+
+def top_risk_groups(report: AuditReport, limit: int = 3) -> list[list[FailureFact]]:
+    """The few places a reader must see first, each with every fact found there."""
+    return same_place(open_facts(report))[:limit]
+
+
 def top_risks(report: AuditReport, limit: int = 3) -> list[FailureFact]:
-    """The few failure facts a reader must see first."""
-    return open_facts(report)[:limit]
+    """The few failure facts a reader must see first (the most serious of each place)."""
+    return [group[0] for group in top_risk_groups(report, limit)]
 
 
 def limitations(report: AuditReport) -> list[str]:

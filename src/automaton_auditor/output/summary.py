@@ -4,7 +4,13 @@ and the file-level remediation plan (both stored as Markdown in the report)."""
 from __future__ import annotations
 
 from automaton_auditor.output.locations import location_url, markdown_location
-from automaton_auditor.output.risks import PERFECT, FailureFact, open_facts, top_risks
+from automaton_auditor.output.risks import (
+    PERFECT,
+    FailureFact,
+    open_facts,
+    same_place,
+    top_risk_groups,
+)
 from automaton_auditor.state import AuditReport
 
 CONSEQUENCE_LABEL = {"security": "Security", "functional": "Functional break",
@@ -17,9 +23,17 @@ def fact_headline(fact: FailureFact) -> str:
     return f"{'Found' if fact.confirmed else 'Missing'}: {fact.goal}"
 
 
-def _criteria_names(report: AuditReport, fact: FailureFact) -> str:
+def _headlines(group: list[FailureFact]) -> str:
+    """The headline of a group's first fact, and the goals of the others at that place."""
+    first = fact_headline(group[0])
+    others = [h for h in dict.fromkeys(map(fact_headline, group[1:])) if h != first]
+    return first + (f" (also {'; '.join(others)})" if others else "")
+
+
+def _criteria_names(report: AuditReport, group: list[FailureFact]) -> str:
     named = {c.dimension_id: f"{c.dimension_name} {c.score_label}" for c in report.criteria}
-    return "; ".join(named.get(c, c) for c in fact.criteria)
+    criteria = dict.fromkeys(c for fact in group for c in fact.criteria)
+    return "; ".join(named.get(c, c) for c in criteria)
 
 
 def _place(report: AuditReport, fact: FailureFact) -> str:
@@ -28,19 +42,21 @@ def _place(report: AuditReport, fact: FailureFact) -> str:
     return "at " + markdown_location(fact.location, report.repo_url, report.commit)
 
 
-def risk_line(report: AuditReport, fact: FailureFact) -> str:
-    """One top risk as a Markdown list item's text."""
-    return (f"**{CONSEQUENCE_LABEL[fact.consequence]}** — {fact_headline(fact)} "
+def risk_line(report: AuditReport, group: list[FailureFact]) -> str:
+    """One top risk (the facts found at one place, most serious first) as a Markdown list
+    item's text."""
+    fact = group[0]
+    return (f"**{CONSEQUENCE_LABEL[fact.consequence]}** — {_headlines(group)} "
             f"{_place(report, fact)}: "
-            f"{fact.rationale} ({_criteria_names(report, fact)})")
+            f"{fact.rationale} ({_criteria_names(report, group)})")
 
 
 def executive_summary(report: AuditReport, opening: str) -> str:
     """The opening paragraph, then the top risks ranked by consequence and confidence."""
-    risks = top_risks(report)
-    if not risks:
+    groups = top_risk_groups(report)
+    if not groups:
         return opening
-    items = "\n".join(f"{n}. {risk_line(report, fact)}" for n, fact in enumerate(risks, 1))
+    items = "\n".join(f"{n}. {risk_line(report, group)}" for n, group in enumerate(groups, 1))
     return f"{opening}\n\nTop risks:\n\n{items}"
 
 
@@ -51,7 +67,8 @@ def _group_title(fact: FailureFact) -> str:
     return "The report" if where.kind == "report" else "The repository as a whole"
 
 
-def _item(report: AuditReport, fact: FailureFact) -> str:
+def _item(report: AuditReport, group: list[FailureFact]) -> str:
+    fact = group[0]
     where = fact.where
     shown = (f"L{where.line}" if where.in_file and where.line else
              f"p.{where.page}" if where.page else
@@ -60,9 +77,9 @@ def _item(report: AuditReport, fact: FailureFact) -> str:
     place = f"[`{shown}`]({url})" if url else f"`{shown}`"
     extra = len(fact.files) - 1
     more = f" (and {extra} more place(s))" if extra > 0 else ""
-    return (f"- {place}{more} — **{fact_headline(fact)}** "
+    return (f"- {place}{more} — **{_headlines(group)}** "
             f"({CONSEQUENCE_LABEL[fact.consequence].lower()}): {fact.rationale} "
-            f"*{_criteria_names(report, fact)}*")
+            f"*{_criteria_names(report, group)}*")
 
 
 def remediation_plan(report: AuditReport, targets: dict[str, str] | None = None) -> str:
@@ -76,12 +93,11 @@ def remediation_plan(report: AuditReport, targets: dict[str, str] | None = None)
         return "Nothing was judged, so there is nothing to remediate."
     if not weak:
         return NOTHING_TO_DO
-    groups: dict[str, list[FailureFact]] = {}
-    for fact in facts:
-        groups.setdefault(_group_title(fact), []).append(fact)
-    sections = []
-    for title, members in groups.items():
-        sections.append(f"### {title}\n\n" + "\n".join(_item(report, f) for f in members))
+    files: dict[str, list[list[FailureFact]]] = {}
+    for group in same_place(facts):
+        files.setdefault(_group_title(group[0]), []).append(group)
+    sections = [f"### {title}\n\n" + "\n".join(_item(report, group) for group in groups)
+                for title, groups in files.items()]
     asks = [f"- **{c.dimension_name} ({c.final_score}/5)**: {(targets or {})[c.dimension_id]}"
             for c in weak if (targets or {}).get(c.dimension_id)]
     if asks:
