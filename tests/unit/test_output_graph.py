@@ -117,3 +117,16 @@ def test_the_strong_graph_is_drawn_without_marks(tmp_path: Path) -> None:
     assert flow is not None and "judge" in flow.nodes
     text = "\n".join(mermaid_flowchart(flow))
     assert "classDef" not in text and "never" not in text and "×" not in text
+
+
+def test_a_hostile_node_name_cannot_close_the_fence_or_break_a_line() -> None:
+    hostile = "x\n```\n# Injected | heading" + "y" * 200
+    flow = code_flow([make_evidence("t", facet="graph.topology", pattern="neutral", data={
+        "nodes": [hostile], "edges": [["__start__", hostile]], "conditional": {}}),
+        _fact("graph.unreachable_nodes", unreachable=[hostile])])
+    assert flow is not None
+    lines = mermaid_flowchart(flow)
+    assert [line for line in lines if "```" in line] == ["```mermaid", "```"]
+    assert not any(line.startswith("#") for line in lines)
+    assert max(map(len, lines)) < 200
+    assert "\n" not in legend(flow) and "|" not in legend(flow) and "`" not in legend(flow)

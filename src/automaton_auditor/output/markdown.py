@@ -16,6 +16,7 @@ from automaton_auditor.output.mermaid import (
     diagram_flow,
     legend,
     mermaid_flowchart,
+    plain_name,
     score_bar,
 )
 from automaton_auditor.output.risks import all_evidence, is_failure, limitation_of, limitations
@@ -104,13 +105,17 @@ def render_summary(report: AuditReport, shared: dict[str, list[Evidence]]) -> li
     return lines
 
 
+def _names(values: object) -> list[str]:
+    return [plain_name(str(v)) for v in values] if isinstance(values, list) else []
+
+
 def _compare_line(report: AuditReport) -> str:
     compare = next((e for e in all_evidence(report) if e.facet == "vision.compare.nodes"
                     and "ratio" in e.data), None)
     if compare is None:
         return ""
-    only_code = ", ".join(map(str, compare.data.get("only_in_code") or [])) or "none"
-    only_diagram = ", ".join(map(str, compare.data.get("only_in_diagram") or [])) or "none"
+    only_code = ", ".join(_names(compare.data.get("only_in_code"))) or "none"
+    only_diagram = ", ".join(_names(compare.data.get("only_in_diagram"))) or "none"
     return (f"{_cell(compare.rationale)} Only in the code: {only_code}. "
             f"Only in the diagram: {only_diagram}.")
 

@@ -25,6 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from automaton_auditor.state import DiagramFacts, Evidence
+from automaton_auditor.text import clip
 
 _RESERVED = {"end", "graph", "subgraph", "flowchart", "style", "class", "classDef", "click",
              "linkStyle", "direction", "default", "call", "href"}
@@ -37,6 +38,7 @@ STYLES = {
 }
 DEAD_ROUTE_STYLE = "stroke:#b00020,stroke-dasharray:5 3"
 FULL, EMPTY = "█", "░"
+NAME_LIMIT = 60
 
 
 @dataclass
@@ -129,7 +131,8 @@ class _Ids:
 
     def __call__(self, name: str) -> str:
         if name not in self.ids:
-            base = _TERMINALS.get(name.lower()) or re.sub(r"\W+", "_", name).strip("_") or "node"
+            base = (_TERMINALS.get(name.lower())
+                    or re.sub(r"\W+", "_", name).strip("_")[:NAME_LIMIT] or "node")
             # Mermaid's keywords are lower case ("End" or "END" is a fine id).
             if base[0].isdigit() or base in _RESERVED:
                 base = f"n_{base}"
@@ -140,8 +143,14 @@ class _Ids:
         return self.ids[name]
 
 
+def plain_name(name: str) -> str:
+    """A node name from the audited code or report as one short line without backticks or
+    pipes: a hostile name cannot close the code fence or break a table."""
+    return clip(" ".join(name.split()).replace("`", "'").replace("|", "/"), NAME_LIMIT)
+
+
 def _label(name: str) -> str:
-    return name.replace('"', "#quot;")
+    return plain_name(name).replace('"', "#quot;")
 
 
 def _node_line(ident: str, name: str, flow: Flow) -> str:
@@ -197,18 +206,19 @@ def legend(flow: Flow) -> str:
     if flow.conditional:
         parts.append("dashed: conditional route")
     if flow.dead:
-        routes = ", ".join(f"{s} → {t}" for s, t in sorted(flow.dead))
+        routes = ", ".join(f"{plain_name(s)} → {plain_name(t)}" for s, t in sorted(flow.dead))
         parts.append(f"never taken: {routes}")
     if flow.unreachable:
-        parts.append(f"never runs: {', '.join(sorted(flow.unreachable))}")
+        parts.append(f"never runs: {', '.join(map(plain_name, sorted(flow.unreachable)))}")
     if stuck := flow.no_end - flow.unreachable:
-        parts.append(f"never reaches END: {', '.join(sorted(stuck))}")
+        parts.append(f"never reaches END: {', '.join(map(plain_name, sorted(stuck)))}")
     if flow.dropped:
         parts.append("returns keys LangGraph drops: " + ", ".join(
-            f"{n} ({', '.join(keys)})" for n, keys in sorted(flow.dropped.items())))
+            f"{plain_name(n)} ({', '.join(map(plain_name, keys))})"
+            for n, keys in sorted(flow.dropped.items())))
     if flow.twice:
         parts.append("runs more than once per run: "
-                     + ", ".join(f"{n} ×{k}" for n, k in sorted(flow.twice.items())))
+                     + ", ".join(f"{plain_name(n)} ×{k}" for n, k in sorted(flow.twice.items())))
     return "; ".join(parts)
 
 
