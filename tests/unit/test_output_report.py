@@ -158,11 +158,13 @@ def test_shell_injection_is_the_top_risk_not_the_missing_sandbox() -> None:
     # the missing sandbox is on the os.system line: one place, one risk, the flaw first
     assert [r.facet for r in risks] == ["safety.os_system", "safety.eval_exec"]
     summary = executive_summary(rep, "Overall.")
+    # the risk names what is as serious as the shell injection; the rest is remediation
     assert summary.splitlines()[4].startswith(
-        "1. **Security** — Found: os.system / os.popen call (also Missing: Clone runs inside "
-        f"a temporary directory) at [`src/tools/clone.py:12`]({GITHUB}/blob/{SHA}/src/tools/"
-        "clone.py#L12)")
+        "1. **Security** — Found: os.system / os.popen call at "
+        f"[`src/tools/clone.py:12`]({GITHUB}/blob/{SHA}/src/tools/clone.py#L12)")
     assert summary.splitlines()[5].startswith("2. **Security** — Found: eval / exec call at")
+    assert "**Found: os.system / os.popen call (also Missing: Clone runs inside a temporary " \
+           "directory)**" in remediation_plan(rep)
 
 
 def test_facts_at_one_place_are_one_risk_and_one_remediation_item() -> None:
@@ -186,6 +188,8 @@ def test_facts_at_one_place_are_one_risk_and_one_remediation_item() -> None:
     assert ("**Missing: A diagram shows part 0 (also Missing: A diagram shows part 1; "
             "Missing: A diagram shows part 2; Missing: A diagram shows part 3)**") in plan
     assert "(also Found: A shell runs a command built from data" in plan
+    assert "call (also Found: A shell runs a command built from data (bandit B602/B605)) at" \
+           in executive_summary(rep, "Overall.")
 
 
 def test_linear_graph_is_the_top_risk_of_a_linear_repository() -> None:

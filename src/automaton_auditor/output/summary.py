@@ -46,6 +46,8 @@ def risk_line(report: AuditReport, group: list[FailureFact]) -> str:
     """One top risk (the facts found at one place, most serious first) as a Markdown list
     item's text."""
     fact = group[0]
+    # the risk names what is as serious as its lead; the rest of the place is remediation
+    group = [f for f in group if f.consequence == fact.consequence]
     return (f"**{CONSEQUENCE_LABEL[fact.consequence]}** — {_headlines(group)} "
             f"{_place(report, fact)}: "
             f"{fact.rationale} ({_criteria_names(report, group)})")
