@@ -81,8 +81,7 @@ def render_summary(report: AuditReport, shared: dict[str, list[Evidence]]) -> li
     if notes := warnings(report):
         # a shallow history or uncommitted changes change what the scores mean: say so
         # before them, and state the notes themselves once, at the end
-        lines += [f"⚠ {len(notes)} warning(s) bear on this run (shallow history, uncommitted "
-                  "changes, unread inputs, failed steps): see "
+        lines += [f"⚠ {len(notes)} warning(s) bear on this run: see "
                   f"[Errors and Warnings](#{WARNINGS_ANCHOR}).", ""]
     lines += [report.executive_summary, ""]
     if report.criteria:
