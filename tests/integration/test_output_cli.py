@@ -34,8 +34,11 @@ def test_sarif_of_a_shell_injection_validates_and_points_at_the_line(
     assert shell["level"] == "error" and "git clone" in shell["message"]["text"]
     markdown = written_report(tmp_path / "out").with_name("report.md").read_text("utf-8")
     first_risk = markdown.split("Top risks:", 1)[1].strip().splitlines()[0]
-    assert first_risk.startswith("1. **Security** — Found: os.system / os.popen call at "
-                                 f"`{TOOLS}:{OS_SYSTEM_LINE}`")
+    # the bandit check on the same line is named in the same risk, not a second one
+    assert first_risk.startswith("1. **Security** — Found: os.system / os.popen call")
+    assert f" at `{TOOLS}:{OS_SYSTEM_LINE}`: " in first_risk
+    second = markdown.split("Top risks:", 1)[1].strip().splitlines()[1]
+    assert f"`{TOOLS}:{OS_SYSTEM_LINE}`" not in second
 
 
 def test_format_sarif_prints_sarif_only(auditee_repo: Path, report_pdf: Path,
