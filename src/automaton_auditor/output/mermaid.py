@@ -91,7 +91,8 @@ def _mark(flow: Flow, item: Evidence) -> None:
     for key in ("joins", "double_joins"):
         for name, runs in _joins(data.get(key)).items():
             flow.twice[name] = max(runs, flow.twice.get(name, 0))
-    dropped = data.get("nodes") if item.facet == "graph.state.dropped_keys" else None
+    # the facet moved from graph.dropped_keys to graph.state.dropped_keys: read either
+    dropped = data.get("nodes") if item.facet.endswith(".dropped_keys") else None
     if isinstance(dropped, dict):
         for name, keys in dropped.items():
             flow.dropped[str(name)] = sorted({*flow.dropped.get(str(name), []), *_names(keys)})
