@@ -29,16 +29,20 @@ def _dir(out: Path) -> Path:
 
 @pytest.fixture
 def calls(monkeypatch: pytest.MonkeyPatch) -> dict[str, int]:
-    """Count the expensive steps: cloning, report ingestion, diagram extraction."""
-    counts = {"acquire": 0, "ingest_report": 0, "find_diagrams": 0}
-    for name in counts:
-        real = getattr(detectives, name)
+    """Count the expensive steps: cloning, report ingestion, diagram extraction (the two
+    reads of the report run in a child process; counted where the detectives ask for them)."""
+    seams = {"acquire": (detectives, "acquire"),
+             "ingest_report": (detectives.cache_prefetch, "doc_facts"),
+             "find_diagrams": (detectives.cache_prefetch, "diagrams")}
+    counts = dict.fromkeys(seams, 0)
+    for name, (module, attr) in seams.items():
+        real = getattr(module, attr)
 
         def spy(*args: Any, _real: Any = real, _name: str = name, **kwargs: Any) -> Any:
             counts[_name] += 1
             return _real(*args, **kwargs)
 
-        monkeypatch.setattr(detectives, name, spy)
+        monkeypatch.setattr(module, attr, spy)
     return counts
 
 
@@ -203,29 +207,46 @@ def test_head_read_without_git_is_the_commit_a_clone_audits(auditee_repo: Path,
 
 
 def test_report_read_in_a_second_process_gives_the_same_evidence(
-        auditee_repo: Path, report_pdf: Path, tmp_path: Path, calls: dict[str, int]) -> None:
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from automaton_auditor.forensics import sandbox
     from automaton_auditor.forensics.pdf import prefetch as cache_prefetch
-    from automaton_auditor.nodes.limits import report_limits
+    from automaton_auditor.nodes.limits import reader_bounds, report_limits, vision_limits
     from automaton_auditor.rubric import concept_terms
 
     rubric = load_rubric()
     state = _state(auditee_repo, report_pdf, None, rubric)
-    in_process = detectives.doc_analyst(state)  # type: ignore[arg-type]
-    assert calls["ingest_report"] == 1
-    cache_prefetch.prefetch_report(str(report_pdf), concept_terms(rubric),
-                                   report_limits(Settings()), None)
+    settings = Settings()
+    on_demand = detectives.doc_analyst(state)  # type: ignore[arg-type]
+    started: list[str] = []
+    real_start = sandbox.start
+
+    def counted(task: str, *args: Any) -> Any:
+        started.append(task)
+        return real_start(task, *args)
+
+    monkeypatch.setattr(sandbox, "start", counted)
+
+    def prefetch(path: Path) -> None:
+        cache_prefetch.prefetch_report(str(path), concept_terms(rubric), report_limits(settings),
+                                       vision_limits(settings), reader_bounds(settings), None)
+
+    prefetch(report_pdf)
+    assert started == ["doc", "vision"]
     prefetched = detectives.doc_analyst(state)  # type: ignore[arg-type]
-    assert calls["ingest_report"] == 1  # the child read it; this process did not
-    for update in (in_process, prefetched):
+    assert started == ["doc", "vision"]  # the detective took the prefetched read
+    for update in (on_demand, prefetched):
         update.pop("timings")
-    assert prefetched == in_process
+    assert prefetched == on_demand
+    cache_prefetch.cancel_all()
 
     broken = tmp_path / "broken.pdf"
     broken.write_bytes(b"%PDF-1.7\n" + b"\x00garbage" * 200)
+    prefetch(broken)
     bad_state = _state(auditee_repo, broken, None, rubric)
-    cache_prefetch.prefetch_report(str(broken), concept_terms(rubric),
-                                   report_limits(Settings()), None)
     degraded = detectives.doc_analyst(bad_state)  # type: ignore[arg-type]
-    assert calls["ingest_report"] == 2  # the child gave up; the detective reported why
+    assert started == ["doc", "vision"] * 2
     assert degraded["detective_status"]["doc"].state == "degraded"
-    assert cache_prefetch.take_doc("no such key") is None
+    assert any(e.found is False and "broken.pdf" in e.rationale
+               for e in degraded["evidences"]["doc"])
+    cache_prefetch.cancel_all()

@@ -1,4 +1,4 @@
-"""The report prefetch worker must not outlive an audit that is killed (SIGKILL)."""
+"""The contained report reader must not outlive an audit that is killed (SIGKILL)."""
 
 from __future__ import annotations
 
@@ -13,14 +13,12 @@ import pytest
 
 SCRIPT = """
 import sys, time
-from automaton_auditor.forensics.pdf import prefetch as cache_prefetch
+from dataclasses import asdict
+from automaton_auditor.forensics import sandbox
 from automaton_auditor.forensics.pdf.model import ReportLimits
-cache_prefetch.start_doc("k", sys.argv[1], ["Metacognition"], ReportLimits())
-executor, _ = cache_prefetch._pending["k"]
-deadline = time.time() + 30
-while not executor._processes and time.time() < deadline:
-    time.sleep(0.05)
-print(*executor._processes, flush=True)
+request = {"path": sys.argv[1], "terms": ["Metacognition"], "limits": asdict(ReportLimits())}
+sandbox.start_keyed("k", "doc", request, sandbox.ReaderBounds())
+print(sandbox.take("k").child.pid, flush=True)
 time.sleep(600)
 """
 

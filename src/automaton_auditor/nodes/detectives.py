@@ -24,18 +24,15 @@ from automaton_auditor.forensics.git.acquire import (
 )
 from automaton_auditor.forensics.git.story import history_warnings
 from automaton_auditor.forensics.pdf import prefetch as cache_prefetch
-from automaton_auditor.forensics.pdf.reader import (
-    ReportError,
-    doc_findings,
-    ingest_report,
-    unreadable_findings,
+from automaton_auditor.forensics.pdf.reader import ReportError, unreadable_findings
+from automaton_auditor.forensics.vision.inspector import vision_findings
+from automaton_auditor.nodes.limits import (
+    cache_dir,
+    git_limits,
+    reader_bounds,
+    report_limits,
+    vision_limits,
 )
-from automaton_auditor.forensics.vision.inspector import (
-    VisionError,
-    find_diagrams,
-    vision_findings,
-)
-from automaton_auditor.nodes.limits import cache_dir, git_limits, report_limits, vision_limits
 from automaton_auditor.rubric import Rubric, concept_terms, route
 from automaton_auditor.settings import Settings
 from automaton_auditor.state import AgentState, DetectiveStatus, Evidence, Finding, Source
@@ -165,20 +162,15 @@ def _analyse_doc(state: AgentState, settings: Settings, rubric: Rubric) -> dict[
         cached = cache_facts.load(root, "doc", key, DocFacts)
         if cached is not None:
             return _doc_update(cached, rubric)
-    # The CLI may have started reading the report in a second process (cache_prefetch).
-    doc = cache_prefetch.take_doc(key)
-    if doc is None:
-        try:
-            report = ingest_report(Path(state["report_path"]), report_limits(settings))
-        except ReportError as exc:
-            return {"evidences": {"doc": route_findings(unreadable_findings(exc), "doc",
-                                                        rubric)},
-                    "errors": [f"doc: {exc.kind}: {exc}"],
-                    "detective_status": {"doc": DetectiveStatus(state="degraded",
-                                                                reason=exc.kind)}}
-        findings, facts = doc_findings(report, terms)
-        doc = cache_facts.roundtrip(DocFacts(findings=findings, report_facts=facts,
-                                             warnings=list(report.warnings)))
+    # Read in a contained child (started early by the CLI when it could: cache_prefetch).
+    try:
+        doc = cache_prefetch.doc_facts(key, state["report_path"], terms,
+                                       report_limits(settings), reader_bounds(settings))
+    except ReportError as exc:
+        return {"evidences": {"doc": route_findings(unreadable_findings(exc), "doc", rubric)},
+                "errors": [f"doc: {exc.kind}: {exc}"],
+                "detective_status": {"doc": DetectiveStatus(state="degraded",
+                                                            reason=exc.kind)}}
     if root is not None:
         cache_facts.save(root, "doc", key, doc)
     return _doc_update(doc, rubric)
@@ -194,21 +186,21 @@ def _inspect_diagrams(state: AgentState, settings: Settings, rubric: Rubric) -> 
     """Find the report's diagrams and read their flow (with a vision model when configured;
     the model-free facts are cached by the report's SHA-256)."""
     root = None if settings.vision_model else cache_dir(settings)
-    key = ""
+    key = cache_prefetch.vision_key(_report_sha(state), vision_limits(settings))
     if root is not None:
-        key = cache_facts.report_key(_report_sha(state), {
-            "vision": cache_facts.limits_key(vision_limits(settings))})
         cached = cache_facts.load(root, "vision", key, VisionFacts)
         if cached is not None:
             return _vision_update(cached, rubric, DetectiveStatus(state="ok"))
     try:
-        diagrams, images = find_diagrams(Path(state["report_path"]), vision_limits(settings))
-    except VisionError as exc:  # an unreadable report is evidence, not a crash of the node
+        diagrams, images = cache_prefetch.diagrams(key, state["report_path"],
+                                                   vision_limits(settings),
+                                                   reader_bounds(settings))
+    except ReportError as exc:  # an unreadable report is evidence, not a crash of the node
         finding = Finding(facet=INPUT_FACETS["vision"], goal="Report diagrams can be read",
                           found=False, pattern="success", location=state["report_path"],
-                          rationale=str(exc), confidence=1.0)
+                          rationale=str(exc), confidence=1.0, data={"error_kind": exc.kind})
         return {"evidences": {"vision": route_findings([finding], "vision", rubric)},
-                "errors": [f"vision: {exc}"],
+                "errors": [f"vision: {exc.kind}: {exc}"],
                 "detective_status": {"vision": DetectiveStatus(state="degraded",
                                                                reason=str(exc))}}
     status = DetectiveStatus(state="ok")

@@ -12,6 +12,7 @@ from automaton_auditor.settings import Settings
 
 if TYPE_CHECKING:  # imported lazily: input validation must not pay for numpy and PIL
     from automaton_auditor.forensics.pdf.model import ReportLimits
+    from automaton_auditor.forensics.sandbox import ReaderBounds
     from automaton_auditor.forensics.vision.candidates import VisionLimits
 
 
@@ -30,6 +31,14 @@ def report_limits(settings: Settings) -> ReportLimits:
     return ReportLimits(max_mb=settings.max_report_mb, max_pages=settings.max_report_pages,
                         timeout_s=settings.report_timeout_s,
                         max_ocr_pages=settings.max_ocr_pages, ocr_budget_s=settings.ocr_budget_s)
+
+
+def reader_bounds(settings: Settings) -> ReaderBounds:
+    """Ceilings of the child process that reads the report."""
+    from automaton_auditor.forensics.sandbox import ReaderBounds
+
+    return ReaderBounds(memory_mb=settings.reader_memory_mb, cpu_s=settings.reader_cpu_s,
+                        timeout_s=settings.reader_timeout_s)
 
 
 def vision_limits(settings: Settings) -> VisionLimits:

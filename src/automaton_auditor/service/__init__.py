@@ -310,11 +310,18 @@ def replay_state(info: RunInfo, rubric: Rubric | None = None,
 def _prefetch_report(report: str, rubric: Rubric, settings: Settings) -> None:
     """Start reading the report in a second process while this one starts the graph."""
     from automaton_auditor.forensics.pdf import prefetch as report_prefetch
-    from automaton_auditor.nodes.limits import cache_dir, report_limits
+    from automaton_auditor.nodes.limits import (
+        cache_dir,
+        reader_bounds,
+        report_limits,
+        vision_limits,
+    )
     from automaton_auditor.rubric import concept_terms
 
     report_prefetch.prefetch_report(report, concept_terms(rubric), report_limits(settings),
-                                    cache_dir(settings))
+                                    vision_limits(settings), reader_bounds(settings),
+                                    cache_dir(settings),
+                                    vision_cached=not settings.vision_model)
 
 
 def _result_key(target: str, report: str, rubric_data: dict[str, Any], settings: Settings,

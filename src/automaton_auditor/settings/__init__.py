@@ -87,6 +87,13 @@ class Settings(BaseSettings):
     ocr_budget_s: float = Field(300.0, gt=0)
     # Diagrams read per report.
     max_diagrams: int = Field(40, ge=0)
+    # The child process that reads the report (docling, pypdfium2, OCR): its address-space
+    # ceiling (a 44-page report peaks near 220 MB, a 300-page one near 520 MB), CPU-time
+    # ceiling (docling's timeout plus the OCR budget) and wall-clock deadline. Past one, the
+    # report is unreadable with that reason (`forensics.sandbox`).
+    reader_memory_mb: int = Field(640, ge=256)
+    reader_cpu_s: int = Field(480, ge=10)
+    reader_timeout_s: float = Field(600.0, gt=0)
     # Caches: the directory in use (None: no cache). `resolve_settings` fills it with the
     # platform cache directory unless `no_cache`; opinions are reused only on request.
     cache_dir: str | None = None

@@ -7,13 +7,16 @@ ever initialised), and every failure becomes a one-line `ReportError`.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import os
 import re
+import stat
+import time
 import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
 from automaton_auditor.forensics.pdf.model import Line, ReportError, ReportLimits
 
@@ -25,6 +28,8 @@ TEXT_FORMATS = {".md": "md", ".markdown": "md", ".docx": "docx", ".html": "html"
                 ".htm": "html"}
 _BOLD_FONT = re.compile(r"bold|black|heavy|semibold|demibold|cmbx|sfbx|,b$", re.IGNORECASE)
 _JS_MARKER = re.compile(rb"/(?:JavaScript|JS)\b")
+# Pages docling converts at a time: memory is that of one batch, not of the whole report.
+PAGE_BATCH = 40
 
 
 @dataclass
@@ -36,29 +41,43 @@ class PdfProbe:
     javascript: bool = False
 
 
+def open_regular(path: Path) -> BinaryIO:
+    """Open a file for reading only if it is a regular file: opened without blocking (a FIFO
+    never hangs the run), then checked on the open descriptor (a device, a socket, a FIFO or
+    a symlink to one raises `OSError` before a byte is read)."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0))
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return os.fdopen(fd, "rb")
+
+
 def sha256_of(path: Path) -> str:
-    """Hex SHA-256 of a file, streamed."""
+    """Hex SHA-256 of a regular file, streamed (`OSError` for anything else)."""
     digest = hashlib.sha256()
-    with path.open("rb") as handle:
+    with open_regular(path) as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
 
 
 def sniff_format(path: Path, limits: ReportLimits) -> str:
-    """Check existence, size and magic bytes; return "pdf", "md", "docx" or "html"."""
-    if not path.exists():
-        raise ReportError("missing", f"report not found: {path.name}")
-    if not path.is_file():
-        raise ReportError("missing", f"report is not a regular file: {path.name}")
-    size = path.stat().st_size
+    """Check existence, kind, size and magic bytes; return "pdf", "md", "docx" or "html"."""
+    try:
+        handle = open_regular(path)
+    except FileNotFoundError:
+        raise ReportError("missing", f"report not found: {path.name}") from None
+    except OSError as exc:
+        raise ReportError("missing", f"report is not a readable regular file "
+                                     f"({exc.strerror}): {path.name}") from None
+    with handle:
+        size = os.fstat(handle.fileno()).st_size
+        head = handle.read(1024)
     if size == 0:
         raise ReportError("empty", f"report is empty (0 bytes): {path.name}")
     if size > limits.max_mb * 1024 * 1024:
         raise ReportError("too_large", f"report is {size / 1048576:.1f} MB, over the "
                           f"{limits.max_mb} MB cap: {path.name}")
-    with path.open("rb") as handle:
-        head = handle.read(1024)
     kind = TEXT_FORMATS.get(path.suffix.lower())
     # Readers accept junk before the header; a Markdown file that quotes "%PDF-" is not one.
     if head.startswith(b"%PDF-") or (b"%PDF-" in head and kind is None):
@@ -133,29 +152,76 @@ def _has_js_marker(path: Path) -> bool:
         return bool(_JS_MARKER.search(handle.read()))
 
 
-def convert_pdf(path: Path, limits: ReportLimits) -> ConversionResult:
-    """Run docling's model-free native PDF pipeline; raise ReportError("corrupt") on failure."""
+@dataclass
+class Converted:
+    """What docling's native pipeline read: text lines, page sizes, the pages it parsed,
+    picture boxes (page, top-left box), and whether it stopped short."""
+
+    lines: list[Line] = field(default_factory=list)
+    sizes: dict[int, tuple[float, float]] = field(default_factory=dict)
+    parsed: set[int] = field(default_factory=set)
+    pictures: list[tuple[int, tuple[float, float, float, float]]] = field(default_factory=list)
+    partial: bool = False
+
+
+def _native_converter(limits: ReportLimits) -> Any:
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from docling.datamodel.base_models import ConversionStatus, InputFormat
+    from docling.datamodel.base_models import InputFormat
     from docling.datamodel.pipeline_options import NativePdfPipelineOptions
     from docling.document_converter import DocumentConverter, NativePdfFormatOption
 
     options = NativePdfPipelineOptions(generate_page_images=False,
                                        generate_picture_images=False,
                                        document_timeout=limits.timeout_s)
-    converter = DocumentConverter(
+    return DocumentConverter(
         allowed_formats=[InputFormat.PDF],
-        format_options={InputFormat.PDF: NativePdfFormatOption(pipeline_options=options)},
-    )
-    try:
-        result = converter.convert(path, raises_on_error=False)
-    except Exception as exc:  # hostile input: any parser failure is "corrupt"
-        raise ReportError("corrupt", f"docling could not parse the report ({type(exc).__name__}"
-                          f"): {path.name}") from None
-    if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
-        raise ReportError("corrupt", f"docling could not parse the report (status "
-                          f"{result.status.value}): {path.name}")
-    return result
+        format_options={InputFormat.PDF: NativePdfFormatOption(pipeline_options=options)})
+
+
+def convert_pdf(path: Path, limits: ReportLimits, page_count: int) -> Converted:
+    """Run docling's model-free native PDF pipeline, `PAGE_BATCH` pages at a time so memory
+    stays that of one batch (a 300-page report would otherwise hold every parsed page);
+    raise ReportError("corrupt") when no batch converts. Past `limits.timeout_s` in all,
+    the rest is left out and the result is partial."""
+    from docling.datamodel.base_models import ConversionStatus
+
+    converter = _native_converter(limits)
+    done = Converted()
+    started = time.monotonic()
+    for first in range(1, page_count + 1, PAGE_BATCH):
+        if time.monotonic() - started > limits.timeout_s:
+            done.partial = True
+            break
+        try:
+            result = converter.convert(path, raises_on_error=False,
+                                       page_range=(first, min(page_count, first + PAGE_BATCH - 1)))
+        except MemoryError:
+            raise  # the reader's memory ceiling, said as such by the worker
+        except Exception:  # hostile input: a batch the parser cannot read is left out
+            done.partial = True
+            continue
+        if result.status not in (ConversionStatus.SUCCESS, ConversionStatus.PARTIAL_SUCCESS):
+            done.partial = True
+            continue
+        done.partial = done.partial or result.status == ConversionStatus.PARTIAL_SUCCESS
+        lines, sizes = page_lines(result)
+        done.lines += lines
+        done.sizes.update(sizes)
+        done.parsed |= {p.page_no for p in result.pages if p.parsed_page is not None}
+        done.pictures += _pictures(result)
+    if not done.parsed:
+        raise ReportError("corrupt", f"docling could not parse the report: {path.name}")
+    return done
+
+
+def _pictures(result: Any) -> list[tuple[int, tuple[float, float, float, float]]]:
+    boxes = []
+    sizes = {p.page_no: p.size.height for p in result.pages if p.size}
+    for picture in result.document.pictures:
+        for prov in picture.prov[:1]:
+            box = prov.bbox.to_top_left_origin(sizes.get(prov.page_no, 792.0))
+            boxes.append((prov.page_no, (box.l, box.t, box.r, box.b)))
+    return boxes
 
 
 def convert_other(path: Path, kind: str) -> Any:

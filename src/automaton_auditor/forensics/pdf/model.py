@@ -17,6 +17,8 @@ if TYPE_CHECKING:  # docling is imported lazily: importing it costs seconds.
 ErrorKind = Literal[
     "missing", "empty", "not_pdf", "encrypted", "corrupt", "too_large", "too_many_pages",
     "no_text_layer", "unsupported",
+    # the contained reader's own failures (`forensics.sandbox`): a ceiling, or a crash
+    "memory", "cpu_time", "timeout", "crash",
 ]
 
 

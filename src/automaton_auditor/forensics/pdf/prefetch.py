@@ -1,120 +1,109 @@
-"""Reading the report in a second process while the first one starts the courtroom.
+"""Reading the report in contained child processes, started as early as possible.
 
-A cold audit spends most of its time on the report: importing docling and converting the
-pages. Run in the graph's doc thread, that work shares one interpreter lock with the vision
-thread; started here in its own process, right after the service has checked the inputs, it uses
-the second core while the main process imports LangGraph and runs the other detectives. The
-doc detective then takes the result (`take_doc`) instead of reading the report itself.
+Every read of the report (docling's conversion, pypdfium2's text and rendering, OCR) runs in a
+child process under `forensics.sandbox`'s ceilings, never in the audit's own process. The
+command line starts both reads (`prefetch_report`) right after the inputs are checked, so they
+use the second core while the audit imports LangGraph and runs the repository detective; the
+doc and vision detectives then take their answers (`doc_facts`, `diagrams`), or start the child
+themselves when nothing was prefetched (a batch, a LangGraph Server run).
 
-The child returns the same JSON a warm run reads from the cache, so the evidence is
-identical either way. Any failure in the child (an unreadable report, a crash) returns None
-and the detective reads the report in-process as before, with its usual error handling.
+The doc child answers with the same JSON a warm run reads from the cache, so the evidence is
+identical either way. A child that fails (an unreadable report, a crash, a ceiling breached)
+becomes a `ReportError` whose kind and one-line message say why.
 """
 
 from __future__ import annotations
 
-import logging
-import threading
-from concurrent.futures import Future
+import base64
+import binascii
+from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, get_args
 
-from automaton_auditor.forensics.pdf.model import ReportLimits
+from automaton_auditor.forensics import sandbox
+from automaton_auditor.forensics.pdf.model import ErrorKind, ReportError, ReportLimits
+from automaton_auditor.state import DiagramFacts
 from automaton_auditor.storage.facts import DocFacts
 
-log = logging.getLogger(__name__)
-_pending: dict[str, tuple[Any, Future[str | None]]] = {}
-WAIT_S = 900.0
+if TYPE_CHECKING:
+    from automaton_auditor.forensics.vision.candidates import VisionLimits
+
+_KINDS = set(get_args(ErrorKind))
 
 
-def doc_facts_json(path: str, terms: list[str], limits: ReportLimits) -> str | None:
-    """In the child: the report's doc facts as JSON (None when it cannot be read)."""
-    from automaton_auditor.forensics.pdf.reader import ReportError, doc_findings, ingest_report
-    from automaton_auditor.storage.facts import roundtrip
+def vision_key(sha256: str, limits: VisionLimits) -> str:
+    """Key of a report's diagram facts: its SHA-256 and the vision limits."""
+    from automaton_auditor.storage.facts import limits_key, report_key
 
+    return report_key(sha256, {"vision": limits_key(limits)})
+
+
+def _doc_request(path: str, terms: list[str], limits: ReportLimits) -> dict[str, Any]:
+    return {"path": path, "terms": list(terms), "limits": asdict(limits)}
+
+
+def _answer(key: str, task: str, request: dict[str, Any],
+            bounds: sandbox.ReaderBounds) -> Any:
+    """The prefetched answer for `key`, else one read now; failures as `ReportError`."""
     try:
-        report = ingest_report(Path(path), limits)
-    except ReportError:
-        return None  # the detective reads it again and reports why
-    findings, facts = doc_findings(report, terms)
-    return roundtrip(DocFacts(findings=findings, report_facts=facts,
-                              warnings=list(report.warnings))).model_dump_json()
+        job = sandbox.take(key) or sandbox.start(task, request, bounds)
+        return job.result()
+    except sandbox.ReaderFailed as exc:
+        kind = exc.kind if exc.kind in _KINDS else "crash"
+        raise ReportError(kind, str(exc)) from None  # type: ignore[arg-type]
 
 
-def _exit_with_parent(parent_pid: int) -> None:
-    """Worker initializer: leave when the audit process dies (even by SIGKILL), since a forked
-    worker holds its own end of the task pipe and would otherwise wait on it forever."""
-    import os
-    import time
-
-    def watch() -> None:
-        while os.getppid() == parent_pid:
-            time.sleep(0.5)
-        os._exit(0)
-
-    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
-
-
-def start_doc(key: str, path: str, terms: list[str], limits: ReportLimits) -> None:
-    """Start reading the report in a child process, for `take_doc(key)`."""
-    if key in _pending:
-        return
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
-
-    # fork is cheap and safe before any thread exists; otherwise spawn.
-    method = "fork" if threading.active_count() == 1 else "spawn"
+def doc_facts(key: str, path: str, terms: list[str], limits: ReportLimits,
+              bounds: sandbox.ReaderBounds) -> DocFacts:
+    """The doc detective's facts of the report; `ReportError` when it cannot be read."""
+    answer = _answer(key, "doc", _doc_request(path, terms, limits), bounds)
     try:
-        import os
-
-        executor = ProcessPoolExecutor(max_workers=1, mp_context=get_context(method),
-                                       initializer=_exit_with_parent,
-                                       initargs=(os.getpid(),))
-        future = executor.submit(doc_facts_json, path, terms, limits)
-    except (OSError, ValueError, RuntimeError):
-        return  # no child: the detective does the work itself
-    _pending[key] = (executor, future)
+        return DocFacts.model_validate(answer)
+    except ValueError:
+        raise ReportError("crash", "the PDF reader answered something that is not doc "
+                                   "facts") from None
 
 
-def take_doc(key: str) -> DocFacts | None:
-    """The prefetched doc facts for `key` (waiting for them), or None if none were started
-    or the child failed."""
-    entry = _pending.pop(key, None)
-    if entry is None:
-        return None
-    executor, future = entry
+def diagrams(key: str, path: str, limits: VisionLimits, bounds: sandbox.ReaderBounds
+             ) -> tuple[list[DiagramFacts], list[bytes]]:
+    """The report's diagram candidates and their PNGs; `ReportError` when it cannot be
+    read."""
+    answer = _answer(key, "vision", {"path": path, "limits": asdict(limits)}, bounds)
     try:
-        body = future.result(timeout=WAIT_S)
-    except Exception:  # a crashed or hung child: read the report in-process instead
-        log.warning("report prefetch failed; reading it in-process", exc_info=True)
-        body = None
-    finally:
-        executor.shutdown(wait=False, cancel_futures=True)
-    return DocFacts.model_validate_json(body) if body else None
+        found = [DiagramFacts.model_validate(d) for d in answer["diagrams"]]
+        images = [base64.b64decode(png, validate=True) for png in answer["images"]]
+    except (KeyError, TypeError, ValueError, binascii.Error):
+        raise ReportError("crash", "the PDF reader answered something that is not "
+                                   "diagrams") from None
+    if len(images) != len(found):
+        raise ReportError("crash", "the PDF reader answered diagrams without their images")
+    return found, images
 
 
 def cancel_all() -> None:
-    """Stop prefetches nobody took (e.g. the audit stopped before the doc detective)."""
-    while _pending:
-        _key, (executor, future) = _pending.popitem()
-        future.cancel()
-        # A running child would otherwise finish its work before the interpreter may exit.
-        for process in list(getattr(executor, "_processes", {}).values()):
-            process.terminate()
-        executor.shutdown(wait=False, cancel_futures=True)
+    """Stop reads nobody took (e.g. the audit stopped before the detectives)."""
+    sandbox.cancel_all()
 
 
 def prefetch_report(report_path: str, concept_terms: list[str], limits: ReportLimits,
-                    cache_dir: Path | None) -> None:
-    """Start reading the report for this run unless its doc facts are already cached or it
-    cannot even be hashed (the graph then reports the problem)."""
+                    vision_limits: VisionLimits, bounds: sandbox.ReaderBounds,
+                    cache_dir: Path | None, vision_cached: bool = True) -> None:
+    """Start reading the report for this run, each read unless its facts are already cached
+    (`vision_cached=False`: diagram facts are never cached, with a vision model) or the
+    report cannot even be hashed (the graph then reports the problem)."""
     from automaton_auditor.forensics.pdf.ingest import sha256_of
-    from automaton_auditor.storage.facts import doc_key, load
+    from automaton_auditor.storage.facts import VisionFacts, doc_key, load
 
     try:
-        key = doc_key(sha256_of(Path(report_path)), concept_terms, limits)
+        sha = sha256_of(Path(report_path))
     except OSError:
         return
-    if cache_dir is not None and load(cache_dir, "doc", key, DocFacts) is not None:
-        return
-    start_doc(key, report_path, concept_terms, limits)
+    key = doc_key(sha, concept_terms, limits)
+    if cache_dir is None or load(cache_dir, "doc", key, DocFacts) is None:
+        sandbox.start_keyed(key, "doc", _doc_request(report_path, concept_terms, limits),
+                            bounds)
+    key = vision_key(sha, vision_limits)
+    if not vision_cached or cache_dir is None or load(cache_dir, "vision", key,
+                                                      VisionFacts) is None:
+        sandbox.start_keyed(key, "vision", {"path": report_path,
+                                            "limits": asdict(vision_limits)}, bounds)

@@ -73,16 +73,16 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
         if report is not None:
             report.javascript = probe.javascript
             return report
-    result = pdf_ingest.convert_pdf(path, limits)
-    if result.status.value == "partial_success":
+    converted = pdf_ingest.convert_pdf(path, limits, probe.page_count)
+    if converted.partial:
         warnings.append("docling converted the report only partly (timeout or page errors)")
-    lines, sizes = pdf_ingest.page_lines(result)
+    lines, sizes = converted.lines, converted.sizes
     text_pages = _text_pages(lines, limits.min_page_chars)
     if not text_pages:
         lines, sizes = _scanned(path, probe.page_count, limits, ocr, warnings)
         text_pages = _text_pages(lines, limits.min_page_chars)
     else:
-        warnings.extend(_page_warnings(result, text_pages, probe.page_count))
+        warnings.extend(_page_warnings(converted.parsed, text_pages, probe.page_count))
     skip = pdf_structure.furniture(lines, sizes)
     outline = probe.outline if use_outline else []
     marks = pdf_structure.outline_headings(lines, outline) if outline else {}
@@ -93,7 +93,7 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
     ocr_used = any("recovered by OCR" in w for w in warnings)
     page_texts = {} if ocr_used else textlayer.page_texts(path, limits)
     blocks = textlayer.mend_blocks(pdf_structure.build_blocks(lines, marks, skip), page_texts)
-    document = pdf_structure.to_docling(path.stem, blocks, sizes, _pictures(result))
+    document = pdf_structure.to_docling(path.stem, blocks, sizes, converted.pictures)
     return IngestedReport(
         path=path, sha256=sha, page_count=probe.page_count,
         headings=[(b.level, b.page or 0, b.text) for b in blocks if b.kind == "heading"],
@@ -103,10 +103,9 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
         page_texts=page_texts)
 
 
-def _page_warnings(result: Any, text_pages: set[int], count: int) -> list[str]:
+def _page_warnings(parsed: set[int], text_pages: set[int], count: int) -> list[str]:
     """Name the pages that were damaged (docling could not parse them) and those that
     parsed but carry no text layer (full-page images)."""
-    parsed = {page.page_no for page in result.pages if page.parsed_page is not None}
     damaged = sorted(set(range(1, count + 1)) - parsed)
     textless = sorted(parsed - text_pages)
     notes = []
@@ -153,16 +152,6 @@ def _ranges(pages: list[int]) -> str:
         else:
             spans.append(str(page))
     return ", ".join(spans[:12]) + (" ..." if len(spans) > 12 else "")
-
-
-def _pictures(result: Any) -> list[tuple[int, tuple[float, float, float, float]]]:
-    boxes = []
-    sizes = {p.page_no: p.size.height for p in result.pages if p.size}
-    for picture in result.document.pictures:
-        for prov in picture.prov[:1]:
-            box = prov.bbox.to_top_left_origin(sizes.get(prov.page_no, 792.0))
-            boxes.append((prov.page_no, (box.l, box.t, box.r, box.b)))
-    return boxes
 
 
 def blocks_from_docling(document: Any) -> list[Block]:

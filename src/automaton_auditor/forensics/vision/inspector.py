@@ -37,7 +37,7 @@ from automaton_auditor.forensics.vision.candidates import (
 from automaton_auditor.forensics.vision.compare import compare_with_code
 from automaton_auditor.forensics.vision.findings import vision_findings
 from automaton_auditor.forensics.vision.model_reader import DiagramAnalysis, analyze_with_model
-from automaton_auditor.state import DiagramFacts, Finding
+from automaton_auditor.state import DiagramFacts
 
 __all__ = ["DiagramAnalysis", "VisionError", "VisionLimits", "analyze_with_model",
            "compare_with_code", "find_diagrams", "vision_findings"]
@@ -119,15 +119,3 @@ def find_diagrams(path: Path, limits: VisionLimits | None = None,
         diagrams.append(facts.model_copy(update={"data": {**facts.data, **extra}}))
         images.append(png)
     return diagrams, images
-
-
-def findings_for_report(path: Path, limits: VisionLimits | None = None) -> list[Finding]:
-    """Convenience for callers without a model: find the diagrams and read their flow.
-    An unreadable PDF gives one found=False "vision.extract" finding instead of raising."""
-    try:
-        diagrams, _ = find_diagrams(path, limits)
-    except VisionError as exc:
-        return [Finding(facet="vision.extract", goal="Diagrams in the report", found=False,
-                        pattern="success", location="report", rationale=str(exc),
-                        confidence=0.9, data={"error": str(exc)})]
-    return vision_findings(diagrams)
