@@ -239,7 +239,9 @@ ARTIFACT_FAMILIES: dict[str, tuple[str, ...]] = {
 # Facts about the inputs themselves go to every dimension that targets the artifact.
 ARTIFACT_FACETS: dict[str, tuple[str, ...]] = {
     "github_repo": ("repo.acquire",),
-    "pdf_report": ("doc.ingest",),
+    # hidden text and instructions to the grader: reported on the report's criteria, weighed
+    # as nothing (`judging.caps.NO_CREDIT_FACETS`)
+    "pdf_report": ("doc.ingest", "doc.hidden_text", "doc.injection"),
     "pdf_images": ("doc.ingest", "vision.extract"),
 }
 

@@ -55,6 +55,19 @@ def clone(url: str) -> str:
 '''
 
 
+# The first page of `make_report_pdf` below its title: it explains two rubric concepts and
+# cites three paths.
+REPORT_PAGE_1 = [
+    "1 Architecture",
+    "The graph in src/graph.py fans out to the detectives, which run in parallel.",
+    "Dialectical Synthesis is implemented by three judge personas (prosecutor, defense,",
+    "tech_lead) that run in parallel on the same evidence; the chief_justice node resolves",
+    "their conflict with deterministic rules.",
+    "Fan-In / Fan-Out: evidence_aggregator is the fan-in node after the detectives.",
+    "The clone tool lives in src/tools/repo_tools.py and the judges in src/nodes/judges.py.",
+]
+
+
 def _git(repo: Path, *args: str, date: str | None = None) -> None:
     env = {"GIT_AUTHOR_NAME": "T", "GIT_AUTHOR_EMAIL": "t@example.com",
            "GIT_COMMITTER_NAME": "T", "GIT_COMMITTER_EMAIL": "t@example.com",
@@ -104,18 +117,8 @@ def make_report_pdf(path: Path, title: str = "Architecture Report") -> Path:
     from reportlab.pdfgen import canvas
 
     pdf = canvas.Canvas(str(path), pagesize=A4)
-    lines = [
-        title, "",
-        "1 Architecture",
-        "The graph in src/graph.py fans out to the detectives, which run in parallel.",
-        "Dialectical Synthesis is implemented by three judge personas (prosecutor, defense,",
-        "tech_lead) that run in parallel on the same evidence; the chief_justice node resolves",
-        "their conflict with deterministic rules.",
-        "Fan-In / Fan-Out: evidence_aggregator is the fan-in node after the detectives.",
-        "The clone tool lives in src/tools/repo_tools.py and the judges in src/nodes/judges.py.",
-    ]
     y = 800
-    for line in lines:
+    for line in [title, "", *REPORT_PAGE_1]:
         pdf.drawString(60, y, line)
         y -= 18
     pdf.showPage()

@@ -101,6 +101,17 @@ class Block:
         return self.section[-1] if self.section else None
 
 
+@dataclass(frozen=True)
+class HiddenText:
+    """A run of text the page does not show (`pdf.hidden`): page (1-based), the text, how it
+    is hidden and where (left, top, right, bottom in points from the page's top-left)."""
+
+    page: int
+    text: str
+    how: str  # white | transparent | invisible | tiny | off-page | covered
+    box: tuple[float, float, float, float]
+
+
 @dataclass
 class IngestedReport:
     """A report read into structure: headings, blocks, chunks and a DoclingDocument."""
@@ -120,5 +131,9 @@ class IngestedReport:
     ocr: bool = False  # text recovered by OCR: structure and wording are less reliable
     # The same pages as a second extractor (pypdfium2) reads them, for cited paths.
     page_texts: dict[int, str] = field(default_factory=dict)
+    # Text left out of what the report is judged on: runs hidden from a reader (`pdf.hidden`)
+    # and the paragraphs that address the grader (`pdf.injection`).
+    hidden: list[HiddenText] = field(default_factory=list)
+    addressed: list[Block] = field(default_factory=list)
     # Cached BM25 index over `chunks`, built on first `ask`.
     _index: Any = field(default=None, repr=False, compare=False)

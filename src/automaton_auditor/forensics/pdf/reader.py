@@ -15,10 +15,11 @@ import re
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor.forensics.pdf import hidden as pdf_hidden
 from automaton_auditor.forensics.pdf import ingest as pdf_ingest
+from automaton_auditor.forensics.pdf import injection, textlayer
 from automaton_auditor.forensics.pdf import ocr as pdf_ocr
 from automaton_auditor.forensics.pdf import structure as pdf_structure
-from automaton_auditor.forensics.pdf import textlayer
 from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT, ask, make_chunks
 from automaton_auditor.forensics.pdf.citations import Passage, extract_cited_paths, future_flags
 from automaton_auditor.forensics.pdf.claims import extract_feature_claims
@@ -76,7 +77,9 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
     converted = pdf_ingest.convert_pdf(path, limits, probe.page_count)
     if converted.partial:
         warnings.append("docling converted the report only partly (timeout or page errors)")
-    lines, sizes = converted.lines, converted.sizes
+    # Text a reader of the page never sees is no part of what the report is judged on.
+    hidden = pdf_hidden.hidden_text(path, limits)
+    lines, sizes = pdf_hidden.screen_lines(converted.lines, hidden), converted.sizes
     text_pages = _text_pages(lines, limits.min_page_chars)
     if not text_pages:
         lines, sizes = _scanned(path, probe.page_count, limits, ocr, warnings)
@@ -93,14 +96,16 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
     ocr_used = any("recovered by OCR" in w for w in warnings)
     page_texts = {} if ocr_used else textlayer.page_texts(path, limits)
     blocks = textlayer.mend_blocks(pdf_structure.build_blocks(lines, marks, skip), page_texts)
+    blocks, addressed = injection.screen_blocks(blocks)
+    page_texts = textlayer.without(page_texts, [(h.page, h.text) for h in hidden]
+                                   + [(b.page or 0, b.text) for b in addressed])
     document = pdf_structure.to_docling(path.stem, blocks, sizes, converted.pictures)
     return IngestedReport(
         path=path, sha256=sha, page_count=probe.page_count,
         headings=[(b.level, b.page or 0, b.text) for b in blocks if b.kind == "heading"],
         chunks=make_chunks(blocks), document=document, warnings=warnings, blocks=blocks,
         heading_source=source, text_pages=len(text_pages), javascript=probe.javascript,
-        ocr=ocr_used,
-        page_texts=page_texts)
+        ocr=ocr_used, page_texts=page_texts, hidden=hidden, addressed=addressed)
 
 
 def _page_warnings(parsed: set[int], text_pages: set[int], count: int) -> list[str]:
@@ -200,14 +205,14 @@ def blocks_from_docling(document: Any) -> list[Block]:
 
 def _from_document(path: Path, sha: str, document: Any, pages: int, kind: str,
                    warnings: list[str], source: str) -> IngestedReport:
-    blocks = blocks_from_docling(document)
+    blocks, addressed = injection.screen_blocks(blocks_from_docling(document))
     if not any(b.kind != "furniture" and b.text.strip() for b in blocks):
         raise ReportError("empty", f"report has no readable text: {path.name}")
     return IngestedReport(
         path=path, sha256=sha, page_count=pages,
         headings=[(b.level, b.page or 0, b.text) for b in blocks if b.kind == "heading"],
         chunks=make_chunks(blocks), document=document, warnings=warnings, blocks=blocks,
-        source_format=kind, heading_source=source,
+        source_format=kind, heading_source=source, addressed=addressed,
         text_pages=len({b.page for b in blocks if b.page}) or (1 if blocks else 0))
 
 
@@ -323,6 +328,7 @@ def doc_findings(report: IngestedReport, concepts: list[str]
             found=True, pattern="neutral", location="report", confidence=0.9,
             rationale="The PDF declares JavaScript actions; the auditor never runs them, "
                       "but an architecture report has no reason to carry active content."))
+    findings += injection.judge_text_findings(report.hidden, report.addressed)
     for term in concepts:
         finding = concept_finding(classify(term, report.blocks))
         if report.ocr:  # OCR loses spacing and layout: the verdict is weaker evidence

@@ -7,8 +7,10 @@ disagree on a cited path, the cross-check takes the spelling that matches the re
 from __future__ import annotations
 
 import re
+from collections.abc import Generator
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 from automaton_auditor.forensics.pdf.model import Block, ReportLimits
 
@@ -28,28 +30,54 @@ def flowed(text: str) -> str:
     return re.sub(r"[ \t]*\n[ \t]*", " ", text.replace("\x02", "-").replace("\u00ad", ""))
 
 
-def page_texts(path: Path, limits: ReportLimits) -> dict[int, str]:
-    """Text of each page (1-based), flowed; {} when pdfium cannot read the file."""
+def each_page(path: Path, limits: ReportLimits) -> Generator[tuple[int, Any], None, None]:
+    """(1-based number, pypdfium2 page) of the first `limits.max_pages` pages pdfium can
+    load, each closed after its turn (and the document when the loop ends or stops);
+    nothing when pdfium cannot read the file."""
     import pypdfium2 as pdfium  # type: ignore[import-untyped]
 
-    texts: dict[int, str] = {}
     try:
         pdf = pdfium.PdfDocument(str(path))
     except pdfium.PdfiumError:
-        return texts
+        return
     try:
         for index in range(min(len(pdf), limits.max_pages)):
-            page = pdf[index]
-            textpage = page.get_textpage()
             try:
-                count = min(textpage.count_chars(), MAX_PAGE_CHARS)
-                texts[index + 1] = flowed(textpage.get_text_range(0, count))
+                page = pdf[index]
+            except pdfium.PdfiumError:
+                continue  # a damaged page: the others are still read
+            try:
+                yield index + 1, page
             finally:
-                textpage.close()
                 page.close()
     finally:
         pdf.close()
+
+
+def page_texts(path: Path, limits: ReportLimits) -> dict[int, str]:
+    """Text of each page (1-based), flowed; {} when pdfium cannot read the file."""
+    texts: dict[int, str] = {}
+    for number, page in each_page(path, limits):
+        textpage = page.get_textpage()
+        try:
+            count = min(textpage.count_chars(), MAX_PAGE_CHARS)
+            texts[number] = flowed(textpage.get_text_range(0, count))
+        finally:
+            textpage.close()
     return texts
+
+
+def without(texts: dict[int, str], pieces: list[tuple[int, str]]) -> dict[int, str]:
+    """The page texts with each (page, text) piece taken out (text left out of what the report
+    is judged on must not come back through the second extractor)."""
+    if not pieces:
+        return texts
+    kept = dict(texts)
+    for page, piece in pieces:
+        words = " ".join(piece.split())
+        if page in kept and words:
+            kept[page] = " ".join(kept[page].split()).replace(words, " ")
+    return kept
 
 
 def mend(text: str, other: str) -> str:
