@@ -73,10 +73,10 @@ def test_a_cpu_ceiling_and_a_bad_request_are_one_line_failures(tmp_path: Path) -
     pdf.save()
     request = {"path": str(tmp_path / "r.pdf"), "terms": [], "limits": asdict(ReportLimits())}
     with pytest.raises(sandbox.ReaderFailed) as slow:  # importing docling alone takes longer
-        sandbox.run("doc", request, sandbox.ReaderBounds(cpu_s=1))
+        sandbox.start("doc", request, sandbox.ReaderBounds(cpu_s=1)).result()
     assert slow.value.kind == "cpu_time" and "1 s CPU-time ceiling" in str(slow.value)
     with pytest.raises(sandbox.ReaderFailed) as bad:
-        sandbox.run("no such task", request, sandbox.ReaderBounds())
+        sandbox.start("no such task", request, sandbox.ReaderBounds()).result()
     assert bad.value.kind == "crash" and "\n" not in str(bad.value)
 
 

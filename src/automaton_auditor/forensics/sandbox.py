@@ -189,11 +189,6 @@ def start(task: str, request: dict[str, Any], bounds: ReaderBounds) -> Job:
         raise ReaderFailed("crash", f"the PDF reader could not start: {exc}") from None
 
 
-def run(task: str, request: dict[str, Any], bounds: ReaderBounds) -> Any:
-    """Run one task in a contained child and return its answer (`ReaderFailed` if none)."""
-    return start(task, request, bounds).result()
-
-
 _pending: dict[str, Job] = {}
 _lock = threading.Lock()
 

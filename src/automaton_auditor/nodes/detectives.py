@@ -170,7 +170,7 @@ def _analyse_doc(state: AgentState, settings: Settings, rubric: Rubric) -> dict[
         return {"evidences": {"doc": route_findings(unreadable_findings(exc), "doc", rubric)},
                 "errors": [f"doc: {exc.kind}: {exc}"],
                 "detective_status": {"doc": DetectiveStatus(state="degraded",
-                                                            reason=exc.kind)}}
+                                                            reason=str(exc))}}
     if root is not None:
         cache_facts.save(root, "doc", key, doc)
     return _doc_update(doc, rubric)
