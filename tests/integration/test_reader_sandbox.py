@@ -87,3 +87,17 @@ def test_an_unreadable_report_is_the_doc_fact_with_its_reason(tmp_path: Path) ->
     assert update["detective_status"]["doc"].state == "degraded"
     facts = update["evidences"]["doc"]
     assert facts and all(not e.found and "truncated.pdf" in e.rationale for e in facts)
+
+
+def test_the_reader_gets_no_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-reader")
+    monkeypatch.setenv("AUDITOR_OCR", "0")
+    request = {"path": str(tmp_path / "none.pdf"), "terms": [],
+               "limits": asdict(ReportLimits())}
+    job = sandbox.start("doc", request, sandbox.ReaderBounds())
+    try:
+        environ = Path(f"/proc/{job.child.pid}/environ").read_bytes()
+    finally:
+        job.cancel()
+    assert b"sk-canary-reader" not in environ and b"OPENAI_API_KEY" not in environ
+    assert b"AUDITOR_OCR=0" in environ and b"HF_HUB_OFFLINE=1" in environ

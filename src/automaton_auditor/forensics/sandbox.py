@@ -172,10 +172,16 @@ def _decode(data: bytes) -> Any:
         return None
 
 
+# What the child inherits: where Python, its packages and temp files live, the locale, and
+# the two reader switches. No credentials: a parser a hostile PDF subverts finds no API key.
+_INHERITED = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_", "TMPDIR", "TEMP", "TMP", "PYTHON",
+              "VIRTUAL_ENV", "UV_", "XDG_", "HF_", "AUDITOR_OCR", "AUDITOR_DOCLING_FULL")
+
+
 def _child_env() -> dict[str, str]:
-    """The child's environment: offline, one thread per math library (threads reserve
-    address space the memory ceiling counts)."""
-    env = dict(os.environ)
+    """The child's environment: the `_INHERITED` variables, offline, one thread per math
+    library (threads reserve address space the memory ceiling counts)."""
+    env = {k: v for k, v in os.environ.items() if k.startswith(_INHERITED)}
     env.update({"HF_HUB_OFFLINE": "1", "OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1",
                 "MKL_NUM_THREADS": "1", "MALLOC_ARENA_MAX": "2", "PYTHONUNBUFFERED": "1"})
     return env
