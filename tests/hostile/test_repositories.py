@@ -1,0 +1,318 @@
+"""Hostile local repositories. A repository armed to run code (hooks, fsmonitor, ssh commands,
+aliases, pagers, filters, submodules, LFS) is audited with nothing run (exit 0); one whose git
+files are FIFOs, devices, huge or point out of the target is refused fast, without reading
+outside it (exit 3 with a partial report: it cannot be acquired); a folder that is not a
+repository is an input error (exit 2); odd but legal git setups (shallow, partial, alternates,
+bare, worktree) and odd but legal paths are audited (exit 0)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from tests.hostile.builders import hook, special, valid_repo
+from tests.hostile.harness import Case, Stream, audit_and_check, broken, params
+from tests.unit.test_git_narrative import git
+
+HOOKS = ("pre-commit", "post-checkout", "post-merge", "post-rewrite", "post-index-change",
+         "reference-transaction", "pre-auto-gc", "pre-upload-pack", "post-update",
+         "fsmonitor-watchman", "push-to-checkout", "pre-receive", "update")
+
+
+def _repo(case: Case, name: str = "target") -> Path:
+    return valid_repo(case.sandbox / name, case.root.name)
+
+
+def _commit(repo: Path, files: dict[str, str], message: str = "feat: more") -> None:
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+def _config(repo: Path, **values: str) -> None:
+    for key, value in values.items():
+        git(repo, "config", key.replace("__", "."), value)
+
+
+def hooks(case: Case) -> Path:
+    repo = _repo(case)
+    for name in HOOKS:
+        hook(repo / ".git" / "hooks" / name, case.canary)
+        hook(case.sandbox / "evilhooks" / name, case.canary)
+    _config(repo, core__hooksPath=str(case.sandbox / "evilhooks"))
+    return repo
+
+
+def fsmonitor(case: Case) -> Path:
+    repo = _repo(case)
+    _config(repo, core__fsmonitor=str(hook(case.sandbox / "fsmon.sh", case.canary)),
+            core__untrackedCache="true")
+    return repo
+
+
+def ssh_command(case: Case) -> Path:
+    repo = _repo(case)
+    touch = f"touch {case.canary}"
+    _config(repo, core__sshCommand=touch, core__gitProxy=touch,
+            remote__origin__url="ssh://127.0.0.1/owner/repo.git",
+            remote__origin__uploadpack=touch, remote__origin__fetch="+refs/*:refs/*")
+    return repo
+
+
+def ext_remote(case: Case) -> Path:
+    repo = _repo(case)
+    _config(repo, protocol__allow="always", protocol__ext__allow="always",
+            remote__origin__url=f"ext::sh -c touch% {case.canary}",
+            remote__origin__promisor="true", remote__origin__partialclonefilter="blob:none",
+            extensions__partialClone="origin")
+    return repo
+
+
+def aliases_pagers_diff(case: Case) -> Path:
+    repo = _repo(case)
+    _commit(repo, {".gitattributes": "* diff=evil\n"}, "chore: attributes")
+    touch = f"!touch {case.canary}"
+    _config(repo, **{f"alias__{name}": touch for name in
+                     ("log", "rev-parse", "ls-tree", "cat-file", "show", "status", "diff")},
+            core__pager=touch[1:], pager__log=touch[1:], core__editor=touch[1:],
+            diff__external=touch[1:], diff__evil__textconv=touch[1:],
+            diff__evil__command=touch[1:], sequence__editor=touch[1:])
+    return repo
+
+
+def filters(case: Case) -> Path:
+    repo = _repo(case)
+    _commit(repo, {".gitattributes": "* filter=evil\n", "src/extra.py": "x = 1\n"},
+            "chore: attributes")
+    touch = f"touch {case.canary}"
+    _config(repo, filter__evil__smudge=touch, filter__evil__clean=touch,
+            filter__evil__process=touch, filter__evil__required="true")
+    return repo
+
+
+def symlinks_out(case: Case) -> Path:
+    repo = _repo(case)
+    secret = case.sandbox / "outside" / "secret.txt"
+    (repo / "escape").symlink_to(case.sandbox / "outside")
+    (repo / "secret_link.py").symlink_to(secret)
+    (repo / "relative.md").symlink_to(Path("..") / "outside" / "secret.txt")
+    (repo / "passwd").symlink_to("/etc/passwd")
+    (repo / "zero").symlink_to("/dev/zero")
+    _commit(repo, {}, "feat: links")
+    return repo
+
+
+def submodule(case: Case) -> Path:
+    repo = _repo(case)
+    (repo / ".gitmodules").write_text(
+        f'[submodule "sub"]\n\tpath = sub\n\turl = ext::sh -c touch% {case.canary}\n'
+        f'[submodule "other"]\n\tpath = other\n\turl = {case.sandbox / "outside"}\n')
+    git(repo, "add", ".gitmodules")
+    for path in ("sub", "other"):
+        git(repo, "update-index", "--add", "--cacheinfo", f"160000,{'1' * 40},{path}")
+    git(repo, "commit", "-q", "-m", "feat: submodules")
+    _config(repo, submodule__recurse="true", protocol__allow="always")
+    return repo
+
+
+def lfs(case: Case) -> Path:
+    repo = _repo(case)
+    _commit(repo, {".gitattributes": "*.bin filter=lfs diff=lfs merge=lfs -text\n",
+                   "model.bin": "version https://git-lfs.github.com/spec/v1\n"
+                                f"oid sha256:{'0' * 64}\nsize 12345\n"}, "feat: lfs model")
+    touch = f"touch {case.canary}"
+    _config(repo, filter__lfs__smudge=touch, filter__lfs__process=touch,
+            filter__lfs__required="true", lfs__url=f"ext::sh -c touch% {case.canary}")
+    return repo
+
+
+def big_file(case: Case) -> Path:
+    repo = _repo(case)
+    _config(repo, core__compression="0")  # only to build the case fast
+    (repo / "data").mkdir()
+    (repo / "data" / "big.bin").write_bytes(os.urandom(50 * 1024 * 1024))
+    _commit(repo, {}, "data: 50 MB")
+    return repo
+
+
+def head_traversal(case: Case) -> Path:
+    """HEAD names a "ref" outside .git: the secret (40 hex digits) would pass for a commit."""
+    repo = _repo(case)
+    (repo / ".git" / "HEAD").write_text("ref: refs/../../../outside/secret.txt\n")
+    return repo
+
+
+def head_absolute(case: Case) -> Path:
+    repo = _repo(case)
+    (repo / ".git" / "HEAD").write_text(f"ref: {case.sandbox / 'outside' / 'secret.txt'}\n")
+    return repo
+
+
+def gitfile_outside(case: Case) -> Path:
+    """`.git` is a file whose gitdir is a repository outside the target."""
+    elsewhere = _repo(case, "outside/elsewhere")
+    target = case.sandbox / "target"
+    target.mkdir()
+    (target / ".git").write_text(f"gitdir: {elsewhere / '.git'}\n")
+    return target
+
+
+def gitfile_fifo_head(case: Case) -> Path:
+    """`.git` is a file; the git dir it names (inside the target) has HEAD as a FIFO."""
+    target = _repo(case)
+    shutil.move(target / ".git", target / ".hidden-git")
+    (target / ".git").write_text("gitdir: .hidden-git\n")
+    special(target / ".hidden-git" / "HEAD", "fifo")
+    return target
+
+
+def replaced(rel: str, kind: str, pack: bool = False) -> Callable[[Case], Path]:
+    """A valid repository whose .git/`rel` is replaced by a `special` file."""
+    def build(case: Case) -> Path:
+        repo = _repo(case)
+        if pack:
+            git(repo, "pack-refs", "--all", "--prune")
+        special(repo / ".git" / rel, kind)
+        return repo
+    return build
+
+
+def _source(case: Case) -> Path:
+    return _repo(case, "source")
+
+
+def shallow(case: Case) -> Path:
+    source, target = _source(case), case.sandbox / "target"
+    git(case.sandbox, "clone", "-q", "--depth", "1", f"file://{source}", str(target))
+    return target
+
+
+def partial_origin_gone(case: Case) -> Path:
+    source, target = _source(case), case.sandbox / "target"
+    _config(source, uploadpack__allowFilter="true")
+    git(case.sandbox, "clone", "-q", "--filter=blob:none", f"file://{source}", str(target))
+    shutil.rmtree(source)
+    return target
+
+
+def alternates(case: Case) -> Path:
+    source, target = _source(case), case.sandbox / "target"
+    git(case.sandbox, "clone", "-q", "--shared", str(source), str(target))
+    return target
+
+
+def bare(case: Case) -> Path:
+    source, target = _source(case), case.sandbox / "target.git"
+    git(case.sandbox, "clone", "-q", "--bare", str(source), str(target))
+    return target
+
+
+def worktree(case: Case) -> Path:
+    source, target = _source(case), case.sandbox / "target"
+    git(source, "worktree", "add", "-q", "-b", "side", str(target))
+    return target
+
+
+def named(name: str) -> Callable[[Case], Path]:
+    def build(case: Case) -> Path:
+        return _repo(case, name)
+    return build
+
+
+def not_a_repository(case: Case) -> Path:
+    folder = case.sandbox / "plain"
+    (folder / "src").mkdir(parents=True)
+    (folder / "src" / "graph.py").write_text("x = 1\n")
+    return folder
+
+
+def empty_repository(case: Case) -> Path:
+    folder = case.sandbox / "empty"
+    folder.mkdir()
+    git(folder, "init", "-q", "-b", "main")
+    return folder
+
+
+def a_file(case: Case) -> Path:
+    path = case.sandbox / "repo.zip"
+    path.write_bytes(b"PK\x03\x04 not a folder")
+    return path
+
+
+def missing(case: Case) -> Path:
+    return case.sandbox / "no-such-repo"
+
+
+HANG = broken("git", "hangs: killed after 30 s with no output")
+UNBOUNDED = broken("git", "reads it without bound: killed at the 1.25 GB memory guard")
+UNNAMED = broken("git", "exit 3, but the error line does not name the file (repo failed: "
+                        "not_a_repository / not_found)")
+PARENS = broken("git", "a local path with shell metacharacters (legal in a folder name) is "
+                       "refused: exit 2 'target contains shell metacharacters'")
+# (id, builder, exit code, stream, needle, marks)
+CASES: list[tuple[str, Callable[[Case], Path], int, Stream, str, tuple[object, ...]]] = [
+    ("hooks", hooks, 0, "any", "", ()),
+    ("fsmonitor", fsmonitor, 0, "any", "", ()),
+    ("ssh-command", ssh_command, 0, "any", "", ()),
+    ("ext-remote-promisor", ext_remote, 0, "any", "", ()),
+    ("aliases-pagers-diff", aliases_pagers_diff, 0, "any", "", ()),
+    ("filters", filters, 0, "any", "", ()),
+    ("symlinks-out", symlinks_out, 0, "any", "", ()),
+    ("submodule", submodule, 0, "any", "", ()),
+    ("lfs-pointer", lfs, 0, "any", "", ()),
+    ("big-file-50mb", big_file, 0, "any", "", (pytest.mark.hostile_slow,)),
+    ("head-traversal", head_traversal, 3, "error", "HEAD", (UNNAMED,)),
+    ("head-absolute", head_absolute, 3, "error", "HEAD", (UNNAMED,)),
+    ("gitfile-outside", gitfile_outside, 3, "error", ".git",
+     (broken("git", "exit 0: the repository the .git file points to, outside the target, "
+                    "is audited"),)),
+    ("gitfile-fifo-head", gitfile_fifo_head, 3, "error", "HEAD", (HANG,)),
+    ("head-fifo", replaced("HEAD", "fifo"), 3, "error", "HEAD", (HANG,)),
+    ("head-dev-zero", replaced("HEAD", "dev-zero"), 3, "error", "HEAD", (UNBOUNDED,)),
+    ("head-sparse-2g", replaced("HEAD", "sparse"), 3, "error", "HEAD", (UNBOUNDED,)),
+    ("packed-refs-fifo", replaced("packed-refs", "fifo", pack=True), 3, "error",
+     "packed-refs", (HANG,)),
+    ("packed-refs-sparse-2g", replaced("packed-refs", "sparse", pack=True), 3, "error",
+     "packed-refs", (UNBOUNDED,)),
+    ("config-fifo", replaced("config", "fifo"), 3, "error", "config", (HANG,)),
+    ("alternates-fifo", replaced("objects/info/alternates", "fifo"), 3, "error",
+     "alternates", (HANG,)),
+    ("index-dev-zero", replaced("index", "dev-zero"), 0, "any", "", ()),
+    ("shallow-depth-1", shallow, 0, "warning", "shallow",
+     (broken("git", "fork storm: 400+ git fetch/upload-pack processes (issue 15)"),)),
+    ("partial-origin-gone", partial_origin_gone, 0, "any", "", ()),
+    ("alternates", alternates, 0, "any", "", ()),
+    ("bare", bare, 0, "any", "", ()),
+    ("worktree", worktree, 0, "any", "", ()),
+    ("path-parentheses", named("team (final)"), 0, "any", "", (PARENS,)),
+    ("path-spaces", named("my team repo"), 0, "any", "", ()),
+    ("path-unicode", named("équipe-репо-チーム"), 0, "any", "", ()),
+    ("path-shell", named("x$(touch CANARY);y"), 0, "any", "", (PARENS,)),
+    ("not-a-repository", not_a_repository, 2, "error", "not a git repository", ()),
+    ("empty-repository", empty_repository, 3, "error", "", ()),
+    ("a-file", a_file, 2, "error", "not a directory", ()),
+    ("missing", missing, 2, "error", "does not exist", ()),
+]
+
+
+@pytest.mark.parametrize(("build", "code", "stream", "needle"), params(CASES))
+def test_local_repository(case: Case, good_pdf: Path, build: Callable[[Case], Path], code: int,
+                          stream: Stream, needle: str) -> None:
+    target = build(case)
+    assert not case.canary.exists()  # building the case ran none of it
+    audit_and_check(case, target, good_pdf, code, stream, needle, fast=code == 3)
+
+
+def test_the_trap_is_live(case: Case) -> None:
+    """The armed repositories are real traps: git run naively inside one fires the canary."""
+    repo = fsmonitor(case)
+    subprocess.run(["git", "-C", str(repo), "status"], capture_output=True, check=False,
+                   env={**os.environ, "GIT_CONFIG_GLOBAL": os.devnull})
+    assert case.canary.exists()
