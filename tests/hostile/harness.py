@@ -39,6 +39,10 @@ RSS_CEILING_MB = 1024
 RSS_GUARD_MB = 1280
 PROCESS_CEILING = 60  # processes of one audit at any sampled moment
 PROCESS_GUARD = 400  # a fork storm is killed here
+# And stopped by the kernel here, between two samples: the audit runs in a pids cgroup of its
+# own where the machine offers one (tasks count threads; an audit uses a few dozen).
+PIDS_MAX = 1000
+PIDS_ROOT = Path("/sys/fs/cgroup/pids")
 GRACE_S = 3.0  # how long children may take to notice the audit ended
 SAMPLE_S = 0.1
 WRITABLE = ("out", "cache", "tmp")
@@ -268,6 +272,40 @@ def _clean_up(root: int) -> None:
         time.sleep(0.1)
 
 
+def _pids_cgroup() -> Path | None:
+    """A cgroup v1 pids group under this process's own, capped at PIDS_MAX tasks; None where
+    there is none to write (the fork guard above still applies)."""
+    try:
+        lines = Path("/proc/self/cgroup").read_text().splitlines()
+        own = next(line.split(":", 2)[2] for line in lines
+                   if line.split(":")[1].split(",").count("pids"))
+        group = PIDS_ROOT / own.lstrip("/") / f"hostile-{os.getpid()}-{secrets.token_hex(4)}"
+        group.mkdir()
+        (group / "pids.max").write_text(str(PIDS_MAX))
+    except (OSError, StopIteration, IndexError):
+        return None
+    return group
+
+
+def _remove_cgroup(group: Path | None) -> None:
+    """Kill every task left in the group (and in groups the audit made under it), remove
+    them all."""
+    if group is None:
+        return
+    for _ in range(50):
+        groups = [*sorted((p for p in group.rglob("*") if p.is_dir()), reverse=True), group]
+        tasks = [int(pid) for g in groups
+                 for pid in (g / "cgroup.procs").read_text().split()
+                 if (g / "cgroup.procs").exists()]
+        _reap_and_kill(tasks)
+        for g in groups:
+            with contextlib.suppress(OSError):
+                g.rmdir()
+        if not group.exists():
+            return
+        time.sleep(0.1)
+
+
 def run_audit(case: Case, *args: str, timeout: float = HANG_TIMEOUT_S,
               cwd: Path | None = None) -> Result:
     """Run `python -m automaton_auditor ARGS` in the case's environment and measure it."""
@@ -276,16 +314,23 @@ def run_audit(case: Case, *args: str, timeout: float = HANG_TIMEOUT_S,
     before = snapshot(_watched_roots(case))
     top_entries = {p.name for p in case.root.iterdir()}
     stdout_path, stderr_path = case.root / "tmp" / ".stdout", case.root / "tmp" / ".stderr"
+    group = _pids_cgroup()
+
+    def join_group() -> None:  # in the child, before exec: nothing forks before it joins
+        if group is not None:
+            (group / "cgroup.procs").write_text(str(os.getpid()))
+
     start = time.monotonic()
     with stdout_path.open("wb") as out, stderr_path.open("wb") as err:
         proc = subprocess.Popen([sys.executable, "-m", "automaton_auditor", *args],
                                 stdin=subprocess.DEVNULL, stdout=out, stderr=err,
                                 env=case.env(), cwd=cwd or case.root / "cwd",
-                                start_new_session=True)
+                                start_new_session=True, preexec_fn=join_group)
     try:
         measured = _measure(proc.pid, start, timeout)
     finally:
         _clean_up(proc.pid)
+        _remove_cgroup(group)
     proc.returncode = measured.pop("code")
     after = snapshot(_watched_roots(case))
     changed = sorted(set(before.items()) ^ set(after.items()))
