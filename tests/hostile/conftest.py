@@ -9,13 +9,16 @@ from pathlib import Path
 import pytest
 
 from tests.hostile.builders import make_pdf, valid_repo
-from tests.hostile.harness import Case, become_subreaper
+from tests.hostile.harness import KNOWN_HANG_TIMEOUT_S, Case
+from tests.hostile.processes import become_subreaper
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line(
         "markers", "hostile_slow: one of the slowest hostile cases (still runs by default; "
                    "deselect with -m 'not hostile_slow')")
+    config.addinivalue_line(
+        "markers", "hostile_hang: a known hang (see harness.hangs): a shorter watchdog")
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -45,6 +48,9 @@ def module_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 @pytest.fixture
-def case(tmp_path: Path, good_repo: Path, good_pdf: Path, module_cache: Path) -> Case:
+def case(request: pytest.FixtureRequest, tmp_path: Path, good_repo: Path, good_pdf: Path,
+         module_cache: Path) -> Case:
     """A fresh set of folders for one case (see `harness.Case`)."""
-    return Case(tmp_path, watched=(good_repo.parent, good_pdf.parent), cache=module_cache)
+    known_hang = request.node.get_closest_marker("hostile_hang") is not None
+    return Case(tmp_path, watched=(good_repo.parent, good_pdf.parent), cache=module_cache,
+                hang_timeout=KNOWN_HANG_TIMEOUT_S if known_hang else None)

@@ -10,18 +10,16 @@ import pytest
 
 from tests.hostile.harness import Case, audit, broken, check, run_audit
 
-USAGE_BOX = broken("cli", "Click's multi-line usage block and Rich error box, not one error: line")
 # (id, arguments after TARGET REPORT, what the error line names, marks)
 BAD_OPTIONS = [
-    ("unknown-option", ["--bogus"], "--bogus", USAGE_BOX),
-    ("fail-under-9", ["--fail-under", "9"], "--fail-under", USAGE_BOX),
-    ("fail-under-negative", ["--fail-under", "-1"], "--fail-under", USAGE_BOX),
-    ("fail-under-text", ["--fail-under", "abc"], "--fail-under", USAGE_BOX),
-    ("max-concurrency-negative", ["--max-concurrency", "-1"], "--max-concurrency", USAGE_BOX),
-    ("max-concurrency-zero", ["--max-concurrency", "0"], "--max-concurrency", USAGE_BOX),
-    ("depth-negative", ["--depth", "-1"], "--depth",
-     broken("cli", "--depth -1 is accepted; git fails: exit 3 git_error, partial report")),
-    ("rubric-without-value", ["--rubric"], "--rubric", USAGE_BOX),
+    ("unknown-option", ["--bogus"], "--bogus", ()),
+    ("fail-under-9", ["--fail-under", "9"], "--fail-under", ()),
+    ("fail-under-negative", ["--fail-under", "-1"], "--fail-under", ()),
+    ("fail-under-text", ["--fail-under", "abc"], "--fail-under", ()),
+    ("max-concurrency-negative", ["--max-concurrency", "-1"], "--max-concurrency", ()),
+    ("max-concurrency-zero", ["--max-concurrency", "0"], "--max-concurrency", ()),
+    ("depth-negative", ["--depth", "-1"], "--depth", ()),
+    ("rubric-without-value", ["--rubric"], "--rubric", ()),
 ]
 
 
@@ -32,41 +30,38 @@ def test_bad_option(case: Case, good_repo: Path, good_pdf: Path, extra: list[str
     check(audit(case, good_repo, good_pdf, *extra), 2, needle=needle, report=False)
 
 
-@USAGE_BOX
 def test_upload_pack_option(case: Case, good_pdf: Path) -> None:
     result = run_audit(case, f"--upload-pack=touch {case.canary}", str(good_pdf))
     check(result, 2, needle="--upload-pack", report=False)
 
 
-@USAGE_BOX
 def test_target_looks_like_an_option(case: Case, good_pdf: Path) -> None:
     result = run_audit(case, f"-oProxyCommand=touch {case.canary}", str(good_pdf),
                        "--output-dir", str(case.out))
     check(result, 2, report=False)
 
 
-@USAGE_BOX
 def test_missing_argument(case: Case, good_repo: Path) -> None:
     result = run_audit(case, str(good_repo), "--output-dir", str(case.out))
     check(result, 2, needle="REPORT", report=False)
 
 
 @pytest.mark.parametrize("flag", [
-    pytest.param("-h", marks=broken("cli", "no -h: exit 2, usage box")), "--help"])
+    "-h", "--help"])
 def test_help(case: Case, flag: str) -> None:
     result = run_audit(case, flag)
     check(result, 0, "quiet", report=False)
     assert "Usage" in result.stdout and "TARGET" in result.stdout, result.describe()
 
 
-@broken("cli", "no --version: exit 2, usage box")
 def test_version(case: Case) -> None:
     result = run_audit(case, "--version")
     check(result, 0, "quiet", report=False)
     assert version("automaton-auditor") in result.stdout, result.describe()
 
 
-@broken("cli", "exit 3 'audit failed: NotADirectoryError' after the whole audit ran")
+@broken("cli run / output", "exit 3 'audit failed: NotADirectoryError' after the whole "
+                             "audit ran")
 def test_output_dir_is_a_file(case: Case, good_repo: Path, good_pdf: Path) -> None:
     blocker = case.root / "out" / "taken"
     blocker.write_text("a file where the reports should go\n")
@@ -74,7 +69,6 @@ def test_output_dir_is_a_file(case: Case, good_repo: Path, good_pdf: Path) -> No
     check(result, 2, needle=str(blocker), report=False)
 
 
-@broken("cli", "--model foo:bar exits 0: the offline bench judged silently (issue 13 #1)")
 def test_unknown_model_provider(case: Case, good_repo: Path, good_pdf: Path) -> None:
     """A model the auditor cannot reach is an input error before any work (never the
     offline bench in disguise)."""

@@ -1,7 +1,8 @@
 """Hostile rubrics: anything that is not a small, well-formed rubric file is an input error
-(exit 2, one `error:` line, a report saying why), refused at once and within the memory
-ceiling, whatever it is (a FIFO, a device, 10 MB, 10,000 dimensions, JSON nested 100,000
-deep, a 5,000-digit number)."""
+(exit 2, one `error:` line naming the file and the rule, no report), refused at once and
+within the memory ceiling, whatever it is (a FIFO, a device, 10 MB, 300 or 10,000
+dimensions, JSON nested 100,000 deep, a 5,000-digit number). The caps are the rubric
+module's own constants."""
 
 from __future__ import annotations
 
@@ -13,7 +14,12 @@ from typing import Any
 
 import pytest
 
-from automaton_auditor.rubric import default_rubric_text
+from automaton_auditor.rubric import (
+    MAX_DIMENSIONS,
+    MAX_NESTING,
+    MAX_RUBRIC_BYTES,
+    default_rubric_text,
+)
 from tests.hostile.builders import special_at
 from tests.hostile.harness import Case, audit_and_check, broken, params, reports
 
@@ -45,11 +51,11 @@ def missing(case: Case) -> Path:
     return case.sandbox / "no-such-rubric.json"
 
 
-def many_dimensions() -> dict[str, Any]:
+def many_dimensions(count: int) -> dict[str, Any]:
     data = _base()
     first = data["dimensions"][0]
     data["dimensions"] = [{**copy.deepcopy(first), "id": f"d{i}", "name": f"Criterion {i}"}
-                          for i in range(10_000)]
+                          for i in range(count)]
     return data
 
 
@@ -88,38 +94,41 @@ def wrong_artifact() -> dict[str, Any]:
     return data
 
 
-HANGS = broken("cli", "reads the rubric without a bound or a file-kind check: killed after 30 s")
-UNBOUNDED = broken("cli", "reads /dev/zero without bound: killed at the 1.25 GB memory guard")
-# (id, builder, exit code, needle, marks)
+# (id, builder, exit code, the rule the error line names, marks)
 CASES: list[tuple[str, Callable[[Case], Path], int, str, tuple[object, ...]]] = [
-    ("missing", missing, 2, "rubric", ()),
-    ("directory", special_at("rubric.json", "dir"), 2, "rubric", ()),
-    ("fifo", special_at("rubric.json", "fifo"), 2, "rubric", (HANGS,)),
-    ("dev-zero", lambda case: Path("/dev/zero"), 2, "rubric", (UNBOUNDED,)),
-    ("symlink-dev-zero", special_at("rubric.json", "dev-zero"), 2, "rubric", (UNBOUNDED,)),
-    ("empty", content(lambda: b""), 2, "json", ()),
-    ("not-json", content(lambda: "dimensions: [criterion one]\n"), 2, "json", ()),
-    ("not-utf8", content(lambda: b'{"rubric_metadata": "\xff\xfe"}'), 2, "rubric", ()),
+    ("missing", missing, 2, "not found", ()),
+    ("directory", special_at("rubric.json", "dir"), 2, "not a regular file",
+     (broken("safefile", "IsADirectoryError traceback, exit 1: fdopen before the file-kind "
+                         "check (fixed on the git branch, not landed yet)"),)),
+    ("fifo", special_at("rubric.json", "fifo"), 2, "not a regular file", ()),
+    ("dev-zero", lambda case: Path("/dev/zero"), 2, "not a regular file", ()),
+    ("symlink-dev-zero", special_at("rubric.json", "dev-zero"), 2, "not a regular file", ()),
+    ("empty", content(lambda: b""), 2, "not valid json", ()),
+    ("not-json", content(lambda: "dimensions: [criterion one]\n"), 2, "not valid json", ()),
+    ("not-utf8", content(lambda: b'{"rubric_metadata": "\xff\xfe"}'), 2, "utf-8", ()),
     ("top-level-array", content(lambda: [_base()]), 2, "$", ()),
-    ("dimensions-10000", content(many_dimensions), 2, "dimensions",
-     (pytest.mark.hostile_slow,
-      broken("cli", "no cap on dimensions: the audit runs on (killed after 30 s)"))),
-    ("nested-100000", content(nested), 2, "rubric",
-     (broken("cli", "RecursionError: exit 1 with a traceback"),)),
-    ("integer-5000-digits", content(huge_integer), 2, "rubric",
-     (broken("cli", "ValueError (int digits limit): exit 1 with a traceback"),)),
-    ("ten-megabytes", content(ten_megabytes), 2, "rubric",
-     (broken("cli", "no size cap: a 10 MB rubric is accepted and audited (exit 0)"),)),
+    ("dimensions-300", content(lambda: many_dimensions(300)), 2,
+     f"more than {MAX_DIMENSIONS}", ()),
+    ("dimensions-10000", content(lambda: many_dimensions(10_000)), 2,
+     f"larger than {MAX_RUBRIC_BYTES:,} bytes", ()),
+    ("nested-100000", content(nested), 2, f"nested deeper than {MAX_NESTING}", ()),
+    ("integer-5000-digits", content(huge_integer), 2, "5000 digits", ()),
+    ("ten-megabytes", content(ten_megabytes), 2, f"larger than {MAX_RUBRIC_BYTES:,} bytes", ()),
     ("duplicate-ids", content(duplicate_ids), 2, "duplicate", ()),
     ("wrong-artifact", content(wrong_artifact), 2, "target_artifact", ()),
 ]
 
 
-@pytest.mark.parametrize(("build", "code", "needle"), params(CASES))
+@pytest.mark.parametrize(("build", "code", "rule"), params(CASES))
 def test_rubric(case: Case, good_repo: Path, good_pdf: Path, build: Callable[[Case], Path],
-                code: int, needle: str) -> None:
-    audit_and_check(case, good_repo, good_pdf, code, "error", needle,
-                    "--rubric", str(build(case)), fast=True)
+                code: int, rule: str) -> None:
+    """Refused before anything starts (no git, no reader: one process), in ONE line that
+    names the file and the rule."""
+    rubric = build(case)
+    result = audit_and_check(case, good_repo, good_pdf, code, "error", rule,
+                             "--rubric", str(rubric), fast=True)
+    assert str(rubric) in result.lines()[0], result.describe()
+    assert result.peak_processes == 1, result.describe()
 
 
 def test_unknown_synthesis_rule(case: Case, good_repo: Path, good_pdf: Path) -> None:
