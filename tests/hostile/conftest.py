@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from tests.hostile.builders import make_pdf, valid_repo
-from tests.hostile.harness import KNOWN_HANG_TIMEOUT_S, Case
+from tests.hostile.harness import KNOWN_HANG_TIMEOUT_S, Case, worst_cases
 from tests.hostile.processes import become_subreaper
 
 
@@ -19,6 +19,11 @@ def pytest_configure(config: pytest.Config) -> None:
                    "deselect with -m 'not hostile_slow')")
     config.addinivalue_line(
         "markers", "hostile_hang: a known hang (see harness.hangs): a shorter watchdog")
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    for line in worst_cases():
+        terminalreporter.write_line(line)
 
 
 @pytest.fixture(scope="module", autouse=True)

@@ -139,6 +139,10 @@ def _watched_roots(case: Case) -> list[Path]:
     return roots + list(case.watched)
 
 
+# Every audit of this session, by test id (see `worst_cases`).
+MEASURED: list[tuple[str, Result]] = []
+
+
 def run_audit(case: Case, *args: str, timeout: float = HANG_TIMEOUT_S,
               cwd: Path | None = None) -> Result:
     """Run `python -m automaton_auditor ARGS` in the case's environment and measure it."""
@@ -171,10 +175,32 @@ def run_audit(case: Case, *args: str, timeout: float = HANG_TIMEOUT_S,
     changed_paths = sorted({path for path, _ in changed})
     changed_paths += sorted(f"{case.root}/{name} (new)" for name in
                             {p.name for p in case.root.iterdir()} - top_entries)
-    return Result(list(args), None if measured["killed"] else proc.returncode,
-                  stdout_path.read_text(errors="replace"),
-                  stderr_path.read_text(errors="replace"), changed=changed_paths, case=case,
-                  **measured)
+    result = Result(list(args), None if measured["killed"] else proc.returncode,
+                    stdout_path.read_text(errors="replace"),
+                    stderr_path.read_text(errors="replace"), changed=changed_paths, case=case,
+                    **measured)
+    MEASURED.append((os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0], result))
+    return result
+
+
+def worst_cases() -> list[str]:
+    """The audits of this session with the largest peak RSS and the longest time, killed
+    ones (known hangs and runaways) counted apart: for the suite's summary."""
+    if not MEASURED:
+        return []
+    done = [(name, r) for name, r in MEASURED if not r.killed]
+    lines = [f"hostile: {len(MEASURED)} audits, {len(MEASURED) - len(done)} killed by the "
+             f"watchdog or the memory guard"]
+    if done:
+        name, rss = max(done, key=lambda item: _rss(item[1]))
+        lines.append(f"hostile: largest peak RSS {_rss(rss):.0f} MB ({rss.seconds:.1f} s): {name}")
+        name, slow = max(done, key=lambda item: item[1].seconds)
+        lines.append(f"hostile: longest {slow.seconds:.1f} s ({_rss(slow):.0f} MB): {name}")
+    return lines
+
+
+def _rss(result: Result) -> float:
+    return max(result.peak_rss_mb, result.wait4_rss_mb, result.peak_total_mb)
 
 
 def audit(case: Case, target: object, report: object, *extra: str,
