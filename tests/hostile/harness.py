@@ -48,6 +48,7 @@ class Case:
     watched: tuple[Path, ...] = ()  # shared inputs (module fixtures) that must not change
     cache: Path | None = None  # a cache shared by a module's cases (default: the case's own)
     hang_timeout: float | None = None  # set for a case marked `hangs()`
+    extra_env: dict[str, str] = field(default_factory=dict)  # e.g. tracing to a local fake
 
     # 40 hex digits: read as a commit id or quoted, it would show up in the output.
     secret: str = field(default_factory=lambda: secrets.token_hex(20))
@@ -81,6 +82,7 @@ class Case:
                    XDG_CONFIG_HOME=str(self.root / "home" / ".config"),
                    LANGSMITH_TRACING="false",
                    LANGCHAIN_TRACING_V2="false", NO_COLOR="1", COLUMNS="200")
+        env.update(self.extra_env)
         return env
 
 
