@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 import pytest
 
-from tests.hostile.processes import clean_up, measure, pids_cgroup, remove_cgroup
+from tests.hostile.processes import clean_up, live_pids, measure, pids_cgroup, remove_cgroup
 
 HANG_TIMEOUT_S = 60.0
 # For inputs the contract says are refused at once (FIFOs, devices, huge files): still
@@ -155,6 +155,7 @@ def run_audit(case: Case, *args: str, timeout: float = HANG_TIMEOUT_S,
     top_entries = {p.name for p in case.root.iterdir()}
     stdout_path, stderr_path = case.root / "tmp" / ".stdout", case.root / "tmp" / ".stderr"
     group = pids_cgroup()
+    existing = live_pids()
 
     def join_group() -> None:  # in the child, before exec: nothing forks before it joins
         if group is not None:
@@ -167,9 +168,9 @@ def run_audit(case: Case, *args: str, timeout: float = HANG_TIMEOUT_S,
                                 env=case.env(), cwd=cwd or case.root / "cwd",
                                 start_new_session=True, preexec_fn=join_group)
     try:
-        measured = measure(proc.pid, start, timeout)
+        measured = measure(proc.pid, start, timeout, existing)
     finally:
-        clean_up(proc.pid)
+        clean_up(proc.pid, existing)
         remove_cgroup(group)
     proc.returncode = measured.pop("code")
     after = snapshot(_watched_roots(case))

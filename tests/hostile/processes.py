@@ -63,11 +63,18 @@ def _table() -> dict[int, _Proc]:
     return table
 
 
-def _family(root: int) -> dict[int, _Proc]:
+def live_pids() -> frozenset[int]:
+    """Every process alive now: taken before an audit starts, none of them is the audit's
+    (children this test process started earlier, e.g. another suite's workers, are not)."""
+    return frozenset(_table())
+
+
+def _family(root: int, existing: frozenset[int]) -> dict[int, _Proc]:
     """The audit's processes besides itself: its descendants (whatever session they made),
     anything in its session, and every orphan re-parented to us (we are their subreaper)
-    with its descendants."""
+    with its descendants; never a process in `existing`."""
     table, me = _table(), os.getpid()
+    table = {pid: info for pid, info in table.items() if pid not in existing}
     children: dict[int, list[int]] = {}
     for pid, info in table.items():
         children.setdefault(info.ppid, []).append(pid)
@@ -105,7 +112,8 @@ def _reap_and_kill(pids: list[int]) -> None:
             os.waitpid(pid, os.WNOHANG)
 
 
-def measure(root: int, start: float, timeout: float) -> dict[str, Any]:
+def measure(root: int, start: float, timeout: float,
+            existing: frozenset[int]) -> dict[str, Any]:
     """Wait for the audit `root`, sampling its processes; kill it on a hang, a memory or
     fork runaway. Then give its children GRACE_S to end and name those still alive."""
     peak_rss = peak_total = 0.0
@@ -115,7 +123,7 @@ def measure(root: int, start: float, timeout: float) -> dict[str, Any]:
         pid, status, rusage = os.wait4(root, os.WNOHANG)
         if pid:
             break
-        family = _family(root)
+        family = _family(root, existing)
         memory = [_memory_kb(p) for p in (root, *family)]
         peak_rss = max(peak_rss, max(hwm for hwm, _rss in memory) / 1024)
         peak_total = max(peak_total, sum(rss for _hwm, rss in memory) / 1024)
@@ -133,10 +141,10 @@ def measure(root: int, start: float, timeout: float) -> dict[str, Any]:
         time.sleep(SAMPLE_S)
     seconds = time.monotonic() - start
     deadline = time.monotonic() + GRACE_S
-    left = _family(root)
+    left = _family(root, existing)
     while left and time.monotonic() < deadline:
         time.sleep(0.1)
-        left = {p: v for p, v in _family(root).items() if v.state != "Z"}
+        left = {p: v for p, v in _family(root, existing).items() if v.state != "Z"}
     return {"code": os.waitstatus_to_exitcode(status), "seconds": seconds,
             "peak_rss_mb": peak_rss, "wait4_rss_mb": rusage.ru_maxrss / 1024,
             "peak_total_mb": peak_total, "peak_processes": peak_procs,
@@ -144,14 +152,14 @@ def measure(root: int, start: float, timeout: float) -> dict[str, Any]:
             "leftovers": [f"{pid} {info.name}" for pid, info in left.items()]}
 
 
-def clean_up(root: int) -> None:
+def clean_up(root: int, existing: frozenset[int]) -> None:
     """Kill whatever the audit left, until nothing is (a fork storm keeps starting more)."""
     with contextlib.suppress(ProcessLookupError):
         os.kill(root, signal.SIGKILL)
     with contextlib.suppress(ChildProcessError):
         os.waitpid(root, 0)
     for _ in range(50):
-        remaining = _family(root)
+        remaining = _family(root, existing)
         if not remaining:
             return
         _reap_and_kill(list(remaining))
