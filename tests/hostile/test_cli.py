@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.harness import Case, audit, broken, check, run_audit
+from tests.hostile.harness import Case, audit, check, run_audit
 
 # (id, arguments after TARGET REPORT, what the error line names, marks)
 BAD_OPTIONS = [
@@ -60,8 +60,6 @@ def test_version(case: Case) -> None:
     assert version("automaton-auditor") in result.stdout, result.describe()
 
 
-@broken("cli run / output", "exit 3 'audit failed: NotADirectoryError' after the whole "
-                             "audit ran")
 def test_output_dir_is_a_file(case: Case, good_repo: Path, good_pdf: Path) -> None:
     blocker = case.root / "out" / "taken"
     blocker.write_text("a file where the reports should go\n")

@@ -49,7 +49,7 @@ def repo(tmp_path: Path) -> Path:
     return make_repo(tmp_path / "r", [("one", {"a.py": "x = 1\n"})])
 
 
-def bounded(call: Callable[[], Any], limit_s: float = 30.0) -> Any:
+def bounded(call: Callable[[], Any], limit_s: float = 120.0) -> Any:
     """Run `call` in a thread; a call that blocks (on a FIFO) fails the test instead of
     hanging the suite. The bound is generous: this is not a timing assertion."""
     box: dict[str, Any] = {}

@@ -3,6 +3,7 @@ and `--baseline FILE` (checked before the audit starts, applied after it ends)."
 
 from __future__ import annotations
 
+import os
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
@@ -39,6 +40,20 @@ def check_sarif_path(path: Path | None) -> None:
     except OSError as exc:
         raise fail(f"--sarif {path}: cannot create its folder ({exc.strerror})",
                    ExitCode.INPUT) from None
+
+
+def check_output_dir(path: Path) -> None:
+    """Refuse an output folder that cannot hold reports (a file, or a file on its way, or a
+    folder this user cannot write), before any work: otherwise the whole audit would run
+    and then fail to write its report."""
+    existing = next((p for p in (path, *path.parents) if p.exists()), None)
+    if existing is None:
+        return
+    if not existing.is_dir():
+        where = "is a file" if existing == path else f"{existing} is a file"
+        raise fail(f"--output-dir {path}: {where}, not a folder", ExitCode.INPUT)
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise fail(f"--output-dir {path}: {existing} is not writable", ExitCode.INPUT)
 
 
 def load_baseline(path: Path | None) -> AuditReport | None:

@@ -154,6 +154,7 @@ def audit(
     check_models(settings)
     printed = outputs.check_format(output_format, json_output)
     outputs.check_sarif_path(sarif)
+    outputs.check_output_dir(Path(settings.output_dir))
     base = outputs.load_baseline(baseline)
     progress, on_update = progress_callback(quiet or printed != "text",
                                             3 * len(loaded.dimensions))

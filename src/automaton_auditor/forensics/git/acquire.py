@@ -110,7 +110,14 @@ def parse_target(target: str, limits: GitLimits) -> Target:
     return Target("local", str(_parse_local(value)))
 
 
+# Far beyond any real repository URL (owner and name are at most 39 and 100 characters on
+# GitHub); a longer one is a bad URL, not a question for the network.
+MAX_URL_CHARS = 2048
+
+
 def _parse_url(value: str, limits: GitLimits) -> str:
+    if len(value) > MAX_URL_CHARS:
+        raise InvalidTarget(f"URL longer than {MAX_URL_CHARS} characters ({len(value)})")
     lowered = value.lower()
     if lowered.startswith("ssh://") or _SCP_LIKE.match(value) or lowered.startswith("git@"):
         raise InvalidTarget("ssh URLs are not allowed: use https")
