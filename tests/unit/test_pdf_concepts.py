@@ -96,3 +96,27 @@ def test_buzzword_beside_a_good_paragraph_is_still_dropped() -> None:
     verdict = classify("Dialectical Synthesis", blocks)
     assert verdict.verdict == "dropped"
     assert "without mechanism" in verdict.occurrences[0].reason
+
+
+CONCEPTS = ["Dialectical Synthesis", "Fan-In / Fan-Out", "Metacognition", "State Synchronization"]
+# Enough mechanism-rich discussion around it that only the sentence itself can decide.
+AROUND = ("The graph in src/graph.py starts repo_investigator and doc_analyst from START, "
+          "which run in parallel; evidence_aggregator is the node that joins them after both "
+          "branches finish, and the judges read the merged evidence from the state.")
+
+
+@pytest.mark.parametrize("term", CONCEPTS)
+def test_a_roll_call_of_concept_names_is_no_mechanism(term: str) -> None:
+    """Concept names carry graph words ("Fan-In", "State"): a sentence whose only graph
+    vocabulary is concept names is name-dropping, however rich its neighbours are."""
+    roll_call = ("Our design embodies Dialectical Synthesis, Fan-In / Fan-Out, Metacognition "
+                 "and State Synchronization throughout, as required by the rubric.")
+    blocks = _blocks(("paragraph", f"{AROUND} {roll_call}", ("Architecture",), 2))
+    assert classify(term, blocks, CONCEPTS).verdict == "dropped"
+
+
+def test_a_concept_tied_to_a_mechanism_stays_explained_among_concept_names() -> None:
+    tied = ("State Synchronization comes from the operator.add reducer on evidences, so "
+            "parallel detectives append instead of overwriting; Fan-In waits for both.")
+    blocks = _blocks(("paragraph", f"{AROUND} {tied}", ("Architecture",), 2))
+    assert classify("State Synchronization", blocks, CONCEPTS).verdict == "explained"

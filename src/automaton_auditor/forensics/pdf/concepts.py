@@ -10,7 +10,7 @@ with no mechanism. The deciding sentences are kept with their pages.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from automaton_auditor.forensics.pdf.chunks import sentences
@@ -150,14 +150,19 @@ def _word_patterns(term: str) -> list[re.Pattern[str]]:
     return [re.compile(r"(?<![A-Za-z0-9])" + _word_rx(w), re.IGNORECASE) for w in words]
 
 
-def classify(term: str, blocks: list[Block]) -> ConceptVerdict:
+def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> ConceptVerdict:
     """Classify every occurrence of `term` in the report's blocks. When the exact phrase
     (or a variant) never appears, a multi-word term is looked for loosely: all its words in
     one block or its section headings (e.g. "synthesis" in a section titled "Dialectical
-    Judicial Engine"); such a verdict is marked `loose`."""
+    Judicial Engine"); such a verdict is marked `loose`.
+
+    `others` are the rubric's other concepts: their names are no mechanism, so a sentence
+    whose only graph vocabulary is concept names ("our design embodies Fan-In / Fan-Out and
+    State Synchronization") is a roll-call, not an explanation."""
     pattern = concept_pattern(term)
+    names = [pattern, *(concept_pattern(other) for other in others if other != term)]
     verdict = _classify(term, blocks, lambda text: bool(pattern.search(text)),
-                        lambda text: bool(pattern.search(text)))
+                        lambda text: bool(pattern.search(text)), names=names)
     words = _word_patterns(term)
     if verdict.verdict != "absent" or len(words) < 2:
         return verdict
@@ -168,14 +173,14 @@ def classify(term: str, blocks: list[Block]) -> ConceptVerdict:
     def sentence_hit(text: str) -> bool:
         return any(w.search(text) for w in words)
 
-    loose = _classify(term, blocks, block_hit, sentence_hit, with_sections=True)
+    loose = _classify(term, blocks, block_hit, sentence_hit, with_sections=True, names=names)
     loose.loose = loose.verdict != "absent"
     return loose
 
 
 def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
-              sentence_hit: Callable[[str], bool], with_sections: bool = False
-              ) -> ConceptVerdict:
+              sentence_hit: Callable[[str], bool], with_sections: bool = False,
+              names: Sequence[re.Pattern[str]] = ()) -> ConceptVerdict:
     occurrences: list[Occurrence] = []
     texts: dict[tuple[str, ...], str] = {}  # section text cache
     for index, block in enumerate(blocks):
@@ -195,8 +200,11 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
                 if len(sentence.split()) < 6 and position + 1 < len(parts):
                     sentence = f"{sentence} {parts[position + 1]}"
                 near = " ".join(parts[position:position + 2])
+                unnamed = near
+                for name in names:  # concept names are not mechanisms
+                    unnamed = name.sub(" ", unnamed)
                 occurrences.append(_body_occurrence(block, sentence, context,
-                                                    titled or _concrete(near)))
+                                                    titled or _concrete(unnamed)))
     if not occurrences:
         return ConceptVerdict(term, "absent")
     verdict = "explained" if any(o.explained for o in occurrences) else "dropped"

@@ -330,7 +330,7 @@ def doc_findings(report: IngestedReport, concepts: list[str]
                       "but an architecture report has no reason to carry active content."))
     findings += injection.judge_text_findings(report.hidden, report.addressed)
     for term in concepts:
-        finding = concept_finding(classify(term, report.blocks))
+        finding = concept_finding(classify(term, report.blocks, concepts))
         if report.ocr:  # OCR loses spacing and layout: the verdict is weaker evidence
             finding = finding.model_copy(update={
                 "confidence": round(finding.confidence * 0.6, 2),
