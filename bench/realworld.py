@@ -2,9 +2,9 @@
 
 Each file in tests/realworld/peers/ labels one public submission of the challenge at a fixed
 commit (direction per criterion, an overall grade, the report's cited paths). This script finds
-the peer's bare git directory (a `fetch` mirror under /work/.mirror, or AUDITOR_PEERS_DIR), clones
-it at that commit into a temp dir, runs the auditor the way a user does (the CLI, never its
-internals) and prints how far the verdicts agree with the labels.
+the peer's bare git directory (a `fetch` mirror under ../.mirror beside the project, or
+AUDITOR_PEERS_DIR), clones it at that commit into a temp dir, runs the auditor the way a user
+does (the CLI, never its internals) and prints how far the verdicts agree with the labels.
 
     uv run python bench/realworld.py                 # every peer whose mirror is present
     uv run python bench/realworld.py -j 2 -k tedoaba # a subset, two audits at a time (max 2)
@@ -31,7 +31,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS_DIR = ROOT / "tests" / "realworld" / "peers"
-MIRROR_ROOT = Path("/work/.mirror")
+MIRROR_ROOT = ROOT.parent / ".mirror"  # beside the project, as ../shared is
 CORPUS_PDFS = ROOT.parent / "shared" / "corpus" / "pdfs"
 CRITERIA = [
     "git_forensic_analysis",

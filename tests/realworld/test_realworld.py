@@ -77,7 +77,7 @@ PRESENT = [p for p in LABEL_FILES
 live = pytest.mark.skipif(
     not LIVE or not PRESENT,
     reason=("set AUDITOR_REALWORLD=1 to audit the labelled peers" if not LIVE
-            else "no peer mirror found (/work/.mirror or AUDITOR_PEERS_DIR)"),
+            else f"no peer mirror found ({bench.MIRROR_ROOT} or AUDITOR_PEERS_DIR)"),
 )
 _OUTCOMES: dict[str, Any] = {}
 
