@@ -347,6 +347,36 @@ def read_all(paths):
     assert by_facet(code_findings(tmp_path / "b", plain)[0], "llm.retry").found is False
 
 
+def test_a_model_call_in_a_try_per_criterion_is_no_retry(tmp_path: Path) -> None:
+    """A failure in a loop over criteria moves on to the next criterion: nothing is called
+    again. The same call in a ``while`` or ``range`` loop of attempts is a retry."""
+    per_item = write_repo(tmp_path / "a", {"judges.py": '''
+def judge(chain, dimensions):
+    opinions = []
+    for dimension in dimensions:
+        try:
+            opinions.append(chain.invoke({"criterion": dimension}))
+        except Exception as exc:
+            opinions.append({"score": 2, "argument": str(exc)})
+    return opinions
+'''})
+    retry = by_facet(code_findings(tmp_path / "a", per_item)[0], "llm.retry")
+    assert retry.found is False, retry.rationale
+    attempts = write_repo(tmp_path / "b", {"judges.py": '''
+def judge(chain, dimension):
+    tries = 0
+    while True:
+        try:
+            return chain.invoke({"criterion": dimension})
+        except ValueError:
+            tries += 1
+            if tries > 2:
+                raise
+'''})
+    retry = by_facet(code_findings(tmp_path / "b", attempts)[0], "llm.retry")
+    assert retry.found and retry.location == "judges.py:6", retry.rationale
+
+
 def test_commands_built_only_from_constants_are_not_injections(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {"ops.py": '''
 import os

@@ -40,8 +40,8 @@ MAX_STRING = 6000
 _NOT_CHILDREN = {"ctx", "op", "ops", "type_comment", "kind", "id", "attr", "name", "arg",
                  "asname", "module", "level", "conversion", "is_async", "type_ignores"}
 _FIELDS: dict[type, tuple[str, ...]] = {ast.Constant: (), ast.Name: ()}
-_GUARDS: dict[type, str] = {ast.Try: "in_try", ast.TryStar: "in_try", ast.For: "in_loop",
-                            ast.AsyncFor: "in_loop", ast.While: "in_loop",
+_GUARDS: dict[type, str] = {ast.Try: "in_try", ast.TryStar: "in_try", ast.For: "loop",
+                            ast.AsyncFor: "loop", ast.While: "loop",
                             ast.With: "tempdir", ast.AsyncWith: "tempdir"}
 
 
@@ -120,10 +120,10 @@ class CallCollector:
         }
 
     def _try(self, node: ast.Try | ast.TryStar, ctx: Ctx) -> None:
-        facts = self.functions.get(ctx.func) if ctx.func and ctx.in_loop else None
-        if facts is not None and "try_in_loop" not in facts:
+        facts = self.functions.get(ctx.func) if ctx.func and ctx.in_attempt_loop else None
+        if facts is not None and "try_in_attempt_loop" not in facts:
             # ``for attempt in range(n): try: ... except: continue`` -- a retry loop
-            facts["try_in_loop"] = {"line": node.lineno,
+            facts["try_in_attempt_loop"] = {"line": node.lineno,
                                     "snippet": snippet(self.lines, node, 400)}
 
     def _guarded(self, node: ast.AST, ctx: Ctx, guard: str) -> Ctx:
@@ -134,7 +134,24 @@ class CallCollector:
             return ctx
         if guard == "in_try":
             return ctx._replace(in_try=True)
-        return ctx._replace(in_loop=True)
+        return ctx._replace(in_attempt_loop=True) if self._is_attempt_loop(node) else ctx
+
+    def _is_attempt_loop(self, node: ast.AST) -> bool:
+        """A loop that repeats one action: ``while``, ``for _ in range(n)``/``count()``, or a
+        counter named like an attempt. A loop over items (``for dimension in dims``) is not a
+        retry, even when each item's call sits in a try: a failure there moves on, it does not
+        call again."""
+        if isinstance(node, ast.While):
+            return True
+        if not isinstance(node, ast.For | ast.AsyncFor):
+            return False
+        target = dotted(node.target) or ""
+        if RETRY_NAME.search(target):
+            return True
+        if isinstance(node.iter, ast.Call):
+            full = resolve(dotted(node.iter.func), self.imports) or ""
+            return full in ("range", "itertools.count", "itertools.repeat")
+        return False
 
     def _bare_expr(self, node: ast.Expr, _ctx: Ctx) -> bool | None:
         # Docstrings and other bare strings say nothing about what the code does.
@@ -189,7 +206,7 @@ class CallCollector:
         for deco in decorators:
             if deco.rsplit(".", 1)[-1] in ("retry", "on_exception", "on_predicate"):
                 self.add("retry", node, ctx._replace(func=qual), how=f"@{deco}")
-        return ctx._replace(func=qual, in_try=False, in_loop=False)
+        return ctx._replace(func=qual, in_try=False, in_attempt_loop=False)
 
     def add(self, kind: str, node: ast.AST, ctx: Ctx, **extra: Any) -> None:
         """Record one call fact of `kind` at `node`, with its snippet."""

@@ -218,7 +218,7 @@ def _is_llm_invoke(_col: CallRecorder, s: Site) -> bool:
 
 def _record_llm_invoke(col: CallRecorder, s: Site) -> None:
     col.add("llm_invoke", s.node, s.ctx, receiver=_receiver(s), in_try=s.ctx.in_try,
-            in_loop=s.ctx.in_loop)
+            in_attempt_loop=s.ctx.in_attempt_loop)
 
 
 def _is_llm_ctor(_col: CallRecorder, s: Site) -> bool:

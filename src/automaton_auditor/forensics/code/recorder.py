@@ -14,7 +14,7 @@ class Ctx(NamedTuple):
     func: str = ""
     cls: str = ""
     in_try: bool = False
-    in_loop: bool = False
+    in_attempt_loop: bool = False  # a loop that repeats one action (see calls.py)
     tempdir: bool = False
 
 

@@ -34,16 +34,16 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None) -> list[Findi
     opinion = [(p, c) for p, c in structured
                if any(OPINION.search(s) for s in c["schemas"])]
     invokes = calls_of(facts, "llm_invoke")
-    retry_loops = [(p, c) for p, c in invokes if c["in_try"] and c["in_loop"]]
+    retry_loops = [(p, c) for p, c in invokes if c["in_try"] and c["in_attempt_loop"]]
     model_calls = invokes + structured
     retry_funcs = [(p, c) for p, c in model_calls
                    if ((facts[p].get("functions") or {}).get(c["func"]) or {}).get("retry_hint")
                    and c.get("in_try", True)]
-    helpers = [(p, {"line": info["try_in_loop"]["line"], "func": q,
-                    "snippet": info["try_in_loop"]["snippet"], "how": f"retry loop in {q}"})
+    helpers = [(p, {"line": info["try_in_attempt_loop"]["line"], "func": q,
+                    "snippet": info["try_in_attempt_loop"]["snippet"], "how": f"retry loop in {q}"})
                for p in sorted(facts) for q, info in sorted((facts[p].get("functions") or
                                                               {}).items())
-               if info.get("try_in_loop") and info.get("retry_hint")]
+               if info.get("try_in_attempt_loop") and info.get("retry_hint")]
     seen = {(p, c["func"]) for p, c in retry_funcs + retry_loops}
     retries = calls_of(facts, "retry") + retry_loops + [
         (p, {**c, "how": f"retry counter in {c['func']}"}) for p, c in retry_funcs] + [
