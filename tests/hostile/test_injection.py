@@ -12,6 +12,7 @@ import pytest
 
 from tests.hostile.builders import (
     INSTRUCTION,
+    MERMAID,
     NAME_DROPPING,
     REPORT_PAGES,
     Injection,
@@ -75,6 +76,9 @@ CASES = [
     ("names-offpage", "weak", (Injection(INSTRUCTION + NAME_DROPPING, "offpage"),), ()),
     ("names-covered", "weak", (Injection(INSTRUCTION + NAME_DROPPING, "covered"),), ()),
     ("names-only", "weak", (Injection(NAME_DROPPING),), ()),
+    ("mermaid-white-4pt", "weak", (Injection(MERMAID, "white"),), ()),
+    ("mermaid-tiny-1pt", "weak", (Injection(MERMAID, "tiny"),), ()),
+    ("mermaid-covered", "weak", (Injection(MERMAID, "covered"),), ()),
 ]
 
 
@@ -85,6 +89,15 @@ def test_injected_report(case: Case, good_repo: Path, baselines: dict[str, dict[
     pages = WEAK_PAGES if base == "weak" else REPORT_PAGES
     pdf = make_pdf(case.sandbox / "report.pdf", pages, injections)
     same(_audited(case, good_repo, pdf), baselines[base])
+
+
+def test_a_visible_mermaid_block_does_move_the_diagram_score(
+        case: Case, good_repo: Path, baselines: dict[str, dict[str, Any]]) -> None:
+    """The control for the hidden Mermaid cases: the same block drawn for a reader is a
+    diagram, so the cases above would show any credit hidden text earned."""
+    pdf = make_pdf(case.sandbox / "report.pdf", WEAK_PAGES, (Injection(MERMAID),))
+    found = _audited(case, good_repo, pdf)
+    assert found["swarm_visual"] > baselines["weak"]["swarm_visual"]
 
 
 COMMENT = "# " + " ".join(INSTRUCTION) + "\n"

@@ -70,8 +70,15 @@ def _covered(pdf: Any) -> None:
     _picture(pdf, 60, 590, 200, 30)
 
 
+def _white_box(pdf: Any) -> None:
+    pdf.drawString(72, 600, "boxed words")
+    pdf.setFillColorRGB(1, 1, 1)
+    pdf.rect(60, 590, 200, 30, stroke=0, fill=1)
+
+
 @pytest.mark.parametrize(("draw", "how", "text"), [
-    (_white, "white", "white words"), (_transparent, "transparent", "clear words"),
+    (_white_box, "covered", "boxed words"), (_white, "white", "white words"),
+    (_transparent, "transparent", "clear words"),
     (_invisible, "invisible", "unseen words"), (_tiny, "tiny", "tiny words"),
     (_off_page, "off-page", "far words"), (_covered, "covered", "buried words"),
 ])
@@ -101,7 +108,21 @@ def _long_line(pdf: Any) -> None:
     pdf.drawString(WIDTH + 2, 500, "and on")
 
 
-@pytest.mark.parametrize("draw", [_white_on_dark, _ocr_layer, _clear_margin, _long_line])
+def _coloured_node(pdf: Any) -> None:
+    # a diagram node drawn over an edge label: the reader sees a box, nothing planted
+    pdf.drawString(72, 600, "edge label")
+    pdf.setFillColorRGB(0.9, 0.9, 1)
+    pdf.rect(60, 590, 200, 30, stroke=1, fill=1)
+
+
+def _white_frame(pdf: Any) -> None:
+    pdf.drawString(72, 600, "framed words")
+    pdf.setFillColorRGB(1, 1, 1)
+    pdf.circle(100, 600, 80, stroke=1, fill=0)  # a white outline only: paints no area
+
+
+@pytest.mark.parametrize("draw", [_white_on_dark, _ocr_layer, _clear_margin, _long_line,
+                                  _coloured_node, _white_frame])
 def test_text_a_reader_sees_is_not_hidden(tmp_path: Path, draw: Any) -> None:
     assert _hidden(tmp_path, draw) == []
 

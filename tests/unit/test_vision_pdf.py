@@ -181,6 +181,30 @@ def test_mermaid_block_in_the_text_layer(tmp_path: Path) -> None:
         "EvidenceAggregator -> {Prosecutor, TechLead}")
 
 
+@pytest.mark.parametrize("hide", ["white", "tiny", "white box"])
+def test_a_hidden_mermaid_block_is_no_diagram(tmp_path: Path, hide: str) -> None:
+    """Mermaid a reader cannot see (white, 1-point, under a white box) earns no diagram; the
+    visible prose on the same page still reads."""
+    source = ("graph TD\n  S[START] --> R[RepoInvestigator]\n  S --> D[DocAnalyst]\n"
+              "  R --> A[EvidenceAggregator]\n  D --> A\n  A --> P[Prosecutor]\n"
+              "  A --> T[TechLead]\n  P --> C[ChiefJustice]\n  T --> C")
+
+    def page(c: canvas.Canvas) -> None:
+        _prose(c, "Architecture, in prose only.")
+        c.setFillColorRGB(1, 1, 1) if hide == "white" else None
+        c.setFont("Helvetica", 1 if hide == "tiny" else 10)
+        text = c.beginText(72, 600)
+        for line in source.split("\n"):
+            text.textLine(line)
+        c.drawText(text)
+        if hide == "white box":
+            c.setFillColorRGB(1, 1, 1)
+            c.rect(60, 440, 400, 175, stroke=0, fill=1)
+
+    diagrams, _ = find_diagrams(_pdf(tmp_path / "h.pdf", [page]))
+    assert [d.kind for d in diagrams] == []
+
+
 def test_scanned_pages_are_scored_for_graphics(tmp_path: Path) -> None:
     def scan(image: Image.Image) -> object:
         return lambda c: c.drawImage(ImageReader(image), 0, 0, WIDTH, HEIGHT)

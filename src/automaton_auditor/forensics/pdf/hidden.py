@@ -2,11 +2,13 @@
 
 A report can carry text for the machine only: white on a white page, fully transparent,
 drawn in render mode 3 (invisible) with no picture under it, a point or two high, placed
-outside the page box, or covered by a picture drawn after it. Such text is no explanation a
-reader could follow: `hidden_text` finds it with pypdfium2's page objects (the text object's
-fill colour and alpha, render mode, font size times its matrices, bounds against the crop
-box, the pictures drawn later), `screen_lines` takes it out of the lines the report is read
-from, and the doc detective reports it (quoting text and page) as a fact that earns nothing.
+outside the page box, or covered by a picture or a white box drawn after it. Such text is
+no explanation a reader could follow. `hidden_text` finds it with pypdfium2's page objects
+(the text object's fill colour and alpha, render mode, font size times its matrices, bounds
+against the crop box, the pictures and white boxes drawn later); `screen_lines` takes it out
+of the lines the report is read from and `visible_page_text` out of a page's text layer
+(which the vision inspector reads Mermaid and DOT from); the doc detective reports it
+(quoting text and page) as a fact that earns nothing.
 
 What is not hidden: white text on a darker filled shape or a picture drawn before it (a
 heading in a coloured box), and invisible text over a picture (the OCR layer of a scanned
@@ -63,6 +65,39 @@ def hidden_text(path: Path, limits: ReportLimits) -> list[HiddenText]:
     return found[:MAX_SPANS]
 
 
+def visible_page_text(page: Any, text: str) -> str:
+    """`text`, the page's text layer as pypdfium2's ``get_text_range`` gives it, with every
+    character of a hidden run blanked to a space (its length and line breaks kept). A page
+    whose characters pdfium cannot place is returned blank when it hides anything: hidden
+    text must not reach a reader that cannot be told where it is."""
+    import pypdfium2 as pdfium
+
+    try:
+        runs = _page_hidden(page.pdf, page, 1)
+    except pdfium.PdfiumError:
+        return text
+    if not runs:
+        return text
+    textpage = page.get_textpage()
+    try:
+        count = textpage.count_chars()
+        if count != len(text):  # surrogate pairs or a changed layer: no safe mapping
+            return "".join(ch if ch == "\n" else " " for ch in text)
+        top = tuple(page.get_cropbox())[3]
+        boxes = [run.box for run in runs]
+        chars = list(text)
+        for index, char in enumerate(chars):
+            if char.isspace():
+                continue
+            left, bottom, right, upper = textpage.get_charbox(index)
+            centre = ((left + right) / 2, top - (bottom + upper) / 2)
+            if any(_contains(box, centre) for box in boxes):
+                chars[index] = " "
+        return "".join(chars)
+    finally:
+        textpage.close()
+
+
 def _page_hidden(pdf: Any, page: Any, number: int) -> list[HiddenText]:
     from automaton_auditor.forensics.vision.vector import rect_to_page
 
@@ -71,6 +106,7 @@ def _page_hidden(pdf: Any, page: Any, number: int) -> list[HiddenText]:
     texts: list[_Text] = []
     under: list[tuple[int, Rect]] = []  # painted: darker shapes and pictures
     pictures: list[tuple[int, Rect, Any]] = []
+    boxes: list[tuple[int, Rect]] = []  # opaque white filled rectangles
     textpage = page.get_textpage()
     try:
         for index, (obj, ancestors) in enumerate(_objects(page)):
@@ -80,13 +116,17 @@ def _page_hidden(pdf: Any, page: Any, number: int) -> list[HiddenText]:
                 if words:
                     texts.append(_Text(index, words, rect, _size(obj, ancestors),
                                        _colour_how(obj)))
-            elif len(under) < MAX_COVERS and _paints(obj):
+                continue
+            if len(boxes) < MAX_COVERS and _opaque_box(obj, ancestors) \
+                    and _area(rect) < SCAN_SHARE * page_area:
+                boxes.append((index, rect))
+            if len(under) < MAX_COVERS and _paints(obj):
                 under.append((index, rect))
                 if obj.type == _c().FPDF_PAGEOBJ_IMAGE and _area(rect) < SCAN_SHARE * page_area:
                     pictures.append((index, rect, obj))
     finally:
         textpage.close()
-    cover = _Covers(pdf, page, pictures)
+    cover = _Covers(pdf, page, pictures, boxes)
     for text in texts:
         text.how = _how(text, crop, under, cover)
     _mark_overflow(texts, crop)
@@ -124,19 +164,25 @@ def _how(text: _Text, crop: tuple[float, ...], under: list[tuple[int, Rect]],
 
 
 class _Covers:
-    """The pictures of a page, and whether one drawn after a text hides it: it spans the
-    text's box and is opaque there (a picture's transparent margin hides nothing)."""
+    """The pictures and opaque white rectangles of a page, and whether one drawn after a
+    text hides it: it spans the text's box and is opaque there (a picture's transparent
+    margin hides nothing)."""
 
-    def __init__(self, pdf: Any, page: Any, pictures: list[tuple[int, Rect, Any]]) -> None:
-        self.pdf, self.page, self.pictures = pdf, page, pictures
+    def __init__(self, pdf: Any, page: Any, pictures: list[tuple[int, Rect, Any]],
+                 boxes: list[tuple[int, Rect]]) -> None:
+        self.pdf, self.page, self.pictures, self.boxes = pdf, page, pictures, boxes
         self.alpha: dict[int, tuple[int, int, bytes] | None] = {}
 
     def hides(self, text: _Text) -> bool:
-        """Whether a picture drawn after `text` covers it opaquely."""
+        """Whether a picture or a filled box drawn after `text` covers it opaquely."""
         left, bottom, right, top = text.rect
-        return any(index > text.index and _contains(rect, (left, bottom))
-                   and _contains(rect, (right, top)) and self._opaque(index, rect, obj, text.rect)
-                   for index, rect, obj in self.pictures)
+
+        def spans(rect: Rect) -> bool:
+            return _contains(rect, (left, bottom)) and _contains(rect, (right, top))
+
+        return any(index > text.index and spans(rect) for index, rect in self.boxes) or any(
+            index > text.index and spans(rect) and self._opaque(index, rect, obj, text.rect)
+            for index, rect, obj in self.pictures)
 
     def _opaque(self, index: int, rect: Rect, obj: Any, area: Rect) -> bool:
         if index not in self.alpha:
@@ -247,6 +293,37 @@ def _paints(obj: Any) -> bool:
     r, g, b, a = (ctypes.c_uint() for _ in range(4))
     return bool(c.FPDFPageObj_GetFillColor(obj.raw, r, g, b, a)) and a.value > 0 and \
         min(r.value, g.value, b.value) < WHITE
+
+
+def _opaque_box(obj: Any, ancestors: list[Any]) -> bool:
+    """Whether the object is a filled, opaque, axis-aligned white rectangle: drawn over text
+    on a white page it leaves a reader nothing to see, not even a box. (A coloured box drawn
+    over text shows the reader a box: a diagram whose node hides an edge label, not text
+    planted for the machine.)"""
+    c = _c()
+    if obj.type != c.FPDF_PAGEOBJ_PATH:
+        return False
+    fill, stroke = ctypes.c_int(), ctypes.c_int()
+    r, g, b, a = (ctypes.c_uint() for _ in range(4))
+    if not c.FPDFPath_GetDrawMode(obj.raw, fill, stroke) or not fill.value or \
+            not c.FPDFPageObj_GetFillColor(obj.raw, r, g, b, a) or a.value < OPAQUE * 255 \
+            or min(r.value, g.value, b.value) < WHITE:
+        return False
+    if any(abs(m.b) > 1e-6 or abs(m.c) > 1e-6 for m in [obj.get_matrix(), *ancestors]):
+        return False  # rotated or skewed: its bounds are no rectangle of paint
+    count = c.FPDFPath_CountSegments(obj.raw)
+    if not 4 <= count <= 6:
+        return False
+    x, y = ctypes.c_float(), ctypes.c_float()
+    xs, ys = set(), set()
+    for index in range(count):
+        seg = c.FPDFPath_GetPathSegment(obj.raw, index)
+        if not seg or c.FPDFPathSegment_GetType(seg) == c.FPDF_SEGMENT_BEZIERTO or \
+                not c.FPDFPathSegment_GetPoint(seg, x, y):
+            return False
+        xs.add(round(x.value, 1))
+        ys.add(round(y.value, 1))
+    return len(xs) == 2 and len(ys) == 2
 
 
 def _area(rect: Rect) -> float:

@@ -32,6 +32,7 @@ from PIL import Image
 from automaton_auditor.forensics.diagrams.arrows import parse_arrows
 from automaton_auditor.forensics.diagrams.flow import ParsedFlow
 from automaton_auditor.forensics.diagrams.parse import MAX_TEXT_CHARS, parse_dot, parse_mermaid
+from automaton_auditor.forensics.pdf.hidden import visible_page_text
 from automaton_auditor.forensics.vision import vector as geo
 from automaton_auditor.forensics.vision.drawings import read_vector_diagrams
 from automaton_auditor.settings import default
@@ -278,7 +279,7 @@ def page_candidates(document: pdfium.PdfDocument, index: int, limits: VisionLimi
     number = index + 1
     page = document[index]
     textpage = page.get_textpage()
-    text = textpage.get_text_range().replace("\r\n", "\n").replace("\r", "\n")
+    text = _lines(textpage.get_text_range())
     if budget is not None and not budget.take(page, textpage, number):
         return [], text
     # Text runs cost a pass over every character: only pages with pictures or drawings
@@ -292,6 +293,31 @@ def page_candidates(document: pdfium.PdfDocument, index: int, limits: VisionLimi
         except Exception:  # a hostile object must not cost the page
             log.debug("page %d: %s failed", number, reader, exc_info=True)
     return found, text
+
+
+def _lines(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def screened_texts(document: pdfium.PdfDocument, texts: list[str]) -> list[str]:
+    """`texts` (one per page) with hidden runs blanked on the pages where a text diagram
+    starts and the page after (a block may cross the break): white, tiny or covered Mermaid
+    is no diagram a reader saw. Only those pages pay for the check; a page that cannot be
+    checked gives no text."""
+    pages = {facts.page for facts, _render in text_candidates(texts)}
+    screened = list(texts)
+    for index in sorted({i for p in pages for i in (p - 1, p) if i < len(texts)}):
+        try:
+            page = document[index]
+            textpage = page.get_textpage()
+            try:
+                raw = textpage.get_text_range()
+            finally:
+                textpage.close()
+            screened[index] = _lines(visible_page_text(page, raw))
+        except Exception:  # a hostile page must not end the audit, nor vouch for its text
+            screened[index] = ""
+    return screened
 
 
 def _text_facts(flow: ParsedFlow, page: int, source: str) -> DiagramFacts:

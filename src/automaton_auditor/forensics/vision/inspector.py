@@ -32,6 +32,7 @@ from automaton_auditor.forensics.vision.candidates import (
     WorkBudget,
     open_pdf,
     page_candidates,
+    screened_texts,
     text_candidates,
 )
 from automaton_auditor.forensics.vision.compare import compare_with_code
@@ -85,7 +86,7 @@ def _read_pages(path: Path, limits: VisionLimits,
                 found, text = [], ""
             candidates.extend(found)
             texts.append(text)
-        candidates.extend(text_candidates(texts))
+        candidates.extend(text_candidates(screened_texts(document, texts)))
         kept = sorted(candidates, key=_priority)[: limits.max_diagrams]
         kept.sort(key=_page_order)
         if budget.exhausted_at is not None:  # pages past it were read for text only
