@@ -56,6 +56,19 @@ def test_batch_keeps_going_past_a_failure_and_exits_with_the_worst_status(
     assert "report not found" in result.stdout and "C10 " in result.stdout
 
 
+def test_an_output_folder_that_is_a_file_is_refused_before_any_row_runs(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path) -> None:
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text(f"{auditee_repo},{report_pdf}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    out.write_text("a file, not a folder\n", encoding="utf-8")
+    result = _batch([str(pairs), "--output-dir", str(out / "sub")], tmp_path / "cache")
+    assert result.returncode == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: --output-dir {out / 'sub'}: {out} is a file, not a folder"]
+    assert not (tmp_path / "cache").exists()  # refused before any audit read a thing
+
+
 def test_pairs_files_tsv_and_errors(tmp_path: Path) -> None:
     tsv = tmp_path / "pairs.tsv"
     tsv.write_text("https://github.com/o/r\tr.pdf\trubric.json\n", encoding="utf-8")

@@ -21,6 +21,7 @@ from automaton_auditor.batch import (
     write_summary,
 )
 from automaton_auditor.cli.errors import fail
+from automaton_auditor.cli.outputs import check_output_dir
 from automaton_auditor.exits import ExitCode
 
 if TYPE_CHECKING:
@@ -108,6 +109,7 @@ def batch(
     if output_dir is None:  # rows were placed under the default; follow the settings
         jobs = read_jobs(pairs, Path(settings.output_dir))
     output_dir = Path(settings.output_dir)
+    check_output_dir(output_dir)  # before any row runs, as `audit run` does
     options = {"settings": settings.to_state(), "fail_under": fail_under,
                "database_url": settings.database_url}
 
