@@ -143,6 +143,20 @@ def big_file(case: Case) -> Path:
     return repo
 
 
+def code_bombs(case: Case) -> Path:
+    """Python the AST pass must survive without running it: nesting past the parser's depth,
+    a 900 KB chain of additions (one deep expression tree), 200,000 tiny statements, and a
+    5 MB module over the per-file bound."""
+    repo = _repo(case)
+    _commit(repo, {
+        "src/nested.py": "x = " + "(" * 100_000 + "1" + ")" * 100_000 + "\n",
+        "src/chain.py": "x = " + "+".join(["1"] * 450_000) + "\n",
+        "src/many.py": "".join(f"v{i} = {i}\n" for i in range(200_000)),
+        "src/huge.py": "# " + "x" * (5 * 1024 * 1024) + "\n",
+    }, "feat: generated modules")
+    return repo
+
+
 def head_traversal(case: Case) -> Path:
     """HEAD names a "ref" outside .git: the secret (40 hex digits) would pass for a commit."""
     repo = _repo(case)
@@ -263,6 +277,7 @@ CASES: list[tuple[str, Callable[[Case], Path], int, Stream, str, tuple[object, .
     ("submodule", submodule, 0, "any", "", ()),
     ("lfs-pointer", lfs, 0, "any", "", ()),
     ("big-file-50mb", big_file, 0, "any", "", (pytest.mark.hostile_slow,)),
+    ("code-bombs", code_bombs, 0, "any", "", ()),
     ("head-traversal", head_traversal, 3, "error", "HEAD", ()),
     ("head-absolute", head_absolute, 3, "error", "HEAD", ()),
     ("gitfile-outside", gitfile_outside, 3, "error", ".git", ()),
