@@ -99,6 +99,11 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("judges.collusion", ("judicial_nuance",), 2, 0.75,
                "persona prompts that are the same prompt (over 90% shared text)",
                when=identical_personas),
+    # The prompt each judge's model call receives is one shared template in which a persona
+    # adds a sentence or two, or only its name (forensics.code.personas).
+    FailureCap("judges.persona_text", ("judicial_nuance",), 2, 0.75,
+               "persona prompts that are one shared template (each persona adds a sentence "
+               "or two of its own, or only its name)"),
     # Chief Justice. (Not justice.deterministic: a model that only writes the ruling's text
     # is allowed; justice.model_verdict is the fact that a model's answer becomes the score.)
     FailureCap("justice.model_verdict", ("chief_justice_synthesis",), 2, 0.8,

@@ -1,5 +1,13 @@
 """Persona prompts, wherever they live (string constants, prompt files, YAML/JSON),
-and how much text they share (above 50 %: persona collusion)."""
+and how much text they share (above 50 %: persona collusion).
+
+When the judges' model calls can be followed (`judge_prompts`), the facts rest on the text
+each call receives: a template filled with a persona's fields counts only the fields that
+reach it, the template itself is shared, and a persona's bare name is no philosophy. The
+personas are compared by their own text, and ``judges.persona_text`` says whether each has
+more than a sentence or two of it. Otherwise the longest string constant or prompt file
+naming each persona stands for its prompt.
+"""
 
 from __future__ import annotations
 
@@ -11,7 +19,10 @@ from pathlib import Path
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, own_text
+from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.state import Finding
+from automaton_auditor.text import clip
 
 PERSONAS = {"Prosecutor": re.compile(r"prosecut", re.I),
             "Defense": re.compile(r"defen[cs]e", re.I),
@@ -24,6 +35,7 @@ TONE = {"Prosecutor": re.compile(r"gap|flaw|secur|lazy|laziness|strict|critic|ad
 PROMPT_FILE = re.compile(r"\.(md|txt|ya?ml|json|j2|jinja2?|prompt|toml)$", re.I)
 PROMPT_PATH = re.compile(r"prompt|persona|judge|prosecut|defen[cs]e|tech[_-]?lead", re.I)
 COLLUSION = 0.5
+MIN_OWN_WORDS = 40  # a persona's own instructions: more than a sentence or two
 MAX_PROMPT_FILE = 200_000
 
 
@@ -111,21 +123,32 @@ def _pick(candidates: list[JSON]) -> dict[str, JSON]:
 
 
 def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON]) -> list[Finding]:
-    """``judges.personas``, ``judges.collusion`` and ``judges.persona_tone``."""
+    """``judges.personas``, ``judges.collusion`` and ``judges.persona_tone`` (and
+    ``judges.persona_text`` when the judges' model calls could be followed)."""
     chosen = _pick(_candidates(repo, files, facts))
+    parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
+    resolved = judge_prompts(repo, sorted(facts), parsed)
+    if len(resolved) >= max(2, len(chosen)):
+        return _resolved_findings(repo, resolved)
     pairs = {f"{a}/{b}": round(overlap(chosen[a]["text"], chosen[b]["text"]), 3)
              for a, b in combinations(chosen, 2)}
-    colluding = {k: v for k, v in pairs.items() if v > COLLUSION}
     quote = "\n\n".join(f"[{p}] {i['loc']}:\n{i['text'][:500]}" for p, i in chosen.items())
     loc = next(iter(chosen.values()))["loc"] if chosen else "."
     tone = {p: bool(TONE[p].search(i["text"])) for p, i in chosen.items()}
     where = {p: i["loc"] for p, i in chosen.items()}
+    return _findings(chosen, pairs, tone, quote, loc, {"locations": where})
+
+
+def _findings(chosen: dict[str, Any], pairs: dict[str, float], tone: dict[str, bool],
+              quote: str, loc: str, data: JSON, distinct: bool = True) -> list[Finding]:
+    colluding = {k: v for k, v in pairs.items() if v > COLLUSION}
     return [
         Finding(facet="judges.personas", goal="Distinct Prosecutor, Defense and TechLead "
-                "persona prompts exist", found=len(chosen) == 3, pattern="success",
-                location=loc, content=quote or None, confidence=0.8,
-                rationale=f"Persona prompts found for: {', '.join(chosen) or 'none'}.",
-                data={"locations": where}),
+                "persona prompts exist", found=len(chosen) == 3 and distinct,
+                pattern="success", location=loc, content=quote or None, confidence=0.8,
+                rationale=f"Persona prompts found for: {', '.join(chosen) or 'none'}"
+                + ("." if distinct else " (they differ only by the persona's name)."),
+                data=data),
         Finding(facet="judges.collusion", goal="Persona prompts share more than 50% of text",
                 found=bool(colluding), pattern="failure", location=loc, content=quote or None,
                 confidence=0.8 if len(chosen) >= 2 else 0.4,
@@ -138,3 +161,60 @@ def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON]) -> li
                 confidence=0.6, rationale=f"Tone keywords present per persona: {tone}.",
                 data={"tone": tone}),
     ]
+
+
+def _resolved_findings(repo: Path, prompts: dict[str, Prompt]) -> list[Finding]:
+    """The facts, from the text each judge's model call receives."""
+    counts = own_text(prompts)
+    own = {p: str(c.pop("own_text")).strip() for p, c in counts.items()}
+    # Compared by their own text: a shared template agrees with itself by construction,
+    # and two prompts with no text of their own are the same prompt under two names.
+    pairs = {f"{a}/{b}": 1.0 if not own[a] and not own[b] else
+             round(overlap(own[a] or prompts[a].text.text(), own[b] or
+                           prompts[b].text.text()), 3)
+             for a, b in combinations(prompts, 2)}
+    tone = {p: bool(TONE[p].search(own[p])) for p in prompts}
+    quote = _quote(repo, prompts, counts)
+    loc = prompts[next(iter(prompts))].call
+    data: JSON = {"locations": {p: c.call for p, c in prompts.items()},
+                  "prompt_words": {p: {**c, "own_lines": c["own_lines"][:12]}
+                                   for p, c in counts.items()}}
+    distinct = all(c["own_words"] > 0 for c in counts.values())
+    thin = {p: c["own_words"] for p, c in counts.items() if c["own_words"] < MIN_OWN_WORDS}
+    shared = max(c["shared_words"] for c in counts.values())
+    text_fact = Finding(
+        facet="judges.persona_text", goal="Each persona's model call receives instructions "
+        "of its own, not only its name in a shared template",
+        found=len(prompts) == 3 and not thin, pattern="success", location=loc, content=quote,
+        confidence=0.8 if len(prompts) == 3 else 0.5,
+        rationale=("Own words per persona in the prompt its model call receives: "
+                   f"{ {p: c['own_words'] for p, c in counts.items()} } beside {shared} "
+                   f"words of shared template; under {MIN_OWN_WORDS}: "
+                   f"{', '.join(thin) or 'none'}."),
+        data={"own_words": {p: c["own_words"] for p, c in counts.items()},
+              "shared_words": shared, "thin": sorted(thin), "min_own_words": MIN_OWN_WORDS})
+    return [*_findings(prompts, pairs, tone, quote, loc, data, distinct), text_fact]
+
+
+def _quote(repo: Path, prompts: dict[str, Prompt], counts: dict[str, JSON]) -> str:
+    """Per persona: the model call, the entry read, and the lines its own text comes from;
+    then the template lines every persona shares."""
+    blocks = []
+    for persona, prompt in prompts.items():
+        lines = [line_at(repo, *_split(where), limit=160)
+                 for where in counts[persona]["own_lines"][:4]]
+        blocks.append(f"[{persona}] model call {prompt.call} (from {prompt.entry}); "
+                      f"own text {counts[persona]['own_words']} words:\n" +
+                      ("\n".join(lines) or "(none: only the persona's name)"))
+    first = next(iter(prompts.values()))
+    keys = [set(p.text.parts) for p in prompts.values()]
+    shared = sorted({w for part in first.text.parts if all(part in k for k in keys)
+                     for w in [part[1]]})[:4]
+    blocks.append("shared template:\n" + "\n".join(line_at(repo, *_split(w), limit=160)
+                                                     for w in shared))
+    return clip("\n\n".join(blocks), 3000)
+
+
+def _split(where: str) -> tuple[str, int]:
+    path, _, line = where.rpartition(":")
+    return path, int(line) if line.isdigit() else 1

@@ -1,0 +1,185 @@
+"""The prompt each judge persona's model call receives, and how much of it is the persona's.
+
+Entry points, one persona each: a function or class named for a persona (its methods run
+with ``self`` bound, so a subclass's attributes fill its base's template), a call that
+passes a persona's name (``judge_node(state, "Prosecutor", ...)``,
+``_make_judge_node("Defense")``), and a function whose parameter indexes a dict keyed by
+persona (``PERSONA_CONFIG[persona]``), read once per key. `prompt_eval` follows each entry
+through the repository's functions and records what the model is handed; the longest such
+text is that persona's prompt.
+
+Each piece of a prompt carries the line it comes from, so the comparison is by origin: a piece
+every persona's prompt holds from the same line is shared template; the rest is the
+persona's own text, except a persona's bare name (``ROLE: {persona_name}``), which gives a
+judge no philosophy. A field a persona defines but the template never reads is not in the
+prompt and counts for nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from automaton_auditor.forensics.code.prompt_eval import Evaluator, Frame
+from automaton_auditor.forensics.code.prompt_values import Fn, Program, Txt
+
+PERSONAS = {"Prosecutor": re.compile(r"prosecut", re.I),
+            "Defense": re.compile(r"defen[cs]e", re.I),
+            "TechLead": re.compile(r"tech[\s_-]?lead", re.I)}
+MAX_ENTRIES = 60
+NAME_WORDS = 3  # a piece this short that names a persona is its name, not its philosophy
+WORD = re.compile(r"[A-Za-z0-9_']+")
+
+
+def persona_named(text: str) -> str | None:
+    """The one persona a short name or literal stands for (None for none or several)."""
+    hits = [p for p, pattern in PERSONAS.items() if pattern.search(text)]
+    return hits[0] if len(hits) == 1 else None
+
+
+@dataclass(frozen=True)
+class Prompt:
+    """One persona's prompt: its pieces, the model call that receives it, the entry."""
+
+    persona: str
+    text: Txt
+    call: str  # path:line of the model call
+    entry: str  # what was read to reach it
+
+    def words(self) -> int:
+        """Words of known text."""
+        return len(WORD.findall(self.text.text()))
+
+
+def _entries(program: Program, path: str) -> list[tuple[str, str, Any]]:
+    """(persona, description, how to run) for one file's entry points."""
+    mod = program.module(path)
+    if mod is None:
+        return []
+    found: list[tuple[str, str, Any]] = []
+    for name, node in mod.names.items():
+        persona = persona_named(name)
+        if persona and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found.append((persona, f"{path}:{node.lineno} {name}", ("fn", Fn(path, node), {})))
+        elif persona and isinstance(node, ast.ClassDef):
+            found.append((persona, f"{path}:{node.lineno} class {name}",
+                          ("cls", f"{path}::{name}", {})))
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            found += _keyed(program, path, node)
+    tree_nodes = [n for n in mod.names.values() if isinstance(n, ast.AST)]
+    for top in tree_nodes:
+        for call in (n for n in ast.walk(top) if isinstance(n, ast.Call)):
+            found += _named_call(program, path, call)
+    return found
+
+
+def _keyed(program: Program, path: str,
+           node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[tuple[str, str, Any]]:
+    """A function whose parameter indexes a dict keyed by persona: one run per key."""
+    params = {a.arg for a in [*node.args.posonlyargs, *node.args.args, *node.args.kwonlyargs]}
+    evaluator = Evaluator(program)
+    for sub in ast.walk(node):
+        index = sub.slice if isinstance(sub, ast.Subscript) else (
+            sub.args[0] if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute)
+            and sub.func.attr == "get" and sub.args else None)
+        base = sub.value if isinstance(sub, ast.Subscript) else (
+            sub.func.value if isinstance(sub, ast.Call) and
+            isinstance(sub.func, ast.Attribute) else None)
+        if not (isinstance(index, ast.Name) and index.id in params and base is not None):
+            continue
+        table = evaluator.expr(base, {}, Frame(path))
+        keys = [k for k in table if persona_named(k)] if isinstance(table, dict) else []
+        if len({persona_named(k) for k in keys}) >= 2:
+            line = getattr(sub, "lineno", node.lineno)
+            return [(str(persona_named(k)), f"{path}:{line} {node.name}[{k!r}]",
+                     ("fn", Fn(path, node), {index.id: Txt(((k, f"{path}:{line}"),))}))
+                    for k in keys]
+    return []
+
+
+def _named_call(program: Program, path: str, call: ast.Call) -> list[tuple[str, str, Any]]:
+    """A call to a repository function that passes one persona's name as an argument."""
+    values = [*call.args, *(k.value for k in call.keywords)]
+    names = [v.value for v in values if isinstance(v, ast.Constant) and
+             isinstance(v.value, str) and len(v.value.split()) <= NAME_WORDS]
+    personas = {persona_named(n) for n in names} - {None}
+    if len(personas) != 1 or not isinstance(call.func, ast.Name):
+        return []
+    target = Evaluator(program).const(path, call.func.id)
+    if not isinstance(target, Fn):
+        return []
+    return [(str(next(iter(personas))), f"{path}:{call.lineno} {call.func.id}(...)",
+             ("call", target, call))]
+
+
+def _run(program: Program, path: str, how: tuple[str, Any, Any]) -> list[tuple[Txt, str]]:
+    """Run one entry point; every text a model was handed on the way."""
+    evaluator = Evaluator(program)
+    kind, target, extra = how
+    frame = Frame(path)
+    if kind == "fn":
+        evaluator.call(target, [], {}, frame, env=extra)
+    elif kind == "call":
+        args = [evaluator.expr(a, {}, frame) for a in extra.args]
+        kwargs = {k.arg: evaluator.expr(k.value, {}, frame) for k in extra.keywords if k.arg}
+        evaluator.call(target, args, kwargs, frame)
+    else:
+        inst = evaluator.instance(target, [], {}, frame)
+        seen: set[str] = set()
+        for where, cls in program.classes(target):
+            for stmt in cls.body:
+                if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and \
+                        stmt.name not in seen and stmt.name != "__init__":
+                    seen.add(stmt.name)
+                    evaluator.call(Fn(where, stmt, f"{where}::{cls.name}"), [], {}, frame, inst)
+    return evaluator.inputs
+
+
+def judge_prompts(repo: Path, paths: list[str], entry_paths: list[str]) -> dict[str, Prompt]:
+    """Per persona, the longest text its judge's model calls receive (personas whose calls
+    could not be followed are left out)."""
+    program = Program(repo, paths)
+    best: dict[str, Prompt] = {}
+    entries = [(p, e) for p in sorted(entry_paths) for e in _entries(program, p)]
+    for path, (persona, entry, how) in entries[:MAX_ENTRIES]:
+        for text, call in _run(program, path, how):
+            prompt = Prompt(persona, text, call, entry)
+            if prompt.words() > (best[persona].words() if persona in best else 0):
+                best[persona] = prompt
+    return {p: best[p] for p in PERSONAS if p in best}
+
+
+def _is_name(text: str) -> bool:
+    words = WORD.findall(text)
+    return 0 < len(words) <= NAME_WORDS and persona_named(text) is not None
+
+
+def own_text(prompts: dict[str, Prompt]) -> dict[str, dict[str, Any]]:
+    """Per persona: words of its own text, words shared by every persona's prompt, words
+    that only name the persona, its own text and the lines it comes from."""
+    keys = {p: set(prompt.text.parts) for p, prompt in prompts.items()}
+    out: dict[str, dict[str, Any]] = {}
+    for persona, prompt in prompts.items():
+        own = shared = named = 0
+        lines: list[str] = []
+        texts: list[str] = []
+        for part in prompt.text.parts:
+            words = len(WORD.findall(part[0]))
+            if all(part in other for p, other in keys.items() if p != persona):
+                shared += words
+            elif _is_name(part[0]):
+                named += words
+            else:
+                own += words
+                texts.append(part[0])
+                if words and part[1] not in lines:
+                    lines.append(part[1])
+        total = own + shared + named
+        out[persona] = {"own_words": own, "shared_words": shared, "name_words": named,
+                        "own_share": round(own / total, 3) if total else 0.0,
+                        "own_lines": lines, "own_text": "".join(texts), "call": prompt.call,
+                        "entry": prompt.entry}
+    return out

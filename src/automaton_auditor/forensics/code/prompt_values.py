@@ -1,0 +1,201 @@
+"""The values `prompt_eval` reads code into: text that remembers the line of each piece
+(`Txt`), repository functions, classes and instances, and the parsed files (`Program`); and
+what string methods, chat messages and templates do to text.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from automaton_auditor.forensics.code.common import dotted
+from automaton_auditor.forensics.code.resolve import module_name
+from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES, collect_imports
+
+Part = tuple[str, str]  # a piece of text and the ``path:line`` it comes from
+ROLES = {"system", "human", "user", "assistant", "ai"}
+
+
+@dataclass(frozen=True)
+class Txt:
+    """Text whose pieces carry the line they come from."""
+
+    parts: tuple[Part, ...]
+
+    def text(self) -> str:
+        """The text itself."""
+        return "".join(p[0] for p in self.parts)
+
+
+@dataclass
+class Inst:
+    """An instance of a repository class (``self`` inside its methods)."""
+
+    cls: str  # ``path::Name``
+    attrs: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Fn:
+    """A repository function, with the values its closure sees."""
+
+    path: str
+    node: ast.FunctionDef | ast.AsyncFunctionDef
+    owner: str = ""  # ``path::Class`` for a method
+
+
+@dataclass
+class Module:
+    """One parsed Python file: its imports, top-level names and classes."""
+
+    path: str
+    imports: dict[str, str]
+    names: dict[str, ast.AST]  # functions, classes and module-level assignments
+
+
+def concat(*values: Any) -> Txt | None:
+    """The concatenation of the text values (unknown values add nothing)."""
+    parts = [p for v in values if isinstance(v, Txt) for p in v.parts]
+    known = any(isinstance(v, Txt) for v in values)
+    return Txt(tuple(parts)) if known else None
+
+
+def lit(text: str, path: str, node: ast.AST) -> Txt:
+    return Txt(((text, f"{path}:{getattr(node, 'lineno', 1)}"),))
+
+
+class Program:
+    """The repository's Python files, parsed when first needed."""
+
+    def __init__(self, repo: Path, paths: list[str]) -> None:
+        self.repo = repo
+        self.paths = sorted(paths)
+        self.by_module = {module_name(p): p for p in self.paths}
+        self._modules: dict[str, Module | None] = {}
+
+    def module(self, path: str) -> Module | None:
+        """The parsed file (None when unreadable or not Python)."""
+        if path not in self._modules:
+            self._modules[path] = self._parse(path)
+        return self._modules[path]
+
+    def _parse(self, path: str) -> Module | None:
+        target = self.repo / path
+        try:
+            if target.is_symlink() or target.stat().st_size > MAX_FILE_BYTES:
+                return None
+            tree = ast.parse(target.read_text("utf-8-sig", errors="replace"))
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        names: dict[str, ast.AST] = {}
+        for stmt in tree.body:
+            if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+                names[stmt.name] = stmt
+            elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
+                targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+                for target_node in targets:
+                    if isinstance(target_node, ast.Name):
+                        names[target_node.id] = stmt.value
+        return Module(path, collect_imports(tree), names)
+
+    def file_of(self, module: str, path: str) -> str | None:
+        """The repository file a (possibly relative) module name stands for."""
+        if module.startswith("."):
+            base = path.rsplit("/", 1)[0].replace("/", ".") if "/" in path else ""
+            module = f"{base}.{module.lstrip('.')}" if base else module.lstrip(".")
+        if module in self.by_module:
+            return self.by_module[module]
+        found = sorted(p for m, p in self.by_module.items() if m.endswith("." + module))
+        return found[0] if len(found) == 1 else None
+
+    def lookup(self, path: str, name: str, depth: int = 0) -> tuple[str, ast.AST] | None:
+        """Where a top-level name of `path` is defined (following ``from x import y``)."""
+        mod = self.module(path)
+        if mod is None or depth > 4:
+            return None
+        if name in mod.names:
+            return path, mod.names[name]
+        full = mod.imports.get(name)
+        if full is None or "." not in full:
+            return None
+        source, _, attr = full.rpartition(".")
+        other = self.file_of(source, path)
+        return self.lookup(other, attr, depth + 1) if other else None
+
+    def classes(self, key: str) -> list[tuple[str, ast.ClassDef]]:
+        """A class and its repository bases, in method-resolution order (depth first)."""
+        order: list[tuple[str, ast.ClassDef]] = []
+        todo = [key]
+        while todo and len(order) < 12:
+            path, _, name = todo.pop(0).partition("::")
+            found = self.lookup(path, name)
+            if found is None or not isinstance(found[1], ast.ClassDef):
+                continue
+            order.append((found[0], found[1]))
+            todo += [f"{found[0]}::{dotted(b)}" for b in found[1].bases if dotted(b)]
+        return order
+
+
+def item(container: Any, key: Any) -> Any:
+    """``container[key]`` for a dict read with a known text key or a list with an index."""
+    if isinstance(container, dict) and isinstance(key, Txt):
+        return container.get(key.text())
+    return None
+
+
+def flatten(values: list[Any]) -> Txt | None:
+    """The text in chat messages, ``(role, text)`` pairs, lists and dicts of variables."""
+    parts: list[Part] = []
+    known = False
+    for value in values:
+        if isinstance(value, list | tuple) and len(value) == 2 and isinstance(value[0], Txt) \
+                and value[0].text().lower() in ROLES:
+            value = value[1]
+        if isinstance(value, dict):
+            value = list(value.values())
+        inner = flatten(list(value)) if isinstance(value, list | tuple) else value
+        if isinstance(inner, Txt):
+            known = True
+            parts += inner.parts
+    return Txt(tuple(parts)) if known else None
+
+
+def string_method(text: Txt, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
+    """``template.format(...)``, ``sep.join([...])`` and methods that keep the text."""
+    if method == "format":
+        return fill(text, args, kwargs)
+    if method == "join" and args and isinstance(args[0], list):
+        pieces: list[Any] = []
+        for index, value in enumerate(args[0]):
+            pieces += [text, value] if index else [value]
+        return concat(*pieces)
+    if method in ("strip", "lstrip", "rstrip", "lower", "upper", "title", "replace"):
+        return text
+    return None
+
+
+def fill(template: Txt, args: list[Any], kwargs: dict[str, Any]) -> Txt:
+    """``str.format``: every ``{name}`` or ``{}`` field replaced by the value given for it
+    (unknown values add nothing); ``{{``/``}}`` stay single braces."""
+    parts: list[Part] = []
+    position = 0
+    for text, where in template.parts:
+        cursor = 0
+        for match in re.finditer(r"\{\{|\}\}|\{([^{}]*)\}", text):
+            parts.append((text[cursor:match.start()], where))
+            cursor = match.end()
+            if match.group(0) in ("{{", "}}"):
+                parts.append((match.group(0)[0], where))
+                continue
+            name = match.group(1).split(":")[0].split("!")[0]
+            value = kwargs.get(name) if name and not name.isdigit() else (
+                args[int(name)] if name.isdigit() and int(name) < len(args) else
+                args[position] if not name and position < len(args) else None)
+            position += 0 if name else 1
+            if isinstance(value, Txt):
+                parts += value.parts
+        parts.append((text[cursor:], where))
+    return Txt(tuple(p for p in parts if p[0]))
