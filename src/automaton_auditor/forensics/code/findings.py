@@ -7,6 +7,7 @@ from typing import Any
 
 from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.judge_prompts import persona_named
 from automaton_auditor.forensics.code.topology import (
     DETECTIVE,
     END,
@@ -187,11 +188,15 @@ def _parallel_findings(main: Topology, g: RebuiltGraph,
         ops = _ops_for(topo, [(source, t) for t in members])
         joins = sorted(d for d, s in graph.fan_in.items() if set(members) & set(s))
         where = "" if topo is main else f" (in the subgraph built at {topo.builder['key']})"
+        # a persona judge that fans out to the others has judged before they start
+        first = pattern is JUDGE and persona_named(source) is not None
         out.append(_g(
-            facet, f"{who} run in parallel and are joined", True, "success",
+            facet, f"{who} run in parallel and are joined", not first, "success",
             _op_loc(ops[0]) if ops else topo.builder.get("key", "."), _quote_ops(ops),
             f"{source} fans out to {', '.join(members)}; joined at "
-            f"{', '.join(joins) or '(no static join)'}{where}.",
+            f"{', '.join(joins) or '(no static join)'}{where}."
+            + (f" {source} is itself a judge and runs before the others: the judges do not "
+               "all run in parallel." if first else ""),
             0.8, source=source, members=members, joins=joins,
             subgraph=None if topo is main else topo.builder["key"]))
     return out

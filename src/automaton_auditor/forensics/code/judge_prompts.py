@@ -30,6 +30,7 @@ PERSONAS = {"Prosecutor": re.compile(r"prosecut", re.I),
             "Defense": re.compile(r"defen[cs]e", re.I),
             "TechLead": re.compile(r"tech[\s_-]?lead", re.I)}
 MAX_ENTRIES = 60
+TOTAL_STEPS = 600_000  # expression nodes read for all entries together (a bound on time)
 NAME_WORDS = 3  # a piece this short that names a persona is its name, not its philosophy
 WORD = re.compile(r"[A-Za-z0-9_']+")
 
@@ -115,8 +116,9 @@ def _named_call(program: Program, path: str, call: ast.Call) -> list[tuple[str, 
              ("call", target, call))]
 
 
-def _run(program: Program, path: str, how: tuple[str, Any, Any]) -> list[tuple[Txt, str]]:
-    """Run one entry point; every text a model was handed on the way."""
+def _run(program: Program, path: str,
+         how: tuple[str, Any, Any]) -> tuple[list[tuple[Txt, str]], int]:
+    """Run one entry point: every text a model was handed on the way, and the work done."""
     evaluator = Evaluator(program)
     kind, target, extra = how
     frame = Frame(path)
@@ -135,7 +137,7 @@ def _run(program: Program, path: str, how: tuple[str, Any, Any]) -> list[tuple[T
                         stmt.name not in seen and stmt.name != "__init__":
                     seen.add(stmt.name)
                     evaluator.call(Fn(where, stmt, f"{where}::{cls.name}"), [], {}, frame, inst)
-    return evaluator.inputs
+    return evaluator.inputs, evaluator.steps
 
 
 def judge_prompts(repo: Path, paths: list[str], entry_paths: list[str]) -> dict[str, Prompt]:
@@ -144,8 +146,13 @@ def judge_prompts(repo: Path, paths: list[str], entry_paths: list[str]) -> dict[
     program = Program(repo, paths)
     best: dict[str, Prompt] = {}
     entries = [(p, e) for p in sorted(entry_paths) for e in _entries(program, p)]
+    spent = 0
     for path, (persona, entry, how) in entries[:MAX_ENTRIES]:
-        for text, call in _run(program, path, how):
+        if spent > TOTAL_STEPS:
+            break
+        inputs, steps = _run(program, path, how)
+        spent += steps
+        for text, call in inputs:
             prompt = Prompt(persona, text, call, entry)
             if prompt.words() > (best[persona].words() if persona in best else 0):
                 best[persona] = prompt

@@ -34,6 +34,7 @@ INVOKES = {"invoke", "ainvoke", "stream", "astream", "batch", "abatch", "predict
 TEMPLATES = {"from_template", "from_messages", "PromptTemplate", "ChatPromptTemplate"}
 MAX_DEPTH = 6
 BUDGET = 60_000  # expression nodes per entry: a bound on work, never reached by real judges
+MAX_NESTING = 150  # nested expressions (``"a" + "b" + ...`` thousands deep) read no further
 
 @dataclass
 class Frame:
@@ -55,6 +56,7 @@ class Evaluator:
         self.program = program
         self.inputs: list[tuple[Txt, str]] = []  # (text handed to a model, path:line)
         self.steps = 0
+        self.nesting = 0
         self._consts: dict[tuple[str, str], Any] = {}
         self._busy: set[tuple[str, str]] = set()
 
@@ -62,6 +64,7 @@ class Evaluator:
     def call(self, fn: Fn, args: list[Any], kwargs: dict[str, Any], frame: Frame,
              self_: Inst | None = None, env: dict[str, Any] | None = None) -> Any:
         """Run a repository function with its arguments bound; its last return value."""
+        self.steps += 1
         if frame.depth >= MAX_DEPTH or self.steps > BUDGET:
             return None
         node = fn.node
@@ -218,8 +221,16 @@ class Evaluator:
     def expr(self, node: ast.expr | None, env: dict[str, Any], frame: Frame) -> Any:
         """The value of an expression: Txt, dict, list, Inst, Fn, a class key, or None."""
         self.steps += 1
-        if node is None or self.steps > BUDGET:
+        if node is None or self.steps > BUDGET or self.nesting > MAX_NESTING:
             return None
+        self.nesting += 1
+        try:
+            return self.value(node, env, frame)
+        finally:
+            self.nesting -= 1
+
+    def value(self, node: ast.expr, env: dict[str, Any], frame: Frame) -> Any:
+        """`expr` without the bounds."""
         if isinstance(node, ast.Constant):
             return lit(node.value, frame.path, node) if isinstance(node.value, str) else None
         if isinstance(node, ast.JoinedStr):

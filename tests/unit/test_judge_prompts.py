@@ -1,0 +1,290 @@
+"""Judicial nuance from the text each judge's model call receives (`prompt_eval`,
+`judge_prompts`, `personas`): a persona field that never reaches the prompt counts for
+nothing, a shared template filled with a name is one prompt, and a dict of persona configs
+whose philosophies reach the prompt makes three distinct judges."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.analyze import code_findings
+from automaton_auditor.judging.offline import offline_opinion
+from automaton_auditor.judging.rules import decide
+from automaton_auditor.rubric import load_rubric
+from automaton_auditor.state import JUDGES, Finding
+from tests.conftest import make_evidence
+
+from .test_code_ast_graph import by_facet, write_repo
+
+# The persona's description and criteria are class attributes the template never reads.
+NAME_ONLY = '''
+class JudgeBase:
+    persona_name = "Judge"
+    persona_description = ""
+    focus = ""
+
+    def __init__(self, llm):
+        self.llm = llm
+
+    def _prompt(self, evidence):
+        return f"""ROLE: {self.persona_name}
+        The 'judge' field MUST be exactly "{self.persona_name}".
+        Return JSON with judge, criterion_id, score (1-5), argument and cited_evidence.
+        EVIDENCE:
+        {evidence}"""
+
+    def review(self, evidence):
+        prompt = self._prompt(evidence)
+        return self.llm.invoke(prompt)
+
+
+class Prosecutor(JudgeBase):
+    persona_name = "Prosecutor"
+    persona_description = ("You are a skeptical auditor who hunts for gaps, security "
+                           "flaws, lazy shortcuts and hallucinated claims in every "
+                           "artifact, and who never rewards intent.")
+    focus = "Look for missing schemas, shell injection and a shallow history."
+
+
+class Defense(JudgeBase):
+    persona_name = "Defense"
+    persona_description = ("You are the developer's advocate: reward effort, intent, "
+                           "creative workarounds and the spirit of the law, and argue "
+                           "for the highest defensible score.")
+    focus = "Look for iterative commits and partial implementations."
+
+
+class TechLead(JudgeBase):
+    persona_name = "TechLead"
+    persona_description = ("You are a pragmatic architect who weighs maintainability, "
+                           "technical debt and whether the system actually runs in production.")
+    focus = "Look for fan-out, reducers and typed state."
+'''
+
+PHILOSOPHY = {
+    "Prosecutor": ("Trust no one and assume vibe coding. Hunt for gaps, security flaws, lazy "
+                   "shortcuts and hallucinated claims; a missing artifact scores 1, linear "
+                   "flow where parallel orchestration was required scores 1, and absent "
+                   "sandboxing is security negligence. Be harsh: look for what is missing, "
+                   "never for what is present, and cite the evidence that proves each gap."),
+    "Defense": ("Reward effort and intent and look for the spirit of the law. Credit creative "
+                "workarounds, iterative commits and deep understanding despite flaws; argue "
+                "for a 3 or 4 when the code shows understanding but breaks, and boost the "
+                "score when the history shows an engineering process. Be generous: look for "
+                "what is present and the intent behind it, citing the evidence."),
+    "TechLead": ("Does it actually work and is it maintainable? Weigh architectural "
+                 "soundness, modularity, technical debt and practical viability over effort "
+                 "or vibe. Modular and workable architecture scores 4 or 5, working code with "
+                 "debt scores 3, compromised security scores 1 or 2 whatever else holds. Be "
+                 "pragmatic: judge the artifacts, not the intent, and cite the evidence."),
+}
+
+CONFIG_DICT = '''
+from langchain_core.messages import HumanMessage, SystemMessage
+
+PERSONA_CONFIG = {
+''' + "".join(f'    "{p}": {{"philosophy": "{t}", "unused": "x"}},\n'
+              for p, t in PHILOSOPHY.items()) + '''}
+
+
+def _system_prompt(persona, criterion, evidence):
+    cfg = PERSONA_CONFIG[persona]
+    return (
+        f"You are the {persona} in a digital courtroom.\\n"
+        f"Your philosophy: {cfg['philosophy']}\\n\\n"
+        f"You are evaluating {criterion}.\\nEvidence:\\n{evidence}\\n"
+        "Cite file paths and line numbers; return a score from 1 to 5 with an argument."
+    )
+
+
+def make_judge(persona):
+    def judge_node(state, llm):
+        system = _system_prompt(persona, state["criterion"], state["evidence"])
+        return llm.invoke([SystemMessage(content=system),
+                           HumanMessage(content="Give your verdict.")])
+    return judge_node
+
+
+prosecutor_node = make_judge("Prosecutor")
+defense_node = make_judge("Defense")
+tech_lead_node = make_judge("TechLead")
+'''
+
+# One template for all three; each persona is a single sentence passed by its node.
+ONE_SENTENCE = '''
+def _template(description, name, evidence):
+    return f"""You are the {description}.
+
+EVIDENCE COLLECTED:
+{evidence}
+
+Provide exactly one opinion for each rubric dimension. For each opinion give the dimension
+name, your name "{name}", an integer score from 1 to 5, an argument that cites specific
+evidence ids, and the list of evidence ids you rely on. Do not invent evidence."""
+
+
+def _call(llm, prompt):
+    return llm.invoke(prompt)
+
+
+def prosecutor_node(state, llm):
+    prompt = _template(description="Prosecutor. Your role is strictly critical: find flaws",
+                       name="Prosecutor", evidence=state["evidence"])
+    return _call(llm, prompt)
+
+
+def defense_node(state, llm):
+    prompt = _template(description="Defense. Your role is optimistic: credit effort",
+                       name="Defense", evidence=state["evidence"])
+    return _call(llm, prompt)
+
+
+def tech_lead_node(state, llm):
+    prompt = _template(description="Tech Lead. Your role is pragmatic: weigh architecture",
+                       name="TechLead", evidence=state["evidence"])
+    return _call(llm, prompt)
+'''
+
+BRANCHES = '''
+PROSECUTOR = """''' + PHILOSOPHY["Prosecutor"] + '''"""
+DEFENSE = """''' + PHILOSOPHY["Defense"] + '''"""
+TECH_LEAD = """''' + PHILOSOPHY["TechLead"] + '''"""
+
+
+def render(persona, evidence, llm):
+    if persona == "Prosecutor":
+        template = PROSECUTOR
+    elif persona == "Defense":
+        template = DEFENSE
+    else:
+        template = TECH_LEAD
+    prompt = template + "\\n\\nEvidence:\\n{evidence}"
+    return llm.invoke(prompt.format(evidence=evidence))
+
+
+def prosecutor_node(state, llm):
+    return render("Prosecutor", state["evidence"], llm)
+
+
+def defense_node(state, llm):
+    return render("Defense", state["evidence"], llm)
+
+
+def tech_lead_node(state, llm):
+    return render("TechLead", state["evidence"], llm)
+'''
+
+
+def _judges(tmp_path: Path, source: str) -> dict[str, Finding]:
+    files = write_repo(tmp_path, {"src/nodes/judges.py": source})
+    findings, _ = code_findings(tmp_path, files)
+    return {facet: by_facet(findings, facet) for facet in
+            ("judges.personas", "judges.collusion", "judges.persona_tone",
+             "judges.persona_text")}
+
+
+def test_a_template_filled_only_with_the_persona_name_is_one_prompt(tmp_path: Path) -> None:
+    facts = _judges(tmp_path, NAME_ONLY)
+    text = facts["judges.persona_text"]
+    # the descriptions are defined but never reach the prompt: no persona has text of its own
+    assert text.found is False and text.pattern == "success"
+    assert text.data["own_words"] == {"Prosecutor": 0, "Defense": 0, "TechLead": 0}
+    assert text.location == "src/nodes/judges.py:19"  # the model call
+    assert "only the persona's name" in (text.content or "")
+    assert "src/nodes/judges.py:11: return f" in (text.content or "")  # the shared template
+    assert facts["judges.personas"].found is False
+    collusion = facts["judges.collusion"]
+    assert collusion.found and min(collusion.data["overlap"].values()) == 1.0
+    assert facts["judges.persona_tone"].found is False  # "skeptical" never reaches the model
+
+
+def test_persona_configs_whose_philosophies_reach_the_prompt_are_distinct(
+        tmp_path: Path) -> None:
+    facts = _judges(tmp_path, CONFIG_DICT)
+    text = facts["judges.persona_text"]
+    assert text.found, text.rationale
+    assert min(text.data["own_words"].values()) >= 40
+    # the unused field adds nothing: only the philosophy lines are the personas' own
+    lines = facts["judges.personas"].data["prompt_words"]["Prosecutor"]["own_lines"]
+    assert lines == ["src/nodes/judges.py:5"]
+    assert "Trust no one" in (text.content or "")
+    assert facts["judges.personas"].found
+    assert not facts["judges.collusion"].found
+    assert facts["judges.persona_tone"].found
+
+
+def test_one_sentence_per_persona_in_a_shared_template_is_thin(tmp_path: Path) -> None:
+    facts = _judges(tmp_path, ONE_SENTENCE)
+    text = facts["judges.persona_text"]
+    assert not text.found
+    assert text.data["thin"] == ["Defense", "Prosecutor", "TechLead"]
+    assert 0 < max(text.data["own_words"].values()) < 40
+    assert text.data["shared_words"] > 40
+    assert "src/nodes/judges.py:18:" in (text.content or "")  # the Prosecutor's sentence
+
+
+def test_a_known_branch_picks_each_personas_own_constant(tmp_path: Path) -> None:
+    facts = _judges(tmp_path, BRANCHES)
+    text = facts["judges.persona_text"]
+    assert text.found, text.rationale
+    where = {p: c["own_lines"] for p, c in
+             facts["judges.personas"].data["prompt_words"].items()}
+    assert where == {"Prosecutor": ["src/nodes/judges.py:2"],
+                     "Defense": ["src/nodes/judges.py:3"],
+                     "TechLead": ["src/nodes/judges.py:4"]}
+    assert not facts["judges.collusion"].found
+
+
+def test_a_thin_persona_text_caps_judicial_nuance_at_two() -> None:
+    rubric = load_rubric()
+    dim = rubric.dimension("judicial_nuance")
+    good = [make_evidence(f"ok {i}", dimension=dim.id, facet=f"judges.s{i}", confidence=1.0)
+            for i in range(4)]
+    thin = make_evidence("persona text", dimension=dim.id, facet="judges.persona_text",
+                         found=False, pattern="success", confidence=0.8)
+    for dossier, expected in ((good, 5), ([*good, thin], 2)):
+        opinions = [offline_opinion(j, dim, dossier) for j in JUDGES]
+        assert decide(dim, opinions, dossier, rubric).final_score == expected
+
+
+def test_a_prompt_hundreds_of_concatenations_deep_is_read_within_bounds(
+        tmp_path: Path) -> None:
+    chain = " + ".join(['"be strict "'] * 900)
+    source = ONE_SENTENCE.replace('description="Prosecutor. Your role is strictly critical: '
+                                  'find flaws"', f"description={chain}")
+    facts = _judges(tmp_path, source)
+    # read down to the nesting bound (the deepest pieces are left out), and nothing breaks
+    assert 0 < facts["judges.persona_text"].data["own_words"]["Prosecutor"] < 2 * 900
+
+
+GRAPH = '''
+from langgraph.graph import END, START, StateGraph
+
+
+def build(state_cls, nodes):
+    g = StateGraph(state_cls)
+    g.add_node("aggregator", nodes.aggregator)
+    g.add_node("prosecutor", nodes.prosecutor)
+    g.add_node("defense", nodes.defense)
+    g.add_node("tech_lead", nodes.tech_lead)
+    g.add_node("chief_justice", nodes.chief_justice)
+    g.add_edge(START, "aggregator")
+    {edges}
+    g.add_edge(["defense", "tech_lead"], "chief_justice")
+    g.add_edge("chief_justice", END)
+    return g.compile()
+'''
+
+
+def test_judges_fanned_out_by_one_of_them_do_not_all_run_in_parallel(tmp_path: Path) -> None:
+    first = ('g.add_edge("aggregator", "prosecutor")\n    g.add_edge("prosecutor", "defense")\n'
+             '    g.add_edge("prosecutor", "tech_lead")')
+    together = ('g.add_edge("aggregator", "prosecutor")\n    g.add_edge("aggregator", "defense")'
+                '\n    g.add_edge("aggregator", "tech_lead")\n'
+                '    g.add_edge("prosecutor", "chief_justice")')
+    for edges, parallel in ((first, False), (together, True)):
+        root = tmp_path / str(parallel)
+        files = write_repo(root, {"graph.py": GRAPH.replace("{edges}", edges)})
+        fact = by_facet(code_findings(root, files)[0], "graph.parallel_judges")
+        assert fact.found is parallel, fact.rationale
+        assert ("runs before the others" in fact.rationale) is not parallel
