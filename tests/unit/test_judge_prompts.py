@@ -288,3 +288,16 @@ def test_judges_fanned_out_by_one_of_them_do_not_all_run_in_parallel(tmp_path: P
         fact = by_facet(code_findings(root, files)[0], "graph.parallel_judges")
         assert fact.found is parallel, fact.rationale
         assert ("runs before the others" in fact.rationale) is not parallel
+
+
+def test_messages_copied_and_appended_before_the_call_are_followed(tmp_path: Path) -> None:
+    call = ('        return llm.invoke([SystemMessage(content=system),\n'
+            '                           HumanMessage(content="Give your verdict.")])\n')
+    assert call in CONFIG_DICT
+    source = CONFIG_DICT.replace(call, (
+        '        messages = list([SystemMessage(content=system)])\n'
+        '        retry = messages.copy()\n'
+        '        retry.append(HumanMessage(content="Give your verdict."))\n'
+        '        return llm.invoke(retry)\n'))
+    text = _judges(tmp_path, source)["judges.persona_text"]
+    assert text.found and min(text.data["own_words"].values()) >= 40

@@ -25,6 +25,7 @@ from automaton_auditor.forensics.code.prompt_values import (
     concat,
     flatten,
     item,
+    list_method,
     lit,
     string_method,
 )
@@ -294,6 +295,9 @@ class Evaluator:
             return flatten([kwargs.get("content", kwargs.get("template")), *args])
         if isinstance(receiver, Txt):
             return string_method(receiver, tail, args, kwargs)
+        if isinstance(receiver, list) or (tail in ("list", "tuple") and args and
+                                          isinstance(args[0], list)):
+            return list_method(receiver if isinstance(receiver, list) else None, tail, args)
         if isinstance(func, ast.Attribute) and func.attr == "get" and isinstance(receiver, dict):
             found = item(receiver, args[0] if args else None)
             return found if found is not None else (args[1] if len(args) > 1 else None)

@@ -163,6 +163,20 @@ def flatten(values: list[Any]) -> Txt | None:
     return Txt(tuple(parts)) if known else None
 
 
+def list_method(items: list[Any] | None, method: str, args: list[Any]) -> Any:
+    """``list(messages)``, ``messages.copy()``, ``messages.append(m)`` and ``.extend``: a
+    list of chat messages built up before the model call."""
+    if items is None:  # ``list(x)`` / ``tuple(x)``
+        return list(args[0])
+    if method == "copy":
+        return list(items)
+    if method == "append" and args:
+        items.append(args[0])
+    elif method == "extend" and args and isinstance(args[0], list):
+        items.extend(args[0])
+    return None
+
+
 def string_method(text: Txt, method: str, args: list[Any], kwargs: dict[str, Any]) -> Any:
     """``template.format(...)``, ``sep.join([...])`` and methods that keep the text."""
     if method == "format":
