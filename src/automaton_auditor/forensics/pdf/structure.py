@@ -80,7 +80,7 @@ def outline_headings(lines: list[Line], outline: list[tuple[int, int, str]]
     marks: dict[int, tuple[int, str]] = {}
     for level, page, title in outline:
         target = _norm(title)
-        if not target:
+        if not target or _prose_entry(title):
             continue
         for candidate_page in (page, page + 1):
             span = _find_span(by_page.get(candidate_page, []), target, marks)
@@ -91,6 +91,17 @@ def outline_headings(lines: list[Line], outline: list[tuple[int, int, str]]
                     marks[id(extra)] = (-1, title)
                 break
     return marks
+
+
+def _prose_entry(title: str) -> bool:
+    """An outline entry that is a paragraph, not a title: a word processor bookmarks every
+    paragraph styled as a heading, so a bulleted item or a run of sentences lands in the
+    outline, and so does a lead-in sentence ending in a colon. Read as a heading, its text
+    would leave the section it explains."""
+    text = title.strip()
+    words = len(text.split())
+    return (words > 14 or len(text) > 120 or (words >= 4 and bool(_SENTENCE_END.search(text)))
+            or bool(_GLYPH_BULLET.match(text) and not _NUMBERED.match(text)))
 
 
 _SECTION_NO = re.compile(r"^\s*(?:\d+(?:\.\d+)*\.?|[A-Z]\.|[IVX]+\.)\s+")
