@@ -5,9 +5,11 @@ aggregator, after fan-in, because it needs both detectives' facts."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.pdf.citations import normalise_path
 from automaton_auditor.forensics.pdf.claims import FEATURES
 from automaton_auditor.state import CitedPath, FeatureClaim, Finding, RebuiltGraph, ReportFacts
@@ -152,18 +154,22 @@ def _outermost(hallucinated: list[CitedPath], planned: list[CitedPath]
 
 
 def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph | None,
-                *, repo_url: str | None = None) -> CrossCheck:
-    """Check the report's cited paths against the commit's files and its feature claims
-    against the rebuilt graph. Returns findings (facets `claims.paths` and
-    `claims.features`) and the verified, hallucinated and planned paths, each sorted; bare
-    names are reported in a separate finding unless they name a top-level file."""
+                *, repo_url: str | None = None, code: Sequence[Finding] = ()) -> CrossCheck:
+    """Check the report's cited paths against the commit's files, its feature claims
+    against the rebuilt graph and its statements against the code's facts (`code`: the
+    repo detective's findings). Returns findings (facets `claims.paths`, `claims.features`,
+    `claims.contradictions`, `claims.placeholders`) and the verified, hallucinated and
+    planned paths, each sorted; bare names are reported in a separate finding unless they
+    name a top-level file."""
     if not facts.readable:
         return CrossCheck([], [], [], [])
     split = split_paths(facts.cited_paths, repo_files, repo_url)
     findings = _path_findings(facts, split)
     if split.bare_hit or split.bare_miss:
         findings.append(_bare_finding(split.bare_hit, split.bare_miss))
-    findings.extend(_feature_findings(facts.claims, graph))
+    findings.extend(_feature_findings([c for c in facts.claims if c.feature in FEATURES],
+                                      graph))
+    findings.extend(contradiction_findings(facts.claims, code, graph))
     return CrossCheck(findings, list(split.verified), [c.path for c in split.hallucinated],
                       [c.path for c in split.planned])
 

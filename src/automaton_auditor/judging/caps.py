@@ -54,6 +54,12 @@ def on_data(fact: Evidence) -> bool:
     return fact.security
 
 
+def many_statements(fact: Evidence, least: int = 4) -> bool:
+    """The report holds at least `least` statements its code contradicts or placeholders."""
+    total = fact.data.get("statements")
+    return isinstance(total, int) and total >= least
+
+
 FAILURE_CAPS: tuple[FailureCap, ...] = (
     # Git history: one commit brings most of the code, or the history is clustered in minutes.
     FailureCap("git.bulk_upload", ("git_forensic_analysis",), 2, 0.75,
@@ -123,6 +129,15 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     # are neutral facts and never confirm it).
     FailureCap("claims.paths", ("report_accuracy",), 2, 0.85,
                "cited files that do not exist (hallucinated paths)"),
+    # Report: statements the code's facts contradict (a reducer bound to the wrong field, a
+    # built component called unimplemented) or template text never filled in: one or two
+    # put the report in the middle; a report mostly at odds with its code is no better than 2.
+    FailureCap("claims.contradictions", ("report_accuracy",), 3, 0.8,
+               "report statements the code contradicts"),
+    FailureCap("claims.placeholders", ("report_accuracy",), 3, 0.8,
+               "template placeholders left in the report"),
+    FailureCap("claims.contradictions", ("report_accuracy",), 2, 0.8,
+               "many report statements the code contradicts", when=many_statements),
     FailureCap("safety.code_injection", ("safe_tool_engineering",), 2, 0.75,
                "eval/exec on data (code injection)", caps_verdict=True, when=on_data),
 )

@@ -49,3 +49,43 @@ def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
                                                sentence=" ".join(sentence.split())[:400]))
     return claims
 
+
+
+# --- statements checked against the code's facts (forensics.contradictions) -------------------
+# A sentence that names a reducer: which state field it merges is read against the code.
+_REDUCER = re.compile(r"\boperator\.[a-z_]+\b|\badd_messages\b|\breducers?\b", re.IGNORECASE)
+# A sentence that says what is (not) implemented: "only the detective layer is implemented",
+# "the judges are not yet implemented".
+_STATUS = re.compile(
+    r"\bonly\s+(?:the\s+)?[\w\s/-]{1,40}?\s+(?:is|are|has\s+been|have\s+been)\s+"
+    r"(?:implemented|built|wired|functional|working)\b"
+    r"|\b(?:is|are)\s+not\s+(?:yet\s+)?(?:implemented|built|wired)\b"
+    r"|\b(?:has|have)\s+not\s+(?:yet\s+)?been\s+(?:implemented|built|wired)\b"
+    r"|\b(?:remains?|is|are)\s+unimplemented\b", re.IGNORECASE)
+# Text of a template the author never filled in.
+_PLACEHOLDER = re.compile(
+    r"[(\[]\s*(?:insert|add|paste|place|put)\s+[\w\s-]{0,40}?\bhere\s*[)\]]"
+    r"|\b(?:insert|paste|place|put)\s+your\s+[\w\s-]{0,40}?\bhere\b"
+    r"|\[\s*(?:TODO|TBD|placeholder|insert[^\]]{0,40})\s*\]"
+    r"|\blorem\s+ipsum\b|<\s*(?:placeholder|your[\w\s-]{0,30})\s*>", re.IGNORECASE)
+STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STATUS, 6),
+              "placeholder": (_PLACEHOLDER, 6)}
+
+
+def extract_statements(passages: Iterable[tuple[int | None, str]],
+                       sentence_splitter: re.Pattern[str] | None = None) -> list[FeatureClaim]:
+    """Sentences the code's facts can contradict, as `FeatureClaim`s of the kinds in
+    `STATEMENTS` (a reducer bound to a state field, what is or is not implemented, an
+    unfilled template placeholder), a few per kind, in document order. Negations are kept:
+    "X is not implemented" is the claim."""
+    splitter = sentence_splitter or re.compile(r"(?<=[.!?])\s+")
+    found: list[FeatureClaim] = []
+    counts: dict[str, int] = {}
+    for page, text in passages:
+        for sentence in splitter.split(text):
+            for kind, (pattern, most) in STATEMENTS.items():
+                if counts.get(kind, 0) < most and pattern.search(sentence):
+                    counts[kind] = counts.get(kind, 0) + 1
+                    found.append(FeatureClaim(feature=kind, page=page,
+                                              sentence=" ".join(sentence.split())[:400]))
+    return found

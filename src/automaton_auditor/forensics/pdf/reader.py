@@ -22,7 +22,7 @@ from automaton_auditor.forensics.pdf import ocr as pdf_ocr
 from automaton_auditor.forensics.pdf import structure as pdf_structure
 from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT, ask, make_chunks
 from automaton_auditor.forensics.pdf.citations import Passage, extract_cited_paths, future_flags
-from automaton_auditor.forensics.pdf.claims import extract_feature_claims
+from automaton_auditor.forensics.pdf.claims import extract_feature_claims, extract_statements
 from automaton_auditor.forensics.pdf.concepts import ConceptVerdict, classify, slug
 from automaton_auditor.forensics.pdf.model import (
     Block,
@@ -312,9 +312,13 @@ def report_facts(report: IngestedReport) -> ReportFacts:
     # Feature claims are read from prose only: a heading or contents entry asserts nothing.
     prose = [(b.page, b.text) for b in report.blocks if b.kind in ("paragraph", "list")
              and not any(_CONTENTS.search(h) for h in b.section)]
+    # Statements the code's facts can contradict; a placeholder may sit on a heading's line.
+    said = [(b.page, b.text) for b in report.blocks if b.kind in ("paragraph", "list", "heading")
+            and not any(_CONTENTS.search(h) for h in b.section)]
     return ReportFacts(readable=True, page_count=report.page_count,
                        cited_paths=extract_cited_paths(passages, report.page_texts),
-                       claims=extract_feature_claims(prose, SENTENCE_SPLIT))
+                       claims=extract_feature_claims(prose, SENTENCE_SPLIT)
+                       + extract_statements(said, SENTENCE_SPLIT))
 
 
 def doc_findings(report: IngestedReport, concepts: list[str]

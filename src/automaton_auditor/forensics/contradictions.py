@@ -1,0 +1,242 @@
+"""Report statements the code's own facts contradict, and template text left in the report.
+
+Three kinds, each read from a `FeatureClaim` the doc detective kept (`forensics.pdf.claims`):
+a sentence that binds a reducer to a state field ("operator.add for Evidence lists") is read
+against the reducers the state class declares in its `Annotated` hints (the `state.reducers`
+fact, with its lines); a sentence that says a component is not implemented ("only the
+detective layer is implemented") against the components the repo detective found built and
+wired (persona prompts and judge nodes, the Chief Justice's synthesis, the detective fan-out);
+an unfilled template placeholder ("(Insert your generated image here)") is a defect of the
+report by itself. Each fact quotes the report sentence with its page and the code lines it
+contradicts. Only clear cases count: a sentence whose words match no field, or name no
+component, contradicts nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from automaton_auditor.state import FeatureClaim, Finding, RebuiltGraph
+
+_JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead", re.IGNORECASE)
+_JUSTICE_NODE = re.compile(r"justice|chief", re.IGNORECASE)
+# Reducers that do the same merge under another name are one reducer here.
+_SAME = {"operator.iadd": "operator.add", "operator.concat": "operator.add",
+         "operator.or_": "operator.ior", "operator.__or__": "operator.ior",
+         "operator.__add__": "operator.add"}
+_KNOWN = {"operator.add", "operator.ior", "operator.and_", "operator.mul", "add_messages"}
+_LINE = re.compile(r"^(?P<loc>\S+:\d+): (?P<field>\w+): (?P<annotation>.+)$")
+_LEAD = r"(?:the|all|each|every|its|our|their|any|a|an)\s+"
+_CONTAINERS = {"dict", "list", "annotated", "optional", "sequence", "mapping", "set", "tuple",
+               "str", "int", "float", "bool", "any", "union", "none", "typing", "operator",
+               "notrequired", "required"}
+COMPONENTS: dict[str, re.Pattern[str]] = {
+    "judges": re.compile(r"\b(?:judges?|judicial|personas?|prosecutor|tech\s?lead)\b",
+                         re.IGNORECASE),
+    "chief justice": re.compile(r"\bchief\s*justice\b|\bsynthesis\s+engine\b", re.IGNORECASE),
+    "detectives": re.compile(r"\bdetectives?\b|\binvestigators?\b", re.IGNORECASE),
+}
+_ONLY = re.compile(r"\bonly\s+(?:the\s+)?(?P<named>[\w\s/-]{1,40}?)\s+(?:is|are|has\s+been|"
+                   r"have\s+been)\s+(?:implemented|built|wired|functional|working)\b",
+                   re.IGNORECASE)
+_NOT = re.compile(r"\b(?:is|are)\s+not\s+(?:yet\s+)?(?:implemented|built|wired)\b"
+                  r"|\b(?:has|have)\s+not\s+(?:yet\s+)?been\s+(?:implemented|built|wired)\b"
+                  r"|\b(?:remains?|is|are)\s+unimplemented\b", re.IGNORECASE)
+_CONDITION = re.compile(r"\b(?:if|unless|whether|when|once|until|would|could)\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Declared:
+    """One state field with the reducer its `Annotated` hint declares."""
+
+    field: str
+    reducer: str
+    annotation: str
+    location: str
+
+    def names(self) -> set[str]:
+        """How a report may name the field: its name, its parts, the classes it holds
+        ("Evidence", "JudicialOpinion" and its last word), singular."""
+        words = {self.field, *self.field.split("_")}
+        for cls in re.findall(r"\b[A-Z]\w*", self.annotation):
+            if cls.lower() not in _CONTAINERS:
+                words |= {cls, *re.findall(r"[A-Z][a-z0-9]+$", cls)}
+        return {_singular(w) for w in words if len(w) > 2}
+
+
+def _singular(word: str) -> str:
+    word = word.lower()
+    for suffix in ("ies", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
+    return word
+
+
+def _same(reducer: str) -> str:
+    name = reducer.strip().lower()
+    return _SAME.get(name, name)
+
+
+def declared_reducers(code: Sequence[Finding]) -> list[Declared]:
+    """The state fields with reducers, from the repo detective's `state.reducers` fact (its
+    content lists `path:line: field: annotation`, its data maps field to reducer)."""
+    fact = next((f for f in code if f.facet == "state.reducers" and f.found), None)
+    if fact is None:
+        return []
+    reducers = fact.data.get("reducers") or {}
+    declared = []
+    for line in (fact.content or "").splitlines():
+        match = _LINE.match(line.strip())
+        if match and isinstance(reducers.get(match["field"]), str):
+            declared.append(Declared(match["field"], reducers[match["field"]],
+                                     match["annotation"], match["loc"]))
+    return declared
+
+
+def _targets(sentence: str, token: re.Match[str]) -> str | None:
+    """The words a reducer mention is bound to: "R for/on <target>" after it, or
+    "<field>: Annotated[..., R]" / "<target> merged via R" / "<target> is annotated with R"
+    before it."""
+    after = re.sub(r"^\s*\([^()]{0,60}\)", "", sentence[token.end():])
+    forward = re.match(r"\s*(?:reducers?\s+)?(?:for|on|over)\s+(?:" + _LEAD + r")?"
+                       r"(?P<t>[\w\"'\[\].]+)", after, re.IGNORECASE)
+    if forward:
+        return forward["t"]
+    before = sentence[: token.start()]
+    backward = re.search(
+        r"(?P<t>[\w\"'\[\].]+)\s*(?::\s*Annotated\[[^;]{0,80},\s*|:?\s*(?:is\s+|are\s+)?"
+        r"(?:merged|combined|reduced|accumulated|appended|concatenated|annotated)\s+"
+        r"(?:via|with|by|using|through)\s+(?:the\s+)?)$", before, re.IGNORECASE)
+    return backward["t"] if backward else None
+
+
+def _fields_named(target: str, declared: list[Declared]) -> list[Declared]:
+    words = re.findall(r"[A-Za-z_]\w*", target)
+    key = _singular(words[-1]) if words else ""
+    return [d for d in declared if key and key in d.names()]
+
+
+def reducer_contradictions(claim: FeatureClaim, declared: list[Declared]
+                           ) -> list[tuple[str, Declared]]:
+    """(reducer the report binds, the field's declaration) for each binding in the sentence
+    that names declared fields none of which uses that reducer."""
+    custom = {d.reducer for d in declared if not d.reducer.startswith("operator.")}
+    names = "|".join(re.escape(n) for n in sorted(_KNOWN | custom | set(_SAME), key=len,
+                                                   reverse=True))
+    wrong: list[tuple[str, Declared]] = []
+    for token in re.finditer(rf"(?<![\w.])(?:{names})(?!\w)", claim.sentence):
+        target = _targets(claim.sentence, token)
+        fields = _fields_named(target, declared) if target else []
+        said = _same(token.group(0))
+        if fields and all(_same(d.reducer) != said for d in fields):
+            wrong.extend((token.group(0), d) for d in fields)
+    return wrong
+
+
+def built_components(code: Sequence[Finding], graph: RebuiltGraph | None
+                     ) -> dict[str, list[str]]:
+    """Components the code builds and wires, each with the lines that show it: judges
+    (persona prompts found, and judge nodes with edges into them), the Chief Justice (its
+    synthesis code, and a node wired for it), the detectives (a fan-out to them)."""
+    facts = {f.facet: f for f in code if f.found and f.pattern == "success"}
+    wired = {b for _, b in graph.edges} if graph else set()
+    built: dict[str, list[str]] = {}
+    judges = sorted(n for n in wired if _JUDGE_NODE.search(n))
+    if "judges.personas" in facts and len(judges) >= 2:
+        built["judges"] = [_line(facts["judges.personas"]),
+                           f"{graph.location if graph else ''}: judge nodes wired: "
+                           f"{', '.join(judges)}"]
+    justice = sorted(n for n in wired if _JUSTICE_NODE.search(n))
+    if "justice.node" in facts and justice:
+        built["chief justice"] = [_line(facts["justice.node"]),
+                                  f"{graph.location if graph else ''}: node wired: "
+                                  f"{', '.join(justice)}"]
+    if "graph.parallel_detectives" in facts:
+        built["detectives"] = [_line(facts["graph.parallel_detectives"])]
+    return built
+
+
+def _line(fact: Finding) -> str:
+    return f"{fact.location}: {fact.rationale}"
+
+
+def status_contradictions(claim: FeatureClaim, built: dict[str, list[str]]) -> list[str]:
+    """Components the sentence says are not implemented that the code builds: "only X is
+    implemented" leaves out every other built component; "X is not implemented" names X."""
+    sentence = claim.sentence
+    only = _ONLY.search(sentence)
+    if only and not _CONDITION.search(sentence[: only.start()]):
+        named = {c for c, rx in COMPONENTS.items() if rx.search(only["named"])}
+        if named:
+            return sorted(c for c in built if c not in named)
+    denied = _NOT.search(sentence)
+    if denied and not _CONDITION.search(sentence[: denied.start()]):
+        clause = re.split(r"[;:,()\u2014]|\bbut\b", sentence[: denied.start()])[-1]
+        return sorted(c for c, rx in COMPONENTS.items() if rx.search(clause) and c in built)
+    return []
+
+
+def _where(claim: FeatureClaim) -> str:
+    return f"report p.{claim.page}" if claim.page else "report"
+
+
+def _contradiction(claim: FeatureClaim, goal: str, rationale: str, code: list[str],
+                   data: dict[str, object]) -> Finding:
+    """A `claims.contradictions` fact: the report's sentence (page) and the code lines."""
+    return Finding(facet="claims.contradictions", goal=goal, found=True, pattern="failure",
+                   content=f"{_where(claim)}: {claim.sentence}\n" + "\n".join(code),
+                   location=_where(claim), confidence=0.85, rationale=rationale,
+                   data={**data, "code": code})
+
+
+def _reducer_finding(claim: FeatureClaim, wrong: list[tuple[str, Declared]]) -> Finding:
+    said = "; ".join(f"{r} for {d.field}" for r, d in wrong)
+    declared = "; ".join(f"{d.field} with {d.reducer} ({d.location})" for _, d in wrong)
+    return _contradiction(
+        claim, "The report binds a reducer to a state field the code declares with another "
+        "reducer", f"The report says {said}; the state declares {declared}.",
+        [f"{d.location}: {d.field}: {d.annotation}" for _, d in wrong], {"kind": "reducer"})
+
+
+def _status_finding(claim: FeatureClaim, components: list[str],
+                    built: dict[str, list[str]]) -> Finding:
+    code = [line for c in components for line in built[c]]
+    return _contradiction(
+        claim, "The report says a component is not implemented that the code builds and "
+        "wires", f"The report leaves out or denies the {', '.join(components)}, which the "
+        f"code implements: {'; '.join(code)}.", code,
+        {"kind": "status", "components": components})
+
+
+def _placeholder_finding(claim: FeatureClaim) -> Finding:
+    return Finding(
+        facet="claims.placeholders", goal="The report contains template text never filled in",
+        found=True, pattern="failure", content=f"{_where(claim)}: {claim.sentence}",
+        location=_where(claim), confidence=0.85,
+        rationale="A template placeholder was left in the report, so the section it stands "
+                  "for was never written.", data={"kind": "placeholder"})
+
+
+def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Finding],
+                           graph: RebuiltGraph | None) -> list[Finding]:
+    """One `claims.contradictions` fact per report sentence the code contradicts and one
+    `claims.placeholders` fact per template placeholder; each carries the report's total
+    (`data["statements"]`), so a rule can tell one slip from a report at odds with its code."""
+    declared = declared_reducers(code)
+    built = built_components(code, graph)
+    findings: list[Finding] = []
+    for claim in claims:
+        if claim.feature == "reducer_binding":
+            wrong = reducer_contradictions(claim, declared)
+            if wrong:
+                findings.append(_reducer_finding(claim, wrong))
+        elif claim.feature == "implementation_status":
+            components = status_contradictions(claim, built)
+            if components:
+                findings.append(_status_finding(claim, components, built))
+        elif claim.feature == "placeholder":
+            findings.append(_placeholder_finding(claim))
+    return [f.model_copy(update={"data": {**f.data, "statements": len(findings)}})
+            for f in findings]

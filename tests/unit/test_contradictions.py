@@ -1,0 +1,105 @@
+"""Report statements checked against the code's facts: reducer bindings, what is said to be
+unimplemented, template placeholders; and the cap they put on report accuracy."""
+
+from __future__ import annotations
+
+from automaton_auditor.forensics.contradictions import contradiction_findings
+from automaton_auditor.forensics.crosscheck import cross_check
+from automaton_auditor.forensics.pdf.claims import extract_statements
+from automaton_auditor.judging.caps import confirmed_caps
+from automaton_auditor.state import Evidence, FeatureClaim, Finding, RebuiltGraph, ReportFacts
+
+REDUCERS = Finding(
+    facet="state.reducers", goal="State declares reducers", found=True, pattern="success",
+    location="app/state.py:10", confidence=0.9, rationale="Reducers: ...",
+    content="app/state.py:14: findings: Annotated[dict[str, list[Clue]], operator.ior]\n"
+            "app/state.py:15: verdicts: Annotated[list[JuryVerdict], operator.add]",
+    data={"reducers": {"findings": "operator.ior", "verdicts": "operator.add"}})
+PERSONAS = Finding(facet="judges.personas", goal="Persona prompts", found=True,
+                   pattern="success", location="app/judges.py:30", confidence=0.9,
+                   rationale="Persona prompts found for: Prosecutor, Defense, TechLead.")
+JUSTICE = Finding(facet="justice.node", goal="Synthesis node", found=True, pattern="success",
+                  location="app/justice.py:5", confidence=0.9,
+                  rationale="Synthesis starts at rule_node.")
+GRAPH = RebuiltGraph(builder="g", location="app/graph.py:40",
+                     nodes=["scan", "aggregate", "prosecutor", "defense", "chief_justice"],
+                     edges=[("scan", "aggregate"), ("aggregate", "prosecutor"),
+                            ("aggregate", "defense"), ("prosecutor", "chief_justice"),
+                            ("defense", "chief_justice")],
+                     fan_out={"aggregate": ["defense", "prosecutor"]},
+                     fan_in={"chief_justice": ["defense", "prosecutor"]}, linear=False)
+
+
+def _claims(*texts: str) -> list[FeatureClaim]:
+    return extract_statements([(page, text) for page, text in enumerate(texts, start=1)])
+
+
+def _facts(*texts: str, code: list[Finding] | None = None) -> list[Finding]:
+    return contradiction_findings(_claims(*texts), code or [REDUCERS, PERSONAS, JUSTICE], GRAPH)
+
+
+def test_a_reducer_bound_to_the_wrong_field_quotes_the_sentence_and_the_lines() -> None:
+    found = _facts("Annotated reducers (operator.add for Clue lists, operator.ior for verdict "
+                   "dicts) make merges explicit.")
+    assert [f.facet for f in found] == ["claims.contradictions"]
+    fact = found[0]
+    assert fact.location == "report p.1" and fact.found and fact.pattern == "failure"
+    assert "operator.add for Clue lists" in (fact.content or "")
+    assert "app/state.py:14: findings" in (fact.content or "")
+    assert "app/state.py:15: verdicts" in (fact.content or "")
+
+
+def test_reducer_bindings_that_agree_or_name_no_field_contradict_nothing() -> None:
+    assert _facts(
+        "The solution uses operator.ior (dict merge via |=) for the findings dictionary.",
+        "Judges write to state[\"verdicts\"] merged via operator.add.",
+        "findings: Annotated[dict[str, list[Clue]], operator.ior] keeps every detective.",
+        "Reducers are implemented using operator.add and operator.ior in Annotated hints.",
+        "operator.add for appending to the log keeps the order.") == []
+    # an equivalent reducer is no contradiction
+    assert _facts("We use operator.or_ for the findings mapping.") == []
+
+
+def test_a_component_called_unimplemented_that_the_code_builds_is_a_contradiction() -> None:
+    found = _facts("Only the detective layer is implemented in this interim stage.",
+                   "The judges are not yet implemented.")
+    assert [f.data["components"] for f in found] == [["chief justice", "judges"], ["judges"]]
+    assert "app/judges.py:30" in (found[0].content or "")
+    assert "prosecutor" in (found[0].content or "")
+
+
+def test_unimplemented_claims_hold_when_the_code_does_not_build_the_component() -> None:
+    # judge nodes are wired but no persona prompt exists: the report's word stands
+    assert _facts("The judges are not yet implemented.", code=[REDUCERS, JUSTICE]) == []
+    assert _facts("If the judges are not implemented, the run stops.",
+                  "Only deterministic rules are implemented in the synthesis.",
+                  "Certain theoretical extensions remain unimplemented.") == []
+
+
+def test_template_placeholders_are_facts_and_prose_about_them_is_not() -> None:
+    found = _facts("(Insert your generated image here)", "Results: [TODO]",
+                   "Lorem ipsum dolor sit amet.", "We add the reducer here to merge lists.")
+    assert [(f.facet, f.location) for f in found] == [
+        ("claims.placeholders", "report p.1"), ("claims.placeholders", "report p.2"),
+        ("claims.placeholders", "report p.3")]
+    assert all(f.data["statements"] == 3 for f in found)
+
+
+def test_cross_check_reports_them_and_they_cap_report_accuracy() -> None:
+    facts = ReportFacts(readable=True, page_count=2, claims=_claims(
+        "operator.add for Clue lists keeps evidence.", "(Insert your diagram here)"))
+    findings = cross_check(facts, ["app/state.py"], GRAPH, code=[REDUCERS]).findings
+    mine = [f for f in findings if f.facet in ("claims.contradictions", "claims.placeholders")]
+    assert len(mine) == 2
+    dossier = [Evidence(**f.model_dump(), source="aggregator", dimension="report_accuracy")
+               for f in mine]
+    caps = confirmed_caps("report_accuracy", dossier)
+    assert caps and caps[0][0].cap == 3
+    many = [e.model_copy(update={"data": {**e.data, "statements": 5}}) for e in dossier]
+    assert confirmed_caps("report_accuracy", many)[0][0].cap == 2
+
+
+def test_statements_keep_negated_sentences() -> None:
+    kinds = [c.feature for c in _claims("The judges are not implemented yet.",
+                                        "operator.ior merges the findings.")]
+    assert kinds == ["implementation_status", "reducer_binding"]
