@@ -54,10 +54,17 @@ def test_reducer_bindings_that_agree_or_name_no_field_contradict_nothing() -> No
         "The solution uses operator.ior (dict merge via |=) for the findings dictionary.",
         "Judges write to state[\"verdicts\"] merged via operator.add.",
         "findings: Annotated[dict[str, list[Clue]], operator.ior] keeps every detective.",
+        "findings: Annotated[dict[str, list[Clue]], operator.ior] verdicts: "
+        "Annotated[list[JuryVerdict], operator.add]",
         "Reducers are implemented using operator.add and operator.ior in Annotated hints.",
         "operator.add for appending to the log keeps the order.") == []
     # an equivalent reducer is no contradiction
     assert _facts("We use operator.or_ for the findings mapping.") == []
+    # a custom reducer may wrap the operator the report names
+    custom = REDUCERS.model_copy(update={
+        "content": "app/state.py:14: findings: Annotated[dict[str, list[Clue]], merge_clues]",
+        "data": {"reducers": {"findings": "merge_clues"}}})
+    assert _facts("findings: merged via operator.add and deduplicated.", code=[custom]) == []
 
 
 def test_a_component_called_unimplemented_that_the_code_builds_is_a_contradiction() -> None:

@@ -470,11 +470,12 @@ def test_outline_entries_that_are_paragraphs_are_not_headings() -> None:
     from automaton_auditor.forensics.pdf.model import Line
     from automaton_auditor.forensics.pdf.structure import outline_headings
 
-    texts = ["Design Overview", "The design is built as a two-stage swarm:",
+    texts = ["Design Overview", "Why Pydantic over Dicts?",
+             "The design is built as a two-stage swarm:",
              "\u25cf Fan-out layer: the graph sends the state to three detective nodes",
              "Judges and the Chief Justice read the merged evidence after the join node runs "
              "once every branch has written its list"]
     lines = [Line(page=1, text=t, x0=72, top=100 + 20 * i, x1=500, bottom=112 + 20 * i,
                   size=16 if i == 0 else 11, bold=i == 0) for i, t in enumerate(texts)]
     marks = outline_headings(lines, [(0, 1, texts[0])] + [(1, 1, t) for t in texts[1:]])
-    assert sorted(marks.values()) == [(1, "Design Overview")]
+    assert sorted(marks.values()) == [(1, "Design Overview"), (2, "Why Pydantic over Dicts?")]

@@ -106,7 +106,7 @@ def _targets(sentence: str, token: re.Match[str]) -> str | None:
         return forward["t"]
     before = sentence[: token.start()]
     backward = re.search(
-        r"(?P<t>[\w\"'\[\].]+)\s*(?::\s*Annotated\[[^;]{0,80},\s*|:?\s*(?:is\s+|are\s+)?"
+        r"(?P<t>[\w\"'\[\].]+)\s*(?::\s*Annotated\[[^;:]{0,80},\s*|:?\s*(?:is\s+|are\s+)?"
         r"(?:merged|combined|reduced|accumulated|appended|concatenated|annotated)\s+"
         r"(?:via|with|by|using|through)\s+(?:the\s+)?)$", before, re.IGNORECASE)
     return backward["t"] if backward else None
@@ -121,7 +121,8 @@ def _fields_named(target: str, declared: list[Declared]) -> list[Declared]:
 def reducer_contradictions(claim: FeatureClaim, declared: list[Declared]
                            ) -> list[tuple[str, Declared]]:
     """(reducer the report binds, the field's declaration) for each binding in the sentence
-    that names declared fields none of which uses that reducer."""
+    that names declared fields which all use another library reducer (operator.*,
+    add_messages)."""
     custom = {d.reducer for d in declared if not d.reducer.startswith("operator.")}
     names = "|".join(re.escape(n) for n in sorted(_KNOWN | custom | set(_SAME), key=len,
                                                    reverse=True))
@@ -130,7 +131,10 @@ def reducer_contradictions(claim: FeatureClaim, declared: list[Declared]
         target = _targets(claim.sentence, token)
         fields = _fields_named(target, declared) if target else []
         said = _same(token.group(0))
-        if fields and all(_same(d.reducer) != said for d in fields):
+        # A custom reducer may well wrap the operator the report names: only two library
+        # reducers that differ are a contradiction.
+        if fields and all(_same(d.reducer) in _KNOWN and _same(d.reducer) != said
+                          for d in fields):
             wrong.extend((token.group(0), d) for d in fields)
     return wrong
 

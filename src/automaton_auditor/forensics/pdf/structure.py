@@ -93,6 +93,10 @@ def outline_headings(lines: list[Line], outline: list[tuple[int, int, str]]
     return marks
 
 
+# How a sentence or a lead-in ends ("Why Pydantic over Dicts?" is a heading, a question).
+_LEAD_IN = re.compile(r"[.:;,]['\")\]]?$")
+
+
 def _prose_entry(title: str) -> bool:
     """An outline entry that is a paragraph, not a title: a word processor bookmarks every
     paragraph styled as a heading, so a bulleted item or a run of sentences lands in the
@@ -100,7 +104,7 @@ def _prose_entry(title: str) -> bool:
     would leave the section it explains."""
     text = title.strip()
     words = len(text.split())
-    return (words > 14 or len(text) > 120 or (words >= 4 and bool(_SENTENCE_END.search(text)))
+    return (words > 14 or len(text) > 120 or (words >= 4 and bool(_LEAD_IN.search(text)))
             or bool(_GLYPH_BULLET.match(text) and not _NUMBERED.match(text)))
 
 
