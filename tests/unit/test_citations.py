@@ -84,6 +84,18 @@ def test_top_level_files_cited_bare_are_verified_other_bare_names_are_not() -> N
     assert hallucinated == []
 
 
+def test_dotfiles_and_build_files_count_only_when_the_repository_has_them() -> None:
+    files = [*FILES, ".env.example", "Dockerfile"]
+    verified, hallucinated, planned = _check([
+        (14, "Deliverables: .env.example, Dockerfile, README.md and .gitignore."),
+        (15, "Unlike .NET, a Makefile-style target or a Procfile, operator.ior is no file."),
+        Passage(16, "We will add a Makefile and .pre-commit-config.yaml.", future=True),
+    ], files)
+    assert verified == [".env.example", "Dockerfile", "README.md"]
+    # absent names of this shape are neither missing nor planned: they may be no file at all
+    assert hallucinated == [] and planned == []
+
+
 def test_future_work_is_planned_and_existing_targets_stay_verified() -> None:
     verified, hallucinated, planned = _check([
         Passage(4, "Target File: src/nodes/judges.py and config/personas.yaml", future=True),

@@ -134,6 +134,8 @@ def _split_bare(item: CitedPath, files: set[str], basenames: set[str], split: Pa
         split.verified[item.path] = "exact"
     elif item.path in basenames:
         split.bare_hit.append(item.path)
+    elif item.verify_only:
+        return  # a name that is no file of this repository may be no file at all (`.NET`)
     elif item.future:
         split.planned.append(item)
     else:

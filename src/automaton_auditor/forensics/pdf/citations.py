@@ -38,6 +38,11 @@ _PATH = re.compile(
 _BARE_EXT = ("py|ipynb|md|json|ya?ml|toml|txt|cfg|ini|lock|sh|js|ts|tsx|jsx|html|css|pdf|png|"
              "jpe?g|svg|csv|sql|mmd|dot")
 _BARE = re.compile(rf"(?<![\w@/.\\-])[\w-]*[A-Za-z_][\w-]*\.(?:{_BARE_EXT})(?![\w/-])")
+# Files named without a known extension: dotfiles (`.env.example`, `.gitignore`) and the build
+# files known by name. Words like these are often no file at all (`.NET`, "a Makefile-style
+# target"), so they only count when the repository has them (`verify_only`).
+_NAMED = re.compile(r"(?<![\w@/.\\-])(?:\.[A-Za-z][\w-]*(?:\.[A-Za-z][\w-]*)*|Dockerfile|"
+                    r"Containerfile|Makefile|Procfile|Justfile|Vagrantfile)(?![\w/.-]*\w)")
 _LINE_SUFFIX = re.compile(r"(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)$")
 # A space the text layer put inside a path (before "_", around "/", after "name." before a
 # known extension): removing it rebuilds the identifier (`src/nodes/chief _justice.py`).
@@ -164,6 +169,10 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
     for match in _BARE.finditer(masked):
         yield _cited(match.group(0), normalise_path(match.group(0)), passage,
                      sentence_around(text, *match.span()), bare_name=True)
+    masked = _mask(masked, (m.span() for m in _BARE.finditer(masked)))
+    for match in _NAMED.finditer(masked):
+        yield _cited(match.group(0), match.group(0), passage,
+                     sentence_around(text, *match.span()), bare_name=True, verify_only=True)
 
 
 def _merge(first: CitedPath, other: CitedPath) -> CitedPath:
