@@ -60,6 +60,12 @@ def many_statements(fact: Evidence, least: int = 4) -> bool:
     return isinstance(total, int) and total >= least
 
 
+def graded_cap(cap: int) -> Callable[[Evidence], bool]:
+    """A test for a fact that grades its own failure pattern (``data["cap"]``, the score
+    it leaves room for): true when that grade is `cap`."""
+    return lambda fact: fact.data.get("cap") == cap
+
+
 FAILURE_CAPS: tuple[FailureCap, ...] = (
     # Git history: one commit brings most of the code, or the history is clustered in minutes.
     FailureCap("git.bulk_upload", ("git_forensic_analysis",), 2, 0.75,
@@ -70,6 +76,14 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("git.commit_bursts", ("git_forensic_analysis",), 2, 0.6,
                "a history clustered within minutes (a few commits minutes apart add most of "
                "the code)", caps_verdict=True),
+    # The same patterns, graded (forensics.git.concentration sets data["cap"]): two commits
+    # bring half the code (an upload in two goes) -> 3; one run of commits minutes apart
+    # brings a third of it (partly clustered, not fully step-by-step) -> 4.
+    FailureCap("git.concentration", ("git_forensic_analysis",), 3, 0.75,
+               "most of the code uploaded in two commits", when=graded_cap(3)),
+    FailureCap("git.concentration", ("git_forensic_analysis",), 4, 0.75,
+               "a history partly clustered within minutes (one run of commits minutes apart "
+               "brings a third of the code)", when=graded_cap(4)),
     # Graph orchestration.
     FailureCap("graph.linear", ("graph_orchestration", "langgraph_architecture"), 2, 0.8,
                "a purely linear graph"),

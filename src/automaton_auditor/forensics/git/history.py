@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -52,7 +52,9 @@ class Commit:
     subject: str
     added: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
-    lines: int | None = None  # lines added to code files, when read (`add_line_counts`)
+    # Lines the commit brought to code files, when read (`add_line_counts`): added minus
+    # removed, at least 0, so a rewrite or a move that adds as much as it removes brings none.
+    lines: int | None = None
 
     def quote(self) -> str:
         """``<short sha> <date> <subject>``, as evidence quotes it."""
@@ -135,9 +137,10 @@ def head_files(repo: Path, timeout_s: float) -> list[str]:
 
 def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
                     counts: Callable[[str], bool]) -> bool:
-    """Set `Commit.lines` to the lines each commit added to the paths `counts` accepts
-    (``git log --numstat``); False when the object store lacks old blobs (a blobless or
-    partial clone), since git then stops at the first one rather than fetch it."""
+    """Set `Commit.lines` to the lines each commit brought to the paths `counts` accepts
+    (``git log --numstat``: added minus removed, at least 0); False when the object store
+    lacks old blobs (a blobless or partial clone), since git then stops at the first one
+    rather than fetch it."""
     with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
         result = run_git(["log", "--numstat", "--no-renames", "--no-color", "--format=%x1e%H",
                           "--no-walk=unsorted", "--stdin", "--"], cwd=repo,
@@ -152,11 +155,43 @@ def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
             continue
         total = 0
         for line in rest.splitlines():
-            added, _, path = line.partition("\t")
-            if added.isdigit() and counts(path.partition("\t")[2]):
-                total += int(added)  # binary files show "-"
-        by_sha[sha.strip()].lines = total
+            added, _, rest_of_line = line.partition("\t")
+            removed, _, path = rest_of_line.partition("\t")
+            if added.isdigit() and removed.isdigit() and counts(path):
+                total += int(added) - int(removed)  # binary files show "-"
+        by_sha[sha.strip()].lines = max(total, 0)
     return True
+
+
+BURST_GAP = 10 * 60  # commits closer in time than this belong to one run
+BURST_MIN_COMMITS = 3
+
+
+def time_clusters(commits: list[Commit], boundary: Collection[str]) -> list[list[Commit]]:
+    """Runs of at least `BURST_MIN_COMMITS` commits, by author time, each within
+    `BURST_GAP` of the one before (a shallow boundary commit is no evidence of when its
+    files were written, so it is left out)."""
+    ordered = sorted((c for c in commits if c.sha not in boundary), key=lambda c: c.timestamp)
+    runs: list[list[Commit]] = []
+    for commit in ordered:
+        if runs and commit.timestamp - runs[-1][-1].timestamp <= BURST_GAP:
+            runs[-1].append(commit)
+        else:
+            runs.append([commit])
+    return [run for run in runs if len(run) >= BURST_MIN_COMMITS]
+
+
+def largest_run(commits: list[Commit], boundary: Collection[str],
+                weight: Callable[[Commit], int]) -> tuple[list[Commit], float]:
+    """The run of commits minutes apart (`time_clusters`) carrying the largest share of the
+    history's `weight` (boundary commits left out of both), and that share."""
+    total = sum(weight(c) for c in commits if c.sha not in boundary)
+    best: list[Commit] = []
+    share = 0.0
+    for run in time_clusters(commits, boundary):
+        if total and sum(weight(c) for c in run) / total > share:
+            best, share = run, sum(weight(c) for c in run) / total
+    return best, share
 
 
 def shallow_boundary(repo: Path) -> list[str]:

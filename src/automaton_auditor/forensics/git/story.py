@@ -1,4 +1,5 @@
-"""Turning the commit log into findings: history size, bulk upload, progression, messages."""
+"""Turning the commit log into findings: history size, bulk upload, progression, messages,
+bursts and how concentrated the code's arrival is."""
 
 from __future__ import annotations
 
@@ -6,8 +7,11 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor.forensics.git.concentration import concentration_finding
 from automaton_auditor.forensics.git.history import (
     BULK_SHARE,
+    BURST_GAP,
+    BURST_MIN_COMMITS,
     CLUSTER_SECONDS,
     LINES_LIMIT,
     NAMES_LIMIT,
@@ -16,6 +20,7 @@ from automaton_auditor.forensics.git.history import (
     add_line_counts,
     head_files,
     is_vague,
+    largest_run,
     read_log,
     shallow_boundary,
     stages_of,
@@ -28,9 +33,10 @@ QUOTE_COMMITS = 12
 
 
 def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
-    """Findings ``git.history``, ``git.bulk_upload``, ``git.progression`` and
-    ``git.commit_messages`` for the repository at `repo` (a git work tree). Not cached
-    here: the detectives' result cache keys them by the target's commit."""
+    """Findings ``git.history``, ``git.bulk_upload``, ``git.progression``,
+    ``git.commit_messages``, ``git.commit_bursts`` and ``git.concentration`` for the
+    repository at `repo` (a git work tree). Not cached here: the detectives' result cache
+    keys them by the target's commit."""
     try:
         log = read_log(repo, timeout_s)
         commits = log.commits
@@ -47,8 +53,8 @@ def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
                         pattern="success", location=".", content="(no commits)",
                         rationale="The repository has no commits.", confidence=1.0)]
     boundary = shallow_boundary(repo)
-    if len(commits) <= LINES_LIMIT and not log.paths_error and \
-            time_clusters(commits, set(boundary)):
+    # Lines per commit feed the burst and concentration facts (a short history's patterns).
+    if len(commits) <= LINES_LIMIT and not log.paths_error:
         python = any(f.endswith(".py") for f in files)
         add_line_counts(repo, timeout_s, commits,
                         lambda path: path.endswith(".py") or not python)
@@ -57,13 +63,14 @@ def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
 
 def story_findings(commits: list[Commit], files: list[str], boundary: Collection[str] = (),
                    paths_error: str = "") -> list[Finding]:
-    """The five git findings for a log given oldest first. `boundary`: the commits a
+    """The six git findings for a log given oldest first. `boundary`: the commits a
     shallow history is cut at (the history is then a lower bound: what it cannot show is
     not held against the repository); `paths_error`: why the paths each commit touched are
     unknown."""
     cut = set(boundary)
     return [_history(commits, cut, paths_error), _bulk(commits, files, cut, paths_error),
-            _progression(commits, files, bool(cut)), _messages(commits), _bursts(commits, cut)]
+            _progression(commits, files, bool(cut)), _messages(commits), _bursts(commits, cut),
+            concentration_finding(commits, cut)]
 
 
 def history_warnings(findings: list[Finding]) -> list[str]:
@@ -278,23 +285,7 @@ def _messages(commits: list[Commit]) -> Finding:
         data={"descriptive_ratio": round(ratio, 3), "vague": [c.sha for c in vague[:50]]})
 
 
-BURST_GAP = 10 * 60  # commits closer in time than this belong to one burst
-BURST_MIN_COMMITS = 3
 BURST_SHARE = 0.5
-
-
-def time_clusters(commits: list[Commit], boundary: set[str]) -> list[list[Commit]]:
-    """Runs of at least `BURST_MIN_COMMITS` commits, by author time, each within
-    `BURST_GAP` of the one before (a shallow boundary commit is no evidence of when its
-    files were written, so it is left out)."""
-    ordered = sorted((c for c in commits if c.sha not in boundary), key=lambda c: c.timestamp)
-    runs: list[list[Commit]] = []
-    for commit in ordered:
-        if runs and commit.timestamp - runs[-1][-1].timestamp <= BURST_GAP:
-            runs[-1].append(commit)
-        else:
-            runs.append([commit])
-    return [run for run in runs if len(run) >= BURST_MIN_COMMITS]
 
 
 def _bursts(commits: list[Commit], boundary: set[str]) -> Finding:
@@ -303,16 +294,13 @@ def _bursts(commits: list[Commit], boundary: set[str]) -> Finding:
     files touched otherwise. Confidence grows with the burst's share."""
     inside = [c for c in commits if c.sha not in boundary]
     by_lines = bool(inside) and all(c.lines is not None for c in inside)
-    unit = "lines added to code" if by_lines else "files touched"
+    unit = "net lines added to code" if by_lines else "files touched"
 
     def weight(commit: Commit) -> int:
         return (commit.lines or 0) if by_lines else len(commit.added) + len(commit.changed)
 
     total = sum(weight(c) for c in inside)
-    best, share = [], 0.0
-    for run in time_clusters(commits, boundary):
-        if total and sum(weight(c) for c in run) / total > share:
-            best, share = run, sum(weight(c) for c in run) / total
+    best, share = largest_run(commits, boundary, weight)
     found = share >= BURST_SHARE
     span = best[-1].timestamp - best[0].timestamp if best else 0
     if found:

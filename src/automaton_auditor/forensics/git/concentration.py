@@ -1,0 +1,120 @@
+"""How concentrated the code's arrival is: the rubric's failure patterns, graded.
+
+The rubric's git failure pattern is a "bulk upload of all code at once" with "timestamps
+clustered within minutes"; its success pattern an "atomic, step-by-step history". The strong
+forms are other facts (`git.bulk_upload`: one commit adds most of the code files;
+`git.commit_bursts`: a run of commits minutes apart adds half the code lines) and cap the
+criterion at 2. This fact grades what lies between, from the lines each commit brings to the
+code (added minus removed, so a rewrite or move brings none):
+
+- two commits bring half or more of the code: the code was uploaded in two goes, not built in
+  steps; part failure pattern, part iteration, a middling score (cap 3);
+- one run of commits, each within minutes of the one before, brings a third or more: the
+  history is partly clustered, so it is not fully step-by-step, though the pieces may still
+  tell the progression the rubric asks for (cap 4: no full marks).
+
+The fact quotes the commits it rests on (hash, date, lines) and is not judged on a shallow
+history (its boundary commit shows everything before it as added) or without line counts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from typing import Any
+
+from automaton_auditor.forensics.git.history import Commit, largest_run
+from automaton_auditor.state import Finding
+
+TWO_COMMITS_SHARE = 0.5  # two commits bring half the code: cap 3
+RUN_SHARE = 1 / 3  # a run of commits minutes apart brings a third of the code: cap 4
+CARRY_SHARE = 0.8  # "commits carrying the code": the fewest that bring this share
+FACET = "git.concentration"
+GOAL = "The code arrives in a few commits, or in one run of commits minutes apart"
+
+
+def _lines(commit: Commit) -> int:
+    return commit.lines or 0
+
+
+def _quote(commit: Commit) -> str:
+    return f"{commit.quote()} (+{_lines(commit)})"
+
+
+def _entry(commit: Commit) -> dict[str, Any]:
+    return {"sha": commit.sha, "date": commit.date, "lines": _lines(commit)}
+
+
+def measures(commits: list[Commit], boundary: Collection[str] = ()) -> dict[str, Any]:
+    """The concentration measures of a history whose `Commit.lines` are read: total code
+    lines, the two largest commits and their shares, the largest run of commits minutes apart
+    and its share, how many commits bring code and how few bring `CARRY_SHARE` of it, the
+    span in hours."""
+    inside = [c for c in commits if c.sha not in boundary]
+    total = sum(_lines(c) for c in inside)
+    ranked = sorted(inside, key=lambda c: (-_lines(c), c.timestamp, c.sha))
+    run, run_share = largest_run(inside, (), _lines)
+    carried, carrying = 0, 0
+    for commit in ranked:
+        if total and carried >= CARRY_SHARE * total:
+            break
+        carried, carrying = carried + _lines(commit), carrying + 1
+    stamps = [c.timestamp for c in inside] or [0]
+    return {"total_lines": total,
+            "largest": [_entry(c) for c in ranked[:2]],
+            "largest_share": round(_lines(ranked[0]) / total, 3) if total else 0.0,
+            "two_largest_share": round(sum(_lines(c) for c in ranked[:2]) / total, 3)
+            if total else 0.0,
+            "run": [_entry(c) for c in run[:50]], "run_commits": len(run),
+            "run_share": round(run_share, 3),
+            "run_seconds": run[-1].timestamp - run[0].timestamp if run else 0,
+            "commits_with_code": sum(1 for c in inside if _lines(c) > 0),
+            "commits_for_80": carrying if total else 0,
+            "span_hours": round((max(stamps) - min(stamps)) / 3600, 2)}
+
+
+def graded_cap(facts: dict[str, Any]) -> int | None:
+    """The score the measures leave room for (3 or 4), or None when the code arrives spread
+    out."""
+    if facts["total_lines"] and facts["two_largest_share"] >= TWO_COMMITS_SHARE:
+        return 3
+    if facts["total_lines"] and facts["run_share"] >= RUN_SHARE:
+        return 4
+    return None
+
+
+def concentration_finding(commits: list[Commit], boundary: Collection[str] = ()
+                          ) -> Finding:
+    """Finding ``git.concentration`` for a log given oldest first (see the module)."""
+    inside = [c for c in commits if c.sha not in boundary]
+    if boundary or not inside or any(c.lines is None for c in inside):
+        why = ("the history is shallow" if boundary else
+               "the lines each commit added could not be read")
+        return Finding(facet=FACET, goal=GOAL, found=False, pattern="failure",
+                       location="git log", content=None, confidence=0.3,
+                       rationale=f"Not judged: {why}.", data={"judged": False, "cap": None})
+    facts = measures(inside)
+    cap = graded_cap(facts)
+    by_sha = {c.sha: c for c in inside}
+    big = [by_sha[e["sha"]] for e in facts["largest"]]
+    run = [by_sha[e["sha"]] for e in facts["run"]]
+    total = facts["total_lines"]
+    two = (f"the two largest commits ({', '.join(_quote(c) for c in big)}) bring "
+           f"{facts['two_largest_share']:.0%} of the {total} code lines")
+    minutes = (f"the largest run of commits minutes apart ({facts['run_commits']} commits in "
+               f"{facts['run_seconds'] // 60} minutes, from {run[0].sha[:8]} {run[0].date}) "
+               f"brings {facts['run_share']:.0%}" if run else "no 3 commits lie minutes apart")
+    carry = (f"{facts['commits_with_code']} commits bring code, "
+             f"{facts['commits_for_80']} of them 80% of it")
+    if cap == 3:
+        head = f"Concentrated (no better than 3): {two}; {minutes}; {carry}."
+    elif cap == 4:
+        head = f"Partly clustered (no better than 4): {minutes}; {two}; {carry}."
+    else:
+        head = f"Spread: {two}; {minutes}; {carry}."
+    quoted = run if cap == 4 else big
+    return Finding(
+        facet=FACET, goal=GOAL, found=cap is not None, pattern="failure",
+        location=f"commit {quoted[0].sha[:12]}" if quoted else "git log",
+        content="\n".join(_quote(c) for c in quoted[:12]) or None,
+        rationale=head, confidence=0.8 if cap is not None else 0.6,
+        data={**facts, "judged": True, "cap": cap})

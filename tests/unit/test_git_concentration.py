@@ -1,0 +1,147 @@
+"""How concentrated the code's arrival is, graded: histories built with set commit dates,
+measured by the git detective and judged offline (rubric: "bulk upload of all code at once",
+"timestamps clustered within minutes" vs "atomic, step-by-step history")."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.git.acquire import GitLimits, acquire, git_findings, parse_target
+from automaton_auditor.judging.offline import offline_opinion
+from automaton_auditor.judging.rules import decide
+from automaton_auditor.rubric import load_rubric
+from automaton_auditor.state import JUDGES, CriterionResult, Evidence, Finding
+from tests.unit.test_git_narrative import BASE, git
+
+RUBRIC = load_rubric()
+GIT = RUBRIC.dimension("git_forensic_analysis")
+HOUR, DAY = 3600, 86_400
+STAGES = ["state", "tools/repo_tools", "tools/doc_tools", "nodes/detectives", "graph",
+          "nodes/judges", "nodes/justice", "report"]
+
+
+def code(lines: int, tag: str = "x") -> str:
+    return "".join(f"{tag}_{i} = {i}\n" for i in range(lines))
+
+
+def build(root: Path, commits: list[tuple[int, str, dict[str, str]]]) -> Path:
+    """A repository whose commits (author/committer time, message, files written) come in
+    the given order; a setup commit an hour before the first."""
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    (root / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "chore: project setup with uv", when=BASE - HOUR)
+    for when, message, files in commits:
+        for rel, text in files.items():
+            (root / rel).parent.mkdir(parents=True, exist_ok=True)
+            (root / rel).write_text(text)
+        git(root, "add", "-A")
+        git(root, "commit", "-q", "-m", message, when=when)
+    return root
+
+
+def findings(tmp_path: Path, commits: list[tuple[int, str, dict[str, str]]]) -> list[Finding]:
+    repo = build(tmp_path / "target", commits)
+    limits = GitLimits()
+    return git_findings(acquire(parse_target(str(repo), limits), tmp_path / "work", limits).path,
+                        limits)
+
+
+def facet(found: list[Finding], name: str) -> Finding:
+    return next(f for f in found if f.facet == name)
+
+
+def judged(found: list[Finding]) -> CriterionResult:
+    """The offline bench's ruling on git forensics from the detective's own findings."""
+    dossier = [Evidence(**f.model_dump(), source="repo", dimension=GIT.id) for f in found]
+    return decide(GIT, [offline_opinion(j, GIT, dossier) for j in JUDGES], dossier, RUBRIC)
+
+
+def stepwise(per_commit: int = 60) -> list[tuple[int, str, dict[str, str]]]:
+    """One stage a commit, hours apart over two days, `per_commit` lines each."""
+    return [(BASE + i * 5 * HOUR, f"feat: implement {stage}",
+             {f"src/{stage}.py": code(per_commit)}) for i, stage in enumerate(STAGES)]
+
+
+def test_an_atomic_history_keeps_full_marks(tmp_path: Path) -> None:
+    found = findings(tmp_path, stepwise())
+    fact = facet(found, "git.concentration")
+    assert fact.found is False and fact.data["cap"] is None
+    assert fact.data["two_largest_share"] == 0.25 and fact.data["commits_with_code"] == 8
+    assert judged(found).final_score == 5
+
+
+def test_two_commits_bringing_most_of_the_code_score_in_the_middle(tmp_path: Path) -> None:
+    # Eight stage commits as above, but two of them bring 400 lines each: 800 of 1,160.
+    history = stepwise()
+    for index in (3, 6):
+        when, message, files = history[index]
+        history[index] = (when, message, {path: code(400) for path in files})
+    found = findings(tmp_path, history)
+    assert facet(found, "git.bulk_upload").found is False  # 2 of 8 files each: no upload
+    assert facet(found, "git.commit_bursts").found is False
+    fact = facet(found, "git.concentration")
+    assert fact.found and fact.data["cap"] == 3 and fact.data["total_lines"] == 1160
+    assert fact.data["two_largest_share"] == round(800 / 1160, 3)
+    assert fact.data["commits_for_80"] == 5  # 400 + 400 + 60 + 60 + 60 >= 80%
+    # the rationale quotes the two commits: hash, date and lines
+    assert "feat: implement nodes/detectives (+400)" in fact.rationale
+    assert "feat: implement nodes/justice (+400)" in (fact.content or "")
+    result = judged(found)
+    assert (result.final_score, result.deciding_rule) == (3, "failure_pattern_cap")
+    assert result.verdict_cap is None  # a moderate concentration is no integrity failure
+
+
+def test_a_third_of_the_code_in_one_sitting_costs_full_marks(tmp_path: Path) -> None:
+    # Eight stage commits hours apart (60 lines each), then five commits a minute apart
+    # bringing 50 lines each: 250 of 730 lines (34%) in one run of four minutes.
+    history = stepwise()
+    start = BASE + 3 * DAY
+    history += [(start + i * 60, f"feat: extra part {i}", {f"src/extra_{i}.py": code(50)})
+                for i in range(5)]
+    found = findings(tmp_path, history)
+    assert facet(found, "git.commit_bursts").found is False  # under half: no burst
+    fact = facet(found, "git.concentration")
+    assert fact.found and fact.data["cap"] == 4
+    assert fact.data["run_commits"] == 5 and fact.data["run_seconds"] == 240
+    assert fact.data["run_share"] == round(250 / 730, 3)
+    assert "5 commits in 4 minutes" in fact.rationale
+    assert (fact.content or "").splitlines()[0].endswith("feat: extra part 0 (+50)")
+    assert judged(found).final_score == 4
+
+
+def test_a_rewrite_brings_no_new_code(tmp_path: Path) -> None:
+    # A reformat that rewrites every line adds as much as it removes: it is no upload.
+    history = stepwise()
+    later = BASE + 3 * DAY
+    history.append((later, "style: reformat", {f"src/{stage}.py": code(60, "y")
+                                               for stage in STAGES}))
+    fact = facet(findings(tmp_path, history), "git.concentration")
+    assert fact.found is False and fact.data["total_lines"] == 480
+    assert fact.data["largest_share"] == 0.125
+
+
+def test_the_strong_patterns_still_cap_at_two(tmp_path: Path) -> None:
+    # All the code in one commit: the graded fact agrees (3), the bulk upload caps at 2.
+    upload = [(BASE, "Add files via upload",
+               {f"src/{stage}.py": code(60) for stage in STAGES})]
+    found = findings(tmp_path / "a", upload)
+    assert facet(found, "git.concentration").data["cap"] == 3
+    result = judged(found)
+    assert result.final_score <= 2 and "bulk upload" in (result.verdict_cap or "")
+    # Eight commits a minute apart bring all the code: a burst, capped at 2.
+    burst = [(BASE + i * 60, message, files) for i, (_w, message, files)
+             in enumerate(stepwise())]
+    found = findings(tmp_path / "b", burst)
+    assert facet(found, "git.commit_bursts").found
+    assert judged(found).final_score == 2
+
+
+def test_a_shallow_history_is_not_judged(tmp_path: Path) -> None:
+    repo = build(tmp_path / "target", stepwise())
+    limits = GitLimits(depth=3)
+    checkout = acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
+    fact = facet(git_findings(checkout.path, limits), "git.concentration")
+    assert fact.found is False and fact.data == {"judged": False, "cap": None}
+    assert fact.rationale == "Not judged: the history is shallow."
