@@ -22,7 +22,12 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from automaton_auditor.forensics.git.history import Commit, largest_run
+from automaton_auditor.forensics.git.history import (
+    BURST_GAP,
+    BURST_MIN_COMMITS,
+    Commit,
+    largest_run,
+)
 from automaton_auditor.state import Finding
 
 TWO_COMMITS_SHARE = 0.5  # two commits bring half the code: cap 3
@@ -102,7 +107,8 @@ def concentration_finding(commits: list[Commit], boundary: Collection[str] = ()
            f"{facts['two_largest_share']:.0%} of the {total} code lines")
     minutes = (f"the largest run of commits minutes apart ({facts['run_commits']} commits in "
                f"{facts['run_seconds'] // 60} minutes, from {run[0].sha[:8]} {run[0].date}) "
-               f"brings {facts['run_share']:.0%}" if run else "no 3 commits lie minutes apart")
+               f"brings {facts['run_share']:.0%}" if run else
+               f"no {BURST_MIN_COMMITS} commits lie within {BURST_GAP // 60} minutes of each other")
     carry = (f"{facts['commits_with_code']} commits bring code, "
              f"{facts['commits_for_80']} of them 80% of it")
     if cap == 3:
