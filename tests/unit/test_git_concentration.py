@@ -95,20 +95,31 @@ def test_two_commits_bringing_most_of_the_code_score_in_the_middle(tmp_path: Pat
 
 def test_a_third_of_the_code_in_one_sitting_costs_full_marks(tmp_path: Path) -> None:
     # Eight stage commits hours apart (60 lines each), then five commits a minute apart
-    # bringing 50 lines each: 250 of 730 lines (34%) in one run of four minutes.
+    # bringing 70 lines each: 350 of 830 lines (42%) in one run of four minutes.
     history = stepwise()
     start = BASE + 3 * DAY
-    history += [(start + i * 60, f"feat: extra part {i}", {f"src/extra_{i}.py": code(50)})
+    history += [(start + i * 60, f"feat: extra part {i}", {f"src/extra_{i}.py": code(70)})
                 for i in range(5)]
     found = findings(tmp_path, history)
     assert facet(found, "git.commit_bursts").found is False  # under half: no burst
     fact = facet(found, "git.concentration")
     assert fact.found and fact.data["cap"] == 4
     assert fact.data["run_commits"] == 5 and fact.data["run_seconds"] == 240
-    assert fact.data["run_share"] == round(250 / 730, 3)
+    assert fact.data["run_share"] == round(350 / 830, 3) and fact.data["run_lines"] == 350
     assert "5 commits in 4 minutes" in fact.rationale
-    assert (fact.content or "").splitlines()[0].endswith("feat: extra part 0 (+50)")
+    assert (fact.content or "").splitlines()[0].endswith("feat: extra part 0 (+70)")
     assert judged(found).final_score == 4
+
+
+def test_a_small_project_in_few_commits_is_no_bulk(tmp_path: Path) -> None:
+    # Two of eight commits bring 2 x 100 of 260 lines (77%), but 200 lines is no bulk.
+    history = stepwise(10)
+    for index in (3, 6):
+        when, message, files = history[index]
+        history[index] = (when, message, {path: code(100) for path in files})
+    fact = facet(findings(tmp_path, history), "git.concentration")
+    assert fact.data["two_largest_share"] == round(200 / 260, 3)
+    assert fact.found is False and fact.rationale.startswith("Spread:")
 
 
 def test_a_rewrite_brings_no_new_code(tmp_path: Path) -> None:

@@ -32,6 +32,10 @@ from automaton_auditor.state import Finding
 
 TWO_COMMITS_SHARE = 0.5  # two commits bring half the code: cap 3
 RUN_SHARE = 1 / 3  # a run of commits minutes apart brings a third of the code: cap 4
+# A bulk needs bulk: below this many lines the concentrated commits are a few atomic steps
+# of a small project, whatever their share (the peers' run or two-commit uploads bring 590
+# lines and more; a step-by-step peer's median code commit brings under 300).
+MIN_LINES = 300
 CARRY_SHARE = 0.8  # "commits carrying the code": the fewest that bring this share
 FACET = "git.concentration"
 GOAL = "The code arrives in a few commits, or in one run of commits minutes apart"
@@ -70,7 +74,8 @@ def measures(commits: list[Commit], boundary: Collection[str] = ()) -> dict[str,
             "two_largest_share": round(sum(_lines(c) for c in ranked[:2]) / total, 3)
             if total else 0.0,
             "run": [_entry(c) for c in run[:50]], "run_commits": len(run),
-            "run_share": round(run_share, 3),
+            "two_largest_lines": sum(_lines(c) for c in ranked[:2]),
+            "run_share": round(run_share, 3), "run_lines": sum(_lines(c) for c in run),
             "run_seconds": run[-1].timestamp - run[0].timestamp if run else 0,
             "commits_with_code": sum(1 for c in inside if _lines(c) > 0),
             "commits_for_80": carrying if total else 0,
@@ -79,10 +84,11 @@ def measures(commits: list[Commit], boundary: Collection[str] = ()) -> dict[str,
 
 def graded_cap(facts: dict[str, Any]) -> int | None:
     """The score the measures leave room for (3 or 4), or None when the code arrives spread
-    out."""
-    if facts["total_lines"] and facts["two_largest_share"] >= TWO_COMMITS_SHARE:
+    out (or the concentrated commits bring fewer than `MIN_LINES` lines)."""
+    if facts["two_largest_share"] >= TWO_COMMITS_SHARE and \
+            facts["two_largest_lines"] >= MIN_LINES:
         return 3
-    if facts["total_lines"] and facts["run_share"] >= RUN_SHARE:
+    if facts["run_share"] >= RUN_SHARE and facts["run_lines"] >= MIN_LINES:
         return 4
     return None
 
