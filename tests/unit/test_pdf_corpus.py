@@ -28,12 +28,15 @@ CONCEPTS = ["Dialectical Synthesis", "Fan-In / Fan-Out", "Metacognition",
             "State Synchronization"]
 
 # (commit, verified, hallucinated, planned): top-level files count as verified paths; a file
-# the report plans in its remediation section is planned, not hallucinated.
+# the report plans in its remediation section is planned, not hallucinated. tedoaba's report
+# names the repository's Dockerfile (p.31, "a multi-stage Dockerfile") and Makefile (p.4, 24,
+# 31): both exist at the commit, so both are verified.
 GROUND_TRUTH = {
     "tedoaba__Digital-Courtroom": (
         "d0f7ed6438",
-        ["README.md", "pyproject.toml", "rubric/week2_rubric.json", "src/config.py",
-         "src/nodes/judges.py", "src/tools/ast_tools.py", "src/tools/vision_tools.py"],
+        ["Dockerfile", "Makefile", "README.md", "pyproject.toml", "rubric/week2_rubric.json",
+         "src/config.py", "src/nodes/judges.py", "src/tools/ast_tools.py",
+         "src/tools/vision_tools.py"],
         [], ["config/personas.yaml", "rubric.json"]),
     "NebiyouBelaineh__LangGraph-Automation-Auditor": (
         "7c4d8e0583",
