@@ -14,6 +14,7 @@ from typing import Any
 from automaton_auditor.forensics.code.common import dotted
 from automaton_auditor.forensics.code.resolve import module_name
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES, collect_imports
+from automaton_auditor.safefile import read_bounded
 
 Part = tuple[str, str]  # a piece of text and the ``path:line`` it comes from
 ROLES = {"system", "human", "user", "assistant", "ai"}
@@ -83,11 +84,9 @@ class Program:
         return self._modules[path]
 
     def _parse(self, path: str) -> Module | None:
-        target = self.repo / path
-        try:
-            if target.is_symlink() or target.stat().st_size > MAX_FILE_BYTES:
-                return None
-            tree = ast.parse(target.read_text("utf-8-sig", errors="replace"))
+        try:  # the one reader of a repository's files: regular, inside, bounded
+            data = read_bounded(self.repo / path, MAX_FILE_BYTES, root=self.repo)
+            tree = ast.parse(data.decode("utf-8-sig", errors="replace"))
         except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         names: dict[str, ast.AST] = {}

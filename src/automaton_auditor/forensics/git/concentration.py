@@ -58,12 +58,11 @@ def _entry(commit: Commit) -> dict[str, Any]:
     return {"sha": commit.sha, "date": commit.date, "lines": _lines(commit)}
 
 
-def measures(commits: list[Commit], boundary: Collection[str] = ()) -> dict[str, Any]:
-    """The concentration measures of a history whose `Commit.lines` are read: total code
-    lines, the two largest commits and their shares, the largest run of commits minutes apart
-    and its share, how many commits bring code and how few bring `CARRY_SHARE` of it, the
-    span in hours."""
-    inside = [c for c in commits if c.sha not in boundary]
+def measures(inside: list[Commit]) -> dict[str, Any]:
+    """The concentration measures of a history (no shallow boundary) whose `Commit.lines`
+    are read: total code lines, the two largest commits and their shares, the largest run of
+    commits minutes apart and its share, how many commits bring code and how few bring
+    `CARRY_SHARE` of it, the span in hours."""
     total = sum(_lines(c) for c in inside)
     ranked = sorted(inside, key=lambda c: (-_lines(c), c.timestamp, c.sha))
     run, run_share = largest_run(inside, (), _lines)
