@@ -299,12 +299,16 @@ def _lines(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
-def screened_texts(document: pdfium.PdfDocument, texts: list[str]) -> list[str]:
-    """`texts` (one per page) with hidden runs blanked on the pages where a text diagram
-    starts and the page after (a block may cross the break): white, tiny or covered Mermaid
-    is no diagram a reader saw. Only those pages pay for the check; a page that cannot be
-    checked gives no text."""
-    pages = {facts.page for facts, _render in text_candidates(texts)}
+def visible_text_candidates(document: pdfium.PdfDocument, texts: list[str]) -> list[Candidate]:
+    """`text_candidates` of `texts` (one per page), read again with hidden runs blanked on
+    the pages where a text diagram starts and the page after (a block may cross the break):
+    white, tiny or covered Mermaid is no diagram a reader saw. Only those pages pay for the
+    check, and a report without text diagrams is parsed once; a page that cannot be checked
+    gives no text."""
+    found = text_candidates(texts)
+    pages = {facts.page for facts, _render in found}
+    if not pages:
+        return found
     screened = list(texts)
     for index in sorted({i for p in pages for i in (p - 1, p) if i < len(texts)}):
         try:
@@ -317,7 +321,7 @@ def screened_texts(document: pdfium.PdfDocument, texts: list[str]) -> list[str]:
             screened[index] = _lines(visible_page_text(page, raw))
         except Exception:  # a hostile page must not end the audit, nor vouch for its text
             screened[index] = ""
-    return screened
+    return text_candidates(screened)
 
 
 def _text_facts(flow: ParsedFlow, page: int, source: str) -> DiagramFacts:

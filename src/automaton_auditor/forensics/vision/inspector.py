@@ -32,8 +32,7 @@ from automaton_auditor.forensics.vision.candidates import (
     WorkBudget,
     open_pdf,
     page_candidates,
-    screened_texts,
-    text_candidates,
+    visible_text_candidates,
 )
 from automaton_auditor.forensics.vision.compare import compare_with_code
 from automaton_auditor.forensics.vision.findings import vision_findings
@@ -86,7 +85,7 @@ def _read_pages(path: Path, limits: VisionLimits,
                 found, text = [], ""
             candidates.extend(found)
             texts.append(text)
-        candidates.extend(text_candidates(screened_texts(document, texts)))
+        candidates.extend(visible_text_candidates(document, texts))
         kept = sorted(candidates, key=_priority)[: limits.max_diagrams]
         kept.sort(key=_page_order)
         if budget.exhausted_at is not None:  # pages past it were read for text only
