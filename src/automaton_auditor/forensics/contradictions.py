@@ -18,6 +18,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from automaton_auditor.forensics.pdf.claims import NOT_IMPLEMENTED, ONLY_IMPLEMENTED
 from automaton_auditor.state import FeatureClaim, Finding, RebuiltGraph
 
 _JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead", re.IGNORECASE)
@@ -38,12 +39,6 @@ COMPONENTS: dict[str, re.Pattern[str]] = {
     "chief justice": re.compile(r"\bchief\s*justice\b|\bsynthesis\s+engine\b", re.IGNORECASE),
     "detectives": re.compile(r"\bdetectives?\b|\binvestigators?\b", re.IGNORECASE),
 }
-_ONLY = re.compile(r"\bonly\s+(?:the\s+)?(?P<named>[\w\s/-]{1,40}?)\s+(?:is|are|has\s+been|"
-                   r"have\s+been)\s+(?:implemented|built|wired|functional|working)\b",
-                   re.IGNORECASE)
-_NOT = re.compile(r"\b(?:is|are)\s+not\s+(?:yet\s+)?(?:implemented|built|wired)\b"
-                  r"|\b(?:has|have)\s+not\s+(?:yet\s+)?been\s+(?:implemented|built|wired)\b"
-                  r"|\b(?:remains?|is|are)\s+unimplemented\b", re.IGNORECASE)
 _CONDITION = re.compile(r"\b(?:if|unless|whether|when|once|until|would|could)\b", re.IGNORECASE)
 
 
@@ -170,12 +165,12 @@ def status_contradictions(claim: FeatureClaim, built: dict[str, list[str]]) -> l
     """Components the sentence says are not implemented that the code builds: "only X is
     implemented" leaves out every other built component; "X is not implemented" names X."""
     sentence = claim.sentence
-    only = _ONLY.search(sentence)
+    only = ONLY_IMPLEMENTED.search(sentence)
     if only and not _CONDITION.search(sentence[: only.start()]):
         named = {c for c, rx in COMPONENTS.items() if rx.search(only["named"])}
         if named:
             return sorted(c for c in built if c not in named)
-    denied = _NOT.search(sentence)
+    denied = NOT_IMPLEMENTED.search(sentence)
     if denied and not _CONDITION.search(sentence[: denied.start()]):
         clause = re.split(r"[;:,()\u2014]|\bbut\b", sentence[: denied.start()])[-1]
         return sorted(c for c, rx in COMPONENTS.items() if rx.search(clause) and c in built)

@@ -50,18 +50,19 @@ def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
     return claims
 
 
-
 # --- statements checked against the code's facts (forensics.contradictions) -------------------
 # A sentence that names a reducer: which state field it merges is read against the code.
 _REDUCER = re.compile(r"\boperator\.[a-z_]+\b|\badd_messages\b|\breducers?\b", re.IGNORECASE)
-# A sentence that says what is (not) implemented: "only the detective layer is implemented",
-# "the judges are not yet implemented".
-_STATUS = re.compile(
-    r"\bonly\s+(?:the\s+)?[\w\s/-]{1,40}?\s+(?:is|are|has\s+been|have\s+been)\s+"
-    r"(?:implemented|built|wired|functional|working)\b"
-    r"|\b(?:is|are)\s+not\s+(?:yet\s+)?(?:implemented|built|wired)\b"
+# A sentence that says what is (not) implemented: "only the detective layer is implemented"
+# (`named`: what it says is the only part built), "the judges are not yet implemented".
+ONLY_IMPLEMENTED = re.compile(
+    r"\bonly\s+(?:the\s+)?(?P<named>[\w\s/-]{1,40}?)\s+(?:is|are|has\s+been|have\s+been)\s+"
+    r"(?:implemented|built|wired|functional|working)\b", re.IGNORECASE)
+NOT_IMPLEMENTED = re.compile(
+    r"\b(?:is|are)\s+not\s+(?:yet\s+)?(?:implemented|built|wired)\b"
     r"|\b(?:has|have)\s+not\s+(?:yet\s+)?been\s+(?:implemented|built|wired)\b"
     r"|\b(?:remains?|is|are)\s+unimplemented\b", re.IGNORECASE)
+_STATUS = re.compile(f"{ONLY_IMPLEMENTED.pattern}|{NOT_IMPLEMENTED.pattern}", re.IGNORECASE)
 # Text of a template the author never filled in.
 _PLACEHOLDER = re.compile(
     r"[(\[]\s*(?:insert|add|paste|place|put)\s+[\w\s-]{0,40}?\bhere\s*[)\]]"
