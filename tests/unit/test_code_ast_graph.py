@@ -272,6 +272,28 @@ def test_router_returning_a_list_and_branch_beside_static_edges(tmp_path: Path) 
     assert by_facet(findings, "graph.parallel_detectives").data["joins"] == ["agg"]
 
 
+def test_lambda_router_returning_a_list_fans_out(tmp_path: Path) -> None:
+    # add_conditional_edges(START, lambda _: [a, b, c]) runs all three at once, like a
+    # router function returning the list; a lambda choosing one string does not fan out
+    files = write_repo(tmp_path, {"g.py": """
+        from langgraph.graph import StateGraph, START, END
+
+        b = StateGraph(dict)
+        for n in ["repo_investigator", "doc_analyst", "vision_inspector", "agg", "judge"]:
+            b.add_node(n, print)
+        b.add_conditional_edges(START, lambda _: ["repo_investigator", "doc_analyst",
+                                                  "vision_inspector"])
+        b.add_edge(["repo_investigator", "doc_analyst", "vision_inspector"], "agg")
+        b.add_conditional_edges("agg", lambda s: "judge" if s else END)
+    """})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None
+    assert graph.fan_out == {"__start__": ["doc_analyst", "repo_investigator",
+                                           "vision_inspector"]}
+    detectives = by_facet(findings, "graph.parallel_detectives")
+    assert detectives.found and detectives.data["joins"] == ["agg"]
+
+
 def test_send_targets_bound_by_a_loop_over_an_imported_list(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {"app/config.py": """
         JUDGE_NODES = ("prosecutor", "defense", "tech_lead")

@@ -110,3 +110,43 @@ def test_statements_keep_negated_sentences() -> None:
     kinds = [c.feature for c in _claims("The judges are not implemented yet.",
                                         "operator.ior merges the findings.")]
     assert kinds == ["implementation_status", "reducer_binding"]
+
+
+PARALLEL_JUDGES = Finding(
+    facet="graph.parallel_judges", goal="Judges fan out", found=True, pattern="success",
+    location="app/graph.py:52", confidence=0.9,
+    rationale="aggregate fans out to defense, prosecutor; joined at chief_justice.")
+
+
+def _routing(*sources: str) -> Finding:
+    return Finding(facet="graph.conditional_edges", goal="Conditional edges route the flow",
+                   found=True, pattern="success", location="app/graph.py:48", confidence=0.9,
+                   rationale="Conditional edges: aggregate -> ['defense', 'halt'].",
+                   data={"routing_sources": list(sources)})
+
+
+def test_a_built_system_described_without_a_feature_it_has_is_a_contradiction() -> None:
+    code = [PARALLEL_JUDGES, _routing("aggregate")]
+    found = _facts("The three judges are currently invoked inside one node in sequence.",
+                   "Remaining gaps (e.g. conditional edges for a failed clone) are listed.",
+                   "No conditional edges for clone failure.", code=code)
+    # the description is contradicted; the two admitted gaps the code has closed are shown
+    # as stale gaps, weigh nothing and do not count as contradicted statements
+    assert [(f.facet, f.pattern, f.data["features"]) for f in found] == [
+        ("claims.contradictions", "failure", ["parallel judges"]),
+        ("claims.stale_gaps", "neutral", ["conditional routing"]),
+        ("claims.stale_gaps", "neutral", ["conditional routing"])]
+    assert found[0].data["statements"] == 1
+    assert "app/graph.py:52" in (found[0].content or "")
+    assert "app/graph.py:48" in (found[1].content or "")
+
+
+def test_absence_holds_when_the_code_lacks_it_or_the_sentence_is_hedged() -> None:
+    # a list run all at once is no routing; the judges' fan-out is not in the code
+    assert _facts("The judges are run sequentially by one node.",
+                  "There are no conditional edges yet.", code=[_routing()]) == []
+    hedged = ("The detective flags graphs with no conditional edges.",
+              "If the judges are run in sequence, nuance suffers.",
+              "Unlike earlier versions, the judges are no longer run in sequence.",
+              "The pipeline runs in sequence from the detectives to the judges.")
+    assert _facts(*hedged, code=[PARALLEL_JUDGES, _routing("aggregate")]) == []

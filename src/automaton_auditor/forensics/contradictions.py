@@ -1,11 +1,15 @@
 """Report statements the code's own facts contradict, and template text left in the report.
 
-Three kinds, each read from a `FeatureClaim` the doc detective kept (`forensics.pdf.claims`):
+Four kinds, each read from a `FeatureClaim` the doc detective kept (`forensics.pdf.claims`):
 a sentence that binds a reducer to a state field ("operator.add for Evidence lists") is read
 against the reducers the state class declares in its `Annotated` hints (the `state.reducers`
 fact, with its lines); a sentence that says a component is not implemented ("only the
 detective layer is implemented") against the components the repo detective found built and
 wired (persona prompts and judge nodes, the Chief Justice's synthesis, the detective fan-out);
+a sentence that says a graph feature is absent ("the judges are invoked inside one node in
+sequence", "no conditional edges") against the graph facts that show it built (a fan-out to
+the judges, a router): a description of the built system is contradicted, an admitted gap the
+code has since closed is only shown (`claims.stale_gaps`, neutral);
 an unfilled template placeholder ("(Insert your generated image here)") is a defect of the
 report by itself. Each fact quotes the report sentence with its page and the code lines it
 contradicts. Only clear cases count: a sentence whose words match no field, or name no
@@ -18,7 +22,12 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from automaton_auditor.forensics.pdf.claims import NOT_IMPLEMENTED, ONLY_IMPLEMENTED
+from automaton_auditor.forensics.pdf.claims import (
+    NO_CONDITIONAL,
+    NOT_IMPLEMENTED,
+    ONLY_IMPLEMENTED,
+    SEQUENTIAL_JUDGES,
+)
 from automaton_auditor.state import FeatureClaim, Finding, RebuiltGraph
 
 _JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead", re.IGNORECASE)
@@ -40,6 +49,19 @@ COMPONENTS: dict[str, re.Pattern[str]] = {
     "detectives": re.compile(r"\bdetectives?\b|\binvestigators?\b", re.IGNORECASE),
 }
 _CONDITION = re.compile(r"\b(?:if|unless|whether|when|once|until|would|could)\b", re.IGNORECASE)
+# A sentence saying a feature is absent denies nothing when it is hypothetical, describes
+# what an auditor (the report's own tool) looks for, or contrasts with what was built.
+_HEDGE = re.compile(r"\b(?:if|unless|whether|would|could|might|may|should|rubric|detect\w*|"
+                    r"flag\w*|penali[sz]\w*|checks?|score\w*|unlike|instead|rather|previous\w*|"
+                    r"earlier|original\w*|interim|before)\b", re.IGNORECASE)
+DENIALS: dict[str, re.Pattern[str]] = {"parallel judges": SEQUENTIAL_JUDGES,
+                                        "conditional routing": NO_CONDITIONAL}
+# An admitted gap ("no conditional edges", "missing ...", "a known gap") that the code has
+# since closed undersells the work: it is shown, not held against the report. A description
+# of how the built system works ("the judges are invoked inside one node in sequence") that
+# the code contradicts misleads the reader.
+_GAP = re.compile(r"\b(?:no|gaps?|missing|absent|lacks?|lacking|planned|todo|remaining|future|"
+                  r"known|limitations?|not\s+yet)\b", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -157,6 +179,28 @@ def built_components(code: Sequence[Finding], graph: RebuiltGraph | None
     return built
 
 
+def built_features(code: Sequence[Finding]) -> dict[str, list[str]]:
+    """Graph features the code builds, each with the line that shows it: judges fanned out
+    in parallel (`graph.parallel_judges`), a router choosing a branch
+    (`graph.conditional_edges` with a routing source, not only a list run all at once)."""
+    facts = {f.facet: f for f in code if f.found and f.pattern == "success"}
+    built: dict[str, list[str]] = {}
+    if "graph.parallel_judges" in facts:
+        built["parallel judges"] = [_line(facts["graph.parallel_judges"])]
+    routing = facts.get("graph.conditional_edges")
+    if routing is not None and routing.data.get("routing_sources"):
+        built["conditional routing"] = [_line(routing)]
+    return built
+
+
+def denial_contradictions(claim: FeatureClaim, built: dict[str, list[str]]) -> list[str]:
+    """Features the sentence says are absent ("the judges run in sequence", "no conditional
+    edges") that the code builds; none when the sentence is hedged (`_HEDGE`)."""
+    if _HEDGE.search(claim.sentence):
+        return []
+    return sorted(f for f, rx in DENIALS.items() if f in built and rx.search(claim.sentence))
+
+
 def _line(fact: Finding) -> str:
     return f"{fact.location}: {fact.rationale}"
 
@@ -209,6 +253,23 @@ def _status_finding(claim: FeatureClaim, components: list[str],
         {"kind": "status", "components": components})
 
 
+def _denial_finding(claim: FeatureClaim, features: list[str],
+                    built: dict[str, list[str]]) -> Finding:
+    code = [line for f in features for line in built[f]]
+    said = f"The report {{}} {' and '.join(features)}, which the code builds: {'; '.join(code)}."
+    if _GAP.search(claim.sentence):
+        return Finding(
+            facet="claims.stale_gaps", goal="The report lists as missing a feature the code "
+            "builds (a gap since closed)", found=True, pattern="neutral",
+            content=f"{_where(claim)}: {claim.sentence}\n" + "\n".join(code),
+            location=_where(claim), confidence=0.7, rationale=said.format("lists as a gap"),
+            data={"kind": "stale_gap", "features": features, "code": code})
+    return _contradiction(
+        claim, "The report describes the built system without a graph feature the code "
+        "builds", said.format("describes the system without"), code,
+        {"kind": "denial", "features": features})
+
+
 def _placeholder_finding(claim: FeatureClaim) -> Finding:
     return Finding(
         facet="claims.placeholders", goal="The report contains template text never filled in",
@@ -220,11 +281,13 @@ def _placeholder_finding(claim: FeatureClaim) -> Finding:
 
 def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Finding],
                            graph: RebuiltGraph | None) -> list[Finding]:
-    """One `claims.contradictions` fact per report sentence the code contradicts and one
-    `claims.placeholders` fact per template placeholder; each carries the report's total
-    (`data["statements"]`), so a rule can tell one slip from a report at odds with its code."""
+    """One `claims.contradictions` fact per report sentence the code contradicts, one
+    `claims.placeholders` fact per template placeholder, each carrying the report's total of
+    both (`data["statements"]`, so a rule can tell one slip from a report at odds with its
+    code); and a neutral `claims.stale_gaps` fact per admitted gap the code has closed."""
     declared = declared_reducers(code)
     built = built_components(code, graph)
+    graph_built = built_features(code)
     findings: list[Finding] = []
     for claim in claims:
         if claim.feature == "reducer_binding":
@@ -235,7 +298,12 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
             components = status_contradictions(claim, built)
             if components:
                 findings.append(_status_finding(claim, components, built))
+        elif claim.feature == "feature_denied":
+            features = denial_contradictions(claim, graph_built)
+            if features:
+                findings.append(_denial_finding(claim, features, graph_built))
         elif claim.feature == "placeholder":
             findings.append(_placeholder_finding(claim))
-    return [f.model_copy(update={"data": {**f.data, "statements": len(findings)}})
-            for f in findings]
+    failures = [f for f in findings if f.pattern == "failure"]
+    return [f.model_copy(update={"data": {**f.data, "statements": len(failures)}})
+            if f.pattern == "failure" else f for f in findings]

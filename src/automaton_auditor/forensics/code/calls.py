@@ -287,6 +287,10 @@ class CallCollector:
         facts = self.functions.get(ctx.func) if ctx.func else None
         if facts is None or node.value is None:
             return
+        # how many outcomes the function's returns spell out (`x if c else y` is two): a
+        # router with two or more chooses a branch, one returning a fixed list only fans out
+        facts["outcomes"] = int(facts.get("outcomes", 0)) + (
+            2 if isinstance(node.value, ast.IfExp) else 1)
         many = isinstance(node.value, ast.List | ast.Tuple)
         values = node.value.elts if isinstance(node.value, ast.List | ast.Tuple) else [node.value]
         for value in values:

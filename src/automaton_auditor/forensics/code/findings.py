@@ -145,7 +145,9 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
            _quote_ops(cond_ops), f"Conditional edges: {cond_text}." if cond_text else
            "No add_conditional_edges call on the main graph.",
            error_routes=sorted({t for c in main.conditional.values() for t in c["targets"]
-                                if any(w in t.lower() for w in ("error", "fail", "abort"))})),
+                                if any(w in t.lower() for w in ("error", "fail", "abort"))}),
+           # sources whose router chooses a branch (not only a list run all at once)
+           routing_sources=sorted(s for s, c in main.conditional.items() if c.get("chooses"))),
         _g("graph.linear", "Graph is purely linear", g.linear, "failure",
            main.builder.get("key", "."), _quote_ops(sorted(main.ops, key=_op_loc), 15),
            "No fan-out and no conditional edge: every node runs one after another."

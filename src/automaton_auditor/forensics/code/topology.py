@@ -137,7 +137,8 @@ def _command_edges(topo: Topology, res: Resolver) -> None:
         if not gotos or name in topo.conditional:
             continue
         topo.conditional[name] = {"op": info["op"], "targets": gotos, "send": False,
-                                  "sends": [], "router": "Command(goto=...)"}
+                                  "sends": [], "router": "Command(goto=...)",
+                                  "chooses": len(gotos) >= 2}
         for target in gotos:
             _edge(topo, name, target, info["op"], "conditional")
 
@@ -217,7 +218,8 @@ def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:
     mapping = {str(res.name(k, path)): res.name(v, path) for k, v in mapped["map"]} \
         if isinstance(mapped, dict) and "map" in mapped else {}
     own = {"op": op, "targets": targets, "send": bool(sends), "sends": sorted(sends),
-           "map": mapping, "router": router.get("ref") if isinstance(router, dict) else None}
+           "map": mapping, "router": router.get("ref") if isinstance(router, dict) else None,
+           "chooses": len(mapping) >= 2 or _chooses(router, path, res)}
     first = topo.conditional.get(source)
     if first is None or "routers" not in first:
         topo.conditional[source] = {**own, "routers": [own]}
@@ -228,8 +230,19 @@ def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:
         first["targets"] = sorted(set(first["targets"]) | set(targets))
         first["sends"] = sorted(set(first["sends"]) | sends)
         first["send"] = bool(first["sends"])
+        first["chooses"] = first["chooses"] or own["chooses"]
     for target in targets:
         _edge(topo, source, target, op, "send" if target in sends else "conditional")
+
+
+def _chooses(router: Any, path: str, res: Resolver) -> bool:
+    """Does the router pick a branch at run time (two or more outcomes, or a value read from
+    the state), rather than return one fixed list of nodes to run at once?"""
+    if isinstance(router, dict) and "lambda" in router:
+        return bool(router["lambda"].get("chooses"))
+    found = res.function(str(router["ref"]), path) \
+        if isinstance(router, dict) and router.get("ref") else None
+    return found is not None and int(found[1].get("outcomes", 0)) >= 2
 
 
 def _targets(router: Any, path_map: Any, path: str, res: Resolver) -> tuple[list[str], set[str]]:

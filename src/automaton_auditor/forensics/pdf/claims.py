@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT
 from automaton_auditor.state import FeatureClaim
 
 _PARALLEL = (r"\b(?:in parallel|parallel(?:ly|ism)?|concurrent(?:ly)?|simultaneous(?:ly)?|"
@@ -25,6 +26,22 @@ FEATURES: dict[str, tuple[str, str]] = {
 }
 _NEGATION = re.compile(r"\b(?:not|never|no longer|instead of|rather than|sequential(?:ly)?|"
                        r"cannot|can't|don't|doesn't|isn't|aren't|won't)\b", re.IGNORECASE)
+# A sentence that says a feature is absent: the judges run one after another ("the three
+# judges are invoked inside one node in sequence"), or the graph lacks conditional edges
+# ("remaining gaps (e.g. conditional edges for ...)", "no conditional edges"). The subject
+# must be the judges themselves, so "the pipeline runs in sequence from detectives to judges"
+# denies nothing.
+SEQUENTIAL_JUDGES = re.compile(
+    r"\b(?:judges|personas|judge\s+nodes|judicial\s+(?:panel|nodes|personas))\s+"
+    r"(?:are|is|were|run|execute|get)\s+(?:\w+\s+){0,6}?(?:in\s+sequence|sequentially|"
+    r"one\s+after\s+(?:the\s+)?(?:an)?other|(?:inside|within|in)\s+(?:one|a\s+single)\s+"
+    r"(?:node|function))\b", re.IGNORECASE)
+NO_CONDITIONAL = re.compile(
+    r"\b(?:no|missing|lacks?|lacking|gaps?)\b[\s(:]*(?:e\.\s?g\.,?\s*|such\s+as\s+)?"
+    r"(?:\w+\s+){0,2}?conditional\s+(?:edges?|routing)\b"
+    r"|\bconditional\s+(?:edges?|routing)\s+(?:are|is)\s+(?:still\s+)?(?:missing|absent)\b",
+    re.IGNORECASE)
+_DENIED = re.compile(f"{SEQUENTIAL_JUDGES.pattern}|{NO_CONDITIONAL.pattern}", re.IGNORECASE)
 
 
 def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
@@ -32,12 +49,12 @@ def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
                            per_feature: int = 3) -> list[FeatureClaim]:
     """Affirmative sentences claiming a checkable feature (parallel judges or detectives,
     a fan-in, conditional routing), at most `per_feature` per feature, in document order."""
-    splitter = sentence_splitter or re.compile(r"(?<=[.!?])\s+")
+    splitter = sentence_splitter or SENTENCE_SPLIT
     claims: list[FeatureClaim] = []
     counts: dict[str, int] = {}
     for page, text in passages:
         for sentence in splitter.split(text):
-            if _NEGATION.search(sentence):
+            if _NEGATION.search(sentence) or _DENIED.search(sentence):
                 continue
             for feature, (subject, claim) in FEATURES.items():
                 if counts.get(feature, 0) >= per_feature:
@@ -70,16 +87,16 @@ _PLACEHOLDER = re.compile(
     r"|\[\s*(?:TODO|TBD|placeholder|insert[^\]]{0,40})\s*\]"
     r"|\blorem\s+ipsum\b|<\s*(?:placeholder|your[\w\s-]{0,30})\s*>", re.IGNORECASE)
 STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STATUS, 6),
-              "placeholder": (_PLACEHOLDER, 6)}
+              "placeholder": (_PLACEHOLDER, 6), "feature_denied": (_DENIED, 6)}
 
 
 def extract_statements(passages: Iterable[tuple[int | None, str]],
                        sentence_splitter: re.Pattern[str] | None = None) -> list[FeatureClaim]:
     """Sentences the code's facts can contradict, as `FeatureClaim`s of the kinds in
     `STATEMENTS` (a reducer bound to a state field, what is or is not implemented, an
-    unfilled template placeholder), a few per kind, in document order. Negations are kept:
-    "X is not implemented" is the claim."""
-    splitter = sentence_splitter or re.compile(r"(?<=[.!?])\s+")
+    unfilled template placeholder, a feature said to be absent), a few per kind, in
+    document order. Negations are kept: "X is not implemented" is the claim."""
+    splitter = sentence_splitter or SENTENCE_SPLIT
     found: list[FeatureClaim] = []
     counts: dict[str, int] = {}
     for page, text in passages:
