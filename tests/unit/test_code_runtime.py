@@ -147,3 +147,18 @@ def test_a_key_lost_between_parallel_branches_is_not_lost_evidence_at_a_join(
     lost = facts["graph.state.evidence_lost"]
     assert lost.found and lost.data["keys"] == {"repo_path": ["doc_analyst"]}
     assert lost.confidence == 0.7 and lost.data["joins"] == []
+
+
+def test_a_side_output_beside_declared_evidence_is_lost_without_breaking_the_join(
+        tmp_path: Path) -> None:
+    # every detective returns its evidence under the declared key and an undeclared `errors`
+    # list the aggregator reads: the errors are lost (a defect), the join still gets the
+    # evidence, so the loss is not at the join (no cap)
+    facts = _nodes_edited(
+        tmp_path, ('return {"evidences": [{"goal"', 'return {"errors": [], "evidences": [{"goal"'),
+        ('def evidence_aggregator(state):\n',
+         'def evidence_aggregator(state):\n    problems = state.get("errors")\n'))
+    lost = facts["graph.state.evidence_lost"]
+    assert lost.found and lost.data["keys"] == {"errors": ["evidence_aggregator"]}
+    assert lost.confidence == 0.7 and lost.data["joins"] == []
+    assert facts["graph.state.dropped_keys"].found

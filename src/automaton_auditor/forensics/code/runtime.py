@@ -130,8 +130,13 @@ def _key_findings(model: Model, run: Run, repo: Path | None, where: str) -> list
             if (r := sorted(who for who, key in reads if key == k))}
     drop_quotes = [q for n, keys in dropped.items() for k in keys if (q := _line(model, n, k))]
     lost_quotes = drop_quotes + [reads[(who, k)] for k, r in lost.items() for who in r]
-    # what parallel branches return for the node that joins them: the fan-in never gets it
-    at_join = sorted({n for r in lost.values() for n in r if n in _joins(model)})
+    # what parallel branches return for the node that joins them: the fan-in never gets it.
+    # A side output (an `errors` list beside the evidence a node returns under a declared
+    # key) is lost too, but the join still receives the branches' results.
+    carried = {k for k in lost if any(
+        k in keys and not set(model.nodes[n].writes) & model.channels.keys()
+        for n, keys in dropped.items() if n in model.nodes)}
+    at_join = sorted({n for k in carried for n in lost[k] if n in _joins(model)})
     unwritten = _unwritten(model, reads, lost)
     text = "; ".join(f"{n} returns {', '.join(k)}" for n, k in dropped.items())
     return [
