@@ -150,3 +150,25 @@ def test_absence_holds_when_the_code_lacks_it_or_the_sentence_is_hedged() -> Non
               "Unlike earlier versions, the judges are no longer run in sequence.",
               "The pipeline runs in sequence from the detectives to the judges.")
     assert _facts(*hedged, code=[PARALLEL_JUDGES, _routing("aggregate")]) == []
+
+
+MEAN = Finding(facet="justice.averaging", goal="The verdict is a plain average", found=False,
+               pattern="failure", location="app/justice.py:55", confidence=0.85,
+               rationale="2 decision(s) change the mean.",
+               content="app/justice.py:58: avg = sum(scores) / len(scores)")
+
+
+def test_a_synthesis_said_not_to_average_that_computes_the_mean_is_a_contradiction() -> None:
+    found = _facts("It does not average judge scores.",
+                   "The Chief Justice resolves conflicts using hardcoded rules rather than "
+                   "probabilistic averaging.", code=[MEAN])
+    assert [(f.facet, f.data["features"]) for f in found] == [
+        ("claims.contradictions", ["a mean of the judges' scores"])] * 2
+    assert "app/justice.py:58: avg = sum(scores) / len(scores)" in (found[0].content or "")
+    # no mean in the code: the same sentences contradict nothing
+    assert _facts("It does not average judge scores.", code=[PARALLEL_JUDGES]) == []
+
+
+def test_a_negated_denial_affirms_the_feature() -> None:
+    assert _facts("The judges are no longer run in sequence.",
+                  "Judges are not invoked one after another.", code=[PARALLEL_JUDGES]) == []

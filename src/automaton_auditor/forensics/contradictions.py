@@ -6,10 +6,11 @@ against the reducers the state class declares in its `Annotated` hints (the `sta
 fact, with its lines); a sentence that says a component is not implemented ("only the
 detective layer is implemented") against the components the repo detective found built and
 wired (persona prompts and judge nodes, the Chief Justice's synthesis, the detective fan-out);
-a sentence that says a graph feature is absent ("the judges are invoked inside one node in
-sequence", "no conditional edges") against the graph facts that show it built (a fan-out to
-the judges, a router): a description of the built system is contradicted, an admitted gap the
-code has since closed is only shown (`claims.stale_gaps`, neutral);
+a sentence that says a feature is absent ("the judges are invoked inside one node in
+sequence", "no conditional edges", "it does not average judge scores") against the facts that
+show it built (a fan-out to the judges, a router, a mean in the synthesis): a description
+of the built system is contradicted, an admitted gap the code has since closed is only shown
+(`claims.stale_gaps`, neutral);
 an unfilled template placeholder ("(Insert your generated image here)") is a defect of the
 report by itself. Each fact quotes the report sentence with its page and the code lines it
 contradicts. Only clear cases count: a sentence whose words match no field, or name no
@@ -23,6 +24,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from automaton_auditor.forensics.pdf.claims import (
+    NO_AVERAGING,
     NO_CONDITIONAL,
     NOT_IMPLEMENTED,
     ONLY_IMPLEMENTED,
@@ -52,10 +54,16 @@ _CONDITION = re.compile(r"\b(?:if|unless|whether|when|once|until|would|could)\b"
 # A sentence saying a feature is absent denies nothing when it is hypothetical, describes
 # what an auditor (the report's own tool) looks for, or contrasts with what was built.
 _HEDGE = re.compile(r"\b(?:if|unless|whether|would|could|might|may|should|rubric|detect\w*|"
-                    r"flag\w*|penali[sz]\w*|checks?|score\w*|unlike|instead|rather|previous\w*|"
+                    r"flag\w*|penali[sz]\w*|checks?|unlike|instead|rather|previous\w*|"
                     r"earlier|original\w*|interim|before)\b", re.IGNORECASE)
 DENIALS: dict[str, re.Pattern[str]] = {"parallel judges": SEQUENTIAL_JUDGES,
-                                        "conditional routing": NO_CONDITIONAL}
+                                        "conditional routing": NO_CONDITIONAL,
+                                        "a mean of the judges' scores": NO_AVERAGING}
+# a sentence about scoring graphs ("scores a graph with no conditional edges as 1") describes
+# the report's own auditor; scores are what a sentence about averaging is about
+_SCORING = re.compile(r"\bscor\w*", re.IGNORECASE)
+# "the judges are no longer run in sequence" affirms what it seems to deny
+_NEGATED = re.compile(r"\b(?:not|never|longer)\b", re.IGNORECASE)
 # An admitted gap ("no conditional edges", "missing ...", "a known gap") that the code has
 # since closed undersells the work: it is shown, not held against the report. A description
 # of how the built system works ("the judges are invoked inside one node in sequence") that
@@ -180,9 +188,10 @@ def built_components(code: Sequence[Finding], graph: RebuiltGraph | None
 
 
 def built_features(code: Sequence[Finding]) -> dict[str, list[str]]:
-    """Graph features the code builds, each with the line that shows it: judges fanned out
-    in parallel (`graph.parallel_judges`), a router choosing a branch
-    (`graph.conditional_edges` with a routing source, not only a list run all at once)."""
+    """Features the code builds, each with the lines that show it: judges fanned out in
+    parallel (`graph.parallel_judges`), a router choosing a branch (`graph.conditional_edges`
+    with a routing source, not only a list run all at once), a mean of the judges' scores in
+    the synthesis (the lines `justice.averaging` quotes, even when later rules change it)."""
     facts = {f.facet: f for f in code if f.found and f.pattern == "success"}
     built: dict[str, list[str]] = {}
     if "graph.parallel_judges" in facts:
@@ -190,15 +199,31 @@ def built_features(code: Sequence[Finding]) -> dict[str, list[str]]:
     routing = facts.get("graph.conditional_edges")
     if routing is not None and routing.data.get("routing_sources"):
         built["conditional routing"] = [_line(routing)]
+    # the synthesis computes a mean of the scores, whether or not later rules change it
+    mean = next((f for f in code if f.facet == "justice.averaging" and f.content), None)
+    if mean is not None:
+        built["a mean of the judges' scores"] = [f"{mean.location}: {mean.rationale}",
+                                                 *(mean.content or "").splitlines()[:3]]
     return built
 
 
-def denial_contradictions(claim: FeatureClaim, built: dict[str, list[str]]) -> list[str]:
-    """Features the sentence says are absent ("the judges run in sequence", "no conditional
-    edges") that the code builds; none when the sentence is hedged (`_HEDGE`)."""
-    if _HEDGE.search(claim.sentence):
-        return []
-    return sorted(f for f, rx in DENIALS.items() if f in built and rx.search(claim.sentence))
+def denial_contradictions(claim: FeatureClaim, built: dict[str, list[str]]
+                          ) -> list[tuple[str, bool]]:
+    """(feature, is an admitted gap) for each feature the sentence says is absent ("the
+    judges run in sequence", "no conditional edges", "it does not average the scores") that
+    the code builds; none when the rest of the sentence is hedged (`_HEDGE`) or the denial
+    is itself negated. Saying the graph has no conditional edges always admits a gap; for
+    the others the rest of the sentence must say so ("a known gap")."""
+    denied = []
+    for feature, pattern in DENIALS.items():
+        match = pattern.search(claim.sentence) if feature in built else None
+        if match is None or (feature == "parallel judges" and _NEGATED.search(match[0])):
+            continue
+        rest = claim.sentence[: match.start()] + " " + claim.sentence[match.end():]
+        scoring = feature != "a mean of the judges' scores" and _SCORING.search(rest)
+        if not (_HEDGE.search(rest) or scoring):
+            denied.append((feature, feature == "conditional routing" or bool(_GAP.search(rest))))
+    return sorted(denied)
 
 
 def _line(fact: Finding) -> str:
@@ -253,11 +278,15 @@ def _status_finding(claim: FeatureClaim, components: list[str],
         {"kind": "status", "components": components})
 
 
-def _denial_finding(claim: FeatureClaim, features: list[str],
+def _denial_finding(claim: FeatureClaim, denied: list[tuple[str, bool]],
                     built: dict[str, list[str]]) -> Finding:
+    """A contradiction for the features the sentence describes the system without; else a
+    neutral stale gap for the ones it admits are missing."""
+    described = [f for f, gap in denied if not gap]
+    features = described or [f for f, _gap in denied]
     code = [line for f in features for line in built[f]]
     said = f"The report {{}} {' and '.join(features)}, which the code builds: {'; '.join(code)}."
-    if _GAP.search(claim.sentence):
+    if not described:
         return Finding(
             facet="claims.stale_gaps", goal="The report lists as missing a feature the code "
             "builds (a gap since closed)", found=True, pattern="neutral",
@@ -265,8 +294,8 @@ def _denial_finding(claim: FeatureClaim, features: list[str],
             location=_where(claim), confidence=0.7, rationale=said.format("lists as a gap"),
             data={"kind": "stale_gap", "features": features, "code": code})
     return _contradiction(
-        claim, "The report describes the built system without a graph feature the code "
-        "builds", said.format("describes the system without"), code,
+        claim, "The report describes the built system without a feature the code builds",
+        said.format("describes the system without"), code,
         {"kind": "denial", "features": features})
 
 
@@ -299,9 +328,9 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
             if components:
                 findings.append(_status_finding(claim, components, built))
         elif claim.feature == "feature_denied":
-            features = denial_contradictions(claim, graph_built)
-            if features:
-                findings.append(_denial_finding(claim, features, graph_built))
+            denied = denial_contradictions(claim, graph_built)
+            if denied:
+                findings.append(_denial_finding(claim, denied, graph_built))
         elif claim.feature == "placeholder":
             findings.append(_placeholder_finding(claim))
     failures = [f for f in findings if f.pattern == "failure"]

@@ -41,7 +41,13 @@ NO_CONDITIONAL = re.compile(
     r"(?:\w+\s+){0,2}?conditional\s+(?:edges?|routing)\b"
     r"|\bconditional\s+(?:edges?|routing)\s+(?:are|is)\s+(?:still\s+)?(?:missing|absent)\b",
     re.IGNORECASE)
-_DENIED = re.compile(f"{SEQUENTIAL_JUDGES.pattern}|{NO_CONDITIONAL.pattern}", re.IGNORECASE)
+# "It does not average judge scores", "rules rather than probabilistic averaging".
+NO_AVERAGING = re.compile(
+    r"\b(?:does\s+not|doesn't|do\s+not|don't|never)\s+(?:simply\s+|just\s+)?average\w*"
+    r"|\b(?:rather\s+than|instead\s+of|not|no|without)\s+(?:a\s+|an\s+)?(?:simple\s+|plain\s+|"
+    r"naive\s+|probabilistic\s+|mere\s+|score\s+)?averag\w*", re.IGNORECASE)
+_DENIED = re.compile(f"{SEQUENTIAL_JUDGES.pattern}|{NO_CONDITIONAL.pattern}|"
+                     f"{NO_AVERAGING.pattern}", re.IGNORECASE)
 
 
 def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
