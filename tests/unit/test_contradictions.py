@@ -172,3 +172,10 @@ def test_a_synthesis_said_not_to_average_that_computes_the_mean_is_a_contradicti
 def test_a_negated_denial_affirms_the_feature() -> None:
     assert _facts("The judges are no longer run in sequence.",
                   "Judges are not invoked one after another.", code=[PARALLEL_JUDGES]) == []
+
+
+def test_a_mean_weighted_per_judge_is_not_the_average_a_report_denies() -> None:
+    rules = Finding(facet="justice.rules", goal="Rules", found=True, pattern="success",
+                    location="app/justice.py:40", confidence=0.75, rationale="Rules: ...",
+                    data={"rules": {"functionality_weight": ["app/justice.py:44"]}})
+    assert _facts("It never averages scores.", code=[MEAN, rules]) == []

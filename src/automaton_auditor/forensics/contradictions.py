@@ -191,7 +191,8 @@ def built_features(code: Sequence[Finding]) -> dict[str, list[str]]:
     """Features the code builds, each with the lines that show it: judges fanned out in
     parallel (`graph.parallel_judges`), a router choosing a branch (`graph.conditional_edges`
     with a routing source, not only a list run all at once), a mean of the judges' scores in
-    the synthesis (the lines `justice.averaging` quotes, even when later rules change it)."""
+    the synthesis (the lines `justice.averaging` quotes, even when later rules change it),
+    unless `justice.rules` finds the judges weighed differently."""
     facts = {f.facet: f for f in code if f.found and f.pattern == "success"}
     built: dict[str, list[str]] = {}
     if "graph.parallel_judges" in facts:
@@ -199,9 +200,12 @@ def built_features(code: Sequence[Finding]) -> dict[str, list[str]]:
     routing = facts.get("graph.conditional_edges")
     if routing is not None and routing.data.get("routing_sources"):
         built["conditional routing"] = [_line(routing)]
-    # the synthesis computes a mean of the scores, whether or not later rules change it
+    # the synthesis computes a mean of the scores, whether or not later rules change it; a
+    # mean weighted per judge is the functionality-weight rule, not an average
     mean = next((f for f in code if f.facet == "justice.averaging" and f.content), None)
-    if mean is not None:
+    weighted = any(f.facet == "justice.rules" and "functionality_weight" in
+                   (f.data.get("rules") or {}) for f in code)
+    if mean is not None and not weighted:
         built["a mean of the judges' scores"] = [f"{mean.location}: {mean.rationale}",
                                                  *(mean.content or "").splitlines()[:3]]
     return built
