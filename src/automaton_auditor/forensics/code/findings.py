@@ -29,17 +29,18 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.runtime import runtime_findings
     from automaton_auditor.forensics.code.safety import safety_findings
     from automaton_auditor.forensics.code.state_schema import state_findings
-    from automaton_auditor.forensics.code.structured_output import llm_findings
+    from automaton_auditor.forensics.code.structured_output import llm_findings, wired_scope
     from automaton_auditor.forensics.code.synthesis import justice_findings
 
     main, others = rebuild(facts)
     rebuilt = to_rebuilt(main) if main is not None else None
     calls = CallGraph(facts)
+    scope = wired_scope(facts, calls, main, others, repo)  # what the graph runs, when known
     findings = [*graph_findings(main, rebuilt, others),
                 *state_findings(facts, main),
                 *safety_findings(facts, repo, calls),
-                *llm_findings(facts, repo),
-                *persona_findings(repo, files, facts),
+                *llm_findings(facts, repo, scope),
+                *persona_findings(repo, files, facts, scope),
                 *justice_findings(facts, repo, main, calls),
                 *health_findings(facts, repo, run_ruff(repo, sorted(facts)), calls, main),
                 *runtime_findings(facts, calls, main, repo),

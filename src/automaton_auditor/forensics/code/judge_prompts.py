@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.prompt_eval import Evaluator, Frame
 from automaton_auditor.forensics.code.prompt_values import Fn, Program, Txt
 
@@ -55,13 +56,19 @@ class Prompt:
         return len(WORD.findall(self.text.text()))
 
 
-def _entries(program: Program, path: str) -> list[tuple[str, str, Any]]:
-    """(persona, description, how to run) for one file's entry points."""
+def _entries(program: Program, path: str,
+             scope: Scope | None = None) -> list[tuple[str, str, Any]]:
+    """(persona, description, how to run) for one file's entry points; with a `scope`, only
+    those in functions, classes or module-level code the graph runs."""
     mod = program.module(path)
     if mod is None:
         return []
     found: list[tuple[str, str, Any]] = []
     for name, node in mod.names.items():
+        owner = name if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef |
+                                   ast.ClassDef) else ""
+        if scope is not None and not scope.runs(path, owner):
+            continue  # a judge nothing in the graph runs prompts no model
         persona = persona_named(name)
         if persona and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             found.append((persona, f"{path}:{node.lineno} {name}", ("fn", Fn(path, node), {})))
@@ -70,7 +77,9 @@ def _entries(program: Program, path: str) -> list[tuple[str, str, Any]]:
                           ("cls", f"{path}::{name}", {})))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             found += _keyed(program, path, node)
-    tree_nodes = [n for n in mod.names.values() if isinstance(n, ast.AST)]
+    tree_nodes = [n for name, n in mod.names.items() if isinstance(n, ast.AST) and (
+        scope is None or scope.runs(path, name if isinstance(
+            n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else ""))]
     for top in tree_nodes:
         for call in (n for n in ast.walk(top) if isinstance(n, ast.Call)):
             found += _named_call(program, path, call)
@@ -140,12 +149,13 @@ def _run(program: Program, path: str,
     return evaluator.inputs, evaluator.steps
 
 
-def judge_prompts(repo: Path, paths: list[str], entry_paths: list[str]) -> dict[str, Prompt]:
+def judge_prompts(repo: Path, paths: list[str], entry_paths: list[str],
+                  scope: Scope | None = None) -> dict[str, Prompt]:
     """Per persona, the longest text its judge's model calls receive (personas whose calls
-    could not be followed are left out)."""
+    could not be followed are left out); with a `scope`, from the entries the graph runs."""
     program = Program(repo, paths)
     best: dict[str, Prompt] = {}
-    entries = [(p, e) for p in sorted(entry_paths) for e in _entries(program, p)]
+    entries = [(p, e) for p in sorted(entry_paths) for e in _entries(program, p, scope)]
     spent = 0
     for path, (persona, entry, how) in entries[:MAX_ENTRIES]:
         if spent > TOTAL_STEPS:

@@ -6,7 +6,8 @@ each call receives: a template filled with a persona's fields counts only the fi
 reach it, the template itself is shared, and a persona's bare name is no philosophy. The
 personas are compared by their own text, and ``judges.persona_text`` says whether each has
 more than a sentence or two of it. Otherwise the longest string constant or prompt file
-naming each persona stands for its prompt.
+naming each persona stands for its prompt. When what the graph runs is known
+(`structured_output.wired_scope`), prompts in code nothing runs are left out.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, own_text
+from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.state import Finding
 from automaton_auditor.text import clip
@@ -49,10 +51,13 @@ def _persona_of(name: str, text: str) -> str | None:
     return None
 
 
-def _candidates(repo: Path, files: list[str], facts: dict[str, JSON]) -> list[JSON]:
+def _candidates(repo: Path, files: list[str], facts: dict[str, JSON],
+                scope: Scope | None = None) -> list[JSON]:
     found: list[JSON] = []
     for path in sorted(facts):
         for item in facts[path].get("strings") or []:
+            if scope is not None and not scope.runs(path, str(item["func"])):
+                continue  # a prompt in code the graph never runs
             label = f"{item['func']}.{item['var']}" if item["var"] else item["func"]
             found.append({"loc": f"{path}:{item['line']}", "name": label,
                           "text": item["text"]})
@@ -122,12 +127,14 @@ def _pick(candidates: list[JSON]) -> dict[str, JSON]:
     return {p: chosen[p] for p in PERSONAS if p in chosen}
 
 
-def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON]) -> list[Finding]:
+def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
+                     scope: Scope | None = None) -> list[Finding]:
     """``judges.personas``, ``judges.collusion`` and ``judges.persona_tone`` (and
-    ``judges.persona_text`` when the judges' model calls could be followed)."""
-    chosen = _pick(_candidates(repo, files, facts))
+    ``judges.persona_text`` when the judges' model calls could be followed); with a
+    `scope` (what the graph runs), prompts in code nothing runs are left out."""
+    chosen = _pick(_candidates(repo, files, facts, scope))
     parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
-    resolved = judge_prompts(repo, sorted(facts), parsed)
+    resolved = judge_prompts(repo, sorted(facts), parsed, scope)
     if len(resolved) >= max(2, len(chosen)):
         return _resolved_findings(repo, resolved)
     pairs = {f"{a}/{b}": round(overlap(chosen[a]["text"], chosen[b]["text"]), 3)

@@ -1,16 +1,98 @@
-"""Structured-output findings: which schema the models are bound to, and retries."""
+"""Structured-output findings: which schema the models are bound to, and retries.
+
+When the graph's wiring is known (`wired_scope`: every node of the main graph resolves to a
+function), only code that the graph runs counts: the node functions, what they call or hand
+on, and module-level code of the files they import. A schema binding or a retry loop in a
+module nothing runs is quoted as unwired and earns nothing. When the wiring is not known, or
+the graph reaches no model call at all (the call graph lost the thread), every file counts.
+"""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
+from automaton_auditor.forensics.code.liveness import (
+    Scope,
+    imported_files,
+    live,
+    name_references,
+)
 from automaton_auditor.forensics.code.source import function_source
+from automaton_auditor.forensics.code.topology import Topology
+from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES
+from automaton_auditor.safefile import read_bounded
 from automaton_auditor.state import Finding
 
 OPINION = re.compile(r"opinion|verdict|judg|outcome|ruling|score", re.I)
+MODEL_KINDS = ("structured", "llm_invoke")
+MAX_UNWIRED = 8
+
+
+def _references(repo: Path | None, facts: dict[str, JSON]) -> dict[Key, set[str]]:
+    """The names each function of the parsed files reads (`liveness.name_references`)."""
+    out: dict[Key, set[str]] = {}
+    for path in sorted(p for p, f in facts.items() if f.get("functions")):
+        try:
+            data = read_bounded(repo / path, MAX_FILE_BYTES, root=repo) if repo else None
+            tree = ast.parse(data.decode("utf-8-sig", errors="replace")) if data else None
+        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+            tree = None
+        for qual, names in (name_references(tree) if tree else {}).items():
+            out[(path, qual)] = names
+    return out
+
+
+def wired_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
+                others: list[Topology], repo: Path | None = None) -> Scope | None:
+    """What the graph runs (see the module docstring), or None when that is not known."""
+    if main is None or not main.nodes or main.computed:
+        return None
+    roots: list[Key] = []
+    for topo in [main, *others]:
+        for _name, node in sorted(topo.nodes.items()):
+            key = graph.named(node["op"]["path"], str(node.get("fn") or ""))
+            if key is None and topo is main:
+                return None  # a node built at run time (a factory, a subgraph): unknown
+            if key is not None:
+                roots.append(key)
+    functions = live(graph, roots, _references(repo, facts))
+    files = imported_files(graph, {k[0] for k in functions} | {op["path"] for op in main.ops})
+    scope = Scope(frozenset(functions), frozenset(files))
+    models = [pc for kind in MODEL_KINDS for pc in calls_of(facts, kind)]
+    if models and not any(scope.runs(p, str(c["func"])) for p, c in models):
+        return None  # the graph reaches no model call: its path to them was not followed
+    return scope
+
+
+def _wired(facts: dict[str, JSON], scope: Scope | None) -> tuple[dict[str, JSON],
+                                                                list[tuple[str, JSON]]]:
+    """The facts of code the graph runs, and the model calls and retries left out."""
+    if scope is None:
+        return facts, []
+    kept: dict[str, JSON] = {}
+    dropped: list[tuple[str, JSON]] = []
+    for path in sorted(facts):
+        calls = facts[path].get("calls") or []
+        live = [c for c in calls if scope.runs(path, str(c["func"]))]
+        dropped += [(path, c) for c in calls if c not in live and c["kind"] in
+                    (*MODEL_KINDS, "retry")]
+        functions = {q: i for q, i in (facts[path].get("functions") or {}).items()
+                     if scope.runs(path, q)}
+        kept[path] = {**facts[path], "calls": live, "functions": functions}
+    return kept, dropped
+
+
+def _unwired_note(dropped: list[tuple[str, JSON]]) -> str:
+    if not dropped:
+        return ""
+    where = ", ".join(f"{p}:{c['line']}" for p, c in dropped[:MAX_UNWIRED])
+    return (f" Not counted: {len(dropped)} model call(s) or retries in code the graph never "
+            f"runs ({where}{', ...' if len(dropped) > MAX_UNWIRED else ''}).")
 
 
 def _judge_block(facts: dict[str, JSON], calls: list[tuple[str, JSON]],
@@ -27,9 +109,13 @@ def _judge_block(facts: dict[str, JSON], calls: list[tuple[str, JSON]],
         "location": f"{path}:{info['line']}"})
 
 
-def llm_findings(facts: dict[str, JSON], repo: Path | None = None) -> list[Finding]:
+def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
+                 scope: Scope | None = None) -> list[Finding]:
     """``llm.structured_output``, ``llm.opinion_schema``, ``llm.retry``,
-    ``llm.freeform_parse``."""
+    ``llm.freeform_parse``, from the code the graph runs when `scope` is known."""
+    facts, dropped = _wired(facts, scope)
+    note = _unwired_note(dropped)
+    unwired = [f"{p}:{c['line']}" for p, c in dropped[:50]]
     structured = calls_of(facts, "structured")
     opinion = [(p, c) for p, c in structured
                if any(OPINION.search(s) for s in c["schemas"])]
@@ -53,8 +139,8 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None) -> list[Findi
     return [
         call_finding("llm.structured_output", "LLM calls are bound to a schema "
            "(with_structured_output / bind_tools)", bool(structured), "success", structured,
-           f"{len(structured)} binding(s) to: {', '.join(schemas) or 'nothing'}.",
-           schemas=schemas),
+           f"{len(structured)} binding(s) to: {', '.join(schemas) or 'nothing'}." + note,
+           schemas=schemas, unwired=unwired),
         _judge_block(facts, opinion, repo, call_finding(
             "llm.opinion_schema", "Judges are bound to a JudicialOpinion-like schema",
             bool(opinion), "success", opinion or structured,
@@ -64,8 +150,8 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None) -> list[Findi
            sorted(retries, key=lambda pc: (pc[0], pc[1]["line"])),
            f"{len(retries)} retry mechanism(s): "
            f"{', '.join(sorted({str(c.get('how', 'try/except in a loop')) for _p, c in retries}))}."
-           if retries else "No with_retry, max_retries, retry decorator or retry loop "
-           "around a model call.", confidence=0.75),
+           + note if retries else "No with_retry, max_retries, retry decorator or retry "
+           "loop around a model call." + note, confidence=0.75, unwired=unwired),
         call_finding("llm.freeform_parse",
                      "Model output parsed as free text (json.loads on .content)",
            bool(freeform), "failure", freeform,

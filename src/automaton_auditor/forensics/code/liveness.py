@@ -1,0 +1,162 @@
+"""Which of the repository's functions a graph runs, read from the call graph.
+
+`live` starts from the graph's node functions and adds, with no bound on depth, what they
+call (`CallGraph.callees`), the repository functions they name as values (a callback, a
+dispatch table of lambdas, a tool list, a factory's returned closure), the functions
+defined inside them, and what module-level code of their files names (it runs on import).
+Naming a function counts as running it: a rule that calls code dead must not mistake a
+callback for dead code. What is left is code nothing the graph runs can reach.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterable
+from typing import NamedTuple
+
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.common import dotted
+
+
+class Scope(NamedTuple):
+    """What a graph runs: the live functions, and the files that hold them or that they
+    import (module-level code runs on import)."""
+
+    functions: frozenset[Key]
+    files: frozenset[str]
+
+    def runs(self, path: str, name: str) -> bool:
+        """Whether code of function or class `name` in `path` may run (``""``: code at module
+        or class level, which runs when its file is imported)."""
+        if not name:
+            return path in self.files
+        return (path, name) in self.functions or any(
+            k[0] == path and k[1].startswith(name + ".") for k in self.functions)
+
+
+def live(graph: CallGraph, roots: Iterable[Key],
+         refs: dict[Key, set[str]] | None = None) -> set[Key]:
+    """Functions that may run when `roots` run (see the module docstring). `refs` holds the
+    names each function reads (`name_references`, keyed ``(path, qual)``; ``(path, "")``
+    for module-level code)."""
+    refs = refs or {}
+    seen: set[Key] = set()
+    opened: set[str] = set()
+    todo = sorted(r for r in set(roots) if r in graph.functions)
+    while todo:
+        key = todo.pop()
+        if key in seen:
+            continue
+        seen.add(key)
+        todo += [k for k in _uses(graph, key, refs.get(key, set())) if k not in seen]
+        if key[0] not in opened:  # its file was imported: module-level code ran
+            opened.add(key[0])
+            todo += [k for k in _named(graph, (key[0], "<module>"), refs.get((key[0], ""), set()))
+                     if k not in seen]
+    return seen
+
+
+def imported_files(graph: CallGraph, paths: Iterable[str]) -> set[str]:
+    """`paths` and every repository file they import, transitively."""
+    seen: set[str] = set()
+    todo = sorted(set(paths))
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for ref in sorted(set((graph.facts.get(path, {}).get("imports") or {}).values())):
+            for module in {ref, ref.rsplit(".", 1)[0]}:
+                todo += [f for f in graph.module_files(module, path) if f not in seen]
+    return seen
+
+
+def _named(graph: CallGraph, key: Key, names: Iterable[str]) -> list[Key]:
+    """The repository functions `names` (read in `key`) stand for; a class stands for its
+    constructor and its ``__call__``."""
+    out: list[Key] = []
+    for name in sorted(set(names)):
+        target = graph.resolve(key, {"name": name})
+        if target is None:
+            continue
+        if target.is_class:
+            out += [(m.path, m.qual) for method in ("__init__", "__call__")
+                    if (m := graph.method(target.path, target.qual, method)) is not None]
+        else:
+            out.append((target.path, target.qual))
+    return out
+
+
+def _uses(graph: CallGraph, key: Key, names: set[str]) -> list[Key]:
+    """The functions `key` calls, names (as call arguments, bindings, returns, or in
+    `names`), or defines inside itself."""
+    out = [k for _i, t in graph.callees(key) if (k := graph.function_key(t)) is not None]
+    flow = graph.flow(key)
+    atoms = {a for site in graph.sites(key)
+             for group in [*site.get("args", []), *(site.get("kw") or {}).values()]
+             for a in group}
+    atoms |= {a for group in (flow.get("binds") or {}).values() for a in group}
+    atoms |= set(flow.get("rets") or [])
+    out += _named(graph, key, {a[2:] for a in atoms if a.startswith("v:")} | names)
+    prefix = key[1] + "."
+    out += [k for k in graph.functions if k[0] == key[0] and k[1].startswith(prefix)]
+    return out
+
+
+class _Reads(ast.NodeVisitor):
+    """Names read per function, qualified as the facts qualify functions."""
+
+    def __init__(self) -> None:
+        self.func = ""
+        self.cls = ""
+        self.out: dict[str, set[str]] = {}
+
+    def visit_Import(self, node: ast.Import) -> None:
+        """Importing a name runs nothing: not a read."""
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        """Importing a name runs nothing: not a read."""
+
+    def visit_Name(self, node: ast.Name) -> None:
+        """A name read in the current function (``""``: module or class level)."""
+        if isinstance(node.ctx, ast.Load):
+            self.out.setdefault(self.func, set()).add(node.id)
+
+    def visit_Attribute(self, node: ast.Attribute) -> None:
+        """``module.function`` reads the dotted name as well as its head."""
+        name = dotted(node)
+        if name and isinstance(node.ctx, ast.Load):
+            self.out.setdefault(self.func, set()).add(name)
+        self.generic_visit(node)
+
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        """Decorators and defaults are read where the function is defined; its body in it."""
+        for expr in [*node.decorator_list, *node.args.defaults,
+                     *(d for d in node.args.kw_defaults if d is not None)]:
+            self.visit(expr)
+        owner = self.func or self.cls
+        saved = self.func
+        self.func = f"{owner}.{node.name}" if owner else node.name
+        for stmt in node.body:
+            self.visit(stmt)
+        self.func = saved
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        """A class body runs where the class is defined: module level, as the facts say."""
+        for expr in [*node.bases, *node.decorator_list, *(k.value for k in node.keywords)]:
+            self.visit(expr)
+        saved = (self.func, self.cls)
+        self.func, self.cls = "", node.name
+        for stmt in node.body:
+            self.visit(stmt)
+        self.func, self.cls = saved
+
+
+def name_references(tree: ast.AST) -> dict[str, set[str]]:
+    """Per function of a parsed file (``Cls.method``, ``outer.inner``; ``""`` for module- and
+    class-level code): the names and dotted names it reads, imports left out."""
+    reads = _Reads()
+    reads.visit(tree)
+    return reads.out

@@ -1,0 +1,171 @@
+"""Facts about what the judges do are read from code the graph runs: a retry loop, a schema
+binding or a persona prompt in a module nothing wired calls counts for nothing; a callback,
+a lambda dispatch table or a tool list still counts; when a node's function cannot be
+resolved, every file counts as before."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from automaton_auditor.forensics.code.analyze import code_findings
+from automaton_auditor.forensics.code.liveness import name_references
+from automaton_auditor.state import Finding
+
+from .test_code_ast_graph import by_facet, write_repo
+
+GRAPH = '''
+from langgraph.graph import StateGraph, START, END
+from nodes.justice import prosecutor_node, defense_node, tech_lead_node
+
+
+def build(State):
+    g = StateGraph(State)
+    g.add_node("prosecutor", {prosecutor})
+    g.add_node("defense", defense_node)
+    g.add_node("tech_lead", tech_lead_node)
+    g.add_edge(START, "prosecutor")
+    g.add_edge(START, "defense")
+    g.add_edge(START, "tech_lead")
+    g.add_edge("prosecutor", END)
+    g.add_edge("defense", END)
+    g.add_edge("tech_lead", END)
+    return g.compile()
+'''
+
+# The live judges: one-line prompts, a schema binding, no retry.
+LIVE = '''
+from langchain_openai import ChatOpenAI
+from state import JudicialOpinion
+
+
+def _opinion(system, user):
+    try:
+        llm = ChatOpenAI(model="m").with_structured_output(JudicialOpinion)
+        return llm.invoke([("system", system), ("human", user)])
+    except Exception:
+        return None
+
+
+def make_judge(name):
+    return prosecutor_node
+
+
+def prosecutor_node(state):
+    return {"opinions": [_opinion("Strict Prosecutor. Find flaws.", "Audit it")]}
+
+
+def defense_node(state):
+    return {"opinions": [_opinion("Defense Counsel. Highlight strengths.", "Audit it")]}
+
+
+def tech_lead_node(state):
+    return {"opinions": [_opinion("Tech Lead. Neutral arbitrator.", "Audit it")]}
+'''
+
+# Richer judges with a retry loop, in a module nothing imports.
+PHILOSOPHY = ("weighs every claim against the evidence, reads the code line by line, "
+              "checks each rubric dimension in turn, distrusts the report's prose, and "
+              "explains each point it takes with the file and line it rests on, in plain "
+              "words a developer can act on the next morning without asking again")
+DEAD = f'''
+from langchain_openai import ChatOpenAI
+from state import JudicialOpinion
+
+
+def _invoke(system, user, max_retries=3):
+    model = ChatOpenAI(model="m").with_structured_output(JudicialOpinion)
+    for _ in range(max_retries):
+        try:
+            return model.invoke([("system", system), ("human", user)])
+        except Exception:
+            continue
+    return None
+
+
+def prosecutor_node(state):
+    return _invoke("You are the Prosecutor: a harsh critic hunting security flaws who "
+                   "{PHILOSOPHY}.", "Evidence: " + str(state))
+
+
+def defense_node(state):
+    return _invoke("You are the Defense: you reward effort and intent, and you "
+                   "{PHILOSOPHY}.", "Evidence: " + str(state))
+
+
+def tech_lead_node(state):
+    return _invoke("You are the Tech Lead: a pragmatic architect weighing maintainability "
+                   "who {PHILOSOPHY}.", "Evidence: " + str(state))
+'''
+
+
+def _findings(tmp_path: Path, prosecutor: str = "prosecutor_node",
+              extra: dict[str, str] | None = None) -> dict[str, Finding]:
+    files = write_repo(tmp_path, {"graph.py": GRAPH.replace("{prosecutor}", prosecutor),
+                                  "nodes/justice.py": LIVE, "nodes/rich.py": DEAD,
+                                  **(extra or {})})
+    findings, _ = code_findings(tmp_path, files)
+    return {f.facet: by_facet(findings, f.facet) for f in findings}
+
+
+def test_a_retry_loop_and_prompts_nothing_wired_calls_count_for_nothing(
+        tmp_path: Path) -> None:
+    facts = _findings(tmp_path)
+    retry = facts["llm.retry"]
+    assert not retry.found
+    assert "never runs" in retry.rationale and "nodes/rich.py" in retry.rationale
+    assert facts["llm.structured_output"].location.startswith("nodes/justice.py:")
+    text = facts["judges.persona_text"]
+    assert text.location.startswith("nodes/justice.py:")
+    assert not text.found  # the live prompts are a few words each
+
+
+def test_an_unresolved_node_function_keeps_every_file(tmp_path: Path) -> None:
+    # ``make_judge("x")`` is built at run time: what the graph runs is not known.
+    facts = _findings(tmp_path, prosecutor='make_judge("Prosecutor")')
+    assert facts["llm.retry"].found
+    assert facts["llm.retry"].location.startswith("nodes/rich.py:")
+
+
+CALLBACK = '''
+from nodes.retrying import with_retries
+
+
+def prosecutor_node(state):
+    handlers = {"judge": lambda s: with_retries(s)}
+    return handlers["judge"](state)
+'''
+RETRYING = '''
+from langchain_openai import ChatOpenAI
+
+
+def with_retries(state, attempts=3):
+    for _ in range(attempts):
+        try:
+            return ChatOpenAI(model="m").invoke(str(state))
+        except Exception:
+            continue
+'''
+
+
+def test_a_helper_reached_through_a_lambda_dispatch_table_counts(tmp_path: Path) -> None:
+    graph = GRAPH.replace("from nodes.justice import prosecutor_node,",
+                          "from nodes.callback import prosecutor_node\n"
+                          "from nodes.justice import")
+    files = write_repo(tmp_path, {"graph.py": graph.replace("{prosecutor}", "prosecutor_node"),
+                                  "nodes/justice.py": LIVE, "nodes/callback.py": CALLBACK,
+                                  "nodes/retrying.py": RETRYING})
+    findings, _ = code_findings(tmp_path, files)
+    retry = by_facet(findings, "llm.retry")
+    assert retry.found and retry.location.startswith("nodes/retrying.py:")
+
+
+def test_name_references_are_qualified_like_the_facts() -> None:
+    tree = ast.parse("import os\nTOOLS = [scan]\n"
+                     "class Judge:\n    mode = pick\n    def run(self):\n"
+                     "        def inner():\n            return helper()\n"
+                     "        return self.call(inner, os.path.join)\n")
+    refs = name_references(tree)
+    assert {"scan", "pick"} <= refs[""] and "os" not in refs[""]
+    assert {"self.call", "inner", "os.path.join"} <= refs["Judge.run"]
+    assert "helper" in refs["Judge.run.inner"]
