@@ -169,3 +169,25 @@ def test_name_references_are_qualified_like_the_facts() -> None:
     assert {"scan", "pick"} <= refs[""] and "os" not in refs[""]
     assert {"self.call", "inner", "os.path.join"} <= refs["Judge.run"]
     assert "helper" in refs["Judge.run.inner"]
+
+
+STUBS = '''
+def prosecutor_node(state):
+    return {"opinions": []}
+
+
+def defense_node(state):
+    return {"opinions": []}
+
+
+def tech_lead_node(state):
+    return {"opinions": []}
+'''
+
+
+def test_a_graph_that_reaches_no_model_call_keeps_every_file(tmp_path: Path) -> None:
+    # The call graph lost the path to the models (or the nodes are stubs): fall back.
+    files = write_repo(tmp_path, {"graph.py": GRAPH.replace("{prosecutor}", "prosecutor_node"),
+                                  "nodes/justice.py": STUBS, "nodes/rich.py": DEAD})
+    findings, _ = code_findings(tmp_path, files)
+    assert by_facet(findings, "llm.retry").found
