@@ -165,6 +165,31 @@ def test_tables_and_text_are_not_diagrams(tmp_path: Path) -> None:
     assert findings[0].location == "report"
 
 
+def test_table_with_filled_cells_is_not_a_flowchart(tmp_path: Path) -> None:
+    """Cells painted as filled outlines with short labels, ruled by lines along their sides
+    (how word processors export tables): the rules join cells, they are not connectors."""
+    def table(c: canvas.Canvas) -> None:
+        c.setFont("Helvetica", 10)
+        c.setFillColorRGB(1, 1, 1)
+        rows = [(600, 650, ["Criterion", "Score", "Evidence"]),
+                (300, 600, ["", "", ""]),
+                (80, 300, ["Forensic Accuracy", "4/5", "graph.py"])]
+        for bottom, top, labels in rows:
+            for col in range(3):
+                c.rect(72 + 150 * col, bottom, 150, top - bottom, stroke=0, fill=1)
+        c.setFillColorRGB(0, 0, 0)
+        for bottom, top, labels in rows:
+            for col, label in enumerate(labels):
+                c.drawString(80 + 150 * col, top - 20, label)
+        for x in (73, 222, 372, 521):
+            c.line(x, 80, x, 650)
+        for y in (649, 599, 299, 81):
+            c.line(72, y, 522, y)
+
+    diagrams, _ = find_diagrams(_pdf(tmp_path / "t.pdf", [table]))
+    assert [d for d in diagrams if d.edges] == []
+
+
 def test_mermaid_block_in_the_text_layer(tmp_path: Path) -> None:
     source = ("Architecture as code:\ngraph TD\n  S[START] --> R[RepoInvestigator]\n"
               "  S --> D[DocAnalyst]\n  R --> A[EvidenceAggregator]\n  D --> A\n"

@@ -25,6 +25,7 @@ from automaton_auditor.forensics.vision.vector import (
 )
 
 RawEdge = tuple[str, str, bool, Rect]
+SIDE_TOL = 0.25  # text heights: a connector this close to an outline's side runs along it
 
 
 def _is_diamond(path: PathInfo) -> bool:
@@ -61,6 +62,20 @@ def labelled_nodes(paths: list[PathInfo], texts: list[TextRect],
     return nodes
 
 
+def _along_side(path: PathInfo, node: VectorNode, unit: float) -> bool:
+    """A straight, axis-aligned line lying on one of the node outline's sides: the rule of a
+    table cell (or a frame), which runs along the cells it touches instead of leaving them."""
+    tol = SIDE_TOL * unit
+    xs = [p[0] for p in path.points]
+    ys = [p[1] for p in path.points]
+    left, bottom, right, top = node.rect
+    if max(xs) - min(xs) <= tol:  # vertical
+        return min(abs(xs[0] - left), abs(xs[0] - right)) <= tol
+    if max(ys) - min(ys) <= tol:  # horizontal
+        return min(abs(ys[0] - bottom), abs(ys[0] - top)) <= tol
+    return False
+
+
 def _node_at(point: Point, nodes: list[VectorNode], grid: Grid) -> VectorNode | None:
     hits = [nodes[i] for i in grid.hits(point)]
     return min(hits, key=lambda n: area(n.rect)) if hits else None
@@ -89,15 +104,15 @@ def _edges(paths: list[PathInfo], nodes: list[VectorNode],
         (src, head_at_start), (dst, head_at_end) = ends
         # Both ends on outlines that touch (a code listing's line stripes) is not an edge.
         # Two boxes of one name (a participant drawn above and below its lifeline) are one.
+        # A rule along a cell's side joins the cells of a table, not the nodes of a flow.
         if (not src or not dst or src.label == dst.label
-                or gap(src.rect, dst.rect) < MIN_GAP * unit):
+                or gap(src.rect, dst.rect) < MIN_GAP * unit
+                or _along_side(path, src, unit) or _along_side(path, dst, unit)):
             continue
         if head_at_start and not head_at_end:
             src, dst = dst, src
         edges.append((src.label, dst.label, path.dashed or src.decision, path.rect))
     return edges
-
-
 
 
 def _components(raw_edges: list[RawEdge]) -> list[list[RawEdge]]:
