@@ -146,6 +146,32 @@ def test_arrow_listing_with_line_numbers_comments_and_branches() -> None:
     assert courtroom_pattern(flow_graph(flow.edges, flow.conditional)).complete
 
 
+def test_text_art_branches_fan_out_from_the_trunk_node() -> None:
+    """'+--->' / '├──>' lines under one '|' trunk all start at the node above the trunk
+    (a wrapped label or an annotated trunk line does not change that), and meet again at
+    the node the trunk's arrow head 'v' reaches below them."""
+    art = ("START\r\n|\r\nv\r\nContextBuilder (loads rubric)\r\n|\r\n"
+           "+---> RepoInvestigator (clones repo)\r\n|\r\n+---> DocAnalyst (parses PDF,\r\n"
+           "checks depth)\r\n|\r\n+---> VisionInspector\r\n|\r\nv\r\n"
+           "EvidenceAggregator (fan-in: validates)\r\n|\r\n| [conditional: none]\r\n|\r\n"
+           "+---> Prosecutor\r\n|\r\n+---> Defense\r\n|\r\n+---> TechLead\r\n|\r\nv\r\n"
+           "ChiefJustice (deterministic rules)\r\n")
+    edges = {e for _, flow in parse_arrows(art) for e in flow.edges}
+    assert {("ContextBuilder", "RepoInvestigator"), ("ContextBuilder", "DocAnalyst"),
+            ("ContextBuilder", "VisionInspector"), ("EvidenceAggregator", "Prosecutor"),
+            ("EvidenceAggregator", "Defense"), ("EvidenceAggregator", "TechLead")} <= edges
+    assert ("RepoInvestigator", "DocAnalyst") not in edges
+    assert ("Prosecutor", "Defense") not in edges
+    first = parse_arrows(art)[0][1]
+    assert courtroom_pattern(flow_graph(first.edges)).aggregation == [
+        "EvidenceAggregator", "DocAnalyst", "RepoInvestigator", "VisionInspector"]
+    assert ("TechLead", "ChiefJustice") in edges
+    unicode_tree = "graph_builder\n│\n├──> RepoInvestigator\n├──> DocAnalyst\n└──> Vision\n"
+    (_, flow), = parse_arrows(unicode_tree)
+    assert flow_graph(flow.edges).fan_out == {
+        "graph_builder": ["DocAnalyst", "RepoInvestigator", "Vision"]}
+
+
 def test_prose_arrows_are_not_diagrams() -> None:
     assert parse_arrows("Imports always flow downwards (graph -> nodes -> tools).") == []
     assert parse_arrows("Scores moved 3 → 4 or 5 and 1 → 3 after fixes.") == []

@@ -8,17 +8,27 @@ a segment is a node name, a bracket group of parallel nodes (``[a || b]``, ``[a 
 ``[a, b]``) or a decision (``(conditional: x?)``) with a ``YES``/``NO`` branch marker.
 Only chains of at least three nodes with a parallel group, or four nodes, are kept: prose
 such as "graph -> nodes -> tools" is not a diagram.
+
+Text-art trees hang branches off a trunk: ``X`` then ``|`` then ``+---> A``, ``+---> B``
+(or ``├──> A``, ``└──> B``). Each branch line starts at the node above the trunk, not at
+the sibling written before it: a fan-out, not a chain.
 """
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import re
 from dataclasses import dataclass
 
 from automaton_auditor.forensics.diagrams.flow import ParsedFlow
 
 MAX_ARROWS = 5000
-_ARROW = re.compile(r"\s*(?:-+>|→|⟶|⇒)\s*")
+_ARROW = re.compile(r"\s*(?:[-─]+[>▶►]|→|⟶|⇒)\s*")
+_TRUNK = re.compile(r"^\s*(?:[|│┃║]|[vV↓▼]\s*$|$)")  # trunk, arrow head or blank line
+_BRANCH = re.compile(r"^\s*[+├└`\\|│]\s*(?:[-─]+[>▶►]|→)")  # a branch off the trunk
+_HEAD = re.compile(r"^\s*[vV↓▼]\s*$")  # the trunk's arrow head
+MAX_TRUNK_LINES = 40  # how far up a branch looks for the node it hangs off
 _GROUP = re.compile(r"\[([^\[\]]{1,400})\]")
 _GROUP_SPLIT = re.compile(r"\|\||∥|,|\|")
 _PAREN = re.compile(r"\((?:[^()\[\]]|\([^()\[\]]*\))*\)")
@@ -37,6 +47,8 @@ class _Segment:
     short: bool
     marker: bool
     is_group: bool
+    branch_of: str | None = None  # the node this segment hangs off, when reached by a branch
+    joins: tuple[str, list[str]] | None = None  # (join node, the run's branches) on its last
 
 
 def strip_listing_numbers(text: str) -> str:
@@ -93,12 +105,18 @@ def _chains(segments: list[_Segment], decisions: dict[str, str]) -> list[ParsedF
     for index in range(len(segments) - 1):
         src_seg, dst_seg = segments[index], segments[index + 1]
         sources = src_seg.tail
-        if src_seg.marker and last_decision:
+        if dst_seg.branch_of:
+            sources = [dst_seg.branch_of]
+        elif src_seg.marker and last_decision:
             sources = [last_decision]
         for src in sources:
             for dst in dst_seg.head:
                 cond = src in decisions or src_seg.marker
                 current.add(_name(src, decisions), _name(dst, decisions), cond)
+        if dst_seg.joins:
+            join, targets = dst_seg.joins
+            for target in targets:
+                current.add(_name(target, decisions), join)
         groups += dst_seg.is_group
         for token in dst_seg.tail:
             if token in decisions:
@@ -110,6 +128,76 @@ def _chains(segments: list[_Segment], decisions: dict[str, str]) -> list[ParsedF
                 chains.append(current)
             current, groups, last_decision = ParsedFlow(kind="arrow"), 0, None
     return chains
+
+
+def _node_name(line: str) -> str | None:
+    """The node a text-art line names (its comment in parentheses dropped), or None when
+    the line is prose rather than a short node label."""
+    for _ in range(2):
+        line = _PAREN.sub(" ", line)
+    ids = _idents(line.split("(")[0])
+    return ids[0] if 0 < len(ids) <= 2 else None
+
+
+def _is_text(line: str) -> bool:
+    return not _TRUNK.match(line) and not _BRANCH.match(line)
+
+
+def _trunk_node(lines: list[str], index: int) -> str | None:
+    """The node a branch on line `index` hangs off: the first line above that is neither
+    trunk, blank, nor a sibling branch (with its wrapped continuation lines)."""
+    row = index - 1
+    while row >= max(index - MAX_TRUNK_LINES, 0):
+        if not _is_text(lines[row]):
+            row -= 1
+            continue
+        top = row  # a wrapped label: climb to the block's first line
+        while top > 0 and _is_text(lines[top - 1]):
+            top -= 1
+        if top > 0 and _BRANCH.match(lines[top - 1]):
+            row = top - 1  # the continuation of a sibling branch's text
+            continue
+        return _node_name(lines[top])
+    return None
+
+
+def _join_node(lines: list[str], index: int) -> str | None:
+    """The node the trunk reaches, through an arrow head (``v``), below the last branch of a
+    run on line `index`: where the branches meet again (fan-in). None without a head."""
+    row = index + 1
+    while row < len(lines) and _is_text(lines[row]):  # the branch's wrapped label
+        row += 1
+    head = False
+    while row < min(index + MAX_TRUNK_LINES, len(lines)) and _TRUNK.match(lines[row]):
+        head = head or bool(_HEAD.match(lines[row]))
+        row += 1
+    if not head or row >= len(lines) or _BRANCH.match(lines[row]):
+        return None
+    return _node_name(lines[row])
+
+
+def _mark_branches(text: str, arrows: list[re.Match[str]], segments: list[_Segment]) -> None:
+    """Text-art trees: each segment reached by a branch arrow hangs off its trunk node; the
+    last branch of a run also carries the node where the run's branches join, if any."""
+    lines = text.split("\n")
+    starts = list(itertools.accumulate((len(line) + 1 for line in lines[:-1]), initial=0))
+    rows: list[int] = []
+    sources: list[str | None] = []
+    for arrow in arrows:
+        at = arrow.start() + len(arrow.group(0)) - len(arrow.group(0).lstrip())
+        row = bisect.bisect_right(starts, at) - 1
+        rows.append(row)
+        branch = _BRANCH.match(lines[row][: at - starts[row] + 8])
+        sources.append(_trunk_node(lines, row) if branch else None)
+    run: list[str] = []  # the branches so far of the current run off one trunk node
+    for index, source in enumerate(sources):
+        segments[index + 1].branch_of = source
+        run = [*run, *segments[index + 1].head] if source else []
+        following = sources[index + 1] if index + 1 < len(sources) else None
+        if source and following != source:  # the run's last branch
+            join = _join_node(lines, rows[index])
+            segments[index + 1].joins = (join, run) if join else None
+            run = []
 
 
 def parse_arrows(text: str) -> list[tuple[int, ParsedFlow]]:
@@ -125,6 +213,7 @@ def parse_arrows(text: str) -> list[tuple[int, ParsedFlow]]:
     decisions: dict[str, str] = {}
     segments = [_segment(raw[-400:] if i == 0 else raw[:400] if i == len(raw_segments) - 1
                          else raw, decisions) for i, raw in enumerate(raw_segments)]
+    _mark_branches(text, arrows, segments)
     start = 0
     for index in range(1, len(segments)):
         if not segments[index].short or index == len(segments) - 1:
