@@ -140,3 +140,20 @@ def test_sequence_diagrams_are_not_compared_as_flows() -> None:
     findings = compare_with_code([seq], _code(CODE_EDGES))
     assert [f.facet for f in findings] == ["vision.compare.nodes", "vision.compare.parallelism"]
     assert all(not f.found and f.pattern == "neutral" for f in findings)
+
+
+def test_text_flow_beside_an_unread_picture_is_not_called_misleading() -> None:
+    """A linear flow read from text, while a picture of the report could not be read: the
+    mismatch with the code is not established (a limitation, weighed by no judge); the
+    same flow alone, or a drawn one, is still a Misleading Architecture Visual."""
+    linear = [("START", "RepoInvestigator"), ("RepoInvestigator", "DocAnalyst"),
+              ("DocAnalyst", "Prosecutor"), ("Prosecutor", "ChiefJustice")]
+    text = DiagramFacts(page=5, kind="arrow", edges=linear)
+    picture = DiagramFacts(page=8, kind="raster", width=900, height=600)
+    found = _facets(compare_with_code([text, picture], _code(CODE_EDGES)))
+    for facet in ("vision.compare.misleading", "vision.compare.parallelism"):
+        assert "1 diagram image(s) could not be read" in found[facet].data["limitation"]
+    for alone in ([text], [DiagramFacts(page=5, kind="vector", edges=linear), picture]):
+        misleading = _facets(compare_with_code(alone, _code(CODE_EDGES)))
+        assert misleading["vision.compare.misleading"].found
+        assert "limitation" not in misleading["vision.compare.misleading"].data

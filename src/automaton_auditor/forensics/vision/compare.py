@@ -8,6 +8,8 @@ out, or parallel branches drawn that the code does not have)?
 
 from __future__ import annotations
 
+from typing import Any
+
 from automaton_auditor.forensics.diagrams.flow import match_names, name_key
 from automaton_auditor.forensics.vision.findings import DiagramReading, read_diagram
 from automaton_auditor.state import DiagramFacts, Finding, RebuiltGraph
@@ -84,8 +86,11 @@ def _diagram_parallel(reading: DiagramReading) -> bool:
     return bool(reading.parts.get("parallel_detectives") or reading.parts.get("parallel_judges"))
 
 
-def parallelism_findings(reading: DiagramReading, graph: RebuiltGraph) -> list[Finding]:
-    """Does the diagram's parallel split match the code's, or contradict it?"""
+def parallelism_findings(reading: DiagramReading, graph: RebuiltGraph,
+                         unread: dict[str, str] | None = None) -> list[Finding]:
+    """Does the diagram's parallel split match the code's, or contradict it? `unread`
+    (``{"limitation": why}``) marks a mismatch as not established: a picture of the report
+    that could not be read may draw what this reading lacks."""
     code_parallel = bool(graph.fan_out)
     drawn_parallel = _diagram_parallel(reading)
     splits = _reproduced_splits(reading, graph)
@@ -104,20 +109,31 @@ def parallelism_findings(reading: DiagramReading, graph: RebuiltGraph) -> list[F
             "data": {"diagram_parallel": drawn_parallel, "code_parallel": code_parallel,
                      "reproduced_splits": splits, "read_from": reading.source}}
     conf = reading.confidence
+    matched = drawn_parallel and code_parallel
     return [
         Finding(facet="vision.compare.parallelism",
                 goal="Diagram's parallel split matches the code graph",
-                found=drawn_parallel and code_parallel, pattern="success",
+                found=matched, pattern="success",
                 rationale=("The diagram draws the code's parallel split." if
-                           drawn_parallel and code_parallel else f"No match: {verdict}."),
-                confidence=conf, **base),
+                           matched else f"No match: {verdict}."),
+                confidence=conf, **_limited(base, unread if not matched else None)),
         Finding(facet="vision.compare.misleading",
                 goal="Misleading Architecture Visual: diagram contradicts the code's flow",
                 found=contradicts, pattern="failure",
                 rationale=(f"Misleading Architecture Visual: {verdict}." if contradicts
                            else "The diagram's flow does not contradict the code."),
-                confidence=conf, **base),
+                confidence=conf, **_limited(base, unread if contradicts else None)),
     ]
+
+
+def _limited(base: dict[str, Any], unread: dict[str, str] | None) -> dict[str, Any]:
+    return {**base, "data": {**base["data"], **unread}} if unread else base
+
+
+def _unread_pictures(readings: list[DiagramReading]) -> list[DiagramReading]:
+    """Pictures whose flow could not be read (no vision model); scans when they look graphic."""
+    return [r for r in readings if r.source == "none"
+            and (r.facts.kind != "scan" or r.facts.data.get("likely_diagram"))]
 
 
 def compare_with_code(diagrams: list[DiagramFacts],
@@ -128,7 +144,8 @@ def compare_with_code(diagrams: list[DiagramFacts],
     neutral, low confidence)."""
     if graph is None or not graph.nodes:
         return _unavailable("No graph could be rebuilt from the code to compare with.")
-    reading = best_reading([read_diagram(d) for d in diagrams])
+    readings = [read_diagram(d) for d in diagrams]
+    reading = best_reading(readings)
     if reading is None:
         why = ("No diagram in the report." if not diagrams else
                "No diagram flow could be read (images need a vision model; sequence "
@@ -142,4 +159,10 @@ def compare_with_code(diagrams: list[DiagramFacts],
                                   "were parsed to compare.", confidence=0.2)
     else:
         nodes = nodes_finding(reading, graph)
-    return [nodes, *parallelism_findings(reading, graph)]
+    # A flow read from text (an arrow chain, text art) is a weak witness: while a picture of
+    # the report could not be read, a mismatch it shows is not called misleading.
+    pictures = _unread_pictures(readings) if reading.facts.kind == "arrow" else []
+    unread = {"limitation": f"{len(pictures)} diagram image(s) could not be read without a "
+                            "vision model (--vision-model); a flow read from text does not "
+                            "settle the comparison"} if pictures else {}
+    return [nodes, *parallelism_findings(reading, graph, unread)]
