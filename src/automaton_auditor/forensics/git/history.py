@@ -55,6 +55,15 @@ class Commit:
     # Lines the commit brought to code files, when read (`add_line_counts`): added minus
     # removed, at least 0, so a rewrite or a move that adds as much as it removes brings none.
     lines: int | None = None
+    parents: int = 1  # a merge has two or more; the root (or a shallow boundary) none
+    # Lines the commit added to any file, when read (a binary file counts as one): 0 for a
+    # commit that adds only empty files, deletes, or changes nothing.
+    grown: int | None = None
+
+    @property
+    def merge(self) -> bool:
+        """True for a merge commit: it joins work authored in other commits."""
+        return self.parents > 1
 
     def quote(self) -> str:
         """``<short sha> <date> <subject>``, as evidence quotes it."""
@@ -95,7 +104,7 @@ def read_log(repo: Path, timeout_s: float) -> Log:
 
 
 def _git_log(repo: Path, home: Path, timeout_s: float, revs: list[str], names: bool) -> bytes:
-    args = ["log", "--no-renames", "--no-color", "--format=%x1e%H%x1f%at%x1f%aI%x1f%s"]
+    args = ["log", "--no-renames", "--no-color", "--format=%x1e%H%x1f%at%x1f%aI%x1f%P%x1f%s"]
     stdin = None
     if names:
         args += ["--name-status", "--no-walk=unsorted", "--stdin"]
@@ -114,10 +123,11 @@ def _parse(raw: bytes) -> list[Commit]:
         if not record.strip():
             continue
         head, _, rest = record.partition("\n")
-        parts = head.split("\x1f")
-        if len(parts) != 4:
+        parts = head.split("\x1f", 4)
+        if len(parts) != 5:
             continue
-        commit = Commit(parts[0], int(parts[1] or 0), parts[2], parts[3].strip())
+        commit = Commit(parts[0], int(parts[1] or 0), parts[2], parts[4].strip(),
+                        parents=len(parts[3].split()))
         for line in rest.splitlines():
             status, _, path = line.partition("\t")
             if not path:
@@ -138,7 +148,8 @@ def head_files(repo: Path, timeout_s: float) -> list[str]:
 def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
                     counts: Callable[[str], bool]) -> bool:
     """Set `Commit.lines` to the lines each commit brought to the paths `counts` accepts
-    (``git log --numstat``: added minus removed, at least 0); False when the object store
+    (``git log --numstat``: added minus removed, at least 0) and `Commit.grown` to the lines
+    it added to any file; False when the object store
     lacks old blobs (a blobless or partial clone), since git then stops at the first one
     rather than fetch it."""
     with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
@@ -153,13 +164,17 @@ def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
         sha, _, rest = record.partition("\n")
         if sha.strip() not in by_sha:
             continue
-        total = 0
+        total = grown = 0
         for line in rest.splitlines():
             added, _, rest_of_line = line.partition("\t")
             removed, _, path = rest_of_line.partition("\t")
+            if not path:
+                continue
+            grown += int(added) if added.isdigit() else 1  # binary files show "-"
             if added.isdigit() and removed.isdigit() and counts(path):
-                total += int(added) - int(removed)  # binary files show "-"
+                total += int(added) - int(removed)
         by_sha[sha.strip()].lines = max(total, 0)
+        by_sha[sha.strip()].grown = grown
     return True
 
 

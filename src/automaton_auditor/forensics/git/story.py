@@ -26,6 +26,7 @@ from automaton_auditor.forensics.git.history import (
     stages_of,
     summary,
 )
+from automaton_auditor.forensics.git.hollow import hollow_claims, hollow_finding
 from automaton_auditor.forensics.git.runner import GitStopped
 from automaton_auditor.state import Finding
 
@@ -34,7 +35,8 @@ QUOTE_COMMITS = 12
 
 def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
     """Findings ``git.history``, ``git.bulk_upload``, ``git.progression``,
-    ``git.commit_messages``, ``git.commit_bursts`` and ``git.concentration`` for the
+    ``git.commit_messages``, ``git.commit_bursts``, ``git.concentration`` and
+    ``git.hollow_commits`` for the
     repository at `repo` (a git work tree). Not cached here: the detectives' result cache
     keys them by the target's commit."""
     try:
@@ -63,14 +65,21 @@ def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
 
 def story_findings(commits: list[Commit], files: list[str], boundary: Collection[str] = (),
                    paths_error: str = "") -> list[Finding]:
-    """The six git findings for a log given oldest first. `boundary`: the commits a
+    """The seven git findings for a log given oldest first. `boundary`: the commits a
     shallow history is cut at (the history is then a lower bound: what it cannot show is
     not held against the repository); `paths_error`: why the paths each commit touched are
     unknown."""
     cut = set(boundary)
     return [_history(commits, cut, paths_error), _bulk(commits, files, cut, paths_error),
-            _progression(commits, files, bool(cut)), _messages(commits), _bursts(commits, cut),
-            concentration_finding(commits, cut)]
+            _progression(commits, files, bool(cut)), _messages(commits, cut),
+            _bursts(commits, cut), concentration_finding(commits, cut),
+            hollow_finding(commits, cut)]
+
+
+def authored(commits: list[Commit]) -> list[Commit]:
+    """The commits that are not merges (a merge joins work counted in its own commits, and
+    its subject is written by the hosting service); all of them if every one is a merge."""
+    return [c for c in commits if not c.merge] or commits
 
 
 def history_warnings(findings: list[Finding]) -> list[str]:
@@ -97,13 +106,15 @@ def _commit_list(commits: list[Commit], limit: int = 200) -> list[dict[str, Any]
              "files": len(c.added) + len(c.changed)} for c in chosen]
 
 
-def _history(commits: list[Commit], boundary: set[str], paths_error: str) -> Finding:
+def _history(log: list[Commit], boundary: set[str], paths_error: str) -> Finding:
+    commits = authored(log)
     info = summary(commits)
     found = len(commits) > 3
-    note = ""
+    merges = len(log) - len(commits)
+    note = f" {merges} merge commit(s) not counted." if merges else ""
     if boundary:
         cut = ", ".join(sorted(sha[:8] for sha in boundary)[:5])
-        note = (f" The history is shallow (cut at {cut}), so this is a lower bound"
+        note += (f" The history is shallow (cut at {cut}), so this is a lower bound"
                 + ("." if found else ": fewer commits than the rubric asks for is not held "
                                      "against it."))
     if paths_error:
@@ -116,9 +127,9 @@ def _history(commits: list[Commit], boundary: set[str], paths_error: str) -> Fin
         rationale=(f"{info['count']} commits from {info['first']} to {info['last']} "
                    f"({info['span_hours']} h).{note}"),
         confidence=0.8 if boundary else 1.0,
-        data={**info, "shallow": bool(boundary), "lower_bound": bool(boundary),
-              "boundary": sorted(boundary)[:50], "paths_known": not paths_error,
-              "commits": _commit_list(commits)})
+        data={**info, "merges": merges, "shallow": bool(boundary),
+              "lower_bound": bool(boundary), "boundary": sorted(boundary)[:50],
+              "paths_known": not paths_error, "commits": _commit_list(commits)})
 
 
 def _code_files(files: list[str]) -> set[str]:
@@ -272,17 +283,24 @@ def _progression(commits: list[Commit], files: list[str], shallow: bool = False)
               "inversions": _inversions(firsts)})
 
 
-def _messages(commits: list[Commit]) -> Finding:
-    vague = [c for c in commits if is_vague(c.subject)]
+def _messages(log: list[Commit], boundary: set[str]) -> Finding:
+    """Authored commits whose subject says what changed: not vague, and not claiming an
+    implementation over a diff that adds nothing (`hollow_claims`)."""
+    commits = authored(log)
+    hollow = {c.sha for c in hollow_claims(commits, boundary)}
+    vague = [c for c in commits if is_vague(c.subject) or c.sha in hollow]
     ratio = 1 - len(vague) / len(commits)
+    overclaim = f", {len(hollow)} claim work their diff does not add" if hollow else ""
     return Finding(
         facet="git.commit_messages", goal="Commit messages describe the changes",
         found=ratio >= 0.6 and len(commits) > 1, pattern="success", location="git log",
         content=_quote(vague) if vague else _quote(commits),
-        rationale=(f"{len(commits) - len(vague)} of {len(commits)} commit subjects are "
-                   f"descriptive; {len(vague)} are vague (e.g. 'update', 'wip')."),
+        rationale=(f"{len(commits) - len(vague)} of {len(commits)} authored commit subjects "
+                   f"are descriptive; {len(vague) - len(hollow)} are vague (e.g. 'update', "
+                   f"'wip'){overclaim}."),
         confidence=0.7,
-        data={"descriptive_ratio": round(ratio, 3), "vague": [c.sha for c in vague[:50]]})
+        data={"descriptive_ratio": round(ratio, 3), "vague": [c.sha for c in vague[:50]],
+              "merges": len(log) - len(commits)})
 
 
 BURST_SHARE = 0.5
