@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from automaton_auditor.judging.offline import evidence_score, offline_opinion
+from automaton_auditor.judging.offline import evidence_balance, evidence_score, offline_opinion
+from automaton_auditor.judging.rules import decide
 from automaton_auditor.rubric import load_rubric
 from tests.conftest import make_evidence
 
@@ -50,3 +51,68 @@ def test_scores_follow_the_evidence() -> None:
 def test_empty_dossier_scores_low() -> None:
     for judge in ("Prosecutor", "TechLead"):
         assert offline_opinion(judge, DIM, []).score == 1
+
+
+TOOLS = load_rubric().dimension("safe_tool_engineering")
+
+
+def _tools(timeout_found: bool) -> list:
+    """A sandboxed, checked clone (no shell anywhere); URL and authentication checks missing,
+    the timeout as given."""
+    def fact(facet: str, found: bool, confidence: float, pattern: str = "success"):
+        return make_evidence(facet, found=found, pattern=pattern,  # type: ignore[arg-type]
+                             dimension=TOOLS.id, facet=facet, confidence=confidence,
+                             location="src/tools/repo_tools.py:22")
+    return [fact("safety.clone_sandbox", True, 0.9), fact("safety.subprocess_errors", True, 0.75),
+            fact("safety.timeouts", timeout_found, 0.8), fact("safety.url_validation", False, 0.6),
+            fact("safety.auth_errors", False, 0.5),
+            fact("safety.os_system", False, 0.9, "failure"),
+            fact("safety.shell_true", False, 0.9, "failure")]
+
+
+def test_a_missing_extra_is_no_charge_and_weighs_half() -> None:
+    """A clone without a timeout, URL check or authentication test is no failure pattern:
+    the Prosecutor charges nothing and the balance keeps it from full marks, not below 3."""
+    dossier = _tools(timeout_found=False)
+    prosecutor = offline_opinion("Prosecutor", TOOLS, dossier)
+    assert prosecutor.charges == [] and prosecutor.score == 3
+    assert "missing extras" in prosecutor.argument
+    assert 3.5 < evidence_score(dossier) < 4.0  # 1.65 against (0.8 + 0.6 + 0.5) / 2
+    assert offline_opinion("TechLead", TOOLS, dossier).score == 4
+
+
+def test_a_missing_core_element_is_still_charged() -> None:
+    dossier = [e if e.facet != "safety.clone_sandbox" else e.model_copy(update={"found": False})
+               for e in _tools(timeout_found=True)]
+    prosecutor = offline_opinion("Prosecutor", TOOLS, dossier)
+    assert any("safety.clone_sandbox" in charge for charge in prosecutor.charges)
+
+
+def test_a_high_prosecutor_cites_the_success_it_grants() -> None:
+    """A Prosecutor who grants 4 cites success facts, so fact supremacy keeps the opinion."""
+    prosecutor = offline_opinion("Prosecutor", TOOLS, _tools(timeout_found=True))
+    assert prosecutor.score >= 4
+    cited = {e.evidence_id: e for e in _tools(timeout_found=True)}
+    assert any(cited[i].supports_success for i in prosecutor.cited_evidence)
+
+
+def test_the_chief_justice_rules_a_sandboxed_clone_without_timeout_4() -> None:
+    dossier = _tools(timeout_found=False)
+    rubric = load_rubric()
+    opinions = [offline_opinion(j, TOOLS, dossier) for j in ("Prosecutor", "Defense", "TechLead")]
+    result = decide(TOOLS, opinions, dossier, rubric)
+    assert result.final_score == 4 and not result.overruled
+    # with every extra in place it earns full marks
+    full = [e.model_copy(update={"found": True}) if e.pattern == "success" else e
+            for e in dossier]
+    assert decide(TOOLS, [offline_opinion(j, TOOLS, full) for j in
+                          ("Prosecutor", "Defense", "TechLead")], full, rubric).final_score == 5
+
+
+def test_extras_count_in_full_once_a_core_element_is_missing() -> None:
+    """Without error handling the failure pattern stands, so a missing timeout is no longer
+    a mere extra: the balance weighs it in full."""
+    dossier = [e if e.facet != "safety.subprocess_errors" else e.model_copy(update={"found": False})
+               for e in _tools(timeout_found=False)]
+    success, failure = evidence_balance(dossier)
+    assert round(success, 2) == 0.9 and round(failure, 2) == 0.75 + 0.8 + 0.6 + 0.5

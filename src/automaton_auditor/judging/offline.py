@@ -8,7 +8,9 @@ No lens lets success signals outvote a confirmed failure pattern (`judging.caps`
 Prosecutor and the TechLead score at most the pattern's cap and cite the fact, the Defense at
 most one point above it. Facts about text aimed at the judges weigh nothing; so do facts the
 auditor could not establish (a diagram without a vision model), and while any such fact
-stands no lens gives full marks.
+stands no lens gives full marks. A missing extra (`judging.extras`: a success-pattern element
+whose absence is not the failure pattern, such as a clone without a timeout) is never charged as
+the failure pattern, and weighs half while nothing else is charged.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import math
 from collections.abc import Sequence
 
 from automaton_auditor.judging.caps import confirmed_caps, describe_cap, unchecked, weighed
+from automaton_auditor.judging.extras import EXTRA_WEIGHT, missing_extra
 from automaton_auditor.rubric import Dimension
 from automaton_auditor.state import Evidence, Judge, JudicialOpinion
 
@@ -27,11 +30,20 @@ UNCHECKED_CEILING = 4  # the best score while some fact of the criterion could n
 
 def evidence_balance(evidence: Sequence[Evidence]) -> tuple[float, float]:
     """Confidence-weighted weight of the success and failure signals in a dossier (facts
-    about text aimed at the judges weigh nothing)."""
+    about text aimed at the judges weigh nothing; a missing extra half, while no charge
+    stands)."""
     counted = weighed(evidence)
     success = sum(e.confidence for e in counted if e.supports_success)
-    failure = sum(e.confidence for e in counted if e.supports_failure)
+    extra = 1.0 if _charged(counted) else EXTRA_WEIGHT
+    failure = sum(e.confidence * (extra if missing_extra(e) else 1.0)
+                  for e in counted if e.supports_failure)
     return success, failure
+
+
+def _charged(evidence: Sequence[Evidence]) -> list[Evidence]:
+    """The strong failure signals the Prosecutor charges: all but missing extras."""
+    return [e for e in evidence
+            if e.supports_failure and e.confidence >= STRONG and not missing_extra(e)]
 
 
 def evidence_score(evidence: Sequence[Evidence]) -> float:
@@ -81,21 +93,27 @@ def _unchecked_ceiling(score: int, dossier: Sequence[Evidence],
 
 
 def prosecutor(dimension: Dimension, dossier: Sequence[Evidence]) -> JudicialOpinion:
-    """Trust no one: every strong failure signal costs a point; missing evidence scores 1."""
+    """Trust no one: every strong failure signal costs a point (a missing extra is no charge:
+    it lowers the balance, by half its weight while nothing is charged); missing evidence
+    scores 1."""
     failures = _by_strength([e for e in dossier if e.supports_failure])
     successes = _by_strength([e for e in dossier if e.supports_success])
-    charges = [_describe(e) for e in failures if e.confidence >= STRONG]
+    charges = [_describe(e) for e in _charged(failures)]
+    extras = [e.goal for e in failures if missing_extra(e)]
     score = _clamp(math.floor(evidence_score(dossier)) - len(charges))
     if not successes:
         score = 1
-    cited = [e.evidence_id for e in (failures or successes)[:6]]
+    # a score of 4 or more rests on the success facts: cite them first (fact supremacy)
+    cited = [e.evidence_id for e in ([*successes, *failures] if score >= 4 and successes
+                                     else failures or successes)[:6]]
     score, cited, capped = _capped(score, dimension, dossier, cited)
     if charges:
         argument = (f"The failure pattern is present: {'; '.join(charges[:4])}. "
                     f"Rubric failure pattern: {dimension.failure_pattern or 'n/a'}")
     elif successes:
         argument = ("I find no strong failure signal, but I grant no more than the evidence "
-                    f"proves: {len(successes)} supporting fact(s).")
+                    f"proves: {len(successes)} supporting fact(s)"
+                    + (f"; missing extras: {'; '.join(extras[:4])}." if extras else "."))
     else:
         argument = "Nothing in the evidence shows the success pattern; the burden is not met."
     return JudicialOpinion(judge="Prosecutor", criterion_id=dimension.id, score=score,

@@ -1,0 +1,51 @@
+"""Missing extras: success-pattern facts whose absence is not the rubric's failure pattern.
+
+A success-pattern fact that is not found argues against the criterion (`Evidence
+.supports_failure`). Most such gaps are the failure pattern itself: a clone outside a temporary
+directory is "clones into the working directory", subprocess calls without error handling are
+"no error handling around git". Some are not: the success pattern asks for timeouts and for
+authentication errors to be reported, but a clone without a timeout is neither a shell
+injection nor a clone into the live tree. Such a missing extra keeps the criterion from full
+marks without putting it among the failures: the Prosecutor never charges it as the failure
+pattern, and while nothing else is charged (the core of the success pattern stands) the offline
+bench weighs it at `EXTRA_WEIGHT` of its confidence. Once a core element is missing or a bad
+thing is found, extras are no longer extras: each missing one counts in full.
+
+`EXTRAS` is the one table (read by `judging.offline`, whose balance the Chief Justice's rules
+also use): a row names the criteria and the facets that are extras there. A found extra counts
+in full; only its absence weighs less.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from automaton_auditor.state import Evidence
+
+EXTRA_WEIGHT = 0.5  # a missing extra weighs half of what a missing core element does
+
+
+@dataclass(frozen=True)
+class Extra:
+    """Success-pattern facets whose absence the criteria's failure pattern does not name."""
+
+    criteria: tuple[str, ...]
+    facets: tuple[str, ...]
+    why: str  # what the failure pattern names instead (quoted in docs and tests)
+
+
+EXTRAS: tuple[Extra, ...] = (
+    # The tools' failure pattern is os.system / shell=True on a URL, a clone into the working
+    # directory, no error handling (forensics.code facts safety.*); a timeout, a URL check
+    # and an authentication test harden a clone that is already sandboxed and checked.
+    Extra(("safe_tool_engineering",),
+          ("safety.timeouts", "safety.url_validation", "safety.auth_errors"),
+          "shell injection, a clone into the working directory, no error handling"),
+)
+
+
+def missing_extra(fact: Evidence) -> bool:
+    """True for a success-pattern fact not found whose facet is an extra of its criterion."""
+    return (fact.pattern == "success" and not fact.found
+            and any(fact.dimension in row.criteria and fact.facet in row.facets
+                    for row in EXTRAS))
