@@ -35,7 +35,9 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     main, others = rebuild(facts)
     rebuilt = to_rebuilt(main) if main is not None else None
     calls = CallGraph(facts)
-    scope = wired_scope(facts, calls, main, others, repo)  # what the graph runs, when known
+    # what the graph runs, when known; on a call graph of its own, because the walk fills
+    # the call graph's memos in an order that changes what the safety trace later resolves
+    scope = wired_scope(facts, CallGraph(facts), main, others, repo)
     findings = [*graph_findings(main, rebuilt, others),
                 *state_findings(facts, main),
                 *safety_findings(facts, repo, calls),
