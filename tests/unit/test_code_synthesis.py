@@ -163,3 +163,89 @@ def chief_justice_node(state):
     verdict = facts["justice.model_verdict"]
     assert verdict.found and verdict.location == "nodes/justice.py:8"
     assert facts["justice.deterministic"].found is False
+
+
+def test_criterion_weights_on_the_overall_are_no_functionality_weight(tmp_path: Path) -> None:
+    # the judges' mean with a small Prosecutor penalty, caps on evidence, and weights keyed by
+    # criterion that only combine the criteria into an overall score
+    facts = _justice(tmp_path, '''
+def _final(ops):
+    scores = [o.score for o in ops]
+    base = round(sum(scores) / len(scores))
+    judges = {o.judge: o for o in ops}
+    prosecutor = judges.get("Prosecutor")
+    if prosecutor and prosecutor.score <= 2:
+        base = max(1, base - 1)
+    return base
+
+
+def _overall(results, weights):
+    usable = [(r.final_score, weights.get(r.criterion_id, 0.0)) for r in results]
+    weighted_sum = sum(s * w for s, w in usable)
+    return round(weighted_sum / sum(w for _, w in usable))
+
+
+def chief_justice_node(state):
+    results = []
+    for criterion_id, ops in state["opinions"].items():
+        final = _final(ops)
+        if any(not ev.found for ev in state["evidences"]):
+            final = min(final, 2)
+        results.append(Result(criterion_id=criterion_id, final_score=final))
+    overall = _overall(results, state["weights"])
+    if any(ev.found and ev.security for ev in state["evidences"]):
+        overall = min(overall, 3)
+    return {"results": results, "overall_score": overall}
+''')
+    rules = facts["justice.rules"].data["rules"]
+    assert "functionality_weight" not in rules
+    assert facts["justice.averaging"].found is False  # the evidence caps change the mean
+    unweighted = facts["justice.unweighted_mean"]
+    assert unweighted.found and unweighted.pattern == "failure"
+    assert (unweighted.content or "").splitlines() == [
+        "nodes/justice.py:4: base = round(sum(scores) / len(scores))"]
+
+
+def test_judge_weights_combining_one_criterion_are_a_functionality_weight(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    results = {}
+    for criterion_id, ops in state["opinions"].items():
+        weights = {"TechLead": 2.0, "Prosecutor": 1.0, "Defense": 1.0}
+        total = sum(weights[o.judge] * o.score for o in ops)
+        final = total / sum(weights[o.judge] for o in ops)
+        if any(not ev.found for ev in state["evidences"]):
+            final = min(final, 2)
+        for op in ops:
+            if op.judge == "Prosecutor" and op.charges:
+                final = min(final, 3)
+        results[criterion_id] = round(final)
+    return {"final_scores": results}
+''')
+    rules = facts["justice.rules"].data["rules"]
+    # the Prosecutor's cap is a cap, not a weight
+    assert sorted(rules["functionality_weight"]) == ["nodes/justice.py:5",
+                                                     "nodes/justice.py:7"]
+    assert facts["justice.unweighted_mean"].found is False
+
+
+def test_a_weight_set_for_one_judge_on_one_criterion_is_a_functionality_weight(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    results = {}
+    for criterion_id, ops in state["opinions"].items():
+        total = count = 0.0
+        for op in ops:
+            weight = 1.0
+            if op.judge == "TechLead" and criterion_id == "graph_orchestration":
+                weight = 2.0
+            total += weight * op.score
+            count += weight
+        results[criterion_id] = round(total / count)
+    return {"final_scores": results}
+''')
+    assert facts["justice.rules"].data["rules"]["functionality_weight"] == [
+        "nodes/justice.py:8", "nodes/justice.py:12"]
+    assert facts["justice.unweighted_mean"].found is False

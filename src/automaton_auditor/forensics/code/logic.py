@@ -5,6 +5,8 @@ For a function that handles scores, the walk records (JSON, by line):
 - ``means``: a mean of scores (``sum(s) / len(s)``, ``statistics.mean``, a weighted sum over
   a total); ``spreads``: a score spread (``max(s) - min(s)``, ``stdev``, ``variance``);
 - ``weights``: judges weighed differently (``{"TechLead": 2.0, ...}``, ``tl.score * 0.5``);
+  a weighted mean whose weights are keyed by a criterion's id (an overall score over the
+  criteria) is a mean, never judge weights;
 - ``branches``: every ``if``/conditional expression with what its test reads and what its
   body does (``score``, ``cap``, ``flag``, ``text``);
 - ``pred``: what a predicate helper's answer rests on (the tests guarding its returns);
@@ -128,10 +130,14 @@ class _Reader:
     def binop(self, node: ast.BinOp) -> None:
         if isinstance(node.op, ast.Div) and self._averaged(node.left) and \
                 not (dotted(node.right) or "").rsplit(".", 1)[-1].isupper():
-            weighted = any(isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mult)
-                           for s in self._through(node.left))
-            self.out["means"].append({"line": node.lineno, "weighted": weighted})
-            if weighted:  # ``(p + 2 * t + d) / 4``: judges weighed differently
+            products = [s for s in self._through(node.left)
+                        if isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mult)]
+            # ``(p + 2 * t + d) / 4``, ``sum(W[o.judge] * o.score ...)``: judges weighed
+            # differently; ``sum(s * weights[r.criterion_id] ...)`` weighs criteria instead
+            weighted = any(not self.per_criterion(p) for p in products)
+            self.out["means"].append({"line": node.lineno, "weighted": bool(products),
+                                      "criteria": bool(products) and not weighted})
+            if weighted:
                 self.out["weights"].append({"line": node.lineno})
         elif isinstance(node.op, ast.Sub) and call_name(node.left) == "max" and \
                 call_name(node.right) == "min":
@@ -141,6 +147,22 @@ class _Reader:
                 0 < side.value < 10 and side.value != 1 and not isinstance(side.value, bool)
                 for side in (node.left, node.right)) and "score" in self.reads(node):
             self.out["weights"].append({"line": node.lineno})
+
+    def per_criterion(self, product: ast.BinOp) -> bool:
+        """True for a product whose factors (through local assignments) are keyed by a
+        criterion's id and never by a judge's identity: ``score * weights[r.criterion_id]``
+        weighs one criterion against another, not one judge against another."""
+        kinds: set[str] = set()
+        todo: list[ast.AST] = [product]
+        seen: set[str] = set()
+        while todo and len(seen) < 50:
+            for sub in walk_expr(todo.pop()):
+                kinds |= plain_kinds(sub) if isinstance(sub, ast.Attribute | ast.Name) \
+                    else set()
+                if isinstance(sub, ast.Name) and sub.id not in seen:
+                    seen.add(sub.id)
+                    todo.extend(self.binds.get(sub.id, [])[:4])
+        return "criterion" in kinds and "judge" not in kinds
 
     def _averaged(self, numerator: ast.expr) -> bool:
         """A sum of scores: ``sum(scores)``, ``p + d + t``, a running ``total``."""
@@ -246,8 +268,9 @@ class _Reader:
             return {"text"}
         names = " ".join(n for t in targets for n in target_names(t, attributes=True))
         if SCORE_TARGET.search(names) or (numeric(value) and "score" in self.reads(value)):
+            # ``final = 3`` caps the score; ``tech_weight = 2.0`` weighs a judge's score
             if isinstance(value, ast.Constant) and isinstance(value.value, int | float) and \
-                    value.value <= 3:
+                    value.value <= 3 and "weight" not in names.lower():
                 return {"cap"}
             return {"score"}
         if isinstance(value, ast.Compare):

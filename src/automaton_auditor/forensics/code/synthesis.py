@@ -6,8 +6,12 @@ deep). What counts is behaviour, recorded per function by `logic`: a mean of the
 branch that caps or changes the score on the detectives' evidence, on the score spread, on a
 judge's score or identity; judges weighed differently; a model whose answer becomes the
 score. A branch that only searches words in a judge's argument is a keyword rule; one that
-compares a judge's name with a value no judge ever carries never fires. Function names and
-strings that name rules earn nothing. Each fact quotes its lines (``path:line: code``).
+compares a judge's name with a value no judge ever carries never fires. A functionality
+weight weighs one judge's score differently when a criterion's three scores are combined:
+weights keyed by criterion (an overall over the criteria) or a cap conditioned on a judge are
+none, and a mean of the judges that no judge weighs into differently, changed by rules only in
+special cases, is an unweighted mean. Function names and strings that name rules earn
+nothing. Each fact quotes its lines (``path:line: code``).
 """
 
 from __future__ import annotations
@@ -145,7 +149,8 @@ def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | No
     means, weights = [], []
     for key in scope:
         logic = graph.functions[key].get("logic") or {}
-        means += [(key[0], m["line"]) for m in logic.get("means", [])]
+        # a mean weighted by criterion is an overall over the criteria, not of the judges
+        means += [(key[0], m["line"]) for m in logic.get("means", []) if not m.get("criteria")]
         weights += [(key[0], w["line"]) for w in logic.get("weights", [])]
     return Reading(scope, rules_of(graph, facts, scope), sorted(set(means)),
                    sorted(set(weights)), _model_scores(graph, facts, scope,
@@ -208,8 +213,8 @@ def _f(facet: str, goal: str, found: bool, pattern: Any, items: list[tuple[str, 
 def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
                      main: Topology | None = None,
                      graph: CallGraph | None = None) -> list[Finding]:
-    """``justice.*``: node, deterministic, rules, variance, averaging, keyword_rules,
-    model_verdict."""
+    """``justice.*``: node, deterministic, rules, variance, averaging, unweighted_mean,
+    keyword_rules, model_verdict."""
     graph = graph or CallGraph(facts)
     reading = read_synthesis(graph, facts, main)
     return [_node(graph, reading, repo), *_model_findings(facts, reading, repo),
@@ -252,13 +257,22 @@ def _model_findings(facts: dict[str, JSON], reading: Reading,
     ]
 
 
+def _functionality_weights(reading: Reading) -> list[tuple[str, int]]:
+    """Where one judge's score weighs differently when a criterion's scores are combined:
+    judge weights, or a branch on a judge or a criterion that sets the score (one that only
+    caps it is a cap, not a weight)."""
+    branches = [(r.path, r.line) for r in reading.rules
+                if r.kind in ("judge", "criterion") and "cap" not in r.does]
+    return sorted({*reading.weights, *branches})
+
+
 def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
     rules = reading.rules
     evidence, spread = _of(rules, "evidence"), _of(rules, "spread")
     # a cap on detected evidence or on a judge's score, never one on words in an argument
     caps = [(r.path, r.line) for r in rules if r.kind in ("evidence", "score_cap")
             and "cap" in r.does]
-    weights = sorted({*reading.weights, *_of(rules, "judge", "criterion")})
+    weights = _functionality_weights(reading)
     named = {"security_override": caps, "fact_supremacy": evidence,
              "functionality_weight": weights, "variance_re_evaluation": spread,
              "dissent_requirement": [(r.path, r.line) for r in rules
@@ -269,6 +283,8 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
     deciding = _of(rules, "evidence", "spread", "score_cap", "criterion", "judge")
     keyword, dead = _of(rules, "words"), _of(rules, "dead")
     averaging = bool(reading.means) and not deciding and not reading.models
+    # rules only on special cases: every other verdict is the judges' mean, no judge weighs more
+    unweighted = bool(reading.means) and not weights and not averaging and not reading.models
     return [
         _f("justice.rules", "Conflict-resolution rules in code (security override, fact "
            "supremacy, functionality weight)", len(core) >= 2, "success",
@@ -288,6 +304,13 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
                                           reading.weights else "") + "." if averaging else
             f"{len(deciding)} decision(s) change the mean." if reading.means else
             "No mean of the scores."), 0.85, keyword_rules=len(keyword), dead_rules=len(dead)),
+        _f("justice.unweighted_mean", "Where no rule fires, the verdict is the judges' plain "
+           "mean (no judge's score weighs more)", unweighted, "failure",
+           reading.means if unweighted else [], repo,
+           ("The base verdict is a mean of the three scores; rules change it only in special "
+            "cases and no judge (the Tech Lead on architecture) weighs differently."
+            if unweighted else "No rule-bound mean, or one judge's score weighs differently."),
+           0.75),
         _f("justice.keyword_rules", "Rules fire on words in a judge's argument",
            bool(keyword), "failure", keyword, repo,
            (f"{len(keyword)} decision(s) change the score because a judge's argument "
