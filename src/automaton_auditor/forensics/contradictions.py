@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from automaton_auditor.forensics.pdf.claims import (
     NO_AVERAGING,
@@ -56,13 +57,27 @@ _CONDITION = re.compile(r"\b(?:if|unless|whether|when|once|until|would|could)\b"
 _HEDGE = re.compile(r"\b(?:if|unless|whether|would|could|might|may|should|rubric|detect\w*|"
                     r"flag\w*|penali[sz]\w*|checks?|unlike|instead|rather|previous\w*|"
                     r"earlier|original\w*|interim|before)\b", re.IGNORECASE)
-DENIALS: dict[str, re.Pattern[str]] = {"parallel judges": SEQUENTIAL_JUDGES,
-                                        "conditional routing": NO_CONDITIONAL,
-                                        "a mean of the judges' scores": NO_AVERAGING}
-# a sentence about scoring graphs ("scores a graph with no conditional edges as 1") describes
-# the report's own auditor; scores are what a sentence about averaging is about
+
+
+class Denial(NamedTuple):
+    """How a sentence denies a feature, and how that denial is read."""
+
+    pattern: re.Pattern[str]
+    # saying the feature is absent always admits a gap ("no conditional edges")
+    admits_gap: bool = False
+    # the denial may be negated ("the judges are no longer run in sequence" affirms them)
+    negatable: bool = False
+    # a sentence about scoring ("scores a graph with no conditional edges as 1") describes
+    # the report's own auditor, unless scores are what the feature is about
+    about_scores: bool = False
+
+
+PARALLEL_JUDGES, ROUTING, MEAN = ("parallel judges", "conditional routing",
+                                  "a mean of the judges' scores")
+DENIALS: dict[str, Denial] = {PARALLEL_JUDGES: Denial(SEQUENTIAL_JUDGES, negatable=True),
+                              ROUTING: Denial(NO_CONDITIONAL, admits_gap=True),
+                              MEAN: Denial(NO_AVERAGING, about_scores=True)}
 _SCORING = re.compile(r"\bscor\w*", re.IGNORECASE)
-# "the judges are no longer run in sequence" affirms what it seems to deny
 _NEGATED = re.compile(r"\b(?:not|never|longer)\b", re.IGNORECASE)
 # An admitted gap ("no conditional edges", "missing ...", "a known gap") that the code has
 # since closed undersells the work: it is shown, not held against the report. A description
@@ -196,18 +211,18 @@ def built_features(code: Sequence[Finding]) -> dict[str, list[str]]:
     facts = {f.facet: f for f in code if f.found and f.pattern == "success"}
     built: dict[str, list[str]] = {}
     if "graph.parallel_judges" in facts:
-        built["parallel judges"] = [_line(facts["graph.parallel_judges"])]
+        built[PARALLEL_JUDGES] = [_line(facts["graph.parallel_judges"])]
     routing = facts.get("graph.conditional_edges")
     if routing is not None and routing.data.get("routing_sources"):
-        built["conditional routing"] = [_line(routing)]
+        built[ROUTING] = [_line(routing)]
     # the synthesis computes a mean of the scores, whether or not later rules change it; a
     # mean weighted per judge is the functionality-weight rule, not an average
     mean = next((f for f in code if f.facet == "justice.averaging" and f.content), None)
     weighted = any(f.facet == "justice.rules" and "functionality_weight" in
                    (f.data.get("rules") or {}) for f in code)
     if mean is not None and not weighted:
-        built["a mean of the judges' scores"] = [f"{mean.location}: {mean.rationale}",
-                                                 *(mean.content or "").splitlines()[:3]]
+        built[MEAN] = [f"{mean.location}: {mean.rationale}",
+                       *(mean.content or "").splitlines()[:3]]
     return built
 
 
@@ -216,17 +231,16 @@ def denial_contradictions(claim: FeatureClaim, built: dict[str, list[str]]
     """(feature, is an admitted gap) for each feature the sentence says is absent ("the
     judges run in sequence", "no conditional edges", "it does not average the scores") that
     the code builds; none when the rest of the sentence is hedged (`_HEDGE`) or the denial
-    is itself negated. Saying the graph has no conditional edges always admits a gap; for
-    the others the rest of the sentence must say so ("a known gap")."""
+    is itself negated (`Denial`). Unless the denial itself admits a gap, the rest of the
+    sentence must say so ("a known gap")."""
     denied = []
-    for feature, pattern in DENIALS.items():
-        match = pattern.search(claim.sentence) if feature in built else None
-        if match is None or (feature == "parallel judges" and _NEGATED.search(match[0])):
+    for feature, how in DENIALS.items():
+        match = how.pattern.search(claim.sentence) if feature in built else None
+        if match is None or (how.negatable and _NEGATED.search(match[0])):
             continue
         rest = claim.sentence[: match.start()] + " " + claim.sentence[match.end():]
-        scoring = feature != "a mean of the judges' scores" and _SCORING.search(rest)
-        if not (_HEDGE.search(rest) or scoring):
-            denied.append((feature, feature == "conditional routing" or bool(_GAP.search(rest))))
+        if not (_HEDGE.search(rest) or (not how.about_scores and _SCORING.search(rest))):
+            denied.append((feature, how.admits_gap or bool(_GAP.search(rest))))
     return sorted(denied)
 
 
