@@ -64,11 +64,11 @@ def _entries(program: Program, path: str,
     if mod is None:
         return []
     found: list[tuple[str, str, Any]] = []
-    for name, node in mod.names.items():
-        owner = name if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef |
-                                   ast.ClassDef) else ""
-        if scope is not None and not scope.runs(path, owner):
-            continue  # a judge nothing in the graph runs prompts no model
+    # a judge nothing in the graph runs prompts no model
+    names = {name: node for name, node in mod.names.items()
+             if scope is None or scope.runs(path, name if isinstance(
+                 node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else "")}
+    for name, node in names.items():
         persona = persona_named(name)
         if persona and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             found.append((persona, f"{path}:{node.lineno} {name}", ("fn", Fn(path, node), {})))
@@ -77,10 +77,7 @@ def _entries(program: Program, path: str,
                           ("cls", f"{path}::{name}", {})))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             found += _keyed(program, path, node)
-    tree_nodes = [n for name, n in mod.names.items() if isinstance(n, ast.AST) and (
-        scope is None or scope.runs(path, name if isinstance(
-            n, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else ""))]
-    for top in tree_nodes:
+    for top in (n for n in names.values() if isinstance(n, ast.AST)):
         for call in (n for n in ast.walk(top) if isinstance(n, ast.Call)):
             found += _named_call(program, path, call)
     return found

@@ -38,16 +38,21 @@ def claims_implementation(subject: str) -> bool:
     return bool(CLAIM.search(subject)) and not HONEST.search(subject.replace("_", " "))
 
 
+def _inside(commits: list[Commit], boundary: Collection[str]) -> list[Commit]:
+    """The authored commits (not merges) the history is not cut at."""
+    return [c for c in commits if not c.merge and c.sha not in boundary]
+
+
 def hollow_claims(commits: list[Commit], boundary: Collection[str] = ()) -> list[Commit]:
     """The authored commits whose subject claims an implementation while their diff adds no
     line to any file (`Commit.grown` is 0)."""
-    return [c for c in commits if not c.merge and c.sha not in boundary and c.grown == 0
-            and claims_implementation(c.subject)]
+    return [c for c in _inside(commits, boundary)
+            if c.grown == 0 and claims_implementation(c.subject)]
 
 
 def hollow_finding(commits: list[Commit], boundary: Collection[str] = ()) -> Finding:
     """Finding ``git.hollow_commits`` for a log given oldest first (see the module)."""
-    inside = [c for c in commits if not c.merge and c.sha not in boundary]
+    inside = _inside(commits, boundary)
     if not inside or any(c.grown is None for c in inside):
         return Finding(facet=FACET, goal=GOAL, found=False, pattern="failure",
                        location="git log", confidence=0.3, data={"judged": False},
