@@ -37,7 +37,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     calls = CallGraph(facts)
     # what the graph runs, when known; on a call graph of its own, because the walk fills
     # the call graph's memos in an order that changes what the safety trace later resolves
-    scope = wired_scope(facts, CallGraph(facts), main, others, repo)
+    scope = wired_scope(facts, CallGraph(facts), main, others)
     findings = [*graph_findings(main, rebuilt, others),
                 *state_findings(facts, main),
                 *safety_findings(facts, repo, calls),

@@ -9,7 +9,6 @@ the graph reaches no model call at all (the call graph lost the thread), every f
 
 from __future__ import annotations
 
-import ast
 import re
 from pathlib import Path
 
@@ -20,12 +19,9 @@ from automaton_auditor.forensics.code.liveness import (
     Scope,
     imported_files,
     live,
-    name_references,
 )
 from automaton_auditor.forensics.code.source import function_source
 from automaton_auditor.forensics.code.topology import Topology
-from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES
-from automaton_auditor.safefile import read_bounded
 from automaton_auditor.state import Finding
 
 OPINION = re.compile(r"opinion|verdict|judg|outcome|ruling|score", re.I)
@@ -33,22 +29,16 @@ MODEL_KINDS = ("structured", "llm_invoke")
 MAX_UNWIRED = 8
 
 
-def _references(repo: Path | None, facts: dict[str, JSON]) -> dict[Key, set[str]]:
-    """The names each function of the parsed files reads (`liveness.name_references`)."""
-    out: dict[Key, set[str]] = {}
-    for path in sorted(p for p, f in facts.items() if f.get("functions")):
-        try:
-            data = read_bounded(repo / path, MAX_FILE_BYTES, root=repo) if repo else None
-            tree = ast.parse(data.decode("utf-8-sig", errors="replace")) if data else None
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
-            tree = None
-        for qual, names in (name_references(tree) if tree else {}).items():
-            out[(path, qual)] = names
-    return out
+def _references(facts: dict[str, JSON]) -> dict[Key, set[str]]:
+    """The names each function of the parsed files reads (`liveness.name_references`, kept
+    in each file's facts as ``refs``)."""
+    return {(path, qual): set(names) for path in sorted(facts)
+            if facts[path].get("functions")
+            for qual, names in (facts[path].get("refs") or {}).items()}
 
 
 def wired_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
-                others: list[Topology], repo: Path | None = None) -> Scope | None:
+                others: list[Topology]) -> Scope | None:
     """What the graph runs (see the module docstring), or None when that is not known."""
     if main is None or not main.nodes or main.computed:
         return None
@@ -60,7 +50,7 @@ def wired_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
                 return None  # a node built at run time (a factory, a subgraph): unknown
             if key is not None:
                 roots.append(key)
-    functions = live(graph, roots, _references(repo, facts))
+    functions = live(graph, roots, _references(facts))
     files = imported_files(graph, {k[0] for k in functions} | {op["path"] for op in main.ops})
     scope = Scope(frozenset(functions), frozenset(files))
     models = [pc for kind in MODEL_KINDS for pc in calls_of(facts, kind)]

@@ -16,8 +16,9 @@ from typing import Any
 from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
 from automaton_auditor.forensics.code.common import JSON, dotted, str_value
 from automaton_auditor.forensics.code.interp import Interp
+from automaton_auditor.forensics.code.liveness import name_references
 
-FACTS_VERSION = 28
+FACTS_VERSION = 29
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
@@ -86,10 +87,21 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
         "strings": collector.strings,
         "objects": module_objects(tree),
         "judge_values": sorted(collector.judge_values | _literal_judges(collector.classes)),
+        "refs": _references(tree),
     }
     if "add_node" in text or "add_edge" in text or "StateGraph" in text:
         facts.update(graph_ops(path, lines, tree, imports, consts))
     return facts
+
+
+def _references(tree: ast.Module) -> dict[str, list[str]]:
+    """Names each function reads, so what the graph runs can be followed (`liveness`); none
+    for a file nested too deep to walk recursively (its functions are then followed only
+    through their calls)."""
+    try:
+        return {q: sorted(n) for q, n in sorted(name_references(tree).items())}
+    except RecursionError:
+        return {}
 
 
 def _literal_judges(classes: list[JSON]) -> set[str]:
