@@ -120,3 +120,48 @@ def test_a_concept_tied_to_a_mechanism_stays_explained_among_concept_names() -> 
             "parallel detectives append instead of overwriting; Fan-In waits for both.")
     blocks = _blocks(("paragraph", f"{AROUND} {tied}", ("Architecture",), 2))
     assert classify("State Synchronization", blocks, CONCEPTS).verdict == "explained"
+
+
+# --- substance over labels: the rubric's mechanism described without the concept's name ----
+PERSONAS = ("The Prosecutor looks for gaps and charges every unsupported claim; the Defense "
+            "rewards effort and intent in the commit history; the Tech Lead checks whether "
+            "the code actually runs and breaks ties between the two.")
+SYNTHESIS = ("The ChiefJustice node resolves their conflict with deterministic rules: a "
+             "security override caps the score at three, the Tech Lead's opinion carries the "
+             "highest weight, and when the variance exceeds two a dissent summary is written "
+             "from the evidence each judge cited in src/nodes/justice.py before the report.")
+
+
+def _judicial_section(under: str, *texts: str) -> list[tuple[str, str, tuple[str, ...], int]]:
+    return [("heading", under, (), 11),
+            *(("paragraph", text, (under,), 11) for text in texts)]
+
+
+def test_dialectics_described_without_the_term_is_explained_by_substance() -> None:
+    named = ("paragraph", "Our design embodies Dialectical Synthesis.", ("Executive Summary",), 1)
+    other = ("paragraph", "The detectives clone the repository and read the report.",
+             ("Detectives",), 4)
+    blocks = _blocks(named, other, *_judicial_section("5. Judicial Layer", PERSONAS, SYNTHESIS))
+    verdict = classify("Dialectical Synthesis", blocks)
+    assert verdict.verdict == "explained" and verdict.by_substance
+    first = verdict.deciding()[0]
+    assert first.heading == "5. Judicial Layer" and first.page == 11
+    assert "without the term" in first.reason
+    # Without the conflict-resolution rules the personas alone explain no synthesis.
+    personas_only = _blocks(named, other, *_judicial_section("5. Judges", PERSONAS, PERSONAS))
+    assert classify("Dialectical Synthesis", personas_only).verdict == "dropped"
+
+
+def test_substance_in_a_summary_or_a_thin_section_does_not_count() -> None:
+    other = ("paragraph", "The detectives clone the repository and read the report.",
+             ("Detectives",), 4)
+    for title in ("Executive Summary", "6. Known Gaps & Forward Plan"):
+        elsewhere = _blocks(other, other, other, *_judicial_section(title, PERSONAS, SYNTHESIS))
+        assert classify("Dialectical Synthesis", elsewhere).verdict == "absent", title
+    thin = _blocks(other, other, *_judicial_section(
+        "Judges", "Prosecutor, Defense and Tech Lead; the Chief Justice applies a weighted rule."))
+    assert classify("Dialectical Synthesis", thin).verdict == "absent"
+    # A concept the rubric gives no mechanism for is never explained by substance.
+    judicial = _blocks(other, other, other,
+                       *_judicial_section("5. Judicial Layer", PERSONAS, SYNTHESIS))
+    assert classify("Metacognition", judicial).verdict == "absent"

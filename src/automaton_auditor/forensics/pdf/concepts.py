@@ -97,6 +97,7 @@ class ConceptVerdict:
     verdict: str  # explained | dropped | absent
     occurrences: list[Occurrence] = field(default_factory=list)
     loose: bool = False  # found through its words, not the exact phrase
+    by_substance: bool = False  # explained through its mechanism, without its name
 
     def deciding(self, limit: int = 3) -> list[Occurrence]:
         """The occurrences that decide the verdict (explained ones first when explained)."""
@@ -165,7 +166,7 @@ def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> Conc
                         lambda text: bool(pattern.search(text)), names=names)
     words = _word_patterns(term)
     if verdict.verdict != "absent" or len(words) < 2:
-        return verdict
+        return with_substance(verdict, blocks)
 
     def block_hit(text: str) -> bool:
         return all(w.search(text) for w in words)
@@ -175,7 +176,7 @@ def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> Conc
 
     loose = _classify(term, blocks, block_hit, sentence_hit, with_sections=True, names=names)
     loose.loose = loose.verdict != "absent"
-    return loose
+    return with_substance(loose, blocks)
 
 
 def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
@@ -290,3 +291,71 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
                           + _section_bonus(heading))
     return Occurrence(page, heading.text, quote, False,
                       f"a heading whose section is thin ({words} words, {len(signals)} cues)")
+
+
+# --- substance over labels -------------------------------------------------------------------
+# The rubric's defence instruction: "credit the substance over the labels". A concept whose
+# mechanism the rubric spells out is explained when one design section (a heading and all its
+# subsections) describes that mechanism, whatever it calls it. Each entry lists cue groups that
+# must all be present; the mechanism is the rubric's success pattern.
+SUBSTANCE: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
+    # "Dialectical Synthesis is implemented via three parallel judge personas": the three
+    # personas, the step that synthesises their opinions, and the rule by which it resolves
+    # their conflict.
+    "dialectical_synthesis": (
+        ("the Prosecutor", re.compile(r"\bprosecutor", re.IGNORECASE)),
+        ("the Defense", re.compile(r"\bdefen[cs]e\b", re.IGNORECASE)),
+        ("the Tech Lead", re.compile(r"\btech[\s_-]?lead\b", re.IGNORECASE)),
+        ("a synthesis step", re.compile(r"\b(?:chief[\s_-]?justice|synthes\w+|resolv\w+|"
+                                        r"reconcil\w+)", re.IGNORECASE)),
+        ("a conflict rule", re.compile(r"\b(?:overrid\w+|weight\w*|varian\w+|dissent\w*|"
+                                       r"conflict\w*|tie[\s-]?break\w*)", re.IGNORECASE)),
+    ),
+}
+_SUBSTANCE_WORDS = 80  # a section shorter than this names things, it does not explain them
+
+
+def with_substance(verdict: ConceptVerdict, blocks: list[Block]) -> ConceptVerdict:
+    """An unexplained concept (dropped or absent) becomes explained when a design section
+    describes the mechanism the rubric ties it to (`SUBSTANCE`); the section is quoted."""
+    cues = SUBSTANCE.get(slug(verdict.term))
+    if verdict.verdict == "explained" or not cues:
+        return verdict
+    found = _substance_section(blocks, cues)
+    if found is None:
+        return verdict
+    heading, quote, page, words = found
+    occurrence = Occurrence(page, heading, quote, True,
+                            f"its mechanism is described in '{heading}' ({words} words: "
+                            f"{', '.join(label for label, _ in cues)}) without the term",
+                            strength=len(cues))
+    return ConceptVerdict(verdict.term, "explained", [occurrence, *verdict.occurrences],
+                          by_substance=True)
+
+
+def _substance_section(blocks: list[Block], cues: Sequence[tuple[str, re.Pattern[str]]]
+                       ) -> tuple[str, str, int | None, int] | None:
+    """The first, most specific section (heading plus subsections; not a summary, a plan or
+    a retrospective, and not most of the document) whose text holds every cue group."""
+    body = [b for b in blocks if b.kind in ("paragraph", "list")]
+    best: tuple[str, str, int | None, int] | None = None
+    best_size = len(body) // 2 + 1  # a section holding most of the report is the report
+    for heading in blocks:
+        path = (*heading.section, heading.text)
+        # A plan or a retrospective describes what is to be built, not how it works.
+        if heading.kind != "heading" or any(_SUMMARY.search(h) or _RETRO.search(h)
+                                            for h in path):
+            continue
+        inside = [b for b in body if b.section[:len(path)] == path]
+        text = "\n".join([heading.text, *(b.text for b in inside)])
+        words = len(text.split())
+        if len(inside) >= best_size or words < _SUBSTANCE_WORDS or \
+                not all(rx.search(text) for _, rx in cues):
+            continue
+        said = [s for b in inside for s in sentences(b.text) if len(s.split()) >= 6]
+        # Quote the sentence that carries most of the mechanism (the first such one).
+        quote = max(said, key=lambda s: sum(bool(rx.search(s)) for _, rx in cues),
+                    default=heading.text)
+        page = next((b.page for b in inside if quote in b.text), heading.page)
+        best, best_size = (heading.text, quote[:400], page, words), len(inside)
+    return best

@@ -288,8 +288,9 @@ def concept_finding(verdict: ConceptVerdict) -> Finding:
                        rationale=f"'{term}' (or a variant) never appears in the report.")
     first = deciding[0]
     data["loose"] = verdict.loose
+    data["by_substance"] = verdict.by_substance
     loose = (" The exact phrase never appears; its words co-occur in the same section."
-             if verdict.loose else "")
+             if verdict.loose and not verdict.by_substance else "")
     if verdict.verdict == "explained":
         why = f"Explained: {first.reason}.{loose}"
     else:
@@ -299,7 +300,7 @@ def concept_finding(verdict: ConceptVerdict) -> Finding:
                    found=verdict.verdict == "explained", pattern="success", content=quotes,
                    location=_where(first.page), rationale=why, data=data,
                    confidence=(0.8 if verdict.verdict == "explained" else 0.75)
-                   - (0.2 if verdict.loose else 0.0))
+                   - (0.2 if verdict.loose or verdict.by_substance else 0.0))
 
 
 def report_facts(report: IngestedReport) -> ReportFacts:
