@@ -144,3 +144,36 @@ def test_output_is_capped_and_environment_scrubbed(tmp_path: Path, monkeypatch) 
     result = run_ruff(tmp_path, ["a.py"])
     assert (result.ran, result.status) == (False, "output too large")
     assert "RUFF_CONFIG" not in env_file.read_text()
+
+
+NESTED_NODES = '''
+from langgraph.graph import StateGraph, START, END
+from state import AgentState
+
+
+def build_graph():
+    graph = StateGraph(AgentState)
+
+    def chief_node(state: AgentState):
+        state.repo_url = "done"  # an attribute: a Pydantic state takes it
+        return {"evidences": [state.repo_url]}
+
+    def report_node(state: AgentState):
+        return {"evidences": state["evidences"]}
+
+    graph.add_node("chief", chief_node)
+    graph.add_node("report", report_node)
+    graph.add_edge(START, "chief")
+    graph.add_edge("chief", "report")
+    graph.add_edge("report", END)
+    return graph.compile()
+'''
+
+
+def test_nested_node_functions_are_read_and_attribute_stores_are_no_item_access(
+        tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"state.py": STUB_STATE, "graph.py": NESTED_NODES})
+    findings, _ = code_findings(tmp_path, files)
+    subscript = by_facet(findings, "state.subscript_on_model")
+    assert subscript.found and subscript.data["locations"] == ["graph.py:14"]
+    assert subscript.data["nodes"] == ["report"]

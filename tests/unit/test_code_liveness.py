@@ -185,9 +185,63 @@ def tech_lead_node(state):
 '''
 
 
-def test_a_graph_that_reaches_no_model_call_keeps_every_file(tmp_path: Path) -> None:
-    # The call graph lost the path to the models (or the nodes are stubs): fall back.
+def test_a_graph_that_imports_model_code_but_reaches_none_keeps_every_file(
+        tmp_path: Path) -> None:
+    # The graph's files import the models' module yet no call reaches it: the call graph
+    # may have lost the path (a dynamic dispatch), so every file counts.
+    stubs = "from nodes.rich import _invoke  # noqa: F401\n" + STUBS
     files = write_repo(tmp_path, {"graph.py": GRAPH.replace("{prosecutor}", "prosecutor_node"),
-                                  "nodes/justice.py": STUBS, "nodes/rich.py": DEAD})
+                                  "nodes/justice.py": stubs, "nodes/rich.py": DEAD})
     findings, _ = code_findings(tmp_path, files)
     assert by_facet(findings, "llm.retry").found
+
+
+def test_model_code_nothing_the_graph_imports_cannot_run(tmp_path: Path) -> None:
+    # Stub nodes, and the judges in a module that neither the graph nor anything it
+    # imports (package __init__ files included) ever imports: that code cannot run.
+    files = write_repo(tmp_path, {"graph.py": GRAPH.replace("{prosecutor}", "prosecutor_node"),
+                                  "nodes/__init__.py": "", "nodes/justice.py": STUBS,
+                                  "nodes/rich.py": DEAD})
+    findings, _ = code_findings(tmp_path, files)
+    retry = by_facet(findings, "llm.retry")
+    assert not retry.found and "nodes/rich.py" in retry.rationale
+    assert not by_facet(findings, "judges.personas").found
+    # ... but a package __init__ that imports the judges runs them on import.
+    files = write_repo(tmp_path, {"nodes/__init__.py": "from nodes import rich  # noqa\n"})
+    findings, _ = code_findings(tmp_path, sorted({*files, "graph.py", "nodes/justice.py",
+                                                  "nodes/rich.py"}))
+    assert by_facet(findings, "llm.retry").found
+
+
+BUILDER_CLASS = '''
+from langgraph.graph import StateGraph, START, END
+from nodes.plain import repo_detective
+
+
+class Auditor:
+    def build(self, State):
+        g = StateGraph(State)
+        g.add_node("repo", self.repo_wrapper)
+        g.add_edge(START, "repo")
+        g.add_edge("repo", END)
+        return g.compile()
+
+    def repo_wrapper(self, state):
+        return repo_detective(state)
+'''
+PLAIN = '''
+def repo_detective(state):
+    return {}
+'''
+
+
+def test_a_method_node_and_a_keyword_free_module_the_graph_imports_are_followed(
+        tmp_path: Path) -> None:
+    # ``self.repo_wrapper`` is the builder class's method; nodes/plain.py has no keyword
+    # the prefilter looks for, but the graph imports it, so it is read and the judges'
+    # module (imported by nothing) cannot run.
+    files = write_repo(tmp_path, {"graph.py": BUILDER_CLASS, "nodes/plain.py": PLAIN,
+                                  "nodes/rich.py": DEAD})
+    findings, _ = code_findings(tmp_path, files)
+    retry = by_facet(findings, "llm.retry")
+    assert not retry.found and "nodes/rich.py" in retry.rationale

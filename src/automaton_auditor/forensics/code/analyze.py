@@ -111,13 +111,17 @@ def collect_facts(repo: Path, files: list[str], cache_dir: Path | None = None,
         code_ast_cache.store(cache_dir, ((p, blobs[p], f) for p, f in fresh.items()
                                          if blobs.get(p)))
     facts = {**cached, **fresh}
-    forced = _imported_by_graph_code(facts)
-    if forced:
+    # Skipped modules the graph code names or imports (transitively) are parsed after all:
+    # their constants name nodes, and what the graph imports bounds what it can run.
+    forced, done = _imported_by_graph_code(facts), set()
+    while forced:
         extra = {p: read_facts(repo, p, force=True) for p in forced}
         facts.update(extra)
         if cache_dir:
             code_ast_cache.store(cache_dir, ((p, blobs[p], f) for p, f in extra.items()
                                              if blobs.get(p)))
+        done.update(forced)
+        forced = _imported_by_graph_code(facts, done)
     stats = {"python_files": len(paths), "cached": len(cached), "parsed": len(todo),
              "skipped_prefilter": sum(1 for f in facts.values() if "skipped" in f),
              "errors": sum(1 for f in facts.values() if "error" in f)}
@@ -137,9 +141,11 @@ def _refs(value: object, out: set[str]) -> None:
             _refs(item, out)
 
 
-def _imported_by_graph_code(facts: dict[str, JSON]) -> list[str]:
-    """Prefilter-skipped modules that name graph nodes (``add_node(names.REPO, ...)``):
-    their constants matter, so they are parsed after all (and cached like any file)."""
+def _imported_by_graph_code(facts: dict[str, JSON], through: set[str] | None = None
+                            ) -> list[str]:
+    """Prefilter-skipped modules that graph code names (``add_node(names.REPO, ...)``) or
+    imports, or that such a module imports in turn: they are parsed after all (and cached
+    like any file)."""
     from automaton_auditor.forensics.code.resolve import module_name
 
     by_suffix: dict[str, str] = {}
@@ -148,9 +154,12 @@ def _imported_by_graph_code(facts: dict[str, JSON]) -> list[str]:
         for cut in range(len(parts)):
             by_suffix.setdefault(".".join(parts[cut:]), path)
     refs: set[str] = set()
-    for facts_of in facts.values():
+    for path, facts_of in facts.items():
         for op in facts_of.get("ops") or []:
             _refs([op.get("args"), op.get("kwargs")], refs)
+        if facts_of.get("ops") or path in (through or ()):
+            # "pkg.mod.name" -> "pkg.mod.name._": the loop below tries every prefix
+            refs |= {f"{name}._" for name in (facts_of.get("imports") or {}).values()}
     wanted = set()
     for ref in refs:
         parts = ref.split(".")

@@ -167,10 +167,13 @@ class CallGraph:
                 out.append(Target(path, cls, True))
         return out
 
-    def named(self, path: str, ref: str) -> Key | None:
-        """The function a name written in `path` refers to (a graph node's function); a
-        class stands for its ``__call__``."""
-        target = self.resolve((path, "<module>"), {"name": ref}) if ref else None
+    def named(self, path: str, ref: str, line: int | None = None) -> Key | None:
+        """The function a name written in `path` (at `line`, when known) refers to (a graph
+        node's function); a class stands for its ``__call__``. At a known line, names are
+        looked up from the innermost function there, so ``self.detect`` written in a
+        builder method is that class's method."""
+        where = self.function_at(path, line) if line is not None else None
+        target = self.resolve(where or (path, "<module>"), {"name": ref}) if ref else None
         if target is None and "." in ref:
             target = self._dotted(path, ref)  # already resolved through the imports
         if target is not None and target.is_class:
@@ -178,6 +181,13 @@ class CallGraph:
         if target is None or (target.path, target.qual) not in self.functions:
             return None
         return (target.path, target.qual)
+
+    def function_at(self, path: str, line: int) -> Key | None:
+        """The innermost function of `path` whose body spans `line`."""
+        spans = [(int(info["line"]), int(info.get("end") or info["line"]), qual) for qual, info
+                 in (self.facts.get(path, {}).get("functions") or {}).items()]
+        inside = [(start, qual) for start, end, qual in spans if start <= line <= end]
+        return (path, max(inside)[1]) if inside else None
 
     def callees(self, key: Key) -> list[tuple[int, Target]]:
         """(site index, definition) for every call of `key` that resolves."""

@@ -128,7 +128,8 @@ def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Mod
     routers: dict[str, list[Router]] = {}
     for source, first in sorted(topo.conditional.items()):
         for info in first.get("routers") or [first]:
-            fn = graph.named(info["op"]["path"], str(info.get("router") or ""))
+            fn = graph.named(info["op"]["path"], str(info.get("router") or ""),
+                               info["op"].get("line"))
             routers.setdefault(source, []).append(Router(
                 info, resolved_outs(graph, fn) if fn else [], fn,
                 state_reads(graph, fn) if fn else {}))
@@ -152,7 +153,7 @@ def resolved_outs(graph: CallGraph, key: Key, depth: int = 0) -> list[JSON]:
 
 
 def _node(graph: CallGraph, name: str, info: JSON) -> Node:
-    key = graph.named(info["op"]["path"], str(info.get("fn") or ""))
+    key = graph.named(info["op"]["path"], str(info.get("fn") or ""), info["op"].get("line"))
     node = Node(name, key)
     if key is None:
         node.open = True  # a subgraph, a lambda or a computed callable: not determined
@@ -176,7 +177,7 @@ def state_reads(graph: CallGraph, key: Key) -> dict[str, int]:
         params[0] if params else None)
     reads: dict[str, int] = {}
     for access in graph.flow(key).get("keys", []):
-        if access["param"] == state and access["op"] != "set":
+        if access["param"] == state and access["op"] not in ("set", "setattr"):
             reads.setdefault(access["key"], access["line"])
     return reads
 

@@ -136,7 +136,9 @@ class _Scope:
             for elt in target.elts:
                 self.bind(elt.value if isinstance(elt, ast.Starred) else elt, value)
         elif isinstance(target, ast.Subscript | ast.Attribute):
-            self.key(target, "set")
+            # ``state.k = v`` is no item access: a Pydantic state takes it, ``state["k"] = v``
+            # raises
+            self.key(target, "set" if isinstance(target, ast.Subscript) else "setattr")
             self.atoms(target)  # calls inside ``d[f(x)] = ...`` still count
 
     # --- expressions ---------------------------------------------------------------------

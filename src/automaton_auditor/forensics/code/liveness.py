@@ -57,7 +57,8 @@ def live(graph: CallGraph, roots: Iterable[Key],
 
 
 def imported_files(graph: CallGraph, paths: Iterable[str]) -> set[str]:
-    """`paths` and every repository file they import, transitively."""
+    """`paths` and every repository file they import, transitively, with the packages'
+    ``__init__.py`` files (importing ``pkg.mod`` runs ``pkg/__init__.py`` first)."""
     seen: set[str] = set()
     todo = sorted(set(paths))
     while todo:
@@ -65,6 +66,10 @@ def imported_files(graph: CallGraph, paths: Iterable[str]) -> set[str]:
         if path in seen:
             continue
         seen.add(path)
+        parts = path.split("/")[:-1]
+        todo += [init for cut in range(1, len(parts) + 1)
+                 if (init := "/".join([*parts[:cut], "__init__.py"])) in graph.modules
+                 and init not in seen]
         for ref in sorted(set((graph.facts.get(path, {}).get("imports") or {}).values())):
             for module in {ref, ref.rsplit(".", 1)[0]}:
                 todo += [f for f in graph.module_files(module, path) if f not in seen]

@@ -4,7 +4,8 @@ When the graph's wiring is known (`wired_scope`: every node of the main graph re
 function), only code that the graph runs counts: the node functions, what they call or hand
 on, and module-level code of the files they import. A schema binding or a retry loop in a
 module nothing runs is quoted as unwired and earns nothing. When the wiring is not known, or
-the graph reaches no model call at all (the call graph lost the thread), every file counts.
+the graph reaches no model call although it imports the files that hold them (the call graph
+lost the thread), every file counts.
 """
 
 from __future__ import annotations
@@ -45,7 +46,8 @@ def wired_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
     roots: list[Key] = []
     for topo in [main, *others]:
         for _name, node in sorted(topo.nodes.items()):
-            key = graph.named(node["op"]["path"], str(node.get("fn") or ""))
+            key = graph.named(node["op"]["path"], str(node.get("fn") or ""),
+                              node["op"].get("line"))
             if key is None and topo is main:
                 return None  # a node built at run time (a factory, a subgraph): unknown
             if key is not None:
@@ -54,9 +56,27 @@ def wired_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
     files = imported_files(graph, {k[0] for k in functions} | {op["path"] for op in main.ops})
     scope = Scope(frozenset(functions), frozenset(files))
     models = [pc for kind in MODEL_KINDS for pc in calls_of(facts, kind)]
-    if models and not any(scope.runs(p, str(c["func"])) for p, c in models):
-        return None  # the graph reaches no model call: its path to them was not followed
+    if models and not any(scope.runs(p, str(c["func"])) for p, c in models) and (
+            any(p in files for p, _ in models) or _imports_unknown(facts, files)):
+        # The graph imports model code yet reaches none of it: the call graph lost the
+        # thread. Model code only in files nothing the graph runs imports cannot run.
+        return None
     return scope
+
+
+def _imports_unknown(facts: dict[str, JSON], files: frozenset[str] | set[str]) -> bool:
+    """Whether what `files` import is not fully known: a file whose facts were not read
+    (skipped, unparsable), or one that imports by name at run time (importlib,
+    ``__import__``)."""
+    for path in files:
+        data = facts.get(path)
+        if not data or "skipped" in data or "error" in data:
+            return True
+        imports = (data.get("imports") or {}).values()
+        reads = {n for names in (data.get("refs") or {}).values() for n in names}
+        if any(str(i).split(".")[0] == "importlib" for i in imports) or "__import__" in reads:
+            return True
+    return False
 
 
 def _wired(facts: dict[str, JSON], scope: Scope | None) -> tuple[dict[str, JSON],
