@@ -395,3 +395,51 @@ def test_report_writers_are_not_detectives(tmp_path: Path) -> None:
     findings, graph = code_findings(tmp_path, files)
     assert graph is not None and graph.fan_out == {"chief": ["report_json", "report_writer"]}
     assert by_facet(findings, "graph.parallel_detectives").found is False
+
+
+def test_a_router_beside_static_edges_from_the_same_node_routes_nothing(tmp_path: Path) -> None:
+    # The static edges always run: the router's error route to END stops nothing.
+    source = """
+        from langgraph.graph import StateGraph, START, END
+
+        def check(state):
+            return "continue" if state else "error"
+
+        b = StateGraph(dict)
+        for n in ["repo", "doc", "vision", "agg"]:
+            b.add_node(n, print)
+        b.add_edge(START, "repo")
+        b.add_edge("repo", "doc")
+        b.add_edge("repo", "vision")
+        b.add_edge(["doc", "vision"], "agg")
+        b.add_edge("agg", END)
+        b.add_conditional_edges("repo", check, {"continue": "doc", "error": END})
+    """
+    files = write_repo(tmp_path, {"g.py": source})
+    findings, _ = code_findings(tmp_path, files)
+    cond = by_facet(findings, "graph.conditional_edges")
+    assert not cond.found and "whatever the router returns" in cond.rationale
+    assert 'b.add_edge("repo", "doc")' in (cond.content or "")
+    # Without the static edges from "repo", the router does choose the way.
+    routed = source.replace('        b.add_edge("repo", "doc")\n', "").replace(
+        '        b.add_edge("repo", "vision")\n', "")
+    assert routed.count("add_edge") == source.count("add_edge") - 2
+    files = write_repo(tmp_path, {"g.py": routed})
+    assert by_facet(code_findings(tmp_path, files)[0], "graph.conditional_edges").found
+
+
+def test_parallel_branches_that_each_run_to_end_are_not_joined(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"g.py": """
+        from langgraph.graph import StateGraph, START, END
+        b = StateGraph(dict)
+        for n in ["context", "repo_detective", "doc_detective", "vision_detective"]:
+            b.add_node(n, print)
+        b.add_edge(START, "context")
+        for n in ["repo_detective", "doc_detective", "vision_detective"]:
+            b.add_edge("context", n)
+            b.add_edge(n, END)
+    """})
+    findings, _ = code_findings(tmp_path, files)
+    assert by_facet(findings, "graph.fan_out").found
+    detectives = by_facet(findings, "graph.parallel_detectives")
+    assert not detectives.found and "straight to END" in detectives.rationale

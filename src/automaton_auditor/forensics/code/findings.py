@@ -132,6 +132,13 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
     fan_in_text = "; ".join(f"[{', '.join(s)}] -> {d}" for d, s in g.fan_in.items())
     cond_text = "; ".join(f"{s} -> {main.conditional[s]['targets']}" for s in
                           sorted(main.conditional))
+    # A router beside static edges from the same node adds branches; it stops nothing.
+    statics = {src for (src, _dst), info in main.edges.items() if info["kind"] == "static"}
+    routing = [s for s in main.conditional if s not in statics]
+    beside = sorted(set(main.conditional) - set(routing))
+    if beside and not routing:
+        cond_ops += _ops_for(main, [(s, d) for (s, d), i in main.edges.items()
+                                    if s in beside and i["kind"] == "static"])
     return [
         _g("graph.fan_out", "Fan-out: one node branches to parallel nodes", bool(g.fan_out),
            "success", _op_loc(out_ops[0]) if out_ops else main.builder.get("key", "."),
@@ -143,10 +150,9 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
            _quote_ops(in_ops), f"Fan-in points: {fan_in_text}." if g.fan_in else
            "No node waits on two or more parallel predecessors.", fan_in=g.fan_in),
         _g("graph.conditional_edges", "Conditional edges route the flow",
-           bool(main.conditional), "success",
+           bool(routing), "success",
            _op_loc(cond_ops[0]) if cond_ops else main.builder.get("key", "."),
-           _quote_ops(cond_ops), f"Conditional edges: {cond_text}." if cond_text else
-           "No add_conditional_edges call on the main graph.",
+           _quote_ops(cond_ops), _conditional_text(cond_text, beside, bool(routing)),
            error_routes=sorted({t for c in main.conditional.values() for t in c["targets"]
                                 if any(w in t.lower() for w in ("error", "fail", "abort"))}),
            # sources whose router chooses a branch (not only a list run all at once)
@@ -156,6 +162,17 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
            "No fan-out and no conditional edge: every node runs one after another."
            if g.linear else "The graph branches (fan-out or conditional edges).", 0.85),
     ]
+
+
+def _conditional_text(described: str, beside: list[str], routes: bool) -> str:
+    if not described:
+        return "No add_conditional_edges call on the main graph."
+    if routes:
+        return f"Conditional edges: {described}."
+    return (f"Conditional edges: {described}; but {', '.join(beside)} also ha"
+            f"{'s' if len(beside) == 1 else 've'} unconditional edges, and LangGraph runs "
+            "those successors whatever the router returns: no route stops or redirects "
+            "the flow.")
 
 
 def _parallel_group(g: RebuiltGraph, pattern: Any) -> tuple[str, list[str]] | None:
@@ -195,13 +212,21 @@ def _parallel_findings(main: Topology, g: RebuiltGraph,
         where = "" if topo is main else f" (in the subgraph built at {topo.builder['key']})"
         # a persona judge that fans out to the others has judged before they start
         first = pattern is JUDGE and persona_named(source) is not None
+        # branches of the main graph that each run straight to END are never gathered (a
+        # subgraph's END hands back to its parent, which waits for all of them)
+        ended = topo is main and not joins and not any(
+            m in topo.conditional for m in members) and all(
+            d == END for (s, d) in topo.edges if s in members)
         out.append(_g(
-            facet, f"{who} run in parallel and are joined", not first, "success",
+            facet, f"{who} run in parallel and are joined", not first and not ended,
+            "success",
             _op_loc(ops[0]) if ops else topo.builder.get("key", "."), _quote_ops(ops),
             f"{source} fans out to {', '.join(members)}; joined at "
             f"{', '.join(joins) or '(no static join)'}{where}."
             + (f" {source} is itself a judge and runs before the others: the judges do not "
-               "all run in parallel." if first else ""),
+               "all run in parallel." if first else "")
+            + (" Each branch runs straight to END: nothing gathers their results."
+               if ended else ""),
             0.8, source=source, members=members, joins=joins,
             subgraph=None if topo is main else topo.builder["key"]))
     return out
