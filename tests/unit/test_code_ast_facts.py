@@ -96,6 +96,22 @@ def test_state_reducers_and_models(tmp_path: Path) -> None:
     assert by_facet(findings, "state.models").found
 
 
+def test_state_fields_declared_on_its_base_classes_count(tmp_path: Path) -> None:
+    # AgentState(_Required, _Optional): the reducers sit on a base TypedDict.
+    split = STATE.replace("class AgentState(TypedDict):", "class _Optional(TypedDict, total=False):")
+    split += "\n\nclass _Required(TypedDict):\n    repo_url: str\n"
+    split += "\n\nclass AgentState(_Required, _Optional):\n    \"\"\"The graph state.\"\"\"\n"
+    files = write_repo(tmp_path, {"core/state.py": split})
+    findings, _ = code_findings(tmp_path, files)
+    reducers = by_facet(findings, "state.reducers")
+    assert reducers.found and reducers.location == "core/state.py:26"
+    assert reducers.data["reducers"] == {"evidences": "operator.ior", "opinions": "operator.add"}
+    assert "core/state.py:17: evidences" in (reducers.content or "")
+    assert by_facet(findings, "state.collections").found
+    assert set(by_facet(findings, "state.agent_state").data["fields"]) == {
+        "repo_url", "evidences", "opinions", "note"}
+
+
 def test_state_without_reducers(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {"s.py": "from typing import TypedDict\n\n"
                                           "class GraphState(TypedDict):\n    items: list\n"})

@@ -25,7 +25,7 @@ from typing import Any
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.outs import NONEMPTY
-from automaton_auditor.forensics.code.state_schema import typed_classes
+from automaton_auditor.forensics.code.state_schema import class_fields, typed_classes
 from automaton_auditor.forensics.code.topology import END, START, Topology
 
 MAX_STEPS = 40
@@ -90,30 +90,11 @@ class Run:
 
 # --- the model ---------------------------------------------------------------------------------
 # bases whose own keys are known: none (the typing roots), or MessagesState's one
-KNOWN_BASES = {"TypedDict": {}, "BaseModel": {}, "object": {}, "Generic": {},
-               "MessagesState": {"messages": "add_messages"}}
-
-
-def _fields(facts: dict[str, JSON], name: str | None,
-            depth: int = 0) -> tuple[dict[str, str | None], bool]:
+def _fields(facts: dict[str, JSON], name: str | None) -> tuple[dict[str, str | None], bool]:
     """Keys (with reducers) of a repository class and its base classes, and whether they are
-    all known (False for a class or base defined outside the repository: its keys are not)."""
-    if not name or depth > 5:
-        return {}, False
-    tail = name.rsplit(".", 1)[-1].split("[")[0]
-    if tail in KNOWN_BASES:
-        return dict(KNOWN_BASES[tail]), True
-    found = typed_classes(facts).get(tail)
-    if found is None:
-        return {}, False
-    out: dict[str, str | None] = {}
-    complete = True
-    for base in found[1]["bases"]:
-        keys, known = _fields(facts, base, depth + 1)
-        out.update(keys)
-        complete &= known
-    out.update({f["name"]: f["reducer"] for f in found[1]["fields"]})
-    return out, complete
+    all known (`state_schema.class_fields`)."""
+    fields, complete = class_fields(typed_classes(facts), name)
+    return {f["name"]: f["reducer"] for _, f in fields}, complete
 
 
 def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Model:

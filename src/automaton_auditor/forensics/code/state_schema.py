@@ -33,6 +33,35 @@ def typed_classes(facts: dict[str, JSON]) -> dict[str, tuple[str, JSON, str]]:
     return found
 
 
+# Library bases whose keys are known: LangGraph's MessagesState brings ``messages``.
+KNOWN_BASES: dict[str, list[JSON]] = {
+    "TypedDict": [], "BaseModel": [], "object": [], "Generic": [],
+    "MessagesState": [{"name": "messages", "reducer": "add_messages",
+                       "annotation": "Annotated[list, add_messages]", "line": 0}]}
+
+
+def class_fields(classes: dict[str, tuple[str, JSON, str]], name: str | None,
+                 depth: int = 0) -> tuple[list[tuple[str, JSON]], bool]:
+    """The fields, as (path, field facts), of class `name` and of its bases (bases first, so
+    a redeclared field comes last), and whether all are known (False when a class or a base
+    is defined outside the repository)."""
+    if not name or depth > 5:
+        return [], False
+    tail = name.rsplit(".", 1)[-1].split("[")[0]
+    if tail in KNOWN_BASES:
+        return [("", field) for field in KNOWN_BASES[tail]], True
+    found = classes.get(tail)
+    if found is None:
+        return [], False
+    out: list[tuple[str, JSON]] = []
+    complete = True
+    for base in found[1]["bases"]:
+        fields, known = class_fields(classes, base, depth + 1)
+        out += fields
+        complete &= known
+    return out + [(found[0], field) for field in found[1]["fields"]], complete
+
+
 def state_class(classes: dict[str, tuple[str, JSON, str]],
                  main: Topology | None) -> tuple[str, JSON, str] | None:
     wanted = (main.builder.get("state") or "") if main else ""
@@ -65,12 +94,14 @@ def state_findings(facts: dict[str, JSON], main: Topology | None) -> list[Findin
                    ".", None, text)]
     path, cls, root = state
     loc = f"{path}:{cls['line']}"
-    reducers = {f["name"]: f["reducer"] for f in cls["fields"] if f["reducer"]}
-    fields = {f["name"]: f["annotation"] for f in cls["fields"]}
+    # fields declared on the repository's own base classes are the state's fields too
+    declared = [(where, f) for where, f in class_fields(classes, cls["name"])[0] if where]
+    reducers = {f["name"]: f["reducer"] for _, f in declared if f["reducer"]}
+    fields = {f["name"]: f["annotation"] for _, f in declared}
     evidence = sorted(n for n, a in fields.items() if "Evidence" in a)
     opinions = sorted(n for n, a in fields.items() if "Opinion" in a)
-    reducer_lines = "\n".join(f"{path}:{f['line']}: {f['name']}: {f['annotation']}"
-                              for f in cls["fields"] if f["reducer"])
+    reducer_lines = "\n".join(f"{where}:{f['line']}: {f['name']}: {f['annotation']}"
+                              for where, f in declared if f["reducer"])
     return [*out,
             _f("state.agent_state", "A typed graph state class is defined", True, loc,
                cls["source"], f"{cls['name']} ({root}) with {len(fields)} annotated fields.",
