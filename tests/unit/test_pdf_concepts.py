@@ -165,3 +165,35 @@ def test_substance_in_a_summary_or_a_thin_section_does_not_count() -> None:
     judicial = _blocks(other, other, other,
                        *_judicial_section("5. Judicial Layer", PERSONAS, SYNTHESIS))
     assert classify("Metacognition", judicial).verdict == "absent"
+
+
+def test_substance_spread_over_a_chapters_subsections_does_not_count() -> None:
+    # The personas in one subsection, the Chief Justice's rules in another: the chapter
+    # names the pieces, no one section explains how they are synthesised.
+    other = ("paragraph", "The detectives clone the repository and read the report.",
+             ("Detectives",), 4)
+    chapter = "System Architecture"
+    blocks = _blocks(other, other, other, ("heading", chapter, (), 2),
+                     ("heading", "4. Judges", (chapter,), 2),
+                     ("paragraph", PERSONAS, (chapter, "4. Judges"), 2),
+                     ("heading", "5. Chief Justice", (chapter,), 2),
+                     ("paragraph", SYNTHESIS.replace("the Tech Lead's", "one"),
+                      (chapter, "5. Chief Justice"), 2))
+    assert classify("Dialectical Synthesis", blocks).verdict == "absent"
+
+
+def test_a_term_quoted_among_search_terms_is_mentioned_not_explained() -> None:
+    search = ("Our RAG-lite approach: keyword_search() finds anchor terms (\"Dialectical "
+              "Synthesis\", \"Fan-In / Fan-Out\", \"StateGraph\") and returns the surrounding "
+              "300-char context window from src/tools/doc_tools.py, so the DocAnalyst node "
+              "reads the section of the PDF where each rubric term appears and the graph "
+              "hands it to the judges.")
+    blocks = _blocks(("paragraph", search, ("PDF Ingestion",), 4))
+    verdict = classify("Dialectical Synthesis", blocks)
+    assert verdict.verdict == "dropped"
+    assert "quoted in a list of terms" in verdict.occurrences[0].reason
+    # One quoted term used in an explanation is still read as an explanation.
+    used = search.replace('("Dialectical Synthesis", "Fan-In / Fan-Out", "StateGraph")',
+                          '"Dialectical Synthesis" evidence')
+    assert classify("Dialectical Synthesis", _blocks(
+        ("paragraph", used, ("PDF Ingestion",), 4))).verdict == "explained"

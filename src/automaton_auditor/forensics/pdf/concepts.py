@@ -200,6 +200,11 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
                 # A run-in title ("State Synchronization.") is quoted with what follows it.
                 if len(sentence.split()) < 6 and position + 1 < len(parts):
                     sentence = f"{sentence} {parts[position + 1]}"
+                if _quoted_mention(sentence, sentence_hit):
+                    occurrences.append(Occurrence(
+                        block.page, block.heading, sentence, False,
+                        "quoted in a list of terms (a word searched for), not explained"))
+                    continue
                 near = " ".join(parts[position:position + 2])
                 unnamed = near
                 for name in names:  # concept names are not mechanisms
@@ -210,6 +215,19 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
         return ConceptVerdict(term, "absent")
     verdict = "explained" if any(o.explained for o in occurrences) else "dropped"
     return ConceptVerdict(term, verdict, occurrences)
+
+
+_QUOTED = re.compile(r"[\"\u201c\u201d\u2018\u2019]([^\"\u201c\u201d\u2018\u2019]{2,60})"
+                     r"[\"\u201c\u201d\u2018\u2019]")
+
+
+def _quoted_mention(sentence: str, hit: Callable[[str], bool]) -> bool:
+    """The concept appears only as one of several quoted terms ('finds anchor terms
+    ("Dialectical Synthesis", "Fan-In / Fan-Out", "StateGraph")'): the word is mentioned,
+    as a string the code searches for, not used to explain anything."""
+    if len(_QUOTED.findall(sentence)) < 2:
+        return False
+    return not hit(_QUOTED.sub(" ", sentence))
 
 
 def _section_text(blocks: list[Block], block: Block,
@@ -295,7 +313,7 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
 
 # --- substance over labels -------------------------------------------------------------------
 # The rubric's defence instruction: "credit the substance over the labels". A concept whose
-# mechanism the rubric spells out is explained when one design section (a heading and all its
+# mechanism the rubric spells out is explained when one design section (a heading with no
 # subsections) describes that mechanism, whatever it calls it. Each entry lists cue groups that
 # must all be present; the mechanism is the rubric's success pattern.
 SUBSTANCE: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
@@ -335,8 +353,8 @@ def with_substance(verdict: ConceptVerdict, blocks: list[Block]) -> ConceptVerdi
 
 def _substance_section(blocks: list[Block], cues: Sequence[tuple[str, re.Pattern[str]]]
                        ) -> tuple[str, str, int | None, int] | None:
-    """The first, most specific section (heading plus subsections; not a summary, a plan or
-    a retrospective, and not most of the document) whose text holds every cue group."""
+    """The first, smallest section without subsections (not a summary, a plan or a
+    retrospective, and not most of the document) whose text holds every cue group."""
     body = [b for b in blocks if b.kind in ("paragraph", "list")]
     best: tuple[str, str, int | None, int] | None = None
     best_size = len(body) // 2 + 1  # a section holding most of the report is the report
@@ -347,6 +365,8 @@ def _substance_section(blocks: list[Block], cues: Sequence[tuple[str, re.Pattern
                                             for h in path):
             continue
         inside = [b for b in body if b.section[:len(path)] == path]
+        if any(b.section != path for b in inside):
+            continue  # a chapter whose subsections each name a piece explains no mechanism
         text = "\n".join([heading.text, *(b.text for b in inside)])
         words = len(text.split())
         if len(inside) >= best_size or words < _SUBSTANCE_WORDS or \
