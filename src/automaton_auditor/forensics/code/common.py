@@ -94,6 +94,12 @@ def loc(path: str, node: ast.AST | int) -> str:
     return f"{path}:{line}"
 
 
+def split_loc(where: str) -> tuple[str, int]:
+    """``path:line`` -> (path, line); line 1 when `where` carries none."""
+    path, _, line = where.rpartition(":")
+    return (path, int(line)) if line.isdigit() else (where, 1)
+
+
 def reducer_of(annotation: ast.expr, imports: dict[str, str]) -> str | None:
     """The reducer of an ``Annotated[T, reducer]`` hint (``operator.add``, a function...)."""
     if not isinstance(annotation, ast.Subscript):

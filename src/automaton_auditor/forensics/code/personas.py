@@ -19,7 +19,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, own_text
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.source import line_at
@@ -208,7 +208,7 @@ def _quote(repo: Path, prompts: dict[str, Prompt], counts: dict[str, JSON]) -> s
     then the template lines every persona shares."""
     blocks = []
     for persona, prompt in prompts.items():
-        lines = [line_at(repo, *_split(where), limit=160)
+        lines = [line_at(repo, *split_loc(where), limit=160)
                  for where in counts[persona]["own_lines"][:4]]
         blocks.append(f"[{persona}] model call {prompt.call} (from {prompt.entry}); "
                       f"own text {counts[persona]['own_words']} words:\n" +
@@ -217,11 +217,8 @@ def _quote(repo: Path, prompts: dict[str, Prompt], counts: dict[str, JSON]) -> s
     keys = [set(p.text.parts) for p in prompts.values()]
     shared = sorted({w for part in first.text.parts if all(part in k for k in keys)
                      for w in [part[1]]})[:4]
-    blocks.append("shared template:\n" + "\n".join(line_at(repo, *_split(w), limit=160)
+    blocks.append("shared template:\n" + "\n".join(line_at(repo, *split_loc(w), limit=160)
                                                      for w in shared))
     return clip("\n\n".join(blocks), 3000)
 
 
-def _split(where: str) -> tuple[str, int]:
-    path, _, line = where.rpartition(":")
-    return path, int(line) if line.isdigit() else 1

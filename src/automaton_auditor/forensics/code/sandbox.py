@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
-from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.facts import calls_of
 from automaton_auditor.forensics.code.source import line_at
 
@@ -123,7 +123,8 @@ def prove(graph: CallGraph, repo: Path | None, key: Key, atoms: list[str],
     sources = graph.sources(key, atoms)
     temps = sorted(s for s in sources if s.startswith("t:"))
     if temps:
-        return [line_at(repo, *_split(t)) for t in temps[:3]]
+        # a temp source is written "t:path:line"
+        return [line_at(repo, *split_loc(t[2:])) for t in temps[:3]]
     params = sorted(s[2:] for s in sources if s.startswith("p:"))
     if not params or depth >= MAX_CALLER_DEPTH:
         return []
@@ -135,11 +136,6 @@ def prove(graph: CallGraph, repo: Path | None, key: Key, atoms: list[str],
                 line = graph.sites(caller)[index]["line"]
                 return [*proof, line_at(repo, caller[0], line)]
     return []
-
-
-def _split(source: str) -> tuple[str, int]:
-    path, _, line = source[2:].rpartition(":")
-    return path, int(line)
 
 
 def clones(facts: dict[str, JSON], repo: Path | None, graph: CallGraph) -> list[Clone]:
