@@ -245,3 +245,18 @@ def test_a_method_node_and_a_keyword_free_module_the_graph_imports_are_followed(
     findings, _ = code_findings(tmp_path, files)
     retry = by_facet(findings, "llm.retry")
     assert not retry.found and "nodes/rich.py" in retry.rationale
+
+
+def test_a_chain_of_keyword_free_imports_is_followed_a_bounded_number_of_levels(
+        tmp_path: Path) -> None:
+    from automaton_auditor.forensics.code.analyze import IMPORT_ROUNDS, collect_facts
+
+    depth = IMPORT_ROUNDS + 5
+    chain = {f"m{i}.py": f"import m{i + 1}\n" for i in range(depth)}
+    graph = GRAPH.replace("{prosecutor}", "prosecutor_node").replace(
+        "from langgraph.graph", "import m0\nfrom langgraph.graph")
+    files = write_repo(tmp_path, {"graph.py": graph, "nodes/justice.py": STUBS, **chain})
+    facts, _ = collect_facts(tmp_path, files)
+    assert "skipped" not in facts["m0.py"] and "skipped" not in facts[
+        f"m{IMPORT_ROUNDS - 1}.py"]
+    assert "skipped" in facts[f"m{depth - 1}.py"]

@@ -97,6 +97,11 @@ def parse_files(repo: Path, paths: list[str], workers: int | None = None) -> dic
     return results
 
 
+# How deep a chain of keyword-free imports from the graph code is followed (one round per
+# level; a hostile chain stops here, and what lies beyond stays unknown, see wired_scope).
+IMPORT_ROUNDS = 25
+
+
 def collect_facts(repo: Path, files: list[str], cache_dir: Path | None = None,
                   workers: int | None = None, blobs: dict[str, str] | None = None
                   ) -> tuple[dict[str, JSON], dict[str, int]]:
@@ -113,8 +118,9 @@ def collect_facts(repo: Path, files: list[str], cache_dir: Path | None = None,
     facts = {**cached, **fresh}
     # Skipped modules the graph code names or imports (transitively) are parsed after all:
     # their constants name nodes, and what the graph imports bounds what it can run.
-    forced, done = _imported_by_graph_code(facts), set()
-    while forced:
+    forced, done, rounds = _imported_by_graph_code(facts), set(), 0
+    while forced and rounds < IMPORT_ROUNDS:
+        rounds += 1
         extra = {p: read_facts(repo, p, force=True) for p in forced}
         facts.update(extra)
         if cache_dir:
