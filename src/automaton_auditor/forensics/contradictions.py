@@ -31,7 +31,8 @@ from automaton_auditor.forensics.pdf.claims import (
     ONLY_IMPLEMENTED,
     SEQUENTIAL_JUDGES,
 )
-from automaton_auditor.state import FeatureClaim, Finding, RebuiltGraph
+from automaton_auditor.forensics.usage import Misquote, api_misquotes, quoted_misquotes
+from automaton_auditor.state import CodeNames, FeatureClaim, Finding, RebuiltGraph
 
 _JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead", re.IGNORECASE)
 _JUSTICE_NODE = re.compile(r"justice|chief", re.IGNORECASE)
@@ -317,6 +318,22 @@ def _denial_finding(claim: FeatureClaim, denied: list[tuple[str, bool]],
         {"kind": "denial", "features": features})
 
 
+def _misquote_finding(claim: FeatureClaim, wrong: list[Misquote]) -> Finding:
+    return _contradiction(
+        claim, "The report says the code calls something it does not",
+        " ".join(m.rationale for m in wrong), [line for m in wrong for line in m.code],
+        {"kind": "usage", "said": [m.said for m in wrong]})
+
+
+def _usage(claim: FeatureClaim, names: CodeNames | None, words: set[str]) -> list[Misquote]:
+    """What a statement about the code's calls gets wrong (`forensics.usage`)."""
+    if names is None:
+        return []
+    if claim.feature == "api_use":
+        return api_misquotes(claim.sentence, names)
+    return quoted_misquotes(claim.sentence, names, words)
+
+
 def _placeholder_finding(claim: FeatureClaim) -> Finding:
     return Finding(
         facet="claims.placeholders", goal="The report contains template text never filled in",
@@ -327,17 +344,24 @@ def _placeholder_finding(claim: FeatureClaim) -> Finding:
 
 
 def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Finding],
-                           graph: RebuiltGraph | None) -> list[Finding]:
-    """One `claims.contradictions` fact per report sentence the code contradicts, one
-    `claims.placeholders` fact per template placeholder, each carrying the report's total of
-    both (`data["statements"]`, so a rule can tell one slip from a report at odds with its
-    code); and a neutral `claims.stale_gaps` fact per admitted gap the code has closed."""
+                           graph: RebuiltGraph | None, names: CodeNames | None = None
+                           ) -> list[Finding]:
+    """One `claims.contradictions` fact per report sentence the code contradicts (its facts,
+    or the names it uses: `names`), one `claims.placeholders` fact per template placeholder,
+    each carrying the report's total of both (`data["statements"]`, so a rule can tell one
+    slip from a report at odds with its code); and a neutral `claims.stale_gaps` fact per
+    admitted gap the code has closed."""
     declared = declared_reducers(code)
     built = built_components(code, graph)
     graph_built = built_features(code)
+    words = set(names.identifiers) if names else set()
     findings: list[Finding] = []
     for claim in claims:
-        if claim.feature == "reducer_binding":
+        if claim.feature in ("api_use", "quoted_call"):
+            misquoted = _usage(claim, names, words)
+            if misquoted:
+                findings.append(_misquote_finding(claim, misquoted))
+        elif claim.feature == "reducer_binding":
             wrong = reducer_contradictions(claim, declared)
             if wrong:
                 findings.append(_reducer_finding(claim, wrong))

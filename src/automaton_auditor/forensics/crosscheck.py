@@ -12,7 +12,14 @@ from typing import NamedTuple
 from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.pdf.citations import normalise_path
 from automaton_auditor.forensics.pdf.claims import FEATURES
-from automaton_auditor.state import CitedPath, FeatureClaim, Finding, RebuiltGraph, ReportFacts
+from automaton_auditor.state import (
+    CitedPath,
+    CodeNames,
+    FeatureClaim,
+    Finding,
+    RebuiltGraph,
+    ReportFacts,
+)
 
 _JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead|bench|opinion", re.IGNORECASE)
 _DETECTIVE_NODE = re.compile(r"detective|investigat|analy[sz]|inspect|repo|doc|vision|pdf",
@@ -156,11 +163,13 @@ def _outermost(hallucinated: list[CitedPath], planned: list[CitedPath]
 
 
 def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph | None,
-                *, repo_url: str | None = None, code: Sequence[Finding] = ()) -> CrossCheck:
+                *, repo_url: str | None = None, code: Sequence[Finding] = (),
+                names: CodeNames | None = None) -> CrossCheck:
     """Check the report's cited paths against the commit's files, its feature claims
     against the rebuilt graph and its statements against the code's facts (`code`: the
-    repo detective's findings). Returns findings (facets `claims.paths`, `claims.features`,
-    `claims.contradictions`, `claims.placeholders`) and the verified, hallucinated and
+    repo detective's findings) and the names it uses (`names`). Returns findings (facets
+    `claims.paths`, `claims.features`, `claims.contradictions`, `claims.placeholders`) and
+    the verified, hallucinated and
     planned paths, each sorted; bare names are reported in a separate finding unless they
     name a top-level file."""
     if not facts.readable:
@@ -171,7 +180,7 @@ def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph |
         findings.append(_bare_finding(split.bare_hit, split.bare_miss))
     findings.extend(_feature_findings([c for c in facts.claims if c.feature in FEATURES],
                                       graph))
-    findings.extend(contradiction_findings(facts.claims, code, graph))
+    findings.extend(contradiction_findings(facts.claims, code, graph, names))
     return CrossCheck(findings, list(split.verified), [c.path for c in split.hallucinated],
                       [c.path for c in split.planned])
 
@@ -251,14 +260,21 @@ def _distance(claim: FeatureClaim) -> int:
 def _feature_findings(claims: list[FeatureClaim], graph: RebuiltGraph | None) -> list[Finding]:
     findings: list[Finding] = []
     seen: set[str] = set()
-    # One verdict per feature, on its most specific sentence (document order breaks ties).
-    for claim in sorted(claims, key=lambda c: (list(FEATURES).index(c.feature)
-                                               if c.feature in FEATURES else 99,
-                                               _distance(c))):
+    # One verdict per feature, on its most specific sentence (document order breaks ties),
+    # unless another of its sentences is contradicted by name (`detectives_run_first`).
+    ranked = sorted(claims, key=lambda c: (list(FEATURES).index(c.feature)
+                                           if c.feature in FEATURES else 99, _distance(c)))
+    named = {c.feature: (c, why) for c in reversed(ranked) if graph is not None
+             and c.feature == "parallel_detectives"
+             and (why := detectives_run_first(c.sentence, graph))}
+    for claim in ranked:
         if claim.feature in seen:
             continue
         seen.add(claim.feature)
         verdict, why = check_feature(claim.feature, graph)
+        if claim.feature in named:
+            claim, why = named[claim.feature]
+            verdict = "contradicted"
         label = FEATURE_LABELS.get(claim.feature, claim.feature)
         where = f"report p.{claim.page}" if claim.page else "report"
         if verdict == "contradicted":
@@ -306,6 +322,55 @@ def _parallel(graph: RebuiltGraph, kind: re.Pattern[str], noun: str) -> tuple[st
     if graph.linear and not graph.fan_out:
         return "contradicted", f"The rebuilt graph is linear: no fan-out reaches {noun}."
     return "unverified", f"No fan-out to the {noun} nodes ({', '.join(members[:5])}) was found."
+
+
+# What a sentence calls each detective ("AST" is the repository detective's tool), and how
+# its node is named.
+DETECTIVE_KINDS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
+    "repository": (re.compile(r"\brepo\w*|\bAST\b|\bgit\b|\bcode\s+(?:investigat|detectiv|"
+                              r"analy)\w*", re.IGNORECASE),
+                   re.compile(r"repo|git|code|ast", re.IGNORECASE)),
+    "document": (re.compile(r"\bdoc\w*|\bpdf\b", re.IGNORECASE),
+                 re.compile(r"doc|pdf", re.IGNORECASE)),
+    "vision": (re.compile(r"\bvision\w*|\bdiagrams?\b|\bimages?\b", re.IGNORECASE),
+               re.compile(r"vision|image|diagram", re.IGNORECASE)),
+}
+
+
+def _reach(graph: RebuiltGraph, node: str, forward: bool) -> set[str]:
+    """Every node reached from `node` (forward) or from which it is reached (backward)."""
+    seen: set[str] = set()
+    frontier = [node]
+    while frontier:
+        current = frontier.pop()
+        for source, target in graph.edges:
+            near, far = (source, target) if forward else (target, source)
+            if near == current and far not in seen:
+                seen.add(far)
+                frontier.append(far)
+    return seen
+
+
+def detectives_run_first(sentence: str, graph: RebuiltGraph) -> str | None:
+    """Why a sentence saying the detectives run in parallel is wrong about one it names: the
+    detective fan-out leaves that detective out and its node runs before the fan-out's
+    source (the graph runs it alone first); None when no detective it names is."""
+    layer = next(((s, t) for s, t in sorted(graph.fan_out.items())
+                  if sum(bool(_DETECTIVE_NODE.search(n)) for n in t) >= 2), None)
+    if layer is None:
+        return None
+    source, targets = layer
+    # only what runs strictly before: a node on a loop through the fan-out also runs after it
+    before = _reach(graph, source, False) - _reach(graph, source, True)
+    for kind, (said, node) in DETECTIVE_KINDS.items():
+        if not said.search(sentence) or any(node.search(t) for t in targets):
+            continue
+        first = sorted(n for n in before if n in graph.nodes and node.search(n))
+        if first:
+            return (f"The sentence names the {kind} detective, but '{first[0]}' runs before "
+                    f"the detective fan-out ('{source}' fans out to {', '.join(targets)}; "
+                    f"{first[0]} precedes {source}), so it does not run in parallel with them.")
+    return None
 
 
 def check_feature(feature: str, graph: RebuiltGraph | None) -> tuple[str, str]:

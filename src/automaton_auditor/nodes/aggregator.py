@@ -33,7 +33,7 @@ def _cross_check(state: AgentState) -> CrossCheck:
     # links to the audited repository count as citations; links elsewhere are not ours to check
     repo_url = target if target.startswith("https://") else None
     return cross_check(facts, files, state.get("code_graph"), repo_url=repo_url,
-                       code=all_evidence(state.get("evidences")))
+                       code=all_evidence(state.get("evidences")), names=state.get("code_names"))
 
 
 def _silent_detectives(state: AgentState) -> list[Finding]:

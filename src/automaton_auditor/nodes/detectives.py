@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from automaton_auditor.forensics.code.analyze import code_findings
+from automaton_auditor.forensics.code.names import code_names
 from automaton_auditor.forensics.git.acquire import (
     AcquisitionError,
     acquire,
@@ -87,6 +88,7 @@ def _repo_update(facts: RepoFacts, rubric: Rubric) -> dict[str, Any]:
     warnings = [f"repo: {line}" for line in history_warnings(facts.findings)]
     return {"evidences": {"repo": route_findings(facts.findings, "repo", rubric)},
             "commit": facts.commit, "repo_files": facts.files, "code_graph": facts.code_graph,
+            "code_names": facts.code_names,
             "errors": warnings,
             "detective_status": {"repo": DetectiveStatus(state="degraded",
                                                          reason="shallow history")
@@ -136,8 +138,10 @@ def _investigate_repo(state: AgentState, settings: Settings, rubric: Rubric) -> 
         findings = [acquired, *history]
         code, graph = code_findings(checkout.path, checkout.files, cache_dir=cache_dir(settings))
         findings.extend(code)
+        names = code_names(checkout.path, checkout.files)
     facts = cache_facts.roundtrip(RepoFacts(commit=checkout.commit, files=checkout.files,
-                                            findings=findings, code_graph=graph))
+                                            findings=findings, code_graph=graph,
+                                            code_names=names))
     root = cache_dir(settings)
     if root is not None and not checkout.shallow:
         # Stored under the clone's own commit (the pre-clone look-up may have failed); a

@@ -18,6 +18,7 @@ from automaton_auditor.state.models import (
     SOURCES,
     AuditReport,
     CitedPath,
+    CodeNames,
     CriterionResult,
     DiagramFacts,
     Evidence,
@@ -41,7 +42,7 @@ from automaton_auditor.state.status import (
 
 __all__ = [
     "CONTENT_LIMIT", "JUDGES", "SOURCES", "STATE_MODELS", "AgentState", "AuditInput",
-    "AuditOutput", "AuditReport", "CallFailure", "CallFailureKind", "CitedPath",
+    "AuditOutput", "AuditReport", "CallFailure", "CallFailureKind", "CitedPath", "CodeNames",
     "CriterionResult", "DetectiveStatus", "DiagramFacts", "Evidence", "FeatureClaim",
     "Finding", "Judge", "JudgeTask", "JudicialOpinion", "Pattern", "RebuiltGraph",
     "ReportFacts", "RuleApplication", "Source", "StatusKind", "all_evidence",
@@ -104,6 +105,7 @@ class AgentState(TypedDict, total=False):
     timings: Annotated[dict[str, float], merge_dicts]
     detective_status: Annotated[dict[str, DetectiveStatus], merge_dicts]
     code_graph: RebuiltGraph | None
+    code_names: CodeNames | None
     report_facts: ReportFacts | None
     diagrams: list[DiagramFacts]
     verified_paths: list[str]
@@ -185,6 +187,6 @@ def final_report_of(state: AgentState | dict[str, Any]) -> AuditReport | None:
 # (`storage.runs`); a test checks every model reachable from `AgentState` is listed.
 STATE_MODELS: tuple[type[BaseModel], ...] = (
     Finding, Evidence, JudicialOpinion, RuleApplication, CriterionResult, AuditReport,
-    RebuiltGraph, CitedPath, FeatureClaim, ReportFacts, DiagramFacts, DetectiveStatus,
+    RebuiltGraph, CodeNames, CitedPath, FeatureClaim, ReportFacts, DiagramFacts, DetectiveStatus,
     CallFailure,
 )

@@ -225,6 +225,17 @@ class RebuiltGraph(BaseModel):
     linear: bool = True
 
 
+class CodeNames(BaseModel):
+    """The names the repository's Python code uses, so the report's statements about what a
+    file calls can be read against it (`forensics.code.names`)."""
+
+    # Every identifier in any tracked Python file (names, attributes, imports, definitions).
+    identifiers: list[str] = Field(default_factory=list)
+    # Audited file -> module-qualified names it uses (imports resolved: "tempfile.mkdtemp")
+    # -> its first use, "line: source text".
+    modules: dict[str, dict[str, str]] = Field(default_factory=dict)
+
+
 class CitedPath(BaseModel):
     """A file path the report cites, as written and normalised."""
 

@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from automaton_auditor.state import DiagramFacts, Finding, RebuiltGraph, ReportFacts
+from automaton_auditor.state import CodeNames, DiagramFacts, Finding, RebuiltGraph, ReportFacts
 from automaton_auditor.storage.kv import KeyValueStore, detective_version, digest_of
 
 log = logging.getLogger(__name__)
@@ -32,6 +32,7 @@ class RepoFacts(BaseModel):
     files: list[str]
     findings: list[Finding]
     code_graph: RebuiltGraph | None = None
+    code_names: CodeNames | None = None
 
 
 class DocFacts(BaseModel):

@@ -92,15 +92,28 @@ _PLACEHOLDER = re.compile(
     r"|\b(?:insert|paste|place|put)\s+your\s+[\w\s-]{0,40}?\bhere\b"
     r"|\[\s*(?:TODO|TBD|placeholder|insert[^\]]{0,40})\s*\]"
     r"|\blorem\s+ipsum\b|<\s*(?:placeholder|your[\w\s-]{0,30})\s*>", re.IGNORECASE)
+# "src/tools/repo_tools.py uses tempfile.TemporaryDirectory()": a file of the repository said
+# to call a module's function (`path`, `api`). Text extraction may break a name at a space
+# ("repo_tools .py", "tempfile.Temporary Directory()"): both are read joined.
+API_USE = re.compile(
+    r"(?P<path>[\w/-]+(?:/[\w-]+)*)\s?\.py\b(?P<between>[^.;:]{0,80}?\b(?i:uses?|using|calls?|"
+    r"invokes?|employs?|relies\s+on|leverages?|wraps?|creates?|instantiates?)\b[^;:]{0,60}?)"
+    r"(?<![\w.])(?P<api>[a-z_][a-z0-9_]*\.[A-Za-z_]\w*(?:\s[A-Z][a-z]\w*)?)\s?\(")
+# Code the report quotes that builds an object of a named class with keyword arguments
+# ("llm = ChatOpenAI(model=\"gpt-4o\", temperature=0)"): the class must exist in the code.
+QUOTED_CALL = re.compile(
+    r"\b[a-z_]\w*\s?=\s?(?P<callee>[A-Z][a-z0-9]+[A-Z]\w*)\((?=[^()]{0,120}?\b[a-z_]\w*\s?=)")
 STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STATUS, 6),
-              "placeholder": (_PLACEHOLDER, 6), "feature_denied": (_DENIED, 6)}
+              "placeholder": (_PLACEHOLDER, 6), "feature_denied": (_DENIED, 6),
+              "api_use": (API_USE, 6), "quoted_call": (QUOTED_CALL, 6)}
 
 
 def extract_statements(passages: Iterable[tuple[int | None, str]],
                        sentence_splitter: re.Pattern[str] | None = None) -> list[FeatureClaim]:
     """Sentences the code's facts can contradict, as `FeatureClaim`s of the kinds in
     `STATEMENTS` (a reducer bound to a state field, what is or is not implemented, an
-    unfilled template placeholder, a feature said to be absent), a few per kind, in
+    unfilled template placeholder, a feature said to be absent, a module function a file
+    is said to call, a class quoted code builds), a few per kind, in
     document order. Negations are kept: "X is not implemented" is the claim."""
     splitter = sentence_splitter or SENTENCE_SPLIT
     found: list[FeatureClaim] = []

@@ -1,0 +1,97 @@
+"""Report statements about what the code calls, read against the names the code uses
+(`forensics.code.names`).
+
+Two clear cases only: a sentence saying a repository file uses a module's function
+("src/tools/repo_tools.py uses tempfile.TemporaryDirectory()") about a file that uses that
+module but never that name; and code the report quotes that builds an object of a class
+("llm = ChatOpenAI(model=...)") that no tracked Python file names at all. A file the code
+index does not hold, a module the file never uses, or a hedged sentence ("should use",
+"instead of") contradicts nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from automaton_auditor.forensics.pdf.claims import API_USE, QUOTED_CALL
+from automaton_auditor.state import CodeNames
+
+# Words that make the statement a plan, a contrast or a denial rather than a description.
+_HEDGE = re.compile(r"\b(?:not|never|no\s+longer|instead|rather|replac\w*|should|could|would|"
+                    r"will|may|might|plan\w*|todo|future|migrat\w*|switch\w*|e\.g|example)\b",
+                    re.IGNORECASE)
+MAX_QUOTED = 3  # code lines quoted per statement
+
+
+@dataclass(frozen=True)
+class Misquote:
+    """What the report says the code calls, and the code lines that show otherwise."""
+
+    said: str
+    rationale: str
+    code: list[str]
+    data: dict[str, object] = field(default_factory=dict)
+
+
+def _file(path: str, modules: dict[str, dict[str, str]]) -> str | None:
+    """The audited file a cited path (without ``.py``) names: exactly, or as the one file
+    ending with it."""
+    path = path.lstrip("./")
+    if f"{path}.py" in modules:
+        return f"{path}.py"
+    hits = [f for f in modules if f.endswith(f"/{path}.py")]
+    return hits[0] if len(hits) == 1 else None
+
+
+def api_misquotes(sentence: str, names: CodeNames) -> list[Misquote]:
+    """Each "<file> uses <module.name>()" in the sentence where the file uses other names of
+    that module but never this one (nor anything under it)."""
+    found = []
+    for match in API_USE.finditer(sentence):
+        if _HEDGE.search(sentence[: match.start("api")]):
+            continue
+        path = _file(match["path"], names.modules)
+        module, _, attr = match["api"].partition(".")
+        api = f"{module}.{attr.replace(' ', '')}"
+        used = names.modules.get(path or "", {})
+        same = sorted(((k, v) for k, v in used.items() if k.split(".")[0] == module),
+                      key=lambda item: int(item[1].split(":")[0]))
+        if path is None or not same or any(k == api or k.startswith(api + ".") for k in used):
+            continue
+        code = [f"{path}:{where}" for _, where in same[:MAX_QUOTED]]
+        found.append(Misquote(
+            f"{path} uses {api}()",
+            f"The report says {path} uses {api}(); the file uses {module} "
+            f"({', '.join(sorted({k for k, _ in same})[:4])}) but never {api}.",
+            code, {"path": path, "api": api}))
+    return found
+
+
+def _kin(callee: str, names: CodeNames) -> list[str]:
+    """Classes the code does use that share the quoted class's first word ("Chat..." for
+    ChatOpenAI), as "path:line: text"."""
+    prefix = re.match(r"[A-Z][a-z0-9]+", callee)
+    lines = sorted({f"{path}:{where}" for path, used in names.modules.items()
+                    for name, where in used.items()
+                    if prefix and name.rsplit(".", 1)[-1].startswith(prefix[0])})
+    return lines[:MAX_QUOTED]
+
+
+def quoted_misquotes(sentence: str, names: CodeNames, words: set[str]) -> list[Misquote]:
+    """Each class the sentence's quoted code builds (``x = Name(key=...)``) that no tracked
+    Python file of the repository names (`words`: their identifiers)."""
+    if not words or _HEDGE.search(sentence):
+        return []
+    found = []
+    for callee in sorted({m["callee"] for m in QUOTED_CALL.finditer(sentence)}):
+        if callee in words:
+            continue
+        kin = _kin(callee, names)
+        found.append(Misquote(
+            f"{callee}(...)",
+            f"The report quotes code building {callee}(...), a name no Python file of the "
+            f"repository contains" + (f"; the code uses {'; '.join(kin)}." if kin else "."),
+            kin or [f"{len(names.modules)} audited Python files: no '{callee}'"],
+            {"callee": callee}))
+    return found

@@ -1,0 +1,140 @@
+"""Report statements about what the code calls, read against the names the code uses: a file
+said to use a module's function it never calls, quoted code building a class the repository
+never names, and detectives said to run in parallel when one runs alone first."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.names import code_names, module_names
+from automaton_auditor.forensics.contradictions import contradiction_findings
+from automaton_auditor.forensics.crosscheck import cross_check, detectives_run_first
+from automaton_auditor.forensics.pdf.claims import extract_statements
+from automaton_auditor.judging.caps import confirmed_caps
+from automaton_auditor.state import (
+    CodeNames,
+    Evidence,
+    FeatureClaim,
+    Finding,
+    RebuiltGraph,
+    ReportFacts,
+)
+
+CLONE = '''import subprocess
+from tempfile import mkdtemp as make_dir
+import tempfile
+
+
+def clone(url):
+    path = make_dir(prefix="audit_")
+    subprocess.run(["git", "clone", url, path], timeout=60)
+    return path
+'''
+JUDGES = '''from langchain_google_genai import ChatGoogleGenerativeAI
+
+llm = ChatGoogleGenerativeAI(model="gemini-2.0-flash")
+'''
+
+
+def _repo(tmp_path: Path) -> CodeNames:
+    (tmp_path / "src" / "tools").mkdir(parents=True)
+    (tmp_path / "src" / "tools" / "clone.py").write_text(CLONE)
+    (tmp_path / "src" / "judges.py").write_text(JUDGES)
+    return code_names(tmp_path, ["src/tools/clone.py", "src/judges.py", "README.md"])
+
+
+def _contradictions(names: CodeNames, *texts: str) -> list[Finding]:
+    claims = extract_statements([(page, text) for page, text in enumerate(texts, start=1)])
+    return [f for f in contradiction_findings(claims, [], None, names)
+            if f.facet == "claims.contradictions"]
+
+
+def test_module_names_resolve_imports_and_keep_the_first_line() -> None:
+    names = module_names(CLONE)
+    assert names["tempfile.mkdtemp"] == '7: path = make_dir(prefix="audit_")'
+    assert names["subprocess.run"].startswith("8: subprocess.run(")
+    assert module_names("def broken(:\n") == {}
+
+
+def test_a_file_said_to_call_a_function_of_a_module_it_uses_otherwise(tmp_path: Path) -> None:
+    names = _repo(tmp_path)
+    # the PDF broke the path and the name at a space: both are read joined
+    facts = _contradictions(names, "src/tools/clone .py uses tempfile.Temporary Directory() "
+                                   "but lacks containerized isolation.")
+    assert len(facts) == 1 and facts[0].location == "report p.1"
+    assert "src/tools/clone.py uses tempfile.TemporaryDirectory()" in facts[0].rationale
+    assert 'src/tools/clone.py:7: path = make_dir(prefix="audit_")' in (facts[0].content or "")
+    assert facts[0].data["kind"] == "usage"
+
+
+def test_true_hedged_or_uncheckable_calls_contradict_nothing(tmp_path: Path) -> None:
+    names = _repo(tmp_path)
+    assert _contradictions(
+        names, "src/tools/clone.py uses tempfile.mkdtemp() for every clone.",
+        "src/tools/clone.py calls subprocess.run() with a timeout.",
+        "src/tools/clone.py should use tempfile.TemporaryDirectory() instead.",
+        "src/tools/clone.py uses shutil.rmtree() to clean up.",  # a module the file never uses
+        "src/missing.py uses tempfile.TemporaryDirectory().") == []
+
+
+def test_quoted_code_building_a_class_the_repository_never_names(tmp_path: Path) -> None:
+    names = _repo(tmp_path)
+    facts = _contradictions(names, 'llm = ChatOpenAI(model="gpt-4o", temperature=0.2)'
+                                   '.with_structured_output(JudicialOpinion)')
+    assert len(facts) == 1 and "ChatOpenAI" in facts[0].rationale
+    assert "src/judges.py:3: llm = ChatGoogleGenerativeAI(" in (facts[0].content or "")
+    assert _contradictions(names, 'llm = ChatGoogleGenerativeAI(model="gemini-2.0-flash")',
+                           'For example, llm = ChatOpenAI(model="gpt-4o") would also work.',
+                           "builder = StateGraph(AgentState)") == []
+    assert _contradictions(CodeNames(), 'llm = ChatOpenAI(model="gpt-4o")') == []
+
+
+def test_one_misquoted_call_caps_report_accuracy_at_three(tmp_path: Path) -> None:
+    names = _repo(tmp_path)
+    facts = ReportFacts(readable=True, claims=[FeatureClaim(
+        feature="api_use", sentence="src/tools/clone.py uses tempfile.TemporaryDirectory().",
+        page=4)])
+    found = cross_check(facts, ["src/tools/clone.py"], None, names=names).findings
+    evidence = [Evidence.from_finding(f, "aggregator", "report_accuracy") for f in found]
+    caps = confirmed_caps("report_accuracy", evidence)
+    assert caps and caps[0][0].cap == 3 and caps[0][1].location == "report p.4"
+    assert not [f for f in cross_check(facts, ["src/tools/clone.py"], None).findings
+                if f.facet == "claims.contradictions"]
+
+
+SERIAL = RebuiltGraph(
+    nodes=["repo_investigator", "router", "doc_analyst", "vision_inspector", "aggregator"],
+    edges=[("__start__", "repo_investigator"), ("repo_investigator", "router"),
+           ("router", "doc_analyst"), ("router", "vision_inspector"),
+           ("doc_analyst", "aggregator"), ("vision_inspector", "aggregator")],
+    fan_out={"router": ["doc_analyst", "vision_inspector"]},
+    fan_in={"aggregator": ["doc_analyst", "vision_inspector"]}, linear=False)
+
+
+def test_a_detective_named_in_a_parallel_claim_that_runs_alone_first() -> None:
+    why = detectives_run_first("Multiple tools (AST, Vision, Doc) run in parallel.", SERIAL)
+    assert why and "'repo_investigator' runs before the detective fan-out" in why
+    assert detectives_run_first("The Vision and Doc detectives run in parallel.", SERIAL) is None
+    # a clone node first, but a repository detective in the fan-out: the claim holds
+    clone_first = SERIAL.model_copy(update={
+        "nodes": [*SERIAL.nodes, "repo_detective"],
+        "fan_out": {"router": ["doc_analyst", "repo_detective", "vision_inspector"]}})
+    assert detectives_run_first("RepoInvestigator, DocAnalyst and VisionInspector run in "
+                                "parallel.", clone_first) is None
+    # a node on a loop through the fan-out runs after it too: not "first"
+    looped = SERIAL.model_copy(update={"edges": [*SERIAL.edges,
+                                                 ("aggregator", "repo_investigator")]})
+    assert detectives_run_first("AST, Vision and Doc tools run in parallel.", looped) is None
+
+
+def test_the_contradicted_sentence_is_the_feature_verdict() -> None:
+    facts = ReportFacts(readable=True, claims=[
+        FeatureClaim(feature="parallel_detectives", page=1,
+                     sentence="The detectives run in parallel."),
+        FeatureClaim(feature="parallel_detectives", page=2,
+                     sentence="Detective fan-out: the AST, Vision and Doc tools run in "
+                              "parallel to collect evidence.")])
+    feature = [f for f in cross_check(facts, [], SERIAL).findings
+               if f.facet == "claims.features"]
+    assert len(feature) == 1 and feature[0].pattern == "failure"
+    assert feature[0].location == "report p.2"
