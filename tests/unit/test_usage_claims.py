@@ -8,7 +8,8 @@ from pathlib import Path
 
 from automaton_auditor.forensics.code.names import code_names, module_names
 from automaton_auditor.forensics.contradictions import contradiction_findings
-from automaton_auditor.forensics.crosscheck import cross_check, detectives_run_first
+from automaton_auditor.forensics.crosscheck import cross_check
+from automaton_auditor.forensics.fanout import detectives_run_first
 from automaton_auditor.forensics.pdf.claims import extract_statements
 from automaton_auditor.judging.caps import confirmed_caps
 from automaton_auditor.state import (
@@ -121,6 +122,15 @@ def test_a_detective_named_in_a_parallel_claim_that_runs_alone_first() -> None:
         "fan_out": {"router": ["doc_analyst", "repo_detective", "vision_inspector"]}})
     assert detectives_run_first("RepoInvestigator, DocAnalyst and VisionInspector run in "
                                 "parallel.", clone_first) is None
+    # a sentence that orders them says the repository detective runs first
+    assert detectives_run_first("After the RepoInvestigator clones the repository, the Doc "
+                                "and Vision detectives run in parallel.", SERIAL) is None
+    # a fan-out target of no known kind may be the repository detective
+    unknown = SERIAL.model_copy(update={
+        "nodes": [*SERIAL.nodes, "investigator"],
+        "fan_out": {"router": ["doc_analyst", "investigator", "vision_inspector"]}})
+    assert detectives_run_first("Repo, Doc and Vision detectives run in parallel.",
+                                unknown) is None
     # a node on a loop through the fan-out runs after it too: not "first"
     looped = SERIAL.model_copy(update={"edges": [*SERIAL.edges,
                                                  ("aggregator", "repo_investigator")]})

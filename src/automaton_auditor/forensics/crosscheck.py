@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from automaton_auditor.forensics.contradictions import contradiction_findings
+from automaton_auditor.forensics.fanout import DETECTIVE_NODE, detectives_run_first
 from automaton_auditor.forensics.pdf.citations import normalise_path
 from automaton_auditor.forensics.pdf.claims import FEATURES
 from automaton_auditor.state import (
@@ -22,8 +23,6 @@ from automaton_auditor.state import (
 )
 
 _JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead|bench|opinion", re.IGNORECASE)
-_DETECTIVE_NODE = re.compile(r"detective|investigat|analy[sz]|inspect|repo|doc|vision|pdf",
-                             re.IGNORECASE)
 FEATURE_LABELS = {
     "parallel_judges": "the judges run in parallel",
     "parallel_detectives": "the detectives run in parallel",
@@ -324,55 +323,6 @@ def _parallel(graph: RebuiltGraph, kind: re.Pattern[str], noun: str) -> tuple[st
     return "unverified", f"No fan-out to the {noun} nodes ({', '.join(members[:5])}) was found."
 
 
-# What a sentence calls each detective ("AST" is the repository detective's tool), and how
-# its node is named.
-DETECTIVE_KINDS: dict[str, tuple[re.Pattern[str], re.Pattern[str]]] = {
-    "repository": (re.compile(r"\brepo\w*|\bAST\b|\bgit\b|\bcode\s+(?:investigat|detectiv|"
-                              r"analy)\w*", re.IGNORECASE),
-                   re.compile(r"repo|git|code|ast", re.IGNORECASE)),
-    "document": (re.compile(r"\bdoc\w*|\bpdf\b", re.IGNORECASE),
-                 re.compile(r"doc|pdf", re.IGNORECASE)),
-    "vision": (re.compile(r"\bvision\w*|\bdiagrams?\b|\bimages?\b", re.IGNORECASE),
-               re.compile(r"vision|image|diagram", re.IGNORECASE)),
-}
-
-
-def _reach(graph: RebuiltGraph, node: str, forward: bool) -> set[str]:
-    """Every node reached from `node` (forward) or from which it is reached (backward)."""
-    seen: set[str] = set()
-    frontier = [node]
-    while frontier:
-        current = frontier.pop()
-        for source, target in graph.edges:
-            near, far = (source, target) if forward else (target, source)
-            if near == current and far not in seen:
-                seen.add(far)
-                frontier.append(far)
-    return seen
-
-
-def detectives_run_first(sentence: str, graph: RebuiltGraph) -> str | None:
-    """Why a sentence saying the detectives run in parallel is wrong about one it names: the
-    detective fan-out leaves that detective out and its node runs before the fan-out's
-    source (the graph runs it alone first); None when no detective it names is."""
-    layer = next(((s, t) for s, t in sorted(graph.fan_out.items())
-                  if sum(bool(_DETECTIVE_NODE.search(n)) for n in t) >= 2), None)
-    if layer is None:
-        return None
-    source, targets = layer
-    # only what runs strictly before: a node on a loop through the fan-out also runs after it
-    before = _reach(graph, source, False) - _reach(graph, source, True)
-    for kind, (said, node) in DETECTIVE_KINDS.items():
-        if not said.search(sentence) or any(node.search(t) for t in targets):
-            continue
-        first = sorted(n for n in before if n in graph.nodes and node.search(n))
-        if first:
-            return (f"The sentence names the {kind} detective, but '{first[0]}' runs before "
-                    f"the detective fan-out ('{source}' fans out to {', '.join(targets)}; "
-                    f"{first[0]} precedes {source}), so it does not run in parallel with them.")
-    return None
-
-
 def check_feature(feature: str, graph: RebuiltGraph | None) -> tuple[str, str]:
     """("confirmed" | "contradicted" | "unverified", why) for one feature claim."""
     if graph is None or not graph.nodes:
@@ -380,7 +330,7 @@ def check_feature(feature: str, graph: RebuiltGraph | None) -> tuple[str, str]:
     if feature == "parallel_judges":
         return _parallel(graph, _JUDGE_NODE, "judges")
     if feature == "parallel_detectives":
-        return _parallel(graph, _DETECTIVE_NODE, "detectives")
+        return _parallel(graph, DETECTIVE_NODE, "detectives")
     if feature == "fan_in":
         if graph.fan_in:
             joins = ", ".join(sorted(graph.fan_in)[:4])

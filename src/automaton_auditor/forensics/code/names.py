@@ -69,12 +69,13 @@ def module_names(text: str) -> dict[str, str]:
 
 
 def code_names(repo: Path, files: list[str]) -> CodeNames:
-    """The identifiers of every tracked Python file and the module-qualified names each
-    audited file uses (`python_files`), read from the work tree at `repo`."""
+    """The identifiers of every tracked Python file (and notebook) and the module-qualified
+    names each audited file uses (`python_files`), read from the work tree at `repo`."""
     words: set[str] = set()
     modules: dict[str, dict[str, str]] = {}
     audited = set(python_files(files))
-    for path in sorted(f for f in files if f.endswith(".py"))[:MAX_FILES]:
+    # notebooks hold Python too: a class they name is named by the code
+    for path in sorted(f for f in files if f.endswith((".py", ".ipynb")))[:MAX_FILES]:
         data = _read(repo, path)
         if data is None:
             continue

@@ -96,7 +96,7 @@ _PLACEHOLDER = re.compile(
 # to call a module's function (`path`, `api`). Text extraction may break a name at a space
 # ("repo_tools .py", "tempfile.Temporary Directory()"): both are read joined.
 API_USE = re.compile(
-    r"(?P<path>[\w/-]+(?:/[\w-]+)*)\s?\.py\b(?P<between>[^.;:]{0,80}?\b(?i:uses?|using|calls?|"
+    r"(?P<path>[\w/-]+)\s?\.py\b(?P<between>[^.;:]{0,80}?\b(?i:uses?|using|calls?|"
     r"invokes?|employs?|relies\s+on|leverages?|wraps?|creates?|instantiates?)\b[^;:]{0,60}?)"
     r"(?<![\w.])(?P<api>[a-z_][a-z0-9_]*\.[A-Za-z_]\w*(?:\s[A-Z][a-z]\w*)?)\s?\(")
 # Code the report quotes that builds an object of a named class with keyword arguments
