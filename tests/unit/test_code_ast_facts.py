@@ -98,7 +98,8 @@ def test_state_reducers_and_models(tmp_path: Path) -> None:
 
 def test_state_fields_declared_on_its_base_classes_count(tmp_path: Path) -> None:
     # AgentState(_Required, _Optional): the reducers sit on a base TypedDict.
-    split = STATE.replace("class AgentState(TypedDict):", "class _Optional(TypedDict, total=False):")
+    split = STATE.replace("class AgentState(TypedDict):",
+                          "class _Optional(TypedDict, total=False):")
     split += "\n\nclass _Required(TypedDict):\n    repo_url: str\n"
     split += "\n\nclass AgentState(_Required, _Optional):\n    \"\"\"The graph state.\"\"\"\n"
     files = write_repo(tmp_path, {"core/state.py": split})
