@@ -90,6 +90,22 @@ def test_quoted_code_building_a_class_the_repository_never_names(tmp_path: Path)
     assert _contradictions(CodeNames(), 'llm = ChatOpenAI(model="gpt-4o")') == []
 
 
+def test_a_chat_model_class_the_report_names_and_the_code_never_builds(tmp_path: Path) -> None:
+    names = _repo(tmp_path)
+    facts = _contradictions(names, "Choice: OpenAI gpt-4o via ChatOpenAI for every judge.")
+    assert len(facts) == 1 and "the system uses ChatOpenAI" in facts[0].rationale
+    assert "src/judges.py:3: llm = ChatGoogleGenerativeAI(" in (facts[0].content or "")
+    assert _contradictions(
+        names, "The judges run on Gemini via ChatGoogleGenerativeAI.",  # true
+        "We could switch to ChatOpenAI later.",  # hedged
+        "ChatOpenAI was considered and rejected.") == []  # no 'uses' claim
+    # Code that builds no chat model class (a provider chosen at run time) contradicts nothing.
+    (tmp_path / "src" / "judges.py").write_text(
+        'from langchain.chat_models import init_chat_model\nllm = init_chat_model("m")\n')
+    runtime = code_names(tmp_path, ["src/tools/clone.py", "src/judges.py"])
+    assert _contradictions(runtime, "Choice: OpenAI gpt-4o via ChatOpenAI.") == []
+
+
 def test_one_misquoted_call_caps_report_accuracy_at_three(tmp_path: Path) -> None:
     names = _repo(tmp_path)
     facts = ReportFacts(readable=True, claims=[FeatureClaim(

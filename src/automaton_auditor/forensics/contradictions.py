@@ -31,7 +31,12 @@ from automaton_auditor.forensics.pdf.claims import (
     ONLY_IMPLEMENTED,
     SEQUENTIAL_JUDGES,
 )
-from automaton_auditor.forensics.usage import Misquote, api_misquotes, quoted_misquotes
+from automaton_auditor.forensics.usage import (
+    Misquote,
+    api_misquotes,
+    chat_class_misquotes,
+    quoted_misquotes,
+)
 from automaton_auditor.state import CodeNames, FeatureClaim, Finding, RebuiltGraph
 
 _JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead", re.IGNORECASE)
@@ -331,6 +336,8 @@ def _usage(claim: FeatureClaim, names: CodeNames | None, words: set[str]) -> lis
         return []
     if claim.feature == "api_use":
         return api_misquotes(claim.sentence, names)
+    if claim.feature == "chat_class":
+        return chat_class_misquotes(claim.sentence, names, words)
     return quoted_misquotes(claim.sentence, names, words)
 
 
@@ -357,7 +364,7 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
     words = set(names.identifiers) if names else set()
     findings: list[Finding] = []
     for claim in claims:
-        if claim.feature in ("api_use", "quoted_call"):
+        if claim.feature in ("api_use", "quoted_call", "chat_class"):
             misquoted = _usage(claim, names, words)
             if misquoted:
                 findings.append(_misquote_finding(claim, misquoted))

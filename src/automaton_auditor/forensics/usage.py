@@ -1,10 +1,12 @@
 """Report statements about what the code calls, read against the names the code uses
 (`forensics.code.names`).
 
-Two clear cases only: a sentence saying a repository file uses a module's function
+Three clear cases only: a sentence saying a repository file uses a module's function
 ("src/tools/repo_tools.py uses tempfile.TemporaryDirectory()") about a file that uses that
-module but never that name; and code the report quotes that builds an object of a class
-("llm = ChatOpenAI(model=...)") that no tracked Python file names at all. A file the code
+module but never that name; code the report quotes that builds an object of a class
+("llm = ChatOpenAI(model=...)") that no tracked Python file names at all; and a chat model
+class the report says the system runs on ("gpt-4o via ChatOpenAI") that no file names while
+the code builds another one (ChatOllama). A file the code
 index does not hold, a module the file never uses, or a hedged sentence ("should use",
 "instead of") contradicts nothing.
 """
@@ -14,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from automaton_auditor.forensics.pdf.claims import API_USE, QUOTED_CALL
+from automaton_auditor.forensics.pdf.claims import API_USE, CHAT_CLASS, QUOTED_CALL
 from automaton_auditor.state import CodeNames
 
 # Words that make the statement a plan, a contrast or a denial rather than a description.
@@ -94,4 +96,22 @@ def quoted_misquotes(sentence: str, names: CodeNames, words: set[str]) -> list[M
             f"repository contains" + (f"; the code uses {'; '.join(kin)}." if kin else "."),
             kin or [f"{len(names.modules)} audited Python files: no '{callee}'"],
             {"callee": callee}))
+    return found
+
+
+def chat_class_misquotes(sentence: str, names: CodeNames, words: set[str]) -> list[Misquote]:
+    """Each LangChain chat model class the sentence says the system uses that no tracked
+    Python file names, when the code names another chat model class (a provider chosen at
+    run time, ``init_chat_model``, names none and contradicts nothing)."""
+    if not words or _HEDGE.search(sentence):
+        return []
+    found = []
+    for callee in sorted({m["callee"] for m in CHAT_CLASS.finditer(sentence)}):
+        kin = _kin(callee, names)
+        if callee in words or not kin:
+            continue
+        found.append(Misquote(
+            callee, f"The report says the system uses {callee}, a name no Python file of the "
+                    f"repository contains; the code uses {'; '.join(kin)}.",
+            kin, {"callee": callee}))
     return found

@@ -103,9 +103,14 @@ API_USE = re.compile(
 # ("llm = ChatOpenAI(model=\"gpt-4o\", temperature=0)"): the class must exist in the code.
 QUOTED_CALL = re.compile(
     r"\b[a-z_]\w*\s?=\s?(?P<callee>[A-Z][a-z0-9]+[A-Z]\w*)\((?=[^()]{0,120}?\b[a-z_]\w*\s?=)")
+# A LangChain chat model class the report says the system runs on ("gpt-4o via ChatOpenAI",
+# "the judges use ChatAnthropic"): the code must build that class, not another.
+CHAT_CLASS = re.compile(r"\b(?:via|uses?|using|with|through|built\s+on|backed\s+by|runs?\s+on|"
+                        r"calls?|powered\s+by)\b[^.;]{0,40}?\b(?P<callee>Chat[A-Z][A-Za-z]+)\b")
 STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STATUS, 6),
               "placeholder": (_PLACEHOLDER, 6), "feature_denied": (_DENIED, 6),
-              "api_use": (API_USE, 6), "quoted_call": (QUOTED_CALL, 6)}
+              "api_use": (API_USE, 6), "quoted_call": (QUOTED_CALL, 6),
+              "chat_class": (CHAT_CLASS, 6)}
 
 
 def extract_statements(passages: Iterable[tuple[int | None, str]],
