@@ -77,6 +77,20 @@ def test_a_spaced_name_matches_whichever_join_names_a_file() -> None:
         "src/nodes/evidenceaggregator.py"]
 
 
+def test_a_file_name_with_a_space_counts_only_when_the_repository_has_it() -> None:
+    # a line end cut the name where its space is; the text layer flows it back with a space
+    text = flowed("Full Markdown output: audit/report_self/audit_report_Jane\r\nDoe.md\r\n"
+                  "1. Git Forensic Analysis")
+    files = [*FILES, "audit/report_self/audit_report_Jane Doe.md"]
+    assert _check([(5, text)], files) == (["audit/report_self/audit_report_Jane Doe.md"],
+                                          [], [])
+    # no such file: the words are no claim, neither missing nor planned
+    assert _check([(5, text)]) == ([], [], [])
+    # prose with a folder in it invents no spaced path, and the words after it are still read
+    prose = "The notes under docs/design_notes and README.md explain it."
+    assert _check([(1, prose)], [*FILES, "docs/design_notes/a.md"]) == (["README.md"], [], [])
+
+
 def test_top_level_files_cited_bare_are_verified_other_bare_names_are_not() -> None:
     verified, hallucinated, _ = _check([(1, "See README.md, pyproject.toml, justice.py and "
                                             "ghost.py.")])

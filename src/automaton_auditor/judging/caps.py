@@ -124,6 +124,19 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("judges.persona_text", ("judicial_nuance",), 2, 0.75,
                "persona prompts that are one shared template (each persona adds a sentence "
                "or two of its own, or only its name)"),
+    # A name read before every model call of the judges is never bound (forensics.code
+    # .blocked): each fails with NameError first and its persona prompt is never sent, so
+    # distinct personas count for little. Graded (data["cap"]): every judge fails -> 2,
+    # some -> 3. No judge call ever returns its schema when every judge fails.
+    FailureCap("judges.fail_before_model", ("judicial_nuance",), 2, 0.8,
+               "every judge fails before its model call (a name read on the way is never "
+               "bound), so no persona prompt is sent", when=graded_cap(2)),
+    FailureCap("judges.fail_before_model", ("judicial_nuance",), 3, 0.8,
+               "some judges fail before their model call (a name read on the way is never "
+               "bound)", when=graded_cap(3)),
+    FailureCap("llm.fail_before_model", ("structured_output_enforcement",), 3, 0.8,
+               "the schema-bound judge calls are never reached (every judge fails before "
+               "its model call)"),
     # Chief Justice. (Not justice.deterministic: a model that only writes the ruling's text
     # is allowed; justice.model_verdict is the fact that a model's answer becomes the score.)
     FailureCap("justice.model_verdict", ("chief_justice_synthesis",), 2, 0.8,

@@ -76,6 +76,12 @@ def run_ruff(repo: Path, paths: list[str], timeout_s: float = TIMEOUT_S) -> Anal
         (d for d in diagnostics if d["path"]), key=lambda d: (d["path"], d["line"], d["code"])))
 
 
+def diagnostic_name(diagnostic: JSON) -> str:
+    """The name a diagnostic is about (ruff quotes it in backticks), else its message."""
+    message = str(diagnostic["message"])
+    return message.split("`")[1] if message.count("`") >= 2 else message
+
+
 def _regular(path: Path) -> bool:
     try:
         return path.is_file() and not path.is_symlink()

@@ -24,6 +24,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                    stats: dict[str, int]) -> tuple[list[Finding], RebuiltGraph | None]:
     """All code findings, sorted, and the rebuilt main graph."""
     from automaton_auditor.forensics.code.analysers import run_ruff
+    from automaton_auditor.forensics.code.blocked import undefined_reads
     from automaton_auditor.forensics.code.health import health_findings
     from automaton_auditor.forensics.code.personas import persona_findings
     from automaton_auditor.forensics.code.runtime import runtime_findings
@@ -38,13 +39,14 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     # what the graph runs, when known; on a call graph of its own, because the walk fills
     # the call graph's memos in an order that changes what the safety trace later resolves
     scope = wired_scope(facts, CallGraph(facts), main, others)
+    analysis = run_ruff(repo, sorted(facts))
     findings = [*graph_findings(main, rebuilt, others),
                 *state_findings(facts, main),
                 *safety_findings(facts, repo, calls),
                 *llm_findings(facts, repo, scope),
-                *persona_findings(repo, files, facts, scope),
+                *persona_findings(repo, files, facts, scope, undefined_reads(analysis)),
                 *justice_findings(facts, repo, main, calls),
-                *health_findings(facts, repo, run_ruff(repo, sorted(facts)), calls, main),
+                *health_findings(facts, repo, analysis, calls, main),
                 *runtime_findings(facts, calls, main, repo),
                 parse_finding(facts, stats)]
     findings.sort(key=lambda f: (f.facet, f.location, f.goal))

@@ -21,7 +21,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.code.analysers import Analysis
+from automaton_auditor.forensics.code.analysers import Analysis, diagnostic_name
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.source import line_at
@@ -107,7 +107,7 @@ def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysi
                  # fails only when that line runs (often an error path)
                  0.9 if any(d["import_time"] for d in in_graph) else 0.6,
                  where=str(main.builder.get("key") or ".") if main else ".",
-                 names=sorted({_name(d) for d in in_graph}), modules=sorted(modules),
+                 names=sorted({diagnostic_name(d) for d in in_graph}), modules=sorted(modules),
                  import_time=[f"{d['path']}:{d['line']}" for d in in_graph
                               if d["import_time"]][:50],
                  repository_total=len(undefined)),
@@ -117,7 +117,7 @@ def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysi
                   "No undefined name in the state module." if state_file else
                   "No state module found."),
                  0.85 if any(d["import_time"] for d in in_state) else 0.6,
-                 names=sorted({_name(d) for d in in_state})),
+                 names=sorted({diagnostic_name(d) for d in in_state})),
         _subscript_finding(graph, main, state, repo),
     ]
     for facet, (goal, codes, confidence) in SECURITY.items():
@@ -156,13 +156,8 @@ def _local_annotation(graph: CallGraph, repo: Path | None, diagnostic: JSON) -> 
     match = LOCAL_ANNOTATION.match(code)
     if match is None:
         return False
-    word = re.compile(rf"\b{re.escape(_name(diagnostic))}\b")
+    word = re.compile(rf"\b{re.escape(diagnostic_name(diagnostic))}\b")
     return word.search(match.group(1)) is not None and word.search(match.group(2) or "") is None
-
-
-def _name(diagnostic: JSON) -> str:
-    message = str(diagnostic["message"])
-    return message.split("`")[1] if message.count("`") >= 2 else message
 
 
 def _subscript_finding(graph: CallGraph, main: Topology | None,

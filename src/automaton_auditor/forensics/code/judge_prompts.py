@@ -19,12 +19,14 @@ from __future__ import annotations
 
 import ast
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor.forensics.code.blocked import Undefined, blocked_at
+from automaton_auditor.forensics.code.common import split_loc
 from automaton_auditor.forensics.code.liveness import Scope
-from automaton_auditor.forensics.code.prompt_eval import Evaluator, Frame
+from automaton_auditor.forensics.code.prompt_eval import Evaluator, Frame, Step
 from automaton_auditor.forensics.code.prompt_values import Fn, Program, Txt
 
 PERSONAS = {"Prosecutor": re.compile(r"prosecut", re.I),
@@ -50,6 +52,9 @@ class Prompt:
     text: Txt
     call: str  # path:line of the model call
     entry: str  # what was read to reach it
+    # path:line of names that fail (never bound) before every model call of this persona's
+    # judges: empty when one of its calls is reached
+    blocked: tuple[str, ...] = ()
 
     def words(self) -> int:
         """Words of known text."""
@@ -123,8 +128,9 @@ def _named_call(program: Program, path: str, call: ast.Call) -> list[tuple[str, 
 
 
 def _run(program: Program, path: str,
-         how: tuple[str, Any, Any]) -> tuple[list[tuple[Txt, str]], int]:
-    """Run one entry point: every text a model was handed on the way, and the work done."""
+         how: tuple[str, Any, Any]) -> tuple[list[tuple[Txt, str, tuple[Step, ...]]], int]:
+    """Run one entry point: every text a model was handed on the way, with the model call
+    and the route to it, and the work done."""
     evaluator = Evaluator(program)
     kind, target, extra = how
     frame = Frame(path)
@@ -143,15 +149,22 @@ def _run(program: Program, path: str,
                         stmt.name not in seen and stmt.name != "__init__":
                     seen.add(stmt.name)
                     evaluator.call(Fn(where, stmt, f"{where}::{cls.name}"), [], {}, frame, inst)
-    return evaluator.inputs, evaluator.steps
+    inputs = [(text, call, route) for (text, call), route
+              in zip(evaluator.inputs, evaluator.routes, strict=True)]
+    return inputs, evaluator.steps
 
 
 def judge_prompts(repo: Path, paths: list[str], entry_paths: list[str],
-                  scope: Scope | None = None) -> dict[str, Prompt]:
+                  scope: Scope | None = None,
+                  undefined: Undefined | None = None) -> dict[str, Prompt]:
     """Per persona, the longest text its judge's model calls receive (personas whose calls
-    could not be followed are left out); with a `scope`, from the entries the graph runs."""
+    could not be followed are left out); with a `scope`, from the entries the graph runs;
+    with `undefined` (`blocked.undefined_reads`), the names that stop every model call of a
+    persona's judges before it is made."""
     program = Program(repo, paths)
     best: dict[str, Prompt] = {}
+    reached: set[str] = set()
+    stopped: dict[str, set[str]] = {}
     entries = [(p, e) for p in sorted(entry_paths) for e in _entries(program, p, scope)]
     spent = 0
     for path, (persona, entry, how) in entries[:MAX_ENTRIES]:
@@ -159,11 +172,18 @@ def judge_prompts(repo: Path, paths: list[str], entry_paths: list[str],
             break
         inputs, steps = _run(program, path, how)
         spent += steps
-        for text, call in inputs:
+        for text, call, route in inputs:
+            where = blocked_at(route, undefined or {})
+            if where is None:
+                reached.add(persona)
+            else:
+                stopped.setdefault(persona, set()).add(where)
             prompt = Prompt(persona, text, call, entry)
             if prompt.words() > (best[persona].words() if persona in best else 0):
                 best[persona] = prompt
-    return {p: best[p] for p in PERSONAS if p in best}
+    return {p: replace(best[p], blocked=() if p in reached else tuple(
+                sorted(stopped.get(p, set()), key=split_loc)))
+            for p in PERSONAS if p in best}
 
 
 def _is_name(text: str) -> bool:

@@ -19,6 +19,7 @@ from itertools import combinations
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor.forensics.code.blocked import Undefined
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, own_text
 from automaton_auditor.forensics.code.liveness import Scope
@@ -128,13 +129,16 @@ def _pick(candidates: list[JSON]) -> dict[str, JSON]:
 
 
 def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
-                     scope: Scope | None = None) -> list[Finding]:
-    """``judges.personas``, ``judges.collusion`` and ``judges.persona_tone`` (and
-    ``judges.persona_text`` when the judges' model calls could be followed); with a
-    `scope` (what the graph runs), prompts in code nothing runs are left out."""
+                     scope: Scope | None = None,
+                     undefined: Undefined | None = None) -> list[Finding]:
+    """``judges.personas``, ``judges.collusion`` and ``judges.persona_tone`` (and, when the
+    judges' model calls could be followed, ``judges.persona_text``,
+    ``judges.fail_before_model`` and ``llm.fail_before_model``); with a `scope` (what the
+    graph runs), prompts in code nothing runs are left out; `undefined`
+    (`blocked.undefined_reads`) are the names that fail when read."""
     chosen = _pick(_candidates(repo, files, facts, scope))
     parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
-    resolved = judge_prompts(repo, sorted(facts), parsed, scope)
+    resolved = judge_prompts(repo, sorted(facts), parsed, scope, undefined)
     if len(resolved) >= max(2, len(chosen)):
         return _resolved_findings(repo, resolved)
     pairs = {f"{a}/{b}": round(overlap(chosen[a]["text"], chosen[b]["text"]), 3)
@@ -200,7 +204,38 @@ def _resolved_findings(repo: Path, prompts: dict[str, Prompt]) -> list[Finding]:
                    f"{', '.join(thin) or 'none'}."),
         data={"own_words": {p: c["own_words"] for p, c in counts.items()},
               "shared_words": shared, "thin": sorted(thin), "min_own_words": MIN_OWN_WORDS})
-    return [*_findings(prompts, pairs, tone, quote, loc, data, distinct), text_fact]
+    return [*_findings(prompts, pairs, tone, quote, loc, data, distinct), text_fact,
+            *_unreached(repo, prompts)]
+
+
+def _unreached(repo: Path, prompts: dict[str, Prompt]) -> list[Finding]:
+    """Judges that fail before their model call: a name read on the way is never bound, so
+    the persona's prompt is never sent (``judges.fail_before_model``); when every judge
+    fails so, no judge call ever returns its schema (``llm.fail_before_model``)."""
+    stopped = {p: list(prompt.blocked) for p, prompt in prompts.items() if prompt.blocked}
+    every = bool(stopped) and len(stopped) == len(prompts)
+    lines = sorted({w for ws in stopped.values() for w in ws}, key=split_loc)
+    calls = sorted({prompts[p].call for p in stopped}, key=split_loc)
+    quote = "\n".join([*(line_at(repo, *split_loc(w), limit=160) for w in lines[:8]),
+                       *(f"model call {line_at(repo, *split_loc(c), limit=160)}"
+                         for c in calls[:3])]) or None
+    loc = lines[0] if lines else "."
+    where = f"{', '.join(lines[:6])}{', ...' if len(lines) > 6 else ''}"
+    said = (f"The {', '.join(stopped)} judge(s) read a name that is never bound ({where}) "
+            "before every model call they make: each fails with NameError first, so "
+            f"{'no persona prompt is ever sent' if every else 'their prompts are never sent'}."
+            if stopped else
+            "No judge reads an unbound name on every path to its model call.")
+    data: JSON = {"blocked": stopped, "calls": calls, "judges": sorted(prompts),
+                  "cap": 2 if every else 3}
+    return [
+        Finding(facet="judges.fail_before_model", goal="A judge fails before its model call "
+                "(a name it reads is never bound)", found=bool(stopped), pattern="failure",
+                location=loc, content=quote, confidence=0.85, rationale=said, data=data),
+        Finding(facet="llm.fail_before_model", goal="Every judge fails before its model call, "
+                "so no structured opinion is ever returned", found=every, pattern="failure",
+                location=loc, content=quote, confidence=0.85, rationale=said, data=data),
+    ]
 
 
 def _quote(repo: Path, prompts: dict[str, Prompt], counts: dict[str, JSON]) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from automaton_auditor.forensics.code.common import dotted
 from automaton_auditor.forensics.code.prompt_values import (
@@ -37,6 +37,16 @@ MAX_DEPTH = 6
 BUDGET = 60_000  # expression nodes per entry: a bound on work, never reached by real judges
 MAX_NESTING = 150  # nested expressions (``"a" + "b" + ...`` thousands deep) read no further
 
+
+class Step(NamedTuple):
+    """One function on the way to a model call, and the call it makes next (None: the next
+    function was entered otherwise than by a call read here, such as a closure)."""
+
+    path: str
+    fn: ast.FunctionDef | ast.AsyncFunctionDef | None  # None: module-level code
+    call: ast.Call | None
+
+
 @dataclass
 class Frame:
     """Where an expression is read: its file, the instance ``self`` is, its class."""
@@ -56,6 +66,8 @@ class Evaluator:
     def __init__(self, program: Program) -> None:
         self.program = program
         self.inputs: list[tuple[Txt, str]] = []  # (text handed to a model, path:line)
+        self.routes: list[tuple[Step, ...]] = []  # per input: the functions that led to it
+        self._stack: list[Step] = []
         self.steps = 0
         self.nesting = 0
         self._consts: dict[tuple[str, str], Any] = {}
@@ -63,11 +75,24 @@ class Evaluator:
 
     # --- functions ---------------------------------------------------------------------
     def call(self, fn: Fn, args: list[Any], kwargs: dict[str, Any], frame: Frame,
-             self_: Inst | None = None, env: dict[str, Any] | None = None) -> Any:
-        """Run a repository function with its arguments bound; its last return value."""
+             self_: Inst | None = None, env: dict[str, Any] | None = None,
+             site: ast.Call | None = None) -> Any:
+        """Run a repository function with its arguments bound (`site`: the call read in the
+        caller); its last return value."""
         self.steps += 1
         if frame.depth >= MAX_DEPTH or self.steps > BUDGET:
             return None
+        if self._stack:  # a constant of another file read here is no call of this function
+            caller = self._stack[-1]
+            self._stack[-1] = caller._replace(call=site if caller.path == frame.path else None)
+        self._stack.append(Step(fn.path, fn.node, None))
+        try:
+            return self._body(fn, args, kwargs, frame, self_, env)
+        finally:
+            self._stack.pop()
+
+    def _body(self, fn: Fn, args: list[Any], kwargs: dict[str, Any], frame: Frame,
+             self_: Inst | None, env: dict[str, Any] | None) -> Any:
         node = fn.node
         params = [*node.args.posonlyargs, *node.args.args]
         local: dict[str, Any] = dict(env or {})
@@ -122,12 +147,12 @@ class Evaluator:
         return None
 
     def instance(self, cls: str, args: list[Any], kwargs: dict[str, Any],
-                 frame: Frame) -> Inst:
+                 frame: Frame, site: ast.Call | None = None) -> Inst:
         """A new instance, its ``__init__`` run."""
         inst = Inst(cls)
         init = self.attribute(inst, "__init__")
         if isinstance(init, Fn):
-            self.call(init, args, kwargs, frame, inst)
+            self.call(init, args, kwargs, frame, inst, site=site)
         return inst
 
     # --- statements --------------------------------------------------------------------
@@ -291,6 +316,10 @@ class Evaluator:
                              *kwargs.values()])
             if given is not None and given.parts:
                 self.inputs.append((given, f"{frame.path}:{node.lineno}"))
+                # a constant read in another file runs at module level there, not in `top`
+                top = self._stack[-1] if self._stack else None
+                fn = top.fn if top is not None and top.path == frame.path else None
+                self.routes.append((*self._stack[:-1], Step(frame.path, fn, node)))
         if tail.endswith("Message") or tail in TEMPLATES:
             return flatten([kwargs.get("content", kwargs.get("template")), *args])
         if isinstance(receiver, Txt):
@@ -304,12 +333,12 @@ class Evaluator:
         target = receiver if isinstance(func, ast.Attribute) else self.expr(func, env, frame)
         if isinstance(func, ast.Attribute) and isinstance(receiver, Inst):
             target = self.attribute(receiver, func.attr)
-            return self.call(target, args, kwargs, frame, receiver) \
+            return self.call(target, args, kwargs, frame, receiver, site=node) \
                 if isinstance(target, Fn) else None
         if isinstance(func, ast.Attribute) and not isinstance(receiver, Inst):
             target = self.attr_of(func, env, frame)
         if isinstance(target, Fn):
-            return self.call(target, args, kwargs, frame)
+            return self.call(target, args, kwargs, frame, site=node)
         if isinstance(target, str) and "::" in target:
-            return self.instance(target, args, kwargs, frame)
+            return self.instance(target, args, kwargs, frame, site=node)
         return None

@@ -51,6 +51,11 @@ _GAP = re.compile(rf"{GAP_CORE}|(?<=[A-Za-z_]\.) (?=(?:{_EXT})\b)")
 # right after a folder part (`rubric/week2 rubric.json`), at most two gaps.
 _SPACED = re.compile(rf"(?<![\w@/.\\-])((?:[\w.-]+/)+)([A-Za-z0-9]+(?: [A-Za-z0-9]+){{1,2}})"
                      rf"\.({_EXT})(?![\w/-])")
+# A file name with spaces in it (`audit/report_x/audit_report_Jane Doe.md`, or a name a line
+# end cut where the text layer now has a space): kept as written, it counts only when a file
+# of the repository has that very name, since prose puts spaces everywhere.
+_SPACED_NAME = re.compile(rf"(?<![\w@/.\\-])(?:[\w.-]+/)+[\w.-]+(?: [\w.-]+){{1,3}}"
+                          rf"\.(?:{_EXT})(?![\w/-])")
 # A framework's name (`Node.js`) is not a file the report plans.
 _FRAMEWORK = re.compile(r"^[A-Z][a-z]+\.js$")
 FUTURE_HEADING = re.compile(
@@ -146,8 +151,8 @@ def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
 
 
 def passage_paths(passage: Passage) -> Iterator[CitedPath]:
-    """Every path cited in one passage: GitHub file URLs, paths with a folder part (whole or
-    repaired), then bare file names in what is left."""
+    """Every path cited in one passage: GitHub file URLs, paths with a folder part (whole,
+    repaired, or with spaces in the file name), then bare file names in what is left."""
     text = re.sub(r"(?<=\w)\\(?=\w)", "/", passage.text)
     for match in _URL.finditer(text):
         github = _GITHUB_FILE.match(match.group(0).rstrip(".,;:"))
@@ -166,6 +171,10 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
                 if cited.path and cited.path not in {normalise_path(m.group(0)) for m in whole}]
     yield from (cited for _span, cited in repaired)
     masked = _mask(masked, (span for span, _cited_path in repaired))
+    # not masked: when no file has the spaced name, the words in it are read as before
+    for match in _SPACED_NAME.finditer(masked):
+        yield _cited(match.group(0), normalise_path(match.group(0)), passage,
+                     sentence_around(text, *match.span()), verify_only=True)
     for match in _BARE.finditer(masked):
         yield _cited(match.group(0), normalise_path(match.group(0)), passage,
                      sentence_around(text, *match.span()), bare_name=True)
