@@ -182,6 +182,12 @@ class CallGraph:
             return None
         return (target.path, target.qual)
 
+    def node_function(self, info: JSON, field: str = "fn") -> Key | None:
+        """The function a graph operation names in `field` (a node's ``fn``, a router's
+        ``router``), looked up where the operation is written (`named`)."""
+        op = info["op"]
+        return self.named(op["path"], str(info.get(field) or ""), op.get("line"))
+
     def function_at(self, path: str, line: int) -> Key | None:
         """The innermost function of `path` whose body spans `line`."""
         spans = [(int(info["line"]), int(info.get("end") or info["line"]), qual) for qual, info

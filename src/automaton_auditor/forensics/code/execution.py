@@ -109,8 +109,7 @@ def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Mod
     routers: dict[str, list[Router]] = {}
     for source, first in sorted(topo.conditional.items()):
         for info in first.get("routers") or [first]:
-            fn = graph.named(info["op"]["path"], str(info.get("router") or ""),
-                               info["op"].get("line"))
+            fn = graph.node_function(info, "router")
             routers.setdefault(source, []).append(Router(
                 info, resolved_outs(graph, fn) if fn else [], fn,
                 state_reads(graph, fn) if fn else {}))
@@ -134,7 +133,7 @@ def resolved_outs(graph: CallGraph, key: Key, depth: int = 0) -> list[JSON]:
 
 
 def _node(graph: CallGraph, name: str, info: JSON) -> Node:
-    key = graph.named(info["op"]["path"], str(info.get("fn") or ""), info["op"].get("line"))
+    key = graph.node_function(info)
     node = Node(name, key)
     if key is None:
         node.open = True  # a subgraph, a lambda or a computed callable: not determined

@@ -48,21 +48,15 @@ def graph_modules(graph: CallGraph, main: Topology | None) -> set[str]:
     """Files that build the main graph or define its nodes' functions."""
     if main is None:
         return set()
-    files = {op["path"] for op in main.ops}
-    for node in main.nodes.values():
-        key = graph.named(node["op"]["path"], str(node.get("fn") or ""),
-                              node["op"].get("line"))
-        if key is not None:
-            files.add(key[0])
-    return files
+    return {op["path"] for op in main.ops} | {
+        key[0] for key in node_functions(graph, main).values()}
 
 
 def node_functions(graph: CallGraph, main: Topology | None) -> dict[str, Key]:
     """Node name -> its function, for the nodes whose function resolves."""
     found: dict[str, Key] = {}
     for name, node in sorted((main.nodes if main else {}).items()):
-        key = graph.named(node["op"]["path"], str(node.get("fn") or ""),
-                              node["op"].get("line"))
+        key = graph.node_function(node)
         if key is not None:
             found[name] = key
     return found

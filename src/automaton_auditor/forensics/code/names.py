@@ -16,6 +16,7 @@ from pathlib import Path
 
 from automaton_auditor.forensics.code.analyze import python_files
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES, collect_imports
+from automaton_auditor.safefile import read_bounded
 from automaton_auditor.state import CodeNames
 
 MAX_FILES = 3000  # a repository this large is scanned in part: fewer names, fewer contradictions
@@ -24,13 +25,9 @@ _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 
 
 def _read(repo: Path, path: str) -> bytes | None:
-    target = repo / path
-    try:
-        if target.is_symlink() or not target.is_file() or \
-                target.stat().st_size > MAX_FILE_BYTES:
-            return None
-        return target.read_bytes()
-    except OSError:
+    try:  # the repository's one reader: a regular file inside it, bounded
+        return read_bounded(repo / path, MAX_FILE_BYTES, root=repo)
+    except (OSError, ValueError):  # unreadable, or refused (UnsafeFile)
         return None
 
 

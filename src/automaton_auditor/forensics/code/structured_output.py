@@ -46,8 +46,7 @@ def wired_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
     roots: list[Key] = []
     for topo in [main, *others]:
         for _name, node in sorted(topo.nodes.items()):
-            key = graph.named(node["op"]["path"], str(node.get("fn") or ""),
-                              node["op"].get("line"))
+            key = graph.node_function(node)
             if key is None and topo is main:
                 return None  # a node built at run time (a factory, a subgraph): unknown
             if key is not None:

@@ -49,7 +49,7 @@ def _roots(graph: CallGraph, main: Topology | None) -> list[Key]:
     for name, node in sorted((main.nodes if main else {}).items()):
         if not SYNTH_NAME.search(name) or not node.get("fn"):
             continue
-        key = graph.named(node["op"]["path"], str(node["fn"]), node["op"].get("line"))
+        key = graph.node_function(node)
         if key is not None:
             roots.append(key)
     if roots:

@@ -355,18 +355,22 @@ def _substance_section(blocks: list[Block], cues: Sequence[tuple[str, re.Pattern
                        ) -> tuple[str, str, int | None, int] | None:
     """The first, smallest section without subsections (not a summary, a plan or a
     retrospective, and not most of the document) whose text holds every cue group."""
-    body = [b for b in blocks if b.kind in ("paragraph", "list")]
+    by_section: dict[tuple[str, ...], list[Block]] = {}
+    for block in blocks:
+        if block.kind in ("paragraph", "list"):
+            by_section.setdefault(block.section, []).append(block)
+    # a chapter whose subsections each name a piece explains no mechanism: leaves only
+    chapters = {section[:cut] for section in by_section for cut in range(1, len(section))}
     best: tuple[str, str, int | None, int] | None = None
-    best_size = len(body) // 2 + 1  # a section holding most of the report is the report
+    # a section holding most of the report is the report
+    best_size = sum(map(len, by_section.values())) // 2 + 1
     for heading in blocks:
         path = (*heading.section, heading.text)
         # A plan or a retrospective describes what is to be built, not how it works.
-        if heading.kind != "heading" or any(_SUMMARY.search(h) or _RETRO.search(h)
-                                            for h in path):
+        if heading.kind != "heading" or path in chapters or any(
+                _SUMMARY.search(h) or _RETRO.search(h) for h in path):
             continue
-        inside = [b for b in body if b.section[:len(path)] == path]
-        if any(b.section != path for b in inside):
-            continue  # a chapter whose subsections each name a piece explains no mechanism
+        inside = by_section.get(path, [])
         text = "\n".join([heading.text, *(b.text for b in inside)])
         words = len(text.split())
         if len(inside) >= best_size or words < _SUBSTANCE_WORDS or \
