@@ -45,6 +45,19 @@ def test_detectives_returning_undeclared_keys_lose_the_evidence(tmp_path: Path) 
     assert "nodes.py:10: return {\"evidence\": [{\"goal\": \"graph\"" in (lost.content or "")
 
 
+def test_a_node_returning_its_state_returns_the_keys_it_stored_in_it(tmp_path: Path) -> None:
+    stored = _nodes_edited(tmp_path, ("def context_builder(state):\n    return {}",
+                                      "def context_builder(state):\n"
+                                      "    state[\"dimensions\"] = []\n    return state"))
+    dropped = stored["graph.state.dropped_keys"]
+    assert dropped.found and dropped.data["nodes"] == {"context_builder": ["dimensions"]}
+    assert 'nodes.py:6: state["dimensions"] = []' in (dropped.content or "")
+    declared = _nodes_edited(tmp_path / "declared", (
+        "def context_builder(state):\n    return {}",
+        "def context_builder(state):\n    state[\"final_report\"] = \"\"\n    return state"))
+    assert not declared["graph.state.dropped_keys"].found
+
+
 def test_a_route_on_a_dropped_flag_is_dead(tmp_path: Path) -> None:
     facts = _facts(tmp_path, copies.route_on_undeclared_flag())
     dead = facts["graph.dead_routes"]

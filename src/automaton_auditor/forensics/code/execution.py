@@ -146,20 +146,31 @@ def _node(graph: CallGraph, name: str, info: JSON) -> Node:
         node.whole |= bool(out.get("whole"))
         node.open |= bool(out.get("open"))
         node.gotos += [g for g in out.get("gotos", []) if g not in node.gotos]
+    if node.whole:
+        # a node that returns the state it was given returns what it stored in it
+        for written, line in state_accesses(graph, key, stores=True).items():
+            node.writes.setdefault(written, UNKNOWN)
+            node.write_lines.setdefault(written, line)
     node.reads = state_reads(graph, key)
     return node
 
 
 def state_reads(graph: CallGraph, key: Key) -> dict[str, int]:
     """Keys a node or router function reads from its state parameter (first line each)."""
+    return state_accesses(graph, key, stores=False)
+
+
+def state_accesses(graph: CallGraph, key: Key, stores: bool) -> dict[str, int]:
+    """Keys a function reads from (or, with `stores`, stores into) its state parameter, with
+    the first line of each."""
     params = graph.functions[key].get("params") or []
     state = params[1] if params[:1] == ["self"] and len(params) > 1 else (
         params[0] if params else None)
-    reads: dict[str, int] = {}
+    found: dict[str, int] = {}
     for access in graph.flow(key).get("keys", []):
-        if access["param"] == state and access["op"] not in ("set", "setattr"):
-            reads.setdefault(access["key"], access["line"])
-    return reads
+        if access["param"] == state and (access["op"] in ("set", "setattr")) == stores:
+            found.setdefault(access["key"], access["line"])
+    return found
 
 
 # --- routers -----------------------------------------------------------------------------------
