@@ -93,6 +93,32 @@ def test_two_commits_bringing_most_of_the_code_score_in_the_middle(tmp_path: Pat
     assert result.verdict_cap is None  # a moderate concentration is no integrity failure
 
 
+def test_an_upload_in_two_goes_with_scripted_steps_is_the_failure_pattern(
+        tmp_path: Path) -> None:
+    # As above (two commits bring 800 of 1,160 lines), but three of the small stage commits
+    # land one second apart: a script committed the step-by-step story.
+    history = stepwise()
+    for index in (3, 6):
+        when, message, files = history[index]
+        history[index] = (when, message, {path: code(400) for path in files})
+    for offset, index in enumerate((0, 1, 2)):
+        _when, message, files = history[index]
+        history[index] = (BASE + offset, message, files)
+    found = findings(tmp_path, history)
+    fact = facet(found, "git.concentration")
+    assert fact.found and fact.data["cap"] == 2 and fact.data["scripted_commits"] == 3
+    assert "3 commits land each within 2 s" in fact.rationale
+    assert "feat: implement tools/repo_tools" in (fact.content or "")  # a scripted step
+    result = judged(found)
+    assert (result.final_score, result.deciding_rule) == (2, "failure_pattern_cap")
+    # the same scripted steps around code that arrives spread out cost nothing here
+    spread = stepwise()
+    for offset, index in enumerate((0, 1, 2)):
+        _when, message, files = spread[index]
+        spread[index] = (BASE + offset, message, files)
+    assert facet(findings(tmp_path / "spread", spread), "git.concentration").data["cap"] is None
+
+
 def test_a_third_of_the_code_in_one_sitting_costs_full_marks(tmp_path: Path) -> None:
     # Eight stage commits hours apart (60 lines each), then five commits a minute apart
     # bringing 70 lines each: 350 of 830 lines (42%) in one run of four minutes.

@@ -14,6 +14,12 @@ code (added minus removed, so a rewrite or move brings none):
   history is partly clustered, so it is not fully step-by-step, though the pieces may still
   tell the progression the rubric asks for (cap 4: no full marks).
 
+Only the steps around an upload in two goes lift it above the failure pattern; when those
+steps include a run of authored commits each within `SCRIPTED_GAP` seconds of the one before
+(no one writes and commits a change in two seconds: a script committed them), the
+step-by-step story was staged after the work, and the upload stands as the failure pattern
+(cap 2).
+
 The fact quotes the commits it rests on (hash, date, lines) and is not judged on a shallow
 history (its boundary commit shows everything before it as added) or without line counts.
 """
@@ -28,6 +34,7 @@ from automaton_auditor.forensics.git.history import (
     BURST_MIN_COMMITS,
     Commit,
     largest_run,
+    time_clusters,
 )
 from automaton_auditor.state import Finding
 
@@ -42,6 +49,7 @@ MIN_LINES = 300
 # mid peers with two-commit uploads have 7 or 8).
 FEW_COMMITS = 10
 CARRY_SHARE = 0.8  # "commits carrying the code": the fewest that bring this share
+SCRIPTED_GAP = 2  # seconds between commits no person can write and commit a change in
 FACET = "git.concentration"
 GOAL = "The code arrives in a few commits, or in one run of commits minutes apart"
 
@@ -66,6 +74,8 @@ def measures(inside: list[Commit]) -> dict[str, Any]:
     total = sum(_lines(c) for c in inside)
     ranked = sorted(inside, key=lambda c: (-_lines(c), c.timestamp, c.sha))
     run, run_share = largest_run(inside, (), _lines)
+    scripted = max(time_clusters([c for c in inside if not c.merge], (), SCRIPTED_GAP),
+                   key=len, default=[])
     carried, carrying = 0, 0
     for commit in ranked:
         if total and carried >= CARRY_SHARE * total:
@@ -81,17 +91,18 @@ def measures(inside: list[Commit]) -> dict[str, Any]:
             "two_largest_lines": sum(_lines(c) for c in ranked[:2]),
             "run_share": round(run_share, 3), "run_lines": sum(_lines(c) for c in run),
             "run_seconds": run[-1].timestamp - run[0].timestamp if run else 0,
+            "scripted": [_entry(c) for c in scripted[:50]], "scripted_commits": len(scripted),
             "commits_with_code": sum(1 for c in inside if _lines(c) > 0),
             "commits_for_80": carrying if total else 0,
             "span_hours": round((max(stamps) - min(stamps)) / 3600, 2)}
 
 
 def graded_cap(facts: dict[str, Any]) -> int | None:
-    """The score the measures leave room for (3 or 4), or None when the code arrives spread
-    out (or the concentrated commits bring fewer than `MIN_LINES` lines)."""
+    """The score the measures leave room for (2, 3 or 4), or None when the code arrives
+    spread out (or the concentrated commits bring fewer than `MIN_LINES` lines)."""
     if facts["two_largest_share"] >= TWO_COMMITS_SHARE and \
             facts["two_largest_lines"] >= MIN_LINES and facts["commits_with_code"] <= FEW_COMMITS:
-        return 3
+        return 2 if facts["scripted_commits"] >= BURST_MIN_COMMITS else 3
     if facts["run_share"] >= RUN_SHARE and facts["run_lines"] >= MIN_LINES:
         return 4
     return None
@@ -121,13 +132,18 @@ def concentration_finding(commits: list[Commit], boundary: Collection[str] = ()
                f"no {BURST_MIN_COMMITS} commits lie within {BURST_GAP // 60} minutes of each other")
     carry = (f"{facts['commits_with_code']} commits bring code, "
              f"{facts['commits_for_80']} of them 80% of it")
-    if cap == 3:
+    if cap == 2:
+        head = (f"Uploaded in two goes, its steps scripted (no better than 2): {two}; "
+                f"{facts['scripted_commits']} commits land each within {SCRIPTED_GAP} s of "
+                f"the one before, so the step-by-step story was staged; {carry}.")
+    elif cap == 3:
         head = f"Concentrated (no better than 3): {two}; {minutes}; {carry}."
     elif cap == 4:
         head = f"Partly clustered (no better than 4): {minutes}; {two}; {carry}."
     else:
         head = f"Spread: {two}; {minutes}; {carry}."
-    quoted = run if cap == 4 else big
+    quoted = run if cap == 4 else big + (
+        [by_sha[e["sha"]] for e in facts["scripted"]] if cap == 2 else [])
     return Finding(
         facet=FACET, goal=GOAL, found=cap is not None, pattern="failure",
         location=f"commit {quoted[0].sha[:12]}" if quoted else "git log",

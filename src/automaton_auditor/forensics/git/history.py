@@ -182,14 +182,15 @@ BURST_GAP = 10 * 60  # commits closer in time than this belong to one run
 BURST_MIN_COMMITS = 3
 
 
-def time_clusters(commits: list[Commit], boundary: Collection[str]) -> list[list[Commit]]:
-    """Runs of at least `BURST_MIN_COMMITS` commits, by author time, each within
-    `BURST_GAP` of the one before (a shallow boundary commit is no evidence of when its
-    files were written, so it is left out)."""
+def time_clusters(commits: list[Commit], boundary: Collection[str],
+                  gap: int = BURST_GAP) -> list[list[Commit]]:
+    """Runs of at least `BURST_MIN_COMMITS` commits, by author time, each within `gap`
+    seconds of the one before (a shallow boundary commit is no evidence of when its files
+    were written, so it is left out)."""
     ordered = sorted((c for c in commits if c.sha not in boundary), key=lambda c: c.timestamp)
     runs: list[list[Commit]] = []
     for commit in ordered:
-        if runs and commit.timestamp - runs[-1][-1].timestamp <= BURST_GAP:
+        if runs and commit.timestamp - runs[-1][-1].timestamp <= gap:
             runs[-1].append(commit)
         else:
             runs.append([commit])
