@@ -132,6 +132,24 @@ def test_a_detective_named_in_a_parallel_claim_that_runs_alone_first() -> None:
     why = detectives_run_first("Multiple tools (AST, Vision, Doc) run in parallel.", SERIAL)
     assert why and "'repo_investigator' runs before the detective fan-out" in why
     assert detectives_run_first("The Vision and Doc detectives run in parallel.", SERIAL) is None
+    # the repository detective is itself the fan-out's source: it runs first
+    source = RebuiltGraph(
+        nodes=["repo_investigator", "doc_analyst", "vision_inspector", "aggregator"],
+        edges=[("__start__", "repo_investigator"), ("repo_investigator", "doc_analyst"),
+               ("repo_investigator", "vision_inspector"), ("doc_analyst", "aggregator"),
+               ("vision_inspector", "aggregator")],
+        fan_out={"repo_investigator": ["doc_analyst", "vision_inspector"]},
+        fan_in={"aggregator": ["doc_analyst", "vision_inspector"]}, linear=False)
+    why = detectives_run_first("Detectives (RepoInvestigator, DocSearch) launch "
+                               "simultaneously.", source)
+    assert why and "it is the fan-out's source" in why
+    assert detectives_run_first("DocAnalyst and VisionInspector run in parallel.", source) is None
+    # ... and also feeds the join its fan-out leads to: the join is no detective beside them
+    feeds = source.model_copy(update={
+        "edges": [*source.edges, ("repo_investigator", "aggregator")],
+        "fan_out": {"repo_investigator": ["aggregator", "doc_analyst", "vision_inspector"]}})
+    assert detectives_run_first("Detectives (RepoInvestigator, DocSearch) launch "
+                                "simultaneously.", feeds)
     # a clone node first, but a repository detective in the fan-out: the claim holds
     clone_first = SERIAL.model_copy(update={
         "nodes": [*SERIAL.nodes, "repo_detective"],

@@ -47,19 +47,27 @@ def detectives_run_first(sentence: str, graph: RebuiltGraph) -> str | None:
     source (the graph runs it alone first); None when no detective it names is."""
     layer = next(((s, t) for s, t in sorted(graph.fan_out.items())
                   if sum(bool(DETECTIVE_NODE.search(n)) for n in t) >= 2), None)
-    # a fan-out target of no known kind may be the detective the sentence names
-    if layer is None or _ORDERED.search(sentence) or not all(
-            any(node.search(t) for _, node in DETECTIVE_KINDS.values()) for t in layer[1]):
+    if layer is None or _ORDERED.search(sentence):
         return None
     source, targets = layer
-    # only what runs strictly before: a node on a loop through the fan-out also runs after it
-    before = _reach(graph, source, False) - _reach(graph, source, True)
+    # a target that another target leads to (the join the source also feeds) is no detective
+    # running beside them; any other target of no known kind may be the one the sentence names
+    later = {n for t in targets for n in _reach(graph, t, True)}
+    if not all(any(node.search(t) for _, node in DETECTIVE_KINDS.values())
+               for t in targets if t not in later):
+        return None
+    # only what runs strictly before: a node on a loop through the fan-out also runs after it;
+    # the fan-out's own source runs before its targets too (a detective that fans out to the
+    # others once it is done)
+    before = (_reach(graph, source, False) - _reach(graph, source, True)) | {source}
     for kind, (said, node) in DETECTIVE_KINDS.items():
         if not said.search(sentence) or any(node.search(t) for t in targets):
             continue
         first = sorted(n for n in before if n in graph.nodes and node.search(n))
         if first:
+            order = ("it is the fan-out's source" if first[0] == source
+                     else f"{first[0]} precedes {source}")
             return (f"The sentence names the {kind} detective, but '{first[0]}' runs before "
                     f"the detective fan-out ('{source}' fans out to {', '.join(targets)}; "
-                    f"{first[0]} precedes {source}), so it does not run in parallel with them.")
+                    f"{order}), so it does not run in parallel with them.")
     return None
