@@ -11,6 +11,7 @@ sequence", "no conditional edges", "it does not average judge scores") against t
 show it built (a fan-out to the judges, a router, a mean in the synthesis): a description
 of the built system is contradicted, an admitted gap the code has since closed is only shown
 (`claims.stale_gaps`, neutral);
+what a persona's prompt is said to hold (`forensics.persona_claims`);
 an unfilled template placeholder ("(Insert your generated image here)") is a defect of the
 report by itself. Each fact quotes the report sentence with its page and the code lines it
 contradicts. Only clear cases count: a sentence whose words match no field, or name no
@@ -31,6 +32,7 @@ from automaton_auditor.forensics.pdf.claims import (
     ONLY_IMPLEMENTED,
     SEQUENTIAL_JUDGES,
 )
+from automaton_auditor.forensics.persona_claims import quote_misquotes, security_misquotes
 from automaton_auditor.forensics.usage import (
     Misquote,
     api_misquotes,
@@ -380,6 +382,14 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
             denied = denial_contradictions(claim, graph_built)
             if denied:
                 findings.append(_denial_finding(claim, denied, graph_built))
+        elif claim.feature in ("prompt_quote", "prompt_security"):
+            quoted = quote_misquotes(claim, names, code) if claim.feature == "prompt_quote" \
+                else security_misquotes(claim, code)
+            if quoted:
+                findings.append(_contradiction(
+                    claim, "The report says a persona's prompt holds what it does not",
+                    " ".join(m.rationale for m in quoted), [c for m in quoted for c in m.code],
+                    {"kind": claim.feature, "said": [m.said for m in quoted]}))
         elif claim.feature == "placeholder":
             findings.append(_placeholder_finding(claim))
     failures = [f for f in findings if f.pattern == "failure"]

@@ -234,6 +234,11 @@ class CodeNames(BaseModel):
     # Audited file -> module-qualified names it uses (imports resolved: "tempfile.mkdtemp")
     # -> its first use, "line: source text".
     modules: dict[str, dict[str, str]] = Field(default_factory=dict)
+    # The text of the audited files' string constants and of the prompt files, each
+    # normalised to lower-case words joined by one space, so a quote of a prompt can be
+    # looked up; None when not read, or when there was more text than kept (a missing quote
+    # then proves nothing).
+    strings: list[str] | None = None
 
 
 class CitedPath(BaseModel):

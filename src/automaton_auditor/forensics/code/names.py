@@ -5,7 +5,9 @@ Two views: every identifier-like word of every tracked Python file (a regex over
 comments and strings included, so "X appears nowhere in the code" is a safe statement), and,
 for the audited files, the module-qualified names each one uses with imports resolved
 (``from tempfile import mkdtemp; mkdtemp()`` uses ``tempfile.mkdtemp``) and the line of its
-first use. Files are parsed, never imported or run.
+first use; and the text of the audited files' strings and of the prompt files, normalised, so
+a quote the report gives of a persona's prompt can be looked up. Files are parsed, never
+imported or run.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import re
 from pathlib import Path
 
 from automaton_auditor.forensics.code.analyze import python_files
+from automaton_auditor.forensics.code.personas import is_prompt_file
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES, collect_imports
 from automaton_auditor.safefile import read_bounded
 from automaton_auditor.state import CodeNames
@@ -22,6 +25,8 @@ from automaton_auditor.state import CodeNames
 MAX_FILES = 3000  # a repository this large is scanned in part: fewer names, fewer contradictions
 MAX_NAMES = 400  # module-qualified names kept per file
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
+MAX_STRING_CHARS = 4_000_000  # more string text than this: no quote is looked up
+FIELD = "\u00a7"  # a part of a string only known at run time (a template's field)
 
 
 def _read(repo: Path, path: str) -> bytes | None:
@@ -41,13 +46,59 @@ def _dotted(node: ast.expr) -> list[str] | None:
     return [node.id, *reversed(parts)]
 
 
+def _parse(text: str) -> ast.Module | None:
+    try:
+        return ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def module_names(text: str) -> dict[str, str]:
     """The module-qualified names a file's code uses (imports resolved), each with its first
     use as "line: source text"; an empty map for a file that does not parse."""
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return {}
+    tree = _parse(text)
+    return _used(tree, text) if tree is not None else {}
+
+
+def normalised(text: str) -> str:
+    """Text as lower-case words joined by one space, a template's field (``{name}``, ``%s``)
+    as `FIELD`: how a quote and the code's strings are compared."""
+    text = re.sub(r"\{[^{}\s]*\}|%(?:\([a-z_]+\))?[sdr]", f" {FIELD} ", text)
+    return " ".join(re.findall(rf"[a-z0-9]+|{FIELD}", text.lower()))
+
+
+def _joined(node: ast.expr) -> str | None:
+    """The text of a string expression: a constant, an f-string or a sum of strings, each
+    part computed at run time as `FIELD`."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str)
+                       else f" {FIELD} " for v in node.values)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        left, right = _joined(node.left), _joined(node.right)
+        if left is None and right is None:
+            return None
+        return f"{left if left is not None else FIELD} {right if right is not None else FIELD}"
+    return None
+
+
+def string_texts(tree: ast.Module) -> set[str]:
+    """The normalised text of every string expression in a module (a sum or an f-string read
+    whole, not part by part), when it holds at least two words."""
+    out: set[str] = set()
+    todo: list[ast.AST] = [tree]
+    while todo:
+        node = todo.pop()
+        text = _joined(node) if isinstance(node, ast.expr) else None
+        if text is None:
+            todo.extend(ast.iter_child_nodes(node))
+        elif len((words := normalised(text)).split()) >= 2:
+            out.add(words)
+    return out
+
+
+def _used(tree: ast.Module, text: str) -> dict[str, str]:
     imports = collect_imports(tree)
     lines = text.splitlines()
     used: dict[str, tuple[int, str]] = {}
@@ -66,10 +117,12 @@ def module_names(text: str) -> dict[str, str]:
 
 
 def code_names(repo: Path, files: list[str]) -> CodeNames:
-    """The identifiers of every tracked Python file (and notebook) and the module-qualified
-    names each audited file uses (`python_files`), read from the work tree at `repo`."""
+    """The identifiers of every tracked Python file (and notebook), the module-qualified
+    names each audited file uses (`python_files`) and the text of their strings and of the
+    prompt files (`personas.is_prompt_file`), read from the work tree at `repo`."""
     words: set[str] = set()
     modules: dict[str, dict[str, str]] = {}
+    strings: set[str] = set()
     audited = set(python_files(files))
     # notebooks hold Python too: a class they name is named by the code
     for path in sorted(f for f in files if f.endswith((".py", ".ipynb")))[:MAX_FILES]:
@@ -78,7 +131,16 @@ def code_names(repo: Path, files: list[str]) -> CodeNames:
             continue
         words.update(w.decode("ascii") for w in _WORD.findall(data))
         if path in audited:
-            names = module_names(data.decode("utf-8-sig", "replace"))
+            text = data.decode("utf-8-sig", "replace")
+            tree = _parse(text)
+            names = _used(tree, text) if tree is not None else {}
             if names:
                 modules[path] = names
-    return CodeNames(identifiers=sorted(words), modules=modules)
+            strings |= string_texts(tree) if tree is not None else set()
+    for path in [f for f in files if is_prompt_file(f)][:MAX_FILES]:
+        data = _read(repo, path)
+        strings |= {normalised(data.decode("utf-8", "replace"))} if data else set()
+    python = [f for f in files if f.endswith((".py", ".ipynb"))]
+    kept = sum(len(s) for s in strings) <= MAX_STRING_CHARS and len(python) <= MAX_FILES
+    return CodeNames(identifiers=sorted(words), modules=modules,
+                     strings=sorted(strings) if kept else None)

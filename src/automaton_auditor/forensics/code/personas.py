@@ -35,6 +35,10 @@ TONE = {"Prosecutor": re.compile(r"gap|flaw|secur|lazy|laziness|strict|critic|ad
         "Defense": re.compile(r"effort|intent|creativ|generous|reward|credit|forgiv|spirit",
                               re.I),
         "TechLead": re.compile(r"architect|maintainab|practical|pragmatic|viab|sound", re.I)}
+# What a prompt that sends its judge after security flaws says (the report's claim is read
+# against it: `forensics.persona_claims`).
+SECURITY = re.compile(r"secur|vulnerab|unsafe|injection|saniti[sz]|os\.system|shell|exploit|"
+                      r"malicious", re.I)
 PROMPT_FILE = re.compile(r"\.(md|txt|ya?ml|json|j2|jinja2?|prompt|toml)$", re.I)
 PROMPT_PATH = re.compile(r"prompt|persona|judge|prosecut|defen[cs]e|tech[_-]?lead", re.I)
 COLLUSION = 0.5
@@ -63,10 +67,16 @@ def _candidates(repo: Path, files: list[str], facts: dict[str, JSON],
             found.append({"loc": f"{path}:{item['line']}", "name": label,
                           "text": item["text"]})
     for path in files:
-        if PROMPT_FILE.search(path) and PROMPT_PATH.search(path) and \
-                not path.lower().startswith(("docs/", "reports/", "audit/")):
+        if is_prompt_file(path):
             found += _file_prompts(repo, path)
     return found
+
+
+def is_prompt_file(path: str) -> bool:
+    """A text, YAML, JSON or template file named like a prompt or a persona, outside the
+    folders that hold documents and audit reports."""
+    return bool(PROMPT_FILE.search(path) and PROMPT_PATH.search(path)) and \
+        not path.lower().startswith(("docs/", "reports/", "audit/"))
 
 
 def _file_prompts(repo: Path, path: str) -> list[JSON]:
@@ -147,7 +157,9 @@ def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     loc = next(iter(chosen.values()))["loc"] if chosen else "."
     tone = {p: bool(TONE[p].search(i["text"])) for p, i in chosen.items()}
     where = {p: i["loc"] for p, i in chosen.items()}
-    return _findings(chosen, pairs, tone, quote, loc, {"locations": where})
+    security = {p: bool(SECURITY.search(i["text"])) for p, i in chosen.items()}
+    return _findings(chosen, pairs, tone, quote, loc, {"locations": where,
+                                                       "security": security})
 
 
 def _findings(chosen: dict[str, Any], pairs: dict[str, float], tone: dict[str, bool],
@@ -188,6 +200,9 @@ def _resolved_findings(repo: Path, prompts: dict[str, Prompt]) -> list[Finding]:
     quote = _quote(repo, prompts, counts)
     loc = prompts[next(iter(prompts))].call
     data: JSON = {"locations": {p: c.call for p, c in prompts.items()},
+                  # whether the whole text the persona's model call receives names security
+                  "security": {p: bool(SECURITY.search(c.text.text()))
+                               for p, c in prompts.items()},
                   "prompt_words": {p: {**c, "own_lines": c["own_lines"][:12]}
                                    for p, c in counts.items()}}
     distinct = all(c["own_words"] > 0 for c in counts.values())

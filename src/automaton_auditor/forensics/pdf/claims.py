@@ -107,10 +107,27 @@ QUOTED_CALL = re.compile(
 # "the judges use ChatAnthropic"): the code must build that class, not another.
 CHAT_CLASS = re.compile(r"\b(?:via|uses?|using|with|through|built\s+on|backed\s+by|runs?\s+on|"
                         r"calls?|powered\s+by)\b[^.;]{0,40}?\b(?P<callee>Chat[A-Z][A-Za-z]+)\b")
+# Words the report quotes as a persona's prompt: "a “Zero Tolerance” prompt", "its prompt:
+# “You are ...”", "instructed to “flag every gap”" (`q`), in a sentence naming a persona.
+_QUOTE = r"[\"\u201c](?P<q>[^\"\u201c\u201d]{3,300}?)[\"\u201d]"
+PERSONA = re.compile(r"\b(?:prosecutors?|defen[cs]e|tech\s?leads?|judges?)\b", re.IGNORECASE)
+PROMPT_QUOTE = re.compile(
+    _QUOTE + r"\s*(?:system\s+)?(?:prompts?|instructions?|directives?|persona)\b"
+    r"|\b(?:prompts?|instructions?|system\s+message|persona|instruct(?:s|ed)(?:\s+it)?\s+to)"
+    r"\b[^.\"\u201c\u201d]{0,40}?" + _QUOTE.replace("?P<q>", "?P<q2>"), re.IGNORECASE)
+# A persona's prompt said to send it after security flaws ("Its prompt instructs it to look
+# for missing pieces, security flaws ..."): read against the prompt the code sends.
+PROMPT_SECURITY = re.compile(r"\b(?:prompt\w*|instruct\w*|system\s+message)\b[^.;]{0,120}?"
+                             r"\b(?:secur\w*|vulnerab\w*)", re.IGNORECASE)
 STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STATUS, 6),
               "placeholder": (_PLACEHOLDER, 6), "feature_denied": (_DENIED, 6),
               "api_use": (API_USE, 6), "quoted_call": (QUOTED_CALL, 6),
-              "chat_class": (CHAT_CLASS, 6)}
+              "chat_class": (CHAT_CLASS, 6), "prompt_quote": (PROMPT_QUOTE, 6),
+              "prompt_security": (PROMPT_SECURITY, 6)}
+# Kinds whose sentence must name a judge ("the system's “Forensic Expert” persona" is no
+# judge's prompt); a claim of what a prompt asks for that names none ("Its prompt ...") is
+# read with the sentence before it when that one names a judge.
+_ABOUT_PERSONA = {"prompt_quote": False, "prompt_security": True}
 
 
 def extract_statements(passages: Iterable[tuple[int | None, str]],
@@ -124,10 +141,26 @@ def extract_statements(passages: Iterable[tuple[int | None, str]],
     found: list[FeatureClaim] = []
     counts: dict[str, int] = {}
     for page, text in passages:
+        previous = ""
         for sentence in splitter.split(text):
             for kind, (pattern, most) in STATEMENTS.items():
-                if counts.get(kind, 0) < most and pattern.search(sentence):
+                if counts.get(kind, 0) >= most or not pattern.search(sentence):
+                    continue
+                said = _about_persona(previous if _ABOUT_PERSONA[kind] else "", sentence) \
+                    if kind in _ABOUT_PERSONA else sentence
+                if said:
                     counts[kind] = counts.get(kind, 0) + 1
                     found.append(FeatureClaim(feature=kind, page=page,
-                                              sentence=" ".join(sentence.split())[:400]))
+                                              sentence=" ".join(said.split())[:400]))
+            previous = sentence
     return found
+
+
+def _about_persona(previous: str, sentence: str) -> str | None:
+    """The sentence when it names a judge; else the previous one and it when the previous
+    names one (the judge "Its prompt ..." refers to); else None."""
+    if PERSONA.search(sentence):
+        return sentence
+    if PERSONA.search(previous) and len(previous) < 300:
+        return f"{previous} {sentence}"
+    return None
