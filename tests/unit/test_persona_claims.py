@@ -106,3 +106,14 @@ def test_a_quoted_persona_of_the_whole_system_is_no_judges_prompt(tmp_path: Path
     code, names = _audit(tmp_path, TEMPLATE)
     assert _said(code, names, "Pydantic is central to the system's \u201cForensic Expert\u201d "
                               "persona: every fact is typed.") == []
+
+
+def test_quotes_near_the_word_prompt_that_are_no_prompt(tmp_path: Path) -> None:
+    code, names = _audit(tmp_path, TEMPLATE)
+    assert _said(
+        code, names,
+        # a judge's output, then a next sentence that begins with "Persona"
+        '\u25cf Prosecutor: 1 "No evidence of judge differentiation." Persona prompts were not '
+        "surfaced.",
+        # a rubric term several words after "prompts"
+        'Current: Judge prompts 70% similar \u2192 Risk of "Persona Collusion" (Score 2).') == []

@@ -111,10 +111,14 @@ CHAT_CLASS = re.compile(r"\b(?:via|uses?|using|with|through|built\s+on|backed\s+
 # “You are ...”", "instructed to “flag every gap”" (`q`), in a sentence naming a persona.
 _QUOTE = r"[\"\u201c](?P<q>[^\"\u201c\u201d]{3,300}?)[\"\u201d]"
 PERSONA = re.compile(r"\b(?:prosecutors?|defen[cs]e|tech\s?leads?|judges?)\b", re.IGNORECASE)
+# The quote names the prompt ("a “Zero Tolerance” prompt": a lower-case noun right after it,
+# so a next sentence's "Persona ..." is not it), or follows it within three words ("its
+# prompt reads: “...”"), never further ("prompts 70% similar → risk of “Persona Collusion”").
 PROMPT_QUOTE = re.compile(
-    _QUOTE + r"\s*(?:system\s+)?(?:prompts?|instructions?|directives?|persona)\b"
+    _QUOTE + r"\s*(?-i:(?:system\s+)?(?:prompts?|instructions?|directives?|persona))\b"
     r"|\b(?:prompts?|instructions?|system\s+message|persona|instruct(?:s|ed)(?:\s+it)?\s+to)"
-    r"\b[^.\"\u201c\u201d]{0,40}?" + _QUOTE.replace("?P<q>", "?P<q2>"), re.IGNORECASE)
+    r"\b(?:\s+[\w'\u2019]+){0,3}?\s*[:,]?\s*" + _QUOTE.replace("?P<q>", "?P<q2>"),
+    re.IGNORECASE)
 # A persona's prompt said to send it after security flaws ("Its prompt instructs it to look
 # for missing pieces, security flaws ..."): read against the prompt the code sends.
 PROMPT_SECURITY = re.compile(r"\b(?:prompt\w*|instruct\w*|system\s+message)\b[^.;]{0,120}?"
