@@ -90,6 +90,13 @@ def test_feature_claims_are_extracted_affirmative_only() -> None:
         (3, "The aggregator waits for all detectives (fan-in)."),
     ])
     assert [(c.feature, c.page) for c in claims] == [("parallel_judges", 2), ("fan_in", 3)]
+    # a sentence that says conditional edges are absent claims no routing, however many
+    # words lie between the subject and "absent"
+    assert extract_feature_claims([(8, "However, conditional edges for error states "
+                                       "(fallback or retry branches) are absent.")]) == []
+    assert [c.feature for c in extract_feature_claims([(8, "Conditional edges route failed "
+                                                          "clones to an error handler.")])] \
+        == ["conditional_routing"]
 
 
 LINEAR = RebuiltGraph(nodes=["start", "prosecutor", "defense", "tech_lead", "chief_justice"],
