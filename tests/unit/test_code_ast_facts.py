@@ -234,6 +234,9 @@ def test_cache_skips_parsing_and_survives_corruption(tmp_path: Path, monkeypatch
         conn.execute("UPDATE entries SET body = '{not json'")
     third, stats = collect_facts(repo, files, cache)
     assert stats["parsed"] == 2 and third == first
+    # the whole database replaced by garbage (its WAL may still hold the header page)
+    for sidecar in ("ast_facts.sqlite-wal", "ast_facts.sqlite-shm"):
+        (cache / sidecar).unlink(missing_ok=True)
     (cache / "ast_facts.sqlite").write_bytes(b"garbage, not a database" * 10)
     fourth, stats = collect_facts(repo, files, cache)
     assert stats["parsed"] == 2 and fourth == first
@@ -453,3 +456,65 @@ def test_result_cache_follows_non_python_files(tmp_path: Path) -> None:
     assert set(by_facet(after, "judges.collusion").data["overlap"]) == {
         "Prosecutor/Defense", "Prosecutor/TechLead", "Defense/TechLead"}
     assert by_facet(after, "judges.collusion").data["overlap"]["Prosecutor/Defense"] < 0.5
+
+
+RETRY_LOOP = '''
+import time
+from state import JudgeOpinionsBatch
+
+
+def run_judge(llm, prompt, dimensions):
+    last_err = None
+    for attempt in range(3):
+        try:
+            if attempt > 0:
+                time.sleep(2 ** attempt)
+            return llm.with_structured_output(JudgeOpinionsBatch).invoke(prompt).opinions
+        except Exception as e:
+            last_err = e
+            err_str = str(e).lower()
+HANDLER
+    return [{"criterion_id": d, "score": 3, "argument": str(last_err)} for d in dimensions]
+'''
+
+
+def test_a_loop_that_retries_only_rate_limits_does_not_retry_malformed_output(
+        tmp_path: Path) -> None:
+    """Only a quota error goes round again; a malformed reply breaks out of the loop, whether
+    the model is called in the loop or in a helper the loop calls."""
+    code = RETRY_LOOP.replace("HANDLER", '''\
+            if "429" in err_str or "resource_exhausted" in err_str:
+                continue
+            break''')
+    helper = code.replace("    last_err = None\n", '''\
+    def _invoke():
+        return llm.with_structured_output(JudgeOpinionsBatch).invoke(prompt).opinions
+
+    last_err = None
+''').replace("return llm.with_structured_output(JudgeOpinionsBatch).invoke(prompt).opinions\n"
+              "        except", "return _invoke()\n        except")
+    assert "return _invoke()" in helper
+    for name, source, shift in (("direct", code, 0), ("helper", helper, 3)):
+        files = write_repo(tmp_path / name, {"judges.py": source})
+        retry = by_facet(code_findings(tmp_path / name, files)[0], "llm.retry")
+        assert retry.found is False, (name, retry.rationale)
+        assert "'429', 'resource_exhausted'" in retry.rationale
+        assert f"leaves the loop at line {18 + shift}" in retry.rationale
+        assert f"judges.py:{16 + shift}: if \"429\" in err_str" in (retry.content or "")
+
+
+def test_a_loop_that_retries_any_failure_or_parse_errors_is_a_retry(tmp_path: Path) -> None:
+    """Retrying every failure (raising only on the last attempt), or selecting parse
+    errors by their text, retries a malformed reply."""
+    for name, handler in {"any": '''\
+            if attempt == 2:
+                raise''', "parse": '''\
+            if "429" in err_str or "validation" in err_str:
+                continue
+            break''', "helper": '''\
+            if not should_retry(e):
+                break'''}.items():
+        files = write_repo(tmp_path / name, {"judges.py": RETRY_LOOP.replace("HANDLER",
+                                                                             handler)})
+        retry = by_facet(code_findings(tmp_path / name, files)[0], "llm.retry")
+        assert retry.found, (name, retry.rationale)

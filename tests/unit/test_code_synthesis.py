@@ -249,3 +249,85 @@ def chief_justice_node(state):
     assert facts["justice.rules"].data["rules"]["functionality_weight"] == [
         "nodes/justice.py:8", "nodes/justice.py:12"]
     assert facts["justice.unweighted_mean"].found is False
+
+
+SPREAD_LABEL = '''
+def _dissent(ops):
+    scores = [o.score for o in ops]
+    if max(scores) - min(scores) <= 2:
+        return None
+    return f"Contested Verdict: scores {scores}"
+
+
+def chief_justice_node(state):
+    ops = state["opinions"]
+    final = sum(o.score for o in ops) / len(ops)
+    if any(not ev.found for ev in state["evidences"]):
+        final = min(final, 2)
+    dissent = _dissent(ops)
+    contested = dissent is not None
+    payload = []
+    payload.append({"final": final, "contested": contested, "dissent": dissent})
+RE_SCORE
+    report = f"Final: {final} Contested: {'Yes' if contested else 'No'}"
+    return {"final_score": round(final), "report": report, "payload": payload}
+'''
+
+
+def test_a_spread_flag_that_only_labels_the_ruling_is_no_re_evaluation(
+        tmp_path: Path) -> None:
+    """``contested = dissent is not None`` read only to pick 'Yes'/'No' and handed to a
+    payload list decides nothing: the spread only adds dissent text."""
+    facts = _justice(tmp_path, SPREAD_LABEL.replace("RE_SCORE\n", ""))
+    variance = facts["justice.variance"]
+    assert variance.found is False and "only adds dissent text" in variance.rationale
+    assert "nodes/justice.py:4: if max(scores) - min(scores) <= 2:" in (variance.content or "")
+    assert "variance_re_evaluation" not in facts["justice.rules"].data["rules"]
+
+
+def test_a_spread_flag_tested_to_re_score_is_a_re_evaluation(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, SPREAD_LABEL.replace("RE_SCORE", '''    if contested:
+        final = (final + sum(1 for ev in state["evidences"] if ev.found)) / 2'''))
+    variance = facts["justice.variance"]
+    assert variance.found and "nodes/justice.py:18" in variance.data["lines"]
+
+
+def test_a_keyword_search_in_the_argument_and_its_citations_is_a_keyword_rule(
+        tmp_path: Path) -> None:
+    """The Prosecutor's citations are words it wrote: searching a keyword in a text that
+    joins its argument and its citations is no security fact."""
+    facts = _justice(tmp_path, '''
+KEYWORDS = ("security", "os.system", "shell=true")
+
+
+def _cap(records, score):
+    prosecutor = next((r for r in records if r.judge == "Prosecutor"), None)
+    blob = " ".join([prosecutor.argument, *prosecutor.cited_evidence]).lower()
+    if any(keyword in blob for keyword in KEYWORDS):
+        return min(score, 3.0)
+    return score
+
+
+def chief_justice_node(state):
+    ops = state["opinions"]
+    return {"final_score": round(_cap(ops, sum(o.score for o in ops) / len(ops)))}
+''')
+    keyword = facts["justice.keyword_rules"]
+    assert keyword.found and keyword.location == "nodes/justice.py:8"
+    assert "security_override" not in facts["justice.rules"].data["rules"]
+    assert "fact_supremacy" not in facts["justice.rules"].data["rules"]
+
+
+def test_a_keyword_search_in_the_detectives_evidence_is_an_evidence_rule(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    ops = state["opinions"]
+    final = sum(o.score for o in ops) / len(ops)
+    if any("os.system" in ev.content for ev in state["evidences"]):
+        final = min(final, 3)
+    return {"final_score": round(final)}
+''')
+    assert facts["justice.keyword_rules"].found is False
+    assert facts["justice.rules"].data["rules"]["security_override"] == [
+        "nodes/justice.py:5"]

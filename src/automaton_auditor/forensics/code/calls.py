@@ -27,6 +27,7 @@ from automaton_auditor.forensics.code.flow import FlowBuilder
 from automaton_auditor.forensics.code.logic import LogicBuilder, handles_scores
 from automaton_auditor.forensics.code.outs import outs_of
 from automaton_auditor.forensics.code.recorder import Ctx
+from automaton_auditor.forensics.code.retries import retried
 
 PERSONA_WORDS = re.compile(r"prosecutor|defen[cs]e|tech[\s_-]?lead|persona|judge", re.I)
 TEMP_NAME = re.compile(r"^(TemporaryDirectory|mkdtemp)$|te?mp\w*_?dir|temporary_?dir|sandbox",
@@ -121,6 +122,9 @@ class CallCollector:
 
     def _try(self, node: ast.Try | ast.TryStar, ctx: Ctx) -> None:
         facts = self.functions.get(ctx.func) if ctx.func and ctx.in_attempt_loop else None
+        if facts is not None:
+            # which failures each try of an attempt loop goes round again for
+            facts.setdefault("attempt_tries", []).append(retried(node))
         if facts is not None and "try_in_attempt_loop" not in facts:
             # ``for attempt in range(n): try: ... except: continue`` -- a retry loop
             facts["try_in_attempt_loop"] = {"line": node.lineno,

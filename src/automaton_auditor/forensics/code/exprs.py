@@ -126,3 +126,58 @@ def own_exprs(node: ast.stmt) -> list[ast.expr]:
     return [child for field, child in ast.iter_fields(node)
             if field not in ("body", "orelse", "finalbody", "handlers") and
             isinstance(child, ast.expr)]
+
+
+def handed_on(body: list[ast.stmt], name: str) -> bool:
+    """True when a local flag leaves its function as itself: returned, stored on an attribute
+    or under a key (``state["re_evaluate"] = flag``), or through names rebound to it. Text
+    built from it (``'Yes' if flag else 'No'``) carries a label, not the flag."""
+    names, todo = {name}, [name]
+    while todo and len(names) < 50:
+        current = todo.pop()
+        for sub in own_nodes(body):
+            value = getattr(sub, "value", None)
+            if not isinstance(value, ast.expr) or not carries(value, current):
+                continue
+            if isinstance(sub, ast.Return) or (isinstance(sub, ast.Assign) and any(
+                    isinstance(t, ast.Attribute | ast.Subscript) for t in sub.targets)):
+                return True
+            if isinstance(sub, ast.Assign):
+                new = {n for t in sub.targets for n in target_names(t)} - names
+                names |= new
+                todo.extend(new)
+    return False
+
+
+def carries(value: ast.expr, name: str) -> bool:
+    """True when `value` is the name itself or holds it as an element, a dict value or a
+    call's argument (``Command(update={"flag": flag})``)."""
+    if isinstance(value, ast.Name):
+        return value.id == name
+    if isinstance(value, ast.Tuple | ast.List | ast.Set):
+        return any(carries(e, name) for e in value.elts)
+    if isinstance(value, ast.Dict):
+        return any(carries(v, name) for v in value.values)
+    if isinstance(value, ast.Call):
+        return any(carries(a, name) for a in [*value.args, *(k.value for k in value.keywords)])
+    return False
+
+
+def weight_table(node: ast.Dict) -> bool:
+    """``{"Prosecutor": 1.0, "TechLead": 2.0}``: judges keyed to different numbers."""
+    keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and
+            isinstance(k.value, str) and PERSONA.search(k.value)]
+    numbers = [v for v in node.values if isinstance(v, ast.Constant) and
+               isinstance(v.value, int | float) and not isinstance(v.value, bool)]
+    return len(keys) >= 2 and len(numbers) >= 2 and len({n.value for n in numbers}) > 1
+
+
+def judge_tests(node: ast.Compare) -> list[dict[str, object]]:
+    """``op.judge == "TechLead"``: a persona literal compared with a judge-like attribute."""
+    if not any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops):
+        return []
+    sides = [node.left, *node.comparators]
+    attrs = [a for a in (attr_name(s) for s in sides) if a and JUDGE_ATTR.match(a)]
+    return [{"line": node.lineno, "attr": attr, "value": side.value} for side in sides
+            if isinstance(side, ast.Constant) and isinstance(side.value, str)
+            and PERSONA.search(side.value) for attr in attrs]

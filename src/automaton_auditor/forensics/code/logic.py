@@ -25,16 +25,15 @@ import ast
 
 from automaton_auditor.forensics.code.common import JSON, dotted, is_literal, resolve
 from automaton_auditor.forensics.code.exprs import (
-    JUDGE_ATTR,
     MEAN_CALLS,
-    PERSONA,
     SCORE_TARGET,
     SPREAD_CALLS,
     TEXT_CALLS,
     attr_kind,
-    attr_name,
     call_name,
+    handed_on,
     is_cap,
+    judge_tests,
     name_kind,
     numeric,
     own_exprs,
@@ -42,6 +41,7 @@ from automaton_auditor.forensics.code.exprs import (
     plain_kinds,
     target_names,
     walk_expr,
+    weight_table,
 )
 
 MAX_DEPTH = 12
@@ -71,6 +71,8 @@ class _Reader:
     def __init__(self, imports: dict[str, str],
                  node: ast.FunctionDef | ast.AsyncFunctionDef, consts: set[str]) -> None:
         self.imports = imports
+        self.body = node.body
+        self.memo: dict[tuple[int, int, frozenset[str]], frozenset[str]] = {}
         self.consts = consts  # module-level string and list-of-string constants
         self.guards: list[set[str]] = []  # what the enclosing ``if`` tests read
         self.guarded: dict[str, set[str]] = {}  # flag -> what the tests that set it read
@@ -121,10 +123,10 @@ class _Reader:
                 self.binop(sub)
             elif isinstance(sub, ast.Call):
                 self.call(sub)
-            elif isinstance(sub, ast.Dict):
-                self.weight_table(sub)
+            elif isinstance(sub, ast.Dict) and weight_table(sub):
+                self.out["weights"].append({"line": sub.lineno})
             elif isinstance(sub, ast.Compare):
-                self.judge_test(sub)
+                self.out["judge_tests"] += judge_tests(sub)
 
     # --- computations ----------------------------------------------------------------------
     def binop(self, node: ast.BinOp) -> None:
@@ -178,27 +180,6 @@ class _Reader:
         elif name in SPREAD_CALLS and node.args:
             self.out["spreads"].append({"line": node.lineno})
 
-    def weight_table(self, node: ast.Dict) -> None:
-        keys = [k.value for k in node.keys if isinstance(k, ast.Constant) and
-                isinstance(k.value, str) and PERSONA.search(k.value)]
-        numbers = [v for v in node.values if isinstance(v, ast.Constant) and
-                   isinstance(v.value, int | float) and not isinstance(v.value, bool)]
-        if len(keys) >= 2 and len(numbers) >= 2 and len({n.value for n in numbers}) > 1:
-            self.out["weights"].append({"line": node.lineno})
-
-    def judge_test(self, node: ast.Compare) -> None:
-        if not any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops):
-            return
-        sides = [node.left, *node.comparators]
-        attrs = [attr_name(s) for s in sides]
-        for side in sides:
-            if isinstance(side, ast.Constant) and isinstance(side.value, str) and \
-                    PERSONA.search(side.value):
-                for attr in attrs:
-                    if attr and JUDGE_ATTR.match(attr):
-                        self.out["judge_tests"].append({"line": node.lineno, "attr": attr,
-                                                        "value": side.value})
-
     # --- branches --------------------------------------------------------------------------
     def branch(self, test: ast.expr, body: list[ast.stmt], line: int) -> None:
         reads = sorted(self.reads(test))
@@ -208,12 +189,15 @@ class _Reader:
 
     def assigned(self, node: ast.Assign | ast.AnnAssign, value: ast.expr) -> None:
         """``violation = True`` under a test carries what the test read to later tests of
-        ``violation``; ``re_evaluate = spread > 2`` is itself a decision (a flag)."""
+        ``violation``; ``re_evaluate = spread > 2`` is itself a decision (a flag) where the flag
+        leaves the function (`handed_on`): one only read by later tests, those tests decide."""
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
         if self.guards and isinstance(value, ast.Constant):
             for name in (n for t in targets for n in target_names(t)):
                 self.guarded.setdefault(name, set()).update(*self.guards)
-        if isinstance(value, ast.Compare):
+            self.memo.clear()  # what a flag's name reads has grown
+        if isinstance(value, ast.Compare) and any(
+                not isinstance(t, ast.Name) or handed_on(self.body, t.id) for t in targets):
             reads = sorted(self.reads(value))
             if reads:
                 self.out["branches"].append({"line": node.lineno, "reads": reads,
@@ -286,8 +270,8 @@ class _Reader:
                 for key, value in zip(item.keys, item.values, strict=True):
                     if isinstance(key, ast.Constant) and SCORE_TARGET.search(str(key.value)):
                         out |= self._returned_effect(value)
-            elif self.is_text(item):
-                out.add("text")
+            elif self.is_text(item) or (isinstance(item, ast.Constant) and item.value is None):
+                out.add("text")  # ``return None``: no text where another path returns text
             elif isinstance(item, ast.Constant) and isinstance(item.value, bool):
                 out.add("flag")
             elif isinstance(item, ast.Constant) and isinstance(item.value, int | float):
@@ -302,9 +286,13 @@ class _Reader:
               ) -> set[str]:
         """The kinds of data an expression depends on (through local assignments)."""
         found: set[str] = set()
-        if depth > MAX_DEPTH:
-            return found
+        key = (id(node), depth, seen)
+        if depth > MAX_DEPTH or key in self.memo:
+            return set(self.memo.get(key, found))
+        searched = {id(n) for s in self.searched(node, depth, seen) for n in walk_expr(s)}
         for sub in walk_expr(node):
+            if id(sub) in searched:
+                continue
             if isinstance(sub, ast.Attribute):
                 found |= attr_kind(sub.attr)
             elif isinstance(sub, ast.Name):
@@ -324,6 +312,7 @@ class _Reader:
             elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and \
                     call_name(sub.left) == "max" and call_name(sub.right) == "min":
                 found.add("spread")
+        self.memo[key] = frozenset(found)
         return found
 
     def constant(self, node: ast.AST, depth: int = 0) -> bool:
@@ -341,6 +330,18 @@ class _Reader:
                 getattr(node, "elts", None) or getattr(node, "keys", None)):
             return False
         return is_literal(node)
+
+    def searched(self, node: ast.AST, depth: int, seen: frozenset[str]) -> list[ast.expr]:
+        """Texts holding a judge's argument that a literal is searched in: words a judge
+        wrote, whatever else the text joins (its citations are words it wrote too)."""
+        return [c.comparators[-1] for c in walk_expr(node) if isinstance(c, ast.Compare)
+                and isinstance(c.ops[-1], ast.In | ast.NotIn) and self.literal(c.left)
+                and "text" in self.reads(c.comparators[-1], depth + 1, seen)]
+
+    def literal(self, node: ast.expr) -> bool:
+        """A string literal or a name bound only to literals."""
+        return (isinstance(node, ast.Constant) and isinstance(node.value, str)) or (
+            isinstance(node, ast.Name) and self.constant(node))
 
     def _call_reads(self, node: ast.Call) -> set[str]:
         name = dotted(node.func) or ""
@@ -369,11 +370,9 @@ class _Reader:
         if not any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
             return found
         # ``"os.system" in argument_lower`` / ``any(k in text for k in KEYWORDS)``
-        left, right = node.left, node.comparators[-1]
-        literal = (isinstance(left, ast.Constant) and isinstance(left.value, str)) or (
-            isinstance(left, ast.Name) and self.constant(left))
+        right = node.comparators[-1]
         subject = self.reads(right, depth + 1, seen) | plain_kinds(right)
-        if literal and (subject & {"text"} or not subject):
+        if self.literal(node.left) and (subject & {"text"} or not subject):
             found.add("words")
         return found
 

@@ -21,7 +21,7 @@ from automaton_auditor.forensics.code.liveness import (
     imported_files,
     live,
 )
-from automaton_auditor.forensics.code.source import function_source
+from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.state import Finding
 
@@ -140,9 +140,13 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
                                                               {}).items())
                if info.get("try_in_attempt_loop") and info.get("retry_hint")]
     seen = {(p, c["func"]) for p, c in retry_funcs + retry_loops}
-    retries = calls_of(facts, "retry") + retry_loops + [
+    loops = retry_loops + [
         (p, {**c, "how": f"retry counter in {c['func']}"}) for p, c in retry_funcs] + [
         (p, c) for p, c in helpers if (p, c["func"]) not in seen]
+    selective = {(p, t["line"]): (p, t) for p, c in loops
+                 if (t := rate_limit_only(facts, p, c)) is not None}
+    retries = calls_of(facts, "retry") + [
+        (p, c) for p, c in loops if rate_limit_only(facts, p, c) is None]
     freeform = calls_of(facts, "freeform_parse")
     schemas = sorted({s for _p, c in structured for s in c["schemas"]})
     return [
@@ -155,15 +159,51 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
             bool(opinion), "success", opinion or structured,
            "A model is bound to an opinion schema." if opinion else
             "No binding to a schema named like an opinion or verdict.", confidence=0.8)),
-        call_finding("llm.retry", "Retry logic around model calls", bool(retries), "success",
-           sorted(retries, key=lambda pc: (pc[0], pc[1]["line"])),
-           f"{len(retries)} retry mechanism(s): "
-           f"{', '.join(sorted({str(c.get('how', 'try/except in a loop')) for _p, c in retries}))}."
-           + note if retries else "No with_retry, max_retries, retry decorator or retry "
-           "loop around a model call." + note, confidence=0.75, unwired=unwired),
+        _retry_finding(retries, sorted(selective.values(), key=lambda pt: (pt[0],
+                                                                             pt[1]["line"])),
+                       repo, note, unwired),
         call_finding("llm.freeform_parse",
                      "Model output parsed as free text (json.loads on .content)",
            bool(freeform), "failure", freeform,
            f"{len(freeform)} json.loads call(s) on a message's content." if freeform else
            "No json.loads on model message content.", confidence=0.7),
     ]
+
+
+def rate_limit_only(facts: dict[str, JSON], path: str, call: JSON) -> JSON | None:
+    """The innermost try of an attempt loop around `call` (`retries.retried`), when it goes
+    round again only for errors a test on the error selects, none of them a malformed
+    reply: such a loop does not retry malformed output."""
+    info = (facts[path].get("functions") or {}).get(call["func"]) or {}
+    around = [t for t in info.get("attempt_tries") or [] if t["line"] <= call["line"] <= t["end"]]
+    inner: JSON | None = max(around, key=lambda t: t["line"], default=None)
+    if inner is None or inner["retries"] != "selected" or inner["malformed"]:
+        return None
+    return inner
+
+
+def _retry_finding(retries: list[tuple[str, JSON]], selective: list[tuple[str, JSON]],
+                   repo: Path | None, note: str, unwired: list[str]) -> Finding:
+    """``llm.retry``: the retries of a failed or malformed reply; a loop that retries only
+    errors its test selects (rate limits) is quoted, with the line where the rest leave."""
+    if retries or not selective:
+        hows = sorted({str(c.get("how", "try/except in a loop")) for _p, c in retries})
+        return call_finding(
+            "llm.retry", "Retry logic around model calls", bool(retries), "success",
+            sorted(retries, key=lambda pc: (pc[0], pc[1]["line"])),
+            (f"{len(retries)} retry mechanism(s): {', '.join(hows)}." if retries else
+             "No with_retry, max_retries, retry decorator or retry loop around a model "
+             "call.") + note, confidence=0.75, unwired=unwired)
+    path, first = selective[0]
+    lines = sorted({n for _p, t in selective[:1] for n in
+                    [t["line"], *t["tests"], *([t["exit"]] if t["exit"] else [])]})
+    quoted = [(path, {"line": n, "snippet": line_at(repo, path, n).split(": ", 1)[-1]})
+              for n in lines]
+    words = ", ".join(repr(w) for w in first["words"]) or "its type"
+    return call_finding(
+        "llm.retry", "Retry logic around model calls", False, "success", quoted,
+        f"The retry loop at {path}:{first['line']} goes round again only for errors its "
+        f"test on the error selects ({words}); any other failure, a malformed reply "
+        "included, leaves the loop" + (f" at line {first['exit']}" if first["exit"] else "")
+        + " and is never tried again." + note, confidence=0.75, unwired=unwired,
+        selective=[f"{p}:{t['line']}" for p, t in selective])

@@ -1,0 +1,89 @@
+"""What a ``try`` in a loop of attempts retries: the failures after which it goes round again.
+
+A handler goes round again when one of its paths ends in ``continue`` or falls off its end
+(the loop's next attempt). When every such path of every handler sits under a test of the
+caught error itself (``if "429" in str(e): continue``, ``if isinstance(e, RateLimitError)``)
+and the handler otherwise leaves the loop (``break``, ``return``, ``raise``), the loop retries
+only the errors that test selects: a malformed reply, or any other failure, is never tried
+again. Such a loop still retries malformed replies when a selecting test names them (a literal
+or an exception class about parsing, JSON, validation or a schema). A test that only hands
+the error to a helper (``if should_retry(e)``) is not read: what the helper selects is
+unknown, so the loop keeps counting as a retry.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from automaton_auditor.forensics.code.common import JSON, dotted
+from automaton_auditor.forensics.code.exprs import walk_expr
+
+MALFORMED = re.compile(r"pars|json|valid|schema|decod|malformed|format", re.I)
+MAX_WORDS = 8
+
+
+def retried(node: ast.Try | ast.TryStar) -> JSON:
+    """``retries``: ``any`` (some path goes round again whatever the error), ``selected``
+    (only under a test of the error) or ``none``; with the test lines, their literals, the
+    line where other errors leave, and whether a selecting test names malformed replies."""
+    ends: list[tuple[str, bool, int]] = []
+    tests: list[ast.expr] = []
+    for handler in node.handlers:
+        err = {handler.name} if handler.name else set()
+        for tested in _paths(handler.body, err, False, ends, tests):
+            ends.append(("again", tested, handler.end_lineno or handler.lineno))
+    again = [tested for outcome, tested, _ in ends if outcome == "again"]
+    kind = "any" if False in again else "selected" if again else "none"
+    words = sorted({str(s.value) for t in tests for s in walk_expr(t)
+                    if isinstance(s, ast.Constant) and isinstance(s.value, str)})[:MAX_WORDS]
+    names = {dotted(s) or "" for t in tests for s in walk_expr(t)
+             if isinstance(s, ast.Name | ast.Attribute)}
+    return {"line": node.lineno, "end": node.end_lineno or node.lineno, "retries": kind,
+            "tests": sorted({t.lineno for t in tests}), "words": words,
+            "exit": min((line for outcome, _, line in ends if outcome == "out"), default=None),
+            "malformed": any(MALFORMED.search(w) for w in [*words, *names])}
+
+
+def _paths(body: list[ast.stmt], err: set[str], tested: bool,
+           ends: list[tuple[str, bool, int]], tests: list[ast.expr]) -> list[bool]:
+    """Walk one block: record the paths it ends (``again``/``out``, under an error test,
+    line) in `ends`, and return whether each path falling off its end was tested."""
+    live = [tested]
+    for stmt in body:
+        if isinstance(stmt, ast.Continue | ast.Break | ast.Return | ast.Raise):
+            outcome = "again" if isinstance(stmt, ast.Continue) else "out"
+            ends.extend((outcome, t, stmt.lineno) for t in live)
+            return []
+        if isinstance(stmt, ast.If):
+            on_error = _tests_error(stmt.test, err)
+            if on_error:
+                tests.append(stmt.test)
+            live = sorted({r for t in live for block in (stmt.body, stmt.orelse)
+                           for r in _paths(block, err, t or on_error, ends, tests)})
+        elif isinstance(stmt, ast.With | ast.AsyncWith | ast.Try | ast.TryStar):
+            live = sorted({r for t in live for r in _paths(stmt.body, err, t, ends, tests)})
+        elif isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None and \
+                _mentions(stmt.value, err):
+            # ``err_str = str(e).lower()``: a name derived from the error is the error
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            err |= {t.id for t in targets if isinstance(t, ast.Name)}
+        if not live:
+            return []
+    return live
+
+
+def _mentions(node: ast.AST, err: set[str]) -> bool:
+    return any(isinstance(s, ast.Name) and s.id in err for s in walk_expr(node))
+
+
+def _tests_error(test: ast.expr, err: set[str]) -> bool:
+    """A test that reads the caught error itself: a comparison with it (its text, its
+    status) or an ``isinstance`` of it, not a helper the error is handed to."""
+    for sub in walk_expr(test):
+        if isinstance(sub, ast.Compare) and _mentions(sub, err):
+            return True
+        if isinstance(sub, ast.Call) and dotted(sub.func) == "isinstance" and sub.args and \
+                _mentions(sub.args[0], err):
+            return True
+    return False
