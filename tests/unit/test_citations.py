@@ -138,6 +138,17 @@ def test_paths_the_report_says_do_not_exist_are_not_its_claims() -> None:
     ]) == ([], [], [])
 
 
+def test_a_command_line_option_argument_is_no_claim_the_file_is_committed() -> None:
+    """`--pdf-path audit/cache/report.pdf` names what a run downloads or writes: verified when
+    the repository has it, never hallucinated; the same path in prose still is."""
+    run = ("To populate: uv run run-audit --repo-url . --pdf-path \n"
+           "audit/cache/report.pdf --output-dir=audit/out/self.md "
+           "--rubric rubric/week2_rubric.json")
+    assert _check([(13, run)]) == (["rubric/week2_rubric.json"], [], [])
+    assert _check([(2, "The report is kept at audit/cache/report.pdf.")])[1] == [
+        "audit/cache/report.pdf"]
+
+
 def test_a_path_cited_with_and_without_a_leading_folder_is_one_missing_file() -> None:
     _, hallucinated, _ = _check([
         (9, "The peer report (audit/report_bypeer/peer_abc.md) is generic."),

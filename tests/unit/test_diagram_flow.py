@@ -172,6 +172,21 @@ def test_text_art_branches_fan_out_from_the_trunk_node() -> None:
         "graph_builder": ["DocAnalyst", "RepoInvestigator", "Vision"]}
 
 
+def test_an_edge_list_closed_by_each_joins_the_fan_out_it_just_listed() -> None:
+    """'S → a, S → b, S → c; each Judge plus Fallback → Chief' is a fan-in of a, b, c (the
+    targets just listed) and Fallback into Chief, not an edge from a node named 'Judge'."""
+    text = ("– Edges: Entry → Prosecutor, Entry → Defense, Entry → \r\nTechLead; each Judge "
+            "plus Fallback → ChiefJustice; ChiefJustice → \r\nEND.\r\nThis structure ...")
+    (_, flow), = parse_arrows(text)
+    assert flow.edges == [("Entry", "Prosecutor"), ("Entry", "Defense"), ("Entry", "TechLead"),
+                          ("Prosecutor", "ChiefJustice"), ("Defense", "ChiefJustice"),
+                          ("TechLead", "ChiefJustice"), ("Fallback", "ChiefJustice"),
+                          ("ChiefJustice", "END")]
+    assert courtroom_pattern(flow_graph(flow.edges)).synthesis
+    (_, chain), = parse_arrows("Flow: Ingest → Parse → Store; each Row → Index → END")
+    assert ("Row", "Index") in chain.edges  # no fan-out before it: the noun stays a node
+
+
 def test_prose_arrows_are_not_diagrams() -> None:
     assert parse_arrows("Imports always flow downwards (graph -> nodes -> tools).") == []
     assert parse_arrows("Scores moved 3 → 4 or 5 and 1 → 3 after fixes.") == []

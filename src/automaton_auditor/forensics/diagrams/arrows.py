@@ -38,6 +38,11 @@ _IDENT = re.compile(r"[A-Za-z_][\w.]*[\w?]|[A-Za-z]")
 _STOP = {"a", "an", "and", "or", "the", "to", "of", "then", "via", "with", "for", "in", "on",
          "is", "are", "by", "from", "into", "each", "all", "flow", "step"}
 _LISTING_NUMBER = re.compile(r"^(\s*)(\d{1,3})\s+(?=\S)")
+# An edge list that closes a fan-out with a quantified source: "S -> a, S -> b; each Judge
+# plus Fallback -> Chief" (the noun names the group just listed; "plus"/"and" add nodes).
+_EACH = re.compile(r"(?:^|[;,:]|\band\b)\s*(?:each|every|all(?:\s+the)?|both)\s+([A-Za-z_]\w*)"
+                   r"((?:\s*(?:,|\bplus\b|\band\b|&|\+)\s*[A-Za-z_]\w*)*)\s*$", re.IGNORECASE)
+_EACH_PREFIX = "each:"  # a segment tail token standing for the last fan-out's targets
 
 
 @dataclass
@@ -90,7 +95,24 @@ def _segment(raw: str, decisions: dict[str, str]) -> _Segment:
                    if ids]
         return _Segment(members, members, True, marker, len(members) >= 2)
     ids = _idents(text)
+    each = _EACH.search(text)
+    before = _idents(text[: each.start()]) if each else []
+    if each and len(before) == 1:
+        tail = [_EACH_PREFIX + each.group(1), *_idents(re.sub(r"\bplus\b", " ", each.group(2)))]
+        return _Segment(before, tail, True, marker, False)
     return _Segment(ids[:1], ids[-1:], 0 < len(ids) <= 2, marker, False)
+
+
+def _last_fan_out(flow: ParsedFlow, token: str) -> list[str]:
+    """The nodes "each <noun>" stands for: the targets of the flow's latest fan-out (a
+    source with two or more targets), else the noun itself."""
+    targets: dict[str, list[str]] = {}
+    for src, dst in flow.edges:
+        targets.setdefault(src, []).append(dst)
+    for src, _dst in reversed(flow.edges):
+        if len(targets[src]) >= 2:
+            return targets[src]
+    return [token.removeprefix(_EACH_PREFIX)]
 
 
 def _name(token: str, decisions: dict[str, str]) -> str:
@@ -104,7 +126,8 @@ def _chains(segments: list[_Segment], decisions: dict[str, str]) -> list[ParsedF
     last_decision: str | None = None
     for index in range(len(segments) - 1):
         src_seg, dst_seg = segments[index], segments[index + 1]
-        sources = src_seg.tail
+        sources = [n for t in src_seg.tail for n in (
+            _last_fan_out(current, t) if t.startswith(_EACH_PREFIX) else [t])]
         if dst_seg.branch_of:
             sources = [dst_seg.branch_of]
         elif src_seg.marker and last_decision:

@@ -73,6 +73,9 @@ _DISOWNED = re.compile(
 # Where a sentence ends: ". " (not after "e.g", "i.e", "vs", "cf", "etc") or a line break.
 _BOUNDARY = re.compile(r"(?<!e\.g)(?<!i\.e)(?<!\bvs)(?<!\bcf)(?<!etc)\.\s|\n")
 _NUMBER = re.compile(r"^(\d+(?:\.\d+)*)[.)]?\s")
+# A long command-line option right before a path (`--pdf-path audit/x.pdf`, `--out=r.md`):
+# the path is an argument of a run, an input it fetches or an output it writes.
+_OPTION_BEFORE = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*(?:=|[ \t]*\n?[ \t]*)$")
 
 
 @dataclass(frozen=True)
@@ -164,8 +167,11 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
     whole = list(_PATH.finditer(masked))
     for match in whole:
         path = normalise_path(match.group(0))
+        # An option's argument is no claim that the file is committed: verified when present,
+        # never hallucinated (`run --pdf-path audit/cache/report.pdf` downloads it there).
+        argument = bool(_OPTION_BEFORE.search(masked, max(0, match.start() - 60), match.start()))
         yield _cited(match.group(0), path, passage, sentence_around(text, *match.span()),
-                     verify_only=not _known_ext(path))
+                     verify_only=argument or not _known_ext(path))
     masked = _mask(masked, (m.span() for m in whole))
     repaired = [(span, cited) for span, cited in _repaired(masked, passage)
                 if cited.path and cited.path not in {normalise_path(m.group(0)) for m in whole}]
