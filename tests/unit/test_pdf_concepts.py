@@ -197,3 +197,18 @@ def test_a_term_quoted_among_search_terms_is_mentioned_not_explained() -> None:
                           '"Dialectical Synthesis" evidence')
     assert classify("Dialectical Synthesis", _blocks(
         ("paragraph", used, ("PDF Ingestion",), 4))).verdict == "explained"
+
+
+def test_a_title_that_names_a_summary_word_is_no_summary_section() -> None:
+    # The document's title ("... & Self-Audit Final Report") sits above every section: the
+    # design section under it explains; a real self-audit section under it still does not.
+    title = "Architecture & Self-Audit Final Report"
+    blocks = _blocks(("heading", title, (), 1),
+                     ("heading", "2.1 Conceptual Grounding", (title,), 2),
+                     ("paragraph", EXPLAINED, (title, "2.1 Conceptual Grounding"), 2),
+                     ("heading", "3. Self-Audit Criterion Breakdown", (title,), 6),
+                     ("paragraph", EXPLAINED, (title, "3. Self-Audit Criterion Breakdown"), 6))
+    verdict = classify("Metacognition", blocks)
+    assert verdict.verdict == "explained"
+    assert [o.explained for o in verdict.occurrences] == [True, False]
+    assert "summary" in verdict.occurrences[1].reason

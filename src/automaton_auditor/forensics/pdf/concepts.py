@@ -128,8 +128,21 @@ def _section_bonus(block: Block) -> int:
     return (3 if _DESIGN.search(path) else 0) - (3 if _RETRO.search(path) else 0)
 
 
-def _is_summary(block: Block) -> bool:
-    return any(_SUMMARY.search(h) for h in block.section)
+def report_title(blocks: Sequence[Block]) -> str | None:
+    """The heading every section of the report sits under: the document's title ("... &
+    Self-Audit Final Report"), which names the document, not a section of it."""
+    firsts = {b.section[0] for b in blocks if b.section and b.kind != "furniture"}
+    nested = any(len(b.section) > 1 for b in blocks)
+    return next(iter(firsts)) if len(firsts) == 1 and nested else None
+
+
+def _in_summary(path: Sequence[str], title: str | None) -> bool:
+    """A heading path that passes through a summary-like section (the title aside)."""
+    return any(_SUMMARY.search(h) for i, h in enumerate(path) if not (i == 0 and h == title))
+
+
+def _is_summary(block: Block, title: str | None) -> bool:
+    return _in_summary(block.section, title)
 
 
 def _section_body(blocks: list[Block], index: int) -> list[Block]:
@@ -184,6 +197,7 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
               names: Sequence[re.Pattern[str]] = ()) -> ConceptVerdict:
     occurrences: list[Occurrence] = []
     texts: dict[tuple[str, ...], str] = {}  # section text cache
+    title = report_title(blocks)
     for index, block in enumerate(blocks):
         scope = block.text + ("\n" + "\n".join(block.section) if with_sections else "")
         if block.kind == "furniture" or not block_hit(scope):
@@ -210,7 +224,7 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
                 for name in names:  # concept names are not mechanisms
                     unnamed = name.sub(" ", unnamed)
                 occurrences.append(_body_occurrence(block, sentence, context,
-                                                    titled or _concrete(unnamed)))
+                                                    titled or _concrete(unnamed), title))
     if not occurrences:
         return ConceptVerdict(term, "absent")
     verdict = "explained" if any(o.explained for o in occurrences) else "dropped"
@@ -258,14 +272,15 @@ def _concrete(text: str) -> bool:
         {m.group(0).lower() for m in _MECHANISM_WORDS.finditer(text)}) >= 2
 
 
-def _body_occurrence(block: Block, sentence: str, context: str, concrete: bool) -> Occurrence:
+def _body_occurrence(block: Block, sentence: str, context: str, concrete: bool,
+                     title: str | None) -> Occurrence:
     signals = mechanism_signals(context)
     words = len(context.split())
     where = block.heading or "untitled section"
     if block.kind == "toc":
         return Occurrence(block.page, block.heading, sentence, False,
                           "a table-of-contents entry")
-    if _is_summary(block):
+    if _is_summary(block, title):
         return Occurrence(block.page, block.heading, sentence, False,
                           f"only in a summary/contents section ({where})")
     if block.kind == "list" and words < 40:
@@ -299,7 +314,7 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
     named = hit(quote)
     if not named:  # show the tie: the heading names the concept, the quote the mechanism
         quote = f"{heading.text}: {quote}"
-    if _is_summary(heading) or _SUMMARY.search(heading.text):
+    if _is_summary(heading, report_title(blocks)) or _SUMMARY.search(heading.text):
         return Occurrence(page, heading.text, quote, False, "a summary/contents heading")
     if words >= 40 and len(signals) >= 3:
         return Occurrence(page, heading.text, quote, True,
@@ -364,11 +379,12 @@ def _substance_section(blocks: list[Block], cues: Sequence[tuple[str, re.Pattern
     best: tuple[str, str, int | None, int] | None = None
     # a section holding most of the report is the report
     best_size = sum(map(len, by_section.values())) // 2 + 1
+    title = report_title(blocks)
     for heading in blocks:
         path = (*heading.section, heading.text)
         # A plan or a retrospective describes what is to be built, not how it works.
-        if heading.kind != "heading" or path in chapters or any(
-                _SUMMARY.search(h) or _RETRO.search(h) for h in path):
+        if heading.kind != "heading" or path in chapters or _in_summary(path, title) or any(
+                _RETRO.search(h) for h in path):
             continue
         inside = by_section.get(path, [])
         text = "\n".join([heading.text, *(b.text for b in inside)])
