@@ -95,6 +95,36 @@ def investigate(url):
     assert "git_ops.py:18: clone_into(url, tmp)" in content
 
 
+def test_a_command_list_extended_with_the_temp_dir(tmp_path: Path) -> None:
+    finding = _sandbox(tmp_path, {"repo_tools.py": '''
+import subprocess
+import tempfile
+
+
+def clone(url, full=False):
+    temp_dir = tempfile.mkdtemp(prefix="audit_")
+    cmd = ["git", "clone"]
+    if not full:
+        cmd.extend(["--depth", "1"])
+    cmd.extend([url, temp_dir])
+    return subprocess.run(cmd, timeout=60)
+'''})
+    assert finding.found, finding.rationale
+    assert "repo_tools.py:7: temp_dir = tempfile.mkdtemp" in (finding.content or "")
+    # a list extended with a fixed path proves nothing
+    fixed = _sandbox(tmp_path / "fixed", {"repo_tools.py": '''
+import subprocess
+
+
+def clone(url):
+    cmd = ["git", "clone"]
+    cmd.append(url)
+    cmd.append("/srv/checkouts")
+    return subprocess.run(cmd, timeout=60)
+'''})
+    assert fixed.found is False
+
+
 def test_a_function_named_sandbox_that_returns_a_fixed_path_proves_nothing(
         tmp_path: Path) -> None:
     finding = _sandbox(tmp_path, {"tools.py": '''

@@ -26,6 +26,7 @@ MAX_ATOMS = 24
 MAX_CALLS = 400
 MAX_STRING = 60
 MAX_DEPTH = 40
+LIST_GROWERS = frozenset({"append", "extend", "insert"})  # methods that add to a list
 
 
 def _merge(*groups: list[str]) -> list[str]:
@@ -191,6 +192,10 @@ class _Scope:
             receiver = self.atoms(node.func.value, depth + 1)  # ``obj.method(...)``
         if full in TEMP_MAKERS:
             return [f"t:{node.lineno}"]
+        if isinstance(node.func, ast.Attribute) and node.func.attr in LIST_GROWERS and \
+                isinstance(node.func.value, ast.Name):
+            # ``cmd.extend([url, tmp])``: the list now holds what was added to it
+            self.bind(node.func.value, _merge(*args))
         if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args \
                 and isinstance(node.args[0], ast.Constant):
             self.key(ast.Subscript(value=node.func.value, slice=node.args[0], ctx=ast.Load(),

@@ -18,7 +18,7 @@ from automaton_auditor.forensics.code.common import JSON, dotted, str_value
 from automaton_auditor.forensics.code.interp import Interp
 from automaton_auditor.forensics.code.liveness import name_references
 
-FACTS_VERSION = 34
+FACTS_VERSION = 35
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
