@@ -141,10 +141,6 @@ def _in_summary(path: Sequence[str], title: str | None) -> bool:
     return any(_SUMMARY.search(h) for i, h in enumerate(path) if not (i == 0 and h == title))
 
 
-def _is_summary(block: Block, title: str | None) -> bool:
-    return _in_summary(block.section, title)
-
-
 def _section_body(blocks: list[Block], index: int) -> list[Block]:
     """Body blocks of the section a heading opens (until a heading of the same or a higher
     level)."""
@@ -280,7 +276,7 @@ def _body_occurrence(block: Block, sentence: str, context: str, concrete: bool,
     if block.kind == "toc":
         return Occurrence(block.page, block.heading, sentence, False,
                           "a table-of-contents entry")
-    if _is_summary(block, title):
+    if _in_summary(block.section, title):
         return Occurrence(block.page, block.heading, sentence, False,
                           f"only in a summary/contents section ({where})")
     if block.kind == "list" and words < 40:
@@ -314,7 +310,7 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
     named = hit(quote)
     if not named:  # show the tie: the heading names the concept, the quote the mechanism
         quote = f"{heading.text}: {quote}"
-    if _is_summary(heading, report_title(blocks)) or _SUMMARY.search(heading.text):
+    if _in_summary(heading.section, report_title(blocks)) or _SUMMARY.search(heading.text):
         return Occurrence(page, heading.text, quote, False, "a summary/contents heading")
     if words >= 40 and len(signals) >= 3:
         return Occurrence(page, heading.text, quote, True,
