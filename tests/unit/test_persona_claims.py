@@ -7,10 +7,11 @@ from __future__ import annotations
 from pathlib import Path
 
 from automaton_auditor.forensics.code.analyze import code_findings
-from automaton_auditor.forensics.code.names import code_names, normalised
+from automaton_auditor.forensics.code.names import FIELD, code_names, normalised
 from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT
 from automaton_auditor.forensics.pdf.claims import extract_statements
+from automaton_auditor.forensics.persona_claims import held
 from automaton_auditor.state import CodeNames, Finding
 
 from .test_code_ast_graph import write_repo
@@ -117,3 +118,13 @@ def test_quotes_near_the_word_prompt_that_are_no_prompt(tmp_path: Path) -> None:
         "surfaced.",
         # a rubric term several words after "prompts"
         'Current: Judge prompts 70% similar \u2192 Risk of "Persona Collusion" (Score 2).') == []
+
+
+def test_a_template_of_many_fields_is_matched_in_bounded_work() -> None:
+    # Thirty fields (up to six words each) then a word: a quote of 200 words the fields
+    # cannot all absorb does not fit, and without memoised matching the fillings tried
+    # multiply field by field before that is known.
+    template = " ".join([FIELD] * 30 + ["alpha"])
+    quote = " ".join(["alph"] * 200)
+    assert held(quote, [template], f" {template} ") is False
+    assert held("alph alpha", [template], f" {template} ") is True

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from functools import cache
 
 from automaton_auditor.forensics.code.judge_prompts import persona_named
 from automaton_auditor.forensics.code.names import FIELD, normalised
@@ -33,6 +34,8 @@ MAX_QUOTED = 4
 def _fits(quote: list[str], template: list[str]) -> bool:
     """Whether the quote's words are a run of some filling of the template's words, each
     `FIELD` standing for up to `FIELD_WORDS` words."""
+    # memoised: a template of many fields would otherwise try FIELD_WORDS fillings per field
+    @cache
     def match(i: int, j: int) -> bool:
         if i == len(quote):
             return True
