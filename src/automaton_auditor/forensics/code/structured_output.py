@@ -143,10 +143,9 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
     loops = retry_loops + [
         (p, {**c, "how": f"retry counter in {c['func']}"}) for p, c in retry_funcs] + [
         (p, c) for p, c in helpers if (p, c["func"]) not in seen]
-    selective = {(p, t["line"]): (p, t) for p, c in loops
-                 if (t := rate_limit_only(facts, p, c)) is not None}
-    retries = calls_of(facts, "retry") + [
-        (p, c) for p, c in loops if rate_limit_only(facts, p, c) is None]
+    only = [(p, c, rate_limit_only(facts, p, c)) for p, c in loops]
+    selective = {(p, t["line"]): (p, t) for p, _c, t in only if t is not None}
+    retries = calls_of(facts, "retry") + [(p, c) for p, c, t in only if t is None]
     freeform = calls_of(facts, "freeform_parse")
     schemas = sorted({s for _p, c in structured for s in c["schemas"]})
     return [
@@ -195,8 +194,7 @@ def _retry_finding(retries: list[tuple[str, JSON]], selective: list[tuple[str, J
              "No with_retry, max_retries, retry decorator or retry loop around a model "
              "call.") + note, confidence=0.75, unwired=unwired)
     path, first = selective[0]
-    lines = sorted({n for _p, t in selective[:1] for n in
-                    [t["line"], *t["tests"], *([t["exit"]] if t["exit"] else [])]})
+    lines = sorted({first["line"], *first["tests"], *([first["exit"]] if first["exit"] else [])})
     quoted = [(path, {"line": n, "snippet": line_at(repo, path, n).split(": ", 1)[-1]})
               for n in lines]
     words = ", ".join(repr(w) for w in first["words"]) or "its type"

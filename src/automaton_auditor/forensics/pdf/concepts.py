@@ -199,7 +199,7 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
         if block.kind == "furniture" or not block_hit(scope):
             continue
         if block.kind == "heading":
-            occurrences.append(_heading_occurrence(blocks, index, sentence_hit))
+            occurrences.append(_heading_occurrence(blocks, index, sentence_hit, title))
             continue
         # Inside a section titled with the concept, the whole section is the discussion.
         titled = block.heading is not None and sentence_hit(block.heading)
@@ -291,8 +291,8 @@ def _body_occurrence(block: Block, sentence: str, context: str, concrete: bool,
                       f"{words} words around it)")
 
 
-def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bool]
-                        ) -> Occurrence:
+def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bool],
+                        title: str | None) -> Occurrence:
     """A section titled with the concept is an explanation when its body is substantial
     and mechanistic; the deciding sentence is the body's first concrete one."""
     heading = blocks[index]
@@ -310,7 +310,7 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
     named = hit(quote)
     if not named:  # show the tie: the heading names the concept, the quote the mechanism
         quote = f"{heading.text}: {quote}"
-    if _in_summary(heading.section, report_title(blocks)) or _SUMMARY.search(heading.text):
+    if _in_summary(heading.section, title) or _SUMMARY.search(heading.text):
         return Occurrence(page, heading.text, quote, False, "a summary/contents heading")
     if words >= 40 and len(signals) >= 3:
         return Occurrence(page, heading.text, quote, True,
