@@ -183,7 +183,7 @@ def test_an_edge_list_closed_by_each_joins_the_fan_out_it_just_listed() -> None:
                           ("TechLead", "ChiefJustice"), ("Fallback", "ChiefJustice"),
                           ("ChiefJustice", "END")]
     assert courtroom_pattern(flow_graph(flow.edges)).synthesis
-    (_, chain), = parse_arrows("Flow: Ingest → Parse → Store; each Row → Index → END")
+    (_, chain), = parse_arrows("Flow: Ingest → Parse → Store; each Row → Index → Sort → END")
     assert ("Row", "Index") in chain.edges  # no fan-out before it: the noun stays a node
 
 
@@ -191,6 +191,22 @@ def test_prose_arrows_are_not_diagrams() -> None:
     assert parse_arrows("Imports always flow downwards (graph -> nodes -> tools).") == []
     assert parse_arrows("Scores moved 3 → 4 or 5 and 1 → 3 after fixes.") == []
     assert parse_arrows("A list x[0] -> y") == []
+
+
+def test_arrows_in_a_sentence_or_a_list_of_pairs_are_not_a_diagram() -> None:
+    """A chain counts by its connected nodes, and two words between arrows name one node:
+    three names in a sentence, or unrelated 'x -> y' pairs, draw no flow."""
+    sentence = ("each returns opinions.\n4. Judges → Judge Collector → Chief Justice: "
+                "Collector is pass-through. Chief\nJustice groups opinions by criterion.")
+    assert parse_arrows(sentence) == []
+    pairs = ("the mapping:\nsecurity_override → _has_security_issue + cap at 3;\n"
+             "fact_supremacy → _supports_claim; functionality_weight →\n"
+             "Tech Lead for architecture/graph;\nnext line of prose here.")
+    assert parse_arrows(pairs) == []
+    (_, flow), = parse_arrows("Full chain: stale\nlock → scope enforcement →\n"
+                              "authorization → trace\nserialization")
+    assert flow.edges == [("lock", "scope enforcement"), ("scope enforcement", "authorization"),
+                          ("authorization", "trace")]
 
 
 def test_name_matching_is_fuzzy_but_not_loose() -> None:

@@ -6,7 +6,8 @@ mangles them (listing line numbers, a comment column interleaved, a page break i
 bracket group), so the parser reads segments between arrows and keeps only short ones:
 a segment is a node name, a bracket group of parallel nodes (``[a || b]``, ``[a ∥ b]``,
 ``[a, b]``) or a decision (``(conditional: x?)``) with a ``YES``/``NO`` branch marker.
-Only chains of at least three nodes with a parallel group, or four nodes, are kept: prose
+Only chains of at least three connected nodes with a parallel group, or four connected nodes,
+are kept (names merely listed between arrows do not add up): prose
 such as "graph -> nodes -> tools" is not a diagram.
 
 Text-art trees hang branches off a trunk: ``X`` then ``|`` then ``+---> A``, ``+---> B``
@@ -37,6 +38,7 @@ _MARKER = re.compile(r"\b(?:YES|NO|yes|no|True|False|else)\s*$")
 _IDENT = re.compile(r"[A-Za-z_][\w.]*[\w?]|[A-Za-z]")
 _STOP = {"a", "an", "and", "or", "the", "to", "of", "then", "via", "with", "for", "in", "on",
          "is", "are", "by", "from", "into", "each", "all", "flow", "step"}
+_TWO_WORDS = re.compile(r"\s*[A-Za-z_]\w*[ \t]+[A-Za-z_]\w*\s*")  # a name of two words
 _LISTING_NUMBER = re.compile(r"^(\s*)(\d{1,3})\s+(?=\S)")
 # An edge list that closes a fan-out with a quantified source: "S -> a, S -> b; each Judge
 # plus Fallback -> Chief" (the noun names the group just listed; "plus"/"and" add nodes).
@@ -100,6 +102,9 @@ def _segment(raw: str, decisions: dict[str, str]) -> _Segment:
     if each and len(before) == 1:
         tail = [_EACH_PREFIX + each.group(1), *_idents(re.sub(r"\bplus\b", " ", each.group(2)))]
         return _Segment(before, tail, True, marker, False)
+    if len(ids) == 2 and _TWO_WORDS.fullmatch(text):  # "-> Judge Collector ->": one node
+        name = " ".join(ids)
+        return _Segment([name], [name], True, marker, False)
     return _Segment(ids[:1], ids[-1:], 0 < len(ids) <= 2, marker, False)
 
 
@@ -117,6 +122,26 @@ def _last_fan_out(flow: ParsedFlow, token: str) -> list[str]:
 
 def _name(token: str, decisions: dict[str, str]) -> str:
     return decisions.get(token, token)
+
+
+def _largest_piece(edges: list[tuple[str, str]]) -> int:
+    """How many nodes the largest connected piece of `edges` holds (directions ignored).
+    Arrows scattered through a sentence ("Judges -> Judge Collector -> Chief Justice: ...")
+    or a list of "x -> y" pairs add up many names but no flow: each piece stays small."""
+    piece: dict[str, str] = {}
+
+    def root(node: str) -> str:
+        while piece.setdefault(node, node) != node:
+            piece[node] = node = piece[piece[node]]  # path halving: a long chain stays cheap
+        return node
+
+    for src, dst in edges:
+        piece[root(src)] = root(dst)
+    sizes: dict[str, int] = {}
+    for node in list(piece):
+        top = root(node)
+        sizes[top] = sizes.get(top, 0) + 1
+    return max(sizes.values(), default=0)
 
 
 def _chains(segments: list[_Segment], decisions: dict[str, str]) -> list[ParsedFlow]:
@@ -145,7 +170,8 @@ def _chains(segments: list[_Segment], decisions: dict[str, str]) -> list[ParsedF
             if token in decisions:
                 last_decision = token
         if not dst_seg.short or index == len(segments) - 2:
-            if len(current.labels) >= 4 or (len(current.labels) >= 3 and groups):
+            size = _largest_piece(current.edges)
+            if size >= 4 or (size >= 3 and groups):
                 current.decisions = sorted(decisions[t] for t in decisions
                                            if decisions[t] in current.labels)
                 chains.append(current)
