@@ -17,6 +17,10 @@ from automaton_auditor.forensics.vision.inspector import (
     find_diagrams,
     vision_findings,
 )
+from automaton_auditor.judging.offline import offline_opinion
+from automaton_auditor.judging.rules import decide
+from automaton_auditor.rubric import load_rubric
+from automaton_auditor.state import JUDGES, Evidence
 
 WIDTH, HEIGHT = A4
 
@@ -204,6 +208,29 @@ def test_mermaid_block_in_the_text_layer(tmp_path: Path) -> None:
     assert findings["vision.flow.parallel_judges"].found
     assert findings["vision.flow.parallel_judges"].content == (
         "EvidenceAggregator -> {Prosecutor, TechLead}")
+
+
+def test_mermaid_source_alone_is_not_a_drawn_diagram(tmp_path: Path) -> None:
+    """Mermaid source printed as text, with no picture or drawing anywhere: a success-pattern
+    fact not found (vision.drawn) that caps the criterion at 4, full marks otherwise; a
+    report that also draws its diagram gets no such fact."""
+    source = ("graph TD\n  S[START] --> R[RepoInvestigator]\n  S --> D[DocAnalyst]\n"
+              "  R --> A[EvidenceAggregator]\n  D --> A\n  A --> P[Prosecutor]\n"
+              "  A --> T[TechLead]\n  P --> C[ChiefJustice]\n  T --> C\n\nEnd.")
+    text_only, _ = find_diagrams(_pdf(tmp_path / "m.pdf", [lambda c: _prose(c, source)]))
+    drawn = {f.facet: f for f in vision_findings(text_only)}["vision.drawn"]
+    assert not drawn.found and drawn.pattern == "success" and drawn.location == "report p.1"
+    dim = load_rubric().dimension("swarm_visual")
+    evidence = [Evidence.from_finding(f, "vision", dim.id)
+                for f in vision_findings(text_only)]
+    opinions = [offline_opinion(judge, dim, evidence) for judge in JUDGES]
+    assert decide(dim, opinions, evidence, load_rubric()).final_score == 4
+    rest = [e for e in evidence if e.facet != "vision.drawn"]
+    rest_opinions = [offline_opinion(judge, dim, rest) for judge in JUDGES]
+    assert decide(dim, rest_opinions, rest, load_rubric()).final_score == 5
+    both, _ = find_diagrams(_pdf(tmp_path / "b.pdf", [_draw_vector_courtroom,
+                                                     lambda c: _prose(c, source)]))
+    assert "vision.drawn" not in {f.facet for f in vision_findings(both)}
 
 
 @pytest.mark.parametrize("hide", ["white", "tiny", "white box"])

@@ -88,6 +88,10 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("git.concentration", ("git_forensic_analysis",), 4, 0.75,
                "a history partly clustered within minutes (one run of commits minutes apart "
                "brings a third of the code)", when=graded_cap(4)),
+    # Diagrams: Mermaid or DOT source printed as text, nothing drawn (forensics.vision
+    # .findings: vision.drawn, a missing extra): a description of a diagram, not full marks.
+    FailureCap("vision.drawn", ("swarm_visual",), 4, 0.8,
+               "diagram source printed as text (Mermaid or DOT), no diagram drawn"),
     # Graph orchestration.
     FailureCap("graph.linear", ("graph_orchestration", "langgraph_architecture"), 2, 0.8,
                "a purely linear graph"),

@@ -41,6 +41,11 @@ EXTRAS: tuple[Extra, ...] = (
     Extra(("safe_tool_engineering",),
           ("safety.timeouts", "safety.url_validation", "safety.auth_errors"),
           "shell injection, a clone into the working directory, no error handling"),
+    # The diagram criterion's failure pattern is no diagram, generic boxes or a linear
+    # pipeline; the rubric counts Mermaid or DOT source as a diagram, so a report that prints
+    # the source and draws nothing (forensics.vision.findings: vision.drawn) misses an extra.
+    Extra(("swarm_visual",), ("vision.drawn",),
+          "no diagram, generic boxes with no parallelism, or a linear pipeline"),
 )
 
 

@@ -236,6 +236,27 @@ def linear_finding(readings: list[DiagramReading]) -> Finding:
                          "readable": len(flows)})
 
 
+_SOURCE_KINDS = ("mermaid", "dot")  # diagram source a renderer would draw
+_TEXT_KINDS = (*_SOURCE_KINDS, "arrow")
+
+
+def drawn_finding(diagrams: list[DiagramFacts]) -> Finding | None:
+    """Mermaid or DOT source printed as text in a report that draws no diagram (no picture,
+    no drawing): the source describes a diagram, the reader is shown none. A success-pattern
+    fact not found (a missing extra of the criterion, capped at 4); None when the report
+    draws something or holds no such source."""
+    source = [d for d in diagrams if d.kind in _SOURCE_KINDS and d.edges]
+    if not source or any(d.kind not in _TEXT_KINDS for d in diagrams):
+        return None
+    pages = ", ".join(f"p.{d.page} {d.kind}" for d in source)
+    return Finding(facet="vision.drawn", goal="A diagram is drawn, not only given as source text",
+                   found=False, pattern="success", content=pages,
+                   location=f"report p.{source[0].page}",
+                   rationale=f"Only diagram source printed as text ({pages}); no picture or "
+                             "drawing in the report.",
+                   confidence=0.85, data={"source_pages": sorted({d.page for d in source})})
+
+
 def _caption(facts: DiagramFacts) -> str:
     """The heading above or the caption below a picture (``above | below`` in nearby_text):
     the "Figure ..." line when there is one, else the nearest text, cut short."""
@@ -271,10 +292,11 @@ def vision_findings(diagrams: list[DiagramFacts]) -> list[Finding]:
     """Findings about the report's diagrams, in a fixed order: vision.extract,
     vision.flow.full_split, one vision.flow.<part> per courtroom part (parallel_detectives,
     aggregation, parallel_judges, synthesis), vision.flow.linear,
-    vision.flow.classification."""
+    vision.flow.classification, and vision.drawn when the only diagrams are source text."""
     readings = [read_diagram(d) for d in diagrams]
     findings = [extract_finding(diagrams), full_split_finding(readings)]
     findings.extend(part_findings(readings, part) for part in PARTS)
     findings.append(linear_finding(readings))
     findings.append(classification_finding(readings))
-    return findings
+    drawn = drawn_finding(diagrams)
+    return [*findings, drawn] if drawn else findings

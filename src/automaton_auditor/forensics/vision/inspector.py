@@ -10,7 +10,8 @@ Public API (called by the vision_inspector node and the evidence aggregator):
   that is not a PDF at all.
 - `vision_findings(diagrams)` -> "vision.extract", "vision.flow.full_split",
   "vision.flow.{parallel_detectives,aggregation,parallel_judges,synthesis}" (success
-  pattern), "vision.flow.linear" (failure pattern), "vision.flow.classification" (neutral).
+  pattern), "vision.flow.linear" (failure pattern), "vision.flow.classification" (neutral),
+  and "vision.drawn" (not found) when Mermaid/DOT source printed as text is all there is.
 - `compare_with_code(diagrams, graph)` -> "vision.compare.nodes", "vision.compare.parallelism"
   (success pattern) and "vision.compare.misleading" (failure pattern: "Misleading
   Architecture Visual").
