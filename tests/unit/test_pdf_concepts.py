@@ -212,3 +212,19 @@ def test_a_title_that_names_a_summary_word_is_no_summary_section() -> None:
     assert verdict.verdict == "explained"
     assert [o.explained for o in verdict.occurrences] == [True, False]
     assert "summary" in verdict.occurrences[1].reason
+
+
+def test_a_sentence_ending_with_a_colon_is_read_with_the_list_it_opens() -> None:
+    """'Metacognition: the Chief Justice re-evaluates at several levels:' then '1. Fact
+    supremacy: detective evidence overrides judge opinions.' is one explanation; the same
+    sentence closed by a full stop stands alone (a name, no mechanism)."""
+    opener = (f"{AROUND} Metacognition: The Chief Justice performs metacognitive checks at "
+              "two levels:")
+    items = ("list", "1. Fact supremacy: Detective evidence overrides judge opinions.",
+             ("Theory",), 2)
+    opened = classify("Metacognition", _blocks(("paragraph", opener, ("Theory",), 2), items),
+                      CONCEPTS)
+    assert opened.verdict == "explained"
+    closed = classify("Metacognition", _blocks(
+        ("paragraph", opener[:-1] + ".", ("Theory",), 2), items), CONCEPTS)
+    assert closed.verdict == "dropped"

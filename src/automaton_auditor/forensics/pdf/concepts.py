@@ -215,7 +215,9 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
                         block.page, block.heading, sentence, False,
                         "quoted in a list of terms (a word searched for), not explained"))
                     continue
-                near = " ".join(parts[position:position + 2])
+                # A last sentence ending with a colon goes on in the list it opens.
+                after = [b.text for b in [_beside(blocks, index, 1)] if b and sentence[-1] == ":"]
+                near = " ".join([parts[position], *(parts[position + 1: position + 2] or after)])
                 unnamed = near
                 for name in names:  # concept names are not mechanisms
                     unnamed = name.sub(" ", unnamed)
@@ -249,16 +251,17 @@ def _section_text(blocks: list[Block], block: Block,
     return cache[block.section]
 
 
+def _beside(blocks: list[Block], index: int, step: int) -> Block | None:
+    """The body block `step` places from `index`, when it is in the same section."""
+    others = blocks[index + step: index + step + 1] if index + step >= 0 else []
+    return next((o for o in others if o.kind in ("paragraph", "list")
+                 and o.section == blocks[index].section), None)
+
+
 def _neighbours(blocks: list[Block], index: int) -> str:
     """The block's text with its neighbours in the same section (surrounding discussion)."""
-    block = blocks[index]
-    parts = [block.text]
-    for other in (blocks[index - 1] if index else None,
-                  blocks[index + 1] if index + 1 < len(blocks) else None):
-        if other is not None and other.kind in ("paragraph", "list") \
-                and other.section == block.section:
-            parts.append(other.text)
-    return "\n".join(parts)
+    return "\n".join([blocks[index].text, *(other.text for step in (-1, 1)
+                                             if (other := _beside(blocks, index, step)))])
 
 
 def _concrete(text: str) -> bool:
