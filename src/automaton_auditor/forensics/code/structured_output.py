@@ -121,7 +121,8 @@ def _judge_block(facts: dict[str, JSON], calls: list[tuple[str, JSON]],
 def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
                  scope: Scope | None = None) -> list[Finding]:
     """``llm.structured_output``, ``llm.opinion_schema``, ``llm.retry``,
-    ``llm.freeform_parse``, from the code the graph runs when `scope` is known."""
+    ``llm.freeform_parse``, ``llm.schema_parse``, from the code the graph runs when `scope`
+    is known."""
     facts, dropped = _wired(facts, scope)
     note = _unwired_note(dropped)
     unwired = [f"{p}:{c['line']}" for p, c in dropped[:50]]
@@ -166,7 +167,25 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
            bool(freeform), "failure", freeform,
            f"{len(freeform)} json.loads call(s) on a message's content." if freeform else
            "No json.loads on model message content.", confidence=0.7),
+        schema_parse_finding(calls_of(facts, "schema_parse"), bool(structured), note),
     ]
+
+
+def schema_parse_finding(parses: list[tuple[str, JSON]], bound: bool, note: str) -> Finding:
+    """``llm.schema_parse``: a reply validated by a schema output parser (`parsers`) is
+    partial enforcement, credited only while no call is bound to a schema (a bound call is
+    validated already). Its absence charges nothing: the binding facts say what is missing."""
+    schemas = sorted({str(c["schema"]) for _p, c in parses})
+    credited = bool(parses) and not bound
+    return call_finding(
+        "llm.schema_parse", "Model replies validated by a schema output parser "
+        "(PydanticOutputParser or a prompt | model | parser chain)", bool(parses),
+        "success" if credited else "neutral", parses,
+        (f"{len(parses)} reply parse(s) validated against: {', '.join(schemas)}"
+         + ("; no call is bound to a schema, so the parser is the only enforcement."
+            if credited else "; a bound call already validates." if parses else ".")
+         if parses else "No schema output parser applied to a reply.") + note,
+        confidence=0.8, schemas=schemas)
 
 
 def rate_limit_only(facts: dict[str, JSON], path: str, call: JSON) -> JSON | None:

@@ -17,8 +17,9 @@ from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
 from automaton_auditor.forensics.code.common import JSON, dotted, str_value
 from automaton_auditor.forensics.code.interp import Interp
 from automaton_auditor.forensics.code.liveness import name_references
+from automaton_auditor.forensics.code.parsers import schema_parses
 
-FACTS_VERSION = 35
+FACTS_VERSION = 36
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
@@ -28,7 +29,8 @@ TRIGGERS: tuple[bytes, ...] = (
     b"shell=", b"shell =", b"tempfile", b"mkdtemp", b"clone",
     b"structured_output", b"bind_tools", b"Send(", b"Command(", b"rosecutor", b"efense",
     b"efence", b"echLead", b"echlead", b"ech_lead", b"ech_Lead", b"retry",
-    b"Retry", b"retries", b"backoff", b"ustice", b"hief", b"ynthes", b"ersona", b"udge")
+    b"Retry", b"retries", b"backoff", b"ustice", b"hief", b"ynthes", b"ersona", b"udge",
+    b"OutputParser", b"ToolsParser")
 
 
 # ``eval(``/``exec(``/``system(`` also end many method names (``_eval(``, ``solve_system(``,
@@ -83,7 +85,9 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
         "consts": consts,
         "classes": collector.classes,
         "functions": collector.functions,
-        "calls": collector.calls,
+        # a schema parser applied to a reply (`parsers`); the walk only runs when one is named
+        "calls": collector.calls + (schema_parses(tree, imports, lines)
+                                    if "Parser" in text else []),
         "strings": collector.strings,
         "objects": module_objects(tree),
         "judge_values": sorted(collector.judge_values | _literal_judges(collector.classes)),
