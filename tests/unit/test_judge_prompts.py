@@ -11,7 +11,7 @@ from automaton_auditor.forensics.code.analyze import code_findings
 from automaton_auditor.judging.offline import offline_opinion
 from automaton_auditor.judging.rules import decide
 from automaton_auditor.rubric import load_rubric
-from automaton_auditor.state import JUDGES, Finding
+from automaton_auditor.state import JUDGES, Evidence, Finding
 from tests.conftest import make_evidence
 
 from .test_code_ast_graph import by_facet, write_repo
@@ -301,3 +301,132 @@ def test_messages_copied_and_appended_before_the_call_are_followed(tmp_path: Pat
         '        return llm.invoke(retry)\n'))
     text = _judges(tmp_path, source)["judges.persona_text"]
     assert text.found and min(text.data["own_words"].values()) >= 40
+
+
+# Persona constants in a module of their own, handed to a base class by super().__init__.
+PROMPTS_MODULE = "".join(f'{p.upper()}_PROMPT = """{t}"""\n' for p, t in PHILOSOPHY.items())
+NODE_CLASSES = '''
+from langchain_core.prompts import ChatPromptTemplate
+from src.prompts.judge_prompts import DEFENSE_PROMPT, PROSECUTOR_PROMPT, TECHLEAD_PROMPT
+
+
+class BaseJudgeNode:
+    def __init__(self, judge_name, system_prompt):
+        self.judge_name = judge_name
+        self.prompt = ChatPromptTemplate.from_messages([
+            ("system", system_prompt),
+            ("human", "Criterion: {criterion}. Evidence: {evidence}. Return your opinion."),
+        ])
+        self.chain = self.prompt | self.llm
+
+
+class ProsecutorNode(BaseJudgeNode):
+    def __init__(self):
+        super().__init__("Prosecutor", PROSECUTOR_PROMPT)
+
+    def __call__(self, state):
+        return self.chain.invoke({"criterion": state["criterion"],
+                                  "evidence": state["evidence"]})
+
+
+class DefenseNode(BaseJudgeNode):
+    def __init__(self):
+        super(DefenseNode, self).__init__("Defense", DEFENSE_PROMPT)
+
+    def __call__(self, state):
+        return self.chain.invoke({"criterion": state["criterion"],
+                                  "evidence": state["evidence"]})
+
+
+class TechLeadNode(BaseJudgeNode):
+    def __init__(self):
+        super().__init__("TechLead", TECHLEAD_PROMPT)
+
+    def __call__(self, state):
+        return self.chain.invoke({"criterion": state["criterion"],
+                                  "evidence": state["evidence"]})
+'''
+
+
+def test_prompts_handed_to_a_base_class_through_super_are_followed(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"src/prompts/judge_prompts.py": PROMPTS_MODULE,
+                                  "src/nodes/judges.py": NODE_CLASSES})
+    findings, _ = code_findings(tmp_path, files)
+    text = by_facet(findings, "judges.persona_text")
+    assert text.found, text.rationale
+    assert min(text.data["own_words"].values()) >= 40
+    where = {p: c["own_lines"] for p, c in
+             by_facet(findings, "judges.personas").data["prompt_words"].items()}
+    assert where == {"Prosecutor": ["src/prompts/judge_prompts.py:1"],
+                     "Defense": ["src/prompts/judge_prompts.py:2"],
+                     "TechLead": ["src/prompts/judge_prompts.py:3"]}
+    assert not by_facet(findings, "judges.collusion").found
+
+
+# A provider wrapper's ``chat(messages)`` is the model call; each persona is two sentences
+# inserted into one long shared prompt.
+SHORT_PERSONAS = '''
+from src.utils.provider import Provider
+
+PROSECUTOR_PROMPT = "You are the Prosecutor. Find flaws and security gaps; be adversarial."
+DEFENSE_PROMPT = "You are the Defense. Reward effort and intent; score generously."
+TECHLEAD_PROMPT = "You are the Tech Lead. Weigh architecture and viability; be pragmatic."
+
+
+def judge_node(state, persona, prompt):
+    llm = Provider("openrouter")
+    user = (
+        f"You are the {persona} in a digital courtroom.\\n"
+        f"Persona Instructions: {prompt}\\n"
+        f"Evidence:\\n{state['evidence']}\\n"
+        "Apply the sentencing guidelines to every criterion of the rubric. A linear graph is "
+        "orchestration fraud and caps the architecture at one; judges that return free text "
+        "without validation are a hallucination liability; plain dicts instead of typed "
+        "models are technical debt; an unsandboxed clone is security negligence. For each "
+        "criterion return a JSON object with the criterion id, an integer score from one to "
+        "five, an argument that cites the statute applied and the evidence relied on."
+    )
+    messages = [{"role": "system", "content": "You are a precise judge. Return JSON."},
+                {"role": "user", "content": user}]
+    return {"opinions": llm.chat(messages, temperature=0.2)}
+
+
+def prosecutor(state):
+    return judge_node(state, "Prosecutor", PROSECUTOR_PROMPT)
+
+
+def defense(state):
+    return judge_node(state, "Defense", DEFENSE_PROMPT)
+
+
+def tech_lead(state):
+    return judge_node(state, "TechLead", TECHLEAD_PROMPT)
+'''
+PROVIDER = '''
+import requests
+
+
+class Provider:
+    def __init__(self, name):
+        self.name = name
+
+    def chat(self, messages, temperature=0.2):
+        reply = requests.post("https://example.invalid/v1/chat", json={"messages": messages})
+        return reply.json()["choices"][0]["message"]["content"]
+'''
+
+
+def test_a_wrappers_chat_call_is_the_model_call(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"src/nodes/judges.py": SHORT_PERSONAS,
+                                  "src/utils/provider.py": PROVIDER})
+    findings, _ = code_findings(tmp_path, files)
+    text = by_facet(findings, "judges.persona_text")
+    assert not text.found and text.data["thin"] == ["Defense", "Prosecutor", "TechLead"]
+    assert text.location == "src/nodes/judges.py:24"  # llm.chat(messages, ...)
+    assert 5 <= min(text.data["own_words"].values()) < 40 < text.data["shared_words"]
+    rubric = load_rubric()
+    dim = rubric.dimension("judicial_nuance")
+    dossier = [Evidence.from_finding(f, "repo", dim.id) for f in findings
+               if f.facet.startswith("judges.")]
+    opinions = [offline_opinion(j, dim, dossier) for j in JUDGES]
+    assert decide(dim, opinions, dossier, rubric).final_score == 2

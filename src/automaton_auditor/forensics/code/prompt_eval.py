@@ -30,8 +30,9 @@ from automaton_auditor.forensics.code.prompt_values import (
     string_method,
 )
 
+# ``chat``: a provider wrapper's ``llm.chat(messages)`` (and ``ollama.chat``) sends them
 INVOKES = {"invoke", "ainvoke", "stream", "astream", "batch", "abatch", "predict",
-           "apredict", "generate", "agenerate", "run", "arun", "create", "call_llm"}
+           "apredict", "generate", "agenerate", "run", "arun", "create", "call_llm", "chat"}
 TEMPLATES = {"from_template", "from_messages", "PromptTemplate", "ChatPromptTemplate"}
 MAX_DEPTH = 6
 BUDGET = 60_000  # expression nodes per entry: a bound on work, never reached by real judges
@@ -130,12 +131,17 @@ class Evaluator:
             self._busy.discard(key)
         return self._consts.get(key)
 
-    def attribute(self, inst: Inst, name: str) -> Any:
+    def attribute(self, inst: Inst, name: str, after: str = "") -> Any:
         """``self.name``: an attribute set on the instance, else the first class in its
-        method-resolution order that defines it (a subclass overrides its base)."""
-        if name in inst.attrs:
+        method-resolution order that defines it (a subclass overrides its base); with
+        `after` (a class key), ``super().name`` read in that class: the classes after it."""
+        if name in inst.attrs and not after:
             return inst.attrs[name]
-        for where, cls in self.program.classes(inst.cls):
+        order = self.program.classes(inst.cls)
+        if after:
+            keys = [f"{where}::{cls.name}" for where, cls in order]
+            order = order[keys.index(after) + 1:] if after in keys else order[1:]
+        for where, cls in order:
             for stmt in cls.body:
                 if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef) and \
                         stmt.name == name:
@@ -331,6 +337,12 @@ class Evaluator:
             found = item(receiver, args[0] if args else None)
             return found if found is not None else (args[1] if len(args) > 1 else None)
         target = receiver if isinstance(func, ast.Attribute) else self.expr(func, env, frame)
+        if isinstance(func, ast.Attribute) and _is_super(func.value) and frame.self_:
+            # ``super().__init__(name, PROMPT)``: the base class builds the prompt
+            receiver = frame.self_
+            target = self.attribute(receiver, func.attr, after=frame.owner)
+            return self.call(target, args, kwargs, frame, receiver, site=node) \
+                if isinstance(target, Fn) else None
         if isinstance(func, ast.Attribute) and isinstance(receiver, Inst):
             target = self.attribute(receiver, func.attr)
             return self.call(target, args, kwargs, frame, receiver, site=node) \
@@ -342,3 +354,9 @@ class Evaluator:
         if isinstance(target, str) and "::" in target:
             return self.instance(target, args, kwargs, frame, site=node)
         return None
+
+
+def _is_super(node: ast.expr) -> bool:
+    """``super()`` or ``super(Class, self)``."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "super"
