@@ -331,3 +331,49 @@ def chief_justice_node(state):
     assert facts["justice.keyword_rules"].found is False
     assert facts["justice.rules"].data["rules"]["security_override"] == [
         "nodes/justice.py:5"]
+
+
+def test_a_criterion_branch_that_only_decides_on_a_keyword_is_a_keyword_rule(
+        tmp_path: Path) -> None:
+    # the criterion test alone decides nothing: the score is set only when the Tech Lead's
+    # argument holds a word, so this is no functionality weight, and the rest is a mean
+    facts = _justice(tmp_path, '''
+from statistics import mean
+
+
+def rule(criterion_id, opinions):
+    if criterion_id == "graph_orchestration":
+        for op in opinions:
+            if op.judge == "TechLead" and "modular" in op.argument.lower():
+                return op.score
+    return round(mean([op.score for op in opinions]))
+
+
+def chief_justice_node(state):
+    return {"final_score": rule(state["criterion"], state["opinions"])}
+''')
+    assert "functionality_weight" not in facts["justice.rules"].data["rules"]
+    assert facts["justice.keyword_rules"].data["lines"] == [
+        "nodes/justice.py:6", "nodes/justice.py:8"]
+    assert facts["justice.averaging"].found is True
+
+
+def test_a_criterion_branch_that_sets_the_judges_score_is_still_a_weight(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+from statistics import mean
+
+
+def rule(criterion_id, opinions):
+    if criterion_id == "graph_orchestration":
+        for op in opinions:
+            if op.judge == "TechLead":
+                return op.score
+    return round(mean([op.score for op in opinions]))
+
+
+def chief_justice_node(state):
+    return {"final_score": rule(state["criterion"], state["opinions"])}
+''')
+    assert facts["justice.rules"].data["rules"]["functionality_weight"] == [
+        "nodes/justice.py:6", "nodes/justice.py:8"]

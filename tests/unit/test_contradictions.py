@@ -3,8 +3,12 @@ unimplemented, template placeholders; and the cap they put on report accuracy.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from automaton_auditor.forensics.code.names import code_names
 from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.crosscheck import cross_check
+from automaton_auditor.forensics.pdf.citations import extract_cited_paths
 from automaton_auditor.forensics.pdf.claims import extract_statements
 from automaton_auditor.judging.caps import confirmed_caps
 from automaton_auditor.state import Evidence, FeatureClaim, Finding, RebuiltGraph, ReportFacts
@@ -179,3 +183,29 @@ def test_a_mean_weighted_per_judge_is_not_the_average_a_report_denies() -> None:
                     location="app/justice.py:40", confidence=0.75, rationale="Rules: ...",
                     data={"rules": {"functionality_weight": ["app/justice.py:44"]}})
     assert _facts("It never averages scores.", code=[MEAN, rules]) == []
+
+
+def test_work_said_to_be_done_in_a_file_that_holds_no_code_contradicts_the_report(
+        tmp_path: Path) -> None:
+    files = {"src/tools/ast_tools.py": "", "src/tools/doc_tools.py": '"""Reads PDFs."""\n',
+             "src/tools/repo_tools.py": "import os\n", "src/tools/__init__.py": "",
+             "src/tools/sandbox.py": "pass\n"}
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    names = code_names(tmp_path, sorted(files))
+    assert names.empty == ["src/tools/ast_tools.py", "src/tools/doc_tools.py",
+                           "src/tools/sandbox.py"]
+    passages = [(3, "Refactored src/tools/ast_tools.py to traverse every AST node, and "
+                    "src/tools/repo_tools.py clones safely."),
+                (4, "src/tools/sandbox.py is still an empty stub."),
+                (5, "The package src/tools/__init__.py exports the tools.")]
+    facts = ReportFacts(readable=True, page_count=5, cited_paths=extract_cited_paths(passages))
+    findings = cross_check(facts, sorted(files), None, names=names).findings
+    found = [f for f in findings if f.facet == "claims.contradictions"]
+    assert [f.data["path"] for f in found] == ["src/tools/ast_tools.py"]
+    assert found[0].location == "report p.3" and "Refactored" in (found[0].content or "")
+    dossier = [Evidence(source="aggregator", dimension="report_accuracy",
+                        **found[0].model_dump())]
+    # one such statement is enough for a cap of 2, as a file cited that does not exist
+    assert [row.cap for row, _ in confirmed_caps("report_accuracy", dossier)] == [2, 3]

@@ -353,18 +353,18 @@ def _placeholder_finding(claim: FeatureClaim) -> Finding:
 
 
 def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Finding],
-                           graph: RebuiltGraph | None, names: CodeNames | None = None
-                           ) -> list[Finding]:
+                           graph: RebuiltGraph | None, names: CodeNames | None = None,
+                           also: Sequence[Finding] = ()) -> list[Finding]:
     """One `claims.contradictions` fact per report sentence the code contradicts (its facts,
     or the names it uses: `names`), one `claims.placeholders` fact per template placeholder,
     each carrying the report's total of both (`data["statements"]`, so a rule can tell one
     slip from a report at odds with its code); and a neutral `claims.stale_gaps` fact per
-    admitted gap the code has closed."""
+    admitted gap the code has closed. `also`: contradictions found elsewhere, counted."""
     declared = declared_reducers(code)
     built = built_components(code, graph)
     graph_built = built_features(code)
     words = set(names.identifiers) if names else set()
-    findings: list[Finding] = []
+    findings: list[Finding] = list(also)
     for claim in claims:
         if claim.feature in ("api_use", "quoted_call", "chat_class"):
             misquoted = _usage(claim, names, words)

@@ -30,6 +30,9 @@ FEATURE_LABELS = {
     "conditional_routing": "the graph routes with conditional edges",
 }
 MAX_PATH_FINDINGS = 25
+# A sentence that calls the file a stub or future work claims no code in it.
+_ADMITS_EMPTY = re.compile(r"\b(?:empty|blank|stubs?|placeholders?|skeletons?|scaffold\w*|"
+                           r"not\s+yet|todo|planned|future)\b", re.IGNORECASE)
 
 
 def _repo_slug(repo_url: str | None) -> str | None:
@@ -179,9 +182,34 @@ def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph |
         findings.append(_bare_finding(split.bare_hit, split.bare_miss))
     findings.extend(_feature_findings([c for c in facts.claims if c.feature in FEATURES],
                                       graph))
-    findings.extend(contradiction_findings(facts.claims, code, graph, names))
+    empty = empty_file_findings(facts.cited_paths, split, names)
+    findings.extend(contradiction_findings(facts.claims, code, graph, names, also=empty))
     return CrossCheck(findings, list(split.verified), [c.path for c in split.hallucinated],
                       [c.path for c in split.planned])
+
+
+def empty_file_findings(cited: Sequence[CitedPath], split: PathSplit,
+                        names: CodeNames | None) -> list[Finding]:
+    """A `claims.contradictions` fact for each cited file the report asserts things of
+    ("Refactored src/tools/x.py to ...") that holds no code at the commit (`CodeNames.empty`),
+    unless the sentence calls it a stub or future work."""
+    empty = set(names.empty) if names else set()
+    findings: list[Finding] = []
+    for item in cited:
+        if item.path not in empty or item.path not in split.verified or not item.asserted \
+                or _ADMITS_EMPTY.search(item.context) or \
+                any(f.data.get("path") == item.path for f in findings):
+            continue
+        where = f"report p.{item.page}" if item.page else "report"
+        findings.append(Finding(
+            facet="claims.contradictions", goal="The report describes work in a file that "
+            "holds no code", found=True, pattern="failure", location=where, confidence=0.85,
+            content=f"{where}: {' '.join((item.context or item.raw).split())[:400]}\n"
+                    f"{item.path}: (no code: the file is blank or only a docstring)",
+            rationale=f"The report cites {item.path} as written work, but the file holds no "
+                      "code at the audited commit.",
+            data={"kind": "empty_file", "path": item.path, "code": [f"{item.path}: empty"]}))
+    return findings
 
 
 def _path_findings(facts: ReportFacts, split: PathSplit) -> list[Finding]:

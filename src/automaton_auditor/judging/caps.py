@@ -54,6 +54,11 @@ def on_data(fact: Evidence) -> bool:
     return fact.security
 
 
+def empty_file(fact: Evidence) -> bool:
+    """The contradiction is a cited file said to hold work that holds no code."""
+    return fact.data.get("kind") == "empty_file"
+
+
 def many_statements(fact: Evidence, least: int = 4) -> bool:
     """The report holds at least `least` statements its code contradicts or placeholders."""
     total = fact.data.get("statements")
@@ -173,6 +178,9 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "template placeholders left in the report"),
     FailureCap("claims.contradictions", ("report_accuracy",), 2, 0.8,
                "many report statements the code contradicts", when=many_statements),
+    # a file cited as written work that holds no code is as absent as a missing one
+    FailureCap("claims.contradictions", ("report_accuracy",), 2, 0.8,
+               "a cited file said to hold work that holds no code", when=empty_file),
     FailureCap("safety.code_injection", ("safe_tool_engineering",), 2, 0.75,
                "eval/exec on data (code injection)", caps_verdict=True, when=on_data),
 )

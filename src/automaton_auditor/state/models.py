@@ -239,6 +239,9 @@ class CodeNames(BaseModel):
     # looked up; None when not read, or when there was more text than kept (a missing quote
     # then proves nothing).
     strings: list[str] | None = None
+    # Python files (not package __init__ files) that hold no code: blank, or only a
+    # docstring, ``pass`` or ``...``.
+    empty: list[str] = Field(default_factory=list)
 
 
 class CitedPath(BaseModel):

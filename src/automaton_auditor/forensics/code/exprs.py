@@ -181,3 +181,25 @@ def judge_tests(node: ast.Compare) -> list[dict[str, object]]:
     return [{"line": node.lineno, "attr": attr, "value": side.value} for side in sides
             if isinstance(side, ast.Constant) and isinstance(side.value, str)
             and PERSONA.search(side.value) for attr in attrs]
+
+
+_BLOCKS = (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.Try)
+
+
+def first_tests(body: list[ast.stmt]) -> tuple[list[ast.stmt], list[ast.If | ast.While]]:
+    """The simple statements of a block (through loops, ``with`` and ``try``) and the tests
+    met first on the way down, whose blocks are left to those tests."""
+    plain: list[ast.stmt] = []
+    nested: list[ast.If | ast.While] = []
+    for stmt in body:
+        if isinstance(stmt, ast.If | ast.While):
+            nested.append(stmt)
+        elif isinstance(stmt, _BLOCKS):
+            inner = [*stmt.body, *getattr(stmt, "orelse", []), *getattr(stmt, "finalbody", []),
+                     *(s for h in getattr(stmt, "handlers", []) for s in h.body)]
+            more_plain, more_nested = first_tests(inner)
+            plain += more_plain
+            nested += more_nested
+        elif not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            plain.append(stmt)
+    return plain, nested

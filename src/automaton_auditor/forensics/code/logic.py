@@ -31,6 +31,7 @@ from automaton_auditor.forensics.code.exprs import (
     TEXT_CALLS,
     attr_kind,
     call_name,
+    first_tests,
     handed_on,
     is_cap,
     judge_tests,
@@ -45,6 +46,8 @@ from automaton_auditor.forensics.code.exprs import (
 )
 
 MAX_DEPTH = 12
+# what a decision does to the score (text alone, a dissent note, changes nothing)
+CHANGES = frozenset({"score", "cap", "flag"})
 
 
 def handles_scores(lines: list[str], start: int, end: int) -> bool:
@@ -182,10 +185,20 @@ class _Reader:
 
     # --- branches --------------------------------------------------------------------------
     def branch(self, test: ast.expr, body: list[ast.stmt], line: int) -> None:
-        reads = sorted(self.reads(test))
         does = sorted(self.does(body))
+        reads = sorted(self.reads(test) | self.inner_tests(body))
         if reads and does:
             self.out["branches"].append({"line": line, "reads": reads, "does": does})
+
+    def inner_tests(self, body: list[ast.stmt]) -> set[str]:
+        """What the nested tests read when every score change of the body sits under one:
+        ``if criterion == "graph": if "modular" in op.argument: return op.score`` decides on
+        a word in the argument, not on the criterion alone."""
+        plain, nested = first_tests(body)
+        if self.does(plain) & CHANGES:
+            return set()
+        return set().union(*(self.reads(t.test) for t in nested
+                             if self.does([*t.body, *t.orelse]) & CHANGES))
 
     def assigned(self, node: ast.Assign | ast.AnnAssign, value: ast.expr) -> None:
         """``violation = True`` under a test carries what the test read to later tests of
@@ -383,3 +396,4 @@ class _Reader:
                 for bound in self.binds.get(sub.id, [])[:4]:
                     nodes.extend(walk_expr(bound))
         return nodes
+

@@ -123,6 +123,7 @@ def code_names(repo: Path, files: list[str]) -> CodeNames:
     words: set[str] = set()
     modules: dict[str, dict[str, str]] = {}
     strings: set[str] = set()
+    empty: list[str] = []
     audited = set(python_files(files))
     # notebooks hold Python too: a class they name is named by the code
     for path in sorted(f for f in files if f.endswith((".py", ".ipynb")))[:MAX_FILES]:
@@ -133,6 +134,8 @@ def code_names(repo: Path, files: list[str]) -> CodeNames:
         if path in audited:
             text = data.decode("utf-8-sig", "replace")
             tree = _parse(text)
+            if tree is not None and holds_no_code(tree) and not path.endswith("__init__.py"):
+                empty.append(path)
             names = _used(tree, text) if tree is not None else {}
             if names:
                 modules[path] = names
@@ -143,4 +146,11 @@ def code_names(repo: Path, files: list[str]) -> CodeNames:
     python = [f for f in files if f.endswith((".py", ".ipynb"))]
     kept = sum(len(s) for s in strings) <= MAX_STRING_CHARS and len(python) <= MAX_FILES
     return CodeNames(identifiers=sorted(words), modules=modules,
-                     strings=sorted(strings) if kept else None)
+                     strings=sorted(strings) if kept else None, empty=empty)
+
+
+def holds_no_code(tree: ast.Module) -> bool:
+    """True for a module with no statement but a docstring, ``pass`` or ``...``."""
+    return all(isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(
+        stmt.value, ast.Constant) and isinstance(stmt.value.value, str | type(Ellipsis)))
+        for stmt in tree.body)

@@ -22,13 +22,13 @@ from typing import Any, NamedTuple
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.state import Finding
 
 SYNTH_NAME = re.compile(r"justice|chief|synthes", re.I)
 AUX_PATH = re.compile(r"(^|/)(scripts?|examples?|demos?|docs?|notebooks?|bench\w*)/", re.I)
-CHANGES = {"score", "cap", "flag"}
 SCOPE_DEPTH = 4
 MAX_QUOTED = 12
 
