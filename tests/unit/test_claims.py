@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from docling_core.types.doc import DoclingDocument  # type: ignore[attr-defined]
+
 from automaton_auditor.forensics.crosscheck import check_feature, cross_check
 from automaton_auditor.forensics.pdf.citations import extract_cited_paths, normalise_path
 from automaton_auditor.forensics.pdf.claims import extract_feature_claims
+from automaton_auditor.forensics.pdf.model import Block, IngestedReport
+from automaton_auditor.forensics.pdf.reader import report_facts
 from automaton_auditor.state import FeatureClaim, RebuiltGraph, ReportFacts
 
 REPO_FILES = ["src/graph.py", "src/state.py", "src/nodes/judges.py", "src/nodes/justice.py",
@@ -146,3 +152,17 @@ def test_parallel_judges_without_judge_names_uses_the_second_parallel_layer() ->
     assert verdict == "confirmed" and "'aggregator' fans out again" in why
     graph.fan_out.pop("aggregator")
     assert check_feature("parallel_judges", graph)[0] == "unverified"
+
+
+def test_a_feature_described_in_a_future_work_section_claims_nothing() -> None:
+    plan = ("7 Remediation Plan",)
+    blocks = [Block("heading", "3 Architecture", 1, level=1),
+              Block("paragraph", "The judges run in parallel on the same evidence.", 1,
+                    section=("3 Architecture",)),
+              Block("heading", "7 Remediation Plan", 2, level=1),
+              Block("list", "Fix: add a should_retry conditional edge to back off and retry.",
+                    2, section=plan)]
+    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=2, headings=[],
+                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
+                            blocks=blocks)
+    assert [c.feature for c in report_facts(report).claims] == ["parallel_judges"]

@@ -182,3 +182,17 @@ def test_the_contradicted_sentence_is_the_feature_verdict() -> None:
                if f.facet == "claims.features"]
     assert len(feature) == 1 and feature[0].pattern == "failure"
     assert feature[0].location == "report p.2"
+
+
+def test_a_method_said_to_be_called_that_no_file_names_is_a_misquote(tmp_path: Path) -> None:
+    names = _repo(tmp_path)
+    facts = _contradictions(names, "5/5 POST-REFACTOR: Every judge node now uses\n"
+                                   ".with_structured_output(). No more free-form parsing.")
+    assert len(facts) == 1 and facts[0].data["said"] == ["with_structured_output()"]
+    assert "no 'with_structured_output'" in (facts[0].content or "")
+    # a name the code holds, a method said to be missing or wanted, and plain words are none
+    assert _contradictions(
+        names, "The clone runs through make_dir() from tempfile.",
+        "The judges lack .with_structured_output() and should use it.",
+        "The rubric expects judges bound with .with_structured_output().",
+        "Judges are invoked through the usual chat call().") == []

@@ -33,12 +33,7 @@ from automaton_auditor.forensics.pdf.claims import (
     SEQUENTIAL_JUDGES,
 )
 from automaton_auditor.forensics.persona_claims import quote_misquotes, security_misquotes
-from automaton_auditor.forensics.usage import (
-    Misquote,
-    api_misquotes,
-    chat_class_misquotes,
-    quoted_misquotes,
-)
+from automaton_auditor.forensics.usage import USAGE_KINDS, Misquote, usage_misquotes
 from automaton_auditor.state import CodeNames, FeatureClaim, Finding, RebuiltGraph
 
 _JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead", re.IGNORECASE)
@@ -334,13 +329,7 @@ def _misquote_finding(claim: FeatureClaim, wrong: list[Misquote]) -> Finding:
 
 def _usage(claim: FeatureClaim, names: CodeNames | None, words: set[str]) -> list[Misquote]:
     """What a statement about the code's calls gets wrong (`forensics.usage`)."""
-    if names is None:
-        return []
-    if claim.feature == "api_use":
-        return api_misquotes(claim.sentence, names)
-    if claim.feature == "chat_class":
-        return chat_class_misquotes(claim.sentence, names, words)
-    return quoted_misquotes(claim.sentence, names, words)
+    return usage_misquotes(claim.feature, claim.sentence, names, words) if names else []
 
 
 def _placeholder_finding(claim: FeatureClaim) -> Finding:
@@ -366,7 +355,7 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
     words = set(names.identifiers) if names else set()
     findings: list[Finding] = list(also)
     for claim in claims:
-        if claim.feature in ("api_use", "quoted_call", "chat_class"):
+        if claim.feature in USAGE_KINDS:
             misquoted = _usage(claim, names, words)
             if misquoted:
                 findings.append(_misquote_finding(claim, misquoted))

@@ -1,12 +1,13 @@
 """Report statements about what the code calls, read against the names the code uses
 (`forensics.code.names`).
 
-Three clear cases only: a sentence saying a repository file uses a module's function
+Four clear cases only: a sentence saying a repository file uses a module's function
 ("src/tools/repo_tools.py uses tempfile.TemporaryDirectory()") about a file that uses that
 module but never that name; code the report quotes that builds an object of a class
 ("llm = ChatOpenAI(model=...)") that no tracked Python file names at all; and a chat model
 class the report says the system runs on ("gpt-4o via ChatOpenAI") that no file names while
-the code builds another one (ChatOllama). A file the code
+the code builds another one (ChatOllama); and a method the report says the code calls
+("every judge uses .with_structured_output()") that no file names at all. A file the code
 index does not hold, a module the file never uses, or a hedged sentence ("should use",
 "instead of") contradicts nothing.
 """
@@ -16,13 +17,16 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from automaton_auditor.forensics.pdf.claims import API_USE, CHAT_CLASS, QUOTED_CALL
+from automaton_auditor.forensics.pdf.claims import API_USE, CHAT_CLASS, METHOD_USE, QUOTED_CALL
 from automaton_auditor.state import CodeNames
 
 # Words that make the statement a plan, a contrast or a denial rather than a description.
 _HEDGE = re.compile(r"\b(?:not|never|no\s+longer|instead|rather|replac\w*|should|could|would|"
                     r"will|may|might|plan\w*|todo|future|migrat\w*|switch\w*|e\.g|example)\b",
                     re.IGNORECASE)
+# A method said to be missing, or what a rubric or a reviewer asks for, is no claim of a call.
+_ABSENT = re.compile(r"\b(?:lack\w*|missing|absent|without|rubric|expect\w*|requir\w*|"
+                     r"recommend\w*|peers?)\b", re.IGNORECASE)
 MAX_QUOTED = 3  # code lines quoted per statement
 
 
@@ -115,3 +119,28 @@ def chat_class_misquotes(sentence: str, names: CodeNames, words: set[str]) -> li
                     f"repository contains; the code uses {'; '.join(kin)}.",
             kin, {"callee": callee}))
     return found
+
+
+def method_misquotes(sentence: str, names: CodeNames, words: set[str]) -> list[Misquote]:
+    """Each method the sentence says the code calls (``uses .with_structured_output()``)
+    that no tracked Python file of the repository names (`words`: their identifiers)."""
+    if not words or _HEDGE.search(sentence) or _ABSENT.search(sentence):
+        return []
+    return [Misquote(f"{callee}()", f"The report says the code calls {callee}(), a name no "
+                                    "Python file of the repository contains.",
+                     [f"{len(names.modules)} audited Python files: no '{callee}'"],
+                     {"callee": callee})
+            for callee in sorted({m["callee"] for m in METHOD_USE.finditer(sentence)} - words)]
+
+
+USAGE_KINDS = ("api_use", "quoted_call", "chat_class", "method_use")
+
+
+def usage_misquotes(kind: str, sentence: str, names: CodeNames,
+                    words: set[str]) -> list[Misquote]:
+    """What a statement of one of the `USAGE_KINDS` about the code's calls gets wrong."""
+    if kind == "api_use":
+        return api_misquotes(sentence, names)
+    check = {"quoted_call": quoted_misquotes, "chat_class": chat_class_misquotes,
+             "method_use": method_misquotes}[kind]
+    return check(sentence, names, words)

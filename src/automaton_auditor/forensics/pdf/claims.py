@@ -108,6 +108,11 @@ QUOTED_CALL = re.compile(
 # "the judges use ChatAnthropic"): the code must build that class, not another.
 CHAT_CLASS = re.compile(r"\b(?:via|uses?|using|with|through|built\s+on|backed\s+by|runs?\s+on|"
                         r"calls?|powered\s+by)\b[^.;]{0,40}?\b(?P<callee>Chat[A-Z][A-Za-z]+)\b")
+# A method the report says the code calls ("every judge node uses .with_structured_output()"):
+# a snake_case name written as a call, so ordinary words are never read as one.
+METHOD_USE = re.compile(r"\b(?i:uses?|using|calls?|calling|invokes?|via|through|wraps?|"
+                        r"(?:enforced|bound|built)\s+(?:by|with))\b[^.;:]{0,60}?(?<![\w.])"
+                        r"\.?(?P<callee>[a-z][a-z0-9]*_[a-z0-9_]+)\s?\(\)")
 # Words the report quotes as a persona's prompt: "a “Zero Tolerance” prompt", "its prompt:
 # “You are ...”", "instructed to “flag every gap”" (`q`), in a sentence naming a persona.
 _QUOTE = r"[\"\u201c](?P<q>[^\"\u201c\u201d]{3,300}?)[\"\u201d]"
@@ -127,7 +132,8 @@ PROMPT_SECURITY = re.compile(r"\b(?:prompt\w*|instruct\w*|system\s+message)\b[^.
 STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STATUS, 6),
               "placeholder": (_PLACEHOLDER, 6), "feature_denied": (_DENIED, 6),
               "api_use": (API_USE, 6), "quoted_call": (QUOTED_CALL, 6),
-              "chat_class": (CHAT_CLASS, 6), "prompt_quote": (PROMPT_QUOTE, 6),
+              "chat_class": (CHAT_CLASS, 6), "method_use": (METHOD_USE, 6),
+              "prompt_quote": (PROMPT_QUOTE, 6),
               "prompt_security": (PROMPT_SECURITY, 6)}
 # Kinds whose sentence must name a judge ("the system's “Forensic Expert” persona" is no
 # judge's prompt); a claim of what a prompt asks for that names none ("Its prompt ...") is

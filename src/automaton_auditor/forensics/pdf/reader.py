@@ -310,8 +310,10 @@ def report_facts(report: IngestedReport) -> ReportFacts:
     passages = [Passage(b.page, b.text, flag) for b, flag in zip(report.blocks, future,
                                                                   strict=True)
                 if b.kind != "furniture"]
-    # Feature claims are read from prose only: a heading or contents entry asserts nothing.
-    prose = [(b.page, b.text) for b in report.blocks if b.kind in ("paragraph", "list")
+    # Feature claims are read from prose only: a heading or contents entry asserts nothing,
+    # and neither does a future-work section ("Fix: add a should_retry conditional edge").
+    prose = [(b.page, b.text) for b, planned in zip(report.blocks, future, strict=True)
+             if b.kind in ("paragraph", "list") and not planned
              and not any(_CONTENTS.search(h) for h in b.section)]
     # Statements the code's facts can contradict; a placeholder may sit on a heading's line.
     said = [(b.page, b.text) for b in report.blocks if b.kind in ("paragraph", "list", "heading")
