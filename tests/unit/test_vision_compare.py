@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from automaton_auditor.forensics.diagrams.flow import flow_graph
 from automaton_auditor.forensics.vision.inspector import compare_with_code
-from automaton_auditor.state import DiagramFacts, RebuiltGraph
+from automaton_auditor.judging.caps import confirmed_caps
+from automaton_auditor.state import DiagramFacts, Evidence, RebuiltGraph
 
 PARALLEL_EDGES = [
     ("START", "ContextBuilder"),
@@ -157,3 +158,22 @@ def test_text_flow_beside_an_unread_picture_is_not_called_misleading() -> None:
         misleading = _facets(compare_with_code(alone, _code(CODE_EDGES)))
         assert misleading["vision.compare.misleading"].found
         assert "limitation" not in misleading["vision.compare.misleading"].data
+
+
+def test_judges_drawn_in_parallel_that_the_code_chains_are_misleading() -> None:
+    # the detectives fan out in both, but the code runs its judges one after another
+    chained = [e for e in CODE_EDGES if e[0] != "evidence_aggregator" and e[1] != "chief_justice"]
+    chained += [("evidence_aggregator", "prosecutor"), ("prosecutor", "defense"),
+                ("defense", "tech_lead"), ("tech_lead", "chief_justice")]
+    diagram = DiagramFacts(page=4, kind="mermaid", edges=PARALLEL_EDGES)
+    found = _facets(compare_with_code([diagram], _code(chained)))
+    misleading = found["vision.compare.misleading"]
+    assert misleading.found and not found["vision.compare.parallelism"].found
+    assert "the code runs defense -> tech_lead, prosecutor -> defense" in (
+        misleading.content or "")
+    dossier = [Evidence(source="aggregator", dimension="swarm_visual",
+                        **misleading.model_dump())]
+    assert [row.cap for row, _ in confirmed_caps("swarm_visual", dossier)] == [2]
+    # the same diagram against code that fans its judges out is no contradiction
+    assert not _facets(compare_with_code([diagram], _code(CODE_EDGES)))[
+        "vision.compare.misleading"].found

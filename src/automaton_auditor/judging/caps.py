@@ -97,6 +97,10 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     # .findings: vision.drawn, a missing extra): a description of a diagram, not full marks.
     FailureCap("vision.drawn", ("swarm_visual",), 4, 0.8,
                "diagram source printed as text (Mermaid or DOT), no diagram drawn"),
+    # The diagram's flow contradicts the code's (forensics.vision.compare): a linear pipeline
+    # for code that fans out, or parallel branches the code does not have or runs in sequence.
+    FailureCap("vision.compare.misleading", ("swarm_visual",), 2, 0.8,
+               "Misleading Architecture Visual (the diagram's flow contradicts the code)"),
     # Graph orchestration.
     FailureCap("graph.linear", ("graph_orchestration", "langgraph_architecture"), 2, 0.8,
                "a purely linear graph"),

@@ -3,7 +3,7 @@
 Two questions: do the diagram's node names match the code's (fuzzily: case, underscores,
 a "Node" suffix, camelCase), and does the diagram show the code's parallel split, or
 contradict it ("Misleading Architecture Visual": a linear pipeline drawn for code that fans
-out, or parallel branches drawn that the code does not have)?
+out, or parallel branches drawn that the code does not have, or runs in sequence)?
 """
 
 from __future__ import annotations
@@ -79,6 +79,25 @@ def _reproduced_splits(reading: DiagramReading, graph: RebuiltGraph) -> list[str
     return found
 
 
+def _false_splits(reading: DiagramReading, graph: RebuiltGraph) -> list[str]:
+    """Splits the diagram draws to code nodes that the code runs one after another: two of
+    the targets are joined by an edge of the code, and no fan-out of the code reaches two."""
+    if reading.graph is None:
+        return []
+    to_code = match_names(reading.graph.nodes, graph.nodes)
+    edges = set(graph.edges)
+    found = []
+    for source, targets in sorted(reading.graph.fan_out.items()):
+        split = {to_code[t] for t in targets if t in to_code}
+        if len(split) < 2 or any(len(split & set(t)) >= 2 for t in graph.fan_out.values()):
+            continue
+        chained = sorted(f"{a} -> {b}" for a, b in edges if a in split and b in split)
+        if chained:
+            found.append(f"{source} -> {{{', '.join(sorted(targets))}}} drawn in parallel; "
+                         f"the code runs {', '.join(chained)}")
+    return found
+
+
 def _diagram_parallel(reading: DiagramReading) -> bool:
     if reading.source == "edges" and reading.graph is not None:
         return bool(reading.graph.fan_out)
@@ -95,7 +114,10 @@ def parallelism_findings(reading: DiagramReading, graph: RebuiltGraph,
     drawn_parallel = _diagram_parallel(reading)
     splits = _reproduced_splits(reading, graph)
     code_text = "; ".join(f"{s} -> {{{', '.join(t)}}}" for s, t in sorted(graph.fan_out.items()))
-    if drawn_parallel and code_parallel:
+    false = _false_splits(reading, graph) if drawn_parallel and code_parallel else []
+    if false:
+        verdict = f"diagram shows parallel branches the code runs in sequence: {'; '.join(false)}"
+    elif drawn_parallel and code_parallel:
         verdict = ("diagram and code both fan out" + (f"; reproduced: {'; '.join(splits)}"
                                                        if splits else ""))
     elif not drawn_parallel and not code_parallel:
@@ -104,12 +126,13 @@ def parallelism_findings(reading: DiagramReading, graph: RebuiltGraph,
         verdict = f"diagram shows a linear pipeline, code fans out ({code_text})"
     else:
         verdict = "diagram shows parallel branches, code is linear (no fan-out)"
-    contradicts = drawn_parallel != code_parallel
+    contradicts = drawn_parallel != code_parallel or bool(false)
     base = {"location": reading.location, "content": verdict[:2000],
             "data": {"diagram_parallel": drawn_parallel, "code_parallel": code_parallel,
-                     "reproduced_splits": splits, "read_from": reading.source}}
+                     "reproduced_splits": splits, "false_splits": false,
+                     "read_from": reading.source}}
     conf = reading.confidence
-    matched = drawn_parallel and code_parallel
+    matched = drawn_parallel and code_parallel and not false
     return [
         Finding(facet="vision.compare.parallelism",
                 goal="Diagram's parallel split matches the code graph",
