@@ -11,6 +11,7 @@ from automaton_auditor.forensics.crosscheck import cross_check
 from automaton_auditor.forensics.pdf.citations import extract_cited_paths
 from automaton_auditor.forensics.pdf.claims import extract_statements
 from automaton_auditor.judging.caps import confirmed_caps
+from automaton_auditor.judging.extras import missing_extra
 from automaton_auditor.state import Evidence, FeatureClaim, Finding, RebuiltGraph, ReportFacts
 
 REDUCERS = Finding(
@@ -134,12 +135,12 @@ def test_a_built_system_described_without_a_feature_it_has_is_a_contradiction() 
     found = _facts("The three judges are currently invoked inside one node in sequence.",
                    "Remaining gaps (e.g. conditional edges for a failed clone) are listed.",
                    "No conditional edges for clone failure.", code=code)
-    # the description is contradicted; the two admitted gaps the code has closed are shown
-    # as stale gaps, weigh nothing and do not count as contradicted statements
-    assert [(f.facet, f.pattern, f.data["features"]) for f in found] == [
-        ("claims.contradictions", "failure", ["parallel judges"]),
-        ("claims.stale_gaps", "neutral", ["conditional routing"]),
-        ("claims.stale_gaps", "neutral", ["conditional routing"])]
+    # the description is contradicted; the two admitted gaps the code has closed are stale
+    # gaps (a missing extra: the report is out of date) and not contradicted statements
+    assert [(f.facet, f.pattern, f.found, f.data["features"]) for f in found] == [
+        ("claims.contradictions", "failure", True, ["parallel judges"]),
+        ("claims.stale_gaps", "success", False, ["conditional routing"]),
+        ("claims.stale_gaps", "success", False, ["conditional routing"])]
     assert found[0].data["statements"] == 1
     assert "app/graph.py:52" in (found[0].content or "")
     assert "app/graph.py:48" in (found[1].content or "")
@@ -209,3 +210,22 @@ def test_work_said_to_be_done_in_a_file_that_holds_no_code_contradicts_the_repor
                         **found[0].model_dump())]
     # one such statement is enough for a cap of 2, as a file cited that does not exist
     assert [row.cap for row, _ in confirmed_caps("report_accuracy", dossier)] == [2, 3]
+
+
+def test_a_gap_listed_that_the_code_has_closed_keeps_accuracy_from_full_marks() -> None:
+    code = [PARALLEL_JUDGES, _routing("aggregate")]
+    stale = [f for f in _facts("No conditional edges for clone failure.", code=code)
+             if f.facet == "claims.stale_gaps"]
+    assert len(stale) == 1
+    dossier = [Evidence(source="aggregator", dimension="report_accuracy",
+                        **stale[0].model_dump())]
+    assert [row.cap for row, _ in confirmed_caps("report_accuracy", dossier)] == [4]
+    assert missing_extra(dossier[0])  # weighed as a missing extra, never charged
+
+
+def test_a_conditional_edge_that_routes_when_something_is_missing_denies_nothing() -> None:
+    code = [PARALLEL_JUDGES, _routing("aggregate")]
+    assert _facts("A conditional edge from EvidenceAggregator routes to error_handler if "
+                  "critical evidence is missing.",
+                  "Conditional edges that send the run to a retry node when the clone is "
+                  "absent keep it alive.", code=code) == []

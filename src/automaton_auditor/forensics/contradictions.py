@@ -9,8 +9,8 @@ wired (persona prompts and judge nodes, the Chief Justice's synthesis, the detec
 a sentence that says a feature is absent ("the judges are invoked inside one node in
 sequence", "no conditional edges", "it does not average judge scores") against the facts that
 show it built (a fan-out to the judges, a router, a mean in the synthesis): a description
-of the built system is contradicted, an admitted gap the code has since closed is only shown
-(`claims.stale_gaps`, neutral);
+of the built system is contradicted, an admitted gap the code has since closed is no
+contradiction but leaves the report out of date (`claims.stale_gaps`, a missing extra);
 what a persona's prompt is said to hold (`forensics.persona_claims`);
 an unfilled template placeholder ("(Insert your generated image here)") is a defect of the
 report by itself. Each fact quotes the report sentence with its page and the code lines it
@@ -302,15 +302,17 @@ def _status_finding(claim: FeatureClaim, components: list[str],
 def _denial_finding(claim: FeatureClaim, denied: list[tuple[str, bool]],
                     built: dict[str, list[str]]) -> Finding:
     """A contradiction for the features the sentence describes the system without; else a
-    neutral stale gap for the ones it admits are missing."""
+    stale gap (a missing extra) for the ones it admits are missing."""
     described = [f for f, gap in denied if not gap]
     features = described or [f for f, _gap in denied]
     code = [line for f in features for line in built[f]]
     said = f"The report {{}} {' and '.join(features)}, which the code builds: {'; '.join(code)}."
     if not described:
+        # a missing extra of report accuracy (judging.extras): the report undersells the
+        # code, which is no contradiction, but it does not describe the code as it stands
         return Finding(
-            facet="claims.stale_gaps", goal="The report lists as missing a feature the code "
-            "builds (a gap since closed)", found=True, pattern="neutral",
+            facet="claims.stale_gaps", goal="The report describes the code as it stands (no "
+            "gap it lists is already closed)", found=False, pattern="success",
             content=f"{_where(claim)}: {claim.sentence}\n" + "\n".join(code),
             location=_where(claim), confidence=0.7, rationale=said.format("lists as a gap"),
             data={"kind": "stale_gap", "features": features, "code": code})
@@ -347,7 +349,7 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
     """One `claims.contradictions` fact per report sentence the code contradicts (its facts,
     or the names it uses: `names`), one `claims.placeholders` fact per template placeholder,
     each carrying the report's total of both (`data["statements"]`, so a rule can tell one
-    slip from a report at odds with its code); and a neutral `claims.stale_gaps` fact per
+    slip from a report at odds with its code); and a `claims.stale_gaps` fact per
     admitted gap the code has closed. `also`: contradictions found elsewhere, counted."""
     declared = declared_reducers(code)
     built = built_components(code, graph)

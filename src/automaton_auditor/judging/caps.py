@@ -178,6 +178,9 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     # put the report in the middle; a report mostly at odds with its code is no better than 2.
     FailureCap("claims.contradictions", ("report_accuracy",), 3, 0.8,
                "report statements the code contradicts"),
+    # a gap listed that the code has closed: the report does not describe the code as it is
+    FailureCap("claims.stale_gaps", ("report_accuracy",), 4, 0.7,
+               "gaps listed that the code has since closed (the report is out of date)"),
     FailureCap("claims.placeholders", ("report_accuracy",), 3, 0.8,
                "template placeholders left in the report"),
     FailureCap("claims.contradictions", ("report_accuracy",), 2, 0.8,

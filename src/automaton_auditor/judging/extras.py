@@ -46,6 +46,11 @@ EXTRAS: tuple[Extra, ...] = (
     # the source and draws nothing (forensics.vision.findings: vision.drawn) misses an extra.
     Extra(("swarm_visual",), ("vision.drawn",),
           "no diagram, generic boxes with no parallelism, or a linear pipeline"),
+    # Report accuracy's failure pattern is files that do not exist and features claimed that
+    # the code lacks; a gap the report lists that the code has since closed (forensics
+    # .contradictions: claims.stale_gaps) undersells the code: not full marks, no failure.
+    Extra(("report_accuracy",), ("claims.stale_gaps",),
+          "hallucinated paths, or features claimed that the code contradicts"),
 )
 
 

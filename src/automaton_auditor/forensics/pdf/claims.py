@@ -39,8 +39,8 @@ SEQUENTIAL_JUDGES = re.compile(
 NO_CONDITIONAL = re.compile(
     r"\b(?:no|missing|lacks?|lacking|gaps?)\b[\s(:]*(?:e\.\s?g\.,?\s*|such\s+as\s+)?"
     r"(?:\w+\s+){0,2}?conditional\s+(?:edges?|routing)\b"
-    r"|\bconditional\s+(?:edges?|routing)\b[^.;]{0,80}?\b(?:are|is)\s+(?:still\s+)?"
-    r"(?:missing|absent|lacking)\b",
+    r"|\bconditional\s+(?:edges?|routing)\b(?:(?!\b(?:if|when|unless|routes?|sends?)\b)"
+    r"[^.;]){0,80}?\b(?:are|is)\s+(?:still\s+)?(?:missing|absent|lacking)\b",
     re.IGNORECASE)
 # "It does not average judge scores", "rules rather than probabilistic averaging".
 NO_AVERAGING = re.compile(
