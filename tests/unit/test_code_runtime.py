@@ -175,3 +175,49 @@ def test_a_side_output_beside_declared_evidence_is_lost_without_breaking_the_joi
     assert lost.found and lost.data["keys"] == {"errors": ["evidence_aggregator"]}
     assert lost.confidence == 0.7 and lost.data["joins"] == []
     assert facts["graph.state.dropped_keys"].found
+
+
+MODEL_GRAPH = '''
+from typing import Dict, List
+from pydantic import BaseModel
+from langgraph.graph import StateGraph, START, END
+
+
+class Evidence(BaseModel):
+    goal: str
+    found: bool
+
+
+class AgentState(BaseModel):
+    evidences: Dict[str, List[Evidence]] = {}
+    verdict: str = ""
+
+
+def investigator(state: AgentState):
+    return {RETURNED}
+
+
+def judge(state: AgentState):
+    return {"verdict": str(len(state.evidences))}
+
+
+g = StateGraph(AgentState)
+g.add_node("investigator", investigator)
+g.add_node("judge", judge)
+g.add_edge(START, "investigator")
+g.add_edge("investigator", "judge")
+g.add_edge("judge", END)
+graph = g.compile()
+'''
+
+
+def test_a_node_returning_a_model_instance_writes_its_fields(tmp_path: Path) -> None:
+    bare = _facts(tmp_path / "bare", {"graph.py": MODEL_GRAPH.replace(
+        "{RETURNED}", 'Evidence(goal="repo", found=True)')})
+    dropped = bare["graph.state.dropped_keys"]
+    assert dropped.found and dropped.data["nodes"] == {"investigator": ["found", "goal"]}
+    assert 'graph.py:18: return Evidence(goal="repo", found=True)' in (dropped.content or "")
+    # an instance of the state model itself writes declared keys
+    whole = _facts(tmp_path / "whole", {"graph.py": MODEL_GRAPH.replace(
+        "{RETURNED}", 'AgentState(verdict="x")')})
+    assert not whole["graph.state.dropped_keys"].found

@@ -377,3 +377,49 @@ def chief_justice_node(state):
 ''')
     assert facts["justice.rules"].data["rules"]["functionality_weight"] == [
         "nodes/justice.py:6", "nodes/justice.py:8"]
+
+
+STATE_GRAPH = '''
+from typing import List
+from pydantic import BaseModel
+from langgraph.graph import StateGraph, START, END
+from nodes.justice import chief_justice_node
+
+
+class AgentState(BaseModel):
+    opinions: List[dict] = []
+    final_score: int = 0{extra}
+
+
+g = StateGraph(AgentState)
+g.add_node("chief_justice", chief_justice_node)
+g.add_edge(START, "chief_justice")
+g.add_edge("chief_justice", END)
+graph = g.compile()
+'''
+
+GATED = '''
+def resolve(ops, rules):
+    if rules.get("security_override") and min(o.score for o in ops) == 1:
+        return 3
+    return sum(o.score for o in ops) / len(ops)
+
+
+def chief_justice_node(state):
+    rules = getattr(state, "synthesis_rules", {})
+    return {"final_score": round(resolve(state.opinions, rules))}
+'''
+
+
+def test_a_rule_gated_on_a_state_key_the_schema_lacks_never_fires(tmp_path: Path) -> None:
+    facts = _justice(tmp_path / "a", GATED, {"graph.py": STATE_GRAPH.format(extra="")})
+    averaging = facts["justice.averaging"]
+    assert averaging.found and averaging.data["dead_rules"] == 1
+    assert "nodes/justice.py:3: if rules.get(\"security_override\")" in (
+        averaging.content or "")
+    assert facts["justice.rules"].data["rules"] == {}
+    # the same rule on a key the state declares can fire: it changes the mean
+    declared = STATE_GRAPH.format(extra="\n    synthesis_rules: dict = {}")
+    live = _justice(tmp_path / "b", GATED, {"graph.py": declared})
+    assert live["justice.averaging"].found is False
+    assert live["justice.rules"].data["rules"]["security_override"] == ["nodes/justice.py:3"]

@@ -22,7 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key, Target
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.outs import NONEMPTY
 from automaton_auditor.forensics.code.state_schema import class_fields, typed_classes
@@ -125,11 +125,25 @@ def resolved_outs(graph: CallGraph, key: Key, depth: int = 0) -> list[JSON]:
         if called is not None and depth < 3:
             out += [{**sub, "guards": item["guards"] + sub["guards"]}
                     for sub in resolved_outs(graph, called, depth + 1)]
+        elif callee is not None and callee.is_class and (keys := model_keys(graph, callee)):
+            out.append({**item, "keys": keys})
         elif item.get("call"):
             out.append({**item, "open": True})
         else:
             out.append(item)
     return out
+
+
+def model_keys(graph: CallGraph, target: Target) -> dict[str, str]:
+    """The keys LangGraph takes from a returned Pydantic model instance: its fields (every
+    one known, or none). A node that returns ``Evidence(goal=...)`` writes ``goal``, not
+    ``evidences``."""
+    classes = typed_classes(graph.facts)
+    found = classes.get(target.qual)
+    if found is None or found[2] != "BaseModel" or found[0] != target.path:
+        return {}
+    fields, complete = class_fields(classes, target.qual)
+    return {f["name"]: UNKNOWN for _, f in fields} if complete else {}
 
 
 def _node(graph: CallGraph, name: str, info: JSON) -> Node:
@@ -160,12 +174,17 @@ def state_reads(graph: CallGraph, key: Key) -> dict[str, int]:
     return state_accesses(graph, key, stores=False)
 
 
+def state_param(graph: CallGraph, key: Key) -> str | None:
+    """The parameter a node or router function receives the state in."""
+    params = graph.functions[key].get("params") or []
+    return params[1] if params[:1] == ["self"] and len(params) > 1 else (
+        params[0] if params else None)
+
+
 def state_accesses(graph: CallGraph, key: Key, stores: bool) -> dict[str, int]:
     """Keys a function reads from (or, with `stores`, stores into) its state parameter, with
     the first line of each."""
-    params = graph.functions[key].get("params") or []
-    state = params[1] if params[:1] == ["self"] and len(params) > 1 else (
-        params[0] if params else None)
+    state = state_param(graph, key)
     found: dict[str, int] = {}
     for access in graph.flow(key).get("keys", []):
         if access["param"] == state and (access["op"] in ("set", "setattr")) == stores:

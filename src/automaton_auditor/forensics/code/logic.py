@@ -44,6 +44,7 @@ from automaton_auditor.forensics.code.exprs import (
     walk_expr,
     weight_table,
 )
+from automaton_auditor.forensics.code.gates import branch_gates
 
 MAX_DEPTH = 12
 # what a decision does to the score (text alone, a dissent note, changes nothing)
@@ -185,20 +186,20 @@ class _Reader:
 
     # --- branches --------------------------------------------------------------------------
     def branch(self, test: ast.expr, body: list[ast.stmt], line: int) -> None:
-        does = sorted(self.does(body))
-        reads = sorted(self.reads(test) | self.inner_tests(body))
+        does, inner = sorted(self.does(body)), self.inner_tests(body)
+        reads = sorted(self.reads(test).union(*(self.reads(t) for t in inner)))
         if reads and does:
-            self.out["branches"].append({"line": line, "reads": reads, "does": does})
+            gates = {"gates": g} if (g := branch_gates(test, inner)) else {}
+            self.out["branches"].append({"line": line, "reads": reads, "does": does, **gates})
 
-    def inner_tests(self, body: list[ast.stmt]) -> set[str]:
-        """What the nested tests read when every score change of the body sits under one:
+    def inner_tests(self, body: list[ast.stmt]) -> list[ast.expr]:
+        """The nested tests that decide when every score change of the body sits under one:
         ``if criterion == "graph": if "modular" in op.argument: return op.score`` decides on
         a word in the argument, not on the criterion alone."""
         plain, nested = first_tests(body)
         if self.does(plain) & CHANGES:
-            return set()
-        return set().union(*(self.reads(t.test) for t in nested
-                             if self.does([*t.body, *t.orelse]) & CHANGES))
+            return []
+        return [t.test for t in nested if self.does([*t.body, *t.orelse]) & CHANGES]
 
     def assigned(self, node: ast.Assign | ast.AnnAssign, value: ast.expr) -> None:
         """``violation = True`` under a test carries what the test read to later tests of

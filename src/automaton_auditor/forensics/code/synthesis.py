@@ -6,7 +6,8 @@ deep). What counts is behaviour, recorded per function by `logic`: a mean of the
 branch that caps or changes the score on the detectives' evidence, on the score spread, on a
 judge's score or identity; judges weighed differently; a model whose answer becomes the
 score. A branch that only searches words in a judge's argument is a keyword rule; one that
-compares a judge's name with a value no judge ever carries never fires. A functionality
+compares a judge's name with a value no judge ever carries, or needs a value read from a state
+key the schema does not declare (`gates`), never fires. A functionality
 weight weighs one judge's score differently when a criterion's three scores are combined:
 weights keyed by criterion (an overall over the criteria) or a cap conditioned on a judge are
 none, and a mean of the judges that no judge weighs into differently, changed by rules only in
@@ -22,6 +23,8 @@ from typing import Any, NamedTuple
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.execution import build_model
+from automaton_auditor.forensics.code.gates import GateReader
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.topology import Topology
@@ -95,9 +98,22 @@ def _judge_values(facts: dict[str, JSON]) -> set[str]:
     return {v for p in facts for v in facts[p].get("judge_values") or []}
 
 
-def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key]) -> list[Rule]:
-    """Every decision in the synthesis scope, classified by what it reads and does."""
+def _declared(facts: dict[str, JSON], graph: CallGraph, main: Topology | None
+              ) -> set[str] | None:
+    """The state schema's keys (None when not all are known)."""
+    if main is None or not main.nodes:
+        return None
+    model = build_model(facts, graph, main)
+    return set(model.channels) if model.complete else None
+
+
+def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
+             main: Topology | None = None) -> list[Rule]:
+    """Every decision in the synthesis scope, classified by what it reads and does. A
+    decision that compares a judge's name with a value no judge carries, or that needs a
+    value read from a state key the schema does not declare, never fires (``dead``)."""
     known = _judge_values(facts)
+    gates = GateReader(graph, scope, _declared(facts, graph, main))
     rules: list[Rule] = []
     for key in scope:
         logic = graph.functions[key].get("logic") or {}
@@ -106,7 +122,9 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key]) -> list
         for branch in logic.get("branches", []):
             reads = _resolved(graph, key, branch["reads"])
             does = set(branch["does"])
-            rules.append(Rule(_kind(reads, does, branch["line"] in dead), key[0],
+            never = branch["line"] in dead or any(
+                gates.never_holds(key, name) for name in branch.get("gates", []))
+            rules.append(Rule(_kind(reads, does, never), key[0],
                               branch["line"], tuple(sorted(reads)), tuple(sorted(does))))
     return sorted(set(rules), key=lambda r: (r.path, r.line, r.kind))
 
@@ -152,7 +170,7 @@ def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | No
         # a mean weighted by criterion is an overall over the criteria, not of the judges
         means += [(key[0], m["line"]) for m in logic.get("means", []) if not m.get("criteria")]
         weights += [(key[0], w["line"]) for w in logic.get("weights", [])]
-    return Reading(scope, rules_of(graph, facts, scope), sorted(set(means)),
+    return Reading(scope, rules_of(graph, facts, scope, main), sorted(set(means)),
                    sorted(set(weights)), _model_scores(graph, facts, scope,
                                                        set(_roots(graph, main))))
 

@@ -1,0 +1,113 @@
+"""Rule gates: the names a decision needs to hold a value, and whether they ever can.
+
+``if prosecutor_score == 1 and rules.get("security_override"):`` fires only when ``rules``
+holds something. The walk records such names per branch (``gates``: a name, or the receiver
+of ``name.get("k")`` / ``name["k"]`` / ``name.k``, that is one of the conjuncts a test needs
+true). Across the call graph, a gate whose every value is read from the state under a key
+the state schema does not declare (``getattr(state, "rules", {})``, ``state.get("rules")``)
+never holds anything: LangGraph has no channel for the key, so the read always gives its
+default and the rule never fires.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.execution import state_param
+
+MAX_DEPTH = 4
+
+
+def test_gates(test: ast.expr) -> set[str]:
+    """The local names a test needs to hold a value: each conjunct of an ``and`` chain that
+    is a bare name or a lookup on one (``rules``, ``rules.get("k")``, ``rules["k"]``)."""
+    conjuncts = test.values if isinstance(test, ast.BoolOp) and \
+        isinstance(test.op, ast.And) else [test]
+    out: set[str] = set()
+    for node in conjuncts:
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr == "get" and node.args and isinstance(node.args[0], ast.Constant):
+            node = node.func.value
+        elif isinstance(node, ast.Subscript | ast.Attribute):
+            node = node.value
+        if isinstance(node, ast.Name):
+            out.add(node.id)
+    return out
+
+
+def branch_gates(test: ast.expr, inner: list[ast.expr]) -> list[str]:
+    """The gates of a decision: its test's, and those every nested test deciding the score
+    (`inner`) needs (a rule that only changes the score under such tests needs them too)."""
+    shared = test_gates(inner[0]).intersection(*map(test_gates, inner[1:])) if inner \
+        else set()
+    return sorted(test_gates(test) | shared)
+
+
+def _undeclared_read(graph: CallGraph, key: Key, site: dict[str, object],
+                     declared: set[str]) -> bool:
+    """``getattr(state, "k", default)`` or ``state.get("k")`` for an undeclared key ``k``."""
+    state = f"p:{state_param(graph, key)}"
+    args = site.get("args")
+    if not isinstance(args, list):
+        return False
+    name = str(site.get("name") or "")
+    if name == "getattr" and len(args) >= 2 and args[0] == [state]:
+        keys = args[1]
+    elif name.endswith(".get") and site.get("recv") == [state] and args:
+        keys = args[0]
+    else:
+        return False
+    return len(keys) == 1 and str(keys[0]).startswith("s:") and keys[0][2:] not in declared
+
+
+class GateReader:
+    """Decides, for the synthesis scope, which gates never hold a value (`declared`: the
+    state schema's keys, None when they are not all known)."""
+
+    def __init__(self, graph: CallGraph, scope: list[Key], declared: set[str] | None) -> None:
+        self.graph = graph
+        self.scope = scope
+        self.declared = declared
+
+    def never_holds(self, key: Key, name: str, depth: int = 0) -> bool:
+        """True when every value `name` can hold in `key` is an undeclared state read:
+        through its local assignments, or, for a parameter, through every call to `key`
+        from the synthesis scope (at least one)."""
+        if self.declared is None or depth > MAX_DEPTH:
+            return False
+        atoms = (self.graph.flow(key).get("binds") or {}).get(name)
+        if atoms is None:
+            atoms = self._passed(key, name)
+            return bool(atoms) and all(self._atom(k, a, depth) for k, a in atoms)
+        return bool(atoms) and all(self._atom(key, a, depth) for a in atoms)
+
+    def _atom(self, key: Key, atom: str, depth: int) -> bool:
+        if atom.startswith("c:"):
+            sites = self.graph.sites(key)
+            index = int(atom[2:])
+            return self.declared is not None and index < len(sites) and \
+                _undeclared_read(self.graph, key, sites[index], self.declared)
+        if atom.startswith(("v:", "p:")):
+            return self.never_holds(key, atom[2:], depth + 1)
+        return False
+
+    def _passed(self, key: Key, name: str) -> list[tuple[Key, str]]:
+        """(caller, atom) for what every call to `key` in scope passes as parameter `name`."""
+        params = self.graph.functions[key].get("params") or []
+        if name not in params:
+            return []
+        position = params.index(name) - (1 if params[:1] == ["self"] else 0)
+        out: list[tuple[Key, str]] = []
+        for caller in self.scope:
+            for site in self.graph.sites(caller):
+                target = self.graph.resolve(caller, site)
+                if target is None or self.graph.function_key(target) != key:
+                    continue
+                args = site.get("args") or []
+                given = args[position] if 0 <= position < len(args) else \
+                    (site.get("kw") or {}).get(name)
+                if not given:
+                    return []  # a default or a value we cannot follow: may hold something
+                out += [(caller, a) for a in given]
+        return out
