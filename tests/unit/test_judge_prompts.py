@@ -430,3 +430,61 @@ def test_a_wrappers_chat_call_is_the_model_call(tmp_path: Path) -> None:
                if f.facet.startswith("judges.")]
     opinions = [offline_opinion(j, dim, dossier) for j in JUDGES]
     assert decide(dim, opinions, dossier, rubric).final_score == 2
+
+
+
+LOADERS = {"path": '''
+from pathlib import Path
+
+
+def load_prompt(name):
+    path = Path(__file__).parent.parent / "prompts" / f"{name}.txt"
+    if not path.exists():
+        return ""
+    return path.read_text(encoding="utf-8")
+''', "open": '''
+import os
+
+
+def load_prompt(name):
+    with open(os.path.join(os.path.dirname(__file__), "..", "prompts", name + ".txt"),
+              "r") as handle:
+        return handle.read()
+'''}
+
+FILE_JUDGES = '''
+from langchain_core.messages import HumanMessage, SystemMessage
+
+
+def _judge(persona, role, state, llm):
+    system = load_prompt(persona)
+    user = f"Judge as {role}. Evidence: {state['evidence']}. Return JSON."
+    return llm.invoke([SystemMessage(content=system), HumanMessage(content=user)])
+
+
+def prosecutor(state, llm):
+    return _judge("prosecutor", "Prosecutor", state, llm)
+
+
+def defense(state, llm):
+    return _judge("defense", "Defense", state, llm)
+
+
+def tech_lead(state, llm):
+    return _judge("tech_lead", "TechLead", state, llm)
+'''
+
+
+def test_persona_prompts_read_from_repository_files_are_their_own_text(
+        tmp_path: Path) -> None:
+    texts = {f"src/prompts/{name}.txt": PHILOSOPHY[persona] for name, persona in
+             (("prosecutor", "Prosecutor"), ("defense", "Defense"), ("tech_lead", "TechLead"))}
+    for variant, loader in LOADERS.items():
+        files = write_repo(tmp_path / variant, {"src/nodes/judges.py": loader + FILE_JUDGES,
+                                                **texts})
+        findings, _ = code_findings(tmp_path / variant, files)
+        text = by_facet(findings, "judges.persona_text")
+        assert text.found, (variant, text.rationale)
+        assert min(text.data["own_words"].values()) >= 40
+        assert "src/prompts/prosecutor.txt:1: Trust no one" in (text.content or "")
+        assert not by_facet(findings, "judges.collusion").found

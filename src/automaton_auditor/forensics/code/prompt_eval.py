@@ -21,18 +21,22 @@ from automaton_auditor.forensics.code.prompt_values import (
     Fn,
     Inst,
     Program,
+    RepoPath,
     Txt,
     concat,
     flatten,
     item,
     list_method,
     lit,
+    path_method,
+    repo_path,
     string_method,
 )
 
 # ``chat``: a provider wrapper's ``llm.chat(messages)`` (and ``ollama.chat``) sends them
 INVOKES = {"invoke", "ainvoke", "stream", "astream", "batch", "abatch", "predict",
            "apredict", "generate", "agenerate", "run", "arun", "create", "call_llm", "chat"}
+PATH_CALLS = {"Path", "PurePath", "open", "join", "dirname", "abspath", "realpath"}
 TEMPLATES = {"from_template", "from_messages", "PromptTemplate", "ChatPromptTemplate"}
 MAX_DEPTH = 6
 BUDGET = 60_000  # expression nodes per entry: a bound on work, never reached by real judges
@@ -201,6 +205,10 @@ class Evaluator:
                 self.block(block, env, frame)
             frame.uncertain -= 1
         elif isinstance(stmt, ast.With | ast.AsyncWith):
+            for with_item in stmt.items:  # ``with open(path) as f``: ``f.read()`` is the file
+                if with_item.optional_vars is not None:
+                    self.bind(with_item.optional_vars, self.expr(with_item.context_expr, env,
+                                                                 frame), env, frame)
             self.block(stmt.body, env, frame)
 
     def branch(self, stmt: ast.If, env: dict[str, Any], frame: Frame) -> None:
@@ -272,8 +280,12 @@ class Evaluator:
             left, right = self.expr(node.left, env, frame), self.expr(node.right, env, frame)
             if isinstance(node.op, ast.BitOr):  # ``prompt | model``: the chain's prompt
                 return left
+            if isinstance(node.op, ast.Div) and isinstance(left, RepoPath):
+                return left.join(right)
             return concat(left, right) if isinstance(node.op, ast.Add | ast.Mod) else None
         if isinstance(node, ast.Name):
+            if node.id == "__file__" and node.id not in env:
+                return RepoPath(frame.path)
             return env[node.id] if node.id in env else self.const(frame.path, node.id)
         if isinstance(node, ast.Attribute):
             return self.attr_of(node, env, frame)
@@ -298,6 +310,8 @@ class Evaluator:
     def attr_of(self, node: ast.Attribute, env: dict[str, Any], frame: Frame) -> Any:
         """``self.x``, ``instance.x``, ``module.NAME`` or ``Class.NAME``."""
         base = self.expr(node.value, env, frame)
+        if isinstance(base, RepoPath):
+            return base.attr(node.attr)
         if isinstance(base, Inst):
             return self.attribute(base, node.attr)
         if isinstance(base, str) and "::" in base:  # a class: its class attribute
@@ -330,6 +344,14 @@ class Evaluator:
             return flatten([kwargs.get("content", kwargs.get("template")), *args])
         if isinstance(receiver, Txt):
             return string_method(receiver, tail, args, kwargs)
+        if isinstance(receiver, RepoPath):
+            return path_method(receiver, tail, args, self.program)
+        if tail in PATH_CALLS and args:  # ``Path(p)``, ``open(p)``, ``os.path.join(a, b)``
+            first = repo_path(args[0].text()) if isinstance(args[0], Txt) else args[0]
+            if not isinstance(first, RepoPath):
+                return None
+            return first if tail == "open" else first.attr("parent") if tail == "dirname" \
+                else first.join(*args[1:])
         if isinstance(receiver, list) or (tail in ("list", "tuple") and args and
                                           isinstance(args[0], list)):
             return list_method(receiver if isinstance(receiver, list) else None, tail, args)

@@ -6,6 +6,7 @@ what string methods, chat messages and templates do to text.
 from __future__ import annotations
 
 import ast
+import posixpath
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,6 +47,41 @@ class Fn:
     path: str
     node: ast.FunctionDef | ast.AsyncFunctionDef
     owner: str = ""  # ``path::Class`` for a method
+
+
+@dataclass(frozen=True)
+class RepoPath:
+    """A path inside the repository (relative to its root): ``Path(__file__).parent /
+    "prompts" / "x.txt"``; reading it gives the file's text."""
+
+    rel: str
+
+    def join(self, *parts: Any) -> RepoPath | None:
+        """The path joined with text parts (None when a part is not known text)."""
+        if not all(isinstance(p, Txt) for p in parts):
+            return None
+        return repo_path("/".join([self.rel, *(p.text() for p in parts)]))
+
+    def attr(self, name: str) -> RepoPath | None:
+        """``.parent`` (``.resolve()``/``.absolute()`` as methods: `path_method`)."""
+        return repo_path(posixpath.dirname(self.rel)) if name == "parent" else None
+
+
+def repo_path(text: str) -> RepoPath | None:
+    """A repository-relative path, None when it is absolute or leaves the repository."""
+    norm = posixpath.normpath(text) if text else "."
+    if norm.startswith(("/", "../")) or norm == "..":
+        return None
+    return RepoPath("" if norm == "." else norm)
+
+
+def path_method(path: RepoPath, method: str, args: list[Any], program: Program) -> Any:
+    """What a path method gives: the same path, a joined one, or the file's text."""
+    if method in ("resolve", "absolute", "expanduser"):
+        return path
+    if method == "joinpath":
+        return path.join(*args)
+    return program.text_file(path.rel) if method in ("read_text", "read") else None
 
 
 @dataclass
@@ -99,6 +135,16 @@ class Program:
                     if isinstance(target_node, ast.Name):
                         names[target_node.id] = stmt.value
         return Module(path, collect_imports(tree), names)
+
+    def text_file(self, rel: str) -> Txt | None:
+        """A repository file's text, each line a piece that remembers its line (a prompt
+        the code reads from a file); None when unreadable."""
+        try:
+            data = read_bounded(self.repo / rel, MAX_FILE_BYTES, root=self.repo)
+        except (OSError, ValueError):
+            return None
+        lines = data.decode("utf-8-sig", errors="replace").splitlines(keepends=True)
+        return Txt(tuple((line, f"{rel}:{n}") for n, line in enumerate(lines, 1)))
 
     def file_of(self, module: str, path: str) -> str | None:
         """The repository file a (possibly relative) module name stands for."""
