@@ -4,9 +4,9 @@
 holds something. The walk records such names per branch (``gates``: a name, or the receiver
 of ``name.get("k")`` / ``name["k"]`` / ``name.k``, that is one of the conjuncts a test needs
 true). Across the call graph, a gate whose every value is read from the state under a key
-the state schema does not declare (``getattr(state, "rules", {})``, ``state.get("rules")``)
-never holds anything: LangGraph has no channel for the key, so the read always gives its
-default and the rule never fires.
+the state schema does not declare (``getattr(state, "rules", {})``, ``state.get("rules")`` in
+a node function) never holds anything: LangGraph has no channel for the key, so the read
+always gives its default and the rule never fires.
 """
 
 from __future__ import annotations
@@ -65,10 +65,12 @@ class GateReader:
     """Decides, for the synthesis scope, which gates never hold a value (`declared`: the
     state schema's keys, None when they are not all known)."""
 
-    def __init__(self, graph: CallGraph, scope: list[Key], declared: set[str] | None) -> None:
+    def __init__(self, graph: CallGraph, scope: list[Key], declared: set[str] | None,
+                 nodes: set[Key]) -> None:
         self.graph = graph
         self.scope = scope
         self.declared = declared
+        self.nodes = nodes  # the graph's node functions: their first parameter is the state
 
     def never_holds(self, key: Key, name: str, depth: int = 0) -> bool:
         """True when every value `name` can hold in `key` is an undeclared state read:
@@ -86,8 +88,8 @@ class GateReader:
         if atom.startswith("c:"):
             sites = self.graph.sites(key)
             index = int(atom[2:])
-            return self.declared is not None and index < len(sites) and \
-                _undeclared_read(self.graph, key, sites[index], self.declared)
+            return self.declared is not None and key in self.nodes and index < len(sites) \
+                and _undeclared_read(self.graph, key, sites[index], self.declared)
         if atom.startswith(("v:", "p:")):
             return self.never_holds(key, atom[2:], depth + 1)
         return False

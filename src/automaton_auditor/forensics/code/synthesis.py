@@ -98,13 +98,14 @@ def _judge_values(facts: dict[str, JSON]) -> set[str]:
     return {v for p in facts for v in facts[p].get("judge_values") or []}
 
 
-def _declared(facts: dict[str, JSON], graph: CallGraph, main: Topology | None
-              ) -> set[str] | None:
-    """The state schema's keys (None when not all are known)."""
+def _gates(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
+           scope: list[Key]) -> GateReader:
+    """The gate reader over the state schema's keys (none when not all are known)."""
     if main is None or not main.nodes:
-        return None
+        return GateReader(graph, scope, None, set())
     model = build_model(facts, graph, main)
-    return set(model.channels) if model.complete else None
+    nodes = {n.key for n in model.nodes.values() if n.key is not None}
+    return GateReader(graph, scope, set(model.channels) if model.complete else None, nodes)
 
 
 def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
@@ -113,7 +114,7 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
     decision that compares a judge's name with a value no judge carries, or that needs a
     value read from a state key the schema does not declare, never fires (``dead``)."""
     known = _judge_values(facts)
-    gates = GateReader(graph, scope, _declared(facts, graph, main))
+    gates = _gates(facts, graph, main, scope)
     rules: list[Rule] = []
     for key in scope:
         logic = graph.functions[key].get("logic") or {}
