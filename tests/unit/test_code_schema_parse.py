@@ -16,7 +16,7 @@ from .test_code_ast_graph import by_facet, write_repo
 
 HEAD = '''
 import json
-from langchain_core.output_parsers import PydanticOutputParser
+from langchain_core.output_parsers import JsonOutputParser, PydanticOutputParser
 from langchain_core.prompts import ChatPromptTemplate
 from langchain_openai import ChatOpenAI
 from pydantic import BaseModel, Field
@@ -47,6 +47,15 @@ UNUSED = '''    parser = PydanticOutputParser(pydantic_object=OpinionSchema)
 FREE_TEXT = '''    reply = llm.invoke(state["prompt"])
     return {"opinions": [json.loads(reply.content)]}
 '''
+# a JSON parser with no schema, each item of its answer validated by the model
+JSON_VALIDATED = '''    prompt = ChatPromptTemplate.from_messages([("user", "{evidence}")])
+    chain = prompt | llm | JsonOutputParser()
+    parsed = chain.invoke({"evidence": state["evidence"]})
+    return {"opinions": [OpinionSchema.model_validate(op) for op in parsed]}
+'''
+# the same parser whose answer goes out unvalidated
+JSON_ONLY = JSON_VALIDATED.replace("OpinionSchema.model_validate(op) for op in parsed",
+                                   "op for op in parsed")
 BOUND = '''    parser = PydanticOutputParser(pydantic_object=OpinionSchema)
     structured = llm.with_structured_output(OpinionSchema)
     return {"opinions": [parser.parse(structured.invoke(state["prompt"]).argument)]}
@@ -69,7 +78,7 @@ def _score(findings: list[Finding]) -> int:
 
 
 def test_a_reply_parsed_by_a_schema_parser_is_partial_enforcement(tmp_path: Path) -> None:
-    for name, body in (("parse", PARSE), ("chain", CHAIN)):
+    for name, body in (("parse", PARSE), ("chain", CHAIN), ("validated", JSON_VALIDATED)):
         findings = _findings(tmp_path / name, body)
         fact = by_facet(findings, "llm.schema_parse")
         assert fact.found and fact.pattern == "success", name
@@ -79,7 +88,7 @@ def test_a_reply_parsed_by_a_schema_parser_is_partial_enforcement(tmp_path: Path
 
 
 def test_free_text_and_an_unapplied_parser_still_score_low(tmp_path: Path) -> None:
-    for name, body in (("free", FREE_TEXT), ("unused", UNUSED)):
+    for name, body in (("free", FREE_TEXT), ("unused", UNUSED), ("json", JSON_ONLY)):
         findings = _findings(tmp_path / name, body)
         fact = by_facet(findings, "llm.schema_parse")
         assert not fact.found and fact.pattern == "neutral", name

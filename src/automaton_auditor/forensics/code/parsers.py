@@ -6,7 +6,10 @@ when it does not fit. Applied to a model's reply, by ``parser.parse(reply.conten
 link of ``prompt | llm | parser``, it is schema validation without a bound call: partial
 enforcement. A parser that is built but never applied (only its format instructions used)
 validates nothing and gives no fact. The walk follows the parser through one binding, a
-local or module name or an attribute (``self.parser = PydanticOutputParser(...)``).
+local or module name or an attribute (``self.parser = PydanticOutputParser(...)``). A chain
+ending in a schemaless ``JsonOutputParser`` whose answer the same function hands to
+``Model.model_validate`` (``parse_obj``, ``Model(**item)``), item by item or whole, is
+validated against ``Model`` too.
 """
 
 from __future__ import annotations
@@ -32,13 +35,51 @@ class Where(NamedTuple):
 
 
 def _schema(call: ast.Call, imports: dict[str, str]) -> str | None:
-    """The schema a parser constructor is given, when the callee is a LangChain parser."""
+    """The schema a parser constructor is given, when the callee is a LangChain parser
+    (``""``: a JSON parser given none, which validates only with `_validated`)."""
     full = resolve(dotted(call.func), imports) or ""
     if not full.startswith("langchain") or full.rsplit(".", 1)[-1] not in SCHEMA_PARSERS:
         return None
     arg = keyword(call, "pydantic_object") or keyword(call, "tools") or keyword(
         call, "pydantic_schema") or (call.args[0] if call.args else None)
-    return (resolve(dotted(arg), imports) or dotted(arg)) if arg is not None else None
+    if arg is None:
+        return "" if full.endswith(".JsonOutputParser") else None
+    return resolve(dotted(arg), imports) or dotted(arg)
+
+
+VALIDATORS = ("model_validate", "parse_obj", "model_validate_json", "parse_raw")
+
+
+def _validated(func: ast.AST, chain: ast.BinOp) -> str | None:
+    """The model a function validates a schemaless chain's answer with: ``parsed =
+    chain.invoke(...)`` then ``Model.model_validate(op) for op in parsed`` (or ``Model(**x)``)."""
+    body = list(ast.walk(func))
+    chains = {dotted(t) for n in body if isinstance(n, ast.Assign) and n.value is chain
+              for t in n.targets}
+    answers: set[str | None] = set()
+    for node in body:
+        if not isinstance(node, ast.Assign):
+            continue
+        value = node.value.value if isinstance(node.value, ast.Await) else node.value
+        if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and \
+                value.func.attr in PARSE_METHODS and (value.func.value is chain or
+                                                       dotted(value.func.value) in chains):
+            answers |= {dotted(t) for t in node.targets}
+    answers |= {dotted(c.target) for c in body if isinstance(c, ast.comprehension | ast.For)
+                and dotted(c.iter) in answers}
+    answers.discard(None)
+    for node in body:
+        if not isinstance(node, ast.Call):
+            continue
+        args = [*node.args, *(k.value for k in node.keywords if k.arg is None)]
+        if not any(dotted(a.value if isinstance(a, ast.Subscript) else a) in answers
+                   for a in args):
+            continue
+        if isinstance(node.func, ast.Attribute) and node.func.attr in VALIDATORS:
+            return dotted(node.func.value)
+        if node.keywords and node.keywords[0].arg is None and dotted(node.func):
+            return dotted(node.func)  # ``Opinion(**item)``
+    return None
 
 
 def _walk(tree: ast.Module) -> list[Where]:
@@ -105,12 +146,20 @@ def schema_parses(tree: ast.Module, imports: dict[str, str], lines: list[str]) -
     """``schema_parse`` call facts: where a schema parser is applied (see the module)."""
     nodes = _walk(tree)
     bound = _bindings(nodes, imports)
-    if not bound and not any(isinstance(w.node, ast.Call) and _schema(w.node, imports)
-                             for w in nodes):
+    if not bound and not any(isinstance(w.node, ast.Call) and
+                             _schema(w.node, imports) is not None for w in nodes):
         return []
     found: list[JSON] = []
+    # qualified name -> definition, named as `_walk` names the nodes inside it
+    functions = {f"{w.func or w.cls}.{w.node.name}" if w.func or w.cls else w.node.name: w.node
+                 for w in nodes if isinstance(w.node, ast.FunctionDef | ast.AsyncFunctionDef)}
     for node, func, _cls in nodes:
         parser = _applied(node, bound, imports)
+        if parser is not None and not parser.schema:
+            owner = functions.get(func)
+            schema = _validated(owner, node) if owner is not None and \
+                isinstance(node, ast.BinOp) else None
+            parser = Parser(schema, parser.built) if schema else None
         if parser is None:
             continue
         line = getattr(node, "lineno", 1)
