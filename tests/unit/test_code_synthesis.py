@@ -423,3 +423,20 @@ def test_a_rule_gated_on_a_state_key_the_schema_lacks_never_fires(tmp_path: Path
     live = _justice(tmp_path / "b", GATED, {"graph.py": declared})
     assert live["justice.averaging"].found is False
     assert live["justice.rules"].data["rules"]["security_override"] == ["nodes/justice.py:3"]
+
+
+def test_a_helpers_first_parameter_is_not_the_state(tmp_path: Path) -> None:
+    helper = '''
+def resolve(config, ops):
+    rules = getattr(config, "synthesis_rules", {})
+    if rules.get("security_override") and min(o.score for o in ops) == 1:
+        return 3
+    return sum(o.score for o in ops) / len(ops)
+
+
+def chief_justice_node(state):
+    return {"final_score": round(resolve(state.config, state.opinions))}
+'''
+    graph = STATE_GRAPH.format(extra="\n    config: dict = {}")
+    facts = _justice(tmp_path, helper, {"graph.py": graph})
+    assert facts["justice.averaging"].found is False
