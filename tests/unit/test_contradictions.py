@@ -229,3 +229,29 @@ def test_a_conditional_edge_that_routes_when_something_is_missing_denies_nothing
                   "critical evidence is missing.",
                   "Conditional edges that send the run to a retry node when the clone is "
                   "absent keep it alive.", code=code) == []
+
+
+def test_a_gap_naming_the_judges_run_in_sequence_that_the_code_fans_out_is_stale() -> None:
+    """"No true parallel execution of judges" and a node that "loops over ... judges
+    sequentially" deny the judges' fan-out: under a listed gap, the code has closed it."""
+    found = _facts("1. No true parallel execution of judges: Today run_judges is a single "
+                   "node that loops over dimensions and judges sequentially.",
+                   "The judge node loops over the criteria and judges sequentially.",
+                   code=[PARALLEL_JUDGES])
+    assert [(f.facet, f.data["features"]) for f in found] == [
+        ("claims.stale_gaps", ["parallel judges"]),
+        ("claims.contradictions", ["parallel judges"])]
+    assert "app/graph.py:52" in (found[0].content or "")
+    assert _facts("There is no parallel execution of judges yet.", code=[]) == []
+
+
+def test_a_node_said_to_be_commented_out_that_the_graph_wires_is_a_stale_gap() -> None:
+    found = _facts("2. Aggregate currently commented out in graph.py (lines 39, 56).",
+                   "The scan node is not wired.")
+    assert [(f.facet, f.data["features"]) for f in found] == [
+        ("claims.stale_gaps", ["the aggregate node"])]
+    assert "app/graph.py:40: aggregate wired: scan -> aggregate" in (found[0].content or "")
+    # a node with no edge in (scan) or none of that name, a hedged sentence, or a node
+    # "disabled" (a setting may switch off a wired node): nothing
+    assert _facts("The Reporter node is commented out.", "The aggregate node is disabled.",
+                  "If the aggregate node is not wired, the judges wait forever.") == []

@@ -228,3 +228,22 @@ def test_a_sentence_ending_with_a_colon_is_read_with_the_list_it_opens() -> None
     closed = classify("Metacognition", _blocks(
         ("paragraph", opener[:-1] + ".", ("Theory",), 2), items), CONCEPTS)
     assert closed.verdict == "dropped"
+
+
+def test_a_titled_subsection_under_an_executive_summary_is_the_reports_body() -> None:
+    # The summary's own paragraph only names the concept; the subsection the outline nests
+    # under it ("Executive Summary" > "Metacognition ...") explains it; a "Key Takeaways"
+    # subsection is a summary of its own.
+    top, summary, meta = ("Final Report",), ("Final Report", "Executive Summary"), \
+        "Metacognition (Integrity Checks)"
+    blocks = [Block("heading", top[0], 1, level=1),
+              Block("heading", summary[1], 1, level=2, section=top),
+              Block("paragraph", EXPLAINED, 1, section=summary),
+              Block("heading", "Key Takeaways", 1, level=3, section=summary),
+              Block("paragraph", EXPLAINED, 1, section=(*summary, "Key Takeaways")),
+              Block("heading", meta, 2, level=3, section=summary),
+              Block("paragraph", EXPLAINED, 2, section=(*summary, meta))]
+    verdict = classify("Metacognition", blocks)
+    assert verdict.verdict == "explained"
+    assert [o.page for o in verdict.occurrences if o.explained] == [2, 2]
+    assert all("summary" in o.reason for o in verdict.occurrences if o.page == 1)

@@ -479,3 +479,29 @@ def test_outline_entries_that_are_paragraphs_are_not_headings() -> None:
                   size=16 if i == 0 else 11, bold=i == 0) for i, t in enumerate(texts)]
     marks = outline_headings(lines, [(0, 1, texts[0])] + [(1, 1, t) for t in texts[1:]])
     assert sorted(marks.values()) == [(1, "Design Overview"), (2, "Why Pydantic over Dicts?")]
+
+
+def test_a_heading_set_like_the_outlined_ones_but_left_out_of_the_outline(
+        tmp_path: Path) -> None:
+    """A word processor bookmarks only paragraphs styled as headings: a line in the same
+    font and size as an outlined heading is a heading at its level; a bold body-size lead-in
+    is not."""
+    path = tmp_path / "gap.pdf"
+    c = canvas.Canvas(str(path), pagesize=A4)
+    y = A4[1] - 90
+    for text, font, size, outlined in [
+            ("Overview", "Helvetica-Bold", 14, True), (BODY, "Helvetica", 11, False),
+            ("Dialectical Synthesis", "Helvetica-Bold", 14, False), (BODY, "Helvetica", 11, False),
+            ("Lead-in remark", "Helvetica-Bold", 11, False), (BODY, "Helvetica", 11, False),
+            ("Design", "Helvetica-Bold", 14, True), (BODY, "Helvetica", 11, False)]:
+        if outlined:
+            c.bookmarkHorizontal(text, 0, y + size)
+            c.addOutlineEntry(text, text, level=0)
+        y = _write_lines(c, y, text, font, size) - (6 if size > 11 else 0)
+    c.save()
+    report = ingest_report(path, ReportLimits())
+    assert report.heading_source == "outline"
+    assert report.headings == [(1, 1, "Overview"), (1, 1, "Dialectical Synthesis"),
+                               (1, 1, "Design")]
+    sections = [b.section for b in report.blocks if b.kind == "paragraph"]
+    assert sections[1] == ("Dialectical Synthesis",)

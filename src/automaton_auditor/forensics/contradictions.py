@@ -2,8 +2,8 @@
 
 Four kinds, each read from a `FeatureClaim` the doc detective kept (`forensics.pdf.claims`):
 a sentence that binds a reducer to a state field ("operator.add for Evidence lists") is read
-against the reducers the state class declares in its `Annotated` hints (the `state.reducers`
-fact, with its lines); a sentence that says a component is not implemented ("only the
+against the reducers the state class declares in its `Annotated` hints
+(`forensics.reducer_claims`); a sentence that says a component is not implemented ("only the
 detective layer is implemented") against the components the repo detective found built and
 wired (persona prompts and judge nodes, the Chief Justice's synthesis, the detective fan-out);
 a sentence that says a feature is absent ("the judges are invoked inside one node in
@@ -22,32 +22,29 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import NamedTuple
 
+from automaton_auditor.forensics.diagrams.flow import match_score
 from automaton_auditor.forensics.pdf.claims import (
+    DISABLED_NODE,
     NO_AVERAGING,
     NO_CONDITIONAL,
+    NO_PARALLEL_JUDGES,
     NOT_IMPLEMENTED,
     ONLY_IMPLEMENTED,
     SEQUENTIAL_JUDGES,
 )
 from automaton_auditor.forensics.persona_claims import quote_misquotes, security_misquotes
+from automaton_auditor.forensics.reducer_claims import (
+    Declared,
+    declared_reducers,
+    reducer_contradictions,
+)
 from automaton_auditor.forensics.usage import USAGE_KINDS, Misquote, usage_misquotes
 from automaton_auditor.state import CodeNames, FeatureClaim, Finding, RebuiltGraph
 
 _JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead", re.IGNORECASE)
 _JUSTICE_NODE = re.compile(r"justice|chief", re.IGNORECASE)
-# Reducers that do the same merge under another name are one reducer here.
-_SAME = {"operator.iadd": "operator.add", "operator.concat": "operator.add",
-         "operator.or_": "operator.ior", "operator.__or__": "operator.ior",
-         "operator.__add__": "operator.add"}
-_KNOWN = {"operator.add", "operator.ior", "operator.and_", "operator.mul", "add_messages"}
-_LINE = re.compile(r"^(?P<loc>\S+:\d+): (?P<field>\w+): (?P<annotation>.+)$")
-_LEAD = r"(?:the|all|each|every|its|our|their|any|a|an)\s+"
-_CONTAINERS = {"dict", "list", "annotated", "optional", "sequence", "mapping", "set", "tuple",
-               "str", "int", "float", "bool", "any", "union", "none", "typing", "operator",
-               "notrequired", "required"}
 COMPONENTS: dict[str, re.Pattern[str]] = {
     "judges": re.compile(r"\b(?:judges?|judicial|personas?|prosecutor|tech\s?lead)\b",
                          re.IGNORECASE),
@@ -77,9 +74,11 @@ class Denial(NamedTuple):
 
 PARALLEL_JUDGES, ROUTING, MEAN = ("parallel judges", "conditional routing",
                                   "a mean of the judges' scores")
-DENIALS: dict[str, Denial] = {PARALLEL_JUDGES: Denial(SEQUENTIAL_JUDGES, negatable=True),
-                              ROUTING: Denial(NO_CONDITIONAL, admits_gap=True),
-                              MEAN: Denial(NO_AVERAGING, about_scores=True)}
+DENIALS: tuple[tuple[str, Denial], ...] = (
+    (PARALLEL_JUDGES, Denial(SEQUENTIAL_JUDGES, negatable=True)),
+    (PARALLEL_JUDGES, Denial(NO_PARALLEL_JUDGES, admits_gap=True)),
+    (ROUTING, Denial(NO_CONDITIONAL, admits_gap=True)),
+    (MEAN, Denial(NO_AVERAGING, about_scores=True)))
 _SCORING = re.compile(r"\bscor\w*", re.IGNORECASE)
 _NEGATED = re.compile(r"\b(?:not|never|longer)\b", re.IGNORECASE)
 # An admitted gap ("no conditional edges", "missing ...", "a known gap") that the code has
@@ -88,98 +87,6 @@ _NEGATED = re.compile(r"\b(?:not|never|longer)\b", re.IGNORECASE)
 # the code contradicts misleads the reader.
 _GAP = re.compile(r"\b(?:no|gaps?|missing|absent|lacks?|lacking|planned|todo|remaining|future|"
                   r"known|limitations?|not\s+yet)\b", re.IGNORECASE)
-
-
-@dataclass(frozen=True)
-class Declared:
-    """One state field with the reducer its `Annotated` hint declares."""
-
-    field: str
-    reducer: str
-    annotation: str
-    location: str
-
-    def names(self) -> set[str]:
-        """How a report may name the field: its name, its parts, the classes it holds
-        ("Evidence", "JudicialOpinion" and its last word), singular."""
-        words = {self.field, *self.field.split("_")}
-        for cls in re.findall(r"\b[A-Z]\w*", self.annotation):
-            if cls.lower() not in _CONTAINERS:
-                words |= {cls, *re.findall(r"[A-Z][a-z0-9]+$", cls)}
-        return {_singular(w) for w in words if len(w) > 2}
-
-
-def _singular(word: str) -> str:
-    word = word.lower()
-    for suffix in ("ies", "es", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
-            return word[: -len(suffix)] + ("y" if suffix == "ies" else "")
-    return word
-
-
-def _same(reducer: str) -> str:
-    name = reducer.strip().lower()
-    return _SAME.get(name, name)
-
-
-def declared_reducers(code: Sequence[Finding]) -> list[Declared]:
-    """The state fields with reducers, from the repo detective's `state.reducers` fact (its
-    content lists `path:line: field: annotation`, its data maps field to reducer)."""
-    fact = next((f for f in code if f.facet == "state.reducers" and f.found), None)
-    if fact is None:
-        return []
-    reducers = fact.data.get("reducers") or {}
-    declared = []
-    for line in (fact.content or "").splitlines():
-        match = _LINE.match(line.strip())
-        if match and isinstance(reducers.get(match["field"]), str):
-            declared.append(Declared(match["field"], reducers[match["field"]],
-                                     match["annotation"], match["loc"]))
-    return declared
-
-
-def _targets(sentence: str, token: re.Match[str]) -> str | None:
-    """The words a reducer mention is bound to: "R for/on <target>" after it, or
-    "<field>: Annotated[..., R]" / "<target> merged via R" / "<target> is annotated with R"
-    before it."""
-    after = re.sub(r"^\s*\([^()]{0,60}\)", "", sentence[token.end():])
-    forward = re.match(r"\s*(?:reducers?\s+)?(?:for|on|over)\s+(?:" + _LEAD + r")?"
-                       r"(?P<t>[\w\"'\[\].]+)", after, re.IGNORECASE)
-    if forward:
-        return forward["t"]
-    before = sentence[: token.start()]
-    backward = re.search(
-        r"(?P<t>[\w\"'\[\].]+)\s*(?::\s*Annotated\[[^;:]{0,80},\s*|:?\s*(?:is\s+|are\s+)?"
-        r"(?:merged|combined|reduced|accumulated|appended|concatenated|annotated)\s+"
-        r"(?:via|with|by|using|through)\s+(?:the\s+)?)$", before, re.IGNORECASE)
-    return backward["t"] if backward else None
-
-
-def _fields_named(target: str, declared: list[Declared]) -> list[Declared]:
-    words = re.findall(r"[A-Za-z_]\w*", target)
-    key = _singular(words[-1]) if words else ""
-    return [d for d in declared if key and key in d.names()]
-
-
-def reducer_contradictions(claim: FeatureClaim, declared: list[Declared]
-                           ) -> list[tuple[str, Declared]]:
-    """(reducer the report binds, the field's declaration) for each binding in the sentence
-    that names declared fields which all use another library reducer (operator.*,
-    add_messages)."""
-    custom = {d.reducer for d in declared if not d.reducer.startswith("operator.")}
-    names = "|".join(re.escape(n) for n in sorted(_KNOWN | custom | set(_SAME), key=len,
-                                                   reverse=True))
-    wrong: list[tuple[str, Declared]] = []
-    for token in re.finditer(rf"(?<![\w.])(?:{names})(?!\w)", claim.sentence):
-        target = _targets(claim.sentence, token)
-        fields = _fields_named(target, declared) if target else []
-        said = _same(token.group(0))
-        # A custom reducer may well wrap the operator the report names: only two library
-        # reducers that differ are a contradiction.
-        if fields and all(_same(d.reducer) in _KNOWN and _same(d.reducer) != said
-                          for d in fields):
-            wrong.extend((token.group(0), d) for d in fields)
-    return wrong
 
 
 def built_components(code: Sequence[Finding], graph: RebuiltGraph | None
@@ -236,15 +143,36 @@ def denial_contradictions(claim: FeatureClaim, built: dict[str, list[str]]
     the code builds; none when the rest of the sentence is hedged (`_HEDGE`) or the denial
     is itself negated (`Denial`). Unless the denial itself admits a gap, the rest of the
     sentence must say so ("a known gap")."""
-    denied = []
-    for feature, how in DENIALS.items():
+    denied: dict[str, bool] = {}
+    for feature, how in DENIALS:
         match = how.pattern.search(claim.sentence) if feature in built else None
         if match is None or (how.negatable and _NEGATED.search(match[0])):
             continue
         rest = claim.sentence[: match.start()] + " " + claim.sentence[match.end():]
         if not (_HEDGE.search(rest) or (not how.about_scores and _SCORING.search(rest))):
-            denied.append((feature, how.admits_gap or bool(_GAP.search(rest))))
-    return sorted(denied)
+            # one wording that admits the gap makes the sentence an admitted gap
+            denied[feature] = (denied.get(feature, False) or how.admits_gap
+                               or bool(_GAP.search(rest)))
+    return sorted(denied.items())
+
+
+def disabled_but_wired(claim: FeatureClaim, graph: RebuiltGraph | None
+                       ) -> dict[str, list[str]]:
+    """Graph nodes the sentence says are switched off ("VisionInspector currently commented
+    out") that the code wires with edges in and out, each with those edges; the judges,
+    Chief Justice and detectives as components are `status_contradictions`' to read."""
+    match = DISABLED_NODE.search(claim.sentence)
+    if match is None or graph is None or _HEDGE.search(claim.sentence[: match.start()]) \
+            or any(rx.search(match["name"]) for rx in COMPONENTS.values()):
+        return {}
+    found: dict[str, list[str]] = {}
+    for node in graph.nodes:
+        into = [f"{a} -> {b}" for a, b in graph.edges if b == node]
+        out = [f"{a} -> {b}" for a, b in graph.edges if a == node]
+        if into and out and match_score(match["name"], node) >= 0.8:
+            found[f"the {node} node"] = [f"{graph.location}: {node} wired: "
+                                         f"{', '.join([*into, *out][:6])}"]
+    return found
 
 
 def _line(fact: Finding) -> str:
@@ -373,6 +301,10 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
             denied = denial_contradictions(claim, graph_built)
             if denied:
                 findings.append(_denial_finding(claim, denied, graph_built))
+        elif claim.feature == "node_disabled":
+            wired = disabled_but_wired(claim, graph)
+            if wired:  # a node said to be switched off admits a gap
+                findings.append(_denial_finding(claim, [(n, True) for n in wired], wired))
         elif claim.feature in ("prompt_quote", "prompt_security"):
             quoted = quote_misquotes(claim, names, code) if claim.feature == "prompt_quote" \
                 else security_misquotes(claim, code)

@@ -31,11 +31,31 @@ _NEGATION = re.compile(r"\b(?:not|never|no longer|instead of|rather than|sequent
 # ("remaining gaps (e.g. conditional edges for ...)", "no conditional edges"). The subject
 # must be the judges themselves, so "the pipeline runs in sequence from detectives to judges"
 # denies nothing.
+_JUDGES = r"(?:judges|personas|judge\s+nodes|judicial\s+(?:panel|nodes|personas))"
+_IN_SEQUENCE = (r"(?:in\s+sequence|sequentially|one\s+after\s+(?:the\s+)?(?:an)?other|"
+                r"one\s+at\s+a\s+time)")
+# ... or a node that loops over them ("a single node that loops over dimensions and judges
+# sequentially").
 SEQUENTIAL_JUDGES = re.compile(
-    r"\b(?:judges|personas|judge\s+nodes|judicial\s+(?:panel|nodes|personas))\s+"
-    r"(?:are|is|were|run|execute|get)\s+(?:\w+\s+){0,6}?(?:in\s+sequence|sequentially|"
-    r"one\s+after\s+(?:the\s+)?(?:an)?other|(?:inside|within|in)\s+(?:one|a\s+single)\s+"
-    r"(?:node|function))\b", re.IGNORECASE)
+    rf"\b{_JUDGES}\s+(?:are|is|were|run|execute|get)\s+(?:\w+\s+){{0,6}}?(?:{_IN_SEQUENCE}|"
+    r"(?:inside|within|in)\s+(?:one|a\s+single)\s+(?:node|function))\b"
+    rf"|\b(?:loops?|iterates?|iterating|looping)\s+(?:over|through)\s+(?:[\w,]+\s+){{0,4}}?"
+    rf"{_JUDGES}\s+{_IN_SEQUENCE}\b", re.IGNORECASE)
+# "No true parallel execution of judges": the absence named as such, an admitted gap.
+NO_PARALLEL_JUDGES = re.compile(
+    r"\b(?:no|without|lacks?|lacking|missing)\s+(?:true\s+|real\s+|actual\s+|genuine\s+)?"
+    r"(?:parallel(?:ism)?|concurren\w+)(?:\s+(?:execution|invocation|runs?))?\s+"
+    rf"(?:of|for|across|among|between)\s+(?:the\s+)?(?:three\s+|3\s+)?{_JUDGES}\b",
+    re.IGNORECASE)
+# A graph node said to be left out of the graph ("VisionInspector currently commented out in
+# graph.py", "judge_sync is not wired"): `name` is read against the nodes the code wires.
+# "Disabled" is not read: a wired node may well be switched off by a setting.
+DISABLED_NODE = re.compile(
+    r"(?P<name>\b[A-Za-z_]\w*(?:\s+(?-i:[A-Z])\w*){0,2})\s+(?:node\s+|agent\s+)?"
+    r"(?:(?:is|are|was|were|remains?|has\s+been|have\s+been)\s+)?"
+    r"(?:currently\s+|still\s+|temporarily\s+)?(?:commented[\s-]*out|"
+    r"not\s+(?:yet\s+)?(?:wired|connected|registered))\b",
+    re.IGNORECASE)
 NO_CONDITIONAL = re.compile(
     r"\b(?:no|missing|lacks?|lacking|gaps?)\b[\s(:]*(?:e\.\s?g\.,?\s*|such\s+as\s+)?"
     r"(?:\w+\s+){0,2}?conditional\s+(?:edges?|routing)\b"
@@ -47,8 +67,8 @@ NO_AVERAGING = re.compile(
     r"\b(?:does\s+not|doesn't|do\s+not|don't|never)\s+(?:simply\s+|just\s+)?average\w*"
     r"|\b(?:rather\s+than|instead\s+of|not|no|without)\s+(?:a\s+|an\s+)?(?:simple\s+|plain\s+|"
     r"naive\s+|probabilistic\s+|mere\s+|score\s+)?averag\w*", re.IGNORECASE)
-_DENIED = re.compile(f"{SEQUENTIAL_JUDGES.pattern}|{NO_CONDITIONAL.pattern}|"
-                     f"{NO_AVERAGING.pattern}", re.IGNORECASE)
+_DENIED = re.compile(f"{SEQUENTIAL_JUDGES.pattern}|{NO_PARALLEL_JUDGES.pattern}|"
+                     f"{NO_CONDITIONAL.pattern}|{NO_AVERAGING.pattern}", re.IGNORECASE)
 
 
 def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
@@ -134,7 +154,7 @@ STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STAT
               "api_use": (API_USE, 6), "quoted_call": (QUOTED_CALL, 6),
               "chat_class": (CHAT_CLASS, 6), "method_use": (METHOD_USE, 6),
               "prompt_quote": (PROMPT_QUOTE, 6),
-              "prompt_security": (PROMPT_SECURITY, 6)}
+              "prompt_security": (PROMPT_SECURITY, 6), "node_disabled": (DISABLED_NODE, 6)}
 # Kinds whose sentence must name a judge ("the system's “Forensic Expert” persona" is no
 # judge's prompt); a claim of what a prompt asks for that names none ("Its prompt ...") is
 # read with the sentence before it when that one names a judge.

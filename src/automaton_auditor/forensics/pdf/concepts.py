@@ -24,7 +24,8 @@ _SUMMARY = re.compile(r"\b(executive summary|summary|abstract|table of contents|
                       r"criterion|criterion breakdown|rubric (?:dimension )?coverage)\b",
                       re.IGNORECASE)
 # (Self-audit and rubric-coverage sections echo the rubric's own terms: an occurrence there
-# restates a criterion, it does not explain the design.)
+# restates a criterion.) An opening summary's titled subsections are the report's body.
+_OPENING = re.compile(r"\b(executive summary|abstract|tl;?dr)\b", re.IGNORECASE)
 # Which sections make the most convincing quotes: design sections over retrospectives.
 _DESIGN = re.compile(r"architect|design|implement|framework|concept|deep dive|component|"
                      r"layer|node|graph|state|engine|pipeline|flow|mechanism", re.IGNORECASE)
@@ -42,10 +43,8 @@ _CODE_SIGNAL = re.compile(
 
 
 def _stem(word: str) -> str:
-    for suffix in _SUFFIXES:
-        if word.endswith(suffix) and len(word) - len(suffix) >= 5:
-            return word[: -len(suffix)]
-    return word
+    return next((word[: -len(suffix)] for suffix in _SUFFIXES
+                 if word.endswith(suffix) and len(word) - len(suffix) >= 5), word)
 
 
 def _word_rx(word: str, final: bool = True) -> str:
@@ -137,8 +136,9 @@ def report_title(blocks: Sequence[Block]) -> str | None:
 
 
 def _in_summary(path: Sequence[str], title: str | None) -> bool:
-    """A heading path that passes through a summary-like section (the title aside)."""
-    return any(_SUMMARY.search(h) for i, h in enumerate(path) if not (i == 0 and h == title))
+    """A path through a summary-like section (the title and `_OPENING`'s subsections aside)."""
+    return any(_SUMMARY.search(h) and not (_OPENING.search(h) and i < len(path) - 1)
+               for i, h in enumerate(path) if not (i == 0 and h == title))
 
 
 def _section_body(blocks: list[Block], index: int) -> list[Block]:
@@ -313,7 +313,7 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
     named = hit(quote)
     if not named:  # show the tie: the heading names the concept, the quote the mechanism
         quote = f"{heading.text}: {quote}"
-    if _in_summary(heading.section, title) or _SUMMARY.search(heading.text):
+    if _in_summary((*heading.section, heading.text), title) or _SUMMARY.search(heading.text):
         return Occurrence(page, heading.text, quote, False, "a summary/contents heading")
     if words >= 40 and len(signals) >= 3:
         return Occurrence(page, heading.text, quote, True,

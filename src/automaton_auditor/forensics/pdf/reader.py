@@ -31,6 +31,7 @@ from automaton_auditor.forensics.pdf.model import (
     ReportError,
     ReportLimits,
 )
+from automaton_auditor.forensics.pdf.outline_fill import fill_outline
 from automaton_auditor.state import Finding, ReportFacts
 
 __all__ = ["Block", "Chunk", "IngestedReport", "ReportError", "ReportLimits", "ask",
@@ -90,6 +91,8 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
     outline = probe.outline if use_outline else []
     marks = pdf_structure.outline_headings(lines, outline) if outline else {}
     source = "outline" if marks else "none"
+    if marks:
+        marks = fill_outline(lines, marks, skip)
     if not marks:
         marks = pdf_structure.font_headings(lines, skip)
         source = "fonts" if marks else "none"
