@@ -235,3 +235,23 @@ def test_linear_pipeline_and_cycles() -> None:
     assert longest_chain(edges) == ["a", "b", "c", "d"]
     cyclic = [("a", "b"), ("b", "a"), ("b", "c")]
     assert longest_chain(cyclic) == ["a", "b", "c"]
+
+
+def test_a_name_annotated_parallel_is_a_group_running_in_parallel() -> None:
+    """"Detectives(Parallel)" in an arrow chain is one name for nodes that run in parallel:
+    the chain fans out to it and fans in from it; the same chain without the note is linear."""
+    from automaton_auditor.forensics.vision.candidates import text_candidates
+    from automaton_auditor.forensics.vision.findings import vision_findings
+
+    text = ("Rationale: START -> Detectives(Parallel) -> Aggregator ->\n"
+            "Judges (in parallel) -> Justice -> END.")
+    [(_, flow)] = parse_arrows(text)
+    assert flow.parallel == ["Detectives", "Judges"]
+    graph = flow_graph(flow.edges, flow.conditional, flow.parallel)
+    assert not graph.linear and courtroom_pattern(graph, flow.parallel).complete
+    [(facts, _render)] = text_candidates([text])
+    found = {f.facet: f for f in vision_findings([facts])}
+    assert found["vision.flow.full_split"].found and not found["vision.flow.linear"].found
+    plain = text.replace("(Parallel)", "").replace("(in parallel)", "(the panel)")
+    [(_, flow)] = parse_arrows(plain)
+    assert flow.parallel == [] and flow_graph(flow.edges).linear

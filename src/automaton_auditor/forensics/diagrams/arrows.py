@@ -34,6 +34,9 @@ _GROUP = re.compile(r"\[([^\[\]]{1,400})\]")
 _GROUP_SPLIT = re.compile(r"\|\||∥|,|\|")
 _PAREN = re.compile(r"\((?:[^()\[\]]|\([^()\[\]]*\))*\)")
 _DECISION = re.compile(r"\(\s*conditional:\s*([^()\[\]]{1,60}?)\s*\)", re.IGNORECASE)
+# "Detectives(Parallel)": one name standing for a group of nodes that run in parallel
+_PARALLEL_NOTE = re.compile(r"\(\s*(?:in\s+|run\s+in\s+)?(?:parallel|concurrent(?:ly)?)\s*\)",
+                            re.IGNORECASE)
 _MARKER = re.compile(r"\b(?:YES|NO|yes|no|True|False|else)\s*$")
 _IDENT = re.compile(r"[A-Za-z_][\w.]*[\w?]|[A-Za-z]")
 _STOP = {"a", "an", "and", "or", "the", "to", "of", "then", "via", "with", "for", "in", "on",
@@ -55,6 +58,7 @@ class _Segment:
     marker: bool
     is_group: bool
     branch_of: str | None = None  # the node this segment hangs off, when reached by a branch
+    parallel: bool = False  # one name annotated as a group running in parallel
     joins: tuple[str, list[str]] | None = None  # (join node, the run's branches) on its last
 
 
@@ -105,7 +109,8 @@ def _segment(raw: str, decisions: dict[str, str]) -> _Segment:
     if len(ids) == 2 and _TWO_WORDS.fullmatch(text):  # "-> Judge Collector ->": one node
         name = " ".join(ids)
         return _Segment([name], [name], True, marker, False)
-    return _Segment(ids[:1], ids[-1:], 0 < len(ids) <= 2, marker, False)
+    return _Segment(ids[:1], ids[-1:], 0 < len(ids) <= 2, marker, False,
+                    parallel=len(ids) == 1 and bool(_PARALLEL_NOTE.search(raw)))
 
 
 def _last_fan_out(flow: ParsedFlow, token: str) -> list[str]:
@@ -166,6 +171,11 @@ def _chains(segments: list[_Segment], decisions: dict[str, str]) -> list[ParsedF
             for target in targets:
                 current.add(_name(target, decisions), join)
         groups += dst_seg.is_group
+        for seg in (src_seg, dst_seg):
+            name = _name(seg.head[0], decisions) if seg.parallel else ""
+            if name and name in current.labels and name not in current.parallel:
+                current.parallel.append(name)
+                groups += 1
         for token in dst_seg.tail:
             if token in decisions:
                 last_decision = token

@@ -33,6 +33,8 @@ class ParsedFlow:
     conditional: list[Edge] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
     labels: list[str] = field(default_factory=list)
+    # nodes written as a group that runs in parallel ("Detectives(Parallel)"): one name
+    parallel: list[str] = field(default_factory=list)
 
     def add(self, src: str, dst: str, conditional: bool = False) -> None:
         """Record one edge once (order of first appearance is kept: output is deterministic)."""
@@ -128,9 +130,11 @@ def role_of(name: str) -> str | None:
 # --- Shape of a flow -------------------------------------------------------------------------
 
 
-def flow_graph(edges: Iterable[Edge], conditional: Iterable[Edge] = ()) -> RebuiltGraph:
+def flow_graph(edges: Iterable[Edge], conditional: Iterable[Edge] = (),
+               parallel: Iterable[str] = ()) -> RebuiltGraph:
     """The flow's shape as a `RebuiltGraph` (same fields as the code's): fan-out and fan-in
-    count only unconditional edges, since a yes/no branch is a choice, not parallelism."""
+    count only unconditional edges, since a yes/no branch is a choice, not parallelism;
+    an edge into (out of) a `parallel` group node is a fan-out (fan-in) by itself."""
     edge_list = list(dict.fromkeys(edges))
     cond = set(conditional)
     nodes = list(dict.fromkeys(n for e in edge_list for n in e))
@@ -141,8 +145,11 @@ def flow_graph(edges: Iterable[Edge], conditional: Iterable[Edge] = ()) -> Rebui
             continue
         succ.setdefault(src, []).append(dst)
         pred.setdefault(dst, []).append(src)
-    fan_out = {n: sorted(set(t)) for n, t in sorted(succ.items()) if len(set(t)) >= 2}
-    fan_in = {n: sorted(set(s)) for n, s in sorted(pred.items()) if len(set(s)) >= 2}
+    groups = set(parallel)
+    fan_out = {n: sorted(set(t)) for n, t in sorted(succ.items())
+               if len(set(t)) >= 2 or groups & set(t)}
+    fan_in = {n: sorted(set(s)) for n, s in sorted(pred.items())
+              if len(set(s)) >= 2 or groups & set(s)}
     return RebuiltGraph(builder="diagram", nodes=nodes, edges=edge_list,
                         conditional_sources=sorted({s for s, _ in cond}),
                         fan_out=fan_out, fan_in=fan_in, linear=not fan_out and not fan_in)
@@ -164,24 +171,26 @@ class CourtroomPattern:
                     self.synthesis])
 
 
-def _role_group(nodes: dict[str, list[str]], role: str) -> list[str]:
-    """The first (sorted) fan point whose partners include >= 2 nodes of `role`, as
-    ``[point, member, ...]``; empty when none."""
+def _role_group(nodes: dict[str, list[str]], role: str, groups: set[str]) -> list[str]:
+    """The first (sorted) fan point whose partners include >= 2 nodes of `role`, or a
+    group of them running in parallel (`groups`), as ``[point, member, ...]``; else []."""
     for point in sorted(nodes):
         members = sorted(n for n in nodes[point] if role_of(n) == role)
-        if len(members) >= 2:
+        if len(members) >= 2 or groups & set(members):
             return [point, *members]
     return []
 
 
-def courtroom_pattern(graph: RebuiltGraph) -> CourtroomPattern:
-    """Read the courtroom split from a flow: a node fanning out to >= 2 detectives, a node
-    fanning in >= 2 detectives (aggregation), the same for judges (fan-in = synthesis)."""
+def courtroom_pattern(graph: RebuiltGraph, parallel: Iterable[str] = ()) -> CourtroomPattern:
+    """Read the courtroom split from a flow: a node fanning out to >= 2 detectives (or to a
+    `parallel` group of them), a node fanning them in (aggregation), the same for judges
+    (fan-in = synthesis)."""
+    groups = set(parallel)
     return CourtroomPattern(
-        parallel_detectives=_role_group(graph.fan_out, "detective"),
-        aggregation=_role_group(graph.fan_in, "detective"),
-        parallel_judges=_role_group(graph.fan_out, "judge"),
-        synthesis=_role_group(graph.fan_in, "judge"),
+        parallel_detectives=_role_group(graph.fan_out, "detective", groups),
+        aggregation=_role_group(graph.fan_in, "detective", groups),
+        parallel_judges=_role_group(graph.fan_out, "judge", groups),
+        synthesis=_role_group(graph.fan_in, "judge", groups),
     )
 
 

@@ -327,7 +327,8 @@ def visible_text_candidates(document: pdfium.PdfDocument, texts: list[str]) -> l
 def _text_facts(flow: ParsedFlow, page: int, source: str) -> DiagramFacts:
     data: dict[str, Any] = {"diagram_type": flow.diagram_type,
                             "conditional_edges": [list(e) for e in flow.conditional],
-                            "decisions": flow.decisions, "source": source[:NEARBY_CHARS]}
+                            "decisions": flow.decisions, "source": source[:NEARBY_CHARS],
+                            **({"parallel_nodes": flow.parallel} if flow.parallel else {})}
     return DiagramFacts(page=page, kind=flow.kind, labels=flow.labels[:60], edges=flow.edges,
                         nearby_text=" ".join(source.split())[:NEARBY_CHARS], data=data)
 

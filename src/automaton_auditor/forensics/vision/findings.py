@@ -61,7 +61,8 @@ def _classify_edges(facts: DiagramFacts, graph: RebuiltGraph) -> str:
     if facts.kind == "arrow":
         return "text_flow"  # an arrow chain written in the text, not a drawing
     names = {n.upper() for n in graph.nodes}
-    looks_stateful = bool({"START", "END"} & names) or courtroom_pattern(graph).parallel_detectives
+    looks_stateful = bool({"START", "END"} & names) or courtroom_pattern(
+        graph, facts.data.get("parallel_nodes", [])).parallel_detectives
     return "state_machine" if looks_stateful else "generic_boxes"
 
 
@@ -69,8 +70,9 @@ def read_diagram(facts: DiagramFacts) -> DiagramReading:
     """Read one diagram's flow from its edges, else from a non-degraded model analysis."""
     if facts.edges:
         cond = [tuple(e) for e in facts.data.get("conditional_edges", []) if len(e) == 2]
-        graph = flow_graph(facts.edges, [(str(a), str(b)) for a, b in cond])
-        pattern = courtroom_pattern(graph)
+        groups = [str(n) for n in facts.data.get("parallel_nodes", [])]
+        graph = flow_graph(facts.edges, [(str(a), str(b)) for a, b in cond], groups)
+        pattern = courtroom_pattern(graph, groups)
         sequence = facts.data.get("diagram_type") == "sequence"
         # A sequence diagram's messages run one after another: an orchestrator messaging
         # three judges is not a drawn parallel split.
@@ -95,7 +97,7 @@ def _model_reading(facts: DiagramFacts, analysis: dict[str, Any]) -> DiagramRead
     if not flows or kind == "not_a_diagram":
         return DiagramReading(facts, "model", kind, parts, linear)
     flow = max((f for _, f in flows), key=lambda f: len(f.edges))
-    graph = flow_graph(flow.edges, flow.conditional)
+    graph = flow_graph(flow.edges, flow.conditional, flow.parallel)
     return DiagramReading(facts, "model", kind, parts, linear, graph,
                           longest_chain(flow.edges, flow.conditional))
 
