@@ -255,3 +255,14 @@ def test_a_node_said_to_be_commented_out_that_the_graph_wires_is_a_stale_gap() -
     # "disabled" (a setting may switch off a wired node): nothing
     assert _facts("The Reporter node is commented out.", "The aggregate node is disabled.",
                   "If the aggregate node is not wired, the judges wait forever.") == []
+
+
+def test_a_gap_list_naming_a_built_component_is_a_stale_gap() -> None:
+    found = _facts("\u2022 No judicial layer (Prosecutor, Defense, TechLead personas)",
+                   "No ChiefJusticeNode or deterministic conflict resolution",
+                   "No judge sees another judge's opinion before it rules.",
+                   "No detectives yet.")  # the detectives' fan-out is not in this code
+    assert [(f.facet, f.found, f.data["features"]) for f in found] == [
+        ("claims.stale_gaps", False, ["judges"]),
+        ("claims.stale_gaps", False, ["chief justice"])]
+    assert "app/justice.py:5" in (found[1].content or "")

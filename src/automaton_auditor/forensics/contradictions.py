@@ -28,6 +28,7 @@ from automaton_auditor.forensics.diagrams.flow import match_score
 from automaton_auditor.forensics.pdf.claims import (
     DISABLED_NODE,
     NO_AVERAGING,
+    NO_COMPONENT,
     NO_CONDITIONAL,
     NO_PARALLEL_JUDGES,
     NOT_IMPLEMENTED,
@@ -48,7 +49,8 @@ _JUSTICE_NODE = re.compile(r"justice|chief", re.IGNORECASE)
 COMPONENTS: dict[str, re.Pattern[str]] = {
     "judges": re.compile(r"\b(?:judges?|judicial|personas?|prosecutor|tech\s?lead)\b",
                          re.IGNORECASE),
-    "chief justice": re.compile(r"\bchief\s*justice\b|\bsynthesis\s+engine\b", re.IGNORECASE),
+    "chief justice": re.compile(r"\bchief\s*justice(?:node)?\b|\bsynthesis\s+engine\b",
+                               re.IGNORECASE),
     "detectives": re.compile(r"\bdetectives?\b|\binvestigators?\b", re.IGNORECASE),
 }
 _CONDITION = re.compile(r"\b(?:if|unless|whether|when|once|until|would|could)\b", re.IGNORECASE)
@@ -173,6 +175,16 @@ def disabled_but_wired(claim: FeatureClaim, graph: RebuiltGraph | None
             found[f"the {node} node"] = [f"{graph.location}: {node} wired: "
                                          f"{', '.join([*into, *out][:6])}"]
     return found
+
+
+def component_gaps(claim: FeatureClaim, built: dict[str, list[str]]) -> dict[str, list[str]]:
+    """Built components a gap-list item says are missing ("No judicial layer", "No
+    ChiefJusticeNode or ..."), each with the lines that show it built."""
+    match = NO_COMPONENT.search(claim.sentence)
+    if match is None or _HEDGE.search(claim.sentence):
+        return {}
+    return {c: built[c] for c, rx in COMPONENTS.items() if rx.search(match["named"])
+            and c in built}
 
 
 def _line(fact: Finding) -> str:
@@ -301,6 +313,10 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
             denied = denial_contradictions(claim, graph_built)
             if denied:
                 findings.append(_denial_finding(claim, denied, graph_built))
+        elif claim.feature == "component_gap":
+            gaps = component_gaps(claim, built)
+            if gaps:  # an item of a gap list admits the gap
+                findings.append(_denial_finding(claim, [(c, True) for c in gaps], gaps))
         elif claim.feature == "node_disabled":
             wired = disabled_but_wired(claim, graph)
             if wired:  # a node said to be switched off admits a gap

@@ -50,6 +50,13 @@ NO_PARALLEL_JUDGES = re.compile(
 # A graph node said to be left out of the graph ("VisionInspector currently commented out in
 # graph.py", "judge_sync is not wired"): `name` is read against the nodes the code wires.
 # "Disabled" is not read: a wired node may well be switched off by a setting.
+# A gap-list item naming a missing component: "• No judicial layer (Prosecutor, ...)",
+# "No ChiefJusticeNode or deterministic conflict resolution" (`named`: at most three words,
+# closing the item or followed by a bracket, a dash, "or", "yet"), never a description that
+# goes on ("No judge sees another's opinion").
+NO_COMPONENT = re.compile(
+    r"(?:^|[\u2022\u25cf*-])\s*no\s+(?P<named>(?:[\w/-]+\s+){0,2}[\w/-]+)"
+    r"\s*(?=$|[(\u2014:;,.]|\bor\b|\byet\b)", re.IGNORECASE)
 DISABLED_NODE = re.compile(
     r"(?P<name>\b[A-Za-z_]\w*(?:\s+(?-i:[A-Z])\w*){0,2})\s+(?:node\s+|agent\s+)?"
     r"(?:(?:is|are|was|were|remains?|has\s+been|have\s+been)\s+)?"
@@ -154,7 +161,8 @@ STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STAT
               "api_use": (API_USE, 6), "quoted_call": (QUOTED_CALL, 6),
               "chat_class": (CHAT_CLASS, 6), "method_use": (METHOD_USE, 6),
               "prompt_quote": (PROMPT_QUOTE, 6),
-              "prompt_security": (PROMPT_SECURITY, 6), "node_disabled": (DISABLED_NODE, 6)}
+              "prompt_security": (PROMPT_SECURITY, 6), "node_disabled": (DISABLED_NODE, 6),
+              "component_gap": (NO_COMPONENT, 6)}
 # Kinds whose sentence must name a judge ("the system's “Forensic Expert” persona" is no
 # judge's prompt); a claim of what a prompt asks for that names none ("Its prompt ...") is
 # read with the sentence before it when that one names a judge.
