@@ -17,6 +17,7 @@ from automaton_auditor.forensics.code.common import (
     is_literal,
     is_true,
     keyword,
+    qualified,
     reducer_of,
     resolve,
     snippet,
@@ -187,8 +188,7 @@ class CallCollector:
         return ctx._replace(cls=node.name, func="")
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Ctx) -> Ctx:
-        owner = ctx.func or ctx.cls
-        qual = f"{owner}.{node.name}" if owner else node.name
+        qual = qualified(ctx.func, ctx.cls, node.name)
         positional = [*node.args.posonlyargs, *node.args.args]
         params = [a.arg for a in positional]
         pairs = [*zip(positional[len(positional) - len(node.args.defaults):],

@@ -88,6 +88,13 @@ def is_true(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
+def qualified(func: str, cls: str, name: str) -> str:
+    """A function's qualified name as the call facts key it: ``outer.inner`` inside a
+    function, ``Class.method`` inside a class, else the bare name."""
+    owner = func or cls
+    return f"{owner}.{name}" if owner else name
+
+
 def loc(path: str, node: ast.AST | int) -> str:
     """``path:line``."""
     line = node if isinstance(node, int) else getattr(node, "lineno", 1)

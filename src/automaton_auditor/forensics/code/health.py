@@ -24,6 +24,7 @@ from typing import Any
 from automaton_auditor.forensics.code.analysers import Analysis, diagnostic_name
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.execution import state_param
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.state_schema import state_class, typed_classes
 from automaton_auditor.forensics.code.topology import Topology
@@ -160,9 +161,7 @@ def _subscript_finding(graph: CallGraph, main: Topology | None,
     hits: list[JSON] = []
     if state is not None and state[2] == "BaseModel":
         for name, key in node_functions(graph, main).items():
-            params = (graph.functions[key].get("params") or [])
-            first = params[1] if params[:1] == ["self"] and len(params) > 1 else (
-                params[0] if params else None)
+            first = state_param(graph, key)
             for access in graph.flow(key).get("keys", []):
                 if access["param"] == first and access["op"] in ("get", "set"):
                     hits.append({"path": key[0], "line": access["line"], "code": name,

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
-from automaton_auditor.forensics.code.common import dotted
+from automaton_auditor.forensics.code.common import dotted, qualified
 
 
 class Scope(NamedTuple):
@@ -139,9 +139,8 @@ class _Reads(ast.NodeVisitor):
         for expr in [*node.decorator_list, *node.args.defaults,
                      *(d for d in node.args.kw_defaults if d is not None)]:
             self.visit(expr)
-        owner = self.func or self.cls
         saved = self.func
-        self.func = f"{owner}.{node.name}" if owner else node.name
+        self.func = qualified(self.func, self.cls, node.name)
         for stmt in node.body:
             self.visit(stmt)
         self.func = saved

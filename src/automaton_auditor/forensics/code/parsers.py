@@ -17,7 +17,14 @@ from __future__ import annotations
 import ast
 from typing import NamedTuple
 
-from automaton_auditor.forensics.code.common import JSON, dotted, keyword, resolve, snippet
+from automaton_auditor.forensics.code.common import (
+    JSON,
+    dotted,
+    keyword,
+    qualified,
+    resolve,
+    snippet,
+)
 
 # parsers that validate against the schema they are given (a JsonOutputParser without
 # ``pydantic_object`` only loads JSON, so a schema argument is required of every one)
@@ -91,8 +98,7 @@ def _walk(tree: ast.Module) -> list[Where]:
         out.append(item)
         node, func, cls = item
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
-            owner = func or cls
-            func = f"{owner}.{node.name}" if owner else node.name
+            func = qualified(func, cls, node.name)
         elif isinstance(node, ast.ClassDef):
             func, cls = "", node.name
         stack.extend(Where(child, func, cls) for child in ast.iter_child_nodes(node))
@@ -151,7 +157,7 @@ def schema_parses(tree: ast.Module, imports: dict[str, str], lines: list[str]) -
         return []
     found: list[JSON] = []
     # qualified name -> definition, named as `_walk` names the nodes inside it
-    functions = {f"{w.func or w.cls}.{w.node.name}" if w.func or w.cls else w.node.name: w.node
+    functions = {qualified(w.func, w.cls, w.node.name): w.node
                  for w in nodes if isinstance(w.node, ast.FunctionDef | ast.AsyncFunctionDef)}
     for node, func, _cls in nodes:
         parser = _applied(node, bound, imports)

@@ -65,13 +65,12 @@ def nodes_finding(reading: DiagramReading, graph: RebuiltGraph) -> Finding:
               "only_in_code": missing, "ratio": round(ratio, 3)})
 
 
-def _reproduced_splits(reading: DiagramReading, graph: RebuiltGraph) -> list[str]:
-    """Code fan-out points whose targets the diagram also fans out to (>= 2 of them)."""
-    if reading.graph is None:
-        return []
-    to_code = match_names(reading.graph.nodes, graph.nodes)
+def _reproduced_splits(drawn: RebuiltGraph, graph: RebuiltGraph,
+                       to_code: dict[str, str]) -> list[str]:
+    """Code fan-out points whose targets the diagram (`drawn`, its nodes matched to the
+    code's by `to_code`) also fans out to (>= 2 of them)."""
     diagram_splits = [{to_code.get(t) for t in targets} - {None}
-                      for targets in reading.graph.fan_out.values()]
+                      for targets in drawn.fan_out.values()]
     found = []
     for source, targets in sorted(graph.fan_out.items()):
         if any(len(split & set(targets)) >= 2 for split in diagram_splits):
@@ -79,15 +78,13 @@ def _reproduced_splits(reading: DiagramReading, graph: RebuiltGraph) -> list[str
     return found
 
 
-def _false_splits(reading: DiagramReading, graph: RebuiltGraph) -> list[str]:
+def _false_splits(drawn: RebuiltGraph, graph: RebuiltGraph,
+                  to_code: dict[str, str]) -> list[str]:
     """Splits the diagram draws to code nodes that the code runs one after another: two of
     the targets are joined by an edge of the code, and no fan-out of the code reaches two."""
-    if reading.graph is None:
-        return []
-    to_code = match_names(reading.graph.nodes, graph.nodes)
     edges = set(graph.edges)
     found = []
-    for source, targets in sorted(reading.graph.fan_out.items()):
+    for source, targets in sorted(drawn.fan_out.items()):
         split = {to_code[t] for t in targets if t in to_code}
         if len(split) < 2 or any(len(split & set(t)) >= 2 for t in graph.fan_out.values()):
             continue
@@ -112,9 +109,12 @@ def parallelism_findings(reading: DiagramReading, graph: RebuiltGraph,
     that could not be read may draw what this reading lacks."""
     code_parallel = bool(graph.fan_out)
     drawn_parallel = _diagram_parallel(reading)
-    splits = _reproduced_splits(reading, graph)
+    drawn = reading.graph
+    to_code = match_names(drawn.nodes, graph.nodes) if drawn is not None else {}
+    splits = _reproduced_splits(drawn, graph, to_code) if drawn is not None else []
     code_text = "; ".join(f"{s} -> {{{', '.join(t)}}}" for s, t in sorted(graph.fan_out.items()))
-    false = _false_splits(reading, graph) if drawn_parallel and code_parallel else []
+    false = _false_splits(drawn, graph, to_code) \
+        if drawn is not None and drawn_parallel and code_parallel else []
     if false:
         verdict = f"diagram shows parallel branches the code runs in sequence: {'; '.join(false)}"
     elif drawn_parallel and code_parallel:

@@ -11,7 +11,12 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from automaton_auditor.forensics.diagrams.arrows import parse_arrows
-from automaton_auditor.forensics.diagrams.flow import courtroom_pattern, flow_graph, longest_chain
+from automaton_auditor.forensics.diagrams.flow import (
+    CourtroomPattern,
+    courtroom_pattern,
+    flow_graph,
+    longest_chain,
+)
 from automaton_auditor.state import DiagramFacts, Finding, RebuiltGraph
 
 PARTS = ("parallel_detectives", "aggregation", "parallel_judges", "synthesis")
@@ -54,32 +59,33 @@ class DiagramReading:
         return f"report p.{self.facts.page}"
 
 
-def _classify_edges(facts: DiagramFacts, graph: RebuiltGraph) -> str:
+def _classify_edges(facts: DiagramFacts, graph: RebuiltGraph,
+                    pattern: CourtroomPattern) -> str:
     kind = str(facts.data.get("diagram_type", "flowchart"))
     if kind in ("sequence", "state"):
         return "sequence" if kind == "sequence" else "state_machine"
     if facts.kind == "arrow":
         return "text_flow"  # an arrow chain written in the text, not a drawing
     names = {n.upper() for n in graph.nodes}
-    looks_stateful = bool({"START", "END"} & names) or courtroom_pattern(
-        graph, facts.data.get("parallel_nodes", [])).parallel_detectives
+    looks_stateful = bool({"START", "END"} & names) or pattern.parallel_detectives
     return "state_machine" if looks_stateful else "generic_boxes"
 
 
 def read_diagram(facts: DiagramFacts) -> DiagramReading:
     """Read one diagram's flow from its edges, else from a non-degraded model analysis."""
     if facts.edges:
-        cond = [tuple(e) for e in facts.data.get("conditional_edges", []) if len(e) == 2]
+        cond = [(str(e[0]), str(e[1])) for e in facts.data.get("conditional_edges", [])
+                if len(e) == 2]
         groups = [str(n) for n in facts.data.get("parallel_nodes", [])]
-        graph = flow_graph(facts.edges, [(str(a), str(b)) for a, b in cond], groups)
+        graph = flow_graph(facts.edges, cond, groups)
         pattern = courtroom_pattern(graph, groups)
         sequence = facts.data.get("diagram_type") == "sequence"
         # A sequence diagram's messages run one after another: an orchestrator messaging
         # three judges is not a drawn parallel split.
         parts = {p: [] if sequence else list(getattr(pattern, p)) for p in PARTS}
-        return DiagramReading(facts, "edges", _classify_edges(facts, graph), parts,
+        return DiagramReading(facts, "edges", _classify_edges(facts, graph, pattern), parts,
                               None if sequence else graph.linear, graph,
-                              longest_chain(graph.edges, [(str(a), str(b)) for a, b in cond]))
+                              longest_chain(graph.edges, cond))
     analysis = facts.analysis
     if analysis and not analysis.get("degraded") and "kind" in analysis:
         return _model_reading(facts, analysis)
