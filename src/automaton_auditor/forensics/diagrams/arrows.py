@@ -22,7 +22,7 @@ import itertools
 import re
 from dataclasses import dataclass
 
-from automaton_auditor.forensics.diagrams.flow import ParsedFlow
+from automaton_auditor.forensics.diagrams.flow import Edge, ParsedFlow, connected_pieces
 
 MAX_ARROWS = 5000
 _ARROW = re.compile(r"\s*(?:[-─]+[>▶►]|→|⟶|⇒)\s*")
@@ -129,24 +129,12 @@ def _name(token: str, decisions: dict[str, str]) -> str:
     return decisions.get(token, token)
 
 
-def _largest_piece(edges: list[tuple[str, str]]) -> int:
+def _largest_piece(edges: list[Edge]) -> int:
     """How many nodes the largest connected piece of `edges` holds (directions ignored).
     Arrows scattered through a sentence ("Judges -> Judge Collector -> Chief Justice: ...")
     or a list of "x -> y" pairs add up many names but no flow: each piece stays small."""
-    piece: dict[str, str] = {}
-
-    def root(node: str) -> str:
-        while piece.setdefault(node, node) != node:
-            piece[node] = node = piece[piece[node]]  # path halving: a long chain stays cheap
-        return node
-
-    for src, dst in edges:
-        piece[root(src)] = root(dst)
-    sizes: dict[str, int] = {}
-    for node in list(piece):
-        top = root(node)
-        sizes[top] = sizes.get(top, 0) + 1
-    return max(sizes.values(), default=0)
+    return max((len({n for edge in piece for n in edge})
+                for piece in connected_pieces(edges, lambda edge: edge)), default=0)
 
 
 def _chains(segments: list[_Segment], decisions: dict[str, str]) -> list[ParsedFlow]:

@@ -14,12 +14,33 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import TypeVar
 
 from automaton_auditor.state import RebuiltGraph
 
 Edge = tuple[str, str]
+_E = TypeVar("_E")
+
+
+def connected_pieces(edges: Sequence[_E], ends: Callable[[_E], Edge]) -> list[list[_E]]:
+    """Edges grouped into connected pieces, directions ignored, in order of first
+    appearance; `ends` gives an edge's two node names."""
+    parent: dict[str, str] = {}
+
+    def root(node: str) -> str:
+        while parent.setdefault(node, node) != node:
+            parent[node] = node = parent[parent[node]]  # path halving: long chains stay cheap
+        return node
+
+    for edge in edges:
+        src, dst = ends(edge)
+        parent[root(dst)] = root(src)
+    pieces: dict[str, list[_E]] = {}
+    for edge in edges:
+        pieces.setdefault(root(ends(edge)[0]), []).append(edge)
+    return list(pieces.values())
 MAX_SOURCE_CHARS = 20_000  # a hostile PDF may carry megabytes of "code"; parse a bounded prefix
 
 

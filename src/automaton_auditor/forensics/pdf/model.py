@@ -69,6 +69,11 @@ class Line:
     bold: bool
 
     @property
+    def size_class(self) -> float:
+        """The font size to the half point: sizes are compared at that resolution."""
+        return round(self.size * 2) / 2
+
+    @property
     def width(self) -> float:
         """Horizontal extent of the line."""
         return self.x1 - self.x0

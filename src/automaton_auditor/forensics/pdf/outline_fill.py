@@ -12,15 +12,13 @@ from __future__ import annotations
 from collections import Counter
 
 from automaton_auditor.forensics.pdf.model import Line
-from automaton_auditor.forensics.pdf.structure import body_size, font_headings
-
-LARGER_THAN_BODY = 1.15  # bold body-size lines are lead-ins and table cells, not headings
+from automaton_auditor.forensics.pdf.structure import LARGER_THAN_BODY, body_size, font_headings
 
 Style = tuple[float, bool]
 
 
 def _style(line: Line) -> Style:
-    return round(line.size * 2) / 2, line.bold
+    return line.size_class, line.bold
 
 
 def _outline_styles(lines: list[Line], marks: dict[int, tuple[int, str]]) -> dict[Style, int]:

@@ -137,11 +137,14 @@ def _spell(window: list[Line], target: str, strip_number: bool) -> list[Line]:
     return []
 
 
+LARGER_THAN_BODY = 1.15  # a heading clearly larger than body text (not a bold lead-in)
+
+
 def body_size(lines: list[Line]) -> float:
     """The font size (line height) carrying the most characters."""
     weights: Counter[float] = Counter()
     for line in lines:
-        weights[round(line.size * 2) / 2] += len(line.text)
+        weights[line.size_class] += len(line.text)
     return weights.most_common(1)[0][0] if weights else 10.0
 
 
@@ -155,17 +158,15 @@ def font_headings(lines: list[Line], skip: set[int]) -> dict[int, tuple[int, str
     # beside the other column of a two-column page.
     candidates = [line for line in lines
                   if id(line) not in skip and _looks_like_heading(line, body, column)
-                  and (id(line) not in in_rows or line.size >= body * 1.15)]
-    sizes = sorted({round(line.size * 2) / 2 for line in candidates}, reverse=True)
+                  and (id(line) not in in_rows or line.size >= body * LARGER_THAN_BODY)]
+    sizes = sorted({line.size_class for line in candidates}, reverse=True)
     marks: dict[int, tuple[int, str]] = {}
     previous: Line | None = None
     first = 0  # id of the first line of the heading being built
     for line in candidates:
         numbered = _NUMBERED.match(line.text)
-        if numbered:
-            level = numbered.group(1).count(".") + 1
-        else:
-            level = sizes.index(round(line.size * 2) / 2) + 1
+        level = numbered.group(1).count(".") + 1 if numbered else \
+            sizes.index(line.size_class) + 1
         if previous is not None and _continues(previous, line):
             marks[id(line)] = (-1, line.text)
             head_level, head_text = marks[first]
@@ -200,7 +201,7 @@ def _looks_like_heading(line: Line, body: float, column: float) -> bool:
     # A bold lead-in ends with a colon; a heading does not end like a sentence.
     if re.search(r"[,;:]$", text) or (text.endswith(".") and not _NUMBERED.fullmatch(text)):
         return False
-    if line.size >= body * 1.15:
+    if line.size >= body * LARGER_THAN_BODY:
         return True
     # Bold at body size: only a short line (a bold lead-in of a paragraph spans the column).
     return line.bold and line.size >= body * 0.95 and line.width < 0.75 * column

@@ -4,7 +4,7 @@ dash pattern or a diamond source marks a conditional edge)."""
 
 from __future__ import annotations
 
-from automaton_auditor.forensics.diagrams.flow import terminal
+from automaton_auditor.forensics.diagrams.flow import connected_pieces, terminal
 from automaton_auditor.forensics.vision.vector import (
     ATTACH_TOL,
     HEAD_MAX,
@@ -118,21 +118,7 @@ def _edges(paths: list[PathInfo], nodes: list[VectorNode],
 def _components(raw_edges: list[RawEdge]) -> list[list[RawEdge]]:
     """Edges grouped into connected components (in order of first appearance): two
     figures on one page are two diagrams."""
-    parent: dict[str, str] = {}
-
-    def root(name: str) -> str:
-        while parent.get(name, name) != name:
-            name = parent[name]
-        return name
-
-    for src, dst, _, _ in raw_edges:
-        parent.setdefault(src, src)
-        parent.setdefault(dst, dst)
-        parent[root(dst)] = root(src)
-    groups: dict[str, list[RawEdge]] = {}
-    for edge in raw_edges:
-        groups.setdefault(root(edge[0]), []).append(edge)
-    return list(groups.values())
+    return connected_pieces(raw_edges, lambda edge: (edge[0], edge[1]))
 
 
 def _diagram(raw_edges: list[RawEdge], nodes: list[VectorNode]) -> VectorDiagram | None:
