@@ -11,7 +11,9 @@ sequence", "no conditional edges", "it does not average judge scores") against t
 show it built (a fan-out to the judges, a router, a mean in the synthesis): a description
 of the built system is contradicted, an admitted gap the code has since closed is no
 contradiction but leaves the report out of date (`claims.stale_gaps`, a missing extra);
-what a persona's prompt is said to hold (`forensics.persona_claims`);
+what a persona's prompt is said to hold (`forensics.persona_claims`); how the built system is
+said to behave (a retry of malformed replies, a conditional gate, weighed judges:
+`forensics.behaviour_claims`);
 an unfilled template placeholder ("(Insert your generated image here)") is a defect of the
 report by itself. Each fact quotes the report sentence with its page and the code lines it
 contradicts. Only clear cases count: a sentence whose words match no field, or name no
@@ -24,6 +26,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from automaton_auditor.forensics.behaviour_claims import BEHAVIOUR_KINDS, behaviour_misquotes
 from automaton_auditor.forensics.diagrams.flow import match_score
 from automaton_auditor.forensics.pdf.claims import (
     DISABLED_NODE,
@@ -301,6 +304,13 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
             misquoted = _usage(claim, names, words)
             if misquoted:
                 findings.append(_misquote_finding(claim, misquoted))
+        elif claim.feature in BEHAVIOUR_KINDS:
+            behaves = behaviour_misquotes(claim, code, graph, names, graph_built.get(MEAN))
+            if behaves:
+                findings.append(_contradiction(
+                    claim, "The report describes behaviour the code does not have",
+                    " ".join(m.rationale for m in behaves), [c for m in behaves for c in m.code],
+                    {"kind": claim.feature, "said": [m.said for m in behaves]}))
         elif claim.feature == "reducer_binding":
             wrong = reducer_contradictions(claim, declared)
             if wrong:

@@ -169,20 +169,54 @@ STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STAT
 _ABOUT_PERSONA = {"prompt_quote": False, "prompt_security": True}
 
 
+# --- how the built system behaves, read from prose only (forensics.behaviour_claims) -------
+# A judge's reply retried when it fails or is malformed ("triggers a “Validation Retry”
+# loop", "retries up to 3 times on a ValidationError"): a sentence about model replies.
+RETRY = re.compile(r"^(?=.*?\b(?:outputs?|responses?|repl(?:y|ies)|validat\w*|pars\w*|"
+                   r"malformed|schemas?|json|llms?|models?|judges?)\b)"
+                   r".*?\bretr(?:y|ies|ied|ying)\b", re.IGNORECASE | re.DOTALL)
+# A node said to keep later nodes from running on a condition ("a gatekeeper that prevents
+# the Judges from firing if the Evidence is malformed", "routes to the judges only if ...",
+# "otherwise skips"): routing that needs a conditional edge. "Does not start until all
+# data is collected" is a fan-in, not a gate.
+GATE = re.compile(
+    r"\b(?:prevents?|blocks?|stops?|halts?|keeps?)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?from\s+"
+    r"(?:firing|running|executing|proceeding|starting|being\s+(?:invoked|called|run))\b"
+    r"(?=[^.;]{0,40}?\b(?:if|when|whenever|unless)\b)"
+    r"|\broutes?\s+(?:[\w-]+\s+){0,3}?to\s+[\w-]+\s+(?:only\s+)?(?:if|when|unless)\b"
+    r"|\botherwise\s+(?:it\s+)?(?:skips?|routes?|jumps?|goes)\b", re.IGNORECASE)
+# The judges' scores said to be weighed ("performs Weighted Reconciliation", "a weighted
+# average where the Tech Lead holds 50% of the weight", "the Tech Lead's score carries
+# double weight"), never a criterion's weight in an overall score.
+_WHO = r"(?:judges?|personas?|prosecutor|defen[cs]e|tech\s?lead|opinions?)"
+WEIGHED = re.compile(
+    r"\bweighted\s+(?:average|mean|sum|scor\w*|reconciliation|synthesis|rubric|vot\w*|"
+    r"combination|aggregat\w*|consensus|verdict|\d)"
+    rf"|\b{_WHO}(?:['\u2019]s?)?\s+(?:\w+\s+){{0,2}}?(?:carr(?:y|ies)|has|have|gets?|receives?|"
+    r"holds?|given|assigned)\s+(?:\w+\s+){0,3}?weights?\b"
+    rf"|\bweights?\s+(?:the\s+|each\s+)?{_WHO}|\b{_WHO}\s+weights?\b"
+    rf"|\bweight(?:ed|s|ing)?\s+(?:of|for|per|by|toward|towards)\s+(?:the\s+|each\s+)?{_WHO}",
+    re.IGNORECASE)
+BEHAVIOURS = {"retry_claim": (RETRY, 4), "gate_claim": (GATE, 4), "weight_claim": (WEIGHED, 4)}
+
+
 def extract_statements(passages: Iterable[tuple[int | None, str]],
-                       sentence_splitter: re.Pattern[str] | None = None) -> list[FeatureClaim]:
+                       sentence_splitter: re.Pattern[str] | None = None,
+                       kinds: dict[str, tuple[re.Pattern[str], int]] | None = None
+                       ) -> list[FeatureClaim]:
     """Sentences the code's facts can contradict, as `FeatureClaim`s of the kinds in
     `STATEMENTS` (a reducer bound to a state field, what is or is not implemented, an
     unfilled template placeholder, a feature said to be absent, a module function a file
     is said to call, a class quoted code builds), a few per kind, in
-    document order. Negations are kept: "X is not implemented" is the claim."""
+    document order. Negations are kept: "X is not implemented" is the claim. `kinds`: other
+    patterns to read instead (`BEHAVIOURS`, read from prose only)."""
     splitter = sentence_splitter or SENTENCE_SPLIT
     found: list[FeatureClaim] = []
     counts: dict[str, int] = {}
     for page, text in passages:
         previous = ""
         for sentence in splitter.split(text):
-            for kind, (pattern, most) in STATEMENTS.items():
+            for kind, (pattern, most) in (kinds or STATEMENTS).items():
                 if counts.get(kind, 0) >= most or not pattern.search(sentence):
                     continue
                 said = _about_persona(previous if _ABOUT_PERSONA[kind] else "", sentence) \

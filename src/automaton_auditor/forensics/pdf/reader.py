@@ -22,7 +22,11 @@ from automaton_auditor.forensics.pdf import ocr as pdf_ocr
 from automaton_auditor.forensics.pdf import structure as pdf_structure
 from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT, ask, make_chunks
 from automaton_auditor.forensics.pdf.citations import Passage, extract_cited_paths, future_flags
-from automaton_auditor.forensics.pdf.claims import extract_feature_claims, extract_statements
+from automaton_auditor.forensics.pdf.claims import (
+    BEHAVIOURS,
+    extract_feature_claims,
+    extract_statements,
+)
 from automaton_auditor.forensics.pdf.concepts import ConceptVerdict, classify, slug
 from automaton_auditor.forensics.pdf.model import (
     Block,
@@ -324,7 +328,8 @@ def report_facts(report: IngestedReport) -> ReportFacts:
     return ReportFacts(readable=True, page_count=report.page_count,
                        cited_paths=extract_cited_paths(passages, report.page_texts),
                        claims=extract_feature_claims(prose, SENTENCE_SPLIT)
-                       + extract_statements(said, SENTENCE_SPLIT))
+                       + extract_statements(said, SENTENCE_SPLIT)
+                       + extract_statements(prose, SENTENCE_SPLIT, BEHAVIOURS))
 
 
 def doc_findings(report: IngestedReport, concepts: list[str]

@@ -1,0 +1,166 @@
+"""Report descriptions of how the built system behaves, read against the code's facts.
+
+Three clear cases, each read from a sentence of the report's prose (`forensics.pdf.claims`,
+`BEHAVIOURS`; never a future-work section): a model reply said to be retried when it fails or
+is malformed ("triggers a “Validation Retry” loop") when no model call is retried
+(`llm.retry`), no edge of the compiled graph leads back to an earlier node and no name in the
+code speaks of retries or attempts at all; a node said to keep later nodes from running on a
+condition ("a gatekeeper that prevents the Judges from firing if the Evidence is malformed")
+when the graph has no conditional edge and the code never calls ``add_conditional_edges`` or
+builds a ``Command``; and the judges' scores said to be weighed ("performs Weighted
+Reconciliation") when the synthesis takes their plain mean and weighs no judge differently.
+A hedged sentence (a plan, an absence, what a rubric asks), a clause about a peer's system,
+or code the facts do not cover contradicts nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from automaton_auditor.forensics.diagrams.flow import match_score
+from automaton_auditor.forensics.pdf.claims import BEHAVIOURS, GATE, RETRY, WEIGHED
+from automaton_auditor.forensics.usage import Misquote
+from automaton_auditor.state import CodeNames, FeatureClaim, Finding, RebuiltGraph
+
+BEHAVIOUR_KINDS = tuple(BEHAVIOURS)
+# Words that make the clause a plan, an absence, a limit or a requirement, not a description.
+_HEDGE = re.compile(
+    r"\b(?:no|not|never|without|lacks?|lacked|lacking|missing|absent|limited|should|could|"
+    r"would|will|must|needs?|plan\w*|todo|future|recommend\w*|suggest\w*|consider\w*|gaps?|"
+    r"weakness\w*|requir\w*|expect\w*|ideal\w*|e\.g|example|add|adding|implement|introduce|"
+    r"harden\w*|improv\w*|robust)\b|\b(?:the|per|in|by)\s+rubric\b|n't\b", re.IGNORECASE)
+# A clause about another team's system ("their judges retry") says nothing of this code,
+# unless it also speaks of the author's own ("if a peer's reply is malformed, my agent ...").
+_OTHERS = re.compile(r"\b(?:peers?|their|they)\b", re.IGNORECASE)
+_OWN = re.compile(r"\b(?:my|our|we|I)\b")
+# Names of retries in any form (a RetryPolicy on a node, a max_attempts setting, tenacity):
+# where the code has one, a retry may exist that `llm.retry` does not follow.
+_RETRY_NAME = re.compile(r"retr(?:y|ies)|attempt|backoff|tenacity", re.IGNORECASE)
+_ROUTING_NAMES = ("add_conditional_edges", "Command")
+# Weights of criteria in an overall score are not weights of the judges.
+_CRITERIA_WEIGHT = re.compile(r"\b(?:criteri\w*|dimensions?|categor\w*)\s+weights?\b|"
+                              r"\bweights?\s+(?:per|of|across)\s+(?:each\s+)?(?:criteri|dimension)",
+                              re.IGNORECASE)
+MAX_EDGES = 6
+
+
+def _clause(sentence: str, match: re.Match[str]) -> str:
+    """The part of the sentence between the semicolons (or colons) around the match."""
+    start = max(sentence.rfind(";", 0, match.start()), sentence.rfind(":", 0, match.start()))
+    ends = [i for i in (sentence.find(";", match.end()), sentence.find(":", match.end()))
+            if i >= 0]
+    return sentence[start + 1: min(ends, default=len(sentence))]
+
+
+def _said(claim: FeatureClaim) -> str | None:
+    """The clause of the sentence that describes the system, or None when it is hedged or
+    speaks of another team's system."""
+    pattern = {"retry_claim": RETRY, "gate_claim": GATE, "weight_claim": WEIGHED}[claim.feature]
+    match = pattern.search(claim.sentence)
+    if match is None:
+        return None
+    # RETRY matches from the sentence's start: its clause is the one naming the retry
+    spot = re.search(r"\bretr", claim.sentence, re.IGNORECASE) \
+        if claim.feature == "retry_claim" else match
+    clause = _clause(claim.sentence, spot or match)
+    if _HEDGE.search(clause) or (_OTHERS.search(clause) and not _OWN.search(clause)):
+        return None
+    return clause
+
+
+def _facts(code: Sequence[Finding]) -> dict[str, Finding]:
+    found: dict[str, Finding] = {}
+    for fact in code:
+        found.setdefault(fact.facet, fact)
+    return found
+
+
+def _loops_back(graph: RebuiltGraph) -> bool:
+    """Whether some node of the graph can reach itself again (a loop, a retry edge)."""
+    after: dict[str, set[str]] = {}
+    for a, b in graph.edges:
+        after.setdefault(a, set()).add(b)
+    for start in after:
+        seen: set[str] = set()
+        todo = [start]
+        while todo:
+            for nxt in after.get(todo.pop(), set()) - seen:
+                if nxt == start:
+                    return True
+                seen.add(nxt)
+                todo.append(nxt)
+    return False
+
+
+def _edges(graph: RebuiltGraph, code: Sequence[Finding], sentence: str) -> list[str]:
+    """The add_edge lines (from `graph.topology`) leaving the nodes the sentence names, or the
+    graph's first edges when it names none."""
+    words = set(re.findall(r"[A-Za-z][\w-]{3,}", sentence))
+    named = {n for n in graph.nodes if any(match_score(w, n) >= 0.8 for w in words)}
+    edges = [f"{a} -> {b}" for a, b in graph.edges if not named or a in named]
+    topology = _facts(code).get("graph.topology")
+    lines = (topology.content or "").splitlines() if topology else []
+    quoted = [line for line in lines if "add_edge(" in line
+              and any(f'"{a}"' in line and (f'"{b}"' in line or b.upper() in line)
+                      for a, b in graph.edges if not named or a in named)]
+    return (quoted or [f"{graph.location}: {', '.join(edges)}"])[:MAX_EDGES]
+
+
+def retry_misquote(claim: FeatureClaim, code: Sequence[Finding], graph: RebuiltGraph | None,
+                   names: CodeNames | None) -> Misquote | None:
+    """A retry of model replies the code does not have (see the module's docstring)."""
+    retry = _facts(code).get("llm.retry")
+    if retry is None or retry.found or retry.data.get("selective") or names is None \
+            or graph is None or not graph.edges or _loops_back(graph) \
+            or any(_RETRY_NAME.search(n) for n in names.identifiers):
+        return None
+    return Misquote(
+        said="a retry of failed or malformed replies",
+        rationale="The report says failed or malformed model replies are retried; no model "
+                  "call is retried, no edge of the graph leads back to an earlier node, and no "
+                  "name in the code speaks of retries or attempts.",
+        code=[f"{retry.location if retry.location != '.' else 'code'}: {retry.rationale}",
+              f"{graph.location}: no edge leads back ({len(graph.edges)} edges, no loop)"])
+
+
+def gate_misquote(claim: FeatureClaim, code: Sequence[Finding], graph: RebuiltGraph | None,
+                  names: CodeNames | None) -> Misquote | None:
+    """A conditional gate the graph's edges do not have (see the module's docstring)."""
+    if graph is None or not graph.edges or graph.conditional_sources or names is None \
+            or any(n in names.identifiers for n in _ROUTING_NAMES):
+        return None
+    return Misquote(
+        said="a node that keeps later nodes from running on a condition",
+        rationale="The report says a node decides on a condition whether later nodes run; "
+                  "the graph has no conditional edge (no add_conditional_edges, no "
+                  "Command(goto=...)): every edge always runs.",
+        code=[f"{graph.location}: no conditional edge", *_edges(graph, code, claim.sentence)])
+
+
+def weight_misquote(claim: FeatureClaim, mean: Sequence[str] | None) -> Misquote | None:
+    """Weighed judges where the synthesis takes their plain mean (`mean`: the lines that show
+    it, from `contradictions.built_features`)."""
+    if not mean or _CRITERIA_WEIGHT.search(claim.sentence):
+        return None
+    return Misquote(
+        said="the judges' scores weighed",
+        rationale="The report says the synthesis weighs the judges' scores; the code takes "
+                  "their plain mean and no judge's score weighs differently.", code=list(mean))
+
+
+def behaviour_misquotes(claim: FeatureClaim, code: Sequence[Finding],
+                        graph: RebuiltGraph | None, names: CodeNames | None,
+                        mean: Sequence[str] | None) -> list[Misquote]:
+    """What a sentence of one of the `BEHAVIOUR_KINDS` says the system does that the code's
+    facts show it does not (a retry, a conditional gate, weighed judges); empty when the
+    sentence is hedged or the facts do not settle it."""
+    if _said(claim) is None:
+        return []
+    if claim.feature == "retry_claim":
+        wrong = retry_misquote(claim, code, graph, names)
+    elif claim.feature == "gate_claim":
+        wrong = gate_misquote(claim, code, graph, names)
+    else:
+        wrong = weight_misquote(claim, mean)
+    return [wrong] if wrong else []

@@ -1,0 +1,151 @@
+"""Report descriptions of how the system behaves (a retry of malformed replies, a node that
+gates later nodes on a condition, weighed judges) read against the code's facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from docling_core.types.doc import DoclingDocument  # type: ignore[attr-defined]
+
+from automaton_auditor.forensics.code.names import code_names
+from automaton_auditor.forensics.contradictions import contradiction_findings
+from automaton_auditor.forensics.pdf.claims import BEHAVIOURS, extract_statements
+from automaton_auditor.forensics.pdf.model import Block, IngestedReport
+from automaton_auditor.forensics.pdf.reader import report_facts
+from automaton_auditor.judging.caps import confirmed_caps
+from automaton_auditor.state import CodeNames, Evidence, Finding, RebuiltGraph
+
+GRAPH = RebuiltGraph(builder="g", location="app/graph.py:10",
+                     nodes=["scan", "read", "aggregator", "prosecutor", "defense", "justice"],
+                     edges=[("scan", "aggregator"), ("read", "aggregator"),
+                            ("aggregator", "prosecutor"), ("aggregator", "defense"),
+                            ("prosecutor", "justice"), ("defense", "justice")],
+                     fan_out={"aggregator": ["defense", "prosecutor"]},
+                     fan_in={"justice": ["defense", "prosecutor"]}, linear=False)
+TOPOLOGY = Finding(facet="graph.topology", goal="Rebuilt graph topology", found=True,
+                   pattern="neutral", location="app/graph.py:10", confidence=0.9,
+                   rationale="Nodes: ...",
+                   content='app/graph.py:14:     g.add_edge("scan", "aggregator")\n'
+                           'app/graph.py:16:     g.add_edge("aggregator", "prosecutor")\n'
+                           'app/graph.py:17:     g.add_edge("aggregator", "defense")')
+NO_RETRY = Finding(facet="llm.retry", goal="Retry logic around model calls", found=False,
+                   pattern="success", location=".", confidence=0.75,
+                   rationale="No with_retry, max_retries, retry decorator or retry loop "
+                             "around a model call.")
+MEAN = Finding(facet="justice.averaging", goal="The verdict is a plain average", found=True,
+               pattern="failure", location="app/justice.py:20", confidence=0.85,
+               rationale="The score is a mean of the opinions.",
+               content="app/justice.py:22: final = sum(scores) / len(scores)")
+WEIGHTS = Finding(facet="justice.rules", goal="Rules", found=True, pattern="success",
+                  location="app/justice.py:30", confidence=0.75, rationale="Rules: ...",
+                  data={"rules": {"functionality_weight": ["app/justice.py:34"]}})
+CODE = [TOPOLOGY, NO_RETRY, MEAN]
+
+
+def _names(tmp_path: Path, source: str) -> CodeNames:
+    (tmp_path / "app").mkdir(exist_ok=True)
+    (tmp_path / "app" / "judges.py").write_text(source)
+    return code_names(tmp_path, ["app/judges.py"])
+
+
+PLAIN = "import json\n\ndef judge(llm, brief):\n    return json.loads(llm.invoke(brief).content)\n"
+
+
+def _found(names: CodeNames, *texts: str, code: list[Finding] | None = None,
+           graph: RebuiltGraph = GRAPH) -> list[Finding]:
+    claims = extract_statements([(page, text) for page, text in enumerate(texts, start=1)],
+                                kinds=BEHAVIOURS)
+    return contradiction_findings(claims, CODE if code is None else code, graph, names)
+
+
+def test_a_retry_of_malformed_replies_the_code_lacks_is_a_contradiction(tmp_path: Path) -> None:
+    said = ("If a peer's system returns a malformed response, my agent now triggers a "
+            "\u201cValidation Retry\u201d loop rather than failing silently.")
+    found = _found(_names(tmp_path, PLAIN), said)
+    assert [(f.facet, f.data["kind"]) for f in found] == [
+        ("claims.contradictions", "retry_claim")]
+    assert said in (found[0].content or "")
+    assert "code: No with_retry" in (found[0].content or "")
+    # the report's total counts it with the others
+    assert found[0].data["statements"] == 1
+
+
+def test_a_retry_holds_when_the_code_may_retry_or_the_sentence_is_hedged(
+        tmp_path: Path) -> None:
+    said = "A retry loop (up to 2 retries) handles transient parsing failures."
+    assert _found(_names(tmp_path, PLAIN + "MAX_ATTEMPTS = 3\n"), said) == []
+    looped = GRAPH.model_copy(update={"edges": [*GRAPH.edges, ("justice", "aggregator")]})
+    assert _found(_names(tmp_path, PLAIN), said, graph=looped) == []
+    retried = NO_RETRY.model_copy(update={"found": True})
+    assert _found(_names(tmp_path, PLAIN), said, code=[TOPOLOGY, retried]) == []
+    assert _found(_names(tmp_path, PLAIN),
+                  "The judges lack a retry loop for malformed output.",
+                  "Judge nodes should retry when the JSON fails to parse.",
+                  "Their judges retry malformed replies three times.") == []
+
+
+def test_a_gate_the_graph_has_no_conditional_edge_for_is_a_contradiction(
+        tmp_path: Path) -> None:
+    said = ("The Min: we added a \u201cStrict Gatekeeper\u201d (Aggregator) that prevents the "
+            "Judges from firing if the Evidence object is malformed.")
+    found = _found(_names(tmp_path, PLAIN), said)
+    assert [f.data["kind"] for f in found] == ["gate_claim"]
+    content = found[0].content or ""
+    # the edges leaving the node the sentence names, as the code writes them
+    assert 'app/graph.py:16:     g.add_edge("aggregator", "prosecutor")' in content
+    assert 'g.add_edge("scan", "aggregator")' not in content
+
+
+def test_a_gate_holds_with_conditional_routing_and_a_fan_in_is_no_gate(tmp_path: Path) -> None:
+    said = "The aggregator prevents the judges from running if evidence is missing."
+    routed = GRAPH.model_copy(update={"conditional_sources": ["aggregator"]})
+    assert _found(_names(tmp_path, PLAIN), said, graph=routed) == []
+    # a router somewhere the rebuilt graph does not show (a subgraph)
+    assert _found(_names(tmp_path, PLAIN + "g.add_conditional_edges('a', route)\n"), said) == []
+    assert _found(_names(tmp_path, PLAIN),
+                  "The aggregator ensures the judges do not start until all evidence is "
+                  "collected.", "A gate that stops the judges from running if evidence is "
+                  "missing would be a useful addition.") == []
+
+
+def test_weighed_judges_over_a_plain_mean_are_a_contradiction(tmp_path: Path) -> None:
+    names = _names(tmp_path, PLAIN)
+    texts = ("The Chief Justice (Synthesis): resolves the conflict by applying a weighted "
+             "rubric.", "It doesn't just display the scores; it performs Weighted "
+             "Reconciliation:")
+    found = _found(names, *texts)
+    assert [(f.location, f.data["kind"]) for f in found] == [
+        ("report p.1", "weight_claim"), ("report p.2", "weight_claim")]
+    assert "app/justice.py:22: final = sum(scores) / len(scores)" in (found[0].content or "")
+    # weights the synthesis reads, or weights of criteria, are no contradiction
+    assert _found(names, *texts, code=[*CODE, WEIGHTS]) == []
+    assert _found(names, "The overall score is a weighted average of criterion weights "
+                         "over the judges' scores.",
+                  "The Chief Justice does not use a weighted average of the judges.") == []
+
+
+def test_many_behaviours_the_code_lacks_cap_report_accuracy_at_two(tmp_path: Path) -> None:
+    found = _found(_names(tmp_path, PLAIN),
+                   "The Chief Justice performs a weighted reconciliation of the judges.",
+                   "The synthesis computes a weighted average of the three judges.",
+                   "The Aggregator prevents the Judges from firing if the evidence is "
+                   "malformed.",
+                   "My agent triggers a retry loop when the JSON reply is malformed.")
+    assert len(found) == 4
+    dossier = [Evidence(source="aggregator", dimension="report_accuracy", **f.model_dump())
+               for f in found]
+    assert min(row.cap for row, _ in confirmed_caps("report_accuracy", dossier)) == 2
+
+
+def test_behaviours_are_read_from_prose_outside_future_work() -> None:
+    plan = ("7 Remediation Plan",)
+    blocks = [Block("heading", "3 Architecture", 1, level=1),
+              Block("paragraph", "A retry loop re-asks the model when its reply is "
+                    "malformed.", 1, section=("3 Architecture",)),
+              Block("heading", "7 Remediation Plan", 2, level=1),
+              Block("list", "A weighted average of the judges' scores, and a retry loop "
+                    "when the reply is malformed.", 2, section=plan)]
+    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=2, headings=[],
+                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
+                            blocks=blocks)
+    assert [(c.feature, c.page) for c in report_facts(report).claims] == [("retry_claim", 1)]
