@@ -217,3 +217,17 @@ def test_a_real_pdf_with_broken_identifiers_is_read_whole(tmp_path: Path) -> Non
     _, verified, hallucinated, _ = cross_check(report_facts(report), FILES, None)
     assert verified == ["src/nodes/chief_justice.py", "src/tools/ast_tools.py"]
     assert hallucinated == ["src/nodes/dissent_writer.py"]
+
+
+def test_a_bare_name_given_as_a_location_is_checked_as_a_repository_path() -> None:
+    passages: list[Passage | tuple[int | None, str]] = [
+        (10, "\u25cf Location: Architecture_Report.md"),
+        (11, "File: `judges.py` holds the three personas."),
+        (12, "Unlike ghost.py, these are cited as places."),
+        Passage(13, "File: graph_builder.py", future=True)]
+    verified, hallucinated, planned = _check(passages)
+    # any file of that name verifies it; none makes it missing, unless it is future work
+    assert verified == ["judges.py"]
+    assert hallucinated == ["Architecture_Report.md"] and planned == ["graph_builder.py"]
+    assert _check(passages[:1], [*FILES, "docs/Architecture_Report.md"])[:2] == (
+        ["Architecture_Report.md"], [])

@@ -56,6 +56,10 @@ _SPACED = re.compile(rf"(?<![\w@/.\\-])((?:[\w.-]+/)+)([A-Za-z0-9]+(?: [A-Za-z0-
 # of the repository has that very name, since prose puts spaces everywhere.
 _SPACED_NAME = re.compile(rf"(?<![\w@/.\\-])(?:[\w.-]+/)+[\w.-]+(?: [\w.-]+){{1,3}}"
                           rf"\.(?:{_EXT})(?![\w/-])")
+# A bare file name given as where something is ("Location: Architecture_Report.md", "File:
+# judges.py") names a file of the repository: it is checked as a path (a file of that name
+# anywhere verifies it, none leaves it missing), not set aside as a name that may be no file.
+_LOCATED = re.compile(r"\b(?:locations?|files?|paths?)\s*:\s*[`'\"\u2018\u201c]?$", re.IGNORECASE)
 # A framework's name (`Node.js`) is not a file the report plans.
 _FRAMEWORK = re.compile(r"^[A-Z][a-z]+\.js$")
 FUTURE_HEADING = re.compile(
@@ -182,8 +186,9 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
         yield _cited(match.group(0), normalise_path(match.group(0)), passage,
                      sentence_around(text, *match.span()), verify_only=True)
     for match in _BARE.finditer(masked):
+        located = _LOCATED.search(masked, max(0, match.start() - 30), match.start())
         yield _cited(match.group(0), normalise_path(match.group(0)), passage,
-                     sentence_around(text, *match.span()), bare_name=True)
+                     sentence_around(text, *match.span()), bare_name=located is None)
     masked = _mask(masked, (m.span() for m in _BARE.finditer(masked)))
     for match in _NAMED.finditer(masked):
         yield _cited(match.group(0), match.group(0), passage,
