@@ -137,6 +137,35 @@ def test_a_third_of_the_code_in_one_sitting_costs_full_marks(tmp_path: Path) -> 
     assert judged(found).final_score == 4
 
 
+def batches(gap: int) -> list[tuple[int, str, dict[str, str]]]:
+    """Eight stage commits hours apart (60 lines each), then two batches on later days of
+    three commits `gap` seconds apart, 110 lines each: 660 of 1,140 lines (58%), each batch
+    330 (29%, under the one-run third), no two commits half."""
+    history = stepwise()
+    for day in (3, 5):
+        history += [(BASE + day * DAY + i * gap, f"feat: part {day}.{i}",
+                     {f"src/part_{day}_{i}.py": code(110)}) for i in range(3)]
+    return history
+
+
+def test_batches_committed_seconds_apart_cost_full_marks(tmp_path: Path) -> None:
+    found = findings(tmp_path, batches(20))
+    fact = facet(found, "git.concentration")
+    assert fact.data["run_share"] == round(330 / 1140, 3)  # no one run brings a third
+    assert fact.found and fact.data["cap"] == 4
+    assert fact.data["batch_share"] == round(660 / 1140, 3) and fact.data["batch_lines"] == 660
+    assert [(b["commits"], b["seconds"], b["lines"]) for b in fact.data["batches"]] == \
+        [(3, 40, 330), (3, 40, 330)]
+    assert fact.rationale.startswith("Committed in batches (no better than 4): 2 batches")
+    assert len((fact.content or "").splitlines()) == 6
+    assert "feat: part 5.2 (+110)" in (fact.content or "")
+    assert judged(found).final_score == 4
+    # The same commits a whole minute apart are no batch (someone may write and commit a
+    # step a minute): the history keeps full marks.
+    fact = facet(findings(tmp_path / "minutes", batches(60)), "git.concentration")
+    assert fact.data["batches"] == [] and fact.data["cap"] is None
+
+
 def test_a_small_project_in_few_commits_is_no_bulk(tmp_path: Path) -> None:
     # Two of eight commits bring 2 x 100 of 260 lines (77%), but 200 lines is no bulk.
     history = stepwise(10)

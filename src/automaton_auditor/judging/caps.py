@@ -83,8 +83,9 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "the code)", caps_verdict=True),
     # The same patterns, graded (forensics.git.concentration sets data["cap"]): two commits
     # bring half the code (an upload in two goes) -> 3, or 2 when its steps were committed by
-    # a script seconds apart; one run of commits minutes apart
-    # brings a third of it (partly clustered, not fully step-by-step) -> 4.
+    # a script seconds apart; one run of commits minutes apart brings a third of it, or
+    # batches of commits seconds apart bring half (partly clustered, not fully
+    # step-by-step) -> 4.
     FailureCap("git.concentration", ("git_forensic_analysis",), 2, 0.75,
                "the code uploaded in two commits, its step-by-step story committed by a "
                "script seconds apart", when=graded_cap(2)),
@@ -92,7 +93,8 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "most of the code uploaded in two commits", when=graded_cap(3)),
     FailureCap("git.concentration", ("git_forensic_analysis",), 4, 0.75,
                "a history partly clustered within minutes (one run of commits minutes apart "
-               "brings a third of the code)", when=graded_cap(4)),
+               "brings a third of the code, or batches of commits seconds apart bring half)",
+               when=graded_cap(4)),
     # Diagrams: Mermaid or DOT source printed as text, nothing drawn (forensics.vision
     # .findings: vision.drawn, a missing extra): a description of a diagram, not full marks.
     FailureCap("vision.drawn", ("swarm_visual",), 4, 0.8,

@@ -12,7 +12,11 @@ code (added minus removed, so a rewrite or move brings none):
   iteration, a middling score (cap 3);
 - one run of commits, each within minutes of the one before, brings a third or more: the
   history is partly clustered, so it is not fully step-by-step, though the pieces may still
-  tell the progression the rubric asks for (cap 4: no full marks).
+  tell the progression the rubric asks for (cap 4: no full marks);
+- batches of commits, each landing less than a minute after the one before and each batch a
+  bulk (`MIN_LINES`), together bring half or more: no one writes and commits a change that
+  fast, so the work was written first and committed in batches afterwards; several such
+  batches are the same clustered pattern as one run bringing a third (cap 4).
 
 Only the steps around an upload in two goes lift it above the failure pattern; when those
 steps include a run of authored commits each within `SCRIPTED_GAP` seconds of the one before
@@ -50,6 +54,10 @@ MIN_LINES = 300
 FEW_COMMITS = 10
 CARRY_SHARE = 0.8  # "commits carrying the code": the fewest that bring this share
 SCRIPTED_GAP = 2  # seconds between commits no person can write and commit a change in
+# Seconds under which a commit lands "in the same batch" as the one before: under a minute,
+# so histories dated on whole minutes (one commit a minute) are no batch.
+BATCH_GAP = 59
+BATCHES_SHARE = 0.5  # batches committed seconds apart bring half the code: cap 4
 FACET = "git.concentration"
 GOAL = "The code arrives in a few commits, or in one run of commits minutes apart"
 
@@ -69,13 +77,17 @@ def _entry(commit: Commit) -> dict[str, Any]:
 def measures(inside: list[Commit]) -> dict[str, Any]:
     """The concentration measures of a history (no shallow boundary) whose `Commit.lines`
     are read: total code lines, the two largest commits and their shares, the largest run of
-    commits minutes apart and its share, how many commits bring code and how few bring
-    `CARRY_SHARE` of it, the span in hours."""
+    commits minutes apart and its share, the batches of commits seconds apart that bring a bulk
+    each and their share, how many commits bring code and how few bring `CARRY_SHARE` of it,
+    the span in hours."""
     total = sum(_lines(c) for c in inside)
     ranked = sorted(inside, key=lambda c: (-_lines(c), c.timestamp, c.sha))
     run, run_share = largest_run(inside, (), _lines)
-    scripted = max(time_clusters([c for c in inside if not c.merge], (), SCRIPTED_GAP),
-                   key=len, default=[])
+    authored = [c for c in inside if not c.merge]
+    scripted = max(time_clusters(authored, (), SCRIPTED_GAP), key=len, default=[])
+    batches = [b for b in time_clusters(authored, (), BATCH_GAP)
+               if sum(_lines(c) for c in b) >= MIN_LINES]
+    batch_lines = sum(_lines(c) for b in batches for c in b)
     carried, carrying = 0, 0
     for commit in ranked:
         if total and carried >= CARRY_SHARE * total:
@@ -92,6 +104,11 @@ def measures(inside: list[Commit]) -> dict[str, Any]:
             "run_share": round(run_share, 3), "run_lines": sum(_lines(c) for c in run),
             "run_seconds": run[-1].timestamp - run[0].timestamp if run else 0,
             "scripted": [_entry(c) for c in scripted[:50]], "scripted_commits": len(scripted),
+            "batches": [{**_entry(b[0]), "commits": len(b), "seconds": b[-1].timestamp
+                         - b[0].timestamp, "lines": sum(_lines(c) for c in b),
+                         "shas": [c.sha for c in b[:50]]} for b in batches[:50]],
+            "batch_lines": batch_lines,
+            "batch_share": round(batch_lines / total, 3) if total else 0.0,
             "commits_with_code": sum(1 for c in inside if _lines(c) > 0),
             "commits_for_80": carrying if total else 0,
             "span_hours": round((max(stamps) - min(stamps)) / 3600, 2)}
@@ -99,13 +116,19 @@ def measures(inside: list[Commit]) -> dict[str, Any]:
 
 def graded_cap(facts: dict[str, Any]) -> int | None:
     """The score the measures leave room for (2, 3 or 4), or None when the code arrives
-    spread out (or the concentrated commits bring fewer than `MIN_LINES` lines)."""
+    spread out (or the concentrated commits bring fewer than `MIN_LINES` lines); see the
+    module for the three patterns."""
     if facts["two_largest_share"] >= TWO_COMMITS_SHARE and \
             facts["two_largest_lines"] >= MIN_LINES and facts["commits_with_code"] <= FEW_COMMITS:
         return 2 if facts["scripted_commits"] >= BURST_MIN_COMMITS else 3
-    if facts["run_share"] >= RUN_SHARE and facts["run_lines"] >= MIN_LINES:
+    if clustered_run(facts) or facts["batch_share"] >= BATCHES_SHARE:
         return 4
     return None
+
+
+def clustered_run(facts: dict[str, Any]) -> bool:
+    """One run of commits minutes apart brings `RUN_SHARE` of the code, and a bulk."""
+    return bool(facts["run_share"] >= RUN_SHARE and facts["run_lines"] >= MIN_LINES)
 
 
 def concentration_finding(commits: list[Commit], boundary: Collection[str] = ()
@@ -121,6 +144,18 @@ def concentration_finding(commits: list[Commit], boundary: Collection[str] = ()
     facts = measures(inside)
     cap = graded_cap(facts)
     by_sha = {c.sha: c for c in inside}
+    head, quoted = _headline(facts, cap, by_sha)
+    return Finding(
+        facet=FACET, goal=GOAL, found=cap is not None, pattern="failure",
+        location=f"commit {quoted[0].sha[:12]}" if quoted else "git log",
+        content="\n".join(_quote(c) for c in quoted[:12]) or None,
+        rationale=head, confidence=0.8 if cap is not None else 0.6,
+        data={**facts, "judged": True, "cap": cap})
+
+
+def _headline(facts: dict[str, Any], cap: int | None, by_sha: dict[str, Commit]
+              ) -> tuple[str, list[Commit]]:
+    """The finding's rationale for the graded `cap`, and the commits it quotes."""
     big = [by_sha[e["sha"]] for e in facts["largest"]]
     run = [by_sha[e["sha"]] for e in facts["run"]]
     total = facts["total_lines"]
@@ -132,21 +167,23 @@ def concentration_finding(commits: list[Commit], boundary: Collection[str] = ()
                f"no {BURST_MIN_COMMITS} commits lie within {BURST_GAP // 60} minutes of each other")
     carry = (f"{facts['commits_with_code']} commits bring code, "
              f"{facts['commits_for_80']} of them 80% of it")
+    batched = cap == 4 and not clustered_run(facts)
     if cap == 2:
-        head = (f"Uploaded in two goes, its steps scripted (no better than 2): {two}; "
+        return (f"Uploaded in two goes, its steps scripted (no better than 2): {two}; "
                 f"{facts['scripted_commits']} commits land each within {SCRIPTED_GAP} s of "
-                f"the one before, so the step-by-step story was staged; {carry}.")
-    elif cap == 3:
-        head = f"Concentrated (no better than 3): {two}; {minutes}; {carry}."
-    elif cap == 4:
-        head = f"Partly clustered (no better than 4): {minutes}; {two}; {carry}."
-    else:
-        head = f"Spread: {two}; {minutes}; {carry}."
-    quoted = run if cap == 4 else big + (
-        [by_sha[e["sha"]] for e in facts["scripted"]] if cap == 2 else [])
-    return Finding(
-        facet=FACET, goal=GOAL, found=cap is not None, pattern="failure",
-        location=f"commit {quoted[0].sha[:12]}" if quoted else "git log",
-        content="\n".join(_quote(c) for c in quoted[:12]) or None,
-        rationale=head, confidence=0.8 if cap is not None else 0.6,
-        data={**facts, "judged": True, "cap": cap})
+                f"the one before, so the step-by-step story was staged; {carry}.",
+                big + [by_sha[e["sha"]] for e in facts["scripted"]])
+    if cap == 3:
+        return f"Concentrated (no better than 3): {two}; {minutes}; {carry}.", big
+    if batched:
+        sizes = ", ".join(f"{b['commits']} commits in {b['seconds']} s from {b['sha'][:8]} "
+                          f"{b['date']} (+{b['lines']})" for b in facts["batches"][:6])
+        sizes += ", ..." if len(facts["batches"]) > 6 else ""
+        return (f"Committed in batches (no better than 4): {len(facts['batches'])} batches of "
+                f"commits each landing under a minute after the one before ({sizes}) bring "
+                f"{facts['batch_share']:.0%} of the {total} code lines, so the work was "
+                f"written first and committed in pieces; {minutes}; {carry}.",
+                [by_sha[sha] for b in facts["batches"] for sha in b["shas"]])
+    if cap == 4:
+        return f"Partly clustered (no better than 4): {minutes}; {two}; {carry}.", run
+    return f"Spread: {two}; {minutes}; {carry}.", big
