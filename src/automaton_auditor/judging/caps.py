@@ -156,6 +156,21 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("llm.fail_before_model", ("structured_output_enforcement",), 3, 0.8,
                "the schema-bound judge calls are never reached (every judge fails before "
                "its model call)"),
+    # A judge indexes the Pydantic opinion its schema-bound call (or the model's constructor)
+    # hands it, opinion["judge"] = ... (forensics.code.answers): TypeError after the model
+    # answers, so that judge returns no opinion and adds nothing to the dialectic. Graded
+    # (data["cap"]): every opinion call followed so -> 3 (distinct personas are sent, yet no
+    # judge ever rules), some -> 4; the schema is bound but no validated opinion reaches the
+    # state -> 3, as when the bound calls are never reached.
+    FailureCap("judges.fail_after_model", ("judicial_nuance",), 3, 0.8,
+               "every judge indexes the Pydantic opinion its model returns with [] (a "
+               "TypeError: no judge ever returns an opinion)", when=graded_cap(3)),
+    FailureCap("judges.fail_after_model", ("judicial_nuance",), 4, 0.8,
+               "some judges index the Pydantic opinion their model returns with [] (a "
+               "TypeError: they return no opinion)", when=graded_cap(4)),
+    FailureCap("llm.fail_after_model", ("structured_output_enforcement",), 3, 0.8,
+               "every schema-bound judge call's answer is indexed with [] (a TypeError: no "
+               "validated opinion reaches the state)"),
     # Chief Justice. (Not justice.deterministic: a model that only writes the ruling's text
     # is allowed; justice.model_verdict is the fact that a model's answer becomes the score.)
     FailureCap("justice.model_verdict", ("chief_justice_synthesis",), 2, 0.8,

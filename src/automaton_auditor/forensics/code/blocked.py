@@ -62,7 +62,7 @@ def fails_before(fn: ast.FunctionDef | ast.AsyncFunctionDef, call: ast.Call,
         if holder is None:
             return None
         for stmt in body[:body.index(holder)]:
-            if (hit := _first(_always_run(stmt), failing)) is not None:
+            if (hit := _first(always_run(stmt), failing)) is not None:
                 return hit
         exprs, body = _step_into(holder, call)
         if (hit := _first(exprs, failing)) is not None:
@@ -99,7 +99,7 @@ def _blocks(stmt: ast.stmt) -> list[list[ast.stmt]]:
     return []
 
 
-def _always_run(stmt: ast.stmt) -> list[ast.AST]:
+def always_run(stmt: ast.stmt) -> list[ast.AST]:
     """What runs whenever `stmt` does, as far as reads go: a simple statement whole (not a
     local annotation, which is never evaluated), a compound one's header."""
     if isinstance(stmt, ast.AnnAssign):
@@ -131,7 +131,7 @@ def _step_into(holder: ast.stmt, call: ast.Call) -> tuple[list[ast.AST],
     return [call.func, *call.args, *(k.value for k in call.keywords)], None
 
 
-def _always_run_nodes(roots: Iterable[ast.AST]) -> list[ast.AST]:
+def always_run_nodes(roots: Iterable[ast.AST]) -> list[ast.AST]:
     """Every node of `roots` that is evaluated whenever they are (see the module docstring):
     a lambda's body, a conditional's branches, the later operands of ``and``/``or`` and a
     comprehension past its first iterable may not run."""
@@ -155,6 +155,6 @@ def _always_run_nodes(roots: Iterable[ast.AST]) -> list[ast.AST]:
 
 def _first(roots: Iterable[ast.AST], failing: set[tuple[int, str]]) -> int | None:
     """The first line among `roots` that reads a failing name where it always runs."""
-    lines = [n.lineno for n in _always_run_nodes(roots) if isinstance(n, ast.Name)
+    lines = [n.lineno for n in always_run_nodes(roots) if isinstance(n, ast.Name)
              and isinstance(n.ctx, ast.Load) and (n.lineno, n.id) in failing]
     return min(lines) if lines else None

@@ -24,6 +24,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                    stats: dict[str, int]) -> tuple[list[Finding], RebuiltGraph | None]:
     """All code findings, sorted, and the rebuilt main graph."""
     from automaton_auditor.forensics.code.analysers import run_ruff
+    from automaton_auditor.forensics.code.answers import answer_findings
     from automaton_auditor.forensics.code.blocked import undefined_reads
     from automaton_auditor.forensics.code.health import health_findings
     from automaton_auditor.forensics.code.personas import persona_findings
@@ -45,6 +46,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 *safety_findings(facts, repo, calls),
                 *llm_findings(facts, repo, scope),
                 *persona_findings(repo, files, facts, scope, undefined_reads(analysis)),
+                *answer_findings(facts, repo, scope),
                 *justice_findings(facts, repo, main, calls),
                 *health_findings(facts, repo, analysis, calls, main),
                 *runtime_findings(facts, calls, main, repo),
