@@ -440,3 +440,31 @@ def chief_justice_node(state):
     graph = STATE_GRAPH.format(extra="\n    config: dict = {}")
     facts = _justice(tmp_path, helper, {"graph.py": graph})
     assert facts["justice.averaging"].found is False
+
+
+def test_a_score_filled_from_the_evidence_alone_rules_on_no_conflict(tmp_path: Path) -> None:
+    """A branch on the evidence that sets a score no judge's score ever reaches (a criterion
+    of the detectives' own) leaves every judged criterion at the judges' mean; one that
+    replaces the judges' combined score with the evidence's is a rule on them."""
+    code = '''
+def chief_justice_node(state):
+    results = []
+    for criterion, ops in state["opinions_by_criterion"].items():
+        final_score = sum(o.score for o in ops) / len(ops)
+{override}
+        results.append({{"criterion": criterion, "final_score": round(final_score)}})
+    collab_evidence = state["evidences"].get("collaboration", {{}})
+    if collab_evidence:
+        collab_score = collab_evidence.get("collaboration_score", 1)
+        results.append({{"criterion": "collaboration", "final_score": collab_score}})
+    return {{"results": results}}
+'''
+    facts = _justice(tmp_path, code.format(override=""))
+    averaging = facts["justice.averaging"]
+    assert averaging.found, averaging.rationale
+    assert facts["justice.rules"].data["rules"] == {}
+    facts = _justice(tmp_path, code.format(override='''\
+        if not state["evidences"].get(criterion):
+            final_score = state["evidences"].get("floor", 1)'''))
+    assert facts["justice.averaging"].found is False
+    assert facts["justice.rules"].data["rules"]["fact_supremacy"] == ["nodes/justice.py:6"]

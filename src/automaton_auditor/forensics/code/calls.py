@@ -24,8 +24,9 @@ from automaton_auditor.forensics.code.common import (
     str_value,
     unparse,
 )
+from automaton_auditor.forensics.code.exprs import handles_scores
 from automaton_auditor.forensics.code.flow import FlowBuilder
-from automaton_auditor.forensics.code.logic import LogicBuilder, handles_scores
+from automaton_auditor.forensics.code.logic import LogicBuilder
 from automaton_auditor.forensics.code.outs import outs_of
 from automaton_auditor.forensics.code.recorder import Ctx
 from automaton_auditor.forensics.code.retries import retried

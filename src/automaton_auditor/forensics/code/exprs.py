@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Callable
 
 from automaton_auditor.forensics.code.common import dotted
 
@@ -203,3 +204,20 @@ def first_tests(body: list[ast.stmt]) -> tuple[list[ast.stmt], list[ast.If | ast
         elif not isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             plain.append(stmt)
     return plain, nested
+
+
+def evidence_only(targets: list[ast.expr], binds: dict[str, list[ast.expr]],
+                  reads: Callable[[ast.AST], set[str]]) -> bool:
+    """True when every target is a local name that each of its `binds` fills from the
+    detectives' evidence alone (``collab_score = collab_evidence.get(...)``): no judge's
+    score ever reaches it, so setting it rules on no conflict between the judges (it is the
+    evidence's own score, for a criterion of its own)."""
+    names = [t.id for t in targets if isinstance(t, ast.Name)]
+    values = [v for n in names for v in binds.get(n, [])]
+    return bool(values) and len(names) == len(targets) and all(
+        "evidence" in (kinds := reads(v)) and not kinds & {"score", "judge"} for v in values)
+
+
+def handles_scores(lines: list[str], start: int, end: int) -> bool:
+    """True when a function's source mentions scores at all (cheap prefilter)."""
+    return any("score" in line for line in lines[start - 1:end])

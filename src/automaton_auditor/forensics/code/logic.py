@@ -31,6 +31,7 @@ from automaton_auditor.forensics.code.exprs import (
     TEXT_CALLS,
     attr_kind,
     call_name,
+    evidence_only,
     first_tests,
     handed_on,
     is_cap,
@@ -49,11 +50,6 @@ from automaton_auditor.forensics.code.gates import branch_gates
 MAX_DEPTH = 12
 # what a decision does to the score (text alone, a dissent note, changes nothing)
 CHANGES = frozenset({"score", "cap", "flag"})
-
-
-def handles_scores(lines: list[str], start: int, end: int) -> bool:
-    """True when a function's source mentions scores at all (cheap prefilter)."""
-    return any("score" in line for line in lines[start - 1:end])
 
 
 class LogicBuilder:
@@ -270,7 +266,7 @@ class _Reader:
             if isinstance(value, ast.Constant) and isinstance(value.value, int | float) and \
                     value.value <= 3 and "weight" not in names.lower():
                 return {"cap"}
-            return {"score"}
+            return set() if evidence_only(targets, self.binds, self.reads) else {"score"}
         if isinstance(value, ast.Compare):
             return {"flag"}
         return set()
