@@ -488,3 +488,36 @@ def test_persona_prompts_read_from_repository_files_are_their_own_text(
         assert min(text.data["own_words"].values()) >= 40
         assert "src/prompts/prosecutor.txt:1: Trust no one" in (text.content or "")
         assert not by_facet(findings, "judges.collusion").found
+
+
+LAMBDA_NODES = '''
+def judge_node(state, judge_type):
+    if judge_type == "Prosecutor":
+        system = "You are the Prosecutor. Be harsh."
+    elif judge_type == "Defense":
+        system = "You are the Defense. Reward effort."
+    else:
+        system = "You are the Tech Lead. Be pragmatic."
+    return llm.invoke([("system", system), ("human", str(state["evidence"]))])
+'''
+MODULE_GRAPH = '''
+from langgraph.graph import StateGraph, START
+from src.nodes.judges import judge_node
+
+graph = StateGraph(dict)
+graph.add_node("prosecutor", lambda s: judge_node(s, "Prosecutor"))
+graph.add_node("defense", lambda s: judge_node(s, "Defense"))
+graph.add_node("techlead", lambda s: judge_node(s, "TechLead"))
+graph.add_edge(START, "prosecutor")
+'''
+
+
+def test_a_persona_named_in_module_level_graph_wiring_is_an_entry(tmp_path: Path) -> None:
+    """``graph.add_node("p", lambda s: judge_node(s, "Prosecutor"))`` at module level runs
+    on import: the call it wires names the persona, so each judge's prompt is read."""
+    files = write_repo(tmp_path, {"src/nodes/judges.py": LAMBDA_NODES,
+                                  "src/graph.py": MODULE_GRAPH})
+    findings, _ = code_findings(tmp_path, files)
+    text = by_facet(findings, "judges.persona_text")
+    assert text.data.get("thin") == ["Defense", "Prosecutor", "TechLead"], text.rationale
+    assert "(from src/graph.py:6 judge_node(...))" in (text.content or "")

@@ -82,7 +82,10 @@ def _entries(program: Program, path: str,
                           ("cls", f"{path}::{name}", {})))
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             found += _keyed(program, path, node)
-    for top in (n for n in names.values() if isinstance(n, ast.AST)):
+    # module-level statements run on import: a call there that names a persona is an entry
+    tops = [*(n for n in names.values() if isinstance(n, ast.AST)),
+            *(mod.exprs if scope is None or scope.runs(path, "") else ())]
+    for top in tops:
         for call in (n for n in ast.walk(top) if isinstance(n, ast.Call)):
             found += _named_call(program, path, call)
     return found

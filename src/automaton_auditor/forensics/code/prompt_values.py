@@ -91,6 +91,8 @@ class Module:
     path: str
     imports: dict[str, str]
     names: dict[str, ast.AST]  # functions, classes and module-level assignments
+    # module-level expression statements (``graph.add_node("p", lambda s: judge(s, "P"))``)
+    exprs: tuple[ast.expr, ...] = ()
 
 
 def concat(*values: Any) -> Txt | None:
@@ -134,7 +136,8 @@ class Program:
                 for target_node in targets:
                     if isinstance(target_node, ast.Name):
                         names[target_node.id] = stmt.value
-        return Module(path, collect_imports(tree), names)
+        exprs = tuple(stmt.value for stmt in tree.body if isinstance(stmt, ast.Expr))
+        return Module(path, collect_imports(tree), names, exprs)
 
     def text_file(self, rel: str) -> Txt | None:
         """A repository file's text, each line a piece that remembers its line (a prompt
