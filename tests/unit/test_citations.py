@@ -91,6 +91,22 @@ def test_a_file_name_with_a_space_counts_only_when_the_repository_has_it() -> No
     assert _check([(1, prose)], [*FILES, "docs/design_notes/a.md"]) == (["README.md"], [], [])
 
 
+def test_a_path_a_table_cell_cut_inside_a_word_is_joined_when_the_join_names_a_file() -> None:
+    files = [*FILES, "src/pkg/agents/judges.py", "src/pkg/doc_tools.py", "tests/test_a.py"]
+    rows: list[Passage | tuple[int | None, str]] = [
+        (9, "E-004 | Three judge personas | src/pkg/agent s/judges.py:1-80"),
+        (9, "E-001 | Fan-out | src/pkg/graph .py:10-20 | tests cover src/pkg tests/test_a.py"),
+        Passage(12, "P0 | RAG | src/pkg/doc_t ools.py:80-120 | P0 | Citation check | "
+                    ".github/workflows/citati on-check.yml", future=True)]
+    verified, hallucinated, planned = _check(rows, [*files, "src/pkg/graph.py"])
+    assert verified == ["src/pkg/agents/judges.py", "src/pkg/doc_tools.py", "src/pkg/graph.py",
+                        "tests/test_a.py"]
+    # the cut repair matched files here, so the planned file in a new folder is read joined
+    assert (hallucinated, planned) == ([], [".github/workflows/citation-check.yml"])
+    # a join no file confirms is only a guess: neither missing nor planned
+    assert _check([rows[2], (3, "Judges in src/pkg/agent s/ghost.py.")], FILES) == ([], [], [])
+
+
 def test_top_level_files_cited_bare_are_verified_other_bare_names_are_not() -> None:
     verified, hallucinated, _ = _check([(1, "See README.md, pyproject.toml, justice.py and "
                                             "ghost.py.")])

@@ -91,10 +91,12 @@ def _counts(item: CitedPath, repairs: set[str], folders: set[str]) -> bool:
     """Does a citation that matched no file still count (as missing)? Not for an unknown
     extension (an API name). A repaired spelling does when its folder exists and the repair
     is a plain gap closed (`chief _justice.py`) or one that made other citations of this
-    report match files (a font that drops underscores drops them everywhere)."""
+    report match files (a font that drops underscores drops them everywhere). A planned
+    file may sit in a folder still to come: there a confirmed repair is enough."""
     folder = item.path.rpartition("/")[0]
-    return bool(item.repair) and folder in folders and (
-        item.repair == "joined" or item.repair in repairs)
+    confirmed = item.repair in repairs
+    return bool(item.repair) and (item.repair == "joined" or confirmed) and (
+        folder in folders or (confirmed and not item.asserted))
 
 
 def split_paths(cited: list[CitedPath], repo_files: list[str], repo_url: str | None = None

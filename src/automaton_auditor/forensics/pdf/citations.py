@@ -60,6 +60,12 @@ _SPACED_NAME = re.compile(rf"(?<![\w@/.\\-])(?:[\w.-]+/)+[\w.-]+(?: [\w.-]+){{1,
 # judges.py") names a file of the repository: it is checked as a path (a file of that name
 # anywhere verifies it, none leaves it missing), not set aside as a name that may be no file.
 _LOCATED = re.compile(r"\b(?:locations?|files?|paths?)\s*:\s*[`'\"\u2018\u201c]?$", re.IGNORECASE)
+# A path a table cell or line end cut inside a word, the text layer leaving a space at the cut
+# (`src/pkg/agent s/judges.py`, `src/pkg/doc_t ools.py`, `src/pkg/graph .py`): a part with a
+# folder and no extension, one space, then the rest up to an extension.
+_CUT = re.compile(r"(?<![\w@/.\\-])((?:\.{1,2}/)?(?:[\w.-]+/)+[\w.-]*\w) "
+                  r"((?:[\w.-]+/)*[\w.-]*\.[A-Za-z][A-Za-z0-9]{0,7}"
+                  r"(?::\d+(?:-\d+)?|#L\d+(?:-L?\d+)?)?)(?![\w/-])")
 # A framework's name (`Node.js`) is not a file the report plans.
 _FRAMEWORK = re.compile(r"^[A-Z][a-z]+\.js$")
 FUTURE_HEADING = re.compile(
@@ -150,6 +156,22 @@ def _repaired(text: str, passage: Passage) -> Iterator[tuple[tuple[int, int], Ci
             variants=[normalise_path(s) for s in spellings[1:]])
 
 
+def _cuts(text: str, passage: Passage) -> Iterator[tuple[tuple[int, int], CitedPath]]:
+    """Paths cut inside a word, joined across the cut. The joined spelling is a guess
+    (`src/utils tests/a.py` is a folder and a file): it only counts when it names a file or
+    the same repair matched files elsewhere in the report; the spelling as written (a file
+    name with a space) and the part after the cut (when it has a folder) stay variants."""
+    for match in _CUT.finditer(text):
+        head, tail = match.groups()
+        joined, written = normalise_path(head + tail), normalise_path(match.group(0))
+        if _PATH.fullmatch(head) or _SPACED.fullmatch(written) or not _known_ext(joined):
+            continue  # a whole path before the space, or a spaced name `_SPACED` repairs
+        variants = [written, *([normalise_path(tail)] if "/" in tail else [])]
+        yield match.span(), _cited(match.group(0), joined, passage,
+                                   sentence_around(text, *match.span()), repair="cut",
+                                   verify_only=True, variants=variants)
+
+
 def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
     chars = list(text)
     for start, end in spans:
@@ -158,8 +180,9 @@ def _mask(text: str, spans: Iterable[tuple[int, int]]) -> str:
 
 
 def passage_paths(passage: Passage) -> Iterator[CitedPath]:
-    """Every path cited in one passage: GitHub file URLs, paths with a folder part (whole,
-    repaired, or with spaces in the file name), then bare file names in what is left."""
+    """Every path cited in one passage: GitHub file URLs, paths with a folder part (cut
+    inside a word, whole, repaired, or with spaces in the file name), then bare file names
+    in what is left."""
     text = re.sub(r"(?<=\w)\\(?=\w)", "/", passage.text)
     for match in _URL.finditer(text):
         github = _GITHUB_FILE.match(match.group(0).rstrip(".,;:"))
@@ -168,6 +191,9 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
                          sentence_around(text, *match.span()),
                          source_repo=f"{github.group(1)}/{github.group(2)}".lower())
     masked = _mask(text, (m.span() for m in _URL.finditer(text)))
+    cuts = list(_cuts(masked, passage))
+    yield from (cited for _span, cited in cuts)
+    masked = _mask(masked, (span for span, _cited_path in cuts))
     whole = list(_PATH.finditer(masked))
     for match in whole:
         path = normalise_path(match.group(0))
