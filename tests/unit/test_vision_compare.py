@@ -177,3 +177,25 @@ def test_judges_drawn_in_parallel_that_the_code_chains_are_misleading() -> None:
     # the same diagram against code that fans its judges out is no contradiction
     assert not _facets(compare_with_code([diagram], _code(CODE_EDGES)))[
         "vision.compare.misleading"].found
+
+
+def test_branches_of_a_code_route_drawn_as_plain_arrows_are_no_false_split() -> None:
+    # the code routes postcheck -> judges | handler (a conditional edge), handler -> judges
+    code_edges = [("START", "postcheck"), ("postcheck", "judicial_fanout"),
+                  ("postcheck", "failure_handler"), ("failure_handler", "judicial_fanout"),
+                  ("judicial_fanout", "prosecutor"), ("judicial_fanout", "defense"),
+                  ("prosecutor", "chief_justice"), ("defense", "chief_justice")]
+    route = [("postcheck", "judicial_fanout"), ("postcheck", "failure_handler")]
+    code = flow_graph(code_edges, conditional=route).model_copy(
+        update={"builder": "builder", "location": "src/graph.py:10"})
+    drawn = [("START", "Postcheck"), ("Postcheck", "JudicialFanout"),
+             ("Postcheck", "FailureHandler"), ("FailureHandler", "JudicialFanout"),
+             ("JudicialFanout", "Prosecutor"), ("JudicialFanout", "Defense"),
+             ("Prosecutor", "ChiefJustice"), ("Defense", "ChiefJustice")]
+    diagram = DiagramFacts(page=4, kind="mermaid", edges=drawn)
+    found = _facets(compare_with_code([diagram], code))
+    assert not found["vision.compare.misleading"].found
+    assert found["vision.compare.parallelism"].found
+    # drawn against code that only chains postcheck -> handler -> judges it still contradicts
+    plain = _code([e for e in code_edges if e != ("postcheck", "judicial_fanout")])
+    assert _facets(compare_with_code([diagram], plain))["vision.compare.misleading"].found

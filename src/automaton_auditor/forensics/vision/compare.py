@@ -81,12 +81,17 @@ def _reproduced_splits(drawn: RebuiltGraph, graph: RebuiltGraph,
 def _false_splits(drawn: RebuiltGraph, graph: RebuiltGraph,
                   to_code: dict[str, str]) -> list[str]:
     """Splits the diagram draws to code nodes that the code runs one after another: two of
-    the targets are joined by an edge of the code, and no fan-out of the code reaches two."""
+    the targets are joined by an edge of the code, and no fan-out of the code reaches two,
+    nor a route of the code from the same node (a diagram drawing the branches of a
+    conditional edge as plain arrows draws the code's edges, not a parallelism it lacks)."""
     edges = set(graph.edges)
+    routes = {s: {b for a, b in edges if a == s} for s in graph.conditional_sources}
     found = []
     for source, targets in sorted(drawn.fan_out.items()):
         split = {to_code[t] for t in targets if t in to_code}
         if len(split) < 2 or any(len(split & set(t)) >= 2 for t in graph.fan_out.values()):
+            continue
+        if len(split & routes.get(to_code.get(source, ""), set())) >= 2:
             continue
         chained = sorted(f"{a} -> {b}" for a, b in edges if a in split and b in split)
         if chained:
