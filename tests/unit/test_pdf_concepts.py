@@ -214,6 +214,44 @@ def test_a_title_that_names_a_summary_word_is_no_summary_section() -> None:
     assert "summary" in verdict.occurrences[1].reason
 
 
+def test_a_table_of_contents_before_the_title_does_not_hide_the_title() -> None:
+    # a contents page set at the title's level sits beside it: the title still names the
+    # document ("... - Self-Audit Report"), and the design section under it explains
+    title, toc = "Automaton Auditor - Self-Audit Report", "Table of Contents"
+    blocks = _blocks(("heading", toc, (), 1),
+                     ("list", "2.4 Metacognition", (toc,), 1),
+                     ("heading", title, (), 2),
+                     ("heading", "2.4 Metacognition", (title,), 3),
+                     ("paragraph", EXPLAINED, (title, "2.4 Metacognition"), 3))
+    verdict = classify("Metacognition", blocks)
+    assert verdict.verdict == "explained"
+    assert [o.explained for o in verdict.occurrences] == [False, True, True]
+
+
+def test_a_run_in_title_leads_the_code_and_lists_after_it() -> None:
+    """'Metacognition (...): ...' opens a subsection the layout did not mark: the code lines
+    and the list after it (each its own block) are its discussion, up to the next run-in
+    title naming another concept."""
+    section = ("2.1 Core Conceptual Framework",)
+    lead = ("Metacognition (Evaluating Evaluation Quality): The ChiefJustice judges the "
+            "quality of the judges' evaluations:")
+    body = ["# From chief.py - variance detection logic",
+            "def calculate_variance(opinions: list[JudicialOpinion]) -> float:",
+            "return max(scores) - min(scores)", "Features:",
+            "1. Variance detection: identifies when judges fundamentally disagree (spread > 2)",
+            "2. Dissent summary: explains why Prosecutor and Defense reached different scores",
+            "Evidence Location: variance detection at src/pkg/agents/chief.py:45-67."]
+    blocks = _blocks(("paragraph", lead, section, 3),
+                     *(("list" if b[0].isdigit() else "paragraph", b, section, 3) for b in body))
+    assert classify("Metacognition", blocks, CONCEPTS).verdict == "explained"
+    # the next concept's run-in title closes it: a lead with nothing under it stays a name
+    other = ("paragraph", "Fan-In/Fan-Out (Parallel Execution): detectives run in parallel.",
+             section, 3)
+    thin = _blocks(("paragraph", lead, section, 3), other,
+                   *(("paragraph", b, section, 3) for b in body))
+    assert classify("Metacognition", thin, CONCEPTS).verdict == "dropped"
+
+
 def test_a_sentence_ending_with_a_colon_is_read_with_the_list_it_opens() -> None:
     """'Metacognition: the Chief Justice re-evaluates at several levels:' then '1. Fact
     supremacy: detective evidence overrides judge opinions.' is one explanation; the same

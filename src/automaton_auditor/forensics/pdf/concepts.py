@@ -14,6 +14,14 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from automaton_auditor.forensics.pdf.chunks import sentences
+from automaton_auditor.forensics.pdf.discussion import (
+    beside,
+    leads,
+    neighbours,
+    run_in_text,
+    section_body,
+    section_text,
+)
 from automaton_auditor.forensics.pdf.model import Block
 
 _SUFFIXES = ("isations", "izations", "isation", "ization", "ations", "ation", "itions",
@@ -23,6 +31,8 @@ _SUMMARY = re.compile(r"\b(executive summary|summary|abstract|table of contents|
                       r"overview of scores|key takeaways|self[- ]audit|criterion[- ]by[- ]"
                       r"criterion|criterion breakdown|rubric (?:dimension )?coverage)\b",
                       re.IGNORECASE)
+# A table of contents, by its heading.
+CONTENTS = re.compile(r"\bcontents\b", re.IGNORECASE)
 # (Self-audit and rubric-coverage sections echo the rubric's own terms: an occurrence there
 # restates a criterion.) An opening summary's titled subsections are the report's body.
 _OPENING = re.compile(r"\b(executive summary|abstract|tl;?dr)\b", re.IGNORECASE)
@@ -129,8 +139,10 @@ def _section_bonus(block: Block) -> int:
 
 def report_title(blocks: Sequence[Block]) -> str | None:
     """The heading every section of the report sits under: the document's title ("... &
-    Self-Audit Final Report"), which names the document, not a section of it."""
-    firsts = {b.section[0] for b in blocks if b.section and b.kind != "furniture"}
+    Self-Audit Final Report"), which names the document, not a section of it. A table of
+    contents set before the title at the same level does not hide it."""
+    firsts = {b.section[0] for b in blocks if b.section and b.kind != "furniture"
+              and not CONTENTS.search(b.section[0])}
     nested = any(len(b.section) > 1 for b in blocks)
     return next(iter(firsts)) if len(firsts) == 1 and nested else None
 
@@ -139,19 +151,6 @@ def _in_summary(path: Sequence[str], title: str | None) -> bool:
     """A path through a summary-like section (the title and `_OPENING`'s subsections aside)."""
     return any(_SUMMARY.search(h) and not (_OPENING.search(h) and i < len(path) - 1)
                for i, h in enumerate(path) if not (i == 0 and h == title))
-
-
-def _section_body(blocks: list[Block], index: int) -> list[Block]:
-    """Body blocks of the section a heading opens (until a heading of the same or a higher
-    level)."""
-    level = blocks[index].level
-    body = []
-    for block in blocks[index + 1:]:
-        if block.kind == "heading" and block.level <= level:
-            break
-        if block.kind in ("paragraph", "list"):
-            body.append(block)
-    return body
 
 
 def _word_patterns(term: str) -> list[re.Pattern[str]]:
@@ -201,9 +200,14 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
         if block.kind == "heading":
             occurrences.append(_heading_occurrence(blocks, index, sentence_hit, title))
             continue
-        # Inside a section titled with the concept, the whole section is the discussion.
+        # Inside a section titled with the concept, the whole section is the discussion;
+        # after a run-in title naming it ("Metacognition (...): ..."), the blocks it leads.
         titled = block.heading is not None and sentence_hit(block.heading)
-        context = _section_text(blocks, block, texts) if titled else _neighbours(blocks, index)
+        led = not titled and leads(block.text, sentence_hit)
+        context = (section_text(blocks, block, texts) if titled
+                   else run_in_text(blocks, index, names[1:]) if led
+                   else neighbours(blocks, index))
+        titled = titled or led
         parts = sentences(block.text)
         for position, sentence in enumerate(parts):
             if sentence_hit(sentence):
@@ -216,7 +220,7 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
                         "quoted in a list of terms (a word searched for), not explained"))
                     continue
                 # A last sentence ending with a colon goes on in the list it opens.
-                after = [b.text for b in [_beside(blocks, index, 1)] if b and sentence[-1] == ":"]
+                after = [b.text for b in [beside(blocks, index, 1)] if b and sentence[-1] == ":"]
                 near = " ".join([parts[position], *(parts[position + 1: position + 2] or after)])
                 unnamed = near
                 for name in names:  # concept names are not mechanisms
@@ -240,28 +244,6 @@ def _quoted_mention(sentence: str, hit: Callable[[str], bool]) -> bool:
     if len(_QUOTED.findall(sentence)) < 2:
         return False
     return not hit(_QUOTED.sub(" ", sentence))
-
-
-def _section_text(blocks: list[Block], block: Block,
-                  cache: dict[tuple[str, ...], str]) -> str:
-    if block.section not in cache:
-        cache[block.section] = "\n".join(
-            b.text for b in blocks
-            if b.kind in ("paragraph", "list") and b.section == block.section)
-    return cache[block.section]
-
-
-def _beside(blocks: list[Block], index: int, step: int) -> Block | None:
-    """The body block `step` places from `index`, when it is in the same section."""
-    others = blocks[index + step: index + step + 1] if index + step >= 0 else []
-    return next((o for o in others if o.kind in ("paragraph", "list")
-                 and o.section == blocks[index].section), None)
-
-
-def _neighbours(blocks: list[Block], index: int) -> str:
-    """The block's text with its neighbours in the same section (surrounding discussion)."""
-    return "\n".join([blocks[index].text, *(other.text for step in (-1, 1)
-                                             if (other := _beside(blocks, index, step)))])
 
 
 def _concrete(text: str) -> bool:
@@ -299,7 +281,7 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
     """A section titled with the concept is an explanation when its body is substantial
     and mechanistic; the deciding sentence is the body's first concrete one."""
     heading = blocks[index]
-    body = _section_body(blocks, index)
+    body = section_body(blocks, index)
     text = "\n".join(b.text for b in body)
     signals = mechanism_signals(text)
     words = len(text.split())

@@ -11,7 +11,6 @@ whether it is explained or only dropped (`doc.concepts.<slug>`), plus the `Repor
 from __future__ import annotations
 
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +26,7 @@ from automaton_auditor.forensics.pdf.claims import (
     extract_feature_claims,
     extract_statements,
 )
-from automaton_auditor.forensics.pdf.concepts import ConceptVerdict, classify, slug
+from automaton_auditor.forensics.pdf.concepts import CONTENTS, ConceptVerdict, classify, slug
 from automaton_auditor.forensics.pdf.model import (
     Block,
     Chunk,
@@ -249,8 +248,6 @@ def _try_full_pipeline(path: Path, sha: str, pages: int, warnings: list[str]
 # --- findings -------------------------------------------------------------------------------
 
 
-_CONTENTS = re.compile(r"\bcontents\b", re.IGNORECASE)
-
 
 def _where(page: int | None) -> str:
     return f"report p.{page}" if page else "report"
@@ -321,10 +318,10 @@ def report_facts(report: IngestedReport) -> ReportFacts:
     # and neither does a future-work section ("Fix: add a should_retry conditional edge").
     prose = [(b.page, b.text) for b, planned in zip(report.blocks, future, strict=True)
              if b.kind in ("paragraph", "list") and not planned
-             and not any(_CONTENTS.search(h) for h in b.section)]
+             and not any(CONTENTS.search(h) for h in b.section)]
     # Statements the code's facts can contradict; a placeholder may sit on a heading's line.
     said = [(b.page, b.text) for b in report.blocks if b.kind in ("paragraph", "list", "heading")
-            and not any(_CONTENTS.search(h) for h in b.section)]
+            and not any(CONTENTS.search(h) for h in b.section)]
     return ReportFacts(readable=True, page_count=report.page_count,
                        cited_paths=extract_cited_paths(passages, report.page_texts),
                        claims=extract_feature_claims(prose, SENTENCE_SPLIT)
