@@ -40,9 +40,11 @@ def leads(text: str, hit: Callable[[str], bool]) -> bool:
 def run_in_text(blocks: list[Block], index: int, others: Sequence[re.Pattern[str]]) -> str:
     """A block led by a run-in title with the body blocks after it in its section, up to
     the next run-in title naming another concept (a paragraph per concept, its code and
-    lists following, is a subsection the layout did not mark as one)."""
+    lists following, is a subsection the layout did not mark as one); the block before it
+    too, as for any block (`neighbours`)."""
     section = blocks[index].section
-    texts = [blocks[index].text]
+    before = beside(blocks, index, -1)
+    texts = [*([before.text] if before else []), blocks[index].text]
     for block in blocks[index + 1:]:
         if block.kind == "furniture":
             continue
