@@ -143,6 +143,18 @@ def test_every_row_can_reach_the_criterion_it_caps() -> None:
         assert 1 <= row.cap <= 4 and 0 < row.min_confidence <= 1
 
 
+def test_a_ceiling_short_of_full_marks_is_not_called_the_failure_pattern() -> None:
+    # a gap the report lists that the code has closed: no full marks, no failure pattern
+    stale = _dim_case("report_accuracy", "claims.stale_gaps",
+                      pattern="success", found=False, confidence=0.8)
+    assert stale.final_score == 4
+    texts = [o.argument for o in stale.judge_opinions]
+    assert any("no full marks" in t for t in texts)
+    assert not any("failure pattern caps" in t for t in texts)
+    bulk_upload = offline(GIT.id, [*successes(GIT.id), bulk()])
+    assert any("failure pattern caps" in o.argument for o in bulk_upload.judge_opinions)
+
+
 def test_the_lowest_cap_decides_and_is_quoted() -> None:
     dim = "safe_tool_engineering"
     shell = make_evidence("os.system on data", dimension=dim, facet="safety.os_system",

@@ -28,6 +28,8 @@ from dataclasses import dataclass
 
 from automaton_auditor.state import Evidence
 
+NO_FULL_MARKS = 4  # a ceiling this high is a success pattern not fully met, not a failure
+
 
 @dataclass(frozen=True)
 class FailureCap:

@@ -18,7 +18,13 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from automaton_auditor.judging.caps import confirmed_caps, describe_cap, unchecked, weighed
+from automaton_auditor.judging.caps import (
+    NO_FULL_MARKS,
+    confirmed_caps,
+    describe_cap,
+    unchecked,
+    weighed,
+)
 from automaton_auditor.judging.extras import EXTRA_WEIGHT, missing_extra
 from automaton_auditor.rubric import Dimension
 from automaton_auditor.state import Evidence, Judge, JudicialOpinion
@@ -76,8 +82,9 @@ def _capped(score: int, dimension: Dimension, dossier: Sequence[Evidence],
         return _unchecked_ceiling(score, dossier, cited)
     row, fact = caps[0]
     cited = [fact.evidence_id, *(i for i in cited if i != fact.evidence_id)][:6]
-    return (row.cap + allowance, cited,
-            f" The rubric's failure pattern caps this criterion: {describe_cap(row, fact)}")
+    lead = ("The rubric's failure pattern caps this criterion" if row.cap < NO_FULL_MARKS
+            else "Short of the rubric's success pattern, no full marks")
+    return row.cap + allowance, cited, f" {lead}: {describe_cap(row, fact)}"
 
 
 def _unchecked_ceiling(score: int, dossier: Sequence[Evidence],
