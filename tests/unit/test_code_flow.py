@@ -176,3 +176,78 @@ def main():
     assert (("pkg/tool.py", "main"), "Tool.go") in callees
     assert graph.reachable([("pkg/tool.py", "main")]) == [
         ("pkg/tool.py", "main"), ("pkg/tool.py", "Tool.go"), ("pkg/base.py", "Base.run")]
+
+
+MAIN_CLONE = '''
+import subprocess
+import tempfile
+
+from tools.helpers import describe
+
+
+def main(url):
+    with tempfile.TemporaryDirectory() as temp_dir:
+        subprocess.run(["git", "clone", url, temp_dir], check=True, timeout=60)
+        return describe(temp_dir)
+
+
+if __name__ == "__main__":
+    main("https://github.com/a/b")
+'''
+
+ABANDONED = '''
+import git
+
+
+def describe(path):
+    return path
+
+
+def clone_repo_sandbox(repo_url):
+    return git.Repo.clone_from(repo_url, "/tmp/fixed_sandbox")
+'''
+
+
+def test_a_clone_nothing_names_beside_a_clone_the_code_runs_is_not_counted(
+        tmp_path: Path) -> None:
+    finding = _sandbox(tmp_path, {"main.py": MAIN_CLONE, "tools/helpers.py": ABANDONED})
+    assert finding.found, finding.rationale
+    assert finding.data["never_run"] == ["tools/helpers.py:10"]
+    assert "1 of 1 clone call(s)" in finding.rationale
+    assert "nothing in the repository names" in finding.rationale
+
+
+def test_a_clone_named_anywhere_still_counts(tmp_path: Path) -> None:
+    # the fixed-directory clone is called from a file without trigger words, as a config
+    # entry point, or through a method of a class something names: it may run
+    callers = {
+        "cli.py": "from tools.helpers import clone_repo_sandbox\nclone_repo_sandbox('u')\n",
+        "pyproject.toml": "[project.scripts]\nsnap = 'tools.helpers:clone_repo_sandbox'\n",
+    }
+    for name, text in callers.items():
+        files = {"main.py": MAIN_CLONE, "tools/helpers.py": ABANDONED, name: text}
+        finding = _sandbox(tmp_path / name, files)
+        assert not finding.found, name
+        assert finding.data["never_run"] == [], name
+        assert "1 of 2 clone call(s)" in finding.rationale, name
+
+
+def test_a_clone_alone_in_code_nothing_names_is_still_the_repository_clone(
+        tmp_path: Path) -> None:
+    finding = _sandbox(tmp_path, {"tools/helpers.py": ABANDONED})
+    assert not finding.found
+    assert finding.data["unproved"] == ["tools/helpers.py:10"]
+    assert finding.data["never_run"] == []
+
+
+def test_a_library_decorator_may_register_a_clone_the_repository_s_own_wraps_it(
+        tmp_path: Path) -> None:
+    registered = ABANDONED.replace(
+        "import git\n", "import git\nfrom langchain_core.tools import tool\n"
+    ).replace("\ndef clone_repo", "\n@tool\ndef clone_repo")
+    wrapped = ABANDONED.replace("import git\n", "import git\nfrom .cache import disk_cache\n"
+                                ).replace("\ndef clone_repo", "\n@disk_cache\ndef clone_repo")
+    kept = _sandbox(tmp_path / "tool", {"main.py": MAIN_CLONE, "tools/helpers.py": registered})
+    assert kept.data["never_run"] == [] and not kept.found
+    dropped = _sandbox(tmp_path / "cache", {"main.py": MAIN_CLONE, "tools/helpers.py": wrapped})
+    assert dropped.data["never_run"] == ["tools/helpers.py:12"] and dropped.found

@@ -11,6 +11,7 @@ from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
 from automaton_auditor.forensics.code.sandbox import Clone, clones
 from automaton_auditor.forensics.code.source import function_source, function_tokens
+from automaton_auditor.forensics.code.unnamed import named_nowhere
 from automaton_auditor.state import Finding
 from automaton_auditor.text import clip
 
@@ -62,7 +63,12 @@ def _tokens_of(facts: dict[str, JSON], repo: Path | None, path: str, func: str) 
 
 def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
                     repo: Path | None, graph: CallGraph) -> list[Finding]:
-    found = clones(facts, repo, graph)
+    every_clone = clones(facts, repo, graph)
+    # beside a clone the code runs, a clone in a function nothing names is an abandoned
+    # alternative that never runs: neither sandboxed nor unsafe (alone, it is the tool)
+    dead = named_nowhere(facts, {(c.path, c.call["func"]) for c in every_clone}, repo)
+    found = [c for c in every_clone if (c.path, c.call["func"]) not in dead] or every_clone
+    never_run = [c for c in every_clone if c not in found]
     every = [(c.path, c.call) for c in found]
     proved = [c for c in found if c.proof]
     temps = calls_of(facts, "tempdir")
@@ -74,7 +80,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     timed = [(p, c) for p, c in sub if c["timeout"]]
     return [
         _clone_function(facts, every, repo),
-        _sandbox_finding(found, proved, temps),
+        _sandbox_finding(found, proved, temps, never_run),
         call_finding("safety.subprocess_errors", "Subprocess calls are checked for errors",
            bool(sub) and len(handled) * 2 >= len(sub), "success", handled or sub,
            f"{len(handled)} of {len(sub)} subprocess call(s) sit in try blocks or pass check=.",
@@ -87,17 +93,22 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
 
 
 def _sandbox_finding(found: list[Clone], proved: list[Clone],
-                     temps: list[tuple[str, JSON]]) -> Finding:
-    """``safety.clone_sandbox``: quoted from the lines that carry the temp dir to the clone."""
+                     temps: list[tuple[str, JSON]], never_run: list[Clone]) -> Finding:
+    """``safety.clone_sandbox``: quoted from the lines that carry the temp dir to the clone;
+    clones in functions nothing names (`never_run`) are listed, not counted."""
     items = [(c.path, c.call) for c in (proved or found)]
+    dead = [f"{c.path}:{c.call['line']}" for c in never_run]
+    aside = (f" Not counted: {len(dead)} clone call(s) in functions nothing in the repository "
+             f"names, which never run ({', '.join(dead[:3])})." if dead else "")
     finding = call_finding(
         "safety.clone_sandbox", "Clone runs inside a temporary directory",
         bool(proved) and len(proved) == len(found), "success", items,
         (f"{len(proved)} of {len(found)} clone call(s) write into a fresh temporary "
          "directory (followed through locals, helpers and callers)." if found
-         else "No clone call found, so no sandboxed clone."),
+         else "No clone call found, so no sandboxed clone.") + aside,
         tempdir_calls=[f"{p}:{c['line']}" for p, c in temps[:50]],
-        unproved=[f"{c.path}:{c.call['line']}" for c in found if not c.proof][:50])
+        unproved=[f"{c.path}:{c.call['line']}" for c in found if not c.proof][:50],
+        never_run=dead[:50])
     if proved:
         quote = "\n".join(line for c in proved[:5] for line in c.proof)
         finding = finding.model_copy(update={"content": clip(quote, 4000)})
