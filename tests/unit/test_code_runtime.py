@@ -221,3 +221,73 @@ def test_a_node_returning_a_model_instance_writes_its_fields(tmp_path: Path) -> 
     whole = _facts(tmp_path / "whole", {"graph.py": MODEL_GRAPH.replace(
         "{RETURNED}", 'AgentState(verdict="x")')})
     assert not whole["graph.state.dropped_keys"].found
+
+
+BUILT_NODES = '''
+import functools
+
+from langchain_core.runnables import RunnableLambda
+
+
+def traced(name, node, tracer=None):
+    def wrapped(state):
+        result = node(state)
+        return result
+    return RunnableLambda(wrapped)
+
+
+def make_doc_analyst(llm):
+    def doc_analyst_node(state):
+        return {"evidence": [{"goal": "report"}]}
+    return doc_analyst_node
+
+
+class Vision:
+    def __call__(self, state):
+        return {"evidence": [{"goal": "diagram"}]}
+
+
+def investigate(state, depth):
+    return {"evidence": [{"goal": "graph"}]}
+'''
+
+
+def test_nodes_built_by_a_call_are_followed_to_the_function_they_run(tmp_path: Path) -> None:
+    # a tracing wrapper that runs the function it is given, a factory's closure, an instance
+    # of a class with __call__ and functools.partial: each runs a detective returning an
+    # undeclared key, which LangGraph drops
+    graph = copies.GRAPH.replace("from state import AgentState",
+                                 "import functools\nfrom state import AgentState\n"
+                                 "from built import Vision, investigate, make_doc_analyst, traced")
+    for name, built in (
+            ("repo_investigator", 'traced("r", functools.partial(investigate, depth=2))'),
+            ("doc_analyst", 'traced("d", make_doc_analyst(None), None)'),
+            ("vision_inspector", "Vision()")):
+        graph = graph.replace(f'builder.add_node("{name}", {name})',
+                              f'builder.add_node("{name}", {built})')
+    facts = _facts(tmp_path, {**copies.strong(), "graph.py": graph, "built.py": BUILT_NODES})
+    dropped = facts["graph.state.dropped_keys"]
+    assert dropped.data["nodes"] == {"doc_analyst": ["evidence"],
+                                     "repo_investigator": ["evidence"],
+                                     "vision_inspector": ["evidence"]}
+    assert "built.py:16: return {\"evidence\": [{\"goal\": \"report\"}]}" in (
+        dropped.content or "")
+
+
+def test_a_wrapper_that_never_runs_its_argument_is_not_taken_for_it(tmp_path: Path) -> None:
+    # the call builds a node from its own closure, which ignores the function passed in
+    built = BUILT_NODES + '''
+
+def label(fn):
+    def labelled(state):
+        return {"final_report": "labelled"}
+    return labelled
+'''
+    graph = copies.GRAPH.replace("from state import AgentState",
+                                 "from state import AgentState\nfrom built import label")
+    graph = graph.replace('builder.add_node("repo_investigator", repo_investigator)',
+                          'builder.add_node("repo_investigator", label(repo_investigator))')
+    facts = _facts(tmp_path, {**copies.strong(), "graph.py": graph, "built.py": built})
+    run = facts["graph.execution"]
+    assert run.data["undetermined"] == []
+    assert not facts["graph.state.dropped_keys"].found

@@ -20,6 +20,7 @@ from automaton_auditor.forensics.code.resolve import module_name
 
 Key = tuple[str, str]  # (path, qualified function name)
 MAX_DEPTH = 6
+PASS_THROUGH = {"partial", "RunnableLambda", "RunnableCallable"}  # they run their first arg
 
 
 class Target(NamedTuple):
@@ -186,7 +187,40 @@ class CallGraph:
         """The function a graph operation names in `field` (a node's ``fn``, a router's
         ``router``), looked up where the operation is written (`named`)."""
         op = info["op"]
-        return self.named(op["path"], str(info.get(field) or ""), op.get("line"))
+        ref = str(info.get(field) or "")
+        if not ref and field == "fn" and op.get("wraps"):
+            return self.built_node(op["path"], op["wraps"], op.get("line"))
+        return self.named(op["path"], ref, op.get("line"))
+
+    def built_node(self, path: str, value: object, line: int | None,
+                   depth: int = 0) -> Key | None:
+        """The function a node built by a call runs (`interp.Interp.call_value`): the callable
+        handed to ``partial``/``RunnableLambda``, the callable a repository wrapper calls
+        (``def wrap(name, fn): def inner(state): return fn(state)``), an instance's
+        ``__call__``, or the closure a factory returns (``make_judge(llm)``)."""
+        if isinstance(value, dict) and value.get("ref"):
+            return self.named(path, str(value["ref"]), line)
+        if not isinstance(value, dict) or not value.get("call") or depth > 3:
+            return None
+        args, kw = list(value.get("args") or []), dict(value.get("kw") or {})
+        if str(value.get("full") or "").rsplit(".", 1)[-1] in PASS_THROUGH:
+            return self.built_node(path, args[0], line, depth + 1) if args else None
+        maker = self.named(path, str(value["call"]), line)
+        if maker is None or maker[1].endswith(".__call__"):
+            return maker  # an unknown callable, or an instance of a repository class
+        params = [p for p in self.functions[maker].get("params") or [] if p != "self"]
+        called = {str(site.get("name")) for key in self.functions
+                  if key[0] == maker[0] and (key[1] + ".").startswith(maker[1] + ".")
+                  for site in self.sites(key)}
+        passed = [*zip(params, args, strict=False), *kw.items()]
+        for param, arg in passed:
+            if param in called and (inner := self.built_node(path, arg, line, depth + 1)):
+                return inner  # a wrapper that runs the callable it is given
+        for returned in self.functions[maker].get("returns") or []:
+            closure = (maker[0], f"{maker[1]}.{returned.get('ref')}")
+            if returned.get("ref") and closure in self.functions:
+                return closure
+        return None
 
     def function_at(self, path: str, line: int) -> Key | None:
         """The innermost function of `path` whose body spans `line`."""

@@ -200,12 +200,33 @@ class Interp:
         op = node.func.attr
         args = [self.ev(a, env) for a in node.args]
         kwargs = {kw.arg: self.ev(kw.value, env) for kw in node.keywords if kw.arg}
+        record = {"op": op, "builder": receiver["builder"], "line": node.lineno,
+                  "args": args, "kwargs": kwargs, "path": self.path,
+                  "snippet": snippet(self.lines, node, 300)}
         if op == "add_node" and node.args:
             args.append(dotted(node.args[-1]) or "")
-        self.ops.append({"op": op, "builder": receiver["builder"], "line": node.lineno,
-                         "args": args, "kwargs": kwargs, "path": self.path,
-                         "snippet": snippet(self.lines, node, 300)})
+            action = next((kw.value for kw in node.keywords if kw.arg == "action"),
+                          node.args[-1] if len(node.args) >= 2 else None)
+            wraps = self.call_value(action, env) if action is not None else None
+            if wraps is not None:
+                record["wraps"] = wraps  # a node built by a call: a wrapper or a factory
+        self.ops.append(record)
         return None if op == "compile" else receiver
+
+    def call_value(self, node: ast.AST, env: dict[str, Any], depth: int = 0) -> Any:
+        """A call building a node's callable, ``{"call": name as written, "full": name
+        through the imports, "args": [...], "kw": {...}}`` (nested calls likewise), so the
+        function it runs can be found (`callgraph.CallGraph.node_function`)."""
+        if not isinstance(node, ast.Call) or depth > 3:
+            return None
+        name = dotted(node.func)
+        if name is None:
+            return None
+        return {"call": name, "full": resolve(name, self.imports),
+                "args": [self.call_value(a, env, depth + 1) or self.ev(a, env)
+                         for a in node.args],
+                "kw": {kw.arg: self.call_value(kw.value, env, depth + 1) or self.ev(kw.value, env)
+                       for kw in node.keywords if kw.arg}}
 
     def attr_key(self, scope: str, name: str) -> str:
         """One builder key per ``self.<attr>`` per class, shared by all its methods."""

@@ -115,7 +115,7 @@ def _substitute(value: Any, marker: str, item: Any) -> Any:
 
 def _expand(op: JSON, res: Resolver, depth: int = 0) -> list[JSON]:
     """Unroll an operation recorded inside a loop over another module's list."""
-    marker = _each_marker([op["args"], op["kwargs"]])
+    marker = _each_marker([op["args"], op["kwargs"], op.get("wraps")])
     if marker is None or depth > 3:
         return [op]
     items = res.value({"ref": marker}, op["path"])
@@ -124,7 +124,8 @@ def _expand(op: JSON, res: Resolver, depth: int = 0) -> list[JSON]:
     out: list[JSON] = []
     for item in items[:64]:
         one = {**op, "args": _substitute(op["args"], marker, item),
-               "kwargs": _substitute(op["kwargs"], marker, item)}
+               "kwargs": _substitute(op["kwargs"], marker, item),
+               "wraps": _substitute(op.get("wraps"), marker, item)}
         out += _expand(one, res, depth + 1)
     return out
 
