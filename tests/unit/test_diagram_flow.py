@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from automaton_auditor.forensics.diagrams.arrows import parse_arrows, strip_listing_numbers
+from automaton_auditor.forensics.diagrams.arrows import (
+    parse_arrows,
+    strip_listing_numbers,
+    text_art,
+)
 from automaton_auditor.forensics.diagrams.flow import (
     courtroom_pattern,
     flow_graph,
@@ -255,3 +259,12 @@ def test_a_name_annotated_parallel_is_a_group_running_in_parallel() -> None:
     plain = text.replace("(Parallel)", "").replace("(in parallel)", "(the panel)")
     [(_, flow)] = parse_arrows(plain)
     assert flow.parallel == [] and flow_graph(flow.edges).linear
+
+
+def test_a_drawing_made_of_characters_is_told_from_prose_and_file_trees() -> None:
+    boxes = "┌─────────┐\n│ START   │\n└────┬────┘\n     │\n     ▼\n┌─────────┐\n│ Repo    │"
+    trunk = "START\n|\n|---> RepoInvestigator\n|---> DocAnalyst\nv\nEvidenceAggregator"
+    tree = "src/\n├── graph.py\n│   └── nodes/\n└── state.py"
+    prose = "START → [RepoInvestigator || DocAnalyst] → EvidenceAggregator | then judges"
+    assert text_art(boxes) and text_art(trunk)
+    assert not text_art(tree) and not text_art(prose)

@@ -486,3 +486,68 @@ def test_work_budget_keeps_the_text_layer_of_later_pages(tmp_path: Path) -> None
     cheap, _ = find_diagrams(path, VisionLimits(max_work=400))
     assert [(d.page, d.kind) for d in cheap] == [(1, "vector"), (2, "mermaid")]
     assert cheap[0].data["skipped_pages"] == [2]
+
+
+def _table(c: canvas.Canvas) -> None:
+    """A four-column table: filled header cells, column rules below them, row rules across
+    (what a Chrome or WeasyPrint export of a Markdown table draws)."""
+    c.setFont("Helvetica", 9)
+    xs = [72, 190, 300, 410, 520]
+    for x, head in zip(xs, ["Component", "Status", "Technology", "Notes"], strict=False):
+        c.setFillColorRGB(0.2, 0.5, 0.9)
+        c.rect(x, 700, 110, 24, stroke=0, fill=1)
+        c.setFillColorRGB(0, 0, 0)
+        c.drawString(x + 6, 708, head)
+    for x in xs:
+        c.line(x, 700, x, 560)
+    for y in (660, 620, 580):
+        c.line(xs[0], y, xs[-1], y)
+        c.drawString(78, y + 14, "Detective Layer")
+
+
+def test_a_table_grid_is_no_sequence_diagram(tmp_path: Path) -> None:
+    # column rules hang below the header cells like lifelines and row rules join them like
+    # messages, but no rule carries an arrow head
+    diagrams, _ = find_diagrams(_pdf(tmp_path / "table.pdf", [_table]))
+    assert [d for d in diagrams if d.data.get("diagram_type") == "sequence"] == []
+
+
+def test_an_icon_picture_is_no_diagram_candidate(tmp_path: Path) -> None:
+    # a 136x128-pixel emoji shown 32 points wide beside the author's name
+    def page(c: canvas.Canvas) -> None:
+        _prose(c, "Name: A. Author")
+        c.drawImage(ImageReader(_diagram_image((136, 128))), 72, 720, 32, 30)
+        c.drawImage(ImageReader(_diagram_image()), 100, 300, 300, 220)
+
+    diagrams, _ = find_diagrams(_pdf(tmp_path / "icon.pdf", [page]))
+    assert [(d.kind, d.data["bbox"][0]) for d in diagrams] == [("raster", 100.0)]
+
+
+PROSE_FLOWS = ("Detective layer:\n"
+               "START → [RepoInvestigator || DocAnalyst || VisionInspector] → EvidenceAggregator\n"
+               "Judicial layer:\n"
+               "EvidenceAggregator → [Prosecutor || Defense || TechLead] → ChiefJustice\n"
+               "Project layout:\n├── src/graph.py\n└── src/state.py")
+BOX_ART = ("+--------------+\n|    START     |\n+--------------+\n       |\n       v\n"
+           "+------------------+\n| RepoInvestigator |\n+------------------+")
+
+
+def test_arrow_chains_in_the_prose_are_no_diagram(tmp_path: Path) -> None:
+    """Flows written only as arrow chains in sentences or list items (a file tree beside them
+    is no drawing): the rubric's "no diagram", capped at 2 whatever they show; a drawing made
+    of characters, or a picture, is a diagram and lifts the cap."""
+    prose, _ = find_diagrams(_pdf(tmp_path / "p.pdf", [lambda c: _prose(c, PROSE_FLOWS)]))
+    facts = {f.facet: f for f in vision_findings(prose)}
+    assert facts["vision.flow.parallel_judges"].found  # what the chains say is still read
+    only = facts["vision.prose_only"]
+    assert only.found and only.pattern == "failure" and only.data["pages"] == [1]
+    dim = load_rubric().dimension("swarm_visual")
+    evidence = [Evidence.from_finding(f, "vision", dim.id) for f in vision_findings(prose)]
+    opinions = [offline_opinion(judge, dim, evidence) for judge in JUDGES]
+    assert decide(dim, opinions, evidence, load_rubric()).final_score <= 2
+    art, _ = find_diagrams(_pdf(tmp_path / "a.pdf", [lambda c: _prose(c, PROSE_FLOWS),
+                                                     lambda c: _prose(c, BOX_ART)]))
+    assert "vision.prose_only" not in {f.facet for f in vision_findings(art)}
+    drawn, _ = find_diagrams(_pdf(tmp_path / "d.pdf", [lambda c: _prose(c, PROSE_FLOWS),
+                                                       _draw_vector_courtroom]))
+    assert "vision.prose_only" not in {f.facet for f in vision_findings(drawn)}

@@ -101,6 +101,10 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     # .findings: vision.drawn, a missing extra): a description of a diagram, not full marks.
     FailureCap("vision.drawn", ("swarm_visual",), 4, 0.8,
                "diagram source printed as text (Mermaid or DOT), no diagram drawn"),
+    # No diagram: the report's only flows are arrow chains written in its prose, nothing
+    # drawn, no source, no text drawing (forensics.vision.findings: vision.prose_only).
+    FailureCap("vision.prose_only", ("swarm_visual",), 2, 0.75,
+               "no diagram (the only flows are arrow chains written in the prose)"),
     # The diagram's flow contradicts the code's (forensics.vision.compare): a linear pipeline
     # for code that fans out, or parallel branches the code does not have or runs in sequence.
     FailureCap("vision.compare.misleading", ("swarm_visual",), 2, 0.8,

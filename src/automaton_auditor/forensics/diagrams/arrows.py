@@ -268,3 +268,18 @@ def parse_arrows(text: str) -> list[tuple[int, ParsedFlow]]:
             found.extend((arrows[start].start(), flow) for flow in _chains(run, decisions))
             start = index
     return found
+
+
+# A drawing made of characters: box corners (``┌──┐``, ``+----+``) or trunk lines holding only
+# ``|`` and arrow heads (``v``, ``▼``). A file tree (``├── src/``) has neither.
+_BOX_LINE = re.compile(r"[┌┐╔╗]|\+-{3,}\+")
+_TRUNK_LINE = re.compile(r"^\s*[|│┃║vV▼↓](?:\s+[|│┃║vV▼↓])*\s*$")
+
+
+def text_art(text: str) -> bool:
+    """True when a page's text holds a drawing made of characters (two box lines, or two
+    trunk lines), read or not; prose arrow chains and file trees are no such drawing."""
+    lines = text.splitlines()
+    return (sum(1 for line in lines if _BOX_LINE.search(line)) >= 2
+            or sum(1 for line in lines if _TRUNK_LINE.match(line)) >= 2)
+

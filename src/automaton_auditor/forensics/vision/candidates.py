@@ -29,7 +29,7 @@ import pypdfium2 as pdfium  # type: ignore[import-untyped]
 import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 from PIL import Image
 
-from automaton_auditor.forensics.diagrams.arrows import parse_arrows
+from automaton_auditor.forensics.diagrams.arrows import parse_arrows, text_art
 from automaton_auditor.forensics.diagrams.flow import ParsedFlow
 from automaton_auditor.forensics.diagrams.parse import MAX_TEXT_CHARS, parse_dot, parse_mermaid
 from automaton_auditor.forensics.pdf.hidden import visible_page_text
@@ -42,6 +42,7 @@ log = logging.getLogger(__name__)
 NEARBY_CHARS = 600
 SCAN_COVERAGE = 0.75  # an image covering this share of the page, with no text: a scan
 GRAPHIC_SCORE_MIN = 0.03  # share of coloured or dark-filled pixels that marks a drawing
+ICON_MAX_PT = 72  # a picture shown smaller than an inch each way is an icon
 DRAWING_PATHS_MIN = 6  # connectors/arrow heads that make an unread vector page worth rendering
 MAX_RENDER_SIDE = 2400  # pixels, for any rendered region
 # A candidate's PNG is made only if the candidate survives the `max_diagrams` cap: rendering
@@ -203,8 +204,10 @@ def _raster_candidates(document: pdfium.PdfDocument, index: int, texts: Texts,
         rect = geo.rect_to_page(tuple(obj.get_bounds()), ancestors)
         px_w, px_h = obj.get_px_size()
         shown_w, shown_h = rect[2] - rect[0], rect[3] - rect[1]
-        # Skip tiny bitmaps (icons, bullets) and thin strips (decorative rules).
-        if min(px_w, px_h) < limits.min_side_px or min(shown_w, shown_h) < 24:
+        # Skip tiny bitmaps (icons, bullets, an emoji drawn as a picture: under an inch on
+        # the page, no diagram's labels can be read) and thin strips (decorative rules).
+        if min(px_w, px_h) < limits.min_side_px or min(shown_w, shown_h) < 24 \
+                or max(shown_w, shown_h) < ICON_MAX_PT:
             continue
         if max(shown_w, shown_h) > 12 * max(min(shown_w, shown_h), 1.0):
             continue
@@ -358,6 +361,11 @@ def text_candidates(page_texts: list[str]) -> list[Candidate]:
     for pos, flow in parse_arrows(rest):
         lo = max(rest.rfind("\n", 0, max(pos - 200, 0)), 0)
         found.append((_text_facts(flow, page_of(pos), rest[lo: pos + 400]), _no_png))
+    # Pages drawing with characters, whether or not a flow was read there: a report whose
+    # only flows are arrow chains in its prose has no drawing (`vision.findings`).
+    art = [number for number, text in enumerate(page_texts, 1) if text_art(text)]
+    for facts, _png in found:
+        facts.data["text_art_pages"] = art
     return found
 
 

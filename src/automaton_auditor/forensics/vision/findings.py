@@ -265,6 +265,24 @@ def drawn_finding(diagrams: list[DiagramFacts]) -> Finding | None:
                    confidence=0.85, data={"source_pages": sorted({d.page for d in source})})
 
 
+def prose_flow_finding(diagrams: list[DiagramFacts]) -> Finding | None:
+    """The rubric's "no diagram": the report's only flows are arrow chains written in its
+    prose (``START → [A || B] → C`` in a sentence or a list item), with no picture, no
+    drawing, no diagram source and no drawing made of characters on any page. None
+    otherwise (an unread picture or a text drawing may be the diagram)."""
+    if not diagrams or any(d.kind != "arrow" or d.data.get("text_art_pages")
+                           for d in diagrams) or not any(d.edges for d in diagrams):
+        return None
+    pages = ", ".join(f"p.{p}" for p in sorted({d.page for d in diagrams}))
+    return Finding(facet="vision.prose_only", goal="The report's only diagrams are arrow chains "
+                   "written in its prose", found=True, pattern="failure",
+                   content="\n".join(" -> ".join(e) for e in diagrams[0].edges[:8]),
+                   location=f"report p.{diagrams[0].page}",
+                   rationale=f"No picture, drawing or diagram source in the report; its flows "
+                             f"are arrow chains in the text ({pages}).",
+                   confidence=0.8, data={"pages": sorted({d.page for d in diagrams})})
+
+
 def _caption(facts: DiagramFacts) -> str:
     """The heading above or the caption below a picture (``above | below`` in nearby_text):
     the "Figure ..." line when there is one, else the nearest text, cut short."""
@@ -300,11 +318,12 @@ def vision_findings(diagrams: list[DiagramFacts]) -> list[Finding]:
     """Findings about the report's diagrams, in a fixed order: vision.extract,
     vision.flow.full_split, one vision.flow.<part> per courtroom part (parallel_detectives,
     aggregation, parallel_judges, synthesis), vision.flow.linear,
-    vision.flow.classification, and vision.drawn when the only diagrams are source text."""
+    vision.flow.classification, vision.drawn when the only diagrams are source text, and
+    vision.prose_only when they are arrow chains in the prose."""
     readings = [read_diagram(d) for d in diagrams]
     findings = [extract_finding(diagrams), full_split_finding(readings)]
     findings.extend(part_findings(readings, part) for part in PARTS)
     findings.append(linear_finding(readings))
     findings.append(classification_finding(readings))
-    drawn = drawn_finding(diagrams)
-    return [*findings, drawn] if drawn else findings
+    extra = [f for f in (drawn_finding(diagrams), prose_flow_finding(diagrams)) if f]
+    return [*findings, *extra]

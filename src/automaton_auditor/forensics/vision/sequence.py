@@ -61,7 +61,8 @@ def _touching(point: Point, lifelines: list[Lifeline], tol: float) -> Lifeline |
 
 def read_sequence(paths: list[PathInfo], nodes: list[VectorNode],
                   unit: float) -> VectorDiagram | None:
-    """The sequence diagram on a page, or None without two lifelines and two messages."""
+    """The sequence diagram on a page, or None without two lifelines and two messages, one
+    of them with an arrow head (rules between column lines with none are a table's grid)."""
     lifelines = _lifelines(paths, nodes, unit)
     if len(lifelines) < 2:
         return None
@@ -70,6 +71,7 @@ def read_sequence(paths: list[PathInfo], nodes: list[VectorNode],
         5 * unit)
     tol = HEAD_MAX * unit  # a message may stop an arrow head short of the lifeline
     messages: list[tuple[str, str]] = []
+    headed = 0  # messages with an arrow head at either end
     regions = [(line.x, line.low, line.x, line.high) for line in lifelines]
     for path in paths:
         start, end = path.points[0], path.points[-1]
@@ -80,10 +82,11 @@ def read_sequence(paths: list[PathInfo], nodes: list[VectorNode],
             continue
         if heads.hits(start) and not heads.hits(end):
             src, dst = dst, src
+        headed += bool(heads.hits(start) or heads.hits(end))
         messages.append((src.label, dst.label))
         regions.append(path.rect)
-    if len(messages) < 2:
-        return None
+    if len(messages) < 2 or not headed:
+        return None  # a table: header cells, column rules below them, row rules across
     used = [n for n in nodes if n.label in {line.label for line in lifelines}]
     region = bounding_rect([n.rect for n in used] + regions)
     return VectorDiagram(used, list(dict.fromkeys(messages)), [], region,
