@@ -291,3 +291,24 @@ def label(fn):
     run = facts["graph.execution"]
     assert run.data["undetermined"] == []
     assert not facts["graph.state.dropped_keys"].found
+
+
+def test_a_wrapped_node_is_found_through_a_package_that_re_exports_it(tmp_path: Path) -> None:
+    # the detective lives in detectives/impl.py and is imported from the package; a wrapped
+    # callable that cannot be found is not determined, never taken for the wrapper's closure
+    impl = 'def repo_investigator(state):\n    return {"evidence": [{"goal": "graph"}]}\n'
+    graph = copies.GRAPH.replace(
+        "from state import AgentState",
+        "from state import AgentState\nfrom detectives import repo_investigator as found\n"
+        "from built import traced\nfrom elsewhere import missing")
+    graph = graph.replace('builder.add_node("repo_investigator", repo_investigator)',
+                          'builder.add_node("repo_investigator", traced("r", found))')
+    graph = graph.replace('builder.add_node("doc_analyst", doc_analyst)',
+                          'builder.add_node("doc_analyst", traced("d", missing))')
+    facts = _facts(tmp_path, {**copies.strong(), "graph.py": graph, "built.py": BUILT_NODES,
+                              "detectives/__init__.py": "from detectives.impl import "
+                                                        "repo_investigator\n",
+                              "detectives/impl.py": impl})
+    assert facts["graph.state.dropped_keys"].data["nodes"] == {
+        "repo_investigator": ["evidence"]}
+    assert any(u.startswith("doc_analyst") for u in facts["graph.execution"].data["undetermined"])

@@ -86,8 +86,9 @@ class CallGraph:
             return Target(path, qual, True)
         return None
 
-    def _dotted(self, path: str, full: str) -> Target | None:
-        """``pkg.mod.func`` / ``pkg.mod.Cls.method`` / ``.mod.func`` to a definition."""
+    def _dotted(self, path: str, full: str, depth: int = 0) -> Target | None:
+        """``pkg.mod.func`` / ``pkg.mod.Cls.method`` / ``.mod.func`` to a definition, also
+        through a package that re-exports it (``from pkg.mod import func`` in pkg/__init__)."""
         lead = len(full) - len(full.lstrip("."))
         parts = full.lstrip(".").split(".")
         for cut in range(len(parts) - 1, -1, -1):
@@ -97,6 +98,13 @@ class CallGraph:
                 hit = self._symbol(file, ".".join(parts[cut:]))
                 if hit is not None:
                     return hit
+                imported = (self.facts[file].get("imports") or {}).get(parts[cut]) \
+                    if cut < len(parts) else None
+                if imported and depth < 3 and imported != full:
+                    found = self._dotted(file, ".".join([imported, *parts[cut + 1:]]),
+                                         depth + 1)
+                    if found is not None:
+                        return found
         return None
 
     def class_of(self, key: Key) -> str | None:
@@ -213,9 +221,10 @@ class CallGraph:
                   if key[0] == maker[0] and (key[1] + ".").startswith(maker[1] + ".")
                   for site in self.sites(key)}
         passed = [*zip(params, args, strict=False), *kw.items()]
-        for param, arg in passed:
-            if param in called and (inner := self.built_node(path, arg, line, depth + 1)):
-                return inner  # a wrapper that runs the callable it is given
+        runs = [arg for param, arg in passed if param in called]
+        if runs:  # a wrapper that runs the callable it is given (None when that is unknown)
+            return next((k for a in runs if (k := self.built_node(path, a, line, depth + 1))),
+                        None)
         for returned in self.functions[maker].get("returns") or []:
             closure = (maker[0], f"{maker[1]}.{returned.get('ref')}")
             if returned.get("ref") and closure in self.functions:

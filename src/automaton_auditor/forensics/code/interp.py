@@ -223,10 +223,17 @@ class Interp:
         if name is None:
             return None
         return {"call": name, "full": resolve(name, self.imports),
-                "args": [self.call_value(a, env, depth + 1) or self.ev(a, env)
-                         for a in node.args],
-                "kw": {kw.arg: self.call_value(kw.value, env, depth + 1) or self.ev(kw.value, env)
+                "args": [self.action_arg(a, env, depth) for a in node.args],
+                "kw": {kw.arg: self.action_arg(kw.value, env, depth)
                        for kw in node.keywords if kw.arg}}
+
+    def action_arg(self, node: ast.expr, env: dict[str, Any], depth: int) -> Any:
+        """An argument of such a call: a nested call, a loop variable's value, or a name as
+        written (resolved where it is written, like a node's plain function)."""
+        name = dotted(node)
+        if name is not None and name not in env:
+            return {"ref": name}
+        return self.call_value(node, env, depth + 1) or self.ev(node, env)
 
     def attr_key(self, scope: str, name: str) -> str:
         """One builder key per ``self.<attr>`` per class, shared by all its methods."""
