@@ -468,3 +468,63 @@ def chief_justice_node(state):
             final_score = state["evidences"].get("floor", 1)'''))
     assert facts["justice.averaging"].found is False
     assert facts["justice.rules"].data["rules"]["fact_supremacy"] == ["nodes/justice.py:6"]
+
+
+UNPACKING_JUSTICE = '''
+def resolve(p, d, t):
+    scores = [p, d, t]
+    if max(scores) - min(scores) > 2:
+        return sorted(scores)[1]
+    return round(sum(scores) / 3)
+
+
+def is_security_flaw(opinions):
+    words = ["security", "vulnerability", "os.system"]
+    for op in opinions:
+        for word in words:
+            if word.lower() in op.argument.lower() and op.score <= 2:
+                return True
+    return False
+
+
+def make_chief(llm=None):
+    def chief(state):
+        ops = state["opinions"]
+        p = d = t = 3
+        for op in ops:
+            if op.judge == "Prosecutor":
+                p = op.score
+            elif op.judge == "Defense":
+                d = op.score
+            elif op.judge == "TechLead":
+                t = op.score
+        final_score = resolve(p, d, t)
+        if is_security_flaw(ops):
+            if final_score > 3:
+                final_score = 3
+        return {"final_score": final_score}
+    return chief
+'''
+
+
+def test_naming_each_judge_s_score_weighs_no_judge_and_a_normalised_keyword_is_words(
+        tmp_path: Path) -> None:
+    # the node is a factory's closure; it names each judge's score by identity (bookkeeping,
+    # the three are then combined alike), and caps on a security word a judge wrote, matched
+    # through ``word.lower()`` over a local list of literals
+    graph = GRAPH.replace("from nodes.justice import chief_justice_node",
+                          "from nodes.justice import make_chief").replace(
+        'g.add_node("chief_justice", chief_justice_node)',
+        'g.add_node("chief_justice", make_chief(None))')
+    facts = _justice(tmp_path, UNPACKING_JUSTICE, {"graph.py": graph})
+    assert facts["justice.node"].rationale.startswith("Synthesis starts at make_chief.chief")
+    assert "functionality_weight" not in facts["justice.rules"].data["rules"]
+    keyword = facts["justice.keyword_rules"]
+    assert keyword.found and "nodes/justice.py:13: if word.lower() in op.argument" in (
+        keyword.content or "")
+    assert facts["justice.unweighted_mean"].found
+    # the named scores combined with the Tech Lead's counted twice: a weight
+    weighted = UNPACKING_JUSTICE.replace("final_score = resolve(p, d, t)",
+                                         "final_score = round((p + d + 2 * t) / 4)")
+    facts = _justice(tmp_path / "w", weighted, {"graph.py": graph})
+    assert not facts["justice.unweighted_mean"].found

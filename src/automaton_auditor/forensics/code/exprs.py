@@ -221,3 +221,50 @@ def evidence_only(targets: list[ast.expr], binds: dict[str, list[ast.expr]],
 def handles_scores(lines: list[str], start: int, end: int) -> bool:
     """True when a function's source mentions scores at all (cheap prefilter)."""
     return any("score" in line for line in lines[start - 1:end])
+
+
+def through(node: ast.AST, binds: dict[str, list[ast.expr]]) -> list[ast.AST]:
+    """The nodes of an expression and of what its names are bound to (one step)."""
+    nodes = list(walk_expr(node))
+    for sub in list(nodes):
+        if isinstance(sub, ast.Name):
+            for bound in binds.get(sub.id, [])[:4]:
+                nodes.extend(walk_expr(bound))
+    return nodes
+
+
+NORMALISE = {"lower", "upper", "casefold", "strip", "lstrip", "rstrip", "title"}
+
+
+def unnormalised(node: ast.expr) -> ast.expr:
+    """``k.lower().strip()`` -> ``k``: the text a case or space normalisation is applied to."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+            and node.func.attr in NORMALISE and not node.args:
+        node = node.func.value
+    return node
+
+
+def identity_only(reads: set[str] | list[str]) -> bool:
+    """A test that reads a judge's identity and nothing else (helpers aside)."""
+    return {r for r in reads if not r.startswith("call:")} == {"judge"}
+
+
+def score_copy(node: ast.AST) -> bool:
+    """``op.score``, ``op["score"]``, ``getattr(op, "score")``, ``int(op.score)``: one
+    judge's score as it is."""
+    if isinstance(node, ast.Call) and call_name(node) in ("int", "float") and \
+            len(node.args) == 1:
+        node = node.args[0]
+    return attr_name(node) == "score"
+
+
+def unpacks(stmts: list[ast.stmt], identity_test: Callable[[ast.expr], bool]) -> bool:
+    """Statements that only bind a judge's own score to a name, under tests of the judge's
+    identity (``if op.judge == "Defense": d = op.score elif ...``): bookkeeping that names
+    each judge's score, no decision; how the names are combined decides."""
+    return bool(stmts) and all(
+        (isinstance(s, ast.Assign) and score_copy(s.value)) or (
+            isinstance(s, ast.If) and identity_test(s.test) and unpacks(s.body, identity_test)
+            and (not s.orelse or unpacks(s.orelse, identity_test)))
+        for s in stmts)
+

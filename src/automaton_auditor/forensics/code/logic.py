@@ -34,6 +34,7 @@ from automaton_auditor.forensics.code.exprs import (
     evidence_only,
     first_tests,
     handed_on,
+    identity_only,
     is_cap,
     judge_tests,
     name_kind,
@@ -42,6 +43,9 @@ from automaton_auditor.forensics.code.exprs import (
     own_nodes,
     plain_kinds,
     target_names,
+    through,
+    unnormalised,
+    unpacks,
     walk_expr,
     weight_table,
 )
@@ -132,7 +136,7 @@ class _Reader:
     def binop(self, node: ast.BinOp) -> None:
         if isinstance(node.op, ast.Div) and self._averaged(node.left) and \
                 not (dotted(node.right) or "").rsplit(".", 1)[-1].isupper():
-            products = [s for s in self._through(node.left)
+            products = [s for s in through(node.left, self.binds)
                         if isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mult)]
             # ``(p + 2 * t + d) / 4``, ``sum(W[o.judge] * o.score ...)``: judges weighed
             # differently; ``sum(s * weights[r.criterion_id] ...)`` weighs criteria instead
@@ -184,6 +188,8 @@ class _Reader:
     def branch(self, test: ast.expr, body: list[ast.stmt], line: int) -> None:
         does, inner = sorted(self.does(body)), self.inner_tests(body)
         reads = sorted(self.reads(test).union(*(self.reads(t) for t in inner)))
+        if identity_only(reads) and unpacks(body, lambda t: identity_only(self.reads(t))):
+            return  # ``if op.judge == "Defense": d = op.score``: names a score, decides nothing
         if reads and does:
             gates = {"gates": g} if (g := branch_gates(test, inner)) else {}
             self.out["branches"].append({"line": line, "reads": reads, "does": does, **gates})
@@ -349,7 +355,8 @@ class _Reader:
                 and "text" in self.reads(c.comparators[-1], depth + 1, seen)]
 
     def literal(self, node: ast.expr) -> bool:
-        """A string literal or a name bound only to literals."""
+        """A string literal or a name bound only to literals (``k.lower()`` too)."""
+        node = unnormalised(node)
         return (isinstance(node, ast.Constant) and isinstance(node.value, str)) or (
             isinstance(node, ast.Name) and self.constant(node))
 
@@ -385,12 +392,4 @@ class _Reader:
         if self.literal(node.left) and (subject & {"text"} or not subject):
             found.add("words")
         return found
-
-    def _through(self, node: ast.AST) -> list[ast.AST]:
-        nodes = list(walk_expr(node))
-        for sub in list(nodes):
-            if isinstance(sub, ast.Name):
-                for bound in self.binds.get(sub.id, [])[:4]:
-                    nodes.extend(walk_expr(bound))
-        return nodes
 

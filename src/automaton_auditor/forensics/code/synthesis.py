@@ -50,7 +50,7 @@ def _roots(graph: CallGraph, main: Topology | None) -> list[Key]:
     """The synthesis node's function(s), else functions named like synthesis."""
     roots: list[Key] = []
     for name, node in sorted((main.nodes if main else {}).items()):
-        if not SYNTH_NAME.search(name) or not node.get("fn"):
+        if not SYNTH_NAME.search(name) or not (node.get("fn") or node["op"].get("wraps")):
             continue
         key = graph.node_function(node)
         if key is not None:
