@@ -149,3 +149,32 @@ def test_behaviours_are_read_from_prose_outside_future_work() -> None:
                             chunks=[], document=DoclingDocument(name="r"), warnings=[],
                             blocks=blocks)
     assert [(c.feature, c.page) for c in report_facts(report).claims] == [("retry_claim", 1)]
+
+
+def _cleanup(kept: bool) -> Finding:
+    where = "app/git.py:12: root = tempfile.mkdtemp(prefix='audit_')"
+    return Finding(facet="safety.clone_cleanup", goal="The clone's temporary directory is "
+                   "removed after use", found=not kept, pattern="neutral", confidence=0.7,
+                   location="app/git.py:12", content=where, rationale="...",
+                   data={"kept": ["app/git.py:12"] if kept else [],
+                         "removed": [] if kept else ["app/git.py:40"]})
+
+
+def test_a_clone_said_to_be_purged_that_nothing_removes_is_a_contradiction(
+        tmp_path: Path) -> None:
+    names = _names(tmp_path, PLAIN)
+    said = ("Ephemeral File Systems: Each repository clone exists in a temporary path, "
+            "purged after auditing.")
+    found = _found(names, said, code=[*CODE, _cleanup(kept=True)])
+    assert [f.data["kind"] for f in found] == ["cleanup_claim"]
+    assert "app/git.py:12: root = tempfile.mkdtemp" in (found[0].content or "")
+    # removed by the code, not checkable, or hedged: nothing is contradicted
+    assert _found(names, said, code=[*CODE, _cleanup(kept=False)]) == []
+    assert _found(names, said) == []
+    some = _cleanup(kept=True).model_copy(update={"data": {"kept": ["app/git.py:12"],
+                                                          "removed": ["app/nodes.py:30"]}})
+    assert _found(names, said, code=[*CODE, some]) == []  # removed on another path
+    assert _found(names, "Cleanup Utils | cleanup.py | Resource cleanup for temporary "
+                         "directories", code=[*CODE, _cleanup(kept=True)]) == []
+    assert _found(names, "The temporary clone should be deleted after the audit.",
+                  code=[*CODE, _cleanup(kept=True)]) == []

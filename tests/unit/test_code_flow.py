@@ -251,3 +251,58 @@ def test_a_library_decorator_may_register_a_clone_the_repository_s_own_wraps_it(
     assert kept.data["never_run"] == [] and not kept.found
     dropped = _sandbox(tmp_path / "cache", {"main.py": MAIN_CLONE, "tools/helpers.py": wrapped})
     assert dropped.data["never_run"] == ["tools/helpers.py:12"] and dropped.found
+
+
+def _cleanup(tmp_path: Path, files: dict[str, str]):
+    names = write_repo(tmp_path, files)
+    return by_facet(code_findings(tmp_path, names)[0], "safety.clone_cleanup")
+
+
+CLONE = '''
+import shutil
+import subprocess
+import tempfile
+
+
+def clone(url):
+    root = tempfile.mkdtemp(prefix="audit_")
+    subprocess.run(["git", "clone", url, root], check=True, timeout=60)
+    return root
+'''
+
+
+def test_a_clone_directory_is_removed_by_the_caller_or_by_temporary_directory(
+        tmp_path: Path) -> None:
+    kept = _cleanup(tmp_path / "kept", {"tools.py": CLONE})
+    assert not kept.found and kept.data["kept"] == ["tools.py:8"]
+    assert "Never removed" in kept.rationale
+    caller = CLONE + '''
+
+def audit(url):
+    where = clone(url)
+    try:
+        return len(where)
+    finally:
+        shutil.rmtree(where, ignore_errors=True)
+'''
+    removed = _cleanup(tmp_path / "caller", {"tools.py": caller})
+    assert removed.found and removed.data["removed"] == ["tools.py:18"]
+    # an rmtree of something else removes nothing of the clone
+    other = caller.replace("shutil.rmtree(where", "shutil.rmtree('/tmp/reports'")
+    assert not _cleanup(tmp_path / "other", {"tools.py": other}).found
+    # a remover handed on to run later with the directory (a web framework's background task)
+    later = CLONE + '''
+
+def forget(path):
+    shutil.rmtree(path)
+
+
+def endpoint(url, tasks):
+    where = clone(url)
+    tasks.add_task(forget, where)
+'''
+    handed = _cleanup(tmp_path / "later", {"tools.py": later})
+    assert handed.found and handed.data["removed"] == ["tools.py:19"]
+    context = CLONE.replace('root = tempfile.mkdtemp(prefix="audit_")',
+                            "holder = tempfile.TemporaryDirectory()\n    root = holder.name")
+    assert _cleanup(tmp_path / "context", {"tools.py": context}).found

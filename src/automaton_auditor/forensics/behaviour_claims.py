@@ -1,14 +1,16 @@
 """Report descriptions of how the built system behaves, read against the code's facts.
 
-Three clear cases, each read from a sentence of the report's prose (`forensics.pdf.claims`,
+Four clear cases, each read from a sentence of the report's prose (`forensics.pdf.claims`,
 `BEHAVIOURS`; never a future-work section): a model reply said to be retried when it fails or
 is malformed ("triggers a “Validation Retry” loop") when no model call is retried
 (`llm.retry`), no edge of the compiled graph leads back to an earlier node and no name in the
 code speaks of retries or attempts at all; a node said to keep later nodes from running on a
 condition ("a gatekeeper that prevents the Judges from firing if the Evidence is malformed")
 when the graph has no conditional edge and the code never calls ``add_conditional_edges`` or
-builds a ``Command``; and the judges' scores said to be weighed ("performs Weighted
-Reconciliation") when the synthesis takes their plain mean and weighs no judge differently.
+builds a ``Command``; the judges' scores said to be weighed ("performs Weighted
+Reconciliation") when the synthesis takes their plain mean and weighs no judge differently;
+and the clone's temporary directory said to be removed ("purged after auditing") when it is
+made with ``mkdtemp`` and no call removes it (`safety.clone_cleanup`).
 A hedged sentence (a plan, an absence, what a rubric asks), a clause about a peer's system,
 or code the facts do not cover contradicts nothing.
 """
@@ -19,7 +21,7 @@ import re
 from collections.abc import Sequence
 
 from automaton_auditor.forensics.diagrams.flow import match_score
-from automaton_auditor.forensics.pdf.claims import BEHAVIOURS, GATE, RETRY, WEIGHED
+from automaton_auditor.forensics.pdf.claims import BEHAVIOURS, CLEANUP, GATE, RETRY, WEIGHED
 from automaton_auditor.forensics.usage import Misquote
 from automaton_auditor.state import CodeNames, FeatureClaim, Finding, RebuiltGraph
 
@@ -43,6 +45,8 @@ _CRITERIA_WEIGHT = re.compile(r"\b(?:criteri\w*|dimensions?|categor\w*)\s+weight
                               r"\bweights?\s+(?:per|of|across)\s+(?:each\s+)?(?:criteri|dimension)",
                               re.IGNORECASE)
 MAX_EDGES = 6
+_VERB = {"retry_claim": r"\bretr",
+         "cleanup_claim": r"\b(?:purg|clean|delet|remov|wip|destroy|discard|torn\s+down)"}
 
 
 def _clause(sentence: str, match: re.Match[str]) -> str:
@@ -56,13 +60,14 @@ def _clause(sentence: str, match: re.Match[str]) -> str:
 def _said(claim: FeatureClaim) -> str | None:
     """The clause of the sentence that describes the system, or None when it is hedged or
     speaks of another team's system."""
-    pattern = {"retry_claim": RETRY, "gate_claim": GATE, "weight_claim": WEIGHED}[claim.feature]
+    pattern = {"retry_claim": RETRY, "gate_claim": GATE, "weight_claim": WEIGHED,
+               "cleanup_claim": CLEANUP}[claim.feature]
     match = pattern.search(claim.sentence)
     if match is None:
         return None
-    # RETRY matches from the sentence's start: its clause is the one naming the retry
-    spot = re.search(r"\bretr", claim.sentence, re.IGNORECASE) \
-        if claim.feature == "retry_claim" else match
+    # RETRY and CLEANUP match from the sentence's start: the clause is the one with the verb
+    verb = _VERB.get(claim.feature)
+    spot = re.search(verb, claim.sentence, re.IGNORECASE) if verb else match
     clause = _clause(claim.sentence, spot or match)
     if _HEDGE.search(clause) or (_OTHERS.search(clause) and not _OWN.search(clause)):
         return None
@@ -149,11 +154,27 @@ def weight_misquote(claim: FeatureClaim, mean: Sequence[str] | None) -> Misquote
                   "their plain mean and no judge's score weighs differently.", code=list(mean))
 
 
+def cleanup_misquote(code: Sequence[Finding]) -> Misquote | None:
+    """A clone's temporary directory said to be removed that nothing removes
+    (`safety.clone_cleanup`: made by ``mkdtemp``, no call anywhere removes it)."""
+    cleanup = _facts(code).get("safety.clone_cleanup")
+    if cleanup is None or cleanup.found or not cleanup.data.get("kept") \
+            or cleanup.data.get("removed"):
+        return None  # removed, not determined, or removed on some paths and not others
+    return Misquote(
+        said="the cloned repository's temporary directory removed after use",
+        rationale="The report says the clone's temporary directory is removed; it is made "
+                  "with mkdtemp and no call anywhere in the code removes it (no "
+                  "TemporaryDirectory, rmtree or cleanup of it).",
+        code=(cleanup.content or cleanup.location).splitlines()[:MAX_EDGES])
+
+
 def behaviour_misquotes(claim: FeatureClaim, code: Sequence[Finding],
                         graph: RebuiltGraph | None, names: CodeNames | None,
                         mean: Sequence[str] | None) -> list[Misquote]:
     """What a sentence of one of the `BEHAVIOUR_KINDS` says the system does that the code's
-    facts show it does not (a retry, a conditional gate, weighed judges); empty when the
+    facts show it does not (a retry, a conditional gate, weighed judges, a removed clone);
+    empty when the
     sentence is hedged or the facts do not settle it."""
     if _said(claim) is None:
         return []
@@ -161,6 +182,8 @@ def behaviour_misquotes(claim: FeatureClaim, code: Sequence[Finding],
         wrong = retry_misquote(claim, code, graph, names)
     elif claim.feature == "gate_claim":
         wrong = gate_misquote(claim, code, graph, names)
+    elif claim.feature == "cleanup_claim":
+        wrong = cleanup_misquote(code)
     else:
         wrong = weight_misquote(claim, mean)
     return [wrong] if wrong else []

@@ -18,6 +18,7 @@ from pathlib import Path
 
 from automaton_auditor.forensics.code import cache as code_ast_cache
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.source import forget_files
 from automaton_auditor.forensics.code.walk import parse_chunk, read_facts
 from automaton_auditor.forensics.git.runner import run_git
 from automaton_auditor.state import Finding, RebuiltGraph
@@ -184,6 +185,7 @@ def code_findings(repo: Path, files: list[str], cache_dir: Path | None = None,
     `files`), and the main audited graph rebuilt statically (None when there is none)."""
     from automaton_auditor.forensics.code.findings import build_findings
 
+    forget_files()
     blobs = blob_ids(repo, files) if cache_dir else None
     # Findings also read prompt files and function bodies, so the whole-result key covers
     # every tracked file's blob id (and the code that computes findings).

@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 from automaton_auditor.forensics.code.callgraph import CallGraph
-from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
-from automaton_auditor.forensics.code.sandbox import Clone, clones
-from automaton_auditor.forensics.code.source import function_source, function_tokens
+from automaton_auditor.forensics.code.sandbox import Clone, clones, removal_sites, removals
+from automaton_auditor.forensics.code.source import function_source, function_tokens, line_at
 from automaton_auditor.forensics.code.unnamed import named_nowhere
 from automaton_auditor.state import Finding
 from automaton_auditor.text import clip
@@ -81,6 +81,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     return [
         _clone_function(facts, every, repo),
         _sandbox_finding(found, proved, temps, never_run),
+        _cleanup_finding(proved, graph, repo),
         call_finding("safety.subprocess_errors", "Subprocess calls are checked for errors",
            bool(sub) and len(handled) * 2 >= len(sub), "success", handled or sub,
            f"{len(handled)} of {len(sub)} subprocess call(s) sit in try blocks or pass check=.",
@@ -113,6 +114,39 @@ def _sandbox_finding(found: list[Clone], proved: list[Clone],
         quote = "\n".join(line for c in proved[:5] for line in c.proof)
         finding = finding.model_copy(update={"content": clip(quote, 4000)})
     return finding
+
+
+def _cleanup_finding(proved: list[Clone], graph: CallGraph, repo: Path | None) -> Finding:
+    """``safety.clone_cleanup`` (context, it weighs on no criterion): whether each sandboxed
+    clone's temp dir is removed after use, by ``TemporaryDirectory`` or by a call whose
+    argument is that directory (``shutil.rmtree``, ``.cleanup()``), for every place the
+    directory may be made. The report's claims of a cleanup are read against it
+    (`forensics.behaviour_claims`)."""
+    kept: list[str] = []
+    removed: list[str] = []
+    sites = removal_sites(graph) if proved else []
+    for clone in proved:
+        if clone.call.get("tempdir"):  # inside ``with tempfile.TemporaryDirectory()``
+            removed.append(clone.proof[0])
+        for temp in clone.temps:
+            made = line_at(repo, *split_loc(temp[2:]))
+            by = [line_at(repo, p, n) for p, n in removals(graph, {temp}, sites)]
+            if "TemporaryDirectory" in made or by:
+                removed += by or [made]
+            else:
+                kept.append(made)
+    return Finding(
+        facet="safety.clone_cleanup", goal="The clone's temporary directory is removed after "
+        "use", found=bool(removed) and not kept, pattern="neutral",
+        location=(kept or removed or ["."])[0].split(": ", 1)[0],
+        content=clip("\n".join(dict.fromkeys(kept or removed)), 4000) or None,
+        confidence=0.7,
+        rationale=("No sandboxed clone." if not proved else
+                   f"Never removed: no call anywhere removes the temporary directory made "
+                   f"at {', '.join(sorted({k.split(': ', 1)[0] for k in kept})[:3])}."
+                   if kept else "Every sandboxed clone's temporary directory is removed."),
+        data={"kept": sorted({k.split(": ", 1)[0] for k in kept})[:20],
+              "removed": sorted({r.split(": ", 1)[0] for r in removed})[:20]})
 
 
 def _clone_function(facts: dict[str, JSON], clones: list[tuple[str, JSON]],

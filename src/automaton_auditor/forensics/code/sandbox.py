@@ -25,6 +25,16 @@ class Clone(NamedTuple):
     path: str
     call: JSON  # a ``clone`` call fact (line, func, snippet, how, timeout, in_try ...)
     proof: list[str]  # quoted lines: temp dir made ... carried ... clone; [] = not proved
+    temps: tuple[str, ...] = ()  # where the temp dir is made (``t:path:line`` sources)
+
+
+class Proof(NamedTuple):
+    """The quoted lines carrying a temp dir to a value, and where the temp dirs it may be are
+    made (also those callers pass in: ``clone(url, dest=None)`` called with a
+    ``TemporaryDirectory``)."""
+
+    lines: list[str]
+    temps: tuple[str, ...] = ()
 
 
 def site_at(graph: CallGraph, key: Key, line: int, tail: str = "") -> int | None:
@@ -117,25 +127,96 @@ def _destination(graph: CallGraph, key: Key, call: JSON) -> list[str]:
 
 
 def prove(graph: CallGraph, repo: Path | None, key: Key, atoms: list[str],
-          depth: int = 0) -> list[str]:
-    """Quoted lines proving that `atoms` of `key` hold a temp dir ([] when they do not):
+          depth: int = 0) -> Proof:
+    """Quoted lines proving that `atoms` of `key` hold a temp dir (none when they do not):
     directly, or through every caller that passes it in (up to a few callers up)."""
     sources = graph.sources(key, atoms)
     temps = sorted(s for s in sources if s.startswith("t:"))
+    params = sorted(s[2:] for s in sources if s.startswith("p:"))
     if temps:
         # a temp source is written "t:path:line"
-        return [line_at(repo, *split_loc(t[2:])) for t in temps[:3]]
-    params = sorted(s[2:] for s in sources if s.startswith("p:"))
+        passed = {s for caller, index in graph.callers(key) for param in params
+                  for s in graph.sources(caller, graph.argument(caller, index, key, param) or [])
+                  if s.startswith("t:")}
+        return Proof([line_at(repo, *split_loc(t[2:])) for t in temps[:3]],
+                     tuple(sorted({*temps, *passed})))
     if not params or depth >= MAX_CALLER_DEPTH:
-        return []
+        return Proof([])
     for caller, index in graph.callers(key):
         for param in params:
             bound = graph.argument(caller, index, key, param)
-            proof = prove(graph, repo, caller, bound, depth + 1) if bound else []
-            if proof:
+            proof = prove(graph, repo, caller, bound, depth + 1) if bound else Proof([])
+            if proof.lines:
                 line = graph.sites(caller)[index]["line"]
-                return [*proof, line_at(repo, caller[0], line)]
-    return []
+                return Proof([*proof.lines, line_at(repo, caller[0], line)], proof.temps)
+    return Proof([])
+
+
+REMOVERS = {"rmtree", "rmdir", "removedirs", "remove", "unlink", "cleanup"}
+
+
+def _removed_arg(site: JSON) -> list[str]:
+    """What a removal call removes: its first argument, or the object ``x.cleanup()`` ends."""
+    if str(site.get("name") or "").rsplit(".", 1)[-1] not in REMOVERS:
+        return []
+    return [*((site.get("args") or [[]])[:1] or [[]])[0], *(site.get("recv") or [])]
+
+
+def remover_params(graph: CallGraph) -> dict[Key, set[str]]:
+    """Functions whose parameter ends in a removal call (``def cleanup(path):
+    shutil.rmtree(path)``), and wrappers of those, a few callers up."""
+    sinks: dict[Key, set[str]] = {}
+    for key in graph.functions:
+        for site in graph.sites(key):
+            params = {s[2:] for s in graph.sources(key, _removed_arg(site)) if s[:2] == "p:"}
+            if params:
+                sinks.setdefault(key, set()).update(params)
+    for _round in range(MAX_CALLER_DEPTH):
+        grown = False
+        for key, params in sorted(sinks.items()):
+            for caller, index in graph.callers(key):
+                for param in sorted(params):
+                    bound = graph.argument(caller, index, key, param) or []
+                    new = {s[2:] for s in graph.sources(caller, bound) if s[:2] == "p:"}
+                    if new - sinks.get(caller, set()):
+                        sinks.setdefault(caller, set()).update(new)
+                        grown = True
+        if not grown:
+            break
+    return sinks
+
+
+def removal_sites(graph: CallGraph) -> list[tuple[Key, int, list[str]]]:
+    """Every call that may remove a directory, with what it removes: a removal call
+    (``shutil.rmtree(tmp)``, ``holder.cleanup()``), a call of a function that removes its
+    argument, or such a function handed on with its argument (``tasks.add_task(cleanup,
+    tmp)``, ``atexit.register(cleanup, tmp)``). (caller, line, atoms) of each."""
+    sinks = remover_params(graph)
+    found = []
+    for key in graph.functions:
+        for index, site in enumerate(graph.sites(key)):
+            target = graph.resolve(key, site)
+            callee = graph.function_key(target) if target is not None else None
+            bound = [a for p in sorted(sinks.get(callee, set()))
+                     for a in graph.argument(key, index, callee, p) or []] if callee else []
+            handed = any(graph.function_key(t) in sinks for a in _flat(site)
+                         if a[:2] == "v:" and (t := graph.resolve(key, {"name": a[2:]})))
+            atoms = _removed_arg(site) + bound + (_flat(site) if handed else [])
+            if atoms:
+                found.append((key, int(site["line"]), atoms))
+    return found
+
+
+def removals(graph: CallGraph, temps: set[str],
+             sites: list[tuple[Key, int, list[str]]]) -> list[tuple[str, int]]:
+    """(path, line) of the `removal_sites` that remove a directory made at `temps`."""
+    return sorted({(key[0], line) for key, line, atoms in sites
+                   if graph.sources(key, atoms) & temps})
+
+
+def _flat(site: JSON) -> list[str]:
+    return [a for group in [*(site.get("args") or []), *(site.get("kw") or {}).values()]
+            for a in group]
 
 
 def clones(facts: dict[str, JSON], repo: Path | None, graph: CallGraph) -> list[Clone]:
@@ -148,8 +229,9 @@ def clones(facts: dict[str, JSON], repo: Path | None, graph: CallGraph) -> list[
     for path, call in sorted(every, key=lambda pc: (pc[0], pc[1]["line"])):
         key = (path, call["func"])
         proof = prove(graph, repo, key, _destination(graph, key, call))
-        if not proof and call.get("tempdir"):
-            proof = [f"{path}:{call['line']}: (inside ``with tempfile.TemporaryDirectory()``)"]
+        lines = proof.lines
+        if not lines and call.get("tempdir"):
+            lines = [f"{path}:{call['line']}: (inside ``with tempfile.TemporaryDirectory()``)"]
         clone_line = line_at(repo, path, call["line"])
-        out.append(Clone(path, call, [*proof, clone_line] if proof else []))
+        out.append(Clone(path, call, [*lines, clone_line] if lines else [], proof.temps))
     return out

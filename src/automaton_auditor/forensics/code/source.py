@@ -26,6 +26,11 @@ def _lines(path: str) -> tuple[str, ...]:
         return ()
 
 
+def forget_files() -> None:
+    """Drop the lines read so far: a new audit's work tree may reuse an earlier one's path."""
+    _lines.cache_clear()
+
+
 def function_tokens(repo: Path, path: str, start: int, end: int) -> list[str]:
     """NAME and STRING tokens of lines start..end of a repository file (no comments)."""
     lines = _lines(str(repo / path))[max(start - 1, 0):end]

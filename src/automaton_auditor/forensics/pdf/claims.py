@@ -197,7 +197,17 @@ WEIGHED = re.compile(
     rf"|\bweights?\s+(?:the\s+|each\s+)?{_WHO}|\b{_WHO}\s+weights?\b"
     rf"|\bweight(?:ed|s|ing)?\s+(?:of|for|per|by|toward|towards)\s+(?:the\s+|each\s+)?{_WHO}",
     re.IGNORECASE)
-BEHAVIOURS = {"retry_claim": (RETRY, 4), "gate_claim": (GATE, 4), "weight_claim": (WEIGHED, 4)}
+# The cloned repository's temporary directory said to be removed after the audit ("each
+# repository clone exists in a temporary path, purged after auditing", "the sandbox is
+# deleted when the run ends").
+CLEANUP = re.compile(
+    r"^(?=.*?\b(?:clon\w*|repositor\w*|repos?|temp\w*|sandbox\w*|director\w*|"
+    r"workspaces?|checkouts?)\b)"
+    r".*?\b(?:purged|cleaned[\s-]up|deleted|removed|wiped|destroyed|discarded|torn\s+down|"
+    r"(?:purges?|deletes?|removes?|wipes?|destroys?|discards?)\s+(?:it|them|the\s+\w+))\b",
+    re.IGNORECASE | re.DOTALL)
+BEHAVIOURS = {"retry_claim": (RETRY, 4), "gate_claim": (GATE, 4), "weight_claim": (WEIGHED, 4),
+              "cleanup_claim": (CLEANUP, 4)}
 
 
 def extract_statements(passages: Iterable[tuple[int | None, str]],
