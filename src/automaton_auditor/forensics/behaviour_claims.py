@@ -174,8 +174,7 @@ def behaviour_misquotes(claim: FeatureClaim, code: Sequence[Finding],
                         mean: Sequence[str] | None) -> list[Misquote]:
     """What a sentence of one of the `BEHAVIOUR_KINDS` says the system does that the code's
     facts show it does not (a retry, a conditional gate, weighed judges, a removed clone);
-    empty when the
-    sentence is hedged or the facts do not settle it."""
+    empty when the sentence is hedged or the facts do not settle it."""
     if _said(claim) is None:
         return []
     if claim.feature == "retry_claim":

@@ -267,4 +267,3 @@ def unpacks(stmts: list[ast.stmt], identity_test: Callable[[ast.expr], bool]) ->
             isinstance(s, ast.If) and identity_test(s.test) and unpacks(s.body, identity_test)
             and (not s.orelse or unpacks(s.orelse, identity_test)))
         for s in stmts)
-

@@ -392,4 +392,3 @@ class _Reader:
         if self.literal(node.left) and (subject & {"text"} or not subject):
             found.add("words")
         return found
-

@@ -282,4 +282,3 @@ def text_art(text: str) -> bool:
     lines = text.splitlines()
     return (sum(1 for line in lines if _BOX_LINE.search(line)) >= 2
             or sum(1 for line in lines if _TRUNK_LINE.match(line)) >= 2)
-
