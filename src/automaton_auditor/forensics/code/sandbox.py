@@ -7,7 +7,7 @@ the temp dir and carry it to the clone (returned by a helper, passed as an argum
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, split_loc
@@ -70,15 +70,21 @@ def command_params(graph: CallGraph, facts: dict[str, JSON]) -> dict[Key, dict[s
         for source in sorted(graph.sources(key, command)):
             if source.startswith("p:"):
                 sinks.setdefault(key, {}).setdefault(source[2:], {**call, "path": path})
+    return wrappers_of(graph, sinks)
+
+
+def wrappers_of(graph: CallGraph, sinks: dict[Key, dict[str, Any]]) -> dict[Key, dict[str, Any]]:
+    """`sinks` (function -> {parameter: what it reaches}) grown with the callers that pass
+    their own parameter in for one, a few callers up: wrappers, and wrappers of those."""
     for _round in range(MAX_CALLER_DEPTH):
         grown = False
         for key, params in sorted(sinks.items()):
-            for param, process in sorted(params.items()):
+            for param, reached in sorted(params.items()):
                 for caller, index in graph.callers(key):
                     bound = graph.argument(caller, index, key, param) or []
                     for source in sorted(graph.sources(caller, bound)):
                         if source.startswith("p:") and source[2:] not in sinks.get(caller, {}):
-                            sinks.setdefault(caller, {})[source[2:]] = process
+                            sinks.setdefault(caller, {})[source[2:]] = reached
                             grown = True
         if not grown:
             break
@@ -162,28 +168,16 @@ def _removed_arg(site: JSON) -> list[str]:
     return [*((site.get("args") or [[]])[:1] or [[]])[0], *(site.get("recv") or [])]
 
 
-def remover_params(graph: CallGraph) -> dict[Key, set[str]]:
+def remover_params(graph: CallGraph) -> dict[Key, dict[str, Any]]:
     """Functions whose parameter ends in a removal call (``def cleanup(path):
-    shutil.rmtree(path)``), and wrappers of those, a few callers up."""
-    sinks: dict[Key, set[str]] = {}
+    shutil.rmtree(path)``), and wrappers of those (`wrappers_of`)."""
+    sinks: dict[Key, dict[str, Any]] = {}
     for key in graph.functions:
         for site in graph.sites(key):
-            params = {s[2:] for s in graph.sources(key, _removed_arg(site)) if s[:2] == "p:"}
-            if params:
-                sinks.setdefault(key, set()).update(params)
-    for _round in range(MAX_CALLER_DEPTH):
-        grown = False
-        for key, params in sorted(sinks.items()):
-            for caller, index in graph.callers(key):
-                for param in sorted(params):
-                    bound = graph.argument(caller, index, key, param) or []
-                    new = {s[2:] for s in graph.sources(caller, bound) if s[:2] == "p:"}
-                    if new - sinks.get(caller, set()):
-                        sinks.setdefault(caller, set()).update(new)
-                        grown = True
-        if not grown:
-            break
-    return sinks
+            for source in graph.sources(key, _removed_arg(site)):
+                if source.startswith("p:"):
+                    sinks.setdefault(key, {})[source[2:]] = True
+    return wrappers_of(graph, sinks)
 
 
 def removal_sites(graph: CallGraph) -> list[tuple[Key, int, list[str]]]:
