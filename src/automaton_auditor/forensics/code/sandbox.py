@@ -193,9 +193,10 @@ def removal_sites(graph: CallGraph) -> list[tuple[Key, int, list[str]]]:
             callee = graph.function_key(target) if target is not None else None
             bound = [a for p in sorted(sinks.get(callee, set()))
                      for a in graph.argument(key, index, callee, p) or []] if callee else []
-            handed = any(graph.function_key(t) in sinks for a in _flat(site)
+            passed = _flat(site)
+            handed = any(graph.function_key(t) in sinks for a in passed
                          if a[:2] == "v:" and (t := graph.resolve(key, {"name": a[2:]})))
-            atoms = _removed_arg(site) + bound + (_flat(site) if handed else [])
+            atoms = _removed_arg(site) + bound + (passed if handed else [])
             if atoms:
                 found.append((key, int(site["line"]), atoms))
     return found
@@ -209,8 +210,8 @@ def removals(graph: CallGraph, temps: set[str],
 
 
 def _flat(site: JSON) -> list[str]:
-    return [a for group in [*(site.get("args") or []), *(site.get("kw") or {}).values()]
-            for a in group]
+    """Every atom a call passes, positional and keyword."""
+    return _payload(site, tuple(site.get("kw") or ()))
 
 
 def clones(facts: dict[str, JSON], repo: Path | None, graph: CallGraph) -> list[Clone]:
