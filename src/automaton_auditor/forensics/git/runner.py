@@ -127,8 +127,9 @@ def run_git(args: Sequence[str], *, cwd: Path | None, home: Path, timeout_s: flo
     with everything it forked at `timeout_s` or when it runs more than `MAX_PROCS`
     processes at once (both raise `GitStopped`), when it returns and when the audit ends.
     Output goes to temporary files rather than pipes so a chatty git cannot deadlock us
-    while we poll. `watch`, called about twice a second, may return a reason to abort (for
-    example a size cap), returned in `GitResult.killed_reason`.
+    while we poll. `watch`, called about twice a second and once more when git ends, may
+    return a reason to abort (for example a size cap), returned in
+    `GitResult.killed_reason`.
     """
     env = hardened_env(home)
     if allow_file:
@@ -158,7 +159,9 @@ def _wait(child: Contained, watch: Callable[[], str] | None) -> str:
     while True:
         try:
             child.wait(timeout=0.5)
-            return ""
+            # a command that ends between two polls (a fast local fetch of one big blob)
+            # is held to the same bound: the watch reads what it left behind once more
+            return watch() if watch else ""
         except subprocess.TimeoutExpired:
             reason = watch() if watch else ""
             if reason:
