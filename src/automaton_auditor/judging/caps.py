@@ -97,6 +97,14 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "a history partly clustered within minutes (one run of commits minutes apart "
                "brings a third of the code, or batches of commits seconds apart bring half)",
                when=graded_cap(4)),
+    # A replayed history (forensics.git.replay): most commits dated on whole minutes, each
+    # only adding files -> 2 when they bring half the code, else 3 (part of the story staged).
+    FailureCap("git.replayed_dates", ("git_forensic_analysis",), 2, 0.8,
+               "no iterative development visible (finished files committed one by one under "
+               "invented dates)", caps_verdict=True, when=graded_cap(2)),
+    FailureCap("git.replayed_dates", ("git_forensic_analysis",), 3, 0.8,
+               "part of the history replayed (files committed one by one under invented "
+               "dates)", when=graded_cap(3)),
     # Diagrams: Mermaid or DOT source printed as text, nothing drawn (forensics.vision
     # .findings: vision.drawn, a missing extra): a description of a diagram, not full marks.
     FailureCap("vision.drawn", ("swarm_visual",), 4, 0.8,

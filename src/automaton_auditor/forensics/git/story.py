@@ -27,6 +27,7 @@ from automaton_auditor.forensics.git.history import (
     summary,
 )
 from automaton_auditor.forensics.git.hollow import hollow_claims, hollow_finding
+from automaton_auditor.forensics.git.replay import replay_finding
 from automaton_auditor.forensics.git.runner import GitStopped
 from automaton_auditor.state import Finding
 
@@ -35,9 +36,9 @@ QUOTE_COMMITS = 12
 
 def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
     """Findings ``git.history``, ``git.bulk_upload``, ``git.progression``,
-    ``git.commit_messages``, ``git.commit_bursts``, ``git.concentration`` and
-    ``git.hollow_commits`` for the
-    repository at `repo` (a git work tree). Not cached here: the detectives' result cache
+    ``git.commit_messages``, ``git.commit_bursts``, ``git.concentration``,
+    ``git.hollow_commits`` and ``git.replayed_dates`` for the repository at `repo` (a git
+    work tree). Not cached here: the detectives' result cache
     keys them by the target's commit."""
     try:
         log = read_log(repo, timeout_s)
@@ -65,7 +66,7 @@ def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
 
 def story_findings(commits: list[Commit], files: list[str], boundary: Collection[str] = (),
                    paths_error: str = "") -> list[Finding]:
-    """The seven git findings for a log given oldest first. `boundary`: the commits a
+    """The eight git findings for a log given oldest first. `boundary`: the commits a
     shallow history is cut at (the history is then a lower bound: what it cannot show is
     not held against the repository); `paths_error`: why the paths each commit touched are
     unknown."""
@@ -73,7 +74,7 @@ def story_findings(commits: list[Commit], files: list[str], boundary: Collection
     return [_history(commits, cut, paths_error), _bulk(commits, files, cut, paths_error),
             _progression(commits, files, bool(cut)), _messages(commits, cut),
             _bursts(commits, cut), concentration_finding(commits, cut),
-            hollow_finding(commits, cut)]
+            hollow_finding(commits, cut), replay_finding(commits, cut, paths_error)]
 
 
 def authored(commits: list[Commit]) -> list[Commit]:
