@@ -41,7 +41,10 @@ def test_detectives_returning_undeclared_keys_lose_the_evidence(tmp_path: Path) 
     assert lost.found and lost.confidence >= 0.9
     assert lost.data["keys"] == {"evidence": ["evidence_aggregator"]}
     assert lost.data["nodes"] == ["doc_analyst", "repo_investigator", "vision_inspector"]
-    assert facts["graph.state.dropped_keys"].found
+    dropped = facts["graph.state.dropped_keys"]
+    assert dropped.found
+    # every dropped key is read later: one defect, charged once, by the evidence-lost fact
+    assert dropped.data["counted_in"] == "graph.state.evidence_lost"
     assert "nodes.py:10: return {\"evidence\": [{\"goal\": \"graph\"" in (lost.content or "")
 
 
@@ -51,6 +54,7 @@ def test_a_node_returning_its_state_returns_the_keys_it_stored_in_it(tmp_path: P
                                       "    state[\"dimensions\"] = []\n    return state"))
     dropped = stored["graph.state.dropped_keys"]
     assert dropped.found and dropped.data["nodes"] == {"context_builder": ["dimensions"]}
+    assert "counted_in" not in dropped.data  # nothing reads it: this fact is its only charge
     assert 'nodes.py:6: state["dimensions"] = []' in (dropped.content or "")
     declared = _nodes_edited(tmp_path / "declared", (
         "def context_builder(state):\n    return {}",

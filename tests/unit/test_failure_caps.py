@@ -8,8 +8,8 @@ from typing import Any
 
 import pytest
 
-from automaton_auditor.judging.caps import FAILURE_CAPS, confirmed_caps, no_credit
-from automaton_auditor.judging.offline import offline_opinion
+from automaton_auditor.judging.caps import FAILURE_CAPS, confirmed_caps, no_credit, weighed
+from automaton_auditor.judging.offline import evidence_balance, offline_opinion
 from automaton_auditor.judging.rules import decide, fact_supremacy, verdict_for
 from automaton_auditor.rubric import Rubric, load_rubric, route
 from automaton_auditor.state import JUDGES, CriterionResult, Evidence, JudicialOpinion
@@ -205,6 +205,33 @@ def test_text_aimed_at_the_judges_weighs_nothing() -> None:
                               cited_evidence=[injected.evidence_id])
     kept, overruled = fact_supremacy([obeying], [*dossier, injected])
     assert kept == [] and overruled[0][1] == "cites no evidence of this criterion"
+
+
+def test_a_defect_another_fact_charges_is_shown_but_charged_once() -> None:
+    # a dropped key that a later node reads: the dropped-keys fact and the evidence-lost fact
+    # are one defect; the state criterion charges it once, by the evidence-lost fact
+    dim = "state_management_rigor"
+    base = [make_evidence(f"state success {i}", dimension=dim, facet=f"state.s{i}",
+                          confidence=0.9) for i in range(4)]
+    dropped = make_evidence("Nodes return keys the state does not declare", dimension=dim,
+                            facet="graph.state.dropped_keys", pattern="failure",
+                            confidence=0.8,
+                            data={"counted_in": "graph.state.evidence_lost"})
+    lost = make_evidence("Evidence never reaches the nodes that read it", dimension=dim,
+                         facet="graph.state.evidence_lost", pattern="failure", confidence=0.7)
+    unread = make_evidence("Nodes read keys that nothing writes", dimension=dim,
+                           facet="graph.state.unwritten_reads", pattern="failure",
+                           confidence=0.7)
+    once = [*base, lost, unread]
+    both = [*base, dropped, lost, unread]
+    assert weighed(both) == weighed(once)
+    assert [offline_opinion(j, RUBRIC.dimension(dim), both).score for j in JUDGES] == \
+        [offline_opinion(j, RUBRIC.dimension(dim), once).score for j in JUDGES]
+    assert offline(dim, both).final_score == 4
+    # without the fact that charges it, the dropped key is charged on its own
+    alone = [*base, dropped, unread]
+    assert dropped in weighed(alone)
+    assert evidence_balance(alone)[1] == pytest.approx(1.5)
 
 
 def test_with_a_model_such_text_is_fenced_and_labelled_as_weighing_nothing() -> None:

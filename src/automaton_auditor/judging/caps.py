@@ -233,11 +233,22 @@ def no_credit(fact: Evidence) -> bool:
         for family in NO_CREDIT_FACETS)
 
 
+def counted_elsewhere(fact: Evidence, dossier: Sequence[Evidence]) -> bool:
+    """The fact's whole defect is charged by a stronger fact of the same dossier
+    (``data["counted_in"]`` names its facet, found there): one defect, one charge. A key a
+    node returns that the state drops, and that a later node reads, is the evidence-lost
+    fact; the dropped-keys fact still shows it but does not charge it again."""
+    facet = fact.data.get("counted_in")
+    return bool(facet) and any(e.facet == facet and e.found for e in dossier)
+
+
 def weighed(dossier: Sequence[Evidence]) -> list[Evidence]:
     """The facts that may count for or against a criterion: not text aimed at the judges,
-    and not a fact the auditor could not establish (`Evidence.limitation`: "no diagram flow
-    could be read" says nothing about the diagram)."""
-    return [e for e in dossier if not no_credit(e) and e.limitation is None]
+    not a fact the auditor could not establish (`Evidence.limitation`: "no diagram flow
+    could be read" says nothing about the diagram), and not a defect another fact charges
+    (`counted_elsewhere`)."""
+    return [e for e in dossier if not no_credit(e) and e.limitation is None
+            and not counted_elsewhere(e, dossier)]
 
 
 def unchecked(dossier: Sequence[Evidence]) -> list[Evidence]:

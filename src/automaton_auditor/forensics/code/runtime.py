@@ -144,7 +144,10 @@ def _key_findings(model: Model, run: Run, repo: Path | None, where: str) -> list
            bool(dropped), drop_quotes, repo,
            (f"{text}: not in the state schema, so LangGraph drops them without a word."
             if dropped else "Every key a node returns is declared in the state."),
-           0.8, where, nodes=dropped, channels=sorted(model.channels)),
+           0.8, where, nodes=dropped, channels=sorted(model.channels),
+           # every dropped key is read later: the evidence-lost fact charges that defect
+           **({"counted_in": "graph.state.evidence_lost"} if dropped and all(
+               k in lost for keys in dropped.values() for k in keys) else {})),
         _f("graph.state.evidence_lost", "Evidence returned by one node never reaches the nodes "
            "that read it", bool(lost), lost_quotes, repo,
            ("; ".join(f"{k} (returned by {', '.join(n for n in dropped if k in dropped[n])}"
