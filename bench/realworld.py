@@ -31,6 +31,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PEERS_DIR = ROOT / "tests" / "realworld" / "peers"
+SECOND_READING = ROOT / "tests" / "realworld" / "second_reading.json"
 MIRROR_ROOT = ROOT.parent / ".mirror"  # beside the project, as ../shared is
 CORPUS_PDFS = ROOT.parent / "shared" / "corpus" / "pdfs"
 CRITERIA = [
@@ -333,6 +334,7 @@ def summarise(peers: list[dict[str, Any]], outcomes: list[Outcome]) -> dict[str,
     dir_total = dir_hold = 0
     path_total = path_ok = 0
     pairs: list[tuple[float, float]] = []
+    reported: list[tuple[float, float]] = []  # the peers that committed a report
     mismatched_paths: list[str] = []
     failures: list[str] = []
     rows: list[dict[str, Any]] = []
@@ -360,6 +362,8 @@ def summarise(peers: list[dict[str, Any]], outcomes: list[Outcome]) -> dict[str,
             mismatched_paths.append(f"{name}: " + ", ".join(wrong))
         if out.overall is not None:
             pairs.append((float(out.overall), out.grade))
+            if peer.get("report_path"):
+                reported.append((float(out.overall), out.grade))
         rows.append({"repo": name, "status": "ok", "exit_code": out.exit_code,
                      "seconds": round(out.seconds, 1), "overall": out.overall,
                      "grade": out.grade, "scores": out.scores,
@@ -375,6 +379,12 @@ def summarise(peers: list[dict[str, Any]], outcomes: list[Outcome]) -> dict[str,
     print(f"labelled directions holding: {dir_hold}/{dir_total}{pct}")
     print("Spearman(overall score, grade): "
           + ("n/a" if rho is None else f"{rho:+.2f}") + f" over {len(pairs)} repos")
+    # without a report the three report criteria are not judged, so the overall score is the
+    # mean of the seven code criteria while the grade counts the missing report
+    rho_reported = spearman([a for a, _ in reported], [b for _, b in reported])
+    print("  over the peers that committed a report: "
+          + ("n/a" if rho_reported is None else f"{rho_reported:+.2f}")
+          + f" ({len(reported)} repos)")
     keys = "verified_paths, hallucinated_paths" + (", planned_paths" if has_planned else "")
     pct = f" ({100 * path_ok / path_total:.0f}%)" if path_total else ""
     print(f"cited-path labels agreeing: {path_ok}/{path_total}{pct}  (report.json has: {keys})")
@@ -384,8 +394,40 @@ def summarise(peers: list[dict[str, Any]], outcomes: list[Outcome]) -> dict[str,
         print(f"  ✗ {line}")
     for line in failures:
         print(f"  not audited: {line}")
-    return {"directions": [dir_hold, dir_total], "spearman": rho, "paths": [path_ok, path_total],
-            "repos": rows}
+    second = second_reading(peers, outcomes)
+    return {"second_reading": second, "directions": [dir_hold, dir_total], "spearman": rho,
+            "spearman_with_report": rho_reported, "paths": [path_ok, path_total], "repos": rows}
+
+
+def second_reading(peers: list[dict[str, Any]], outcomes: list[Outcome]
+                   ) -> dict[str, int] | None:
+    """Print how far the blind second reading agrees with the first labels, and how often
+    the auditor's score holds each reading, over the cells of audited peers."""
+    if not SECOND_READING.is_file():
+        return None
+    cells = json.loads(SECOND_READING.read_text(encoding="utf-8"))["cells"]
+    first = {p["repo"]: p.get("criteria", {}) for p in peers}
+    scores = {o.repo: o.scores for o in outcomes if o.status == "ok"}
+    counts = {"cells": 0, "readers_agree": 0, "auditor_first": 0, "auditor_second": 0,
+              "auditor_either": 0}
+    for cell in cells:
+        label = first.get(cell["repo"], {}).get(cell["criterion"])
+        score = scores.get(cell["repo"], {}).get(cell["criterion"])
+        if label is None or score is None:
+            continue
+        one = direction_holds(label["direction"], score)
+        two = direction_holds(cell["direction"], score)
+        counts["cells"] += 1
+        counts["readers_agree"] += label["direction"] == cell["direction"]
+        counts["auditor_first"] += one
+        counts["auditor_second"] += two
+        counts["auditor_either"] += one or two
+    if counts["cells"]:
+        print(f"second reading ({counts['cells']} cells read blind again): the readers give "
+              f"the same direction on {counts['readers_agree']}; the auditor holds the first "
+              f"reading on {counts['auditor_first']}, the second on "
+              f"{counts['auditor_second']}, either on {counts['auditor_either']}")
+    return counts
 
 
 def main(argv: list[str] | None = None) -> int:

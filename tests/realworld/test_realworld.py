@@ -69,6 +69,18 @@ def test_set_is_big_enough() -> None:
     assert len(LABEL_FILES) >= 8
 
 
+def test_second_reading_file_is_consistent() -> None:
+    """Every cell read again names a labelled criterion of a labelled peer at its commit."""
+    labels = {_label(p)["repo"]: _label(p) for p in LABEL_FILES}
+    cells = json.loads(bench.SECOND_READING.read_text(encoding="utf-8"))["cells"]
+    assert len(cells) == len({(c["repo"], c["criterion"]) for c in cells}) >= 30
+    for cell in cells:
+        peer = labels[cell["repo"]]
+        assert cell["commit"] == peer["commit"], cell["repo"]
+        assert cell["criterion"] in peer["criteria"], cell
+        assert cell["direction"] in ("high", "mid", "low") and cell["why"].strip(), cell
+
+
 # --------------------------------------------------------------------------- live audits
 
 LIVE = os.environ.get("AUDITOR_REALWORLD") == "1"
