@@ -53,13 +53,19 @@ DEFAULT_TIMEOUT = 900
 # --------------------------------------------------------------------------- labels
 
 
+def label_name(peer: dict[str, Any]) -> str:
+    """How a label is named: its repository, plus ``@<snapshot>`` for a labelled earlier
+    snapshot of it (``@interim``: the commit that added the interim report, with that report)."""
+    return peer["repo"] + (f"@{peer['snapshot']}" if peer.get("snapshot") else "")
+
+
 def load_labels(only: list[str] | None = None) -> list[dict[str, Any]]:
-    """Every labelled peer, sorted by repo name; `only` keeps names containing any substring."""
+    """Every labelled peer, sorted by file name; `only` keeps names containing any substring."""
     peers = []
     for path in sorted(PEERS_DIR.glob("*.json")):
         data = json.loads(path.read_text(encoding="utf-8"))
         data["_label_file"] = path.name
-        if only and not any(s.lower() in data["repo"].lower() for s in only):
+        if only and not any(s.lower() in label_name(data).lower() for s in only):
             continue
         peers.append(data)
     return peers
@@ -165,12 +171,12 @@ def _norm_path(p: Any) -> str:
 
 def audit_peer(peer: dict[str, Any], work: Path, timeout: int = DEFAULT_TIMEOUT) -> Outcome:
     repo, commit = peer["repo"], peer["commit"]
-    out = Outcome(repo=repo, grade=float(peer["grade"]))
+    out = Outcome(repo=label_name(peer), grade=float(peer["grade"]))
     git_dir = find_git_dir(repo, commit)
     if git_dir is None:
         out.status, out.detail = "no-mirror", "no git dir holding the commit"
         return out
-    slug = repo.replace("/", "__")
+    slug = label_name(peer).replace("/", "__")
     clone = work / slug / "repo"
     outdir = work / slug / "out"
     outdir.mkdir(parents=True, exist_ok=True)
@@ -183,7 +189,7 @@ def audit_peer(peer: dict[str, Any], work: Path, timeout: int = DEFAULT_TIMEOUT)
     if peer.get("report_path"):
         pdf = clone / peer["report_path"]
         if not pdf.is_file():  # absent in the snapshot (e.g. a large file): use the corpus copy
-            corpus = CORPUS_PDFS / f"{slug}__final_report.pdf"
+            corpus = CORPUS_PDFS / f"{repo.replace('/', '__')}__final_report.pdf"
             pdf = corpus if corpus.is_file() else None
     if pdf is None:
         pdf = blank_pdf(work / slug / "no_report.pdf")
@@ -329,7 +335,7 @@ def run(peers: list[dict[str, Any]], jobs: int, timeout: int, keep: Path | None)
 
 
 def summarise(peers: list[dict[str, Any]], outcomes: list[Outcome]) -> dict[str, Any]:
-    width = max((len(p["repo"]) for p in peers), default=10)
+    width = max((len(label_name(p)) for p in peers), default=10)
     print(f"{'repository':<{width}}  grade overall  " + " ".join(f"{s:>6}" for s in SHORT))
     dir_total = dir_hold = 0
     path_total = path_ok = 0
@@ -339,7 +345,7 @@ def summarise(peers: list[dict[str, Any]], outcomes: list[Outcome]) -> dict[str,
     failures: list[str] = []
     rows: list[dict[str, Any]] = []
     for peer, out in zip(peers, outcomes, strict=True):
-        name = peer["repo"]
+        name = label_name(peer)
         if out.status != "ok":
             failures.append(f"{name}: {out.status} ({out.detail})")
             print(f"{name:<{width}}  {out.grade:>5.1f}  {out.status.upper()}: {out.detail}")
@@ -406,7 +412,7 @@ def second_reading(peers: list[dict[str, Any]], outcomes: list[Outcome]
     if not SECOND_READING.is_file():
         return None
     cells = json.loads(SECOND_READING.read_text(encoding="utf-8"))["cells"]
-    first = {p["repo"]: p.get("criteria", {}) for p in peers}
+    first = {label_name(p): p.get("criteria", {}) for p in peers}
     scores = {o.repo: o.scores for o in outcomes if o.status == "ok"}
     counts = {"cells": 0, "readers_agree": 0, "auditor_first": 0, "auditor_second": 0,
               "auditor_either": 0}

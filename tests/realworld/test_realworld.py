@@ -46,7 +46,8 @@ def _label(path: Path) -> dict[str, Any]:
 def test_label_file_is_consistent(path: Path) -> None:
     data = _label(path)
     assert data.keys() >= KEYS, KEYS - data.keys()
-    assert path.stem == data["repo"].replace("/", "__")
+    assert path.stem == bench.label_name(data).replace("/", "__")
+    assert data.get("snapshot") in (None, "interim")
     assert len(data["commit"]) == 40
     assert 1 <= data["grade"] <= 10
     files = set(data["files"])
@@ -71,7 +72,7 @@ def test_set_is_big_enough() -> None:
 
 def test_second_reading_file_is_consistent() -> None:
     """Every cell read again names a labelled criterion of a labelled peer at its commit."""
-    labels = {_label(p)["repo"]: _label(p) for p in LABEL_FILES}
+    labels = {bench.label_name(_label(p)): _label(p) for p in LABEL_FILES}
     cells = json.loads(bench.SECOND_READING.read_text(encoding="utf-8"))["cells"]
     assert len(cells) == len({(c["repo"], c["criterion"]) for c in cells}) >= 30
     for cell in cells:
