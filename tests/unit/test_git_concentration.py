@@ -72,13 +72,25 @@ def test_an_atomic_history_keeps_full_marks(tmp_path: Path) -> None:
     assert judged(found).final_score == 5
 
 
-def test_two_commits_bringing_most_of_the_code_score_in_the_middle(tmp_path: Path) -> None:
-    # Eight stage commits as above, but two of them bring 400 lines each: 800 of 1,160.
+# Two "goes": each brings 400 lines over four components at once (four build stages).
+GOES = {3: ["nodes/detectives", "models/evidence", "workflow/wiring", "nodes/judge_prompts"],
+        6: ["nodes/justice", "nodes/judge_rules", "tools/report_tools", "models/verdict"]}
+
+
+def two_goes() -> list[tuple[int, str, dict[str, str]]]:
+    """`stepwise`, but two of its eight commits each bring 400 lines over four components:
+    800 of 1,160 lines in two goes."""
     history = stepwise()
-    for index in (3, 6):
-        when, message, files = history[index]
-        history[index] = (when, message, {path: code(400) for path in files})
-    found = findings(tmp_path, history)
+    for index, parts in GOES.items():
+        when, message, _files = history[index]
+        history[index] = (when, message, {f"src/{part}.py": code(100, part.replace("/", "_"))
+                                          for part in parts})
+    return history
+
+
+def test_two_commits_bringing_most_of_the_code_score_in_the_middle(tmp_path: Path) -> None:
+    # Eight stage commits as above, but two of them are goes of 400 lines: 800 of 1,160.
+    found = findings(tmp_path, two_goes())
     assert facet(found, "git.bulk_upload").found is False  # 2 of 8 files each: no upload
     assert facet(found, "git.commit_bursts").found is False
     fact = facet(found, "git.concentration")
@@ -88,19 +100,31 @@ def test_two_commits_bringing_most_of_the_code_score_in_the_middle(tmp_path: Pat
     # the rationale quotes the two commits: hash, date and lines
     assert "feat: implement nodes/detectives (+400)" in fact.rationale
     assert "feat: implement nodes/justice (+400)" in (fact.content or "")
+    assert fact.data["largest_goes"] == [True, True]
     result = judged(found)
     assert (result.final_score, result.deciding_rule) == (3, "failure_pattern_cap")
     assert result.verdict_cap is None  # a moderate concentration is no integrity failure
 
 
-def test_an_upload_in_two_goes_with_scripted_steps_is_the_failure_pattern(
-        tmp_path: Path) -> None:
-    # As above (two commits bring 800 of 1,160 lines), but three of the small stage commits
-    # land one second apart: a script committed the step-by-step story.
+def test_two_large_commits_that_each_build_one_component_are_steps(tmp_path: Path) -> None:
+    # The same 800 of 1,160 lines, but each large commit builds one file of one stage: a
+    # small project's steps (setup, state, tools, detectives, graph ... one a commit).
     history = stepwise()
     for index in (3, 6):
         when, message, files = history[index]
         history[index] = (when, message, {path: code(400) for path in files})
+    fact = facet(findings(tmp_path, history), "git.concentration")
+    assert fact.data["two_largest_share"] == round(800 / 1160, 3)
+    assert fact.data["largest_goes"] == [False, False]
+    assert not fact.found and fact.data["cap"] is None
+    assert "each builds one component" in fact.rationale
+
+
+def test_an_upload_in_two_goes_with_scripted_steps_is_the_failure_pattern(
+        tmp_path: Path) -> None:
+    # As above (two goes bring 800 of 1,160 lines), but three of the small stage commits
+    # land one second apart: a script committed the step-by-step story.
+    history = two_goes()
     for offset, index in enumerate((0, 1, 2)):
         _when, message, files = history[index]
         history[index] = (BASE + offset, message, files)

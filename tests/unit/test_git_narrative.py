@@ -115,7 +115,12 @@ def test_narrative_is_deterministic(tmp_path: Path) -> None:
 def test_scaffold_commit_counts_as_setup(tmp_path: Path) -> None:
     scaffold = ("chore: scaffold", {path: "" for _m, files in STEPWISE for path in files})
     later = [(m, {p: t + "# real\n" for p, t in files.items()}) for m, files in STEPWISE[1:]]
-    progression = facet(audit(tmp_path, [scaffold, *later]), "git.progression")
+    found = audit(tmp_path, [scaffold, *later])
+    # it adds every code file, but empty: placeholders, not an upload of the code
+    bulk = facet(found, "git.bulk_upload")
+    assert bulk.data["largest_share"] == 1.0 and bulk.data["scaffold"]
+    assert bulk.found is False and "placeholders: the code came later" in bulk.rationale
+    progression = facet(found, "git.progression")
     assert progression.found
     assert progression.data["order"] == ["setup", "tools", "state", "graph", "judges",
                                          "synthesis"]

@@ -7,9 +7,12 @@ forms are other facts (`git.bulk_upload`: one commit adds most of the code files
 criterion at 2. This fact grades what lies between, from the lines each commit brings to the
 code (added minus removed, so a rewrite or move brings none):
 
-- two commits bring half or more of the code, and no more than ten commits bring code at all:
-  the code was uploaded in a few goes, not built in steps; part failure pattern, part
-  iteration, a middling score (cap 3);
+- two commits bring half or more of the code, no more than ten commits bring code at all,
+  and one of the two is a "go" that brings several components at once (it touches three or
+  more of the build stages: tools, state, graph, judges, synthesis; or adds five or more code
+  files): the code was uploaded in a few goes, not built in steps; part failure pattern, part
+  iteration, a middling score (cap 3). Two large commits that each build one component are
+  steps of a small project, not goes of an upload;
 - one run of commits, each within minutes of the one before, brings a third or more: the
   history is partly clustered, so it is not fully step-by-step, though the pieces may still
   tell the progression the rubric asks for (cap 4: no full marks);
@@ -38,6 +41,7 @@ from automaton_auditor.forensics.git.history import (
     BURST_MIN_COMMITS,
     Commit,
     largest_run,
+    stages_of,
     time_clusters,
 )
 from automaton_auditor.state import Finding
@@ -53,6 +57,10 @@ MIN_LINES = 300
 # mid peers with two-commit uploads have 7 or 8).
 FEW_COMMITS = 10
 CARRY_SHARE = 0.8  # "commits carrying the code": the fewest that bring this share
+# A commit that brings several components at once: it touches this many build stages (setup
+# aside), or adds this many code files.
+GO_STAGES = 3
+GO_FILES = 5
 SCRIPTED_GAP = 2  # seconds between commits no person can write and commit a change in
 # Seconds under which a commit lands "in the same batch" as the one before: under a minute,
 # so histories dated on whole minutes (one commit a minute) are no batch.
@@ -94,6 +102,7 @@ def measures(inside: list[Commit]) -> dict[str, Any]:
             break
         carried, carrying = carried + _lines(commit), carrying + 1
     stamps = [c.timestamp for c in inside] or [0]
+    paths_known = any(c.added or c.changed for c in inside)
     return {"total_lines": total,
             "largest": [_entry(c) for c in ranked[:2]],
             "largest_share": round(_lines(ranked[0]) / total, 3) if total else 0.0,
@@ -110,15 +119,26 @@ def measures(inside: list[Commit]) -> dict[str, Any]:
             "batch_lines": batch_lines,
             "batch_share": round(batch_lines / total, 3) if total else 0.0,
             "commits_with_code": sum(1 for c in inside if _lines(c) > 0),
+            # which of the two largest commits bring several components at once (all of them
+            # when the paths each commit touched are unknown)
+            "largest_goes": [not paths_known or _go(c) for c in ranked[:2]],
             "commits_for_80": carrying if total else 0,
             "span_hours": round((max(stamps) - min(stamps)) / 3600, 2)}
+
+
+def _go(commit: Commit) -> bool:
+    """The commit brings several components at once (`GO_STAGES` stages, or `GO_FILES` code
+    files added)."""
+    stages = set(stages_of(commit.added + commit.changed)) - {"setup"}
+    code = [p for p in commit.added if p.endswith(".py")]
+    return len(stages) >= GO_STAGES or len(code) >= GO_FILES
 
 
 def graded_cap(facts: dict[str, Any]) -> int | None:
     """The score the measures leave room for (2, 3 or 4), or None when the code arrives
     spread out (or the concentrated commits bring fewer than `MIN_LINES` lines); see the
     module for the three patterns."""
-    if facts["two_largest_share"] >= TWO_COMMITS_SHARE and \
+    if facts["two_largest_share"] >= TWO_COMMITS_SHARE and any(facts["largest_goes"]) and \
             facts["two_largest_lines"] >= MIN_LINES and facts["commits_with_code"] <= FEW_COMMITS:
         return 2 if facts["scripted_commits"] >= BURST_MIN_COMMITS else 3
     if clustered_run(facts) or facts["batch_share"] >= BATCHES_SHARE:
@@ -161,6 +181,8 @@ def _headline(facts: dict[str, Any], cap: int | None, by_sha: dict[str, Commit]
     total = facts["total_lines"]
     two = (f"the two largest commits ({', '.join(_quote(c) for c in big)}) bring "
            f"{facts['two_largest_share']:.0%} of the {total} code lines")
+    if facts["two_largest_share"] >= TWO_COMMITS_SHARE and not any(facts["largest_goes"]):
+        two += " (each builds one component: steps, not goes of an upload)"
     minutes = (f"the largest run of commits minutes apart ({facts['run_commits']} commits in "
                f"{facts['run_seconds'] // 60} minutes, from {run[0].sha[:8]} {run[0].date}) "
                f"brings {facts['run_share']:.0%}" if run else

@@ -32,6 +32,9 @@ from automaton_auditor.forensics.git.runner import GitStopped
 from automaton_auditor.state import Finding
 
 QUOTE_COMMITS = 12
+# A commit that adds most code files but brings under this share of the code lines is a
+# scaffold of placeholders, not an upload of the code.
+SCAFFOLD_SHARE = 0.1
 
 
 def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
@@ -138,6 +141,15 @@ def _code_files(files: list[str]) -> set[str]:
     return code or set(files)
 
 
+def _scaffold(commit: Commit, commits: list[Commit]) -> bool:
+    """The commit adds files but brings under `SCAFFOLD_SHARE` of the code lines (when the
+    lines were read): it lays out placeholders, and the code arrives in later commits."""
+    if any(c.lines is None for c in commits):
+        return False
+    total = sum(c.lines or 0 for c in commits)
+    return total > 0 and (commit.lines or 0) < SCAFFOLD_SHARE * total
+
+
 def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
     """The largest share of today's code one commit added, and whether timestamps cluster."""
     code = _code_files(files)
@@ -158,7 +170,8 @@ def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
     return {"largest_commit": best.sha, "largest_share": round(share, 3),
             "largest_index": index, "code_files_added_before": len(prior),
             "restructure": restructure, "code_files": len(code), "span_seconds": span,
-            "clustered": clustered}
+            "clustered": clustered, "largest_lines": best.lines,
+            "scaffold": _scaffold(best, commits)}
 
 
 def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
@@ -167,7 +180,8 @@ def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
         return _bulk_partial(commits, files, boundary, paths_error)
     facts = bulk_facts(commits, files)
     single = len(commits) <= 1
-    uploaded = facts["largest_share"] >= BULK_SHARE and not facts["restructure"]
+    uploaded = (facts["largest_share"] >= BULK_SHARE and not facts["restructure"]
+                and not facts["scaffold"])
     bulk = single or uploaded or facts["clustered"]
     big = next(c for c in commits if c.sha == facts["largest_commit"])
     reasons = []
@@ -183,6 +197,9 @@ def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
                  f"{facts['largest_share']:.0%} of today's code files"
                  + (f" but {facts['code_files_added_before']} code files existed before it "
                     "(a restructure)" if facts["restructure"] else "")
+                 + (f" but brought {facts['largest_lines']} code lines, under "
+                    f"{SCAFFOLD_SHARE:.0%} of the code (placeholders: the code came later)"
+                    if facts["scaffold"] and not facts["restructure"] else "")
                  + f", and the history spans {facts['span_seconds'] / 3600:.1f} h.")
     return Finding(facet="git.bulk_upload", goal="Bulk upload of the code in one go",
                    found=bulk, pattern="failure", location=f"commit {big.sha[:12]}",
@@ -198,7 +215,7 @@ def _bulk_partial(commits: list[Commit], files: list[str], boundary: set[str],
     inside = [c for c in commits if c.sha not in boundary] if not paths_error else []
     facts = bulk_facts(inside, files) if inside else {}
     uploaded = bool(facts) and facts["largest_share"] >= BULK_SHARE and \
-        not facts["restructure"]
+        not facts["restructure"] and not facts["scaffold"]
     why = (f"the history is shallow ({len(commits)} commits visible, cut at "
            f"{', '.join(sorted(sha[:8] for sha in boundary)[:5])})" if boundary else
            f"the paths each commit added are unknown ({paths_error[:120]})")
