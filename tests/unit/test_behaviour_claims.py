@@ -151,6 +151,28 @@ def test_behaviours_are_read_from_prose_outside_future_work() -> None:
     assert [(c.feature, c.page) for c in report_facts(report).claims] == [("retry_claim", 1)]
 
 
+def test_behaviours_of_a_part_the_section_says_is_not_built_yet_are_its_design() -> None:
+    # an interim report's gap section: the judicial layer is designed, not yet wired
+    gaps = ("4. Known Gaps", "The Judicial Layer")
+    blocks = [Block("heading", "2 Architecture", 1, level=1),
+              Block("paragraph", "A retry loop re-asks the model when its reply is "
+                    "malformed.", 1, section=("2 Architecture",)),
+              Block("heading", "4. Known Gaps", 8, level=1),
+              Block("heading", "The Judicial Layer", 8, level=2, section=("4. Known Gaps",)),
+              Block("paragraph", "The judicial layer is fully designed but not yet wired.",
+                    8, section=gaps),
+              Block("paragraph", "The retry logic is a critical detail: if a Judge returns "
+                    "freeform text, the node retries up to two times.", 8, section=gaps)]
+    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=8, headings=[],
+                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
+                            blocks=blocks)
+    claims = report_facts(report).claims
+    assert [(c.feature, c.page) for c in claims if c.feature == "retry_claim"] == [
+        ("retry_claim", 1)]
+    # what the section says is not built is still read (a stale gap stays visible)
+    assert any("not yet wired" in c.sentence for c in claims)
+
+
 def _cleanup(kept: bool) -> Finding:
     where = "app/git.py:12: root = tempfile.mkdtemp(prefix='audit_')"
     return Finding(facet="safety.clone_cleanup", goal="The clone's temporary directory is "

@@ -139,6 +139,16 @@ def test_future_work_is_planned_and_existing_targets_stay_verified() -> None:
                        "src/utils/loader.py"]
 
 
+def test_work_a_sentence_says_is_not_built_yet_is_planned() -> None:
+    verified, hallucinated, planned = _check([
+        (8, "What remains is building the three node functions in src/nodes/prosecutor.py "
+            "with structured output."),
+        (8, "The synthesis in src/nodes/chief.py is designed but not yet implemented."),
+        (8, "The clone tool lives in src/tools/sandbox.py.")])
+    assert planned == ["src/nodes/chief.py", "src/nodes/prosecutor.py"]
+    assert hallucinated == ["src/tools/sandbox.py"] and verified == []
+
+
 def test_a_missing_path_also_asserted_as_present_is_hallucinated() -> None:
     _, hallucinated, planned = _check([
         (2, "The personas are loaded from config/personas.yaml at start-up."),

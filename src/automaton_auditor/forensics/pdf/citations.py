@@ -72,10 +72,17 @@ FUTURE_HEADING = re.compile(
     r"\b(?:remediation|future|next steps?|roadmap|to-?do|planned|improvement plan|action plan|"
     r"completion plan|forward plan|files? to (?:modify|create|add|change)|priority \d|"
     r"recommendations?|proposed)\b", re.IGNORECASE)
+# The sentence says the work is not built yet ("designed but not yet wired", "what remains is
+# building the three node functions in src/nodes/judges.py"): an interim report's plan.
+NOT_YET = re.compile(
+    r"\bnot\s+yet\s+(?:been\s+)?(?:implemented|wired|built|written|connected|integrated)\b|"
+    r"\bwhat remains\b|\bremains? to be (?:built|implemented|written|wired|done)\b|"
+    r"\byet to be (?:built|implemented|written|wired)\b", re.IGNORECASE)
 _FUTURE_SENTENCE = re.compile(
     r"\(new file\)|\bnew file\b|\bwill (?:add|create|introduce|move|extract|split|write)\b|"
     r"\bto be (?:added|created|written|introduced)\b|\bplanned\b|\bfuture work\b|"
-    r"\bfiles? to (?:modify|create|add|change)\b|\bproposed\b|\bTODO\b", re.IGNORECASE)
+    r"\bfiles? to (?:modify|create|add|change)\b|\bproposed\b|\bTODO\b|"
+    + NOT_YET.pattern, re.IGNORECASE)
 # The sentence says the file does not exist (a peer's or an earlier run's error, quoted).
 _DISOWNED = re.compile(
     r"non-?existent|hallucinat\w*|no such file|\b(?:does|did)(?: not|n't) exist|renamed|"

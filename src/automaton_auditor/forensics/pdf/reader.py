@@ -20,7 +20,12 @@ from automaton_auditor.forensics.pdf import injection, textlayer
 from automaton_auditor.forensics.pdf import ocr as pdf_ocr
 from automaton_auditor.forensics.pdf import structure as pdf_structure
 from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT, ask, make_chunks
-from automaton_auditor.forensics.pdf.citations import Passage, extract_cited_paths, future_flags
+from automaton_auditor.forensics.pdf.citations import (
+    NOT_YET,
+    Passage,
+    extract_cited_paths,
+    future_flags,
+)
 from automaton_auditor.forensics.pdf.claims import (
     BEHAVIOURS,
     extract_feature_claims,
@@ -322,11 +327,18 @@ def report_facts(report: IngestedReport) -> ReportFacts:
     # Statements the code's facts can contradict; a placeholder may sit on a heading's line.
     said = [(b.page, b.text) for b in report.blocks if b.kind in ("paragraph", "list", "heading")
             and not any(CONTENTS.search(h) for h in b.section)]
+    # How-it-works claims in a section that says its part is not built yet describe the
+    # design, not the code ("The judicial layer is designed but not yet wired ... the node
+    # retries up to two times"); what such a section says is or is not built is still read.
+    unbuilt = {b.section for b in report.blocks if b.section and NOT_YET.search(b.text)}
+    built = [(b.page, b.text) for b, planned in zip(report.blocks, future, strict=True)
+             if b.kind in ("paragraph", "list") and not planned and b.section not in unbuilt
+             and not any(CONTENTS.search(h) for h in b.section)]
     return ReportFacts(readable=True, page_count=report.page_count,
                        cited_paths=extract_cited_paths(passages, report.page_texts),
                        claims=extract_feature_claims(prose, SENTENCE_SPLIT)
                        + extract_statements(said, SENTENCE_SPLIT)
-                       + extract_statements(prose, SENTENCE_SPLIT, BEHAVIOURS))
+                       + extract_statements(built, SENTENCE_SPLIT, BEHAVIOURS))
 
 
 def doc_findings(report: IngestedReport, concepts: list[str]
