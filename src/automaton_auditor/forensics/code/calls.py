@@ -14,6 +14,8 @@ from automaton_auditor.forensics.code.classify import classify_call
 from automaton_auditor.forensics.code.common import (
     JSON,
     dotted,
+    field_alias,
+    field_required,
     is_literal,
     is_true,
     keyword,
@@ -181,7 +183,9 @@ class CallCollector:
             if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
                 fields.append({"name": stmt.target.id, "line": stmt.lineno,
                                "annotation": unparse(stmt.annotation, 200),
-                               "reducer": reducer_of(stmt.annotation, self.imports)})
+                               "reducer": reducer_of(stmt.annotation, self.imports),
+                               "required": field_required(stmt.value, self.imports),
+                               "alias": field_alias(stmt.value)})
         self.classes.append({
             "name": node.name, "line": node.lineno,
             "bases": [resolve(dotted(b), self.imports) or unparse(b, 80) for b in node.bases],

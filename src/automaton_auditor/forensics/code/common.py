@@ -121,3 +121,23 @@ def reducer_of(annotation: ast.expr, imports: dict[str, str]) -> str | None:
 
 
 JSON = dict[str, Any]
+
+
+def field_required(value: ast.expr | None, imports: dict[str, str]) -> bool:
+    """Whether a model field declared with this value must be given: no value, or
+    ``Field(...)`` / ``Field(description=...)`` without a default or default factory."""
+    if value is None:
+        return True
+    if not isinstance(value, ast.Call) or \
+            (resolve(dotted(value.func), imports) or "").rsplit(".", 1)[-1] != "Field":
+        return False
+    if value.args:
+        first = value.args[0]
+        return isinstance(first, ast.Constant) and first.value is Ellipsis
+    return not any(kw.arg in ("default", "default_factory") for kw in value.keywords)
+
+
+def field_alias(value: ast.expr | None) -> bool:
+    """Whether a ``Field(...)`` gives the field another name to be passed by."""
+    return isinstance(value, ast.Call) and any(
+        kw.arg in ("alias", "validation_alias") for kw in value.keywords)

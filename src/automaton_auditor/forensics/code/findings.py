@@ -27,6 +27,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.answers import answer_findings
     from automaton_auditor.forensics.code.blocked import undefined_reads
     from automaton_auditor.forensics.code.health import health_findings
+    from automaton_auditor.forensics.code.model_calls import model_call_finding
     from automaton_auditor.forensics.code.personas import persona_findings
     from automaton_auditor.forensics.code.runtime import runtime_findings
     from automaton_auditor.forensics.code.safety import safety_findings
@@ -42,7 +43,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     scope = wired_scope(facts, CallGraph(facts), main, others)
     analysis = run_ruff(repo, sorted(facts))
     findings = [*graph_findings(main, rebuilt, others),
-                *state_findings(facts, main),
+                *state_findings(facts, main), model_call_finding(facts, CallGraph(facts), repo),
                 *safety_findings(facts, repo, calls),
                 *llm_findings(facts, repo, scope),
                 *persona_findings(repo, files, facts, scope, undefined_reads(analysis)),

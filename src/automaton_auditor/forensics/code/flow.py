@@ -204,6 +204,8 @@ class _Scope:
             return _merge(receiver, *args, *kwargs.values())
         site: dict[str, Any] = {"line": node.lineno, "name": name, "args": args,
                                 "kw": kwargs}
+        if any(kw.arg is None for kw in node.keywords):
+            site["spread"] = True  # ``f(**fields)``: the keywords are not all known
         if receiver:
             site["recv"] = receiver
         self.calls.append(site)

@@ -9,6 +9,19 @@ from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.state import Finding
 
 TYPED_BASES = {"BaseModel", "TypedDict", "MessagesState"}
+# A field holds many of a model when the model sits inside a collection type's brackets
+# (``Annotated[List[JudicialOpinion], operator.add]``, ``Dict[str, List[Evidence]]``) or the
+# type is a collection of its own (``EvidenceCollection``); a single
+# ``Optional[JudicialOpinion]`` is one opinion, not the rubric's list of opinions.
+_COLLECTION = r"\b(?:List|list|Sequence|Dict|dict|Mapping|Set|set|Tuple|tuple|Iterable)\[[^\]]*"
+
+
+def holds_many(annotation: str, model: str) -> bool:
+    """Whether a field annotation is a collection of `model` (a name part, e.g. "Opinion")."""
+    if re.search(_COLLECTION + model, annotation):
+        return True
+    named = re.findall(rf"\w*{model}\w*", annotation)
+    return any(not name.endswith(model) for name in named)
 
 
 def typed_classes(facts: dict[str, JSON]) -> dict[str, tuple[str, JSON, str]]:
@@ -98,8 +111,8 @@ def state_findings(facts: dict[str, JSON], main: Topology | None) -> list[Findin
     declared = [(where, f) for where, f in class_fields(classes, cls["name"])[0] if where]
     reducers = {f["name"]: f["reducer"] for _, f in declared if f["reducer"]}
     fields = {f["name"]: f["annotation"] for _, f in declared}
-    evidence = sorted(n for n, a in fields.items() if "Evidence" in a)
-    opinions = sorted(n for n, a in fields.items() if "Opinion" in a)
+    evidence = sorted(n for n, a in fields.items() if holds_many(a, "Evidence"))
+    opinions = sorted(n for n, a in fields.items() if holds_many(a, "Opinion"))
     reducer_lines = "\n".join(f"{where}:{f['line']}: {f['name']}: {f['annotation']}"
                               for where, f in declared if f["reducer"])
     return [*out,
