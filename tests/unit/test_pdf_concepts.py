@@ -199,6 +199,22 @@ def test_a_term_quoted_among_search_terms_is_mentioned_not_explained() -> None:
         ("paragraph", used, ("PDF Ingestion",), 4))).verdict == "explained"
 
 
+def test_a_term_in_a_list_of_concepts_searched_for_is_mentioned_not_explained() -> None:
+    search = ("In parallel, the DocAnalyst node ingests the PDF report using Docling, chunks "
+              "the document into manageable sections, searches for key rubric concepts such "
+              "as Dialectical Synthesis and Fan-In/Fan-Out, and cross-references file paths "
+              "mentioned in the report against those found in the repository.")
+    verdict = classify("Dialectical Synthesis", _blocks(("paragraph", search, ("Design",), 1)))
+    assert verdict.verdict == "dropped"
+    assert "quoted in a list of terms" in verdict.occurrences[0].reason
+    # the same concept explained in the next clause is still an explanation
+    explained = search.replace(
+        ", and cross-references", "; Dialectical Synthesis is implemented by three judge "
+        "personas that run in parallel on the same evidence, and the graph cross-references")
+    assert classify("Dialectical Synthesis", _blocks(
+        ("paragraph", explained, ("Design",), 1))).verdict == "explained"
+
+
 def test_a_title_that_names_a_summary_word_is_no_summary_section() -> None:
     # The document's title ("... & Self-Audit Final Report") sits above every section: the
     # design section under it explains; a real self-audit section under it still does not.

@@ -237,10 +237,22 @@ _QUOTED = re.compile(r"[\"\u201c\u201d\u2018\u2019]([^\"\u201c\u201d\u2018\u2019
                      r"[\"\u201c\u201d\u2018\u2019]")
 
 
+# "searches for key rubric concepts such as Dialectical Synthesis and Fan-In/Fan-Out": the
+# list of terms a detective looks for, up to the next comma.
+_SEARCHED = re.compile(
+    r"\b(?:search|scan|look|check|detect|grep|match|quer|find|flag)\w*\b[^.;]{0,60}?"
+    r"\b(?:terms?|keywords?|concepts?|phrases?|words?|buzzwords?)\s+"
+    r"(?:such as|like|including|e\.g\.,?)\s+[^,.;]{0,120}", re.IGNORECASE)
+
+
 def _quoted_mention(sentence: str, hit: Callable[[str], bool]) -> bool:
     """The concept appears only as one of several quoted terms ('finds anchor terms
-    ("Dialectical Synthesis", "Fan-In / Fan-Out", "StateGraph")'): the word is mentioned,
-    as a string the code searches for, not used to explain anything."""
+    ("Dialectical Synthesis", "Fan-In / Fan-Out", "StateGraph")') or in a list of terms the
+    code looks for ('searches for key rubric concepts such as Dialectical Synthesis and
+    Fan-In/Fan-Out'): the word is mentioned, as a string searched for, not used to explain
+    anything."""
+    if _SEARCHED.search(sentence) and not hit(_SEARCHED.sub(" ", sentence)):
+        return True
     if len(_QUOTED.findall(sentence)) < 2:
         return False
     return not hit(_QUOTED.sub(" ", sentence))
