@@ -29,6 +29,18 @@ def _check(passages: list[Passage | tuple[int | None, str]], files: list[str] = 
     return verified, hallucinated, planned
 
 
+def test_a_path_whose_underscores_the_text_layer_lost_names_its_one_file() -> None:
+    # LaTeX typesets `chief_justice.py` with a subscript: the text layer reads `chiefjustice.py`
+    files = [*FILES, "src/a_b.py", "src/ab_.py"]
+    verified, hallucinated, _ = _check([
+        (4, "Listing 2: Sandboxed Git Clone (src/nodes/chiefjustice.py)"),
+        (5, "Two files squash alike: src/ab.py; a cited underscore stays: src/nodes/chief_jus"
+            "tice_v2.py; a name no file has: src/tools/cachetools.py.")], files)
+    assert verified == ["src/nodes/chief_justice.py"]
+    assert hallucinated == ["src/ab.py", "src/nodes/chief_justice_v2.py",
+                            "src/tools/cachetools.py"]
+
+
 def test_a_space_before_an_underscore_or_after_a_slash_is_closed() -> None:
     verified, hallucinated, _ = _check([
         (1, "The Chief Justice lives in src/nodes/chief _justice.py and the AST pass in "

@@ -78,13 +78,25 @@ class CrossCheck(NamedTuple):
     planned: list[str]
 
 
-def _match(item: CitedPath, files: set[str]) -> tuple[str, str] | None:
-    """The first spelling of the citation that names a file, and how it matched."""
+def _match(item: CitedPath, files: set[str], squashed: dict[str, list[str]]
+           ) -> tuple[str, str] | None:
+    """The first spelling of the citation that names a file, and how it matched; failing
+    that, the one file the citation names once underscores are set aside ("underscores",
+    see `_squash`)."""
     for spelling in (item.path, *item.variants):
         how = _verify(spelling, files)
         if how:
             return spelling, how
-    return None
+    twins = squashed.get(_squash(item.path), []) if "_" not in item.path else []
+    return (twins[0], "underscores") if len(twins) == 1 else None
+
+
+def _squash(path: str) -> str:
+    """A path without its underscores. A LaTeX report that typesets `repo_tools.py` with a
+    math-mode subscript leaves `repotools.py` in the text layer: a citation with no
+    underscore at all that matches exactly one file once underscores are set aside names
+    that file."""
+    return path.replace("_", "")
 
 
 def _counts(item: CitedPath, repairs: set[str], folders: set[str]) -> bool:
@@ -109,6 +121,10 @@ def split_paths(cited: list[CitedPath], repo_files: list[str], repo_url: str | N
     folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
     basenames = {f.rsplit("/", 1)[-1] for f in files}
     own = _repo_slug(repo_url)
+    squashed: dict[str, list[str]] = {}
+    for name in sorted(files):
+        if "_" in name:
+            squashed.setdefault(_squash(name), []).append(name)
     split = PathSplit()
     unmatched: list[CitedPath] = []
     repairs: set[str] = set()
@@ -118,7 +134,7 @@ def split_paths(cited: list[CitedPath], repo_files: list[str], repo_url: str | N
         if item.bare_name:
             _split_bare(item, files, basenames, split)
             continue
-        hit = _match(item, files)
+        hit = _match(item, files, squashed)
         if hit:
             split.verified[hit[0]] = hit[1]
             if item.repair and hit[0] == item.path:
@@ -238,6 +254,8 @@ def _path_findings(facts: ReportFacts, split: PathSplit) -> list[Finding]:
         data={"verified": list(verified), "suffix_matches": sorted(
             p for p, how in verified.items() if how == "suffix"),
               "trimmed_matches": sorted(p for p, how in verified.items() if how == "trimmed"),
+              "underscore_matches": sorted(p for p, how in verified.items()
+                                           if how == "underscores"),
               "hallucinated": [c.path for c in hallucinated],
               "planned": [c.path for c in split.planned], "disowned": sorted(split.disowned)})]
     for item in hallucinated[:MAX_PATH_FINDINGS]:
