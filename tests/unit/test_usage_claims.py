@@ -196,3 +196,24 @@ def test_a_method_said_to_be_called_that_no_file_names_is_a_misquote(tmp_path: P
         "The judges lack .with_structured_output() and should use it.",
         "The rubric expects judges bound with .with_structured_output().",
         "Judges are invoked through the usual chat call().") == []
+
+
+def test_a_pdf_library_the_code_never_imports_while_it_reads_pdfs_with_another(
+        tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "doc_tools.py").write_text(
+        "from pypdf import PdfReader\n\n\ndef read(path):\n    return PdfReader(path).pages\n")
+    names = code_names(tmp_path, ["src/doc_tools.py"])
+    said = ("doc_tools.py implements a RAG-lite PDF ingestion system using Docling for text "
+            "extraction.")
+    found = _contradictions(names, said)
+    assert len(found) == 1 and found[0].data["said"] == ["Docling"]
+    assert "no Python file imports docling" in found[0].rationale
+    assert "src/doc_tools.py:5: return PdfReader(path).pages" in (found[0].content or "")
+    # the library the code does import, a hedged plan, or code that reads no PDF: no claim
+    assert _contradictions(names, said.replace("Docling", "pypdf")) == []
+    assert _contradictions(names, "We plan to move doc_tools.py to Docling later.") == []
+    assert _contradictions(names, "● Concrete Action: Implement a fallback extractor using "
+                                  "standard Docling text matching.") == []
+    bare = code_names(tmp_path, [])
+    assert _contradictions(bare, said) == []

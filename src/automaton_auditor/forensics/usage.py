@@ -1,13 +1,15 @@
 """Report statements about what the code calls, read against the names the code uses
 (`forensics.code.names`).
 
-Four clear cases only: a sentence saying a repository file uses a module's function
+Five clear cases only: a sentence saying a repository file uses a module's function
 ("src/tools/repo_tools.py uses tempfile.TemporaryDirectory()") about a file that uses that
 module but never that name; code the report quotes that builds an object of a class
 ("llm = ChatOpenAI(model=...)") that no tracked Python file names at all; and a chat model
 class the report says the system runs on ("gpt-4o via ChatOpenAI") that no file names while
-the code builds another one (ChatOllama); and a method the report says the code calls
-("every judge uses .with_structured_output()") that no file names at all. A file the code
+the code builds another one (ChatOllama); a method the report says the code calls
+("every judge uses .with_structured_output()") that no file names at all; and a PDF library
+the report says the system uses ("ingestion using Docling") that no file imports while the
+code reads PDFs with another one (pypdf). A file the code
 index does not hold, a module the file never uses, or a hedged sentence ("should use",
 "instead of") contradicts nothing.
 """
@@ -17,7 +19,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from automaton_auditor.forensics.pdf.claims import API_USE, CHAT_CLASS, METHOD_USE, QUOTED_CALL
+from automaton_auditor.forensics.pdf.claims import (
+    API_USE,
+    CHAT_CLASS,
+    LIBRARY_USE,
+    METHOD_USE,
+    QUOTED_CALL,
+)
 from automaton_auditor.state import CodeNames
 
 # Words that make the statement a plan, a contrast or a denial rather than a description.
@@ -133,7 +141,43 @@ def method_misquotes(sentence: str, names: CodeNames, words: set[str]) -> list[M
             for callee in sorted({m["callee"] for m in METHOD_USE.finditer(sentence)} - words)]
 
 
-USAGE_KINDS = ("api_use", "quoted_call", "chat_class", "method_use")
+# A sentence that tells the reader what to do ("Concrete Action: Implement a fallback
+# extractor using PyPDF ...") is a plan, whatever it names.
+_IMPERATIVE = re.compile(r"^\W*(?:[\w &/-]{1,40}:\s*)?(?:implement|add|use|adopt|introduce|"
+                         r"replace|switch|consider|integrate|build|create|move|try)\b",
+                         re.IGNORECASE)
+# The PDF libraries a report may name, by the modules that import them (PyPDF2 is pypdf's
+# former name: either spelling names either).
+PDF_LIBRARIES = {"docling": ("docling",), "pymupdf": ("fitz", "pymupdf"),
+                 "pdfplumber": ("pdfplumber",), "pypdf": ("pypdf", "PyPDF2"),
+                 "pypdf2": ("pypdf", "PyPDF2"), "pdfminer": ("pdfminer",)}
+
+
+def library_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list[Misquote]:
+    """Each PDF library the sentence says the system uses that no audited Python file
+    imports, when the code reads PDFs with another one (a library used through a helper
+    elsewhere, or no PDF code at all, contradicts nothing)."""
+    if not names.modules or _HEDGE.search(sentence) or _IMPERATIVE.search(sentence):
+        return []
+    used: dict[str, str] = {}  # module -> its first use, "path:line: text"
+    for path, names_used in sorted(names.modules.items()):
+        for name, where in sorted(names_used.items()):
+            used.setdefault(name.split(".")[0], f"{path}:{where}")
+    found = []
+    for lib in sorted({m["lib"] for m in LIBRARY_USE.finditer(sentence)}):
+        modules = PDF_LIBRARIES[lib.lower()]
+        kin = sorted(used[m] for other, ms in PDF_LIBRARIES.items() if ms != modules
+                     for m in ms if m in used)
+        if any(m in used for m in modules) or not kin:
+            continue
+        found.append(Misquote(
+            lib, f"The report says the system uses {lib}; no Python file imports "
+                 f"{' or '.join(modules)}, and the code reads PDFs with {'; '.join(kin)}.",
+            kin[:MAX_QUOTED], {"library": lib}))
+    return found
+
+
+USAGE_KINDS = ("api_use", "quoted_call", "chat_class", "method_use", "library_use")
 
 
 def usage_misquotes(kind: str, sentence: str, names: CodeNames,
@@ -142,5 +186,5 @@ def usage_misquotes(kind: str, sentence: str, names: CodeNames,
     if kind == "api_use":
         return api_misquotes(sentence, names)
     check = {"quoted_call": quoted_misquotes, "chat_class": chat_class_misquotes,
-             "method_use": method_misquotes}[kind]
+             "method_use": method_misquotes, "library_use": library_misquotes}[kind]
     return check(sentence, names, words)

@@ -135,6 +135,12 @@ QUOTED_CALL = re.compile(
 # "the judges use ChatAnthropic"): the code must build that class, not another.
 CHAT_CLASS = re.compile(r"\b(?:via|uses?|using|with|through|built\s+on|backed\s+by|runs?\s+on|"
                         r"calls?|powered\s+by)\b[^.;]{0,40}?\b(?P<callee>Chat[A-Z][A-Za-z]+)\b")
+# A PDF library the report says the system reads the report with ("a RAG-lite ingestion
+# system using Docling"): the code must import it (`forensics.usage.library_misquotes`).
+LIBRARY_USE = re.compile(r"\b(?:via|uses?|using|with|through|built\s+on|backed\s+by|"
+                         r"powered\s+by|relies\s+on|leverag\w*)\b[^.;]{0,40}?\b"
+                         r"(?P<lib>Docling|PyMuPDF|pdfplumber|pypdf|PyPDF2|pdfminer)\b",
+                         re.IGNORECASE)
 # A method the report says the code calls ("every judge node uses .with_structured_output()"):
 # a snake_case name written as a call, so ordinary words are never read as one.
 METHOD_USE = re.compile(r"\b(?i:uses?|using|calls?|calling|invokes?|via|through|wraps?|"
@@ -160,6 +166,7 @@ STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STAT
               "placeholder": (_PLACEHOLDER, 6), "feature_denied": (_DENIED, 6),
               "api_use": (API_USE, 6), "quoted_call": (QUOTED_CALL, 6),
               "chat_class": (CHAT_CLASS, 6), "method_use": (METHOD_USE, 6),
+              "library_use": (LIBRARY_USE, 6),
               "prompt_quote": (PROMPT_QUOTE, 6),
               "prompt_security": (PROMPT_SECURITY, 6), "node_disabled": (DISABLED_NODE, 6),
               "component_gap": (NO_COMPONENT, 6)}
