@@ -68,11 +68,17 @@ def test_a_pdf_that_inflates_past_the_memory_ceiling_is_a_fact_not_a_dead_audit(
 def test_a_cpu_ceiling_and_a_bad_request_are_one_line_failures(tmp_path: Path) -> None:
     from reportlab.pdfgen import canvas
 
+    # Forty pages of text: past the text-layer check, the reader must convert them, which
+    # takes well over one second of CPU (a one-line page could be turned away before that).
     pdf = canvas.Canvas(str(tmp_path / "r.pdf"))
-    pdf.drawString(72, 720, "A readable page.")
+    for page in range(40):
+        for line in range(40):
+            pdf.drawString(72, 760 - 18 * line, f"Page {page} line {line}: the graph fans "
+                                                "out to the detectives, then the judges.")
+        pdf.showPage()
     pdf.save()
     request = {"path": str(tmp_path / "r.pdf"), "terms": [], "limits": asdict(ReportLimits())}
-    with pytest.raises(sandbox.ReaderFailed) as slow:  # importing docling alone takes longer
+    with pytest.raises(sandbox.ReaderFailed) as slow:
         sandbox.start("doc", request, sandbox.ReaderBounds(cpu_s=1)).result()
     assert slow.value.kind == "cpu_time" and "1 s CPU-time ceiling" in str(slow.value)
     with pytest.raises(sandbox.ReaderFailed) as bad:
