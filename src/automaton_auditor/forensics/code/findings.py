@@ -43,7 +43,10 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     scope = wired_scope(facts, CallGraph(facts), main, others)
     analysis = run_ruff(repo, sorted(facts))
     findings = [*graph_findings(main, rebuilt, others),
-                *state_findings(facts, main), model_call_finding(facts, CallGraph(facts), repo),
+                *state_findings(facts, main),
+                # its own call graph too: resolving every call site first would change the
+                # order the safety trace fills `calls`' memos in
+                model_call_finding(facts, CallGraph(facts), repo),
                 *safety_findings(facts, repo, calls),
                 *llm_findings(facts, repo, scope),
                 *persona_findings(repo, files, facts, scope, undefined_reads(analysis)),

@@ -55,7 +55,7 @@ def model_call_finding(facts: dict[str, JSON], graph: CallGraph,
     classes = typed_classes(facts)
     models = {n for n in classes if MODEL.search(n)}
     broken: list[tuple[str, int, str, list[str]]] = []
-    for key in sorted(graph.functions):
+    for key in sorted(graph.functions) if models else []:
         for site in graph.sites(key):
             if site.get("args") or site.get("spread"):
                 continue

@@ -321,9 +321,10 @@ def report_facts(report: IngestedReport) -> ReportFacts:
                 if b.kind != "furniture"]
     # Feature claims are read from prose only: a heading or contents entry asserts nothing,
     # and neither does a future-work section ("Fix: add a should_retry conditional edge").
-    prose = [(b.page, b.text) for b, planned in zip(report.blocks, future, strict=True)
-             if b.kind in ("paragraph", "list") and not planned
-             and not any(CONTENTS.search(h) for h in b.section)]
+    prose_blocks = [b for b, planned in zip(report.blocks, future, strict=True)
+                    if b.kind in ("paragraph", "list") and not planned
+                    and not any(CONTENTS.search(h) for h in b.section)]
+    prose = [(b.page, b.text) for b in prose_blocks]
     # Statements the code's facts can contradict; a placeholder may sit on a heading's line.
     said = [(b.page, b.text) for b in report.blocks if b.kind in ("paragraph", "list", "heading")
             and not any(CONTENTS.search(h) for h in b.section)]
@@ -331,9 +332,7 @@ def report_facts(report: IngestedReport) -> ReportFacts:
     # design, not the code ("The judicial layer is designed but not yet wired ... the node
     # retries up to two times"); what such a section says is or is not built is still read.
     unbuilt = {b.section for b in report.blocks if b.section and NOT_YET.search(b.text)}
-    built = [(b.page, b.text) for b, planned in zip(report.blocks, future, strict=True)
-             if b.kind in ("paragraph", "list") and not planned and b.section not in unbuilt
-             and not any(CONTENTS.search(h) for h in b.section)]
+    built = [(b.page, b.text) for b in prose_blocks if b.section not in unbuilt]
     return ReportFacts(readable=True, page_count=report.page_count,
                        cited_paths=extract_cited_paths(passages, report.page_texts),
                        claims=extract_feature_claims(prose, SENTENCE_SPLIT)
