@@ -121,6 +121,16 @@ def _in_hand(database: str, broker: str, worker: str,
     raise AssertionError(f"{worker} never had an audit in hand")
 
 
+def _failed_rows(stdout: bytes, stderr: bytes) -> str:
+    """The rows of a `batch --json` run that did not exit 0, with their errors."""
+    try:
+        audits = json.loads(stdout)["audits"]
+    except (ValueError, KeyError):
+        return stderr.decode()[-3000:]
+    return "; ".join(f"row {a['row']} exit {a['exit_code']}: {a['error']}"
+                     for a in audits if a["exit_code"])
+
+
 def _report(path: str | Path) -> dict[str, Any]:
     """report.json without what differs between any two runs (date, run id)."""
     data = json.loads((Path(path).parent / "report.json").read_text(encoding="utf-8"))
@@ -150,7 +160,7 @@ def test_a_batch_survives_a_killed_worker_and_matches_one_machine(
         processes["a"].wait(timeout=30)
         assert not load_run(victim, database_url=database).finished  # killed mid-audit
         stdout, stderr = processes["batch"].communicate(timeout=WAIT_S)
-    assert processes["batch"].returncode == 0, stderr.decode()[-3000:]
+    assert processes["batch"].returncode == 0, _failed_rows(stdout, stderr)
     audits = json.loads(stdout)["audits"]
     assert [a["exit_code"] for a in audits] == [0] * ROWS
     assert {a["worker"] for a in audits} <= set(names.values())
@@ -162,7 +172,7 @@ def test_a_batch_survives_a_killed_worker_and_matches_one_machine(
     local = subprocess.run(_cli("batch", str(pairs), "-j", "2", "--output-dir",
                                 str(tmp_path / "local"), "--json"),
                            env=_machine(tmp_path, "d", None), capture_output=True, timeout=WAIT_S)
-    assert local.returncode == 0, local.stderr.decode()[-3000:]
+    assert local.returncode == 0, _failed_rows(local.stdout, local.stderr)
     for queued, alone in zip(audits, json.loads(local.stdout)["audits"], strict=True):
         assert _report(queued["report_file"]) == _report(alone["report_file"])
 
