@@ -269,3 +269,32 @@ def test_a_bare_name_given_as_a_location_is_checked_as_a_repository_path() -> No
     assert hallucinated == ["Architecture_Report.md"] and planned == ["graph_builder.py"]
     assert _check(passages[:1], [*FILES, "docs/Architecture_Report.md"])[:2] == (
         ["Architecture_Report.md"], [])
+
+
+def test_a_file_the_report_says_to_make_or_that_is_missing_is_planned() -> None:
+    """Interim reports plan their missing files in imperatives and "What is missing:" lines;
+    a file presented as existing and absent stays hallucinated."""
+    _, hallucinated, planned = _check([
+        (1, "- Judges: Add `src/nodes/prosecutor.py` with three nodes (Prosecutor, Defense)."),
+        (2, "**What is missing:** `src/nodes/synthesis.py` - the ChiefJusticeNode."),
+        (3, "| judicial_nuance | RepoInvestigator | Requires `src/nodes/personas.py` to exist |"),
+        (4, "We added src/nodes/defense.py with the Defense persona.")])
+    assert planned == ["src/nodes/prosecutor.py", "src/nodes/synthesis.py"]
+    assert hallucinated == ["src/nodes/defense.py"]
+
+
+def test_a_file_the_run_writes_is_no_claim_that_it_is_committed() -> None:
+    verified, hallucinated, _ = _check([
+        (1, "Export traces after each run; save URLs to\naudit/langsmith_logs/trace_urls.txt"),
+        (2, '" > audit/langsmith_logs/runs.txt'),
+        (3, "The graph is written to src/graph.py and README.md lists audit/missing.md.")])
+    assert verified == ["README.md", "src/graph.py"]
+    assert hallucinated == ["audit/missing.md"]
+
+
+def test_plan_headings_open_future_sections() -> None:
+    blocks = [(True, 1, "Integration Test Plan (Phase 2)", ()), (False, 0, "# tests/x.py", ()),
+              (True, 1, "Dimensions deferred to final submission", ()), (False, 0, "b", ()),
+              (True, 1, "5. Known Gaps and Plan for Final Submission", ()), (False, 0, "c", ()),
+              (True, 1, "6. Execution", ()), (False, 0, "d", ())]
+    assert future_flags(blocks) == [True, True, True, True, True, True, False, False]

@@ -70,14 +70,16 @@ _CUT = re.compile(r"(?<![\w@/.\\-])((?:\.{1,2}/)?(?:[\w.-]+/)+[\w.-]*\w) "
 _FRAMEWORK = re.compile(r"^[A-Z][a-z]+\.js$")
 FUTURE_HEADING = re.compile(
     r"\b(?:remediation|future|next steps?|roadmap|to-?do|planned|improvement plan|action plan|"
-    r"completion plan|forward plan|files? to (?:modify|create|add|change)|priority \d|"
+    r"(?:completion|forward|test|implementation|integration|development) plan|"
+    r"plan for (?:the )?(?:final|next)|deferred|files? to (?:modify|create|add|change)|priority \d|"
     r"recommendations?|proposed)\b", re.IGNORECASE)
 # The sentence says the work is not built yet ("designed but not yet wired", "what remains is
 # building the three node functions in src/nodes/judges.py"): an interim report's plan.
 NOT_YET = re.compile(
     r"\bnot\s+yet\s+(?:been\s+)?(?:implemented|wired|built|written|connected|integrated)\b|"
     r"\bwhat remains\b|\bremains? to be (?:built|implemented|written|wired|done)\b|"
-    r"\byet to be (?:built|implemented|written|wired)\b", re.IGNORECASE)
+    r"\byet to be (?:built|implemented|written|wired)\b|\bwhat(?:'s| is) (?:still )?missing\b",
+    re.IGNORECASE)
 _FUTURE_SENTENCE = re.compile(
     r"\(new file\)|\bnew file\b|\bwill (?:add|create|introduce|move|extract|split|write)\b|"
     r"\bto be (?:added|created|written|introduced)\b|\bplanned\b|\bfuture work\b|"
@@ -86,13 +88,23 @@ _FUTURE_SENTENCE = re.compile(
 # The sentence says the file does not exist (a peer's or an earlier run's error, quoted).
 _DISOWNED = re.compile(
     r"non-?existent|hallucinat\w*|no such file|\b(?:does|did)(?: not|n't) exist|renamed|"
-    r"\bfake\b", re.IGNORECASE)
+    r"\bfake\b|\brequires? \S+ to exist\b", re.IGNORECASE)
 # Where a sentence ends: ". " (not after "e.g", "i.e", "vs", "cf", "etc") or a line break.
 _BOUNDARY = re.compile(r"(?<!e\.g)(?<!i\.e)(?<!\bvs)(?<!\bcf)(?<!etc)\.\s|\n")
 _NUMBER = re.compile(r"^(\d+(?:\.\d+)*)[.)]?\s")
 # A long command-line option right before a path (`--pdf-path audit/x.pdf`, `--out=r.md`):
 # the path is an argument of a run, an input it fetches or an output it writes.
 _OPTION_BEFORE = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*(?:=|[ \t]*\n?[ \t]*)$")
+# Where a run writes ("save URLs to audit/x.txt", "the report is written to out/r.md", a
+# shell's `> audit/x.txt`): an output of the system, not a claim that the file is committed
+# (verified when present).
+_OUTPUT_BEFORE = re.compile(r"\b(?:sav(?:e|es|ed|ing)|writ(?:e|es|ten|ing)|export(?:s|ed|ing)?|"
+                            r"dump(?:s|ed|ing)?)\b(?:\s+[\w-]+){0,3}\s+(?:to|into)\s+[`'\"]?$|"
+                            r"(?:^|\s)>>?[ \t]*$", re.IGNORECASE)
+# A path right after an imperative that makes it, at the start of a sentence, line or list item
+# ("- Judges: Add `src/nodes/judges.py` with three nodes"): a plan, not a claim.
+_MAKE_BEFORE = re.compile(r"(?:^|[\n:;\u2022*]\s*|[.!?]\s+|-\s+)(?:Add|Create|Implement|Introduce|"
+                          r"Write|Build)\s+(?:(?:a|an|the|new)\s+)*[`'\"]?$")
 
 
 @dataclass(frozen=True)
@@ -129,9 +141,10 @@ def _known_ext(path: str) -> bool:
     return path.rsplit(".", 1)[-1].lower() in KNOWN_EXT
 
 
-def _cited(raw: str, path: str, passage: Passage, context: str, **extra: object) -> CitedPath:
+def _cited(raw: str, path: str, passage: Passage, context: str, planned: bool = False,
+           **extra: object) -> CitedPath:
     disowned = bool(_DISOWNED.search(context))
-    future = passage.future or bool(_FUTURE_SENTENCE.search(context))
+    future = planned or passage.future or bool(_FUTURE_SENTENCE.search(context))
     return CitedPath(raw=raw, path=path, page=passage.page, context=context,
                      future=future, asserted=not (future or disowned), **extra)
 
@@ -206,9 +219,11 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
         path = normalise_path(match.group(0))
         # An option's argument is no claim that the file is committed: verified when present,
         # never hallucinated (`run --pdf-path audit/cache/report.pdf` downloads it there).
-        argument = bool(_OPTION_BEFORE.search(masked, max(0, match.start() - 60), match.start()))
+        before = masked[max(0, match.start() - 60):match.start()]
+        argument = bool(_OPTION_BEFORE.search(before) or _OUTPUT_BEFORE.search(before))
         yield _cited(match.group(0), path, passage, sentence_around(text, *match.span()),
-                     verify_only=argument or not _known_ext(path))
+                     verify_only=argument or not _known_ext(path),
+                     planned=bool(_MAKE_BEFORE.search(before)))
     masked = _mask(masked, (m.span() for m in whole))
     repaired = [(span, cited) for span, cited in _repaired(masked, passage)
                 if cited.path and cited.path not in {normalise_path(m.group(0)) for m in whole}]
