@@ -200,3 +200,25 @@ def test_a_clone_said_to_be_purged_that_nothing_removes_is_a_contradiction(
                          "directories", code=[*CODE, _cleanup(kept=True)]) == []
     assert _found(names, "The temporary clone should be deleted after the audit.",
                   code=[*CODE, _cleanup(kept=True)]) == []
+
+
+def test_a_clone_cleaned_up_in_other_words_is_still_a_cleanup_claim(tmp_path: Path) -> None:
+    """Gerunds and nouns ("automatically cleaning up the disk", "Automatic deletion on
+    exit"); the peer code the system clones is no other team's system."""
+    names, kept = _names(tmp_path, PLAIN), [*CODE, _cleanup(kept=True)]
+    for said in ("This isolates untrusted peer code from the live auditor environment, "
+                 "automatically cleaning up the disk when the python context exits.",
+                 "Decision: Use tempfile.mkdtemp() for repository cloning\nRationale:\n"
+                 "Security: Isolated from main filesystem\nCleanup: Automatic deletion on exit"):
+        assert [f.data["kind"] for f in _found(names, said, code=kept)] == ["cleanup_claim"]
+    assert _found(names, "Their sandbox is cleaned up when a peer's run ends.",
+                  code=kept) == []
+
+
+def test_a_graph_said_to_route_back_needs_a_conditional_edge(tmp_path: Path) -> None:
+    """An example in brackets ("(e.g., Git clone timeout)") hedges nothing."""
+    said = ("It uses a Validation Gate to ensure that if a critical forensic tool fails "
+            "(e.g., Git clone timeout), the graph routes back for a retry or exits gracefully.")
+    assert "gate_claim" in [f.data["kind"] for f in _found(_names(tmp_path, PLAIN), said)]
+    assert _found(_names(tmp_path, PLAIN),
+                  "If a tool fails, the graph should route back for a retry.") == []

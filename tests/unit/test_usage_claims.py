@@ -215,5 +215,36 @@ def test_a_pdf_library_the_code_never_imports_while_it_reads_pdfs_with_another(
     assert _contradictions(names, "We plan to move doc_tools.py to Docling later.") == []
     assert _contradictions(names, "● Concrete Action: Implement a fallback extractor using "
                                   "standard Docling text matching.") == []
+    # a contrast hedges its own clause only, a plan or an example the whole sentence
+    assert len(_contradictions(names, "Rather than dumping whole PDF reports into context, "
+                                      "we implemented an approach using the Docling package."))
+    assert _contradictions(names, "We read PDFs with pypdf rather than with Docling.") == []
+    assert _contradictions(names, "Instead of Docling, the reader works with pypdf.") == []
+    assert _contradictions(names, "Later we will parse reports using Docling.") == []
     bare = code_names(tmp_path, [])
     assert _contradictions(bare, said) == []
+
+
+def test_a_module_function_the_code_never_calls_while_it_uses_the_module(
+        tmp_path: Path) -> None:
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "repo_tools.py").write_text(
+        "import tempfile\nfrom subprocess import run\n\n\ndef clone(url):\n"
+        "    root = tempfile.mkdtemp()\n    run(['git', 'clone', url, root], timeout=60)\n"
+        "    return root\n")
+    names = code_names(tmp_path, ["src/repo_tools.py"])
+    said = ("Sandboxing: tempfile.TemporaryDirectory is used to clone third-party repositories "
+            "into the /tmp space.")
+    found = _contradictions(names, said)
+    assert len(found) == 1 and found[0].data["said"] == ["tempfile.TemporaryDirectory"]
+    assert "src/repo_tools.py:6: root = tempfile.mkdtemp()" in (found[0].content or "")
+    # the function the code calls, a module the code never uses, what the system looks for
+    # in audited code, a file name, or a plan: no claim
+    assert _contradictions(names, "The clone uses tempfile.mkdtemp() and subprocess.run.") == []
+    assert _contradictions(names, "Reducers are built with operator.add.") == []
+    assert _contradictions(names, "The detective flags subprocess.Popen with shell=True.") == []
+    assert _contradictions(names, "Settings are read with config.yaml at start.") == []
+    assert _contradictions(names, "We will switch to tempfile.TemporaryDirectory.") == []
+    assert _contradictions(names, "The rubric favors tempfile.TemporaryDirectory; this project "
+                                  "clones into tempfile.mkdtemp, subprocess.run with list "
+                                  "args, no os.system.") == []

@@ -34,7 +34,9 @@ _HEDGE = re.compile(
     r"harden\w*|improv\w*|robust)\b|\b(?:the|per|in|by)\s+rubric\b|n't\b", re.IGNORECASE)
 # A clause about another team's system ("their judges retry") says nothing of this code,
 # unless it also speaks of the author's own ("if a peer's reply is malformed, my agent ...").
-_OTHERS = re.compile(r"\b(?:peers?|their|they)\b", re.IGNORECASE)
+# "Peer code" and "peer repositories" are what the author's system audits, not another system.
+_OTHERS = re.compile(r"\b(?:peers?(?!['\u2019]?s?\s+(?:code|repo\w*|submissions?|projects?)\b)|"
+                     r"their|they)\b", re.IGNORECASE)
 _OWN = re.compile(r"\b(?:my|our|we|I)\b")
 # Names of retries in any form (a RetryPolicy on a node, a max_attempts setting, tenacity):
 # where the code has one, a retry may exist that `llm.retry` does not follow.
@@ -47,6 +49,9 @@ _CRITERIA_WEIGHT = re.compile(r"\b(?:criteri\w*|dimensions?|categor\w*)\s+weight
 MAX_EDGES = 6
 _VERB = {"retry_claim": r"\bretr",
          "cleanup_claim": r"\b(?:purg|clean|delet|remov|wip|destroy|discard|torn\s+down)"}
+
+
+_EXAMPLE_ASIDE = re.compile(r"\((?:e\.g|i\.e|for example)\b[^()]*\)", re.IGNORECASE)
 
 
 def _clause(sentence: str, match: re.Match[str]) -> str:
@@ -69,7 +74,9 @@ def _said(claim: FeatureClaim) -> str | None:
     verb = _VERB.get(claim.feature)
     spot = re.search(verb, claim.sentence, re.IGNORECASE) if verb else match
     clause = _clause(claim.sentence, spot or match)
-    if _HEDGE.search(clause) or (_OTHERS.search(clause) and not _OWN.search(clause)):
+    # "(e.g., a Git clone timeout)" gives an example of the condition, it hedges nothing
+    if _HEDGE.search(_EXAMPLE_ASIDE.sub(" ", clause)) \
+            or (_OTHERS.search(clause) and not _OWN.search(clause)):
         return None
     return clause
 

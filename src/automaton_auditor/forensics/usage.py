@@ -24,6 +24,7 @@ from automaton_auditor.forensics.pdf.claims import (
     CHAT_CLASS,
     LIBRARY_USE,
     METHOD_USE,
+    MODULE_API,
     QUOTED_CALL,
 )
 from automaton_auditor.state import CodeNames
@@ -153,18 +154,36 @@ PDF_LIBRARIES = {"docling": ("docling",), "pymupdf": ("fitz", "pymupdf"),
                  "pypdf2": ("pypdf", "PyPDF2"), "pdfminer": ("pdfminer",)}
 
 
+# A contrast or a denial hedges only its own clause: "Rather than dumping whole reports into
+# context, we implemented an approach using Docling" still says the system uses Docling.
+_CONTRAST = re.compile(r"\b(?:not|never|no\s+longer|instead|rather|replac\w*|migrat\w*|"
+                       r"switch\w*)\b|n't\b", re.IGNORECASE)
+_CLAUSE_END = re.compile(r"[,;:()]")
+
+
+def _library_clause(sentence: str, start: int) -> str:
+    """The clause of `sentence` around position `start` (between commas, semicolons,
+    colons and brackets)."""
+    left = max((m.end() for m in _CLAUSE_END.finditer(sentence, 0, start)), default=0)
+    right = next((m.start() for m in _CLAUSE_END.finditer(sentence, start)), len(sentence))
+    return sentence[left:right]
+
+
 def library_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list[Misquote]:
     """Each PDF library the sentence says the system uses that no audited Python file
     imports, when the code reads PDFs with another one (a library used through a helper
     elsewhere, or no PDF code at all, contradicts nothing)."""
-    if not names.modules or _HEDGE.search(sentence) or _IMPERATIVE.search(sentence):
-        return []
+    if not names.modules or _IMPERATIVE.search(sentence) \
+            or _HEDGE.search(_CONTRAST.sub(" ", sentence)):
+        return []  # a plan or an example, anywhere in the sentence
     used: dict[str, str] = {}  # module -> its first use, "path:line: text"
     for path, names_used in sorted(names.modules.items()):
         for name, where in sorted(names_used.items()):
             used.setdefault(name.split(".")[0], f"{path}:{where}")
     found = []
-    for lib in sorted({m["lib"] for m in LIBRARY_USE.finditer(sentence)}):
+    said = {m["lib"] for m in LIBRARY_USE.finditer(sentence)
+            if not _CONTRAST.search(_library_clause(sentence, m.start("lib")))}
+    for lib in sorted(said):
         modules = PDF_LIBRARIES[lib.lower()]
         kin = sorted(used[m] for other, ms in PDF_LIBRARIES.items() if ms != modules
                      for m in ms if m in used)
@@ -177,7 +196,47 @@ def library_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list
     return found
 
 
-USAGE_KINDS = ("api_use", "quoted_call", "chat_class", "method_use", "library_use")
+# What the system looks for in audited code ("flags os.system calls") is no use of it.
+_DETECTS = re.compile(r"\b(?:detect\w*|flag\w*|scan\w*|search\w*|look\w*\s+for|check\w*|"
+                      r"bans?|forbid\w*|prohibit\w*|avoid\w*|unsafe|dangerous|vulnerab\w*|"
+                      r"inject\w*|target)\b", re.IGNORECASE)
+# A name denied or set against the system in its own clause ("subprocess.run with list args,
+# no os.system"; "the rubric favors tempfile.TemporaryDirectory") is not said to be used.
+_NEGATED = re.compile(r"\b(?:no|not|never|without|instead|rather|avoid\w*|rubric|favou?rs?|"
+                      r"requir\w*|expect\w*|recommend\w*)\b|n't\b", re.IGNORECASE)
+_FILE_EXT = frozenset({"py", "md", "json", "pdf", "txt", "yaml", "yml", "toml", "ini", "cfg",
+                       "png", "svg", "csv", "html", "js", "ts", "sh", "lock", "env", "ipynb"})
+
+
+def module_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list[Misquote]:
+    """Each `module.name` the sentence says the system uses that no audited Python file
+    calls, while some file uses other names of that module ("tempfile.TemporaryDirectory is
+    used to clone" over code that calls only tempfile.mkdtemp)."""
+    if not names.modules or _HEDGE.search(sentence) or _IMPERATIVE.search(sentence) \
+            or _DETECTS.search(sentence) or API_USE.search(sentence):
+        return []  # a sentence that names the file is `api_misquotes`' to check
+    uses: dict[str, list[str]] = {}  # module -> "path:line: text" of its names' uses
+    for path, used in sorted(names.modules.items()):
+        for name, where in sorted(used.items()):
+            uses.setdefault(name, []).append(f"{path}:{where}")
+    found = []
+    said = {m["api"] or m["api2"] for m in MODULE_API.finditer(sentence)}
+    for api in sorted(a for a in said if not _NEGATED.search(
+            _library_clause(sentence, sentence.index(a)))):
+        module, _, attr = api.partition(".")
+        kin = sorted(w for name, ws in uses.items() if name.split(".")[0] == module for w in ws)
+        if attr.lower() in _FILE_EXT or not kin \
+                or any(n == api or n.startswith(api + ".") for n in uses):
+            continue
+        found.append(Misquote(
+            api, f"The report says the system uses {api}; no Python file calls it, and the "
+                 f"code uses {module} as {'; '.join(kin[:MAX_QUOTED])}.",
+            kin[:MAX_QUOTED], {"api": api}))
+    return found
+
+
+USAGE_KINDS = ("api_use", "quoted_call", "chat_class", "method_use", "library_use",
+               "module_api")
 
 
 def usage_misquotes(kind: str, sentence: str, names: CodeNames,
@@ -186,5 +245,6 @@ def usage_misquotes(kind: str, sentence: str, names: CodeNames,
     if kind == "api_use":
         return api_misquotes(sentence, names)
     check = {"quoted_call": quoted_misquotes, "chat_class": chat_class_misquotes,
-             "method_use": method_misquotes, "library_use": library_misquotes}[kind]
+             "method_use": method_misquotes, "library_use": library_misquotes,
+             "module_api": module_misquotes}[kind]
     return check(sentence, names, words)

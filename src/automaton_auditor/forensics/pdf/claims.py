@@ -127,6 +127,13 @@ API_USE = re.compile(
     r"(?P<path>[\w/-]+)\s?\.py\b(?P<between>[^.;:]{0,80}?\b(?i:uses?|using|calls?|"
     r"invokes?|employs?|relies\s+on|leverages?|wraps?|creates?|instantiates?)\b[^;:]{0,60}?)"
     r"(?<![\w.])(?P<api>[a-z_][a-z0-9_]*\.[A-Za-z_]\w*(?:\s[A-Z][a-z]\w*)?)\s?\(")
+# A module's function said to be used, no file named ("tempfile.TemporaryDirectory is used to
+# clone", "clones with tempfile.mkdtemp()"): when the code uses that module, some file must
+# call it (`forensics.usage.module_misquotes`).
+_DOTTED = r"(?<![\w./])[a-z_][a-z0-9_]*\.[A-Za-z_]\w*(?![\w/]|\.\w)"
+MODULE_API = re.compile(
+    r"\b(?i:uses?|using|via|through|with|relies\s+on|built\s+on|(?:made|created)\s+(?:by|with))"
+    rf"\b[^.;:]{{0,40}}?(?P<api>{_DOTTED})|(?P<api2>{_DOTTED})(?:\(\))?\s+(?i:is|are)\s+used\b")
 # Code the report quotes that builds an object of a named class with keyword arguments
 # ("llm = ChatOpenAI(model=\"gpt-4o\", temperature=0)"): the class must exist in the code.
 QUOTED_CALL = re.compile(
@@ -166,7 +173,7 @@ STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STAT
               "placeholder": (_PLACEHOLDER, 6), "feature_denied": (_DENIED, 6),
               "api_use": (API_USE, 6), "quoted_call": (QUOTED_CALL, 6),
               "chat_class": (CHAT_CLASS, 6), "method_use": (METHOD_USE, 6),
-              "library_use": (LIBRARY_USE, 6),
+              "library_use": (LIBRARY_USE, 6), "module_api": (MODULE_API, 6),
               "prompt_quote": (PROMPT_QUOTE, 6),
               "prompt_security": (PROMPT_SECURITY, 6), "node_disabled": (DISABLED_NODE, 6),
               "component_gap": (NO_COMPONENT, 6)}
@@ -191,7 +198,8 @@ GATE = re.compile(
     r"(?:firing|running|executing|proceeding|starting|being\s+(?:invoked|called|run))\b"
     r"(?=[^.;]{0,40}?\b(?:if|when|whenever|unless)\b)"
     r"|\broutes?\s+(?:[\w-]+\s+){0,3}?to\s+[\w-]+\s+(?:only\s+)?(?:if|when|unless)\b"
-    r"|\botherwise\s+(?:it\s+)?(?:skips?|routes?|jumps?|goes)\b", re.IGNORECASE)
+    r"|\botherwise\s+(?:it\s+)?(?:skips?|routes?|jumps?|goes)\b"
+    r"|\b(?:routes?|loops?|goes|sends?\s+\w+)\s+back\s+(?:for|to)\b", re.IGNORECASE)
 # The judges' scores said to be weighed ("performs Weighted Reconciliation", "a weighted
 # average where the Tech Lead holds 50% of the weight", "the Tech Lead's score carries
 # double weight"), never a criterion's weight in an overall score.
@@ -209,8 +217,9 @@ WEIGHED = re.compile(
 # deleted when the run ends").
 CLEANUP = re.compile(
     r"^(?=.*?\b(?:clon\w*|repositor\w*|repos?|temp\w*|sandbox\w*|director\w*|"
-    r"workspaces?|checkouts?)\b)"
-    r".*?\b(?:purged|cleaned[\s-]up|deleted|removed|wiped|destroyed|discarded|torn\s+down|"
+    r"workspaces?|checkouts?|disk)\b)"
+    r".*?\b(?:purged|clean(?:ed|ing|s)?[\s-]up|deleted|removed|wiped|destroyed|discarded|"
+    r"torn\s+down|(?:automatic(?:ally)?|auto)[\s-](?:deletion|removal|clean[\s-]?up)|"
     r"(?:purges?|deletes?|removes?|wipes?|destroys?|discards?)\s+(?:it|them|the\s+\w+))\b",
     re.IGNORECASE | re.DOTALL)
 BEHAVIOURS = {"retry_claim": (RETRY, 4), "gate_claim": (GATE, 4), "weight_claim": (WEIGHED, 4),
