@@ -2,7 +2,8 @@
 the graph's code can run at all, routed to the criteria it bears on.
 
 - ``graph.undefined_names``: names used but never defined (or used before assignment) in the
-  modules that build the graph or hold its nodes' functions: such a graph cannot import or
+  modules that build the graph or hold its nodes' functions, and names they import from a
+  repository module that does not define them (`imports`): such a graph cannot import or
   fails when the node runs (graph_orchestration);
 - ``state.undefined_names``: the same in the module that defines the graph's state
   (state_management_rigor);
@@ -25,6 +26,7 @@ from automaton_auditor.forensics.code.analysers import Analysis, diagnostic_name
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import state_param
+from automaton_auditor.forensics.code.imports import broken_imports
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.state_schema import state_class, typed_classes
 from automaton_auditor.forensics.code.topology import Topology
@@ -91,6 +93,8 @@ def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysi
                  for d in analysis.diagnostics if d["code"] in UNDEFINED
                  and not _local_annotation(graph, repo, d)]
     modules = graph_modules(graph, main)
+    if repo is not None:  # a name imported from a repository module that lacks it
+        undefined += broken_imports(repo, facts, modules)
     state = state_class(typed_classes(facts), main)
     state_file = state[0] if state else None
     in_graph = [d for d in undefined if d["path"] in modules]

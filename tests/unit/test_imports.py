@@ -1,0 +1,51 @@
+"""Imports that fail when the module loads: a name imported from a repository module that
+neither defines nor imports it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.imports import broken_imports
+
+
+def _repo(tmp_path: Path, files: dict[str, str]) -> list[str]:
+    for path, text in files.items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text)
+    return sorted(files)
+
+
+def test_a_name_the_imported_repository_module_lacks_is_an_import_failure(
+        tmp_path: Path) -> None:
+    files = _repo(tmp_path, {
+        "src/__init__.py": "",
+        "src/state.py": "from typing import TypedDict\n\nclass AgentState(TypedDict):\n"
+                        "    repo_url: str\n",
+        "src/graph.py": "from langgraph.graph import END\n"
+                        "from src.state import AgentState, StateGraph\n"
+                        "from .state import TypedDict\n\n"
+                        "def build():\n    from src.state import Later\n",
+    })
+    found = broken_imports(tmp_path, files, ["src/graph.py"])
+    assert [(d["path"], d["line"], d["code"], d["import_time"]) for d in found] == [
+        ("src/graph.py", 2, "IMPORT", True)]
+    assert found[0]["message"] == ("`StateGraph` is imported from src.state (src/state.py), "
+                                   "which does not define it")
+
+
+def test_names_bound_in_blocks_submodules_and_open_modules_are_found(tmp_path: Path) -> None:
+    files = _repo(tmp_path, {
+        "app/__init__.py": "",
+        "app/nodes/__init__.py": "try:\n    from .judges import judge\nexcept ImportError:\n"
+                                 "    judge = None\nif True:\n    LIMIT: int = 3\n",
+        "app/nodes/judges.py": "def judge():\n    return 1\n",
+        "app/star.py": "from app.nodes import *\n",
+        "app/lazy.py": "def __getattr__(name):\n    return name\n",
+        "app/graph.py": "from app.nodes import judge, LIMIT, judges\nfrom app.star import x\n"
+                        "from app.lazy import y\nfrom . import nodes\nimport app.nodes\n"
+                        "from nodes import judge\nfrom requests import get\n",
+    })
+    assert broken_imports(tmp_path, files, ["app/graph.py"]) == []
+    # a broken or unreadable module claims nothing
+    (tmp_path / "app" / "nodes" / "__init__.py").write_text("def broken(:\n")
+    assert broken_imports(tmp_path, files, ["app/graph.py"]) == []
