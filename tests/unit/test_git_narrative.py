@@ -226,3 +226,34 @@ def test_a_blobless_clone_measures_bursts_in_files(tmp_path: Path) -> None:
     burst = facet(git_findings(dest, limits), "git.commit_bursts")
     assert burst.data["unit"] == "files" and burst.data["commits"] == 9
     assert burst.found and burst.confidence < 0.8
+
+
+def _lines(count: int, name: str) -> str:
+    return "".join(f"{name}_{n} = {n}\n" for n in range(count))
+
+
+def test_one_commit_that_fills_a_scaffold_with_most_of_the_code_is_a_bulk_upload(
+        tmp_path: Path) -> None:
+    """The scaffold adds every file empty; the commit after it brings 600 of the 700 code
+    lines: "a single commit brings most of the code", whichever commit added the files."""
+    paths = [path for _m, files in STEPWISE[1:] for path in files]
+    scaffold = ("chore: scaffold", {path: "" for path in paths})
+    filled = ("feat: complete phase 1", {path: _lines(100, path.split("/")[-1][:-3])
+                                         for path in paths})
+    fixes = [(f"fix: step {n}", {paths[n]: _lines(150, f"v{n}")}) for n in range(2)]
+    bulk = facet(audit(tmp_path, [STEPWISE[0], scaffold, filled, *fixes]), "git.bulk_upload")
+    assert bulk.found and bulk.data["scaffold"]
+    assert bulk.data["heaviest_share"] == round(600 / 700, 3)
+    assert "brought 86% of the code lines" in bulk.rationale
+    assert "feat: complete phase 1" in (bulk.content or "")
+
+
+def test_a_heavy_commit_among_real_steps_or_in_a_tiny_project_is_no_bulk_upload(
+        tmp_path: Path) -> None:
+    steps = [(m, {p: _lines(120, p.split("/")[-1][:-3]) for p in files}) for m, files
+             in STEPWISE]
+    assert not facet(audit(tmp_path / "a", steps), "git.bulk_upload").found
+    tiny = [STEPWISE[0], ("feat: all", {"src/state.py": _lines(200, "s")}),
+            ("feat: more", {"src/graph.py": _lines(20, "g")})]
+    bulk = facet(audit(tmp_path / "b", tiny), "git.bulk_upload")
+    assert bulk.data["heaviest_commit"] is None and not bulk.found

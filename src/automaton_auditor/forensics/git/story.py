@@ -7,7 +7,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.git.concentration import concentration_finding
+from automaton_auditor.forensics.git.concentration import MIN_LINES, concentration_finding
 from automaton_auditor.forensics.git.history import (
     BULK_SHARE,
     BURST_GAP,
@@ -150,6 +150,16 @@ def _scaffold(commit: Commit, commits: list[Commit]) -> bool:
     return total > 0 and (commit.lines or 0) < SCAFFOLD_SHARE * total
 
 
+def _heaviest(commits: list[Commit]) -> tuple[Commit | None, float]:
+    """The commit that brought the most code lines and its share of them; (None, 0) when a
+    commit's lines are unknown or the code is under `MIN_LINES` (a few atomic steps)."""
+    if not commits or any(c.lines is None for c in commits):
+        return None, 0.0
+    total = sum(c.lines or 0 for c in commits)
+    heaviest = max(commits, key=lambda c: c.lines or 0)
+    return (heaviest, (heaviest.lines or 0) / total) if total >= MIN_LINES else (None, 0.0)
+
+
 def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
     """The largest share of today's code one commit added, and whether timestamps cluster."""
     code = _code_files(files)
@@ -167,7 +177,10 @@ def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
     prior = {p for c in commits[:index] for p in c.added if p.endswith(".py")}
     in_commit = [p for p in best.added if p.endswith(".py")]
     restructure = bool(in_commit) and len(prior) >= 0.5 * len(in_commit)
+    heaviest, heaviest_share = _heaviest(commits)
     return {"largest_commit": best.sha, "largest_share": round(share, 3),
+            "heaviest_commit": heaviest.sha if heaviest else None,
+            "heaviest_share": round(heaviest_share, 3),
             "largest_index": index, "code_files_added_before": len(prior),
             "restructure": restructure, "code_files": len(code), "span_seconds": span,
             "clustered": clustered, "largest_lines": best.lines,
@@ -182,7 +195,9 @@ def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
     single = len(commits) <= 1
     uploaded = (facts["largest_share"] >= BULK_SHARE and not facts["restructure"]
                 and not facts["scaffold"])
-    bulk = single or uploaded or facts["clustered"]
+    # "A single commit brings most of the code": also when it fills files a scaffold laid out
+    heavy = not single and facts["heaviest_share"] >= BULK_SHARE
+    bulk = single or uploaded or heavy or facts["clustered"]
     big = next(c for c in commits if c.sha == facts["largest_commit"])
     reasons = []
     if single:
@@ -190,6 +205,10 @@ def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
     if uploaded:
         reasons.append(f"commit {big.sha[:8]} added {facts['largest_share']:.0%} of the "
                        f"{facts['code_files']} code files present today")
+    if heavy and not uploaded:
+        big = next(c for c in commits if c.sha == facts["heaviest_commit"])
+        reasons.append(f"commit {big.sha[:8]} brought {facts['heaviest_share']:.0%} of the "
+                       f"code lines")
     if facts["clustered"]:
         reasons.append(f"all commits fall within {facts['span_seconds'] // 60} minutes")
     rationale = ("Bulk upload: " + "; ".join(reasons) + "." if bulk else
