@@ -528,3 +528,50 @@ def test_naming_each_judge_s_score_weighs_no_judge_and_a_normalised_keyword_is_w
                                          "final_score = round((p + d + 2 * t) / 4)")
     facts = _justice(tmp_path / "w", weighted, {"graph.py": graph})
     assert not facts["justice.unweighted_mean"].found
+
+
+DETECTIVES_ONLY = '''
+from langgraph.graph import StateGraph, START, END
+from nodes.detectives import repo_investigator
+
+
+def build(State):
+    g = StateGraph(State)
+    g.add_node("repo_investigator", repo_investigator)
+    g.add_edge(START, "repo_investigator")
+    g.add_edge("repo_investigator", END)
+    return g.compile()
+'''
+LOADER = '''
+import json
+
+
+class RubricLoader:
+    def __init__(self, path):
+        self.data = json.load(open(path))
+
+    def get_synthesis_rules(self):
+        """Get synthesis rules for Chief Justice (for final)"""
+        return self.data.get("synthesis_rules", {})
+'''
+
+
+def test_a_function_named_like_synthesis_that_the_graph_never_runs_is_no_synthesis(
+        tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {
+        "graph.py": DETECTIVES_ONLY, "rubric_loader.py": LOADER,
+        "nodes/detectives.py": "def repo_investigator(state):\n    return {}\n"})
+    findings, _ = code_findings(tmp_path, files)
+    facts = {f.facet: f for f in findings if f.facet.startswith("justice.")}
+    assert not facts["justice.node"].found
+    assert facts["justice.node"].rationale == "No synthesis function found."
+    assert not facts["justice.deterministic"].found
+    # a synthesis function a node the graph runs calls is read as the synthesis code
+    files = write_repo(tmp_path / "called", {
+        "graph.py": DETECTIVES_ONLY,
+        "synthesis.py": "def synthesize(scores):\n    return min(scores)\n",
+        "nodes/detectives.py": "from synthesis import synthesize\n\n\n"
+                               "def repo_investigator(state):\n"
+                               "    return {'score': synthesize([1, 2])}\n"})
+    findings, _ = code_findings(tmp_path / "called", files)
+    assert {f.facet: f for f in findings}["justice.node"].found

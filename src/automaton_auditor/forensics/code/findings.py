@@ -51,7 +51,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 *llm_findings(facts, repo, scope),
                 *persona_findings(repo, files, facts, scope, undefined_reads(analysis)),
                 *answer_findings(facts, repo, scope),
-                *justice_findings(facts, repo, main, calls),
+                *justice_findings(facts, repo, main, calls, scope),
                 *health_findings(facts, repo, analysis, calls, main),
                 *runtime_findings(facts, calls, main, repo),
                 parse_finding(facts, stats)]

@@ -25,6 +25,7 @@ from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import build_model
 from automaton_auditor.forensics.code.gates import GateReader
+from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.topology import Topology
@@ -46,8 +47,10 @@ class Rule(NamedTuple):
     does: tuple[str, ...]
 
 
-def _roots(graph: CallGraph, main: Topology | None) -> list[Key]:
-    """The synthesis node's function(s), else functions named like synthesis."""
+def _roots(graph: CallGraph, main: Topology | None, wired: Scope | None = None) -> list[Key]:
+    """The synthesis node's function(s), else functions named like synthesis; when what the
+    graph runs is known (`wired`), only those it runs (a getter named
+    ``get_synthesis_rules`` that nothing calls is no synthesis)."""
     roots: list[Key] = []
     for name, node in sorted((main.nodes if main else {}).items()):
         if not SYNTH_NAME.search(name) or not (node.get("fn") or node["op"].get("wraps")):
@@ -59,13 +62,16 @@ def _roots(graph: CallGraph, main: Topology | None) -> list[Key]:
         return roots
     named = [k for k in graph.functions if SYNTH_NAME.search(k[1].rsplit(".", 1)[-1])
              or SYNTH_NAME.search(k[0].rsplit("/", 1)[-1])]
+    if wired is not None:
+        named = [k for k in named if wired.runs(*k)]
     product = [k for k in named if not AUX_PATH.search(k[0])]
     return product or named
 
 
-def synthesis_scope(graph: CallGraph, main: Topology | None) -> list[Key]:
+def synthesis_scope(graph: CallGraph, main: Topology | None,
+                    wired: Scope | None = None) -> list[Key]:
     """The synthesis functions: the roots and what they call."""
-    return graph.reachable(_roots(graph, main), SCOPE_DEPTH)
+    return graph.reachable(_roots(graph, main, wired), SCOPE_DEPTH)
 
 
 def _call_reads(graph: CallGraph, key: Key, name: str, depth: int) -> set[str]:
@@ -161,10 +167,10 @@ class Reading(NamedTuple):
     models: list[tuple[str, int]]  # model calls whose answer becomes the score
 
 
-def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | None
-                   ) -> Reading:
-    """Everything the synthesis findings rest on."""
-    scope = synthesis_scope(graph, main)
+def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | None,
+                   wired: Scope | None = None) -> Reading:
+    """Everything the synthesis findings rest on (`wired`: what the graph runs, if known)."""
+    scope = synthesis_scope(graph, main, wired)
     means, weights = [], []
     for key in scope:
         logic = graph.functions[key].get("logic") or {}
@@ -173,7 +179,7 @@ def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | No
         weights += [(key[0], w["line"]) for w in logic.get("weights", [])]
     return Reading(scope, rules_of(graph, facts, scope, main), sorted(set(means)),
                    sorted(set(weights)), _model_scores(graph, facts, scope,
-                                                       set(_roots(graph, main))))
+                                                       set(_roots(graph, main, wired))))
 
 
 def _model_scores(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
@@ -230,12 +236,12 @@ def _f(facet: str, goal: str, found: bool, pattern: Any, items: list[tuple[str, 
 
 
 def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
-                     main: Topology | None = None,
-                     graph: CallGraph | None = None) -> list[Finding]:
+                     main: Topology | None = None, graph: CallGraph | None = None,
+                     wired: Scope | None = None) -> list[Finding]:
     """``justice.*``: node, deterministic, rules, variance, averaging, unweighted_mean,
     keyword_rules, model_verdict."""
     graph = graph or CallGraph(facts)
-    reading = read_synthesis(graph, facts, main)
+    reading = read_synthesis(graph, facts, main, wired)
     return [_node(graph, reading, repo), *_model_findings(facts, reading, repo),
             *_rule_findings(reading, repo)]
 
