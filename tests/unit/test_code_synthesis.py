@@ -575,3 +575,26 @@ def test_a_function_named_like_synthesis_that_the_graph_never_runs_is_no_synthes
                                "    return {'score': synthesize([1, 2])}\n"})
     findings, _ = code_findings(tmp_path / "called", files)
     assert {f.facet: f for f in findings}["justice.node"].found
+
+
+def test_a_synthesis_node_that_only_returns_the_state_is_a_stub(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+import logging
+
+log = logging.getLogger(__name__)
+
+
+def chief_justice_node(state):
+    """Chief Justice: resolves the judges' conflicts (final submission)."""
+    log.info("chief justice")
+    return state
+''')
+    assert not facts["justice.node"].found and facts["justice.node"].data["stub"]
+    assert "does nothing" in facts["justice.node"].rationale
+    assert not facts["justice.deterministic"].found
+    # one line that computes something is no stub
+    facts = _justice(tmp_path / "real", '''
+def chief_justice_node(state):
+    return {"final": min(o.score for o in state["opinions"])}
+''')
+    assert facts["justice.node"].found and not facts["justice.node"].data["stub"]

@@ -17,7 +17,9 @@ nothing. Each fact quotes its lines (``path:line: code``).
 
 from __future__ import annotations
 
+import ast
 import re
+import textwrap
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -242,35 +244,78 @@ def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
     keyword_rules, model_verdict."""
     graph = graph or CallGraph(facts)
     reading = read_synthesis(graph, facts, main, wired)
-    return [_node(graph, reading, repo), *_model_findings(facts, reading, repo),
+    stub = repo is not None and bool(reading.scope) and all(
+        does_nothing(function_source(repo, k[0], graph.functions[k]["line"],
+                                     graph.functions[k]["end"])) for k in reading.scope)
+    return [_node(graph, reading, repo, stub), *_model_findings(facts, reading, repo, stub),
             *_rule_findings(reading, repo)]
 
 
-def _node(graph: CallGraph, reading: Reading, repo: Path | None) -> Finding:
+_NOOP_CALLS = re.compile(r"^(?:print|log\w*\.\w+|logger\.\w+|logging\.\w+)$")
+
+
+def _inert(stmt: ast.stmt, params: set[str]) -> bool:
+    """A statement that computes nothing: ``pass``, a docstring, a print or log call,
+    ``return`` of nothing, a constant, an empty collection or a parameter unchanged."""
+    if isinstance(stmt, ast.Pass):
+        return True
+    if isinstance(stmt, ast.Expr):
+        value = stmt.value
+        return isinstance(value, ast.Constant) or (
+            isinstance(value, ast.Call) and bool(_NOOP_CALLS.match(ast.unparse(value.func))))
+    if isinstance(stmt, ast.Return):
+        returned = stmt.value
+        return returned is None or isinstance(returned, ast.Constant) or (
+            isinstance(returned, (ast.Dict, ast.List, ast.Tuple))
+            and not ast.unparse(returned)[1:-1]
+        ) or (isinstance(returned, ast.Name) and returned.id in params)
+    return False
+
+
+def does_nothing(source: str | None) -> bool:
+    """Whether a function's source only passes, logs, or returns its input or nothing (a
+    stub: ``def chief_justice_node(state): return state``)."""
+    try:
+        tree = ast.parse(textwrap.dedent(source or ""))
+    except (SyntaxError, ValueError, RecursionError):
+        return False  # cut or unreadable: nothing is claimed
+    func = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
+                None)
+    if func is None:
+        return False
+    params = {a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
+    return all(_inert(stmt, params) for stmt in func.body)
+
+
+def _node(graph: CallGraph, reading: Reading, repo: Path | None, stub: bool) -> Finding:
     scope = reading.scope
     root = scope[0] if scope else None
     info = graph.functions[root] if root else {}
     source = function_source(repo, root[0], info["line"], info["end"]) \
         if root and repo is not None else None
     return Finding(facet="justice.node", goal="Chief Justice synthesis is implemented in code",
-                   found=bool(scope), pattern="success",
+                   found=bool(scope) and not stub, pattern="success",
                    location=f"{root[0]}:{info['line']}" if root else ".", content=source,
-                   rationale=(f"Synthesis starts at {root[1]} and calls {len(scope) - 1} "
+                   rationale=(f"Synthesis starts at {root[1]} but does nothing: it only "
+                              "returns its input, a constant or nothing." if root and stub else
+                              f"Synthesis starts at {root[1]} and calls {len(scope) - 1} "
                               "function(s) of the repository." if root else
                               "No synthesis function found."),
-                   confidence=0.8, data={"functions": [f"{p}:{q}" for p, q in scope[:50]]})
+                   confidence=0.8, data={"functions": [f"{p}:{q}" for p, q in scope[:50]],
+                                         "stub": stub})
 
 
 def _model_findings(facts: dict[str, JSON], reading: Reading,
-                    repo: Path | None) -> list[Finding]:
+                    repo: Path | None, stub: bool = False) -> list[Finding]:
     keys = set(reading.scope)
     llm = sorted({(p, c["line"]) for p in facts for c in facts[p].get("calls") or []
                   if c["kind"] in ("llm_invoke", "llm_ctor") and (p, c["func"]) in keys})
     return [
         _f("justice.deterministic", "Synthesis is deterministic Python (no model decides "
-           "the scores)", bool(reading.scope) and not reading.models, "success",
+           "the scores)", bool(reading.scope) and not reading.models and not stub, "success",
            reading.models or llm, repo,
            ("No synthesis code found." if not reading.scope else
+            "The synthesis code does nothing (a stub)." if stub else
             "A model's answer becomes the scores." if reading.models else
             f"{len(llm)} model call(s) reachable from the synthesis code only write text."
             if llm else "No model call reachable from the synthesis code."), 0.75,
