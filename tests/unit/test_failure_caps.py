@@ -93,7 +93,10 @@ def _dim_case(dim_id: str, facet: str, **kw: Any) -> CriterionResult:
 @pytest.mark.parametrize(("dim", "facet", "kw", "capped"), [
     ("judicial_nuance", "judges.collusion",
      {"pattern": "failure", "confidence": 0.8, "data": {"overlap": {"P/D": 0.96}}}, True),
-    # persona prompts sharing 60%: collusion is found, but they are not the same prompt
+    # most of the text (87%, each persona with a paragraph of its own): agree by construction
+    ("judicial_nuance", "judges.collusion",
+     {"pattern": "failure", "confidence": 0.8, "data": {"overlap": {"P/D": 0.87}}}, True),
+    # persona prompts sharing 60%: collusion is found, but they share a template, not most
     ("judicial_nuance", "judges.collusion",
      {"pattern": "failure", "confidence": 0.8, "data": {"overlap": {"P/D": 0.6}}}, False),
     ("chief_justice_synthesis", "justice.model_verdict",

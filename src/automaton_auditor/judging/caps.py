@@ -44,9 +44,10 @@ class FailureCap:
     when: Callable[[Evidence], bool] | None = None  # a further test on the fact's data
 
 
-def identical_personas(fact: Evidence, share: float = 0.9) -> bool:
-    """Two persona prompts share more than `share` of their text (the collusion fact's own
-    threshold is lower: this cap is for prompts that are the same prompt renamed)."""
+def identical_personas(fact: Evidence, share: float = 0.8) -> bool:
+    """Two persona prompts share more than `share` of their text: the rubric's "personas that
+    share most of their prompt text and so agree by construction" (the collusion fact's own
+    threshold, a half, also marks prompts that merely share a template)."""
     overlap = fact.data.get("overlap") or {}
     return any(isinstance(v, int | float) and v > share for v in overlap.values())
 
@@ -150,7 +151,7 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "nodes index a Pydantic state with [] (a TypeError when the node runs)"),
     # Judges.
     FailureCap("judges.collusion", ("judicial_nuance",), 2, 0.75,
-               "persona prompts that are the same prompt (over 90% shared text)",
+               "persona prompts that share most of their text (over 80%)",
                when=identical_personas),
     # The prompt each judge's model call receives is one shared template in which a persona
     # adds a sentence or two, or only its name (forensics.code.personas).
