@@ -518,3 +518,58 @@ def test_a_loop_that_retries_any_failure_or_parse_errors_is_a_retry(tmp_path: Pa
                                                                              handler)})
         retry = by_facet(code_findings(tmp_path / name, files)[0], "llm.retry")
         assert retry.found, (name, retry.rationale)
+
+
+STAND_IN = '''
+from state import JudicialOpinion
+
+
+class JudgeLLMClient:
+    """Stub client: no external service."""
+
+    def with_structured_output(self, model):
+        return self
+
+    def invoke(self, prompt):
+        return JudicialOpinion(judge="TechLead", score=3, argument="stub")
+
+
+def solicit(prompt):
+    return JudgeLLMClient().with_structured_output(JudicialOpinion).invoke(prompt)
+'''
+WRAPPER = '''
+from langchain_openai import ChatOpenAI
+from state import JudicialOpinion
+
+
+class Judge:
+    def __init__(self):
+        self.llm = ChatOpenAI(model="x")
+
+    def with_structured_output(self, model):
+        return self.llm.with_structured_output(model)
+
+
+def solicit(prompt):
+    return Judge().with_structured_output(JudicialOpinion).invoke(prompt)
+'''
+
+
+def test_a_with_structured_output_the_repository_stands_in_for_binds_nothing(
+        tmp_path: Path) -> None:
+    files = write_repo(tmp_path / "stub", {"nodes/judges.py": STAND_IN})
+    findings, _ = code_findings(tmp_path / "stub", files)
+    assert not by_facet(findings, "llm.structured_output").found
+    assert not by_facet(findings, "llm.opinion_schema").found
+    # a method of the repository that binds a real model inside it still binds, and beside
+    # a model the repository builds, a stand-in is an offline fallback
+    files = write_repo(tmp_path / "wrap", {"nodes/judges.py": WRAPPER})
+    findings, _ = code_findings(tmp_path / "wrap", files)
+    assert by_facet(findings, "llm.structured_output").found
+    fallback = STAND_IN + ("\n\ndef real(prompt):\n    from langchain_openai import ChatOpenAI\n"
+                           "    llm = ChatOpenAI(model='x')\n"
+                           "    bound = llm.with_structured_output(JudicialOpinion)\n"
+                           "    return bound.invoke(prompt)\n")
+    files = write_repo(tmp_path / "fallback", {"nodes/judges.py": fallback})
+    findings, _ = code_findings(tmp_path / "fallback", files)
+    assert len(by_facet(findings, "llm.structured_output").data["locations"]) == 2

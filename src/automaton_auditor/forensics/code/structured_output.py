@@ -118,6 +118,23 @@ def _judge_block(facts: dict[str, JSON], calls: list[tuple[str, JSON]],
         "location": f"{path}:{info['line']}"})
 
 
+def _library_bindings(facts: dict[str, JSON],
+                      structured: list[tuple[str, JSON]]) -> list[tuple[str, JSON]]:
+    """The schema bindings that reach a model library: in a repository that builds no chat
+    model, a call of a ``with_structured_output`` or ``bind_tools`` it defines itself, with no
+    binding inside it (a stand-in that returns itself), binds nothing. Where a model is built,
+    such a class is an offline fallback beside it and the calls are kept."""
+    if calls_of(facts, "llm_ctor"):
+        return structured
+    inside = {c["func"] for _p, c in structured}
+    stand_ins = {qual.rsplit(".", 1)[-1] for path in facts
+                 for qual in (facts[path].get("functions") or {})
+                 if "." in qual and qual.rsplit(".", 1)[-1] in ("with_structured_output",
+                                                                 "bind_tools")
+                 and qual not in inside}
+    return [(p, c) for p, c in structured if c.get("how") not in stand_ins]
+
+
 def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
                  scope: Scope | None = None) -> list[Finding]:
     """``llm.structured_output``, ``llm.opinion_schema``, ``llm.retry``,
@@ -126,7 +143,7 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
     facts, dropped = _wired(facts, scope)
     note = _unwired_note(dropped)
     unwired = [f"{p}:{c['line']}" for p, c in dropped[:50]]
-    structured = calls_of(facts, "structured")
+    structured = _library_bindings(facts, calls_of(facts, "structured"))
     opinion = [(p, c) for p, c in structured
                if any(OPINION.search(s) for s in c["schemas"])]
     invokes = calls_of(facts, "llm_invoke")
