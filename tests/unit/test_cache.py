@@ -140,3 +140,21 @@ def test_reuse_opinions_answers_a_repeated_prompt_from_disk(tmp_path: Path) -> N
         assert fresh.invoke("judge other evidence").content == "second answer"
     finally:
         set_llm_cache(previous)
+
+
+def test_a_locked_database_is_a_miss_and_is_kept_for_the_other_audits(tmp_path: Path) -> None:
+    """Parallel audits share the cache: one that finds it locked must not delete it."""
+    import sqlite3
+
+    store = KeyValueStore(tmp_path)
+    store.put("k", "1", "body")
+    store.timeout_s = 0.05
+    holder = sqlite3.connect(tmp_path / "facts.sqlite", isolation_level=None)
+    try:
+        holder.execute("BEGIN EXCLUSIVE")  # another audit writing (WAL: reads go on)
+        store.put("k", "2", "lost")  # "database is locked": swallowed
+    finally:
+        holder.execute("ROLLBACK")
+        holder.close()
+    assert store.get("k", "1") == "body"
+    assert store.get("k", "2") is None

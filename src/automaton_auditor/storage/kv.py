@@ -97,14 +97,18 @@ def digest_of(*parts: object) -> str:
 
 class KeyValueStore:
     """A SQLite table of (kind, key) -> text. Failures read as misses and are swallowed on
-    write; a database that cannot be opened is deleted so the next run starts clean."""
+    write; a database that is not one (corrupt, truncated, another file) is deleted so the
+    next run starts clean. A busy or locked one is left alone: parallel audits share it, and
+    deleting it under them would throw their work away."""
+
+    timeout_s = 15.0  # how long to wait for another audit's write
 
     def __init__(self, root: Path, name: str = FACTS_DB) -> None:
         self.path = root / name
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=15)
+        conn = sqlite3.connect(self.path, timeout=self.timeout_s)
         conn.execute("PRAGMA journal_mode=WAL")  # parallel batch audits read while one writes
         conn.execute("CREATE TABLE IF NOT EXISTS entries (kind TEXT, key TEXT, body TEXT, "
                      "created REAL, PRIMARY KEY (kind, key))")
@@ -116,8 +120,8 @@ class KeyValueStore:
             with closing(self._connect()) as conn:
                 row = conn.execute("SELECT body FROM entries WHERE kind = ? AND key = ?",
                                    (kind, key)).fetchone()
-        except (sqlite3.Error, OSError):
-            self._reset()
+        except (sqlite3.Error, OSError) as exc:
+            self._reset(exc)
             return None
         return row[0] if row and isinstance(row[0], str) else None
 
@@ -127,8 +131,8 @@ class KeyValueStore:
             with closing(self._connect()) as conn, conn:
                 conn.execute("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?)",
                              (kind, key, body, time.time()))
-        except (sqlite3.Error, OSError):
-            self._reset()
+        except (sqlite3.Error, OSError) as exc:
+            self._reset(exc)
 
     def get_many(self, kind: str, keys: list[str]) -> dict[str, str]:
         """The stored texts of those `keys` that are present (none when unreadable)."""
@@ -141,8 +145,8 @@ class KeyValueStore:
                     found.update(conn.execute(
                         f"SELECT key, body FROM entries WHERE kind = ? AND key IN ({marks})",  # noqa: S608
                         (kind, *chunk)).fetchall())
-        except (sqlite3.Error, OSError):
-            self._reset()
+        except (sqlite3.Error, OSError) as exc:
+            self._reset(exc)
             return {}
         return {k: v for k, v in found.items() if isinstance(v, str)}
 
@@ -155,15 +159,21 @@ class KeyValueStore:
             with closing(self._connect()) as conn, conn:
                 conn.executemany("INSERT OR REPLACE INTO entries VALUES (?, ?, ?, ?)",
                                  [(kind, key, body, now) for key, body in items])
-        except (sqlite3.Error, OSError):
-            self._reset()
+        except (sqlite3.Error, OSError) as exc:
+            self._reset(exc)
 
     def delete(self, kind: str, key: str) -> None:
         """Drop one entry (used when an entry no longer parses)."""
         with suppress(sqlite3.Error, OSError), closing(self._connect()) as conn, conn:
             conn.execute("DELETE FROM entries WHERE kind = ? AND key = ?", (kind, key))
 
-    def _reset(self) -> None:
+    def _reset(self, exc: Exception) -> None:
+        if not isinstance(exc, sqlite3.OperationalError):
+            self.clear()
+        # locked, busy or unopenable: a miss now, and the database stays for the others
+
+    def clear(self) -> None:
+        """Delete the database (and its WAL files): every entry is forgotten."""
         for suffix in ("", "-wal", "-shm"):
             with suppress(OSError):
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)

@@ -63,7 +63,7 @@ class OpinionCache(BaseCache):
 
     def clear(self, **kwargs: Any) -> None:
         """Forget every cached answer."""
-        self.store._reset()
+        self.store.clear()
 
 
 def _decode(body: str) -> Sequence[Any] | None:
