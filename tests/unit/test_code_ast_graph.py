@@ -443,3 +443,33 @@ def test_parallel_branches_that_each_run_to_end_are_not_joined(tmp_path: Path) -
     assert by_facet(findings, "graph.fan_out").found
     detectives = by_facet(findings, "graph.parallel_detectives")
     assert not detectives.found and "straight to END" in detectives.rationale
+
+
+def test_a_builder_flag_s_default_picks_its_branch(tmp_path: Path) -> None:
+    """``build_graph(parallel=True)`` with a linear ``else`` for tests: the graph is the
+    branch the default takes, not both edge sets at once."""
+    files = write_repo(tmp_path, {"app/state.py": STATE, "app/flow.py": """
+        from langgraph.graph import StateGraph, START, END
+        from app.state import State
+
+        def build_graph(parallel: bool = True, *, trace=False):
+            g = StateGraph(State)
+            for name in ("repo", "doc", "agg"):
+                g.add_node(name, f)
+            if parallel:
+                g.add_edge(START, "repo")
+                g.add_edge(START, "doc")
+                g.add_edge(["repo", "doc"], "agg")
+            else:
+                g.add_edge(START, "repo")
+                g.add_edge("repo", "doc")
+                g.add_edge("doc", "agg")
+            if not trace:
+                g.add_edge("agg", END)
+            return g.compile()
+    """})
+    _findings, graph = code_findings(tmp_path, files)
+    assert graph is not None
+    assert sorted(graph.edges) == [("__start__", "doc"), ("__start__", "repo"),
+                                   ("agg", "__end__"), ("doc", "agg"), ("repo", "agg")]
+    assert graph.fan_out == {"__start__": ["doc", "repo"]}

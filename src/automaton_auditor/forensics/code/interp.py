@@ -21,6 +21,36 @@ MAX_UNROLL = 64
 SPECIAL = {"START": "__start__", "END": "__end__"}
 
 
+def flag_key(name: str) -> str:
+    """The environment key of a boolean parameter's default (no name can collide with it)."""
+    return f"?{name}"
+
+
+def default_flags(func: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any]:
+    """``{flag_key(p): bool}`` for the parameters with a literal True/False default that the
+    body never rebinds: ``def build_graph(parallel: bool = True)`` builds, when called as
+    the code usually calls it, the ``if parallel:`` branch only."""
+    args = func.args
+    positional = [*args.posonlyargs, *args.args]
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                     strict=True)) + [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults,
+                                                            strict=True) if d is not None]
+    rebound = {n.id for n in ast.walk(func) if isinstance(n, ast.Name)
+               and isinstance(n.ctx, ast.Store)}
+    return {flag_key(a.arg): d.value for a, d in pairs
+            if isinstance(d, ast.Constant) and isinstance(d.value, bool) and a.arg not in rebound}
+
+
+def taken_branch(test: ast.expr, env: dict[str, Any]) -> bool | None:
+    """True or False when the test reads only a defaulted flag (`default_flags`), else None."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = taken_branch(test.operand, env)
+        return None if inner is None else not inner
+    if isinstance(test, ast.Name) and flag_key(test.id) in env:
+        return bool(env[flag_key(test.id)])
+    return None
+
+
 class Interp:
     """Interprets the graph-building statements of one file."""
 
@@ -115,8 +145,11 @@ class Interp:
         elif isinstance(stmt, ast.For | ast.AsyncFor):
             self.loop(scope, stmt, env)
         elif isinstance(stmt, ast.If | ast.While):
-            self.run_scope(scope, stmt.body, env)
-            self.run_scope(scope, stmt.orelse, env)
+            taken = taken_branch(stmt.test, env) if isinstance(stmt, ast.If) else None
+            if taken is not False:
+                self.run_scope(scope, stmt.body, env)
+            if taken is not True:
+                self.run_scope(scope, stmt.orelse, env)
         elif isinstance(stmt, ast.With | ast.AsyncWith):
             for item in stmt.items:
                 self.expr(scope, item.context_expr, env)

@@ -15,11 +15,11 @@ from typing import Any
 
 from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
 from automaton_auditor.forensics.code.common import JSON, dotted, str_value
-from automaton_auditor.forensics.code.interp import Interp
+from automaton_auditor.forensics.code.interp import Interp, default_flags
 from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.forensics.code.parsers import schema_parses
 
-FACTS_VERSION = 45
+FACTS_VERSION = 46
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
@@ -191,7 +191,7 @@ def graph_ops(path: str, lines: list[str], tree: ast.Module, imports: dict[str, 
             stack.extend((child, f"{prefix}{node.name}.") for child in node.body)
         elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             scope = f"{prefix}{node.name}"
-            interp.run_scope(scope, node.body, {})
+            interp.run_scope(scope, node.body, default_flags(node))
             stack.extend((child, f"{scope}.") for child in node.body
                          if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef))
     return {"builders": interp.builders, "ops": interp.ops}
