@@ -87,6 +87,20 @@ def test_unequal_branches_joined_by_separate_edges_run_the_judges_twice(
     assert facts["graph.execution"].data["runs"]["judge"] == 6
 
 
+def test_a_router_at_the_join_leaves_the_join_s_second_run_certain(tmp_path: Path) -> None:
+    """The aggregator's router cannot be decided (it reads the environment), but the late
+    branch ran before it: the aggregator still runs twice."""
+    files = copies.unequal_branches_separate_edges()
+    files["nodes.py"] = copies.edit(files["nodes.py"], (
+        '    if not state.get("evidences"):\n        return "error_handler"',
+        '    import os\n    if os.environ.get("AUDIT_MODE") == "fail":\n'
+        '        return "error_handler"'))
+    facts = _facts(tmp_path, files)
+    assert facts["graph.execution"].data["undetermined"]
+    assert facts["graph.join_repeats"].data["joins"] == {"evidence_aggregator": {
+        "runs": 2, "late": ["vision_inspector"]}}
+
+
 def test_detectives_writing_one_key_without_reducer_stop_the_run(tmp_path: Path) -> None:
     facts = _nodes_edited(tmp_path, ('return {"evidences": [{"goal": "graph", "found": True}]}',
                                      'return {"final_report": "repo"}'),

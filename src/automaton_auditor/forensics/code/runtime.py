@@ -274,7 +274,10 @@ def _repeats(model: Model, run: Run) -> dict[str, JSON]:
         first = {p: min(run.ran_at[p]) for p in preds if p in run.ran_at}
         late = [p for p in first if first[p] > min(first.values())]
         repeated = sorted(set(run.ran_at.get(name, [])))
-        if late and (not run.ambiguous_at or repeated[1] < run.ambiguous_at):
+        # Past an undetermined router the run is a guess, unless the late branches ran
+        # before it: then their arrival, and the join's second run, is certain.
+        if late and (not run.ambiguous_at or repeated[1] < run.ambiguous_at
+                     or all(first[p] < run.ambiguous_at for p in late)):
             out[name] = {"runs": count, "late": late}
     return out
 
