@@ -161,7 +161,14 @@ _CONTRAST = re.compile(r"\b(?:not|never|no\s+longer|instead|rather|replac\w*|mig
 _CLAUSE_END = re.compile(r"[,;:()]")
 
 
-def _library_clause(sentence: str, start: int) -> str:
+def _uses(names: CodeNames) -> list[tuple[str, str]]:
+    """Every module name the code uses with where, ``(name, "path:line: text")``, by path
+    then name."""
+    return [(name, f"{path}:{where}") for path, used in sorted(names.modules.items())
+            for name, where in sorted(used.items())]
+
+
+def _clause_around(sentence: str, start: int) -> str:
     """The clause of `sentence` around position `start` (between commas, semicolons,
     colons and brackets)."""
     left = max((m.end() for m in _CLAUSE_END.finditer(sentence, 0, start)), default=0)
@@ -177,12 +184,11 @@ def library_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list
             or _HEDGE.search(_CONTRAST.sub(" ", sentence)):
         return []  # a plan or an example, anywhere in the sentence
     used: dict[str, str] = {}  # module -> its first use, "path:line: text"
-    for path, names_used in sorted(names.modules.items()):
-        for name, where in sorted(names_used.items()):
-            used.setdefault(name.split(".")[0], f"{path}:{where}")
+    for name, where in _uses(names):
+        used.setdefault(name.split(".")[0], where)
     found = []
     said = {m["lib"] for m in LIBRARY_USE.finditer(sentence)
-            if not _CONTRAST.search(_library_clause(sentence, m.start("lib")))}
+            if not _CONTRAST.search(_clause_around(sentence, m.start("lib")))}
     for lib in sorted(said):
         modules = PDF_LIBRARIES[lib.lower()]
         kin = sorted(used[m] for other, ms in PDF_LIBRARIES.items() if ms != modules
@@ -215,14 +221,13 @@ def module_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list[
     if not names.modules or _HEDGE.search(sentence) or _IMPERATIVE.search(sentence) \
             or _DETECTS.search(sentence) or API_USE.search(sentence):
         return []  # a sentence that names the file is `api_misquotes`' to check
-    uses: dict[str, list[str]] = {}  # module -> "path:line: text" of its names' uses
-    for path, used in sorted(names.modules.items()):
-        for name, where in sorted(used.items()):
-            uses.setdefault(name, []).append(f"{path}:{where}")
+    uses: dict[str, list[str]] = {}  # name -> "path:line: text" of its uses
+    for name, where in _uses(names):
+        uses.setdefault(name, []).append(where)
     found = []
     said = {m["api"] or m["api2"] for m in MODULE_API.finditer(sentence)}
     for api in sorted(a for a in said if not _NEGATED.search(
-            _library_clause(sentence, sentence.index(a)))):
+            _clause_around(sentence, sentence.index(a)))):
         module, _, attr = api.partition(".")
         kin = sorted(w for name, ws in uses.items() if name.split(".")[0] == module for w in ws)
         if attr.lower() in _FILE_EXT or not kin \

@@ -265,10 +265,10 @@ def _inert(stmt: ast.stmt, params: set[str]) -> bool:
             isinstance(value, ast.Call) and bool(_NOOP_CALLS.match(ast.unparse(value.func))))
     if isinstance(stmt, ast.Return):
         returned = stmt.value
-        return returned is None or isinstance(returned, ast.Constant) or (
-            isinstance(returned, (ast.Dict, ast.List, ast.Tuple))
-            and not ast.unparse(returned)[1:-1]
-        ) or (isinstance(returned, ast.Name) and returned.id in params)
+        empty = (isinstance(returned, ast.Dict) and not returned.keys) or (
+            isinstance(returned, (ast.List, ast.Tuple)) and not returned.elts)
+        return returned is None or isinstance(returned, ast.Constant) or empty or (
+            isinstance(returned, ast.Name) and returned.id in params)
     return False
 
 

@@ -182,6 +182,13 @@ BURST_GAP = 10 * 60  # commits closer in time than this belong to one run
 BURST_MIN_COMMITS = 3
 
 
+def code_lines(commits: list[Commit]) -> int | None:
+    """The code lines the commits bring together; None when a commit's lines were not read."""
+    if any(c.lines is None for c in commits):
+        return None
+    return sum(c.lines or 0 for c in commits)
+
+
 def time_clusters(commits: list[Commit], boundary: Collection[str],
                   gap: int = BURST_GAP) -> list[list[Commit]]:
     """Runs of at least `BURST_MIN_COMMITS` commits, by author time, each within `gap`

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from automaton_auditor.forensics.git.history import Commit
+from automaton_auditor.forensics.git.history import Commit, code_lines
 from automaton_auditor.state import Finding
 
 FACET = "git.replayed_dates"
@@ -46,9 +46,8 @@ def replay_finding(commits: list[Commit], boundary: Collection[str] = (),
                        rationale="Not judged: the paths each commit touched could not be read.")
     staged = [c for c in inside if replayed(c)]
     found = len(staged) >= LEAST and len(staged) >= SHARE * len(inside)
-    total = sum(c.lines or 0 for c in inside)
-    share = (sum(c.lines or 0 for c in staged) / total
-             if total and all(c.lines is not None for c in inside) else None)
+    total = code_lines(inside)
+    share = (code_lines(staged) or 0) / total if total else None
     cap = (2 if share is not None and share >= CODE_SHARE else 3) if found else None
     quoted = "\n".join(f"{c.quote()} (adds {len(c.added)} file(s), changes none)"
                        for c in staged[:12])

@@ -18,6 +18,7 @@ from automaton_auditor.forensics.git.history import (
     STAGE_ORDER,
     Commit,
     add_line_counts,
+    code_lines,
     head_files,
     is_vague,
     largest_run,
@@ -141,23 +142,19 @@ def _code_files(files: list[str]) -> set[str]:
     return code or set(files)
 
 
-def _scaffold(commit: Commit, commits: list[Commit]) -> bool:
-    """The commit adds files but brings under `SCAFFOLD_SHARE` of the code lines (when the
-    lines were read): it lays out placeholders, and the code arrives in later commits."""
-    if any(c.lines is None for c in commits):
-        return False
-    total = sum(c.lines or 0 for c in commits)
-    return total > 0 and (commit.lines or 0) < SCAFFOLD_SHARE * total
+def _scaffold(commit: Commit, total: int | None) -> bool:
+    """The commit adds files but brings under `SCAFFOLD_SHARE` of the `total` code lines
+    (when they were read): it lays out placeholders, and the code arrives in later commits."""
+    return bool(total) and (commit.lines or 0) < SCAFFOLD_SHARE * (total or 0)
 
 
-def _heaviest(commits: list[Commit]) -> tuple[Commit | None, float]:
-    """The commit that brought the most code lines and its share of them; (None, 0) when a
-    commit's lines are unknown or the code is under `MIN_LINES` (a few atomic steps)."""
-    if not commits or any(c.lines is None for c in commits):
+def _heaviest(commits: list[Commit], total: int | None) -> tuple[Commit | None, float]:
+    """The commit that brought the most of the `total` code lines and its share of them;
+    (None, 0) when the lines are unknown or under `MIN_LINES` (a few atomic steps)."""
+    if not commits or total is None or total < MIN_LINES:
         return None, 0.0
-    total = sum(c.lines or 0 for c in commits)
     heaviest = max(commits, key=lambda c: c.lines or 0)
-    return (heaviest, (heaviest.lines or 0) / total) if total >= MIN_LINES else (None, 0.0)
+    return heaviest, (heaviest.lines or 0) / total
 
 
 def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
@@ -177,14 +174,15 @@ def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
     prior = {p for c in commits[:index] for p in c.added if p.endswith(".py")}
     in_commit = [p for p in best.added if p.endswith(".py")]
     restructure = bool(in_commit) and len(prior) >= 0.5 * len(in_commit)
-    heaviest, heaviest_share = _heaviest(commits)
+    total = code_lines(commits)
+    heaviest, heaviest_share = _heaviest(commits, total)
     return {"largest_commit": best.sha, "largest_share": round(share, 3),
             "heaviest_commit": heaviest.sha if heaviest else None,
             "heaviest_share": round(heaviest_share, 3),
             "largest_index": index, "code_files_added_before": len(prior),
             "restructure": restructure, "code_files": len(code), "span_seconds": span,
             "clustered": clustered, "largest_lines": best.lines,
-            "scaffold": _scaffold(best, commits)}
+            "scaffold": _scaffold(best, total)}
 
 
 def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
