@@ -6,7 +6,8 @@ from pathlib import Path
 
 from docling_core.types.doc import DoclingDocument  # type: ignore[attr-defined]
 
-from automaton_auditor.forensics.crosscheck import check_feature, cross_check
+from automaton_auditor.forensics.crosscheck import cross_check
+from automaton_auditor.forensics.feature_claims import check_feature
 from automaton_auditor.forensics.pdf.citations import extract_cited_paths, normalise_path
 from automaton_auditor.forensics.pdf.claims import extract_feature_claims
 from automaton_auditor.forensics.pdf.model import Block, IngestedReport
@@ -85,7 +86,15 @@ def test_no_citations_and_unreadable_report() -> None:
     findings, verified, hallucinated, _planned = cross_check(_facts((1, "No paths here.")),
                                                              REPO_FILES, None)
     assert (verified, hallucinated) == ([], [])
-    assert len(findings) == 1 and not findings[0].found
+    # nothing to cross-check (short of the success pattern) ...
+    assert not findings[0].found and findings[0].pattern == "success"
+    # ... but nothing invented either: the rubric's "zero hallucinated paths", weakly
+    assert len(findings) == 2 and findings[1].found and findings[1].pattern == "success"
+    assert findings[1].confidence < findings[0].confidence
+    # a claim the code contradicts is invention: no such credit then
+    refuted = cross_check(_facts((1, "The judges run in parallel.")), REPO_FILES, LINEAR)[0]
+    assert any(f.pattern == "failure" for f in refuted)
+    assert not any(f.found and f.facet == "claims.paths" for f in refuted)
     assert cross_check(ReportFacts(readable=False), REPO_FILES, None) == ([], [], [], [])
 
 

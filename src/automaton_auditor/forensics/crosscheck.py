@@ -1,6 +1,7 @@
 """The report's claims checked against the code: cited paths verified against the audited
-commit's files, feature claims against the graph the repo detective rebuilt. Runs in the
-aggregator, after fan-in, because it needs both detectives' facts."""
+commit's files, feature claims against the graph the repo detective rebuilt
+(`forensics.feature_claims`). Runs in the aggregator, after fan-in, because it needs both
+detectives' facts."""
 
 from __future__ import annotations
 
@@ -10,25 +11,17 @@ from dataclasses import dataclass, field
 from typing import NamedTuple
 
 from automaton_auditor.forensics.contradictions import contradiction_findings
-from automaton_auditor.forensics.fanout import DETECTIVE_NODE, detectives_run_first
+from automaton_auditor.forensics.feature_claims import feature_findings
 from automaton_auditor.forensics.pdf.citations import normalise_path
 from automaton_auditor.forensics.pdf.claims import FEATURES
 from automaton_auditor.state import (
     CitedPath,
     CodeNames,
-    FeatureClaim,
     Finding,
     RebuiltGraph,
     ReportFacts,
 )
 
-_JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead|bench|opinion", re.IGNORECASE)
-FEATURE_LABELS = {
-    "parallel_judges": "the judges run in parallel",
-    "parallel_detectives": "the detectives run in parallel",
-    "fan_in": "parallel branches are gathered by a fan-in node",
-    "conditional_routing": "the graph routes with conditional edges",
-}
 MAX_PATH_FINDINGS = 25
 # A sentence that calls the file a stub or future work claims no code in it.
 _ADMITS_EMPTY = re.compile(r"\b(?:empty|blank|stubs?|placeholders?|skeletons?|scaffold\w*|"
@@ -198,10 +191,11 @@ def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph |
     findings = _path_findings(facts, split)
     if split.bare_hit or split.bare_miss:
         findings.append(_bare_finding(split.bare_hit, split.bare_miss))
-    findings.extend(_feature_findings([c for c in facts.claims if c.feature in FEATURES],
+    findings.extend(feature_findings([c for c in facts.claims if c.feature in FEATURES],
                                       graph))
     empty = empty_file_findings(facts.cited_paths, split, names)
     findings.extend(contradiction_findings(facts.claims, code, graph, names, also=empty))
+    findings.extend(_nothing_invented(split, findings))
     return CrossCheck(findings, list(split.verified), [c.path for c in split.hallucinated],
                       [c.path for c in split.planned])
 
@@ -269,6 +263,19 @@ def _path_findings(facts: ReportFacts, split: PathSplit) -> list[Finding]:
     return findings + _planned_finding(split.planned)
 
 
+def _nothing_invented(split: PathSplit, findings: list[Finding]) -> list[Finding]:
+    """A report that cites no path is short of the success pattern, but not the failure
+    pattern (files that do not exist) while nothing it says is contradicted: "zero
+    hallucinated paths" then holds, weakly."""
+    if split.verified or split.hallucinated or any(
+            f.pattern == "failure" and f.facet.startswith("claims.") for f in findings):
+        return []
+    return [Finding(facet="claims.paths", goal="The report invents nothing the code refutes "
+                    "(zero hallucinated paths, no contradicted claim)", found=True,
+                    pattern="success", location="report", confidence=0.5, data={"cited": 0},
+                    rationale="The report cites no path and no claim of it is contradicted.")]
+
+
 def _planned_finding(planned: list[CitedPath]) -> list[Finding]:
     if not planned:
         return []
@@ -292,103 +299,3 @@ def _bare_finding(bare_hit: list[str], bare_miss: list[str]) -> Finding:
         rationale=f"{len(bare_hit)} bare names match a file's basename; {len(bare_miss)} match "
                   f"none (they may name libraries or files outside the repository).",
         data={"bare_matched": bare_hit, "bare_unmatched": bare_miss})
-
-
-def _distance(claim: FeatureClaim) -> int:
-    """Characters between the subject and the claimed behaviour: the closer, the more
-    specific the sentence ("judges run in parallel" beats a long summary sentence)."""
-    subject, behaviour = FEATURES.get(claim.feature, (r"^", r"^"))
-    spans = [[m.span() for m in re.finditer(rx, claim.sentence, re.IGNORECASE)]
-             for rx in (subject, behaviour)]
-    gaps = [max(b[0] - a[1], a[0] - b[1], 0) for a in spans[0] for b in spans[1]]
-    return min(gaps, default=10_000)
-
-
-def _feature_findings(claims: list[FeatureClaim], graph: RebuiltGraph | None) -> list[Finding]:
-    findings: list[Finding] = []
-    seen: set[str] = set()
-    # One verdict per feature, on its most specific sentence (document order breaks ties),
-    # unless another of its sentences is contradicted by name (`detectives_run_first`).
-    ranked = sorted(claims, key=lambda c: (list(FEATURES).index(c.feature)
-                                           if c.feature in FEATURES else 99, _distance(c)))
-    named = {c.feature: (c, why) for c in reversed(ranked) if graph is not None
-             and c.feature == "parallel_detectives"
-             and (why := detectives_run_first(c.sentence, graph))}
-    for claim in ranked:
-        if claim.feature in seen:
-            continue
-        seen.add(claim.feature)
-        verdict, why = check_feature(claim.feature, graph)
-        if claim.feature in named:
-            claim, why = named[claim.feature]
-            verdict = "contradicted"
-        label = FEATURE_LABELS.get(claim.feature, claim.feature)
-        where = f"report p.{claim.page}" if claim.page else "report"
-        if verdict == "contradicted":
-            goal, pattern = f"The report claims {label}, but the rebuilt graph contradicts it", \
-                "failure"
-        elif verdict == "confirmed":
-            goal, pattern = f"The report's claim that {label} is confirmed by the code", "success"
-        else:
-            goal, pattern = f"The report claims {label} (not checkable against the code)", \
-                "neutral"
-        findings.append(Finding(
-            facet="claims.features", goal=goal, found=True, pattern=pattern,
-            content=claim.sentence, location=where, rationale=why,
-            confidence=0.8 if verdict != "unverified" else 0.4,
-            data={"feature": claim.feature, "verdict": verdict}))
-    return findings
-
-
-def _second_layer(graph: RebuiltGraph) -> tuple[str, list[str]] | None:
-    """A fan-out leaving a fan-in node: the parallel layer after the first join (in a
-    courtroom, the judges after the evidence aggregator), whatever the nodes are named."""
-    for source, targets in sorted(graph.fan_out.items()):
-        if source in graph.fan_in and targets:
-            return source, sorted(targets)
-    return None
-
-
-def _parallel(graph: RebuiltGraph, kind: re.Pattern[str], noun: str) -> tuple[str, str]:
-    members = sorted(n for n in graph.nodes if kind.search(n))
-    if not members:
-        layer = _second_layer(graph) if noun == "judges" else None
-        if layer:
-            return "confirmed", (f"No node is named like {noun}, but the join '{layer[0]}' fans "
-                                 f"out again to {', '.join(layer[1])} (a second parallel layer).")
-        return "unverified", f"The rebuilt graph has no node named like {noun}."
-    for source, targets in sorted(graph.fan_out.items()):
-        hit = sorted(t for t in targets if kind.search(t))
-        if len(hit) >= 2 or (hit and len(members) == 1):
-            return "confirmed", f"'{source}' fans out to {', '.join(hit)}."
-    chained = sorted(f"{a} -> {b}" for a, b in graph.edges
-                     if kind.search(a) and kind.search(b))
-    if chained:
-        return "contradicted", (f"The {noun} nodes are chained one after another "
-                                f"({', '.join(chained[:4])}), not fanned out.")
-    if graph.linear and not graph.fan_out:
-        return "contradicted", f"The rebuilt graph is linear: no fan-out reaches {noun}."
-    return "unverified", f"No fan-out to the {noun} nodes ({', '.join(members[:5])}) was found."
-
-
-def check_feature(feature: str, graph: RebuiltGraph | None) -> tuple[str, str]:
-    """("confirmed" | "contradicted" | "unverified", why) for one feature claim."""
-    if graph is None or not graph.nodes:
-        return "unverified", "No graph could be rebuilt from the code to check the claim."
-    if feature == "parallel_judges":
-        return _parallel(graph, _JUDGE_NODE, "judges")
-    if feature == "parallel_detectives":
-        return _parallel(graph, DETECTIVE_NODE, "detectives")
-    if feature == "fan_in":
-        if graph.fan_in:
-            joins = ", ".join(sorted(graph.fan_in)[:4])
-            return "confirmed", f"Fan-in node(s) in the rebuilt graph: {joins}."
-        if graph.linear:
-            return "contradicted", "The rebuilt graph is linear: no node gathers branches."
-        return "unverified", "No fan-in node was recognised in the rebuilt graph."
-    if feature == "conditional_routing":
-        if graph.conditional_sources:
-            return "confirmed", ("Conditional edges leave "
-                                 f"{', '.join(sorted(graph.conditional_sources)[:4])}.")
-        return "contradicted", "The rebuilt graph has no add_conditional_edges call."
-    return "unverified", f"No check is defined for '{feature}'."
