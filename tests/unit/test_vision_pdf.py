@@ -212,7 +212,8 @@ def test_mermaid_block_in_the_text_layer(tmp_path: Path) -> None:
 
 def test_mermaid_source_alone_is_not_a_drawn_diagram(tmp_path: Path) -> None:
     """Mermaid source printed as text, with no picture or drawing anywhere: a success-pattern
-    fact not found (vision.drawn) that caps the criterion at 4, full marks otherwise; a
+    fact not found (vision.drawn): the rubric's "no diagram present", which caps the
+    criterion at 2 however right the flow it spells out (full marks without the fact); a
     report that also draws its diagram gets no such fact."""
     source = ("graph TD\n  S[START] --> R[RepoInvestigator]\n  S --> D[DocAnalyst]\n"
               "  R --> A[EvidenceAggregator]\n  D --> A\n  A --> P[Prosecutor]\n"
@@ -224,7 +225,7 @@ def test_mermaid_source_alone_is_not_a_drawn_diagram(tmp_path: Path) -> None:
     evidence = [Evidence.from_finding(f, "vision", dim.id)
                 for f in vision_findings(text_only)]
     opinions = [offline_opinion(judge, dim, evidence) for judge in JUDGES]
-    assert decide(dim, opinions, evidence, load_rubric()).final_score == 4
+    assert decide(dim, opinions, evidence, load_rubric()).final_score == 2
     rest = [e for e in evidence if e.facet != "vision.drawn"]
     rest_opinions = [offline_opinion(judge, dim, rest) for judge in JUDGES]
     assert decide(dim, rest_opinions, rest, load_rubric()).final_score == 5

@@ -107,9 +107,15 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "part of the history replayed (files committed one by one under invented "
                "dates)", when=graded_cap(3)),
     # Diagrams: Mermaid or DOT source printed as text, nothing drawn (forensics.vision
-    # .findings: vision.drawn, a missing extra): a description of a diagram, not full marks.
-    FailureCap("vision.drawn", ("swarm_visual",), 4, 0.8,
-               "diagram source printed as text (Mermaid or DOT), no diagram drawn"),
+    # .findings: vision.drawn): the reader is shown code, no diagram, which is the rubric's
+    # "no diagram present" (its instruction reads the report's images), whatever flow the
+    # source spells out, as for arrow chains in the prose.
+    FailureCap("vision.drawn", ("swarm_visual",), 2, 0.8,
+               "no diagram drawn (only diagram source printed as text, Mermaid or DOT)"),
+    # Drawings made of characters only (forensics.vision.findings: vision.pictured, a
+    # missing extra): rows read, columns lost, so the flow is partly inferred: no full marks.
+    FailureCap("vision.pictured", ("swarm_visual",), 4, 0.8,
+               "the only diagrams are drawn with characters (their columns are lost)"),
     # No diagram: the report's only flows are arrow chains written in its prose, nothing
     # drawn, no source, no text drawing (forensics.vision.findings: vision.prose_only).
     FailureCap("vision.prose_only", ("swarm_visual",), 2, 0.75,

@@ -42,9 +42,9 @@ EXTRAS: tuple[Extra, ...] = (
           ("safety.timeouts", "safety.url_validation", "safety.auth_errors"),
           "shell injection, a clone into the working directory, no error handling"),
     # The diagram criterion's failure pattern is no diagram, generic boxes or a linear
-    # pipeline; the rubric counts Mermaid or DOT source as a diagram, so a report that prints
-    # the source and draws nothing (forensics.vision.findings: vision.drawn) misses an extra.
-    Extra(("swarm_visual",), ("vision.drawn",),
+    # pipeline; a box drawing made of characters is a diagram, but the text layer loses its
+    # columns (forensics.vision.findings: vision.pictured): not full marks, no failure.
+    Extra(("swarm_visual",), ("vision.pictured",),
           "no diagram, generic boxes with no parallelism, or a linear pipeline"),
     # Report accuracy's failure pattern is files that do not exist and features claimed that
     # the code lacks; a gap the report lists that the code has since closed (forensics

@@ -286,7 +286,7 @@ class DiagramFacts(BaseModel):
     """One diagram candidate found in the report."""
 
     page: int
-    kind: str = "raster"  # raster | scan | vector | mermaid | dot | arrow
+    kind: str = "raster"  # raster | scan | vector | mermaid | dot | text_art | arrow
     width: int = 0
     height: int = 0
     labels: list[str] = Field(default_factory=list)

@@ -48,7 +48,7 @@ MAX_SOURCE_CHARS = 20_000  # a hostile PDF may carry megabytes of "code"; parse 
 class ParsedFlow:
     """Edges parsed from diagram source, with node labels and which edges are conditional."""
 
-    kind: str  # mermaid | dot | arrow
+    kind: str  # mermaid | dot | text_art | arrow
     diagram_type: str = "flowchart"  # flowchart | state | sequence
     edges: list[Edge] = field(default_factory=list)
     conditional: list[Edge] = field(default_factory=list)

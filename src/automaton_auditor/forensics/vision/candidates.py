@@ -30,6 +30,7 @@ import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 from PIL import Image
 
 from automaton_auditor.forensics.diagrams.arrows import parse_arrows, text_art
+from automaton_auditor.forensics.diagrams.boxes import parse_boxes
 from automaton_auditor.forensics.diagrams.flow import ParsedFlow
 from automaton_auditor.forensics.diagrams.parse import MAX_TEXT_CHARS, parse_dot, parse_mermaid
 from automaton_auditor.forensics.pdf.hidden import visible_page_text
@@ -341,8 +342,8 @@ def _no_png() -> bytes:
 
 
 def text_candidates(page_texts: list[str]) -> list[Candidate]:
-    """Diagrams written as text (Mermaid, DOT, arrow chains) in the whole text layer, each
-    placed on the page where it starts. Blocks may span a page break."""
+    """Diagrams written as text (Mermaid, DOT, box drawings, arrow chains) in the whole text
+    layer, each placed on the page where it starts. Blocks may span a page break."""
     starts, offset = [], 0
     for text in page_texts:
         starts.append(offset)
@@ -354,7 +355,7 @@ def text_candidates(page_texts: list[str]) -> list[Candidate]:
 
     found: list[Candidate] = []
     blank = list(full)
-    for start, end, flow in [*parse_mermaid(full), *parse_dot(full)]:
+    for start, end, flow in [*parse_mermaid(full), *parse_dot(full), *parse_boxes(full)]:
         found.append((_text_facts(flow, page_of(start), full[start:end]), _no_png))
         blank[start:end] = " " * (end - start)  # arrow chains must not re-read a block
     rest = "".join(blank)

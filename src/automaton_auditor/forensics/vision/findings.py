@@ -27,7 +27,10 @@ _PART_GOALS = {
     "synthesis": "A diagram shows the judges' opinions synthesised (fan-in to Chief Justice)",
 }
 # How far a reading can be trusted, by where it came from.
-_CONFIDENCE = {"vector": 0.85, "mermaid": 0.85, "dot": 0.85, "arrow": 0.6, "model": 0.6}
+# a box drawing's rows are read as layers, each box joined to each box of the next (columns
+# are lost in the text layer): trusted less than parsed diagram source
+_CONFIDENCE = {"vector": 0.85, "mermaid": 0.85, "dot": 0.85, "text_art": 0.7, "arrow": 0.6,
+               "model": 0.6}
 
 
 @dataclass
@@ -251,11 +254,12 @@ _TEXT_KINDS = (*_SOURCE_KINDS, "arrow")
 def drawn_finding(diagrams: list[DiagramFacts]) -> Finding | None:
     """Mermaid or DOT source printed as text in a report that draws no diagram (no picture,
     no drawing): the source describes a diagram, the reader is shown none. A success-pattern
-    fact not found (a missing extra of the criterion, capped at 4); None when the report
+    fact not found, the rubric's "no diagram present" (capped at 2); None when the report
     draws something or holds no such source."""
     source = [d for d in diagrams if d.kind in _SOURCE_KINDS and d.edges]
-    if not source or any(d.kind not in _TEXT_KINDS for d in diagrams):
-        return None
+    if not source or any(d.kind not in _TEXT_KINDS or d.data.get("text_art_pages")
+                         for d in diagrams):
+        return None  # a picture, or a drawing made of characters, read or not
     pages = ", ".join(f"p.{d.page} {d.kind}" for d in source)
     return Finding(facet="vision.drawn", goal="A diagram is drawn, not only given as source text",
                    found=False, pattern="success", content=pages,
@@ -263,6 +267,24 @@ def drawn_finding(diagrams: list[DiagramFacts]) -> Finding | None:
                    rationale=f"Only diagram source printed as text ({pages}); no picture or "
                              "drawing in the report.",
                    confidence=0.85, data={"source_pages": sorted({d.page for d in source})})
+
+
+def pictured_finding(diagrams: list[DiagramFacts]) -> Finding | None:
+    """A report whose only drawings are made of characters (box drawings read from the text
+    layer): its rows are kept but not its columns, so which box joins which is inferred,
+    and the fan-out and fan-in points are not drawn apart as the success pattern asks. A
+    success-pattern fact not found (a missing extra, no full marks); None when the report
+    holds a picture, a vector drawing or diagram source, or no character drawing."""
+    art = [d for d in diagrams if d.kind == "text_art" and d.edges]
+    if not art or any(d.kind not in ("text_art", "arrow") for d in diagrams):
+        return None
+    pages = ", ".join(f"p.{d.page}" for d in art)
+    return Finding(facet="vision.pictured", goal="A diagram is drawn as a picture, not only "
+                   "with characters", found=False, pattern="success", content=pages,
+                   location=f"report p.{art[0].page}", confidence=0.8,
+                   rationale=f"The only drawings are made of characters ({pages}): their "
+                             "boxes' rows are read, their columns are not.",
+                   data={"text_art_pages": sorted({d.page for d in art})})
 
 
 def prose_flow_finding(diagrams: list[DiagramFacts]) -> Finding | None:
@@ -318,12 +340,14 @@ def vision_findings(diagrams: list[DiagramFacts]) -> list[Finding]:
     """Findings about the report's diagrams, in a fixed order: vision.extract,
     vision.flow.full_split, one vision.flow.<part> per courtroom part (parallel_detectives,
     aggregation, parallel_judges, synthesis), vision.flow.linear,
-    vision.flow.classification, vision.drawn when the only diagrams are source text, and
-    vision.prose_only when they are arrow chains in the prose."""
+    vision.flow.classification, vision.drawn when the only diagrams are source text,
+    vision.pictured when they are drawn with characters, and vision.prose_only when they are
+    arrow chains in the prose."""
     readings = [read_diagram(d) for d in diagrams]
     findings = [extract_finding(diagrams), full_split_finding(readings)]
     findings.extend(part_findings(readings, part) for part in PARTS)
     findings.append(linear_finding(readings))
     findings.append(classification_finding(readings))
-    extra = [f for f in (drawn_finding(diagrams), prose_flow_finding(diagrams)) if f]
+    extra = [f for f in (drawn_finding(diagrams), pictured_finding(diagrams),
+                         prose_flow_finding(diagrams)) if f]
     return [*findings, *extra]
