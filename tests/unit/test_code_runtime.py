@@ -330,3 +330,25 @@ def test_a_wrapped_node_is_found_through_a_package_that_re_exports_it(tmp_path: 
     assert facts["graph.state.dropped_keys"].data["nodes"] == {
         "repo_investigator": ["evidence"]}
     assert any(u.startswith("doc_analyst") for u in facts["graph.execution"].data["undetermined"])
+
+
+def test_detectives_returning_the_whole_state_write_back_what_the_input_carried(
+        tmp_path: Path) -> None:
+    """No input schema: the key the first node reads as ``state["repo_url"]`` must come with
+    the input, so two detectives returning ``{**state, ...}`` in one step both write it back
+    (no reducer): LangGraph stops the run. Read with ``.get`` the key may never arrive, and
+    nothing is concluded."""
+    whole = (('def context_builder(state):\n    return {}',
+              'def context_builder(state):\n    print(state["repo_url"])\n    return {}'),
+             ('return {"evidences": [{"goal": "graph", "found": True}]}',
+              'return {**state, "evidences": [{"goal": "graph", "found": True}]}'),
+             ('return {"evidences": [{"goal": "report", "found": True}]}',
+              'return {**state, "evidences": [{"goal": "report", "found": True}]}'))
+    conflict = _nodes_edited(tmp_path, *whole)["graph.state.parallel_writes"]
+    assert conflict.found
+    assert conflict.data["conflicts"] == [[2, "repo_url", ["doc_analyst", "repo_investigator"]]]
+    assert 'return {**state, "evidences": [{"goal": "graph"' in (conflict.content or "")
+    optional = (('def context_builder(state):\n    return {}',
+                 'def context_builder(state):\n    print(state.get("repo_url"))\n    return {}'),
+                *whole[1:])
+    assert not _nodes_edited(tmp_path / "get", *optional)["graph.state.parallel_writes"].found

@@ -11,6 +11,9 @@
   sources ran; a router picks the targets whose returns are not ruled out by what has arrived
   (``state.get("k")`` is falsy when ``k`` never arrives); each ``Send`` is one more task; two
   writes to a key without a reducer in one step are an error.
+- The input carries the input schema's keys; with none declared, the keys the first nodes read
+  as ``state["k"]`` (`input_needs`), so a node that returns the whole state (``{**state,
+  ...}``) writes them back.
 
 Where names or counts are only known at run time the model says "not determined" and draws no
 failure from it. Nothing is executed.
@@ -45,6 +48,7 @@ class Node:
     whole: bool = False  # returns the whole state
     open: bool = False  # returns something not determined
     reads: dict[str, int] = field(default_factory=dict)  # key -> first line read
+    needs: set[str] = field(default_factory=set)  # keys read as ``state["k"]`` (no default)
     gotos: list[str] = field(default_factory=list)
 
 
@@ -157,7 +161,9 @@ def _node(graph: CallGraph, name: str, info: JSON) -> Node:
             previous = node.writes.get(written, value)
             node.writes[written] = value if previous == value else UNKNOWN
             node.write_lines.setdefault(written, out["line"])
-        node.whole |= bool(out.get("whole"))
+        if out.get("whole") and not node.whole:
+            node.whole = True
+            node.write_lines.setdefault("*", out["line"])  # where the whole state is returned
         node.open |= bool(out.get("open"))
         node.gotos += [g for g in out.get("gotos", []) if g not in node.gotos]
     if node.whole:
@@ -166,6 +172,7 @@ def _node(graph: CallGraph, name: str, info: JSON) -> Node:
             node.writes.setdefault(written, UNKNOWN)
             node.write_lines.setdefault(written, line)
     node.reads = state_reads(graph, key)
+    node.needs = set(state_accesses(graph, key, stores=False, ops=("get",)))
     return node
 
 
@@ -181,13 +188,15 @@ def state_param(graph: CallGraph, key: Key) -> str | None:
         params[0] if params else None)
 
 
-def state_accesses(graph: CallGraph, key: Key, stores: bool) -> dict[str, int]:
+def state_accesses(graph: CallGraph, key: Key, stores: bool,
+                   ops: tuple[str, ...] | None = None) -> dict[str, int]:
     """Keys a function reads from (or, with `stores`, stores into) its state parameter, with
-    the first line of each."""
+    the first line of each (`ops`: only these kinds of access, e.g. "get" for ``s["k"]``)."""
     state = state_param(graph, key)
     found: dict[str, int] = {}
     for access in graph.flow(key).get("keys", []):
-        if access["param"] == state and (access["op"] in ("set", "setattr")) == stores:
+        if access["param"] == state and (access["op"] in ("set", "setattr")) == stores \
+                and (ops is None or access["op"] in ops):
             found.setdefault(access["key"], access["line"])
     return found
 
@@ -249,7 +258,8 @@ def simulate(model: Model, input_keys: set[str] | None = None) -> Run:
     """Run the model from START (the input carries `input_keys`, default: the input schema's
     keys) until no node is triggered, END, or MAX_STEPS."""
     run = Run()
-    given = input_keys if input_keys is not None else (model.input_keys or set())
+    given = input_keys if input_keys is not None else (
+        model.input_keys if model.input_keys is not None else input_needs(model))
     run.arrived = {k: UNKNOWN for k in given if k in model.channels or not model.complete}
     joined: dict[str, set[str]] = {d: set() for _s, d, _o in model.topo.joins}
     frontier = _successors(model, START, run, {}, joined)
@@ -344,6 +354,16 @@ def _successors(model: Model, name: str, run: Run, own: dict[str, Any],
     for target in node.gotos if node else []:
         out[target] = max(out[target], 1)
     return out
+
+
+def input_needs(model: Model) -> set[str]:
+    """With no input schema, the keys the input must carry: state keys that a node START
+    runs first reads as ``state["k"]`` (no default), since nothing ran before it to write
+    them. A node reached by ``Send`` reads its payload instead."""
+    first = {d for (src, d), e in model.topo.edges.items()
+             if src == START and e["kind"] == "static"}
+    return {k for name in first if (node := model.nodes.get(name)) for k in node.needs
+            if k in model.channels or not model.complete}
 
 
 def any_open(model: Model) -> bool:

@@ -78,6 +78,8 @@ def _line(model: Model, name: str, key: str | None = None) -> tuple[str, int] | 
         return None
     if key is not None and key in node.write_lines:
         return node.key[0], node.write_lines[key]
+    if key is not None and node.whole and "*" in node.write_lines:
+        return node.key[0], node.write_lines["*"]  # written back with the whole state
     if key is not None and key in node.reads:
         return node.key[0], node.reads[key]
     info = model.topo.nodes[name]["op"]
@@ -252,8 +254,8 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
              "run again on partial state." if repeats else "Every join runs once.",
            0.85, where, joins=repeats),
         _f("graph.state.parallel_writes", "Parallel nodes write a key without a reducer",
-           bool(conflicts), [q for _s, k, w in conflicts for n in sorted(set(w))
-                             if (q := _line(model, n, k))], repo,
+           bool(conflicts), list(dict.fromkeys(q for _s, k, w in conflicts for n in sorted(set(w))
+                                                if (q := _line(model, n, k)))), repo,
            "; ".join(f"step {s}: {', '.join(sorted(set(w)))} all write {k}"
                      for s, k, w in conflicts) + ": LangGraph raises InvalidUpdateError."
            if conflicts else "No key is written twice in one superstep without a reducer.",
