@@ -154,6 +154,22 @@ def test_structured_output_retry_and_personas(tmp_path: Path) -> None:
     assert by_facet(findings, "judges.collusion").found is False
 
 
+def test_persona_prompts_no_model_receives(tmp_path: Path) -> None:
+    """Distinct persona prompts, but no file imports a library a model call could go
+    through: the judges' scores are fixed in code (judges.no_model); with a chat model
+    imported, no such fact."""
+    mock = JUDGES.replace("from langchain_openai import ChatOpenAI\n", "").replace(
+        '    llm = ChatOpenAI(model="x").with_structured_output(JudicialOpinion)\n', "").replace(
+        "            return llm.invoke(prompt)", "            return JudicialOpinion(score=3)")
+    findings, _ = code_findings(tmp_path, write_repo(tmp_path, {"nodes/judges.py": mock}))
+    assert by_facet(findings, "judges.personas").found
+    unsent = by_facet(findings, "judges.no_model")
+    assert unsent.found and unsent.pattern == "failure" and unsent.data["model_imports"] == []
+    real, _ = code_findings(tmp_path / "real",
+                            write_repo(tmp_path / "real", {"nodes/judges.py": JUDGES}))
+    assert not by_facet(real, "judges.no_model").found
+
+
 def test_persona_collusion_from_prompt_files(tmp_path: Path) -> None:
     body = ("Read every piece of evidence carefully, weigh the rubric criterion, and return a "
             "score from one to five with a short argument citing the evidence ids. ") * 4

@@ -174,6 +174,11 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("judges.fail_before_model", ("judicial_nuance",), 3, 0.8,
                "some judges fail before their model call (a name read on the way is never "
                "bound)", when=graded_cap(3)),
+    # Persona prompts that reach no model (forensics.code.personas: judges.no_model): no
+    # file imports a library a model call could go through, so each judge's score is what
+    # its code fixes, not a persona's judgement.
+    FailureCap("judges.no_model", ("judicial_nuance",), 2, 0.8,
+               "the judges send their persona prompts to no model (scores fixed in code)"),
     FailureCap("llm.fail_before_model", ("structured_output_enforcement",), 3, 0.8,
                "the schema-bound judge calls are never reached (every judge fails before "
                "its model call)"),

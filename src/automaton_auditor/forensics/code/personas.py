@@ -42,6 +42,13 @@ SECURITY = re.compile(r"secur|vulnerab|unsafe|injection|saniti[sz]|os\.system|sh
 PROMPT_FILE = re.compile(r"\.(md|txt|ya?ml|json|j2|jinja2?|prompt|toml)$", re.I)
 PROMPT_PATH = re.compile(r"prompt|persona|judge|prosecut|defen[cs]e|tech[_-]?lead", re.I)
 COLLUSION = 0.5
+# Modules through which a judge could reach a model: chat-model and LLM client libraries, and
+# HTTP clients (a REST call to a model API). A repository that imports none of them anywhere
+# sends its persona prompts to no model.
+MODEL_REACH = ("langchain", "langgraph.prebuilt", "openai", "anthropic", "google.generativeai",
+               "google.genai", "vertexai", "ollama", "groq", "litellm", "mistralai", "cohere",
+               "transformers", "huggingface_hub", "llama_index", "llama_cpp", "dspy",
+               "instructor", "boto3", "requests", "httpx", "aiohttp", "urllib.request")
 MIN_OWN_WORDS = 40  # a persona's own instructions: more than a sentence or two
 MAX_PROMPT_FILE = 200_000
 
@@ -158,8 +165,27 @@ def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     tone = {p: bool(TONE[p].search(i["text"])) for p, i in chosen.items()}
     where = {p: i["loc"] for p, i in chosen.items()}
     security = {p: bool(SECURITY.search(i["text"])) for p, i in chosen.items()}
-    return _findings(chosen, pairs, tone, quote, loc, {"locations": where,
-                                                       "security": security})
+    return [*_findings(chosen, pairs, tone, quote, loc, {"locations": where,
+                                                         "security": security}),
+            *_no_model(facts, chosen, quote, loc)]
+
+
+def _no_model(facts: dict[str, JSON], chosen: dict[str, Any], quote: str,
+              loc: str) -> list[Finding]:
+    """``judges.no_model``: persona prompts exist, but no file of the repository imports a
+    library a model call could go through, so no prompt is ever sent and each judge's score
+    is whatever its code fixes (the rubric's "scores random or purely praise/criticism")."""
+    if len(chosen) < 2:
+        return []
+    reach = sorted({full for f in facts.values() for full in (f.get("imports") or {}).values()
+                    if str(full).startswith(MODEL_REACH)})
+    return [Finding(
+        facet="judges.no_model", goal="The judges send their persona prompts to no model",
+        found=not reach, pattern="failure", location=loc, content=quote or None,
+        confidence=0.8, data={"model_imports": reach[:10]},
+        rationale="No file imports a model or HTTP client library: the persona prompts are "
+                  "never sent, so the judges' scores come from code, not from the personas."
+        if not reach else f"Model libraries imported: {', '.join(reach[:5])}.")]
 
 
 def _findings(chosen: dict[str, Any], pairs: dict[str, float], tone: dict[str, bool],
