@@ -260,3 +260,23 @@ def test_a_chain_of_keyword_free_imports_is_followed_a_bounded_number_of_levels(
     assert "skipped" not in facts["m0.py"] and "skipped" not in facts[
         f"m{IMPORT_ROUNDS - 1}.py"]
     assert "skipped" in facts[f"m{depth - 1}.py"]
+
+
+def test_a_module_the_prefilter_skipped_cannot_import_model_code_named_by_a_keyword(
+        tmp_path: Path) -> None:
+    # nodes/justice.py imports tools/reader.py, which holds no keyword the prefilter looks
+    # for (so its imports are not read); the model code sits in nodes/judges_llm.py, whose
+    # name holds one ("udge"): a file without the keyword cannot name that module, so the
+    # unwired judges cannot run. A model module with a keyword-free name might be imported
+    # by the skipped file: then every file counts, as before.
+    stubs = "from tools.reader import read_pdf  # noqa: F401\n" + STUBS
+    reader = "def read_pdf(path):\n    return open(path, 'rb').read()\n"
+    graph = GRAPH.replace("{prosecutor}", "prosecutor_node")
+    named = write_repo(tmp_path, {"graph.py": graph, "nodes/justice.py": stubs,
+                                  "tools/reader.py": reader, "nodes/judges_llm.py": DEAD})
+    findings, _ = code_findings(tmp_path, named)
+    assert not by_facet(findings, "llm.retry").found
+    plain = write_repo(tmp_path / "plain", {"graph.py": graph, "nodes/justice.py": stubs,
+                                            "tools/reader.py": reader, "nodes/rich.py": DEAD})
+    findings, _ = code_findings(tmp_path / "plain", plain)
+    assert by_facet(findings, "llm.retry").found

@@ -11,7 +11,7 @@ lost the thread), every file counts.
 from __future__ import annotations
 
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
@@ -23,6 +23,7 @@ from automaton_auditor.forensics.code.liveness import (
 )
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.topology import Topology
+from automaton_auditor.forensics.code.walk import TRIGGERS
 from automaton_auditor.state import Finding
 
 OPINION = re.compile(r"opinion|verdict|judg|outcome|ruling|score", re.I)
@@ -56,20 +57,25 @@ def wired_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
     scope = Scope(frozenset(functions), frozenset(files))
     models = [pc for kind in MODEL_KINDS for pc in calls_of(facts, kind)]
     if models and not any(scope.runs(p, str(c["func"])) for p, c in models) and (
-            any(p in files for p, _ in models) or _imports_unknown(facts, files)):
+            any(p in files for p, _ in models)
+            or _imports_unknown(facts, files, {p for p, _ in models})):
         # The graph imports model code yet reaches none of it: the call graph lost the
         # thread. Model code only in files nothing the graph runs imports cannot run.
         return None
     return scope
 
 
-def _imports_unknown(facts: dict[str, JSON], files: frozenset[str] | set[str]) -> bool:
-    """Whether what `files` import is not fully known: a file whose facts were not read
-    (skipped, unparsable), or one that imports by name at run time (importlib,
+def _imports_unknown(facts: dict[str, JSON], files: frozenset[str] | set[str],
+                     targets: set[str]) -> bool:
+    """Whether what `files` import is not fully known (so they may import one of the
+    `targets`): a file whose facts were not read (unparsable; skipped, unless every target's
+    module name holds a trigger word, which a skipped file contains nowhere, so it cannot
+    import them by name), or one that imports by name at run time (importlib,
     ``__import__``)."""
+    named = all(any(t.decode() in PurePosixPath(p).stem for t in TRIGGERS) for p in targets)
     for path in files:
         data = facts.get(path)
-        if not data or "skipped" in data or "error" in data:
+        if not data or "error" in data or ("skipped" in data and not named):
             return True
         imports = (data.get("imports") or {}).values()
         reads = {n for names in (data.get("refs") or {}).values() for n in names}
