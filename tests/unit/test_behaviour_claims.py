@@ -173,6 +173,26 @@ def test_behaviours_of_a_part_the_section_says_is_not_built_yet_are_its_design()
     assert any("not yet wired" in c.sentence for c in claims)
 
 
+def test_a_behaviour_the_sentence_plans_is_no_claim_even_across_a_broken_line() -> None:
+    # "When added, Judges must use" and ".with_structured_output(...) and retry ..." come as
+    # two blocks (the text layer broke the line before the dot): one sentence, a plan
+    section = ("1 Design",)
+    blocks = [Block("heading", "1 Design", 1, level=1),
+              Block("paragraph", "Structured output for Judges: When added, Judges must use",
+                    1, section=section),
+              Block("paragraph", ".with_structured_output(JudicialOpinion) and retry on "
+                    "parse failure.", 1, section=section),
+              Block("paragraph", "Opinions will be enforced via a schema, with a retry when "
+                    "the reply is malformed.", 1, section=section),
+              Block("paragraph", "A retry loop re-asks the model when its reply is "
+                    "malformed.", 2, section=section)]
+    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=2, headings=[],
+                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
+                            blocks=blocks)
+    retries = [c for c in report_facts(report).claims if c.feature == "retry_claim"]
+    assert [(c.page, c.sentence[:20]) for c in retries] == [(2, "A retry loop re-asks")]
+
+
 def _cleanup(kept: bool) -> Finding:
     where = "app/git.py:12: root = tempfile.mkdtemp(prefix='audit_')"
     return Finding(facet="safety.clone_cleanup", goal="The clone's temporary directory is "

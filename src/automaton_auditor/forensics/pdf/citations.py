@@ -80,8 +80,10 @@ NOT_YET = re.compile(
     r"\bwhat remains\b|\bremains? to be (?:built|implemented|written|wired|done)\b|"
     r"\byet to be (?:built|implemented|written|wired)\b|\bwhat(?:'s| is) (?:still )?missing\b",
     re.IGNORECASE)
-_FUTURE_SENTENCE = re.compile(
+FUTURE_SENTENCE = re.compile(
     r"\(new file\)|\bnew file\b|\bwill (?:add|create|introduce|move|extract|split|write)\b|"
+    r"\bwill be (?:enforced|implemented|added|built|wired|created|introduced|written|handled|"
+    r"integrated)\b|\b(?:when|once) (?:added|implemented|built|wired|in place)\b|"
     r"\bto be (?:added|created|written|introduced)\b|\bplanned\b|\bfuture work\b|"
     r"\bfiles? to (?:modify|create|add|change)\b|\bproposed\b|\bTODO\b|"
     + NOT_YET.pattern, re.IGNORECASE)
@@ -144,7 +146,7 @@ def _known_ext(path: str) -> bool:
 def _cited(raw: str, path: str, passage: Passage, context: str, planned: bool = False,
            **extra: object) -> CitedPath:
     disowned = bool(_DISOWNED.search(context))
-    future = planned or passage.future or bool(_FUTURE_SENTENCE.search(context))
+    future = planned or passage.future or bool(FUTURE_SENTENCE.search(context))
     return CitedPath(raw=raw, path=path, page=passage.page, context=context,
                      future=future, asserted=not (future or disowned), **extra)
 

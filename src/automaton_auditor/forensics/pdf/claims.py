@@ -228,20 +228,24 @@ BEHAVIOURS = {"retry_claim": (RETRY, 4), "gate_claim": (GATE, 4), "weight_claim"
 
 def extract_statements(passages: Iterable[tuple[int | None, str]],
                        sentence_splitter: re.Pattern[str] | None = None,
-                       kinds: dict[str, tuple[re.Pattern[str], int]] | None = None
-                       ) -> list[FeatureClaim]:
+                       kinds: dict[str, tuple[re.Pattern[str], int]] | None = None,
+                       plans: re.Pattern[str] | None = None) -> list[FeatureClaim]:
     """Sentences the code's facts can contradict, as `FeatureClaim`s of the kinds in
     `STATEMENTS` (a reducer bound to a state field, what is or is not implemented, an
     unfilled template placeholder, a feature said to be absent, a module function a file
     is said to call, a class quoted code builds), a few per kind, in
     document order. Negations are kept: "X is not implemented" is the claim. `kinds`: other
-    patterns to read instead (`BEHAVIOURS`, read from prose only)."""
+    patterns to read instead (`BEHAVIOURS`, read from prose only); `plans`: sentences that
+    say the work is planned ("... will be enforced via ...") are skipped."""
     splitter = sentence_splitter or SENTENCE_SPLIT
     found: list[FeatureClaim] = []
     counts: dict[str, int] = {}
     for page, text in passages:
         previous = ""
         for sentence in splitter.split(text):
+            if plans is not None and plans.search(sentence):
+                previous = sentence
+                continue
             for kind, (pattern, most) in (kinds or STATEMENTS).items():
                 if counts.get(kind, 0) >= most or not pattern.search(sentence):
                     continue

@@ -10,7 +10,9 @@ whether it is explained or only dropped (`doc.concepts.<slug>`), plus the `Repor
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +23,7 @@ from automaton_auditor.forensics.pdf import ocr as pdf_ocr
 from automaton_auditor.forensics.pdf import structure as pdf_structure
 from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT, ask, make_chunks
 from automaton_auditor.forensics.pdf.citations import (
+    FUTURE_SENTENCE,
     NOT_YET,
     Passage,
     extract_cited_paths,
@@ -314,30 +317,46 @@ def concept_finding(verdict: ConceptVerdict) -> Finding:
 
 def report_facts(report: IngestedReport) -> ReportFacts:
     """Cited paths and feature claims, for the aggregator's cross-check."""
-    future = future_flags((b.kind == "heading", b.level, b.text, b.section)
-                          for b in report.blocks)
-    passages = [Passage(b.page, b.text, flag) for b, flag in zip(report.blocks, future,
-                                                                  strict=True)
+    blocks = _rejoined(report.blocks)
+    future = future_flags((b.kind == "heading", b.level, b.text, b.section) for b in blocks)
+    passages = [Passage(b.page, b.text, flag) for b, flag in zip(blocks, future, strict=True)
                 if b.kind != "furniture"]
     # Feature claims are read from prose only: a heading or contents entry asserts nothing,
     # and neither does a future-work section ("Fix: add a should_retry conditional edge").
-    prose_blocks = [b for b, planned in zip(report.blocks, future, strict=True)
+    prose_blocks = [b for b, planned in zip(blocks, future, strict=True)
                     if b.kind in ("paragraph", "list") and not planned
                     and not any(CONTENTS.search(h) for h in b.section)]
     prose = [(b.page, b.text) for b in prose_blocks]
     # Statements the code's facts can contradict; a placeholder may sit on a heading's line.
-    said = [(b.page, b.text) for b in report.blocks if b.kind in ("paragraph", "list", "heading")
+    said = [(b.page, b.text) for b in blocks if b.kind in ("paragraph", "list", "heading")
             and not any(CONTENTS.search(h) for h in b.section)]
     # How-it-works claims in a section that says its part is not built yet describe the
     # design, not the code ("The judicial layer is designed but not yet wired ... the node
     # retries up to two times"); what such a section says is or is not built is still read.
-    unbuilt = {b.section for b in report.blocks if b.section and NOT_YET.search(b.text)}
+    unbuilt = {b.section for b in blocks if b.section and NOT_YET.search(b.text)}
     built = [(b.page, b.text) for b in prose_blocks if b.section not in unbuilt]
     return ReportFacts(readable=True, page_count=report.page_count,
                        cited_paths=extract_cited_paths(passages, report.page_texts),
                        claims=extract_feature_claims(prose, SENTENCE_SPLIT)
                        + extract_statements(said, SENTENCE_SPLIT)
-                       + extract_statements(built, SENTENCE_SPLIT, BEHAVIOURS))
+                       + extract_statements(built, SENTENCE_SPLIT, BEHAVIOURS,
+                                            FUTURE_SENTENCE))
+
+
+_CONTINUED = re.compile(r"^\s*\.[A-Za-z_]")
+
+
+def _rejoined(blocks: list[Block]) -> list[Block]:
+    """The blocks, with one that starts with a method name (``.with_structured_output(...)``,
+    a line the text layer broke before the dot) joined to the block before it: the sentence
+    it ends begins there ("When added, Judges must use")."""
+    out: list[Block] = []
+    for block in blocks:
+        if out and _CONTINUED.match(block.text) and out[-1].kind != "furniture":
+            out[-1] = dataclasses.replace(out[-1], text=f"{out[-1].text} {block.text.strip()}")
+        else:
+            out.append(block)
+    return out
 
 
 def doc_findings(report: IngestedReport, concepts: list[str]
