@@ -248,3 +248,19 @@ def test_a_module_function_the_code_never_calls_while_it_uses_the_module(
     assert _contradictions(names, "The rubric favors tempfile.TemporaryDirectory; this project "
                                   "clones into tempfile.mkdtemp, subprocess.run with list "
                                   "args, no os.system.") == []
+
+
+def test_an_ast_visitor_no_file_names_is_a_misquote(tmp_path: Path) -> None:
+    names = _repo(tmp_path)
+    facts = _contradictions(names, "Visitor Pattern: A visitor pattern is employed to traverse "
+                                   "and process the AST.",
+                            "Traversal Strategy: Implements ast.NodeVisitor for a depth-first "
+                            "search of node patterns.")
+    assert len(facts) == 2 and facts[0].data["said"] == ["an AST visitor"]
+    # a planned visitor is none, and code that defines one holds the claim
+    assert _contradictions(names, "We will replace ast.walk with an ast.NodeVisitor.") == []
+    (tmp_path / "src" / "tools" / "ast_tools.py").write_text(
+        "import ast\n\n\nclass Finder(ast.NodeVisitor):\n    def visit_Call(self, node):\n"
+        "        self.generic_visit(node)\n")
+    visiting = code_names(tmp_path, ["src/tools/clone.py", "src/tools/ast_tools.py"])
+    assert _contradictions(visiting, "A visitor pattern is employed to traverse the AST.") == []

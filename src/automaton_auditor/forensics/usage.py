@@ -1,7 +1,7 @@
 """Report statements about what the code calls, read against the names the code uses
 (`forensics.code.names`).
 
-Five clear cases only: a sentence saying a repository file uses a module's function
+Six clear cases only: a sentence saying a repository file uses a module's function
 ("src/tools/repo_tools.py uses tempfile.TemporaryDirectory()") about a file that uses that
 module but never that name; code the report quotes that builds an object of a class
 ("llm = ChatOpenAI(model=...)") that no tracked Python file names at all; and a chat model
@@ -9,8 +9,9 @@ class the report says the system runs on ("gpt-4o via ChatOpenAI") that no file 
 the code builds another one (ChatOllama); a method the report says the code calls
 ("every judge uses .with_structured_output()") that no file names at all; and a PDF library
 the report says the system uses ("ingestion using Docling") that no file imports while the
-code reads PDFs with another one (pypdf). A file the code
-index does not hold, a module the file never uses, or a hedged sentence ("should use",
+code reads PDFs with another one (pypdf); and a syntax tree said to be walked by a visitor
+("a visitor pattern is employed to traverse the AST") where no file names one. A file the
+code index does not hold, a module the file never uses, or a hedged sentence ("should use",
 "instead of") contradicts nothing.
 """
 
@@ -142,6 +143,21 @@ def method_misquotes(sentence: str, names: CodeNames, words: set[str]) -> list[M
             for callee in sorted({m["callee"] for m in METHOD_USE.finditer(sentence)} - words)]
 
 
+def visitor_misquotes(sentence: str, names: CodeNames, words: set[str]) -> list[Misquote]:
+    """The syntax tree said to be walked by a visitor (``ast.NodeVisitor``, "a visitor
+    pattern") in a repository whose Python files name no NodeVisitor, NodeTransformer or
+    ``visit_`` method anywhere, comments included."""
+    if not words or _HEDGE.search(sentence) or _ABSENT.search(sentence) or (
+            {"NodeVisitor", "NodeTransformer"} & words) or any(
+            w.startswith("visit_") for w in words):
+        return []
+    return [Misquote("an AST visitor", "The report says the code walks the syntax tree with a "
+                     "visitor; no Python file of the repository names NodeVisitor, "
+                     "NodeTransformer or a visit_ method.",
+                     [f"{len(names.modules)} audited Python files: no NodeVisitor, "
+                      "NodeTransformer or visit_*"], {"callee": "NodeVisitor"})]
+
+
 # A sentence that tells the reader what to do ("Concrete Action: Implement a fallback
 # extractor using PyPDF ...") is a plan, whatever it names.
 _IMPERATIVE = re.compile(r"^\W*(?:[\w &/-]{1,40}:\s*)?(?:implement|add|use|adopt|introduce|"
@@ -241,7 +257,7 @@ def module_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list[
 
 
 USAGE_KINDS = ("api_use", "quoted_call", "chat_class", "method_use", "library_use",
-               "module_api")
+               "module_api", "ast_visitor")
 
 
 def usage_misquotes(kind: str, sentence: str, names: CodeNames,
@@ -251,5 +267,5 @@ def usage_misquotes(kind: str, sentence: str, names: CodeNames,
         return api_misquotes(sentence, names)
     check = {"quoted_call": quoted_misquotes, "chat_class": chat_class_misquotes,
              "method_use": method_misquotes, "library_use": library_misquotes,
-             "module_api": module_misquotes}[kind]
+             "module_api": module_misquotes, "ast_visitor": visitor_misquotes}[kind]
     return check(sentence, names, words)

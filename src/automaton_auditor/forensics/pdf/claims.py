@@ -148,6 +148,10 @@ LIBRARY_USE = re.compile(r"\b(?:via|uses?|using|with|through|built\s+on|backed\s
                          r"powered\s+by|relies\s+on|leverag\w*)\b[^.;]{0,40}?\b"
                          r"(?P<lib>Docling|PyMuPDF|pdfplumber|pypdf|PyPDF2|pdfminer)\b",
                          re.IGNORECASE)
+# The syntax tree said to be walked by a visitor ("A visitor pattern is employed to traverse
+# the AST", "Implements ast.NodeVisitor for depth-first search"): the code must define one.
+AST_VISITOR = re.compile(r"\b(?:visitor\s+pattern|(?:ast\.)?Node(?:Visitor|Transformer)|"
+                         r"AST\s+visitors?)\b", re.IGNORECASE)
 # A method the report says the code calls ("every judge node uses .with_structured_output()"):
 # a snake_case name written as a call, so ordinary words are never read as one.
 METHOD_USE = re.compile(r"\b(?i:uses?|using|calls?|calling|invokes?|via|through|wraps?|"
@@ -174,6 +178,7 @@ STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STAT
               "api_use": (API_USE, 6), "quoted_call": (QUOTED_CALL, 6),
               "chat_class": (CHAT_CLASS, 6), "method_use": (METHOD_USE, 6),
               "library_use": (LIBRARY_USE, 6), "module_api": (MODULE_API, 6),
+              "ast_visitor": (AST_VISITOR, 3),
               "prompt_quote": (PROMPT_QUOTE, 6),
               "prompt_security": (PROMPT_SECURITY, 6), "node_disabled": (DISABLED_NODE, 6),
               "component_gap": (NO_COMPONENT, 6)}
