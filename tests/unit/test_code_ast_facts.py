@@ -55,6 +55,34 @@ def test_safety_facts_confirmed_by_code(tmp_path: Path) -> None:
     assert by_facet(findings, "safety.timeouts").found
 
 
+GITPYTHON = '''
+import tempfile
+
+from git import GitCommandError, Repo
+
+
+def clone(url: str) -> str:
+    tmp = tempfile.mkdtemp()
+    {body}
+    return tmp
+'''
+
+
+def test_a_git_library_clone_in_a_try_block_handles_its_errors(tmp_path: Path) -> None:
+    """GitPython's Repo.clone_from runs git without a subprocess call of the repository's
+    own: in a try block, its errors are handled; bare, they are not."""
+    guarded = GITPYTHON.format(body="try:\n        Repo.clone_from(url, tmp)\n"
+                                    "    except GitCommandError as exc:\n"
+                                    "        raise RuntimeError(str(exc)) from exc")
+    files = write_repo(tmp_path, {"tools.py": guarded})
+    errors = by_facet(code_findings(tmp_path, files)[0], "safety.subprocess_errors")
+    assert errors.found and errors.data["handled"] == 1 and errors.data["total"] == 1
+    bare = GITPYTHON.format(body="Repo.clone_from(url, tmp)")
+    files = write_repo(tmp_path / "bare", {"tools.py": bare})
+    errors = by_facet(code_findings(tmp_path / "bare", files)[0], "safety.subprocess_errors")
+    assert not errors.found and errors.data["total"] == 1
+
+
 def test_literal_os_system_is_not_a_security_flaw(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {"x.py": "import os\n\ndef f():\n    os.system('ls')\n"})
     finding = by_facet(code_findings(tmp_path, files)[0], "safety.os_system")

@@ -75,22 +75,31 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     sub = [(p, c) for p, c in processes if c["name"].startswith("subprocess.")]
     bodies = {(p, c["func"]): _tokens_of(facts, repo, p, c["func"])
               for p, c in [*sub, *every]}
+    # a git library's clone (GitPython's Repo.clone_from ...) runs git without a subprocess
+    # call of the repository's own: its errors are handled when it sits in a try block
+    library = [(p, c) for p, c in every if str(c.get("how", "")).endswith(GIT_LIBRARY_CLONES)]
     handled = [(p, c) for p, c in sub if c["in_try"] or c["check"]
-               or "returncode" in bodies[(p, c["func"])]]
+               or "returncode" in bodies[(p, c["func"])]] + [
+        (p, c) for p, c in library if c.get("in_try")]
+    checked = sub + library
     timed = [(p, c) for p, c in sub if c["timeout"]]
     return [
         _clone_function(facts, every, repo),
         _sandbox_finding(found, proved, temps, never_run),
         _cleanup_finding(proved, graph, repo),
-        call_finding("safety.subprocess_errors", "Subprocess calls are checked for errors",
-           bool(sub) and len(handled) * 2 >= len(sub), "success", handled or sub,
-           f"{len(handled)} of {len(sub)} subprocess call(s) sit in try blocks or pass check=.",
-           confidence=0.75, handled=len(handled), total=len(sub)),
+        call_finding("safety.subprocess_errors", "Subprocess and git calls are checked for "
+           "errors", bool(checked) and len(handled) * 2 >= len(checked), "success",
+           handled or checked, f"{len(handled)} of {len(checked)} subprocess or git library "
+           "call(s) sit in try blocks or pass check=.", confidence=0.75,
+           handled=len(handled), total=len(checked)),
         call_finding("safety.timeouts", "Subprocess calls set a timeout", bool(timed), "success",
            timed or sub, f"{len(timed)} of {len(sub)} subprocess call(s) pass timeout=.",
            confidence=0.8, timed=len(timed), total=len(sub)),
         *_clone_input_findings(facts, every, bodies),
     ]
+
+
+GIT_LIBRARY_CLONES = ("clone_from", "clone_repository", "porcelain.clone")
 
 
 def _sandbox_finding(found: list[Clone], proved: list[Clone],
