@@ -196,6 +196,11 @@ def test_persona_prompts_no_model_receives(tmp_path: Path) -> None:
     real, _ = code_findings(tmp_path / "real",
                             write_repo(tmp_path / "real", {"nodes/judges.py": JUDGES}))
     assert not by_facet(real, "judges.no_model").found
+    # a model client imported in a module the prefilter skips (no keyword in it) still counts
+    client = "from openai import OpenAI\n\nclient = OpenAI()\n"
+    helper, _ = code_findings(tmp_path / "helper", write_repo(
+        tmp_path / "helper", {"nodes/judges.py": mock, "llm_client.py": client}))
+    assert not by_facet(helper, "judges.no_model").found
 
 
 def test_persona_collusion_from_prompt_files(tmp_path: Path) -> None:

@@ -24,6 +24,7 @@ from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, own_text
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.source import line_at
+from automaton_auditor.forensics.code.walk import read_facts
 from automaton_auditor.state import Finding
 from automaton_auditor.text import clip
 
@@ -167,18 +168,32 @@ def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     security = {p: bool(SECURITY.search(i["text"])) for p, i in chosen.items()}
     return [*_findings(chosen, pairs, tone, quote, loc, {"locations": where,
                                                          "security": security}),
-            *_no_model(facts, chosen, quote, loc)]
+            *_no_model(repo, facts, chosen, quote, loc)]
 
 
-def _no_model(facts: dict[str, JSON], chosen: dict[str, Any], quote: str,
+def _model_imports(repo: Path, facts: dict[str, JSON]) -> list[str] | None:
+    """The model, LLM client and HTTP libraries the repository's Python files import (the
+    files the prefilter skipped are parsed for it), or None when a file cannot be parsed."""
+    def reach(files: list[JSON]) -> list[str]:
+        return sorted({full for f in files for full in (f.get("imports") or {}).values()
+                       if str(full).startswith(MODEL_REACH)})
+
+    found = reach(list(facts.values()))
+    if found:
+        return found
+    every = [facts[p] if "skipped" not in facts[p] else read_facts(repo, p, force=True)
+             for p in sorted(facts)]
+    return None if any("error" in f for f in every) else reach(every)
+
+
+def _no_model(repo: Path, facts: dict[str, JSON], chosen: dict[str, Any], quote: str,
               loc: str) -> list[Finding]:
     """``judges.no_model``: persona prompts exist, but no file of the repository imports a
     library a model call could go through, so no prompt is ever sent and each judge's score
     is whatever its code fixes (the rubric's "scores random or purely praise/criticism")."""
-    if len(chosen) < 2:
+    reach = _model_imports(repo, facts) if len(chosen) >= 2 else None
+    if reach is None:
         return []
-    reach = sorted({full for f in facts.values() for full in (f.get("imports") or {}).values()
-                    if str(full).startswith(MODEL_REACH)})
     return [Finding(
         facet="judges.no_model", goal="The judges send their persona prompts to no model",
         found=not reach, pattern="failure", location=loc, content=quote or None,
