@@ -106,3 +106,18 @@ def test_a_box_drawing_is_a_drawn_diagram_showing_the_split_short_of_full_marks(
     evidence = [Evidence.from_finding(f, "vision", dim.id) for f in facts.values()]
     opinions = [offline_opinion(judge, dim, evidence) for judge in JUDGES]
     assert decide(dim, opinions, evidence, load_rubric()).final_score == 4
+
+
+def test_wide_or_endless_drawings_are_bounded() -> None:
+    """A hostile text layer: a row of forty boxes is no architecture drawing (no flow), and
+    a deep drawing of wide rows yields at most MAX_EDGES edges (each layer joined to the next
+    would otherwise grow as rows times boxes squared)."""
+    from automaton_auditor.forensics.diagrams.boxes import MAX_EDGES
+
+    border = "┌" + "─" * 10 + "┐"
+    wide = " ".join(f"│ N{i} │" for i in range(40))
+    assert parse_boxes("\n".join([border, wide, border, "│"] * 50)) == []
+    rows = [" ".join(f"│ R{r}C{i} │" for i in range(12)) for r in range(60)]
+    deep = "\n".join(line for row in rows for line in (border, row, border, "│"))
+    (_s, _e, flow), = parse_boxes(deep)
+    assert len(flow.edges) == MAX_EDGES

@@ -26,6 +26,8 @@ _CORNER = re.compile(r"[┌┐└┘╔╗╚╝]|\+[-=]{3,}")
 _RULE = re.compile(r"[├┤┼╠╣╬]|[-=─━═]{3,}")
 _NAME = re.compile(r"[A-Za-z][\w .:/()&'-]{0,60}")
 MIN_LAYERS = 2
+MAX_ROW = 12  # boxes side by side: a wider row is no architecture drawing (and bounds the work)
+MAX_EDGES = 300
 
 
 def _cells(line: str) -> list[str]:
@@ -97,13 +99,12 @@ def parse_boxes(text: str) -> list[Block]:
     found: list[Block] = []
     for start, end, body in _blocks(text[:MAX_TEXT_CHARS]):
         layers = _layers(body)
-        if len(layers) < MIN_LAYERS:
+        if len(layers) < MIN_LAYERS or max(map(len, layers)) > MAX_ROW:
             continue
         flow = ParsedFlow(kind="text_art")
-        for upper, lower in pairwise(layers):
-            for src in upper:
-                for dst in lower:
-                    flow.add(src, dst)
+        pairs = [(s, d) for upper, lower in pairwise(layers) for s in upper for d in lower]
+        for src, dst in pairs[:MAX_EDGES]:
+            flow.add(src, dst)
         if flow.edges:
             found.append((start, end, flow))
     return found
