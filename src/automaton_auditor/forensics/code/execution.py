@@ -46,6 +46,7 @@ class Node:
     writes: dict[str, Any] = field(default_factory=dict)  # key -> literal value or "?"
     write_lines: dict[str, int] = field(default_factory=dict)
     whole: bool = False  # returns the whole state
+    whole_line: int = 0  # where it first returns the whole state
     open: bool = False  # returns something not determined
     reads: dict[str, int] = field(default_factory=dict)  # key -> first line read
     needs: set[str] = field(default_factory=set)  # keys read as ``state["k"]`` (no default)
@@ -162,8 +163,7 @@ def _node(graph: CallGraph, name: str, info: JSON) -> Node:
             node.writes[written] = value if previous == value else UNKNOWN
             node.write_lines.setdefault(written, out["line"])
         if out.get("whole") and not node.whole:
-            node.whole = True
-            node.write_lines.setdefault("*", out["line"])  # where the whole state is returned
+            node.whole, node.whole_line = True, out["line"]
         node.open |= bool(out.get("open"))
         node.gotos += [g for g in out.get("gotos", []) if g not in node.gotos]
     if node.whole:

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from automaton_auditor.forensics.code.blocked import Undefined
+from automaton_auditor.forensics.code.classify import LLM_PACKAGES
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, own_text
 from automaton_auditor.forensics.code.liveness import Scope
@@ -43,10 +44,10 @@ SECURITY = re.compile(r"secur|vulnerab|unsafe|injection|saniti[sz]|os\.system|sh
 PROMPT_FILE = re.compile(r"\.(md|txt|ya?ml|json|j2|jinja2?|prompt|toml)$", re.I)
 PROMPT_PATH = re.compile(r"prompt|persona|judge|prosecut|defen[cs]e|tech[_-]?lead", re.I)
 COLLUSION = 0.5
-# Modules through which a judge could reach a model: chat-model and LLM client libraries, and
-# HTTP clients (a REST call to a model API). A repository that imports none of them anywhere
-# sends its persona prompts to no model.
-MODEL_REACH = ("langchain", "langgraph.prebuilt", "openai", "anthropic", "google.generativeai",
+# Modules through which a judge could reach a model: the chat-model packages the call facts
+# know (`classify.LLM_PACKAGES`), other LLM clients, and HTTP clients (a REST call to a model
+# API). A repository that imports none of them anywhere sends its persona prompts to no model.
+MODEL_REACH = (*LLM_PACKAGES, "langchain", "langgraph.prebuilt", "google.generativeai",
                "google.genai", "vertexai", "ollama", "groq", "litellm", "mistralai", "cohere",
                "transformers", "huggingface_hub", "llama_index", "llama_cpp", "dspy",
                "instructor", "boto3", "requests", "httpx", "aiohttp", "urllib.request")

@@ -78,8 +78,8 @@ def _line(model: Model, name: str, key: str | None = None) -> tuple[str, int] | 
         return None
     if key is not None and key in node.write_lines:
         return node.key[0], node.write_lines[key]
-    if key is not None and node.whole and "*" in node.write_lines:
-        return node.key[0], node.write_lines["*"]  # written back with the whole state
+    if key is not None and node.whole_line:
+        return node.key[0], node.whole_line  # written back with the whole state
     if key is not None and key in node.reads:
         return node.key[0], node.reads[key]
     info = model.topo.nodes[name]["op"]

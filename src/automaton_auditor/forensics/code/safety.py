@@ -9,7 +9,13 @@ from pathlib import Path
 from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
-from automaton_auditor.forensics.code.sandbox import Clone, clones, removal_sites, removals
+from automaton_auditor.forensics.code.sandbox import (
+    Clone,
+    clones,
+    library_clone,
+    removal_sites,
+    removals,
+)
 from automaton_auditor.forensics.code.source import function_source, function_tokens, line_at
 from automaton_auditor.forensics.code.unnamed import named_nowhere
 from automaton_auditor.state import Finding
@@ -75,9 +81,9 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     sub = [(p, c) for p, c in processes if c["name"].startswith("subprocess.")]
     bodies = {(p, c["func"]): _tokens_of(facts, repo, p, c["func"])
               for p, c in [*sub, *every]}
-    # a git library's clone (GitPython's Repo.clone_from ...) runs git without a subprocess
-    # call of the repository's own: its errors are handled when it sits in a try block
-    library = [(p, c) for p, c in every if str(c.get("how", "")).endswith(GIT_LIBRARY_CLONES)]
+    # GitPython's Repo.clone_from runs git without a subprocess call of the repository's
+    # own: its errors are handled when it sits in a try block
+    library = [(p, c) for p, c in every if library_clone(c)]
     handled = [(p, c) for p, c in sub if c["in_try"] or c["check"]
                or "returncode" in bodies[(p, c["func"])]] + [
         (p, c) for p, c in library if c.get("in_try")]
@@ -97,9 +103,6 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
            confidence=0.8, timed=len(timed), total=len(sub)),
         *_clone_input_findings(facts, every, bodies),
     ]
-
-
-GIT_LIBRARY_CLONES = ("clone_from", "clone_repository", "porcelain.clone")
 
 
 def _sandbox_finding(found: list[Clone], proved: list[Clone],

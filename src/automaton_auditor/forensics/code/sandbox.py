@@ -118,16 +118,22 @@ def wrapper_clones(graph: CallGraph, facts: dict[str, JSON],
     return [(path, call) for (path, _line), call in sorted(found.items())]
 
 
+def library_clone(call: JSON) -> bool:
+    """A clone fact of GitPython's ``Repo.clone_from``: git run by a library, not by a
+    subprocess call of the repository's own."""
+    return str(call.get("how", "")).startswith("GitPython")
+
+
 def _destination(graph: CallGraph, key: Key, call: JSON) -> list[str]:
     index = call.get("site")
     if index is None:
         how = str(call.get("how", ""))
-        tail = "clone_from" if how.startswith("GitPython") else how.rsplit(".", 1)[-1]
+        tail = "clone_from" if library_clone(call) else how.rsplit(".", 1)[-1]
         index = site_at(graph, key, call["line"], tail)
     if index is None:
         return []
     site = graph.sites(key)[index]
-    if str(call.get("how", "")).startswith("GitPython"):
+    if library_clone(call):
         return _payload(site, DEST_KEYWORDS, skip_first=True)
     return _payload(site, (*COMMAND_KEYWORDS, *DEST_KEYWORDS))
 
