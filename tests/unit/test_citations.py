@@ -283,6 +283,18 @@ def test_a_file_the_report_says_to_make_or_that_is_missing_is_planned() -> None:
     assert hallucinated == ["src/nodes/defense.py"]
 
 
+def test_a_file_the_challenge_asks_for_is_planned_and_the_claim_beside_it_is_not() -> None:
+    """"The spec calls for X; the logic lives in Y": X is the challenge's requirement, Y a
+    claim about the code (hallucinated when absent). A file the code requires stays a claim."""
+    _, hallucinated, planned = _check([
+        (1, "3. Final submission spec calls for `src/nodes/verdict.py`; current synthesis "
+            "logic lives in `src/nodes/supreme_court.py`."),
+        (2, "The rubric requires a `src/nodes/bench.py` module."),
+        (3, "The graph requires `src/nodes/wiring.py` to be imported first.")])
+    assert planned == ["src/nodes/bench.py", "src/nodes/verdict.py"]
+    assert hallucinated == ["src/nodes/supreme_court.py", "src/nodes/wiring.py"]
+
+
 def test_a_file_the_run_writes_is_no_claim_that_it_is_committed() -> None:
     verified, hallucinated, _ = _check([
         (1, "Export traces after each run; save URLs to\naudit/langsmith_logs/trace_urls.txt"),

@@ -292,6 +292,40 @@ def test_markdown_report(tmp_path: Path) -> None:
     assert [c.path for c in facts.cited_paths] == ["src/graph.py"]
 
 
+def _monospaced_pdf(path: Path, lines: list[str]) -> Path:
+    c = canvas.Canvas(str(path), pagesize=A4)
+    y = A4[1] - 72
+    for line in lines:
+        c.setFont("Courier", 9)
+        c.drawString(72, y, line)
+        y -= 12
+    c.save()
+    return path
+
+
+def test_markdown_source_printed_as_a_pdf_has_its_hash_headings(tmp_path: Path) -> None:
+    """A report that is its Markdown source printed in one font: its `##` lines are its
+    headings (so a plan section is a plan); fenced code comments are not."""
+    body = "The aggregator waits for every detective branch before the judges start."
+    path = _monospaced_pdf(tmp_path / "md.pdf", [
+        "# Interim Report", "", "## 1) Architecture", body, "```python",
+        "# Detective fan-out: three detectives", "builder.add_edge(START, 'a')", "```", "",
+        "## 2) Known Gaps and Concrete Plan", "### 2.2 Implementation plan", "",
+        "1. Move deterministic synthesis in `src/nodes/justice.py`.", "", "## 3) Diagram", body])
+    report = ingest_report(path, ReportLimits())
+    assert report.heading_source == "markdown"
+    assert [(lvl, text) for lvl, _page, text in report.headings] == [
+        (1, "Interim Report"), (2, "1) Architecture"), (2, "2) Known Gaps and Concrete Plan"),
+        (3, "2.2 Implementation plan"), (2, "3) Diagram")]
+    _, facts = doc_findings(report, [])
+    assert [(c.path, c.future) for c in facts.cited_paths] == [("src/nodes/justice.py", True)]
+    # the same lines as comments in code, without two `##` lines: fonts, not Markdown
+    code = _monospaced_pdf(tmp_path / "code.pdf", [
+        "2. Architecture", body, "# Detective fan-out", "builder.add_edge(START, 'a')",
+        "## a comment", body])
+    assert ingest_report(code, ReportLimits()).heading_source != "markdown"
+
+
 def test_html_and_docx_reports(tmp_path: Path) -> None:
     import docx
 

@@ -107,6 +107,11 @@ _OUTPUT_BEFORE = re.compile(r"\b(?:sav(?:e|es|ed|ing)|writ(?:e|es|ten|ing)|expor
 # ("- Judges: Add `src/nodes/judges.py` with three nodes"): a plan, not a claim.
 _MAKE_BEFORE = re.compile(r"(?:^|[\n:;\u2022*]\s*|[.!?]\s+|-\s+)(?:Add|Create|Implement|Introduce|"
                           r"Write|Build)\s+(?:(?:a|an|the|new)\s+)*[`'\"]?$")
+# A path the challenge asks for ("the final submission spec calls for `src/nodes/justice.py`"):
+# a requirement the report quotes, not a claim that the file is committed.
+_REQUIRED_BEFORE = re.compile(r"\b(?:spec(?:ification)?|rubric|challenge|brief|assignment)\b"
+                              r"[^.;\n]{0,30}\b(?:calls for|requires|expects|asks for|mandates)"
+                              r"\s+(?:(?:a|an|the)\s+)?[`'\"]?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -225,7 +230,8 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
         argument = bool(_OPTION_BEFORE.search(before) or _OUTPUT_BEFORE.search(before))
         yield _cited(match.group(0), path, passage, sentence_around(text, *match.span()),
                      verify_only=argument or not _known_ext(path),
-                     planned=bool(_MAKE_BEFORE.search(before)))
+                     planned=bool(_MAKE_BEFORE.search(before)
+                                          or _REQUIRED_BEFORE.search(before)))
     masked = _mask(masked, (m.span() for m in whole))
     repaired = [(span, cited) for span, cited in _repaired(masked, passage)
                 if cited.path and cited.path not in {normalise_path(m.group(0)) for m in whole}]

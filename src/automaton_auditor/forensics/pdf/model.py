@@ -130,7 +130,7 @@ class IngestedReport:
     warnings: list[str]
     blocks: list[Block] = field(default_factory=list)
     source_format: str = "pdf"
-    heading_source: str = "none"  # outline | fonts | docling | none
+    heading_source: str = "none"  # outline | markdown | fonts | docling | none
     text_pages: int = 0
     javascript: bool = False
     ocr: bool = False  # text recovered by OCR: structure and wording are less reliable

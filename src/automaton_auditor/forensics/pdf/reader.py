@@ -35,6 +35,7 @@ from automaton_auditor.forensics.pdf.claims import (
     extract_statements,
 )
 from automaton_auditor.forensics.pdf.concepts import CONTENTS, ConceptVerdict, classify, slug
+from automaton_auditor.forensics.pdf.markdown_marks import markdown_headings
 from automaton_auditor.forensics.pdf.model import (
     Block,
     Chunk,
@@ -104,6 +105,9 @@ def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
     source = "outline" if marks else "none"
     if marks:
         marks = fill_outline(lines, marks, skip)
+    if not marks:
+        marks = markdown_headings(lines, skip)
+        source = "markdown" if marks else "none"
     if not marks:
         marks = pdf_structure.font_headings(lines, skip)
         source = "fonts" if marks else "none"
