@@ -296,12 +296,13 @@ def test_a_file_the_challenge_asks_for_is_planned_and_the_claim_beside_it_is_not
 
 
 def test_a_file_the_run_writes_is_no_claim_that_it_is_committed() -> None:
-    verified, hallucinated, _ = _check([
+    verified, hallucinated, planned = _check([
         (1, "Export traces after each run; save URLs to\naudit/langsmith_logs/trace_urls.txt"),
         (2, '" > audit/langsmith_logs/runs.txt'),
         (3, "The graph is written to src/graph.py and README.md lists audit/missing.md.")])
     assert verified == ["README.md", "src/graph.py"]
     assert hallucinated == ["audit/missing.md"]
+    assert planned == ["audit/langsmith_logs/runs.txt", "audit/langsmith_logs/trace_urls.txt"]
 
 
 def test_plan_headings_open_future_sections() -> None:

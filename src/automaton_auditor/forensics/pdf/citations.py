@@ -99,7 +99,7 @@ _NUMBER = re.compile(r"^(\d+(?:\.\d+)*)[.)]?\s")
 _OPTION_BEFORE = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*(?:=|[ \t]*\n?[ \t]*)$")
 # Where a run writes ("save URLs to audit/x.txt", "the report is written to out/r.md", a
 # shell's `> audit/x.txt`): an output of the system, not a claim that the file is committed
-# (verified when present).
+# (verified when present, else planned: a file the run will make).
 _OUTPUT_BEFORE = re.compile(r"\b(?:sav(?:e|es|ed|ing)|writ(?:e|es|ten|ing)|export(?:s|ed|ing)?|"
                             r"dump(?:s|ed|ing)?)\b(?:\s+[\w-]+){0,3}\s+(?:to|into)\s+[`'\"]?$|"
                             r"(?:^|\s)>>?[ \t]*$", re.IGNORECASE)
@@ -227,11 +227,12 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
         # An option's argument is no claim that the file is committed: verified when present,
         # never hallucinated (`run --pdf-path audit/cache/report.pdf` downloads it there).
         before = masked[max(0, match.start() - 60):match.start()]
-        argument = bool(_OPTION_BEFORE.search(before) or _OUTPUT_BEFORE.search(before))
+        # What a run writes is verified when committed, else something the run will make.
+        output = bool(_OUTPUT_BEFORE.search(before))
         yield _cited(match.group(0), path, passage, sentence_around(text, *match.span()),
-                     verify_only=argument or not _known_ext(path),
-                     planned=bool(_MAKE_BEFORE.search(before)
-                                          or _REQUIRED_BEFORE.search(before)))
+                     verify_only=bool(_OPTION_BEFORE.search(before)) or not _known_ext(path),
+                     planned=output or bool(_MAKE_BEFORE.search(before)
+                                            or _REQUIRED_BEFORE.search(before)))
     masked = _mask(masked, (m.span() for m in whole))
     repaired = [(span, cited) for span, cited in _repaired(masked, passage)
                 if cited.path and cited.path not in {normalise_path(m.group(0)) for m in whole}]
