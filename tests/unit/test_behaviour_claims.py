@@ -173,6 +173,30 @@ def test_behaviours_of_a_part_the_section_says_is_not_built_yet_are_its_design()
     assert any("not yet wired" in c.sentence for c in claims)
 
 
+def test_a_behaviour_the_report_lists_as_not_built_yet_is_claimed_nowhere_in_it() -> None:
+    # p.1 explains the design ("or the call retries"); p.8 says the retry logic is what
+    # remains to build: the report disclosed it, so p.1 is no claim the code contradicts
+    blocks = [Block("heading", "1 Why Pydantic", 1, level=1),
+              Block("paragraph", "Binding the model with structured output forces the reply "
+                    "to conform to the schema, or the call retries.", 1,
+                    section=("1 Why Pydantic",)),
+              Block("heading", "4. Known Gaps", 8, level=1),
+              Block("paragraph", "What remains is building the three judge nodes with "
+                    "structured output enforcement and retry logic.", 8,
+                    section=("4. Known Gaps",))]
+
+    def retry_pages(blocks: list[Block]) -> list[int | None]:
+        report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=8, headings=[],
+                                chunks=[], document=DoclingDocument(name="r"), warnings=[],
+                                blocks=blocks)
+        return [c.page for c in report_facts(report).claims if c.feature == "retry_claim"]
+
+    assert retry_pages(blocks) == []
+    # a gap that does not name the retries leaves the design sentence a claim
+    assert retry_pages([*blocks[:3], Block("paragraph", "What remains is wiring the judges.",
+                                           8, section=("4. Known Gaps",))]) == [1]
+
+
 def test_a_behaviour_the_sentence_plans_is_no_claim_even_across_a_broken_line() -> None:
     # "When added, Judges must use" and ".with_structured_output(...) and retry ..." come as
     # two blocks (the text layer broke the line before the dot): one sentence, a plan

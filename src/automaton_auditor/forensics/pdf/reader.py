@@ -33,6 +33,7 @@ from automaton_auditor.forensics.pdf.claims import (
     BEHAVIOURS,
     extract_feature_claims,
     extract_statements,
+    not_disclosed,
 )
 from automaton_auditor.forensics.pdf.concepts import CONTENTS, ConceptVerdict, classify, slug
 from automaton_auditor.forensics.pdf.markdown_marks import markdown_headings
@@ -343,8 +344,9 @@ def report_facts(report: IngestedReport) -> ReportFacts:
                        cited_paths=extract_cited_paths(passages, report.page_texts),
                        claims=extract_feature_claims(prose, SENTENCE_SPLIT)
                        + extract_statements(said, SENTENCE_SPLIT)
-                       + extract_statements(built, SENTENCE_SPLIT, BEHAVIOURS,
-                                            FUTURE_SENTENCE))
+                       + extract_statements(built, SENTENCE_SPLIT, not_disclosed(
+                           BEHAVIOURS, (b.text for b in blocks), NOT_YET, SENTENCE_SPLIT),
+                           FUTURE_SENTENCE))
 
 
 _CONTINUED = re.compile(r"^\s*\.[A-Za-z_]")
