@@ -7,12 +7,12 @@ import ast
 import re
 from collections.abc import Callable
 
-from automaton_auditor.forensics.code.common import dotted
+from automaton_auditor.forensics.code.common import dotted, resolve
 
 OPINION_TEXT = {"argument", "reasoning", "rationale", "explanation", "justification",
                 "comment", "comments", "feedback", "opinion_text", "content_lower"}
 EVIDENCE = re.compile(r"evidence|^found$|cited|citation", re.I)
-CRITERION = re.compile(r"criteri|dimension|dim_id|dim$|rubric_id", re.I)
+CRITERION = re.compile(r"criteri|dimension|dim_id|dim$|rubric_id|^crit(?:_id)?$", re.I)
 JUDGE_ATTR = re.compile(r"^(judge|judge_name|persona|role|judge_type|judge_role)$", re.I)
 PERSONA = re.compile(r"prosecut|defen[cs]e|tech[\s_-]?lead", re.I)
 SCORE_TARGET = re.compile(r"score|final|verdict|grade|rating|weight|result|capped|raw", re.I)
@@ -267,3 +267,57 @@ def unpacks(stmts: list[ast.stmt], identity_test: Callable[[ast.expr], bool]) ->
             isinstance(s, ast.If) and identity_test(s.test) and unpacks(s.body, identity_test)
             and (not s.orelse or unpacks(s.orelse, identity_test)))
         for s in stmts)
+
+
+def weighted_sum(node: ast.BinOp) -> bool:
+    """``t * 0.4 + p * 0.3 + d * 0.3``: products by constant weights that add up to 1, a
+    weighted mean with no division."""
+    terms: list[ast.expr] = []
+    todo: list[ast.expr] = [node]
+    while todo:
+        current = todo.pop()
+        if isinstance(current, ast.BinOp) and isinstance(current.op, ast.Add):
+            todo += [current.left, current.right]
+        else:
+            terms.append(current)
+    weights = [_constant_factor(term) for term in terms]
+    return len(terms) >= 2 and all(w is not None for w in weights) and \
+        abs(sum(w or 0.0 for w in weights) - 1.0) < 0.011
+
+
+def _constant_factor(term: ast.expr) -> float | None:
+    if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
+        for side in (term.left, term.right):
+            if isinstance(side, ast.Constant) and isinstance(side.value, int | float) and \
+                    not isinstance(side.value, bool):
+                return float(side.value)
+    return None
+
+
+def summed(numerator: ast.expr) -> ast.expr:
+    """What ``sum(x)`` or ``sum(x.values())`` adds up (``x``); else the numerator itself."""
+    if call_name(numerator) == "sum" and isinstance(numerator, ast.Call) and numerator.args:
+        inner = numerator.args[0]
+        if isinstance(inner, ast.Call) and isinstance(inner.func, ast.Attribute) and \
+                inner.func.attr == "values" and not inner.args:
+            return inner.func.value
+        return inner
+    return numerator
+
+
+def call_reads(node: ast.Call, imports: dict[str, str]) -> set[str]:
+    """What a call's answer rests on: a spread, an attribute named by ``getattr``, words a
+    literal is searched for, or ``call:<name>`` (a local helper read across the call graph)."""
+    name = dotted(node.func) or ""
+    tail = (resolve(name, imports) or name).rsplit(".", 1)[-1]
+    if tail in SPREAD_CALLS:
+        return {"spread"}
+    if tail == "getattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
+        return attr_kind(str(node.args[1].value))
+    if tail in ("search", "match", "findall", "startswith", "endswith", "find", "count"):
+        return {"words"} if any(isinstance(a, ast.Constant) for a in node.args) else set()
+    if name and not name.startswith(("str.", "len", "max", "min", "sum", "round", "int",
+                                     "float", "abs", "any", "all", "sorted", "list")) \
+            and "." not in name.removeprefix("self.").removeprefix("cls."):
+        return {f"call:{name}"}
+    return set()

@@ -3,7 +3,8 @@
 For a function that handles scores, the walk records (JSON, by line):
 
 - ``means``: a mean of scores (``sum(s) / len(s)``, ``statistics.mean``, a weighted sum over
-  a total); ``spreads``: a score spread (``max(s) - min(s)``, ``stdev``, ``variance``);
+  a total or by constant weights adding up to 1); ``spreads``: a score spread
+  (``max(s) - min(s)``, ``stdev``, ``variance``);
 - ``weights``: judges weighed differently (``{"TechLead": 2.0, ...}``, ``tl.score * 0.5``);
   a weighted mean whose weights are keyed by a criterion's id (an overall score over the
   criteria) is a mean, never judge weights;
@@ -31,6 +32,7 @@ from automaton_auditor.forensics.code.exprs import (
     TEXT_CALLS,
     attr_kind,
     call_name,
+    call_reads,
     evidence_only,
     first_tests,
     handed_on,
@@ -42,12 +44,14 @@ from automaton_auditor.forensics.code.exprs import (
     own_exprs,
     own_nodes,
     plain_kinds,
+    summed,
     target_names,
     through,
     unnormalised,
     unpacks,
     walk_expr,
     weight_table,
+    weighted_sum,
 )
 from automaton_auditor.forensics.code.gates import branch_gates
 
@@ -141,10 +145,14 @@ class _Reader:
             # ``(p + 2 * t + d) / 4``, ``sum(W[o.judge] * o.score ...)``: judges weighed
             # differently; ``sum(s * weights[r.criterion_id] ...)`` weighs criteria instead
             weighted = any(not self.per_criterion(p) for p in products)
+            # ``sum(dimension_scores.values()) / len(...)``: an overall over the criteria
+            over = plain_kinds(summed(node.left)) == {"criterion"} and not products
             self.out["means"].append({"line": node.lineno, "weighted": bool(products),
-                                      "criteria": bool(products) and not weighted})
+                                      "criteria": over or (bool(products) and not weighted)})
             if weighted:
                 self.out["weights"].append({"line": node.lineno})
+        elif isinstance(node.op, ast.Add) and weighted_sum(node) and "score" in self.reads(node):
+            self.out["means"].append({"line": node.lineno, "weighted": True})
         elif isinstance(node.op, ast.Sub) and call_name(node.left) == "max" and \
                 call_name(node.right) == "min":
             self.out["spreads"].append({"line": node.lineno})
@@ -286,6 +294,10 @@ class _Reader:
                 for key, value in zip(item.keys, item.values, strict=True):
                     if isinstance(key, ast.Constant) and SCORE_TARGET.search(str(key.value)):
                         out |= self._returned_effect(value)
+            elif isinstance(item, ast.Call) and (scored := [
+                    k.value for k in item.keywords if k.arg and SCORE_TARGET.search(k.arg)]):
+                for value in scored:  # ``return Opinion(judge="CJ", score=2)``: its score
+                    out |= self._returned_effect(value)
             elif self.is_text(item) or (isinstance(item, ast.Constant) and item.value is None):
                 out.add("text")  # ``return None``: no text where another path returns text
             elif isinstance(item, ast.Constant) and isinstance(item.value, bool):
@@ -322,7 +334,7 @@ class _Reader:
                     isinstance(sub.slice.value, str):
                 found |= attr_kind(sub.slice.value)
             elif isinstance(sub, ast.Call):
-                found |= self._call_reads(sub)
+                found |= call_reads(sub, self.imports)
             elif isinstance(sub, ast.Compare):
                 found |= self._compare_reads(sub, depth, seen)
             elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and \
@@ -359,21 +371,6 @@ class _Reader:
         node = unnormalised(node)
         return (isinstance(node, ast.Constant) and isinstance(node.value, str)) or (
             isinstance(node, ast.Name) and self.constant(node))
-
-    def _call_reads(self, node: ast.Call) -> set[str]:
-        name = dotted(node.func) or ""
-        tail = (resolve(name, self.imports) or name).rsplit(".", 1)[-1]
-        if tail in SPREAD_CALLS:
-            return {"spread"}
-        if tail == "getattr" and len(node.args) > 1 and isinstance(node.args[1], ast.Constant):
-            return attr_kind(str(node.args[1].value))
-        if tail in ("search", "match", "findall", "startswith", "endswith", "find", "count"):
-            return {"words"} if any(isinstance(a, ast.Constant) for a in node.args) else set()
-        if name and not name.startswith(("str.", "len", "max", "min", "sum", "round", "int",
-                                         "float", "abs", "any", "all", "sorted", "list")) \
-                and "." not in name.removeprefix("self.").removeprefix("cls."):
-            return {f"call:{name}"}
-        return set()
 
     def _compare_reads(self, node: ast.Compare, depth: int, seen: frozenset[str]) -> set[str]:
         sides = [node.left, *node.comparators]

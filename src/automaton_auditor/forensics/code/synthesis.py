@@ -17,9 +17,7 @@ nothing. Each fact quotes its lines (``path:line: code``).
 
 from __future__ import annotations
 
-import ast
 import re
-import textwrap
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -30,6 +28,7 @@ from automaton_auditor.forensics.code.gates import GateReader
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.source import function_source, line_at
+from automaton_auditor.forensics.code.stubs import does_nothing
 from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.state import Finding
 
@@ -251,42 +250,6 @@ def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
             *_rule_findings(reading, repo)]
 
 
-_NOOP_CALLS = re.compile(r"^(?:print|log\w*\.\w+|logger\.\w+|logging\.\w+)$")
-
-
-def _inert(stmt: ast.stmt, params: set[str]) -> bool:
-    """A statement that computes nothing: ``pass``, a docstring, a print or log call,
-    ``return`` of nothing, a constant, an empty collection or a parameter unchanged."""
-    if isinstance(stmt, ast.Pass):
-        return True
-    if isinstance(stmt, ast.Expr):
-        value = stmt.value
-        return isinstance(value, ast.Constant) or (
-            isinstance(value, ast.Call) and bool(_NOOP_CALLS.match(ast.unparse(value.func))))
-    if isinstance(stmt, ast.Return):
-        returned = stmt.value
-        empty = (isinstance(returned, ast.Dict) and not returned.keys) or (
-            isinstance(returned, (ast.List, ast.Tuple)) and not returned.elts)
-        return returned is None or isinstance(returned, ast.Constant) or empty or (
-            isinstance(returned, ast.Name) and returned.id in params)
-    return False
-
-
-def does_nothing(source: str | None) -> bool:
-    """Whether a function's source only passes, logs, or returns its input or nothing (a
-    stub: ``def chief_justice_node(state): return state``)."""
-    try:
-        tree = ast.parse(textwrap.dedent(source or ""))
-    except (SyntaxError, ValueError, RecursionError):
-        return False  # cut or unreadable: nothing is claimed
-    func = next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))),
-                None)
-    if func is None:
-        return False
-    params = {a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}
-    return all(_inert(stmt, params) for stmt in func.body)
-
-
 def _node(graph: CallGraph, reading: Reading, repo: Path | None, stub: bool) -> Finding:
     scope = reading.scope
     root = scope[0] if scope else None
@@ -363,27 +326,56 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
            rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present}),
         _f("justice.variance", "Score variance triggers a re-evaluation", bool(spread),
            "success", spread or _of(rules, "dissent"), repo,
-           ("A score spread changes the score or routes a re-evaluation." if spread else
+           (_spread_reason(rules) if spread else
             "The score spread only adds dissent text." if _of(rules, "dissent") else
             "No decision reads the score spread."), 0.75),
         _f("justice.averaging", "The verdict is a plain average of the judges' scores",
            averaging, "failure", [*reading.means, *keyword, *dead] if averaging else
-           reading.means, repo,
-           ("The score is a mean of the opinions; no rule on evidence, score spread or a "
-            "judge's score changes it" + (" (weights only rescale the mean)" if
-                                          reading.weights else "") + "." if averaging else
-            f"{len(deciding)} decision(s) change the mean." if reading.means else
-            "No mean of the scores."), 0.85, keyword_rules=len(keyword), dead_rules=len(dead)),
+           reading.means, repo, _averaging_reason(reading, len(deciding), len(keyword)),
+           0.85, keyword_rules=len(keyword), dead_rules=len(dead)),
         _f("justice.unweighted_mean", "Where no rule fires, the verdict is the judges' plain "
            "mean (no judge's score weighs more)", unweighted, "failure",
            reading.means if unweighted else [], repo,
            ("The base verdict is a mean of the three scores; rules change it only in special "
             "cases and no judge (the Tech Lead on architecture) weighs differently."
-            if unweighted else "No rule-bound mean, or one judge's score weighs differently."),
-           0.75),
+            if unweighted else _no_unweighted_reason(reading, averaging, weights)), 0.75),
         _f("justice.keyword_rules", "Rules fire on words in a judge's argument",
            bool(keyword), "failure", keyword, repo,
            (f"{len(keyword)} decision(s) change the score because a judge's argument "
             "contains a word, not because of a detected fact." if keyword else
             "No decision reads words in a judge's argument."), 0.7),
     ]
+
+
+def _averaging_reason(reading: Reading, deciding: int, keyword: int) -> str:
+    if not reading.means:
+        return "No mean of the scores."
+    if deciding or reading.models:
+        return f"{deciding} decision(s) change the mean."
+    weighted = (f", weighted per judge with the same weights whatever the evidence "
+                f"({reading.weights[0][0]}:{reading.weights[0][1]})" if reading.weights else "")
+    words = f"; {keyword} decision(s) only match words in an argument" if keyword else ""
+    return (f"The score is a mean of the opinions{weighted}; no rule on evidence, score "
+            f"spread or a judge's score changes it{words}.")
+
+
+def _no_unweighted_reason(reading: Reading, averaging: bool,
+                          weights: list[tuple[str, int]]) -> str:
+    """Why the rule-bound plain mean does not hold: which of its parts is missing."""
+    if averaging:
+        return "Every verdict is the mean: no rule on a fact changes it (see the plain average)."
+    if reading.models:
+        return "The score is taken from a model's answer."
+    if not reading.means:
+        return "No mean of the scores."
+    return f"One judge's score weighs differently ({weights[0][0]}:{weights[0][1]})."
+
+
+def _spread_reason(rules: list[Rule]) -> str:
+    """What a score spread does: changes the score itself, or sets a flag a later decision
+    (a re-scoring or a route) rests on."""
+    spread = [r for r in rules if r.kind == "spread"]
+    scored = [r for r in spread if {"score", "cap"} & set(r.does)]
+    first = (scored or spread)[0]
+    done = "changes the score" if scored else "sets a flag the verdict rests on"
+    return f"A score spread {done} ({first.path}:{first.line})."

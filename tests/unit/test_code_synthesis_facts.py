@@ -1,0 +1,97 @@
+"""Chief Justice facts that say what the code computes: a rule that returns a capped opinion,
+a criterion named `crit_id`, a weighted sum and an overall over the criteria, and rationales
+that say why a fact does not hold."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .test_code_synthesis import _justice
+
+
+def test_a_rule_on_a_judge_s_score_that_returns_a_capped_opinion_is_a_rule(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    opinions = state["opinions"]
+    min_score = min(op.score for op in opinions)
+    if min_score <= 2:
+        return Opinion(judge="ChiefJustice", opinion="Verdict capped.", score=2)
+    avg_score = round(sum(op.score for op in opinions) / len(opinions))
+    return Opinion(judge="ChiefJustice", opinion="Consensus.", score=avg_score)
+''')
+    assert facts["justice.rules"].data["rules"]["security_override"] == ["nodes/justice.py:5"]
+    assert facts["justice.averaging"].found is False
+    unweighted = facts["justice.unweighted_mean"]
+    assert unweighted.found and "nodes/justice.py:7" in (unweighted.content or "")
+
+
+def test_a_branch_on_a_crit_id_keyword_is_a_criterion_rule_not_a_word_in_an_argument(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    final = {}
+    for crit_id, ops in state["opinions"].items():
+        scores = [o.score for o in ops]
+        score = sum(scores) / len(scores)
+        is_arch = any(k in crit_id.lower() for k in ["architecture", "orchestration"])
+        if is_arch:
+            score = next(o.score for o in ops if o.judge == "TechLead")
+        final[crit_id] = score
+    return {"final_scores": final}
+''')
+    assert facts["justice.keyword_rules"].found is False
+    assert facts["justice.rules"].data["rules"]["functionality_weight"] == [
+        "nodes/justice.py:8"]
+
+
+def test_a_weighted_sum_is_the_judges_mean_and_the_overall_is_over_the_criteria(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    dimension_scores = {}
+    for dim in state["rubric_dimensions"]:
+        ops = [o for o in state["opinions"] if o.criterion_id == dim["id"]]
+        p = next(o.score for o in ops if o.judge == "Prosecutor")
+        d = next(o.score for o in ops if o.judge == "Defense")
+        t = next(o.score for o in ops if o.judge == "TechLead")
+        score = (t * 0.4) + (p * 0.3) + (d * 0.3)
+        dimension_scores[dim["id"]] = score
+    overall = sum(dimension_scores.values()) / len(dimension_scores)
+    return {"overall_score": overall, "scores": dimension_scores}
+''')
+    averaging = facts["justice.averaging"]
+    assert averaging.found
+    assert (averaging.content or "").splitlines() == [
+        "nodes/justice.py:9: score = (t * 0.4) + (p * 0.3) + (d * 0.3)"]
+    assert "weighted per judge" in averaging.rationale
+
+
+def test_why_the_rule_bound_mean_fact_does_not_hold_is_said(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    scores = [o.score for o in state["opinions"]]
+    return {"final_score": round(sum(scores) / len(scores))}
+''')
+    assert facts["justice.averaging"].found
+    unweighted = facts["justice.unweighted_mean"]
+    assert not unweighted.found
+    assert "every verdict is the mean" in unweighted.rationale.lower()
+
+
+def test_a_spread_that_blends_the_score_is_said_to_change_it_not_to_re_evaluate(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+from statistics import median
+
+
+def chief_justice_node(state):
+    scores = [o.score for o in state["opinions"]]
+    final = sum(scores) / len(scores)
+    if max(scores) - min(scores) > 2:
+        final = (final + median(scores)) / 2
+    return {"final_score": round(final)}
+''')
+    variance = facts["justice.variance"]
+    assert variance.found
+    assert variance.rationale == "A score spread changes the score (nodes/justice.py:8)."
