@@ -257,3 +257,31 @@ def test_a_heavy_commit_among_real_steps_or_in_a_tiny_project_is_no_bulk_upload(
             ("feat: more", {"src/graph.py": _lines(20, "g")})]
     bulk = facet(audit(tmp_path / "b", tiny), "git.bulk_upload")
     assert bulk.data["heaviest_commit"] is None and not bulk.found
+
+
+def _code(count: int) -> str:
+    return "".join(f"v{i} = {i}\n" for i in range(count))
+
+
+def test_a_bulk_copy_of_every_stage_is_no_progression(tmp_path: Path) -> None:
+    """One commit brings the code of every stage; later commits only touch them up."""
+    steps = [("Initial commit.", {path: _code(60) for _m, files in STEPWISE
+                                  for path in files}),
+             ("fix tools", {"src/tools/repo_tools.py": _code(62)}),
+             ("fix graph", {"src/graph.py": _code(61)}),
+             ("docs", {"README.md": "y\n"})]
+    progression = facet(audit(tmp_path, steps), "git.progression")
+    assert progression.found is False
+    assert progression.data["distinct_commits"] == 1
+
+
+def test_empty_placeholder_files_build_no_stage(tmp_path: Path) -> None:
+    """Empty tool and graph files first, then the graph's code before the tools' code."""
+    steps = [("chore: setup", {"pyproject.toml": "[project]\n"}),
+             ("chore: tool stubs", {"src/tools/repo_tools.py": ""}),
+             ("chore: graph stub", {"src/graph.py": ""}),
+             ("feat: graph", {"src/graph.py": _code(40)}),
+             ("feat: tools", {"src/tools/repo_tools.py": _code(40)})]
+    progression = facet(audit(tmp_path, steps), "git.progression")
+    assert progression.found is False
+    assert progression.data["order"] == ["setup", "graph", "tools"]

@@ -265,13 +265,18 @@ CORE = ("setup", "tools", "graph")
 
 def stage_touches(commits: list[Commit]) -> dict[str, list[int]]:
     """Indexes of the commits touching each stage (by paths, else by subject), in order.
-    A scaffold commit touching four or more stages at once (placeholder files, a bulk
-    copy) counts as setup only: it lays out the project, it does not build each stage."""
+    A scaffold commit counts as setup only: it lays out the project, it does not build each
+    stage. That is a commit that only adds empty files, or one touching four or more stages
+    at once that brings little of the code (placeholders); one that brings the code of four
+    stages at once (a bulk copy) builds them all in that one commit."""
     touches: dict[str, list[int]] = {}
+    total = code_lines(commits)
     for index, commit in enumerate(commits[:NAMES_LIMIT]):
         paths = commit.added + commit.changed
         stages = stages_of(paths) or stages_of([commit.subject.replace(" ", "_")])
-        if len(stages) >= SCAFFOLD_STAGES:
+        empty = commit.lines == 0 and bool(commit.added) and not commit.changed
+        if empty or (len(stages) >= SCAFFOLD_STAGES and (not total
+                                                         or _scaffold(commit, total))):
             stages = ["setup"]
         for stage in stages:
             touches.setdefault(stage, []).append(index)
