@@ -266,3 +266,28 @@ def test_a_graph_said_to_route_back_needs_a_conditional_edge(tmp_path: Path) -> 
     assert "gate_claim" in [f.data["kind"] for f in _found(_names(tmp_path, PLAIN), said)]
     assert _found(_names(tmp_path, PLAIN),
                   "If a tool fails, the graph should route back for a retry.") == []
+
+
+def test_code_a_future_work_section_proposes_is_no_claim_about_the_code() -> None:
+    """"Proposed fix: llm = ChatAnthropic(model=...)" under a future-work heading is code to
+    write; the same quote in the architecture section is a claim. What a plan says is not
+    built is still read."""
+    quote = 'llm = ChatAnthropic(model="claude-3-opus", temperature=0)'
+    plan = ("Priority 4: Implement Multi-LLM Jury (Future Work)",)
+    blocks = [Block("heading", "2 Architecture", 1, level=1),
+              Block("paragraph", "The judges are built once.", 1, section=("2 Architecture",)),
+              Block("heading", plan[0], 40, level=1),
+              Block("paragraph", f"Proposed Fix: add provider diversity. {quote}", 40,
+                    section=plan),
+              Block("paragraph", "The multi-model jury is not yet implemented.", 40,
+                    section=plan)]
+
+    def kinds(blocks: list[Block]) -> list[tuple[str, int | None]]:
+        report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=40, headings=[],
+                                chunks=[], document=DoclingDocument(name="r"), warnings=[],
+                                blocks=blocks)
+        return sorted((c.feature, c.page) for c in report_facts(report).claims)
+
+    assert kinds(blocks) == [("implementation_status", 40)]
+    moved = [*blocks[:1], Block("paragraph", quote, 1, section=("2 Architecture",))]
+    assert kinds(moved) == [("quoted_call", 1)]

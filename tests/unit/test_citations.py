@@ -295,6 +295,15 @@ def test_a_file_the_challenge_asks_for_is_planned_and_the_claim_beside_it_is_not
     assert hallucinated == ["src/nodes/supreme_court.py", "src/nodes/wiring.py"]
 
 
+def test_a_path_in_an_example_is_verified_when_present_and_never_hallucinated() -> None:
+    verified, hallucinated, planned = _check([
+        (7, 'It reports AST parse errors (e.g., "Invalid Python syntax in src/broken_module.py")'
+            " and, for example, src/graph.py when the graph file fails."),
+        (8, "The judges live in src/nodes/missing.py.")])
+    assert verified == ["src/graph.py"]
+    assert hallucinated == ["src/nodes/missing.py"] and planned == []
+
+
 def test_a_file_the_run_writes_is_no_claim_that_it_is_committed() -> None:
     verified, hallucinated, planned = _check([
         (1, "Export traces after each run; save URLs to\naudit/langsmith_logs/trace_urls.txt"),

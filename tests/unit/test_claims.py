@@ -114,6 +114,18 @@ def test_feature_claims_are_extracted_affirmative_only() -> None:
         == ["conditional_routing"]
 
 
+def test_a_plan_item_or_remaining_work_claims_no_feature() -> None:
+    assert extract_feature_claims([
+        (3, "- High: Add conditional edges for evidence-missing/node-failure in src/graph.py."),
+        (8, "The remaining work for the final submission includes VisionInspector "
+            "integration, conditional error edges and LangSmith tracing."),
+        (9, "Fix: wire conditional edges that route failed clones to an error handler.")]) == []
+    # an affirmative sentence that starts with a verb of its own still claims
+    assert [c.feature for c in extract_feature_claims([
+        (4, "Adding conditional edges, the graph routes failed clones to an error handler.")])] \
+        == ["conditional_routing"]
+
+
 LINEAR = RebuiltGraph(nodes=["start", "prosecutor", "defense", "tech_lead", "chief_justice"],
                       edges=[("start", "prosecutor"), ("prosecutor", "defense"),
                              ("defense", "tech_lead"), ("tech_lead", "chief_justice")],

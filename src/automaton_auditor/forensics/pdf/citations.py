@@ -107,6 +107,10 @@ _OUTPUT_BEFORE = re.compile(r"\b(?:sav(?:e|es|ed|ing)|writ(?:e|es|ten|ing)|expor
 # ("- Judges: Add `src/nodes/judges.py` with three nodes"): a plan, not a claim.
 _MAKE_BEFORE = re.compile(r"(?:^|[\n:;\u2022*]\s*|[.!?]\s+|-\s+)(?:Add|Create|Implement|Introduce|"
                           r"Write|Build)\s+(?:(?:a|an|the|new)\s+)*[`'\"]?$")
+# A path in an example (`AST parse errors (e.g., "Invalid Python syntax in src/broken.py")`):
+# verified when present, never hallucinated (an example names no file of the repository).
+_EXAMPLE_BEFORE = re.compile(r"\b(?:e\.g\.?|for (?:example|instance))[,:]?\s[^;\n]{0,50}$",
+                             re.IGNORECASE)
 # A path the challenge asks for ("the final submission spec calls for `src/nodes/justice.py`"):
 # a requirement the report quotes, not a claim that the file is committed.
 _REQUIRED_BEFORE = re.compile(r"\b(?:spec(?:ification)?|rubric|challenge|brief|assignment)\b"
@@ -230,7 +234,8 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
         # What a run writes is verified when committed, else something the run will make.
         output = bool(_OUTPUT_BEFORE.search(before))
         yield _cited(match.group(0), path, passage, sentence_around(text, *match.span()),
-                     verify_only=bool(_OPTION_BEFORE.search(before)) or not _known_ext(path),
+                     verify_only=bool(_OPTION_BEFORE.search(before) or _EXAMPLE_BEFORE.search(
+                         before)) or not _known_ext(path),
                      planned=output or bool(_MAKE_BEFORE.search(before)
                                             or _REQUIRED_BEFORE.search(before)))
     masked = _mask(masked, (m.span() for m in whole))

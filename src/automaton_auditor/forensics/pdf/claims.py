@@ -77,6 +77,15 @@ NO_AVERAGING = re.compile(
 _DENIED = re.compile(f"{SEQUENTIAL_JUDGES.pattern}|{NO_PARALLEL_JUDGES.pattern}|"
                      f"{NO_CONDITIONAL.pattern}|{NO_AVERAGING.pattern}", re.IGNORECASE)
 
+# A plan, not a claim: an imperative item ("- High: Add conditional edges for node failure",
+# "Fix: wire the router") or the work a report lists as remaining ("The remaining work ...
+# includes conditional error edges").
+_PLAN_ITEM = re.compile(
+    r"^\W*(?:(?:high|medium|low|critical|priority\s*\d|p\d|fix|todo|next(?:\s+steps?)?)"
+    r"\s*[:\u2013-]\s*)?(?:add|implement|introduce|create|wire|build|enable|replace|"
+    r"refactor|migrate|switch)\s|\bremaining (?:work|tasks?|gaps?)\b|\bwork remaining\b",
+    re.IGNORECASE)
+
 
 def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
                            sentence_splitter: re.Pattern[str] | None = None,
@@ -88,7 +97,8 @@ def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
     counts: dict[str, int] = {}
     for page, text in passages:
         for sentence in splitter.split(text):
-            if _NEGATION.search(sentence) or _DENIED.search(sentence):
+            if _NEGATION.search(sentence) or _DENIED.search(sentence) or \
+                    _PLAN_ITEM.search(sentence):
                 continue
             for feature, (subject, claim) in FEATURES.items():
                 if counts.get(feature, 0) >= per_feature:
@@ -182,6 +192,13 @@ STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STAT
               "prompt_quote": (PROMPT_QUOTE, 6),
               "prompt_security": (PROMPT_SECURITY, 6), "node_disabled": (DISABLED_NODE, 6),
               "component_gap": (NO_COMPONENT, 6)}
+# What a report says is or is not built is read in every section (a gaps list, a plan that
+# says what is missing); what it says the code calls, quotes or binds is read outside
+# future-work sections only ("Proposed Fix: llm = ChatAnthropic(model=...)" is code to write).
+IN_PLANS = {kind: STATEMENTS[kind] for kind in ("implementation_status", "placeholder",
+                                                 "feature_denied", "node_disabled",
+                                                 "component_gap")}
+OUTSIDE_PLANS = {kind: value for kind, value in STATEMENTS.items() if kind not in IN_PLANS}
 # Kinds whose sentence must name a judge ("the system's “Forensic Expert” persona" is no
 # judge's prompt); a claim of what a prompt asks for that names none ("Its prompt ...") is
 # read with the sentence before it when that one names a judge.

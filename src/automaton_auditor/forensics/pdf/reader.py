@@ -10,9 +10,7 @@ whether it is explained or only dropped (`doc.concepts.<slug>`), plus the `Repor
 
 from __future__ import annotations
 
-import dataclasses
 import os
-import re
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +29,8 @@ from automaton_auditor.forensics.pdf.citations import (
 )
 from automaton_auditor.forensics.pdf.claims import (
     BEHAVIOURS,
+    IN_PLANS,
+    OUTSIDE_PLANS,
     extract_feature_claims,
     extract_statements,
     not_disclosed,
@@ -322,7 +322,7 @@ def concept_finding(verdict: ConceptVerdict) -> Finding:
 
 def report_facts(report: IngestedReport) -> ReportFacts:
     """Cited paths and feature claims, for the aggregator's cross-check."""
-    blocks = _rejoined(report.blocks)
+    blocks = textlayer.rejoined(report.blocks)
     future = future_flags((b.kind == "heading", b.level, b.text, b.section) for b in blocks)
     passages = [Passage(b.page, b.text, flag) for b, flag in zip(blocks, future, strict=True)
                 if b.kind != "furniture"]
@@ -333,7 +333,8 @@ def report_facts(report: IngestedReport) -> ReportFacts:
                     and not any(CONTENTS.search(h) for h in b.section)]
     prose = [(b.page, b.text) for b in prose_blocks]
     # Statements the code's facts can contradict; a placeholder may sit on a heading's line.
-    said = [(b.page, b.text) for b in blocks if b.kind in ("paragraph", "list", "heading")
+    said = [(b.page, b.text, plan) for b, plan in zip(blocks, future, strict=True)
+            if b.kind in ("paragraph", "list", "heading")
             and not any(CONTENTS.search(h) for h in b.section)]
     # How-it-works claims in a section that says its part is not built yet describe the
     # design, not the code ("The judicial layer is designed but not yet wired ... the node
@@ -343,26 +344,13 @@ def report_facts(report: IngestedReport) -> ReportFacts:
     return ReportFacts(readable=True, page_count=report.page_count,
                        cited_paths=extract_cited_paths(passages, report.page_texts),
                        claims=extract_feature_claims(prose, SENTENCE_SPLIT)
-                       + extract_statements(said, SENTENCE_SPLIT)
+                       + extract_statements([(p, t) for p, t, _ in said], SENTENCE_SPLIT,
+                                            IN_PLANS)
+                       + extract_statements([(p, t) for p, t, plan in said if not plan],
+                                            SENTENCE_SPLIT, OUTSIDE_PLANS)
                        + extract_statements(built, SENTENCE_SPLIT, not_disclosed(
                            BEHAVIOURS, (b.text for b in blocks), NOT_YET, SENTENCE_SPLIT),
                            FUTURE_SENTENCE))
-
-
-_CONTINUED = re.compile(r"^\s*\.[A-Za-z_]")
-
-
-def _rejoined(blocks: list[Block]) -> list[Block]:
-    """The blocks, with one that starts with a method name (``.with_structured_output(...)``,
-    a line the text layer broke before the dot) joined to the block before it: the sentence
-    it ends begins there ("When added, Judges must use")."""
-    out: list[Block] = []
-    for block in blocks:
-        if out and _CONTINUED.match(block.text) and out[-1].kind != "furniture":
-            out[-1] = dataclasses.replace(out[-1], text=f"{out[-1].text} {block.text.strip()}")
-        else:
-            out.append(block)
-    return out
 
 
 def doc_findings(report: IngestedReport, concepts: list[str]

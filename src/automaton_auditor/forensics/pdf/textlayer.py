@@ -106,3 +106,19 @@ def mend_blocks(blocks: list[Block], texts: dict[int, str]) -> list[Block]:
         text = mend(block.text, other) if " " in block.text and other else block.text
         mended.append(block if text == block.text else replace(block, text=text))
     return mended
+
+
+_CONTINUED = re.compile(r"^\s*\.[A-Za-z_]")
+
+
+def rejoined(blocks: list[Block]) -> list[Block]:
+    """The blocks, with one that starts with a method name (``.with_structured_output(...)``,
+    a line the text layer broke before the dot) joined to the block before it: the sentence
+    it ends begins there ("When added, Judges must use")."""
+    out: list[Block] = []
+    for block in blocks:
+        if out and _CONTINUED.match(block.text) and out[-1].kind != "furniture":
+            out[-1] = replace(out[-1], text=f"{out[-1].text} {block.text.strip()}")
+        else:
+            out.append(block)
+    return out
