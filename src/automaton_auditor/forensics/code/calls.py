@@ -300,12 +300,10 @@ class CallCollector:
         # router with two or more chooses a branch, one returning a fixed list only fans out
         facts["outcomes"] = int(facts.get("outcomes", 0)) + (
             2 if isinstance(node.value, ast.IfExp) else 1)
-        many = isinstance(node.value, ast.List | ast.Tuple)
+        # a returned list (LangGraph runs all of its names at once) is read from the
+        # function's outs (`outs`, ``many``)
         values = node.value.elts if isinstance(node.value, ast.List | ast.Tuple) else [node.value]
         for value in values:
-            if many and str_value(value) is not None:
-                # ``return ["prosecutor", "defense"]``: LangGraph runs all of them at once
-                facts.setdefault("returns_many", []).append(str_value(value))
             text = str_value(value)
             name = dotted(value)
             if isinstance(value, ast.Constant) and text is not None:

@@ -91,16 +91,17 @@ class Interp:
         return {"ref": full}
 
     def lambda_targets(self, node: ast.Lambda, env: dict[str, Any]) -> dict[str, Any]:
-        """Strings and ``Send`` targets a lambda can return; the names of a returned list
-        (``lambda _: ["a", "b"]``) count as sends, since LangGraph runs all of them at once."""
+        """Strings, ``Send`` targets and names of a returned list (``lambda _: ["a", "b"]``:
+        ``many``, LangGraph runs all of them at once) a lambda can return."""
         strings: list[Any] = []
         sends: list[Any] = []
+        many: list[Any] = []
         for sub in ast.walk(node.body):
             if isinstance(sub, ast.Call) and self.is_send(sub.func) and sub.args:
                 sends.append(self.ev(sub.args[0], env))
             elif isinstance(sub, ast.List | ast.Tuple):
-                sends += [e.value for e in sub.elts
-                          if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+                many += [e.value for e in sub.elts
+                         if isinstance(e, ast.Constant) and isinstance(e.value, str)]
             elif isinstance(sub, ast.Constant) and isinstance(sub.value, str):
                 strings.append(sub.value)
             elif dotted(sub) in ("END", "START"):
@@ -110,7 +111,7 @@ class Interp:
         chooses = any(isinstance(sub, ast.IfExp | ast.BoolOp) for sub in ast.walk(body)) or (
             isinstance(body, ast.Subscript | ast.Attribute | ast.Name)
             or (isinstance(body, ast.Call) and not self.is_send(body.func)))
-        return {"strings": strings, "sends": sends, "chooses": chooses}
+        return {"strings": strings, "sends": sends, "many": many, "chooses": chooses}
 
     def is_send(self, func: ast.AST) -> bool:
         """True when a call target is LangGraph's ``Send``."""

@@ -9,7 +9,8 @@ parameter: ``state.get("k")`` truthy or not) and what it returns:
 - ``whole``: the state parameter itself (or ``{**state, ...}``) is returned;
 - ``targets`` / ``sends``: node names a router returns (strings, ``END``, lists of them) and
   the targets of ``Send(...)`` (``count`` when sent over a literal list); ``gotos`` for
-  ``Command(goto=...)``;
+  ``Command(goto=...)``; ``many`` when a list is returned (a literal, or one built up with
+  ``append``/``extend``/``+=`` of names): LangGraph runs every name in it at once;
 - ``call``: the returned value is another function's answer (followed later, by name);
 - ``open``: anything else (not determined).
 """
@@ -80,13 +81,33 @@ class _Outs:
                     if key is not None:
                         self.dicts[target.value.id].setdefault("keys", {})[key] = \
                             _literal(stmt.value)
+        elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and \
+                isinstance(stmt.op, ast.Add):
+            self.grow(stmt.target.id, stmt.value)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             call = stmt.value
-            if isinstance(call.func, ast.Attribute) and call.func.attr == "update" and \
-                    isinstance(call.func.value, ast.Name) and call.func.value.id in self.dicts:
+            receiver = call.func.value.id if isinstance(call.func, ast.Attribute) and \
+                isinstance(call.func.value, ast.Name) else None
+            if receiver not in self.dicts or not isinstance(call.func, ast.Attribute):
+                return
+            if call.func.attr == "update":
                 extra = self.value(call.args[0]) if call.args else {"keys": {
                     kw.arg: _literal(kw.value) for kw in call.keywords if kw.arg}}
-                self.dicts[call.func.value.id] = _union(self.dicts[call.func.value.id], extra)
+                self.dicts[receiver] = _union(self.dicts[receiver], extra)
+            elif call.func.attr in ("append", "extend") and len(call.args) == 1:
+                arg = call.args[0]
+                self.grow(receiver, ast.List(elts=[arg]) if call.func.attr == "append" else arg)
+
+    def grow(self, name: str, items: ast.expr) -> None:
+        """``runnable.append("repo")`` / ``.extend([...])`` / ``+= [...]`` on a list of node
+        names: the router returns all of them. Anything but literal names (a ``Send`` made in
+        a loop, a variable) leaves the list not determined, as before."""
+        known = self.dicts.get(name)
+        if known is None or not known.get("many"):
+            return
+        names = isinstance(items, ast.List | ast.Tuple) and all(
+            str_value(e) is not None for e in items.elts)
+        self.dicts[name] = _union(known, self.value(items)) if names else {"open": True}
 
     # --- returns -------------------------------------------------------------------------
     def ret(self, value: ast.expr, guards: list[Guard], line: int) -> None:
@@ -116,8 +137,8 @@ class _Outs:
         if isinstance(node, ast.Dict):
             return self.dict_value(node)
         if isinstance(node, ast.List | ast.Tuple):
-            parts = [self.value(e) for e in node.elts]
-            return _union(*parts) if parts else {}
+            # ``many``: a list of node names, which LangGraph runs all at once
+            return {**_union(*(self.value(e) for e in node.elts)), "many": True}
         if isinstance(node, ast.ListComp):
             return self.comprehension(node)
         if isinstance(node, ast.Call):

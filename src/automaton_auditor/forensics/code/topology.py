@@ -212,12 +212,17 @@ def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:
     rest = args if entry else args[1:]
     router = kwargs.get("path", rest[0] if rest else None)
     path_map = kwargs.get("path_map", rest[1] if len(rest) > 1 else None)
-    targets, sends = _targets(router, path_map, path, res)
-    if not source:
-        return
     mapped = res.value(path_map, path)
     mapping = {str(res.name(k, path)): res.name(v, path) for k, v in mapped["map"]} \
         if isinstance(mapped, dict) and "map" in mapped else {}
+    targets, sent, many = _targets(router, path_map, path, res)
+    # a returned list goes through the path map like a single name does
+    many = {str(mapping.get(t) or t) for t in many}
+    targets = sorted(set(targets) | many)
+    if not source:
+        return
+    # ``sends``: every target run at once (``Send`` or a returned list): the fan-out
+    sends = sent | many
     own = {"op": op, "targets": targets, "send": bool(sends), "sends": sorted(sends),
            "map": mapping, "router": router.get("ref") if isinstance(router, dict) else None,
            "chooses": len(mapping) >= 2 or _chooses(router, path, res)}
@@ -233,7 +238,9 @@ def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:
         first["send"] = bool(first["sends"])
         first["chooses"] = first["chooses"] or own["chooses"]
     for target in targets:
-        _edge(topo, source, target, op, "send" if target in sends else "conditional")
+        # a node reached by Send reads its payload; one named in a list reads the state
+        _edge(topo, source, target, op, "send" if target in sent else
+              "parallel" if target in many else "conditional")
 
 
 def _chooses(router: Any, path: str, res: Resolver) -> bool:
@@ -246,15 +253,19 @@ def _chooses(router: Any, path: str, res: Resolver) -> bool:
     return found is not None and int(found[1].get("outcomes", 0)) >= 2
 
 
-def _targets(router: Any, path_map: Any, path: str, res: Resolver) -> tuple[list[str], set[str]]:
+def _targets(router: Any, path_map: Any, path: str, res: Resolver
+             ) -> tuple[list[str], set[str], set[str]]:
+    """(targets, ``Send`` targets, names of a returned list) of one router."""
     sends: set[str] = set()
+    many: set[str] = set()
     router_targets: list[str] = []
     if isinstance(router, dict) and "lambda" in router:
         lam = router["lambda"]
         sends = {n for n in (res.name(s, path) for s in lam["sends"]) if n}
+        many = {n for n in (res.name(s, path) for s in lam.get("many") or []) if n}
         router_targets = [*lam["strings"], *sends]
     elif isinstance(router, dict) and router.get("ref"):
-        sends, returns = _router_targets(str(router["ref"]), path, res, 0)
+        sends, many, returns = _router_targets(str(router["ref"]), path, res, 0)
         router_targets = [*sends, *returns]
     mapped = res.value(path_map, path)
     if isinstance(mapped, dict) and "map" in mapped:
@@ -265,29 +276,34 @@ def _targets(router: Any, path_map: Any, path: str, res: Resolver) -> tuple[list
         explicit = []
     chosen = [t for t in explicit if t] or router_targets
     chosen += sorted(sends - set(chosen))
-    return sorted(set(chosen)), sends
+    return sorted(set(chosen)), sends, many
 
 
-def _router_targets(ref: str, path: str, res: Resolver, depth: int) -> tuple[set[str], list[str]]:
-    """Send targets and returned node names of a router, following ``return helper(...)``
-    a few calls deep."""
+def _router_targets(ref: str, path: str, res: Resolver, depth: int
+                    ) -> tuple[set[str], set[str], list[str]]:
+    """Send targets, names of a returned list and returned node names of a router,
+    following ``return helper(...)`` a few calls deep."""
     found = res.function(ref, path)
     if found is None or depth > 3:
-        return set(), []
+        return set(), set(), []
     fpath, info = found
     sends = _function_sends(info, fpath, res)
-    sends |= {str(n) for n in info.get("returns_many") or []}
+    # ``return ["a", "b"]`` or a list built up with append: LangGraph runs them all at once
+    many = {str(t) for out in info.get("outs") or [] if out.get("many")
+            for t in out.get("targets") or [] if t != END}
     names: list[str] = []
     for item in info.get("returns") or []:
         if isinstance(item, dict) and item.get("call"):
-            more_sends, more = _router_targets(str(item["call"]), fpath, res, depth + 1)
+            more_sends, more_many, more = _router_targets(str(item["call"]), fpath, res,
+                                                          depth + 1)
             sends |= more_sends
+            many |= more_many
             names += more
         else:
             name = res.name(item, fpath)
             if name:
                 names.append(name)
-    return sends, names
+    return sends, many, names
 
 
 def _function_sends(info: JSON, path: str, res: Resolver) -> set[str]:
@@ -315,7 +331,7 @@ def to_rebuilt(topo: Topology) -> RebuiltGraph:
     statics = {src for (src, _dst), info in topo.edges.items() if info["kind"] == "static"}
     for (src, dst), info in topo.edges.items():
         # A branch chosen by a router runs beside the source's static successors.
-        if info["kind"] in ("static", "send") or src in statics:
+        if info["kind"] in ("static", "send", "parallel") or src in statics:
             out.setdefault(src, set()).add(dst)
         if info["kind"] == "static":
             into.setdefault(dst, set()).add(src)
