@@ -69,3 +69,49 @@ def test_a_list_grown_with_anything_but_names_stays_undetermined(tmp_path: Path)
     _findings, graph = code_findings(tmp_path, files)
     assert graph is not None
     assert "ContextBuilder" not in graph.fan_out
+
+
+def test_detectives_behind_conditional_gates_are_joined_where_every_route_meets(
+        tmp_path: Path) -> None:
+    # Hiwot-Beyene: entry fans out to three gates; each routes to its detective or to a
+    # skip node, and all of those feed evidence_aggregator: that is their join
+    gates = "".join(f"""
+    g.add_conditional_edges("{d}_gate", lambda s: "{d}" if s.get("{d}") else "skip",
+                            {{"{d}": "{d}_detective", "skip": "sync_aggregator"}})
+    g.add_edge("entry", "{d}_gate")
+    g.add_edge("{d}_detective", "evidence_aggregator")""" for d in ("doc", "repo", "vision"))
+    files = write_repo(tmp_path, {"src/graph.py": """
+    from langgraph.graph import StateGraph, START, END
+
+    g = StateGraph(dict)
+    for n in ["entry", "doc_gate", "repo_gate", "vision_gate", "doc_detective",
+              "repo_detective", "vision_detective", "sync_aggregator", "evidence_aggregator"]:
+        g.add_node(n, print)
+    g.add_edge(START, "entry")
+    g.add_edge("sync_aggregator", "evidence_aggregator")
+    g.add_edge("evidence_aggregator", END)""" + gates})
+    findings, _graph = code_findings(tmp_path, files)
+    detectives = by_facet(findings, "graph.parallel_detectives")
+    assert detectives.data["members"] == ["doc_gate", "repo_gate", "vision_gate"]
+    assert detectives.data["joins"] == ["evidence_aggregator"]
+    assert "(no static join)" not in detectives.rationale
+
+
+def test_no_join_when_a_route_bypasses_the_meeting_node(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"src/graph.py": """
+    from langgraph.graph import StateGraph, START, END
+
+    g = StateGraph(dict)
+    for n in ["entry", "doc_gate", "repo_gate", "doc_detective", "repo_detective", "agg"]:
+        g.add_node(n, print)
+    g.add_edge(START, "entry")
+    g.add_edge("entry", "doc_gate")
+    g.add_edge("entry", "repo_gate")
+    g.add_conditional_edges("doc_gate", lambda s: "go" if s else "stop",
+                            {"go": "doc_detective", "stop": END})
+    g.add_edge("repo_gate", "repo_detective")
+    g.add_edge("doc_detective", "agg")
+    g.add_edge("repo_detective", "agg")
+    g.add_edge("agg", END)"""})
+    findings, _graph = code_findings(tmp_path, files)
+    assert by_facet(findings, "graph.parallel_detectives").data["joins"] == []

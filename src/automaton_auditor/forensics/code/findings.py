@@ -202,6 +202,32 @@ def _find_group(main: Topology, g: RebuiltGraph, others: list[Topology], pattern
     return None
 
 
+def meeting_node(topo: Topology, members: list[str]) -> str | None:
+    """The nearest node that every path out of every member passes through before END (a
+    post-dominator of all of them), or None. Routers count with all their branches."""
+    succ: dict[str, set[str]] = {}
+    for src, dst in topo.edges:
+        succ.setdefault(src, set()).add(dst)
+
+    def reach(start: str, avoid: str | None) -> dict[str, int]:
+        seen, todo = {start: 0}, [start]
+        while todo:
+            current = todo.pop(0)
+            for nxt in sorted(succ.get(current, ())):
+                if nxt != avoid and nxt not in seen:
+                    seen[nxt] = seen[current] + 1
+                    todo.append(nxt)
+        return seen
+
+    dist = [reach(m, None) for m in members]
+    common = set.intersection(*(set(d) for d in dist)) - set(members) - {END} if dist else set()
+    for node in sorted(common, key=lambda n: (max(d[n] for d in dist), n)):
+        # passing through it: with it removed, no member reaches END or a dead end
+        if all(not any(n == END or not succ.get(n) for n in reach(m, node)) for m in members):
+            return node
+    return None
+
+
 def _parallel_findings(main: Topology, g: RebuiltGraph,
                        others: list[Topology]) -> list[Finding]:
     out = []
@@ -217,7 +243,12 @@ def _parallel_findings(main: Topology, g: RebuiltGraph,
         topo, graph, (source, members) = hit
         ops = _ops_for(topo, [(source, t) for t in members])
         joins = sorted(d for d, s in graph.fan_in.items() if set(members) & set(s))
+        # members that are gates (each routes to a detective or a skip node): their join is
+        # the node every route out of them passes through
+        meet = None if joins else meeting_node(topo, members)
+        joins = [meet] if meet else joins
         where = "" if topo is main else f" (in the subgraph built at {topo.builder['key']})"
+        where = (" (every route out of them passes through it)" if meet else "") + where
         # a persona judge that fans out to the others has judged before they start
         first = pattern is JUDGE and persona_named(source) is not None
         # branches of the main graph that each run straight to END are never gathered (a
