@@ -115,3 +115,28 @@ def test_no_join_when_a_route_bypasses_the_meeting_node(tmp_path: Path) -> None:
     g.add_edge("agg", END)"""})
     findings, _graph = code_findings(tmp_path, files)
     assert by_facet(findings, "graph.parallel_detectives").data["joins"] == []
+
+
+def test_a_node_that_never_runs_is_no_branch_of_a_fan_in(tmp_path: Path) -> None:
+    # habeshacoder: vision_inspector has an edge into the aggregator but none into it
+    files = write_repo(tmp_path, {"src/graph.py": """
+    from langgraph.graph import StateGraph, START, END
+
+    g = StateGraph(dict)
+    for n in ["ctx", "doc_analyst", "repo_investigator", "vision_inspector", "agg"]:
+        g.add_node(n, print)
+    g.add_edge(START, "ctx")
+    g.add_edge("ctx", "doc_analyst")
+    g.add_edge("ctx", "repo_investigator")
+    g.add_edge("doc_analyst", "agg")
+    g.add_edge("repo_investigator", "agg")
+    g.add_edge("vision_inspector", "agg")
+    g.add_edge("agg", END)"""})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None
+    assert graph.fan_in == {"agg": ["doc_analyst", "repo_investigator"]}
+    assert by_facet(findings, "graph.fan_in").rationale == (
+        "Fan-in points: [doc_analyst, repo_investigator] -> agg (vision_inspector also has "
+        "an edge to it but never runs: no path from START).")
+    assert by_facet(findings, "graph.unreachable_nodes").data["unreachable"] == [
+        "vision_inspector"]

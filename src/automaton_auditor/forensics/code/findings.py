@@ -15,6 +15,7 @@ from automaton_auditor.forensics.code.topology import (
     START,
     Topology,
     rebuild,
+    running,
     to_rebuilt,
 )
 from automaton_auditor.state import Finding, RebuiltGraph
@@ -137,7 +138,14 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
     out_ops, in_ops = _ops_for(main, out_pairs), _ops_for(main, in_pairs)
     cond_ops = sorted((c["op"] for c in main.conditional.values()), key=_op_loc)
     fan_out_text = "; ".join(f"{s} -> [{', '.join(t)}]" for s, t in g.fan_out.items())
-    fan_in_text = "; ".join(f"[{', '.join(s)}] -> {d}" for d, s in g.fan_in.items())
+    live = running(main)
+    # edges into a join from nodes that never run: named, not counted as branches
+    dead = {d: sorted({s for (s, t), e in main.edges.items() if t == d and e["kind"] ==
+                       "static" and live is not None and s not in live}) for d in g.fan_in}
+    fan_in_text = "; ".join(f"[{', '.join(s)}] -> {d}" + (
+        f" ({', '.join(dead[d])} also {'has' if len(dead[d]) == 1 else 'have'} an edge to "
+        f"it but never run{'s' if len(dead[d]) == 1 else ''}: no path from START)"
+        if dead[d] else "") for d, s in g.fan_in.items())
     cond_text = "; ".join(f"{s} -> {main.conditional[s]['targets']}" for s in
                           sorted(main.conditional))
     # A router beside static edges from the same node adds branches; it stops nothing.

@@ -40,7 +40,7 @@ from automaton_auditor.forensics.code.execution import (
     unknown_view,
 )
 from automaton_auditor.forensics.code.source import line_at
-from automaton_auditor.forensics.code.topology import END, START, Topology
+from automaton_auditor.forensics.code.topology import END, START, Topology, reach
 from automaton_auditor.state import Finding
 
 MAX_QUOTED = 15
@@ -219,16 +219,7 @@ def _own(model: Model, name: str) -> dict[str, Any]:
 def _reach(model: Model, start: str, forward: bool) -> set[str]:
     edges = [(s, d) for s, d in model.topo.edges]
     edges += [(n, g) for n, node in model.nodes.items() for g in node.gotos]
-    seen, todo = {start}, [start]
-    while todo:
-        current = todo.pop()
-        for src, dst in edges:
-            nxt = dst if forward and src == current else src if not forward and dst == current \
-                else None
-            if nxt and nxt not in seen:
-                seen.add(nxt)
-                todo.append(nxt)
-    return seen
+    return reach(edges, start, forward)
 
 
 def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> list[Finding]:

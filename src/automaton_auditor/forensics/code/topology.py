@@ -324,6 +324,30 @@ def _function_sends(info: JSON, path: str, res: Resolver) -> set[str]:
     return names
 
 
+def reach(edges: list[tuple[str, str]], start: str, forward: bool = True) -> set[str]:
+    """`start` and the nodes a path of `edges` leads to from it (to it when not
+    `forward`)."""
+    step: dict[str, set[str]] = {}
+    for src, dst in edges:
+        a, b = (src, dst) if forward else (dst, src)
+        step.setdefault(a, set()).add(b)
+    seen, todo = {start}, [start]
+    while todo:
+        for nxt in step.get(todo.pop(), ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                todo.append(nxt)
+    return seen
+
+
+def running(topo: Topology) -> set[str] | None:
+    """The nodes a path from START reaches (the others never run), or None when that is
+    not known: no edge leaves START, or some wiring is computed at run time."""
+    if topo.computed or not any(src == START for src, _dst in topo.edges):
+        return None
+    return reach(list(topo.edges), START)
+
+
 def to_rebuilt(topo: Topology) -> RebuiltGraph:
     """The shared `RebuiltGraph` model, with fan-out/fan-in computed from the edges."""
     out: dict[str, set[str]] = {}
@@ -337,6 +361,9 @@ def to_rebuilt(topo: Topology) -> RebuiltGraph:
             into.setdefault(dst, set()).add(src)
     fan_out = {s: sorted(t) for s, t in out.items()
                if len(t) >= 2 or topo.conditional.get(s, {}).get("send")}
+    # a branch from a node that never runs brings nothing to the join
+    live = running(topo)
+    into = {d: {s for s in ss if live is None or s in live} for d, ss in into.items()}
     fan_in = {d: sorted(s) for d, s in into.items() if len(s) >= 2 and d != END}
     for info in topo.conditional.values():
         for target in info["sends"]:
