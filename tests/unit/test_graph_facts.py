@@ -140,3 +140,45 @@ def test_a_node_that_never_runs_is_no_branch_of_a_fan_in(tmp_path: Path) -> None
         "an edge to it but never runs: no path from START).")
     assert by_facet(findings, "graph.unreachable_nodes").data["unreachable"] == [
         "vision_inspector"]
+
+
+def test_a_builder_given_no_node_builds_no_graph_and_is_not_linear(tmp_path: Path) -> None:
+    # Azazh@interim: no add_node at all; the wiring calls add_fan_out/add_fan_in, which
+    # StateGraph does not have (AttributeError when the module is imported)
+    files = write_repo(tmp_path, {"src/graph.py": """
+    from langgraph.graph import StateGraph
+
+    graph = StateGraph(dict)
+    detectives = ["repo", "doc"]
+    graph.add_fan_out("START", detectives)
+    graph.add_fan_in(detectives, "agg")
+    app = graph.compile()
+    app.get_graph()
+    """})
+    findings, graph = code_findings(tmp_path, files)
+    assert graph is not None and not graph.linear
+    linear = by_facet(findings, "graph.linear")
+    assert not linear.found
+    assert linear.rationale == (
+        "No graph can be built: the StateGraph at src/graph.py:4 is given no node (no "
+        "add_node call), and its wiring calls methods StateGraph does not have: add_fan_out "
+        "(src/graph.py:6), add_fan_in (src/graph.py:7).")
+    assert not by_facet(findings, "graph.builder").found
+    undefined = by_facet(findings, "graph.undefined_names")
+    # the compiled graph's get_graph is a real method: only the builder's calls count
+    assert undefined.data["names"] == ["add_fan_in", "add_fan_out"]
+    assert undefined.data["import_time"] == ["src/graph.py:6", "src/graph.py:7"]
+
+
+def test_a_one_node_chain_is_still_linear(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"src/graph.py": """
+    from langgraph.graph import StateGraph, START, END
+
+    graph = StateGraph(dict)
+    graph.add_node("only", print)
+    graph.add_edge(START, "only")
+    graph.add_edge("only", END)
+    """})
+    findings, _graph = code_findings(tmp_path, files)
+    assert by_facet(findings, "graph.linear").found
+    assert by_facet(findings, "graph.builder").found

@@ -14,6 +14,7 @@ from automaton_auditor.forensics.code.topology import (
     JUDGE,
     START,
     Topology,
+    builds_nothing,
     rebuild,
     running,
     to_rebuilt,
@@ -112,10 +113,12 @@ def graph_findings(main: Topology | None, rebuilt: RebuiltGraph | None,
                    "found in any Python file (mentions in strings or comments do not count).")]
     loc = main.builder.get("key") or (_op_loc(main.ops[0]) if main.ops else ".")
     all_ops = sorted(main.ops, key=lambda o: (o["path"], o["line"]))
+    empty = builds_nothing(main)
     out = [
-        _g("graph.builder", "A LangGraph StateGraph is built in code", True, "success", loc,
-           main.builder.get("snippet"), f"StateGraph builder with {len(rebuilt.nodes)} nodes "
-           f"and {len(rebuilt.edges)} edges.", 1.0, state=main.builder.get("state"),
+        _g("graph.builder", "A LangGraph StateGraph is built in code", not empty, "success",
+           loc, main.builder.get("snippet"), _no_graph_text(main) if empty else
+           f"StateGraph builder with {len(rebuilt.nodes)} nodes and {len(rebuilt.edges)} "
+           "edges.", 1.0, state=main.builder.get("state"),
            other_builders=[t.builder["key"] for t in others][:20]),
         _g("graph.topology", "Rebuilt graph topology", True, "neutral", loc,
            _quote_ops(all_ops, 40), _topology_text(rebuilt), 0.9,
@@ -176,8 +179,20 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
         _g("graph.linear", "Graph is purely linear", g.linear, "failure",
            main.builder.get("key", "."), _quote_ops(sorted(main.ops, key=_op_loc), 15),
            "No fan-out and no conditional edge: every node runs one after another."
-           if g.linear else "The graph branches (fan-out or conditional edges).", 0.85),
+           if g.linear else _no_graph_text(main) if builds_nothing(main) else
+           "The graph branches (fan-out or conditional edges).", 0.85),
     ]
+
+
+def _no_graph_text(main: Topology) -> str:
+    """Why the builder builds no graph, with the calls to methods it does not have (they
+    also count among the graph's undefined names, `health`)."""
+    missing = sorted((op for op in main.ops if op["op"] == "missing_method"), key=_op_loc)
+    calls = ", ".join(f"{op['method']} ({_op_loc(op)})" for op in missing[:8])
+    return (f"No graph can be built: the StateGraph at {main.builder.get('key', '.')} is "
+            "given no node (no add_node call)"
+            + (f", and its wiring calls methods StateGraph does not have: {calls}"
+               if calls else "") + ".")
 
 
 def _conditional_text(described: str, beside: list[str], routes: bool) -> str:

@@ -95,6 +95,7 @@ def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysi
     modules = graph_modules(graph, main)
     if repo is not None:  # a name imported from a repository module that lacks it
         undefined += broken_imports(repo, facts, modules)
+    undefined += _missing_methods(graph, main)
     state = state_class(typed_classes(facts), main)
     state_file = state[0] if state else None
     in_graph = [d for d in undefined if d["path"] in modules]
@@ -139,6 +140,18 @@ def _undefined_text(items: list[JSON], modules: set[str]) -> str:
     return (f"{len(items)} undefined name(s) in the modules that build the graph or define "
             f"its nodes; {early} run when the module is imported (it cannot import), "
             f"{len(items) - early} fail when their function runs.")
+
+
+def _missing_methods(graph: CallGraph, main: Topology | None) -> list[JSON]:
+    """Calls on the builder to methods StateGraph does not have (``add_fan_out``), as
+    diagnostics: each raises AttributeError when its line runs."""
+    found = []
+    for op in sorted((main.ops if main else []), key=lambda o: (o["path"], o["line"])):
+        if op["op"] == "missing_method":
+            item = {"path": op["path"], "line": op["line"], "code": "ATTR",
+                    "message": f"`{op['method']}` is not a method of StateGraph"}
+            found.append({**item, "import_time": not _in_function(graph, item)})
+    return found
 
 
 def _in_function(graph: CallGraph, diagnostic: JSON) -> bool:

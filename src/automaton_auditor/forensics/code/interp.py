@@ -16,6 +16,8 @@ from automaton_auditor.forensics.code.common import dotted, resolve, snippet, st
 
 GRAPH_METHODS = {"add_node", "add_edge", "add_conditional_edges", "set_entry_point",
                  "set_finish_point", "set_conditional_entry_point", "add_sequence", "compile"}
+# every method a StateGraph builder has (langgraph 1.x; the 0.x ones are a subset)
+BUILDER_METHODS = GRAPH_METHODS | {"validate", "set_node_defaults"}
 BUILDER_CLASSES = ("StateGraph", "MessageGraph", "Graph")
 MAX_UNROLL = 64
 SPECIAL = {"START": "__start__", "END": "__end__"}
@@ -215,6 +217,14 @@ class Interp:
             return self.method(scope, node, env)
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
             self.grow(node, env)
+        if isinstance(node.func, ast.Attribute) and node.func.attr not in BUILDER_METHODS:
+            receiver = self.ev(node.func.value, env)
+            if isinstance(receiver, dict) and "builder" in receiver:
+                # ``graph.add_fan_out(...)``: StateGraph has no such method (AttributeError)
+                self.ops.append({"op": "missing_method", "method": node.func.attr,
+                                 "builder": receiver["builder"], "line": node.lineno,
+                                 "path": self.path, "args": [], "kwargs": {},
+                                 "snippet": snippet(self.lines, node, 300)})
         self.pass_builder(scope, node, env)
         return None
 

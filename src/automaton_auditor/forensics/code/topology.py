@@ -376,4 +376,11 @@ def to_rebuilt(topo: Topology) -> RebuiltGraph:
         nodes=sorted(topo.nodes), edges=sorted(topo.edges),
         conditional_sources=sorted(topo.conditional),
         fan_out=dict(sorted(fan_out.items())), fan_in=dict(sorted(fan_in.items())),
-        linear=not fan_out and not topo.conditional)
+        # no node, no flow: nothing to call linear (`findings` says no graph is built)
+        linear=not builds_nothing(topo) and not fan_out and not topo.conditional)
+
+
+def builds_nothing(topo: Topology) -> bool:
+    """The builder is never given a node (no add_node or add_sequence call): there is no
+    graph to run, whatever else is called on it."""
+    return not any(op["op"] in ("add_node", "add_sequence") for op in topo.ops)
