@@ -182,3 +182,35 @@ def test_a_one_node_chain_is_still_linear(tmp_path: Path) -> None:
     findings, _graph = code_findings(tmp_path, files)
     assert by_facet(findings, "graph.linear").found
     assert by_facet(findings, "graph.builder").found
+
+
+def test_a_detective_added_under_a_configuration_flag_is_said_to_be_conditional(
+        tmp_path: Path) -> None:
+    # GrimVad3r: vision_inspector is added only ``if config.enable_vision_inspector``
+    files = write_repo(tmp_path, {"src/graph.py": """
+    from langgraph.graph import StateGraph, START, END
+
+    def build(config):
+        builder = StateGraph(dict)
+        builder.add_node("initialize", print)
+        builder.add_node("repo_investigator", print)
+        builder.add_node("doc_analyst", print)
+        detective_nodes = ["repo_investigator", "doc_analyst"]
+        if config.enable_vision_inspector:
+            builder.add_node("vision_inspector", print)
+            detective_nodes.append("vision_inspector")
+        builder.add_node("aggregate_evidence", print)
+        builder.add_edge(START, "initialize")
+        for name in detective_nodes:
+            builder.add_edge("initialize", name)
+            builder.add_edge(name, "aggregate_evidence")
+        builder.add_edge("aggregate_evidence", END)
+        if __name__ == "__main__":
+            builder.add_node("debug", print)
+        return builder.compile()
+    """})
+    findings, _graph = code_findings(tmp_path, files)
+    assert by_facet(findings, "graph.parallel_detectives").rationale == (
+        "initialize fans out to doc_analyst, repo_investigator, vision_inspector; joined at "
+        "aggregate_evidence. vision_inspector is added only when "
+        "`config.enable_vision_inspector` holds (src/graph.py:10).")

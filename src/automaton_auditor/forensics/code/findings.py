@@ -251,6 +251,18 @@ def meeting_node(topo: Topology, members: list[str]) -> str | None:
     return None
 
 
+def _guarded_text(topo: Topology, members: list[str]) -> str:
+    """Members added only under an ``if`` on something known at run time (a configuration
+    flag): they are in the graph only when the test holds."""
+    parts = []
+    for name in members:
+        op = topo.nodes.get(name, {}).get("op") or {}
+        for when in op.get("when") or []:
+            parts.append(f"{name} is added only when `{when['test']}` holds "
+                         f"({op['path']}:{when['line']})")
+    return f" {'; '.join(parts)}." if parts else ""
+
+
 def _parallel_findings(main: Topology, g: RebuiltGraph,
                        others: list[Topology]) -> list[Finding]:
     out = []
@@ -288,7 +300,7 @@ def _parallel_findings(main: Topology, g: RebuiltGraph,
             + (f" {source} is itself a judge and runs before the others: the judges do not "
                "all run in parallel." if first else "")
             + (" Each branch runs straight to END: nothing gathers their results."
-               if ended else ""),
+               if ended else "") + _guarded_text(topo, members),
             0.8, source=source, members=members, joins=joins,
             subgraph=None if topo is main else topo.builder["key"]))
     return out

@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from automaton_auditor.forensics.code.common import dotted, resolve, snippet, str_value
+from automaton_auditor.forensics.code.common import dotted, resolve, snippet, str_value, unparse
 
 GRAPH_METHODS = {"add_node", "add_edge", "add_conditional_edges", "set_entry_point",
                  "set_finish_point", "set_conditional_entry_point", "add_sequence", "compile"}
@@ -21,6 +21,7 @@ BUILDER_METHODS = GRAPH_METHODS | {"validate", "set_node_defaults"}
 BUILDER_CLASSES = ("StateGraph", "MessageGraph", "Graph")
 MAX_UNROLL = 64
 SPECIAL = {"START": "__start__", "END": "__end__"}
+WHEN = "?when"  # env key: the ``if`` tests the current statement sits under (not a name)
 
 
 def flag_key(name: str) -> str:
@@ -149,10 +150,13 @@ class Interp:
             self.loop(scope, stmt, env)
         elif isinstance(stmt, ast.If | ast.While):
             taken = taken_branch(stmt.test, env) if isinstance(stmt, ast.If) else None
+            test = unparse(stmt.test, 120) if isinstance(stmt, ast.If) and taken is None \
+                and "__name__" not in unparse(stmt.test, 120) else None
             if taken is not False:
-                self.run_scope(scope, stmt.body, env)
+                self.guarded(scope, stmt.body, env, test, stmt.lineno)
             if taken is not True:
-                self.run_scope(scope, stmt.orelse, env)
+                self.guarded(scope, stmt.orelse, env, f"not ({test})" if test else None,
+                             stmt.lineno)
         elif isinstance(stmt, ast.With | ast.AsyncWith):
             for item in stmt.items:
                 self.expr(scope, item.context_expr, env)
@@ -161,6 +165,17 @@ class Interp:
             for block in (stmt.body, *[h.body for h in stmt.handlers], stmt.orelse,
                           stmt.finalbody):
                 self.run_scope(scope, block, env)
+
+    def guarded(self, scope: str, body: list[ast.stmt], env: dict[str, Any], test: str | None,
+                line: int) -> None:
+        """Interpret a branch of an ``if`` whose test is only known at run time (a
+        configuration flag): the graph operations in it carry the test (``when``)."""
+        saved = env.get(WHEN)
+        if test:
+            env[WHEN] = [*(saved or []), {"test": test, "line": line}]
+        self.run_scope(scope, body, env)
+        if test:
+            env[WHEN] = saved
 
     def bind(self, target: ast.AST, value: Any, env: dict[str, Any], scope: str = "") -> None:
         """Record an assignment (names and ``self.x`` attributes only)."""
@@ -247,6 +262,8 @@ class Interp:
         record = {"op": op, "builder": receiver["builder"], "line": node.lineno,
                   "args": args, "kwargs": kwargs, "path": self.path,
                   "snippet": snippet(self.lines, node, 300)}
+        if env.get(WHEN):
+            record["when"] = env[WHEN]
         if op == "add_node" and node.args:
             args.append(dotted(node.args[-1]) or "")
             action = next((kw.value for kw in node.keywords if kw.arg == "action"),
