@@ -91,7 +91,7 @@ def _process(col: CallRecorder, s: Site, via_shell: bool) -> None:
                     if isinstance(n, ast.Constant) and isinstance(n.value, str))
     is_clone = ("clone" in text.split() or "clone" in text) and "git" in text
     col.add("process", node, ctx, name=s.full, shell=via_shell, literal=literal,
-            timeout=_timeout(s), check=keyword(node, "check") is not None,
+            timeout=_timeout(s),
             capture=any(keyword(node, k) is not None for k in
                         ("capture_output", "stdout", "stderr")),
             in_try=ctx.in_try, tempdir=ctx.tempdir, clone=is_clone)

@@ -82,27 +82,43 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     bodies = {(p, c["func"]): _tokens_of(facts, repo, p, c["func"])
               for p, c in [*sub, *every]}
     # GitPython's Repo.clone_from runs git without a subprocess call of the repository's
-    # own: its errors are handled when it sits in a try block
+    # own: its failure is seen by an ``except`` around it
     library = [(p, c) for p, c in every if library_clone(c)]
-    handled = [(p, c) for p, c in sub if c["in_try"] or c["check"]
-               or "returncode" in bodies[(p, c["func"])]] + [
-        (p, c) for p, c in library if c.get("in_try")]
-    checked = sub + library
     timed = [(p, c) for p, c in sub if c["timeout"]]
     return [
         _clone_function(facts, every, repo),
         _sandbox_finding(found, proved, temps, never_run),
         _cleanup_finding(proved, graph, repo),
-        call_finding("safety.subprocess_errors", "Subprocess and git calls are checked for "
-           "errors", bool(checked) and len(handled) * 2 >= len(checked), "success",
-           handled or checked, f"{len(handled)} of {len(checked)} subprocess or git library "
-           "call(s) sit in try blocks or pass check=.", confidence=0.75,
-           handled=len(handled), total=len(checked)),
+        _errors_finding(sub + library, repo),
         call_finding("safety.timeouts", "Subprocess calls set a timeout", bool(timed), "success",
            timed or sub, f"{len(timed)} of {len(sub)} subprocess call(s) pass timeout=.",
            confidence=0.8, timed=len(timed), total=len(sub)),
         *_clone_input_findings(facts, every, bodies),
     ]
+
+
+def _errors_finding(calls: list[tuple[str, JSON]], repo: Path | None) -> Finding:
+    """``safety.subprocess_errors``: how many process and git library calls the code sees
+    fail (`failures`: ``check=True``, an ``except`` that catches it, or its exit status
+    read), each quoted with the line that shows it; the unchecked calls quoted when they are
+    the majority."""
+    handled = [(p, c) for p, c in calls if c.get("checked")]
+    unchecked = [(p, c) for p, c in calls if not c.get("checked")]
+    found = bool(calls) and len(handled) * 2 >= len(calls)
+    listed = [f"{p}:{c['line']}" for p, c in unchecked[:5]]
+    finding = call_finding(
+        "safety.subprocess_errors", "Subprocess and git calls are checked for errors", found,
+        "success", (handled if found else unchecked) or calls,
+        f"{len(handled)} of {len(calls)} subprocess or git library call(s) are checked for "
+        "errors (check=True, an except that catches their error, or their returncode read "
+        "afterwards)." + (f" Unchecked: {', '.join(listed)}." if listed else ""),
+        confidence=0.75, handled=len(handled), total=len(calls),
+        unchecked=[f"{p}:{c['line']}" for p, c in unchecked[:50]])
+    if found and repo is not None:
+        quote = "\n".join(f"{p}:{c['line']}: {c['snippet']}\n" +
+                          line_at(repo, p, int(c["checked"])) for p, c in handled[:10])
+        finding = finding.model_copy(update={"content": clip(quote, 4000)})
+    return finding
 
 
 def _sandbox_finding(found: list[Clone], proved: list[Clone],

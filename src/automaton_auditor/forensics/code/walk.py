@@ -15,6 +15,7 @@ from typing import Any
 
 from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
 from automaton_auditor.forensics.code.common import JSON, dotted, str_value
+from automaton_auditor.forensics.code.failures import failure_checks
 from automaton_auditor.forensics.code.interp import Interp, default_flags
 from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.forensics.code.parsers import schema_parses
@@ -80,6 +81,12 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
     consts = module_consts(tree)
     collector = CallCollector(path, lines, imports, consts)
     collector.walk(tree)
+    if "subprocess" in text or "clone_from" in text:
+        seen = failure_checks(tree, imports)
+        for call in collector.calls:
+            if call["kind"] in ("process", "clone"):
+                # the line that shows the call's failure is seen (0: it passes unnoticed)
+                call["checked"] = seen.get(call["line"], 0)
     facts: JSON = {
         "imports": imports,
         "consts": consts,

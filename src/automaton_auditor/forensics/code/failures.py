@@ -1,0 +1,148 @@
+"""Whether the code sees a process call fail: the one rule behind "subprocess and git calls
+are checked for errors".
+
+``subprocess.run(cmd, check=False)`` returns quietly when git fails, so a ``check=`` keyword
+proves nothing by itself. A call's failure is seen when the call raises on it
+(``check=True`` or any value that is not the literal ``False``; ``check_call`` and
+``check_output`` always raise), when it sits in a try block with an ``except`` that catches a
+process or git error, or when its result's exit status is read afterwards in the same scope
+(``result.returncode``, ``result.check_returncode()``, ``result.stderr`` or
+``proc.wait()``/``proc.poll()`` tested, the code of ``rc = subprocess.call(...)`` tested).
+Each seen call is answered with the line that shows it, for the finding to quote.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator, Sequence
+
+from automaton_auditor.forensics.code.classify import SUBPROCESS
+from automaton_auditor.forensics.code.common import dotted, keyword, resolve
+
+RAISING = {"check_call", "check_output"}  # they raise CalledProcessError on a non-zero exit
+INT_RESULT = {"call", "getstatusoutput"}  # the result (its first item) is the exit code
+# the exception types whose ``except`` sees a process or git failure (any of its bases)
+CATCHES = {"Exception", "BaseException", "SubprocessError", "CalledProcessError",
+           "TimeoutExpired", "OSError", "IOError", "EnvironmentError", "FileNotFoundError",
+           "GitCommandError", "GitError", "CommandError"}
+TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def failure_checks(tree: ast.Module, imports: dict[str, str]) -> dict[int, int]:
+    """Line of each subprocess or ``clone_from`` call whose failure the code sees -> the line
+    that shows it (the ``check=`` value, the ``except``, or the read of its exit status)."""
+    out: dict[int, int] = {}
+    stack: list[ast.AST] = [tree]
+    while stack:
+        scope = stack.pop()
+        found = _Scope(imports)
+        found.walk(scope, stack)
+        out.update(found.checked())
+    return out
+
+
+def _catches(handler: ast.ExceptHandler) -> bool:
+    if handler.type is None:
+        return True  # a bare ``except:``
+    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any((dotted(t) or "").rsplit(".", 1)[-1] in CATCHES for t in types)
+
+
+class _Scope:
+    """One function (or the module) body: its process calls, what their results are bound
+    to, and the reads of those results."""
+
+    def __init__(self, imports: dict[str, str]) -> None:
+        self.imports = imports
+        self.calls: dict[int, tuple[ast.Call, str, int]] = {}  # id -> (call, tail, proof)
+        self.binds: dict[str, list[tuple[int, ast.Call]]] = {}  # name -> (line, call)
+        self.reads: list[tuple[ast.AST, int, bool]] = []  # (receiver, line, int reading)
+
+    def walk(self, scope: ast.AST, scopes: list[ast.AST]) -> None:
+        """Visit the scope's own nodes; nested functions and classes go on `scopes`."""
+        for node, handler, tested in self._nodes(scope, scopes):
+            if isinstance(node, ast.Call):
+                self._call(node, handler)
+            elif isinstance(node, ast.Assign | ast.AnnAssign | ast.NamedExpr):
+                targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+                self._bind(targets, node.value)
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                self._bind([node.optional_vars], node.context_expr)
+            if isinstance(node, ast.Attribute) and (
+                    node.attr == "returncode" or (node.attr == "stderr" and tested)):
+                self.reads.append((node.value, node.lineno, False))
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and (
+                    node.func.attr == "check_returncode" or
+                    (node.func.attr in ("wait", "poll") and tested)):
+                self.reads.append((node.func.value, node.lineno, False))
+            elif tested and isinstance(node, ast.Name | ast.Call):
+                self.reads.append((node, node.lineno, True))
+
+    def _nodes(self, scope: ast.AST, scopes: list[ast.AST]
+               ) -> Iterator[tuple[ast.AST, int, bool]]:
+        """(node, line of an enclosing ``except`` that catches a process failure or 0,
+        whether the node is part of a test) for every node of the scope."""
+        stack: list[tuple[ast.AST, int, bool]] = [
+            (child, 0, False) for child in ast.iter_child_nodes(scope)]
+        while stack:
+            node, handler, tested = stack.pop()
+            if isinstance(node, _SCOPES):
+                scopes.append(node)
+                continue
+            yield node, handler, tested
+            guard = handler
+            if isinstance(node, ast.Try | ast.TryStar):
+                guard = next((h.lineno for h in node.handlers if _catches(h)), 0) or handler
+            for field, value in ast.iter_fields(node):
+                inner = guard if field == "body" else handler
+                test = tested or isinstance(node, ast.Compare | ast.BoolOp) or (
+                    isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not)) or (
+                    field == "test" and isinstance(node, TESTS))
+                for child in value if isinstance(value, list) else [value]:
+                    if isinstance(child, ast.AST):
+                        stack.append((child, inner, test))
+
+    def _call(self, node: ast.Call, handler: int) -> None:
+        full = resolve(dotted(node.func), self.imports) or ""
+        tail = full.rsplit(".", 1)[-1]
+        method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
+        if not ((full.startswith("subprocess.") and tail in SUBPROCESS)
+                or "clone_from" in (tail, method)):
+            return
+        check = keyword(node, "check")
+        raises = check is not None and not (isinstance(check, ast.Constant)
+                                            and check.value is False)
+        proof = check.lineno if check is not None and raises else (
+            node.lineno if tail in RAISING else handler)
+        self.calls[id(node)] = (node, tail, proof)
+
+    def _bind(self, targets: Sequence[ast.expr], value: ast.expr | None) -> None:
+        value = value.value if isinstance(value, ast.Await) else value
+        if not isinstance(value, ast.Call):
+            return
+        for target in targets:
+            first = target.elts[0] if isinstance(target, ast.Tuple) and target.elts else target
+            name = dotted(first)
+            if name:
+                self.binds.setdefault(name, []).append((value.lineno, value))
+
+    def checked(self) -> dict[int, int]:
+        """Call line -> the line that shows its failure is seen, for the seen calls."""
+        read: dict[int, int] = {}
+        for receiver, line, as_code in sorted(self.reads, key=lambda r: r[1]):
+            call = receiver if isinstance(receiver, ast.Call) else self._bound(receiver, line)
+            known = self.calls.get(id(call)) if call is not None else None
+            if known is not None and (not as_code or known[1] in INT_RESULT):
+                read.setdefault(id(call), line)
+        out: dict[int, int] = {}
+        for key, (node, _tail, proof) in self.calls.items():
+            seen = proof or read.get(key, 0)
+            if seen:
+                out.setdefault(node.lineno, seen)
+        return out
+
+    def _bound(self, receiver: ast.AST, line: int) -> ast.Call | None:
+        """The call last bound to the name `receiver` at or before `line`."""
+        before = [b for b in self.binds.get(dotted(receiver) or "", []) if b[0] <= line]
+        return max(before, key=lambda b: b[0])[1] if before else None

@@ -1,0 +1,98 @@
+"""Subprocess and git calls counted as checked for errors only when the code sees them fail:
+``check=False`` is no check, an ``except`` must catch the call's error, and a returncode read
+must be of that call's own result (`forensics.code.failures`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.analyze import code_findings
+
+from .test_code_ast_graph import by_facet, write_repo
+
+# Bnobody47/The-Auditor@interim src/tools/repo_tools.py, shortened
+CHECK_FALSE = '''
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+def _run_git_log(repo_dir):
+    result = subprocess.run(["git", "log", "--oneline"], cwd=str(repo_dir),
+                            capture_output=True, text=True, check=False)
+    return result.stdout.strip()
+
+
+def clone(url):
+    tmp = tempfile.mkdtemp()
+    subprocess.run(["git", "clone", url, tmp], check=False, capture_output=True)
+    return _run_git_log(tmp)
+'''
+
+
+def _errors(tmp_path: Path, text: str):
+    names = write_repo(tmp_path, {"tools.py": text})
+    return by_facet(code_findings(tmp_path, names)[0], "safety.subprocess_errors")
+
+
+def test_check_false_is_no_error_handling(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, CHECK_FALSE)
+    assert not errors.found
+    assert (errors.data["handled"], errors.data["total"]) == (0, 2)
+    assert errors.data["unchecked"] == ["tools.py:8", "tools.py:15"]
+    assert "0 of 2" in errors.rationale and "check=False" in (errors.content or "")
+
+
+def test_check_true_a_raising_call_or_a_value_not_false_are_checked(tmp_path: Path) -> None:
+    for i, call in enumerate(['subprocess.run(["git", "clone", url, tmp], check=True)',
+                              'subprocess.check_output(["git", "clone", url, tmp])',
+                              'subprocess.run(["git", "clone", url, tmp], check=strict)']):
+        text = CHECK_FALSE.replace(
+            'subprocess.run(["git", "clone", url, tmp], check=False, capture_output=True)', call
+        ).replace("def clone(url):", "def clone(url, strict=True):")
+        errors = _errors(tmp_path / str(i), text)
+        assert errors.data["handled"] == 1, call
+        assert errors.data["unchecked"] == ["tools.py:8"], call
+
+
+def test_a_returncode_read_checks_only_the_call_whose_result_it_reads(tmp_path: Path) -> None:
+    errors = _errors(tmp_path, '''
+import subprocess
+
+
+def clone(url, dest):
+    subprocess.run(["git", "clone", url, dest], check=False)
+    log = subprocess.run(["git", "-C", dest, "log"], capture_output=True)
+    if log.returncode != 0:
+        raise RuntimeError(log.stderr)
+    code = subprocess.call(["git", "-C", dest, "fsck"])
+    if code:
+        raise RuntimeError("fsck")
+    proc = subprocess.Popen(["git", "-C", dest, "gc"])
+    if proc.wait() != 0:
+        raise RuntimeError("gc")
+''')
+    assert (errors.data["handled"], errors.data["total"]) == (3, 4)
+    assert errors.data["unchecked"] == ["tools.py:6"]
+    assert errors.found
+    assert "tools.py:8: if log.returncode != 0:" in (errors.content or "")
+
+
+def test_only_an_except_that_catches_the_call_s_error_checks_it(tmp_path: Path) -> None:
+    body = '''
+import subprocess
+
+
+def clone(url, dest):
+    try:
+        subprocess.run(["git", "clone", url, dest], timeout=60)
+    {handler}
+'''
+    cases = {"except subprocess.SubprocessError as exc:\n        raise RuntimeError(url) "
+             "from exc": 1,
+             "except (ValueError, OSError):\n        return None": 1,
+             "except ValueError:\n        return None": 0,
+             "finally:\n        print(url)": 0}
+    for i, (handler, handled) in enumerate(cases.items()):
+        errors = _errors(tmp_path / str(i), body.format(handler=handler))
+        assert errors.data["handled"] == handled, handler
