@@ -303,6 +303,9 @@ def endpoint(url, tasks):
 '''
     handed = _cleanup(tmp_path / "later", {"tools.py": later})
     assert handed.found and handed.data["removed"] == ["tools.py:19"]
+    # a TemporaryDirectory handed back to the caller is removed with it, after use (its
+    # path alone handed back is removed before use: test_code_lifetime)
     context = CLONE.replace('root = tempfile.mkdtemp(prefix="audit_")',
-                            "holder = tempfile.TemporaryDirectory()\n    root = holder.name")
+                            "holder = tempfile.TemporaryDirectory()\n    root = holder.name"
+                            ).replace("return root", "return holder")
     assert _cleanup(tmp_path / "context", {"tools.py": context}).found

@@ -88,7 +88,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     return [
         _clone_function(facts, every, repo),
         _sandbox_finding(found, proved, temps, never_run),
-        _cleanup_finding(proved, graph, repo),
+        *_cleanup_findings(facts, proved, graph, repo),
         _errors_finding(sub + library, repo),
         call_finding("safety.timeouts", "Subprocess calls set a timeout", bool(timed), "success",
            timed or sub, f"{len(timed)} of {len(sub)} subprocess call(s) pass timeout=.",
@@ -144,37 +144,81 @@ def _sandbox_finding(found: list[Clone], proved: list[Clone],
     return finding
 
 
-def _cleanup_finding(proved: list[Clone], graph: CallGraph, repo: Path | None) -> Finding:
+def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGraph,
+                      repo: Path | None) -> list[Finding]:
     """``safety.clone_cleanup`` (context, it weighs on no criterion): whether each sandboxed
     clone's temp dir is removed after use, by ``TemporaryDirectory`` or by a call whose
     argument is that directory (``shutil.rmtree``, ``.cleanup()``), for every place the
     directory may be made. The report's claims of a cleanup are read against it
-    (`forensics.behaviour_claims`)."""
+    (`forensics.behaviour_claims`). With it ``safety.clone_deleted_early``: a
+    ``TemporaryDirectory`` whose path its function returns is removed as it returns
+    (`lifetime`), before the caller uses the clone."""
     kept: list[str] = []
     removed: list[str] = []
+    early: list[str] = []
+    gone = {(p, int(g["made"])): g for p in sorted(facts)
+            for g in facts[p].get("temp_gone") or []}
     sites = removal_sites(graph) if proved else []
     for clone in proved:
-        if clone.call.get("tempdir"):  # inside ``with tempfile.TemporaryDirectory()``
+        lost = [m for m in map(split_loc, (t[2:] for t in clone.temps)) if m in gone]
+        # each made line, then the line returning its path
+        early += [line for p, n in lost
+                  for line in (line_at(repo, p, n), line_at(repo, p, int(gone[p, n]["ret"])))]
+        if clone.call.get("tempdir") and not lost:  # inside ``with TemporaryDirectory()``
             removed.append(clone.proof[0])
         for temp in clone.temps:
+            if split_loc(temp[2:]) in lost:
+                continue
             made = line_at(repo, *split_loc(temp[2:]))
             by = [line_at(repo, p, n) for p, n in removals(graph, {temp}, sites)]
             if "TemporaryDirectory" in made or by:
                 removed += by or [made]
             else:
                 kept.append(made)
+    return [_cleanup(proved, kept, removed, early), _deleted_early(early)]
+
+
+def _places(lines: list[str]) -> list[str]:
+    return sorted({k.split(": ", 1)[0] for k in lines})
+
+
+def _cleanup(proved: list[Clone], kept: list[str], removed: list[str],
+             early: list[str]) -> Finding:
+    """``safety.clone_cleanup`` from the quoted lines of each kind of temp dir."""
+    shown = early or kept or removed
     return Finding(
         facet="safety.clone_cleanup", goal="The clone's temporary directory is removed after "
-        "use", found=bool(removed) and not kept, pattern="neutral",
-        location=(kept or removed or ["."])[0].split(": ", 1)[0],
-        content=clip("\n".join(dict.fromkeys(kept or removed)), 4000) or None,
+        "use", found=bool(removed) and not kept and not early, pattern="neutral",
+        location=(shown or ["."])[0].split(": ", 1)[0],
+        content=clip("\n".join(dict.fromkeys(shown)), 4000) or None,
         confidence=0.7,
         rationale=("No sandboxed clone." if not proved else
+                   f"Removed before use: the temporary directory made at "
+                   f"{', '.join(_places(early[::2])[:3])} is deleted as its function "
+                   f"returns the path ({', '.join(_places(early[1::2])[:3])}), so the clone "
+                   "is gone before the caller uses it." if early else
                    f"Never removed: no call anywhere removes the temporary directory made "
-                   f"at {', '.join(sorted({k.split(': ', 1)[0] for k in kept})[:3])}."
+                   f"at {', '.join(_places(kept)[:3])}."
                    if kept else "Every sandboxed clone's temporary directory is removed."),
-        data={"kept": sorted({k.split(": ", 1)[0] for k in kept})[:20],
-              "removed": sorted({r.split(": ", 1)[0] for r in removed})[:20]})
+        data={"kept": _places(kept)[:20], "removed": _places(removed)[:20],
+              "early": _places(early)[:20]})
+
+
+def _deleted_early(early: list[str]) -> Finding:
+    """``safety.clone_deleted_early``: a defect of the sandbox, not a security flaw (so it is
+    never charged as the rubric's failure pattern: confidence below the Prosecutor's)."""
+    return Finding(
+        facet="safety.clone_deleted_early", goal="The clone's temporary directory is deleted "
+        "before the clone is used", found=bool(early), pattern="failure",
+        location=(early or ["."])[0].split(": ", 1)[0],
+        content=clip("\n".join(dict.fromkeys(early)), 4000) or None, confidence=0.6,
+        rationale=(f"The clone's directory is a TemporaryDirectory (made at "
+                   f"{', '.join(_places(early[::2])[:3])}) whose path its function returns "
+                   f"({', '.join(_places(early[1::2])[:3])}); it is removed as the function "
+                   "returns, so the caller reads a directory that no longer exists."
+                   if early else
+                   "No clone directory is returned after its TemporaryDirectory is removed."),
+        data={"early": _places(early)[:20]})
 
 
 def _clone_function(facts: dict[str, JSON], clones: list[tuple[str, JSON]],

@@ -17,6 +17,7 @@ from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
 from automaton_auditor.forensics.code.common import JSON, dotted, str_value
 from automaton_auditor.forensics.code.failures import failure_checks
 from automaton_auditor.forensics.code.interp import Interp, default_flags
+from automaton_auditor.forensics.code.lifetime import gone_on_return
 from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.forensics.code.parsers import schema_parses
 
@@ -100,6 +101,8 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
         "judge_values": sorted(collector.judge_values | _literal_judges(collector.classes)),
         "refs": _references(tree),
     }
+    if "TemporaryDirectory" in text:
+        facts["temp_gone"] = gone_on_return(tree, imports)
     if "add_node" in text or "add_edge" in text or "StateGraph" in text:
         facts.update(graph_ops(path, lines, tree, imports, consts))
     return facts

@@ -1,0 +1,132 @@
+"""Temporary directories deleted before their path is used: a function that returns the path
+of a ``tempfile.TemporaryDirectory`` it does not hand on.
+
+Two shapes, both read from the AST:
+
+- ``with tempfile.TemporaryDirectory() as d: ... return d`` -- leaving the ``with`` block
+  removes the directory, so the caller gets a path that no longer exists;
+- ``tmp = tempfile.TemporaryDirectory(); ... return Path(tmp.name) / "repo"`` where ``tmp``
+  never leaves the function (not returned, stored, passed or declared global): the object is
+  finalised when the function returns, and its directory with it.
+
+A generator (``@contextmanager`` that yields the path) keeps the directory alive while the
+caller works, so it is never such a case. A path "is returned" when the returned value is
+built from it by path operations (``Path(d) / "x"``, ``os.path.join(d, ...)``, ``str(d)``,
+an f-string, a tuple); a call of any other function consumes the path while it exists.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from automaton_auditor.forensics.code.common import JSON, dotted, qualified, resolve
+
+MAKER = "tempfile.TemporaryDirectory"
+PATH_CALLS = {"Path", "PurePath", "PosixPath", "str", "join", "abspath", "realpath",
+              "normpath", "fspath", "expanduser"}
+PATH_METHODS = {"joinpath", "resolve", "absolute", "as_posix", "expanduser"}
+_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
+
+
+def gone_on_return(tree: ast.Module, imports: dict[str, str]) -> list[JSON]:
+    """``{"func", "made", "ret"}`` for each function that returns (at line ``ret``) the path
+    of the ``TemporaryDirectory`` made at line ``made``, deleted as the function returns."""
+    out: list[JSON] = []
+    stack: list[tuple[ast.AST, str, str]] = [(tree, "", "")]
+    while stack:
+        node, func, cls = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                stack.append((child, "", child.name))
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                qual = qualified(func, cls, child.name)
+                out += [{"func": qual, **found} for found in _function(child, imports)]
+                stack.append((child, qual, ""))
+            elif not isinstance(child, ast.Lambda):
+                stack.append((child, func, cls))
+    return sorted(out, key=lambda f: (f["made"], f["ret"]))
+
+
+def _own(node: ast.AST) -> Iterator[ast.AST]:
+    """The nodes of a function body, without nested functions, classes and lambdas."""
+    stack = list(ast.iter_child_nodes(node))
+    while stack:
+        child = stack.pop()
+        if not isinstance(child, _SCOPES):
+            yield child
+            stack.extend(ast.iter_child_nodes(child))
+
+
+def _is_maker(node: ast.AST | None, imports: dict[str, str]) -> bool:
+    return isinstance(node, ast.Call) and resolve(dotted(node.func), imports) == MAKER
+
+
+def _function(func: ast.FunctionDef | ast.AsyncFunctionDef,
+              imports: dict[str, str]) -> list[JSON]:
+    nodes = list(_own(func))
+    if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in nodes):
+        return []  # a generator hands the path out while the directory still exists
+    found: list[JSON] = []
+    for node in nodes:
+        if isinstance(node, ast.With | ast.AsyncWith):
+            for item in node.items:
+                name = dotted(item.optional_vars) if item.optional_vars else None
+                if name and _is_maker(item.context_expr, imports):
+                    # leaving the block removes it: a return in it or after it
+                    after = [n for n in nodes if getattr(n, "lineno", 0) >= node.lineno]
+                    found += _returns(after, nodes, {name}, "", item.context_expr.lineno)
+        elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(
+                node.targets[0], ast.Name) and _is_maker(node.value, imports):
+            holder = node.targets[0].id
+            if not _escapes(holder, nodes):
+                found += _returns(nodes, nodes, set(), holder, node.value.lineno)
+    return found
+
+
+def _escapes(holder: str, nodes: list[ast.AST]) -> bool:
+    """True when the ``TemporaryDirectory`` object itself may outlive the function: its name
+    is used other than for an attribute (returned, stored, passed on) or declared global."""
+    used = {id(n.value) for n in nodes if isinstance(n, ast.Attribute)}
+    return any((isinstance(n, ast.Name) and n.id == holder and isinstance(n.ctx, ast.Load)
+                and id(n) not in used) or
+               (isinstance(n, ast.Global | ast.Nonlocal) and holder in n.names)
+               for n in nodes)
+
+
+def _returns(inside: list[ast.AST], nodes: list[ast.AST], names: set[str], holder: str,
+             made: int) -> list[JSON]:
+    """The returns among `inside` whose value is built from the directory's path."""
+    paths = set(names)
+    for _round in range(5):  # names built from the path, through a few assignments
+        grown = {t.id for n in nodes if isinstance(n, ast.Assign) and
+                 _carries(n.value, paths, holder) for t in n.targets
+                 if isinstance(t, ast.Name)} - paths
+        if not grown:
+            break
+        paths |= grown
+    return [{"made": made, "ret": n.lineno} for n in inside
+            if isinstance(n, ast.Return) and _carries(n.value, paths, holder)]
+
+
+def _carries(node: ast.AST | None, paths: set[str], holder: str) -> bool:
+    """True when `node` evaluates to (a path built from) the directory's path."""
+    if isinstance(node, ast.Name):
+        return node.id in paths
+    if isinstance(node, ast.Attribute):
+        return bool(holder) and node.attr == "name" and dotted(node.value) == holder
+    if isinstance(node, ast.BinOp):
+        return _carries(node.left, paths, holder) or _carries(node.right, paths, holder)
+    if isinstance(node, ast.JoinedStr):
+        return any(_carries(v.value, paths, holder) for v in node.values
+                   if isinstance(v, ast.FormattedValue))
+    if isinstance(node, ast.Tuple | ast.List):
+        return any(_carries(e, paths, holder) for e in node.elts)
+    if isinstance(node, ast.IfExp):
+        return _carries(node.body, paths, holder) or _carries(node.orelse, paths, holder)
+    if isinstance(node, ast.Call):
+        tail = (dotted(node.func) or "").rsplit(".", 1)[-1]
+        if isinstance(node.func, ast.Attribute) and node.func.attr in PATH_METHODS:
+            return _carries(node.func.value, paths, holder)
+        return tail in PATH_CALLS and any(_carries(a, paths, holder) for a in node.args)
+    return False
