@@ -6,11 +6,13 @@ Only the standard library is imported here: these modules also run in worker pro
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from typing import Any
 
 from automaton_auditor.text import clip
 
 SNIPPET_CHARS = 800
+FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
 def dotted(node: ast.AST | None) -> str | None:
@@ -93,6 +95,23 @@ def qualified(func: str, cls: str, name: str) -> str:
     function, ``Class.method`` inside a class, else the bare name."""
     owner = func or cls
     return f"{owner}.{name}" if owner else name
+
+
+def function_defs(tree: ast.Module) -> Iterator[tuple[str, FunctionNode]]:
+    """Every function of a module (nested ones too) with its `qualified` name, as the walk
+    keys it; lambdas are no functions here."""
+    stack: list[tuple[ast.AST, str, str]] = [(tree, "", "")]
+    while stack:
+        node, func, cls = stack.pop()
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, ast.ClassDef):
+                stack.append((child, "", child.name))
+            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
+                qual = qualified(func, cls, child.name)
+                yield qual, child
+                stack.append((child, qual, ""))
+            elif not isinstance(child, ast.Lambda):
+                stack.append((child, func, cls))
 
 
 def loc(path: str, node: ast.AST | int) -> str:

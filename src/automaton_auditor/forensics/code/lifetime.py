@@ -20,7 +20,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from automaton_auditor.forensics.code.common import JSON, dotted, qualified, resolve
+from automaton_auditor.forensics.code.common import JSON, dotted, function_defs, resolve
 
 MAKER = "tempfile.TemporaryDirectory"
 PATH_CALLS = {"Path", "PurePath", "PosixPath", "str", "join", "abspath", "realpath",
@@ -32,19 +32,8 @@ _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 def gone_on_return(tree: ast.Module, imports: dict[str, str]) -> list[JSON]:
     """``{"func", "made", "ret"}`` for each function that returns (at line ``ret``) the path
     of the ``TemporaryDirectory`` made at line ``made``, deleted as the function returns."""
-    out: list[JSON] = []
-    stack: list[tuple[ast.AST, str, str]] = [(tree, "", "")]
-    while stack:
-        node, func, cls = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, ast.ClassDef):
-                stack.append((child, "", child.name))
-            elif isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef):
-                qual = qualified(func, cls, child.name)
-                out += [{"func": qual, **found} for found in _function(child, imports)]
-                stack.append((child, qual, ""))
-            elif not isinstance(child, ast.Lambda):
-                stack.append((child, func, cls))
+    out = [{"func": qual, **found} for qual, func in function_defs(tree)
+           for found in _function(func, imports)]
     return sorted(out, key=lambda f: (f["made"], f["ret"]))
 
 

@@ -21,8 +21,6 @@ from automaton_auditor.forensics.code.unnamed import named_nowhere
 from automaton_auditor.state import Finding
 from automaton_auditor.text import clip
 
-AUTH = re.compile(r"auth|credential|permission|\b40[13]\b|username|password|terminal prompts",
-                  re.I)
 URL_CHECK = re.compile(r"urlparse|urlsplit|valid|saniti|allow|fullmatch|\bmatch\b|"
                        r"startswith|netloc|scheme", re.I)
 VALIDATOR = re.compile(r"valid\w*(url|repo|target)|(url|repo|target)\w*valid|saniti[sz]e",
@@ -93,7 +91,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
         call_finding("safety.timeouts", "Subprocess calls set a timeout", bool(timed), "success",
            timed or sub, f"{len(timed)} of {len(sub)} subprocess call(s) pass timeout=.",
            confidence=0.8, timed=len(timed), total=len(sub)),
-        *_clone_input_findings(facts, every, bodies),
+        *_clone_input_findings(facts, every, bodies, repo),
     ]
 
 
@@ -239,19 +237,38 @@ def _clone_function(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
     return finding.model_copy(update={"content": source, "location": f"{path}:{info['line']}"})
 
 
+def _auth_finding(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
+                  repo: Path | None) -> Finding:
+    """``safety.auth_errors``: clone functions whose code singles out an authentication or
+    permission failure (a comparison, search or ``except``: `auth`), quoting that line; the
+    word in an error message is no test."""
+    tests = {(p, c["func"]): int((facts[p].get("auth_tests") or {}).get(c["func"]) or 0)
+             for p, c in clones}
+    auth = [(p, c) for p, c in clones if tests[(p, c["func"])]]
+    where = sorted({(p, tests[(p, c["func"])]) for p, c in auth})
+    finding = call_finding(
+        "safety.auth_errors", "Clone handles authentication failures", bool(auth), "success",
+        auth or clones,
+        (f"{len(auth)} of {len(clones)} clone function(s) test for authentication or "
+         "permission errors in code" + (f" ({', '.join(f'{p}:{n}' for p, n in where)})"
+                                        if where else "") + "."
+         if clones else "No clone function."), confidence=0.5)
+    if where:
+        quote = "\n".join(line_at(repo, p, n) for p, n in where[:10])
+        finding = finding.model_copy(update={"content": quote,
+                                             "location": f"{where[0][0]}:{where[0][1]}"})
+    return finding
+
+
 def _clone_input_findings(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
-                          bodies: dict[tuple[str, str], str]) -> list[Finding]:
-    auth = [(p, c) for p, c in clones if AUTH.search(bodies.get((p, c["func"]), ""))]
+                          bodies: dict[tuple[str, str], str],
+                          repo: Path | None) -> list[Finding]:
     validators = sorted(f"{p}:{info['line']}" for p in sorted(facts)
                         for q, info in (facts[p].get("functions") or {}).items()
                         if VALIDATOR.search(q.rsplit(".", 1)[-1]))
     checked = [(p, c) for p, c in clones if URL_CHECK.search(bodies.get((p, c["func"]), ""))]
     return [
-        call_finding("safety.auth_errors", "Clone handles authentication failures", bool(auth),
-           "success", auth or clones,
-           (f"{len(auth)} of {len(clones)} clone function(s) test for authentication or "
-            "permission errors in code." if clones else "No clone function."),
-           confidence=0.5),
+        _auth_finding(facts, clones, repo),
         call_finding("safety.url_validation", "Repository URL is validated before cloning",
            bool(checked or validators), "success", checked or clones,
            (f"URL checks in the clone function: {len(checked)}; validator functions: "

@@ -1,0 +1,84 @@
+"""Code that tells an authentication failure apart: the rule behind "the clone handles
+authentication failures".
+
+The word "auth" in an error message (``"clone failed (check URL/auth)"``) handles nothing: any
+failure gets that message. A function tests for an authentication or permission failure when
+its code compares git's output or the error's text with an auth marker (``"Authentication
+failed" in stderr``, ``status == 401``, ``any(m in err for m in ("denied", "403"))``), searches
+it for one (``re.search("permission denied", err)``, ``err.startswith("fatal: could not read
+Username")``), or catches an exception named for it (``except AuthenticationError``).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from typing import Any
+
+from automaton_auditor.forensics.code.common import dotted, function_defs
+
+AUTH = re.compile(r"auth|credential|permission|\b40[13]\b|username|password|terminal prompts",
+                  re.I)
+AUTH_CODES = {401, 403}
+SEARCHES = {"search", "match", "fullmatch", "findall", "find", "startswith", "endswith",
+            "count", "index"}
+MATCHES = (ast.In, ast.NotIn, ast.Eq, ast.NotEq)
+
+
+def auth_tests(tree: ast.Module, consts: dict[str, Any]) -> dict[str, int]:
+    """Qualified name of each function that tests for an authentication or permission
+    failure -> the first line that does (nested functions are their own)."""
+    out: dict[str, int] = {}
+    for qual, func in function_defs(tree):
+        line = _first_test(func, consts)
+        if line:
+            out[qual] = line
+    return out
+
+
+def _first_test(func: ast.AST, consts: dict[str, Any]) -> int:
+    nodes = []
+    stack = list(ast.iter_child_nodes(func))
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            nodes.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+    # loop names that run over literal auth markers: ``any(m in err for m in MARKERS)``
+    markers = {dotted(n.target) for n in nodes if isinstance(n, ast.For | ast.comprehension)
+               and _auth_text(n.iter, consts)} - {None}
+    lines = [getattr(n, "lineno", 0) for n in nodes if _tests(n, consts) or (
+        isinstance(n, ast.Compare) and any(isinstance(o, ast.Name) and o.id in markers
+                                           for o in [n.left, *n.comparators]))]
+    return min(lines, default=0)
+
+
+def _tests(node: ast.AST, consts: dict[str, Any]) -> bool:
+    """True for one comparison, search or ``except`` that singles out an auth failure."""
+    if isinstance(node, ast.Compare):
+        operands = [node.left, *node.comparators]
+        return any(isinstance(op, MATCHES) for op in node.ops) and any(
+            _auth_text(o, consts) for o in operands)
+    if isinstance(node, ast.Call):
+        tail = (dotted(node.func) or "").rsplit(".", 1)[-1] or (
+            node.func.attr if isinstance(node.func, ast.Attribute) else "")
+        return tail in SEARCHES and any(_auth_text(a, consts) for a in node.args)
+    if isinstance(node, ast.ExceptHandler) and node.type is not None:
+        types = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
+        return any(AUTH.search((dotted(t) or "").rsplit(".", 1)[-1]) for t in types)
+    return False
+
+
+def _auth_text(node: ast.AST, consts: dict[str, Any]) -> bool:
+    """True for a literal auth marker, or a sequence or module constant holding one."""
+    if isinstance(node, ast.Constant):
+        value = node.value
+        return (isinstance(value, str) and bool(AUTH.search(value))) or (
+            isinstance(value, int) and value in AUTH_CODES)
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
+        return any(_auth_text(e, consts) for e in node.elts)
+    name = dotted(node) if isinstance(node, ast.Name | ast.Attribute) else None
+    value = consts.get(name) if name else None
+    if isinstance(value, str):
+        return bool(AUTH.search(value))
+    return isinstance(value, list) and any(AUTH.search(str(v)) for v in value)

@@ -1,0 +1,86 @@
+"""A clone handles authentication failures only when its code singles one out (a comparison,
+search or except), never because "auth" is in an error message (`forensics.code.auth`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.analyze import code_findings
+
+from .test_code_ast_graph import by_facet, write_repo
+
+# Sanoy24/trp1-automation-auditor src/tools/repo_tools.py, shortened: a message only
+MESSAGE_ONLY = '''
+import shutil
+import subprocess
+import tempfile
+
+
+def clone(url):
+    tmp = tempfile.mkdtemp()
+    try:
+        result = subprocess.run(["git", "clone", url, tmp], capture_output=True, timeout=120)
+        if result.returncode != 0:
+            return None, f"git clone failed: {result.stderr}"
+        return tmp, None
+    except subprocess.TimeoutExpired:
+        shutil.rmtree(tmp, ignore_errors=True)
+        return None, "git clone timed out after 120s - repo may require authentication"
+'''
+
+# mamee13/automaton-auditor-swarm src/tools/forensics.py, shortened
+LIBRARY_MESSAGE = '''
+import tempfile
+
+import git
+
+
+def clone(url):
+    tmp = tempfile.mkdtemp()
+    try:
+        git.Repo.clone_from(url, tmp, depth=1)
+        return tmp
+    except git.exc.GitCommandError as e:
+        raise RuntimeError(f"Git clone failed (check URL/auth): {e.stderr}")
+'''
+
+
+def _auth(tmp_path: Path, text: str):
+    names = write_repo(tmp_path, {"tools.py": text})
+    return by_facet(code_findings(tmp_path, names)[0], "safety.auth_errors")
+
+
+def test_the_word_auth_in_a_message_is_no_test(tmp_path: Path) -> None:
+    for name, text in (("message", MESSAGE_ONLY), ("library", LIBRARY_MESSAGE)):
+        finding = _auth(tmp_path / name, text)
+        assert not finding.found, name
+        assert "0 of 1" in finding.rationale, name
+
+
+def test_a_comparison_search_or_except_on_an_auth_failure_is_a_test(tmp_path: Path) -> None:
+    tests = {
+        # Hiwot-Beyene/TRP1-Automatos-Auditor's test
+        "compare": ('        if result.returncode != 0:\n',
+                    '        if "could not read Username" in result.stderr:\n'
+                    '            raise PermissionError(url)\n'
+                    '        if result.returncode != 0:\n', 13),
+        "markers": ('        if result.returncode != 0:\n',
+                    '        if any(m in result.stderr for m in ("Permission denied", "403")):\n'
+                    '            raise PermissionError(url)\n'
+                    '        if result.returncode != 0:\n', 13),
+        "search": ('        if result.returncode != 0:\n',
+                   '        if re.search("authentication failed", result.stderr, re.I):\n'
+                   '            raise PermissionError(url)\n'
+                   '        if result.returncode != 0:\n', 13),
+        "except": ('    except subprocess.TimeoutExpired:\n',
+                   '    except AuthenticationError:\n        raise\n'
+                   '    except subprocess.TimeoutExpired:\n', 16),
+    }
+    for name, (old, new, line) in tests.items():
+        text = MESSAGE_ONLY.replace(old, new).replace("import shutil\n", "import re\nimport "
+                                                      "shutil\nfrom errors import "
+                                                      "AuthenticationError\n")
+        finding = _auth(tmp_path / name, text)
+        assert finding.found, name
+        assert finding.location == f"tools.py:{line}", name
+        assert f"(tools.py:{line})" in finding.rationale, name
