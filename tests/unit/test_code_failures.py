@@ -96,3 +96,24 @@ def clone(url, dest):
     for i, (handler, handled) in enumerate(cases.items()):
         errors = _errors(tmp_path / str(i), body.format(handler=handler))
         assert errors.data["handled"] == handled, handler
+
+
+def test_the_read_exit_status_is_quoted_before_an_except_around_the_call(
+        tmp_path: Path) -> None:
+    # Sanoy24/trp1-automation-auditor src/tools/repo_tools.py, shortened
+    errors = _errors(tmp_path, '''
+import subprocess
+
+
+def clone(url, dest):
+    try:
+        result = subprocess.run(["git", "clone", url, dest], capture_output=True, timeout=9)
+        if result.returncode != 0:
+            return None, result.stderr
+        return dest, None
+    except subprocess.TimeoutExpired:
+        return None, "timed out"
+''')
+    assert errors.found
+    assert (errors.content or "").splitlines()[1] == \
+        "tools.py:8: if result.returncode != 0:"

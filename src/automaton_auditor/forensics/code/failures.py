@@ -55,7 +55,8 @@ class _Scope:
 
     def __init__(self, imports: dict[str, str]) -> None:
         self.imports = imports
-        self.calls: dict[int, tuple[ast.Call, str, int]] = {}  # id -> (call, tail, proof)
+        # id -> (call, tail, line of a check= that raises, line of an except around it)
+        self.calls: dict[int, tuple[ast.Call, str, int, int]] = {}
         self.binds: dict[str, list[tuple[int, ast.Call]]] = {}  # name -> (line, call)
         self.reads: list[tuple[ast.AST, int, bool]] = []  # (receiver, line, int reading)
 
@@ -113,9 +114,9 @@ class _Scope:
         check = keyword(node, "check")
         raises = check is not None and not (isinstance(check, ast.Constant)
                                             and check.value is False)
-        proof = check.lineno if check is not None and raises else (
-            node.lineno if tail in RAISING else handler)
-        self.calls[id(node)] = (node, tail, proof)
+        raised = check.lineno if check is not None and raises else (
+            node.lineno if tail in RAISING else 0)
+        self.calls[id(node)] = (node, tail, raised, handler)
 
     def _bind(self, targets: Sequence[ast.expr], value: ast.expr | None) -> None:
         value = value.value if isinstance(value, ast.Await) else value
@@ -136,8 +137,9 @@ class _Scope:
             if known is not None and (not as_code or known[1] in INT_RESULT):
                 read.setdefault(id(call), line)
         out: dict[int, int] = {}
-        for key, (node, _tail, proof) in self.calls.items():
-            seen = proof or read.get(key, 0)
+        for key, (node, _tail, raised, handler) in self.calls.items():
+            # the most telling line first: a raise on failure, the exit status read, an except
+            seen = raised or read.get(key, 0) or handler
             if seen:
                 out.setdefault(node.lineno, seen)
         return out
