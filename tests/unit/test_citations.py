@@ -299,9 +299,12 @@ def test_a_path_in_an_example_is_verified_when_present_and_never_hallucinated() 
     verified, hallucinated, planned = _check([
         (7, 'It reports AST parse errors (e.g., "Invalid Python syntax in src/broken_module.py")'
             " and, for example, src/graph.py when the graph file fails."),
-        (8, "The judges live in src/nodes/missing.py.")])
+        (8, "The judges live in src/nodes/missing.py."),
+        Passage(9, "Update the git detector (for example, src/detectors/git.py) to collect "
+                   "per-commit metadata.", future=True)])
     assert verified == ["src/graph.py"]
-    assert hallucinated == ["src/nodes/missing.py"] and planned == []
+    assert hallucinated == ["src/nodes/missing.py"]
+    assert planned == ["src/detectors/git.py"]
 
 
 def test_a_file_the_run_writes_is_no_claim_that_it_is_committed() -> None:

@@ -108,7 +108,8 @@ _OUTPUT_BEFORE = re.compile(r"\b(?:sav(?:e|es|ed|ing)|writ(?:e|es|ten|ing)|expor
 _MAKE_BEFORE = re.compile(r"(?:^|[\n:;\u2022*]\s*|[.!?]\s+|-\s+)(?:Add|Create|Implement|Introduce|"
                           r"Write|Build)\s+(?:(?:a|an|the|new)\s+)*[`'\"]?$")
 # A path in an example (`AST parse errors (e.g., "Invalid Python syntax in src/broken.py")`):
-# verified when present, never hallucinated (an example names no file of the repository).
+# verified when present, never hallucinated (an example names no file of the repository);
+# an example of what a plan will touch stays planned.
 _EXAMPLE_BEFORE = re.compile(r"\b(?:e\.g\.?|for (?:example|instance))[,:]?\s[^;\n]{0,50}$",
                              re.IGNORECASE)
 # A path the challenge asks for ("the final submission spec calls for `src/nodes/justice.py`"):
@@ -233,11 +234,13 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
         before = masked[max(0, match.start() - 60):match.start()]
         # What a run writes is verified when committed, else something the run will make.
         output = bool(_OUTPUT_BEFORE.search(before))
-        yield _cited(match.group(0), path, passage, sentence_around(text, *match.span()),
-                     verify_only=bool(_OPTION_BEFORE.search(before) or _EXAMPLE_BEFORE.search(
-                         before)) or not _known_ext(path),
-                     planned=output or bool(_MAKE_BEFORE.search(before)
-                                            or _REQUIRED_BEFORE.search(before)))
+        cited = _cited(match.group(0), path, passage, sentence_around(text, *match.span()),
+                       verify_only=bool(_OPTION_BEFORE.search(before)) or not _known_ext(path),
+                       planned=output or bool(_MAKE_BEFORE.search(before)
+                                              or _REQUIRED_BEFORE.search(before)))
+        # an example in a plan ("update the detector, for example src/x.py") is still a plan
+        example = not cited.future and bool(_EXAMPLE_BEFORE.search(before))
+        yield cited.model_copy(update={"verify_only": True}) if example else cited
     masked = _mask(masked, (m.span() for m in whole))
     repaired = [(span, cited) for span, cited in _repaired(masked, passage)
                 if cited.path and cited.path not in {normalise_path(m.group(0)) for m in whole}]
