@@ -50,11 +50,21 @@ def _auth(tmp_path: Path, text: str):
     return by_facet(code_findings(tmp_path, names)[0], "safety.auth_errors")
 
 
-def test_the_word_auth_in_a_message_is_no_test(tmp_path: Path) -> None:
-    for name, text in (("message", MESSAGE_ONLY), ("library", LIBRARY_MESSAGE)):
+def test_the_word_auth_in_a_message_is_no_test_but_git_s_error_passed_on_reports_it(
+        tmp_path: Path) -> None:
+    """Neither clone tells an authentication failure apart (the word in a message is no
+    test), but both pass git's error on, so an authentication failure is caught and reported
+    with git's own message, as the rubric asks; a clone that swallows the error does not."""
+    for name, text, line in (("message", MESSAGE_ONLY, 12), ("library", LIBRARY_MESSAGE, 13)):
         finding = _auth(tmp_path / name, text)
-        assert not finding.found, name
-        assert "0 of 1" in finding.rationale, name
+        assert finding.found, name
+        assert "0 of 1" in finding.rationale and "1 more pass git's error on" in \
+            finding.rationale, name
+        assert finding.location == f"tools.py:{line}", name
+    swallowed = LIBRARY_MESSAGE.replace('raise RuntimeError(f"Git clone failed (check URL/auth)'
+                                        ': {e.stderr}")', 'return None')
+    finding = _auth(tmp_path / "swallowed", swallowed)
+    assert not finding.found and "0 more" in finding.rationale
 
 
 def test_a_comparison_search_or_except_on_an_auth_failure_is_a_test(tmp_path: Path) -> None:

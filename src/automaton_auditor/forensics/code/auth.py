@@ -37,13 +37,7 @@ def auth_tests(tree: ast.Module, consts: dict[str, Any]) -> dict[str, int]:
 
 
 def _first_test(func: ast.AST, consts: dict[str, Any]) -> int:
-    nodes = []
-    stack = list(ast.iter_child_nodes(func))
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            nodes.append(node)
-            stack.extend(ast.iter_child_nodes(node))
+    nodes = _own_nodes(func)
     # loop names that run over literal auth markers: ``any(m in err for m in MARKERS)``
     markers = {dotted(n.target) for n in nodes if isinstance(n, ast.For | ast.comprehension)
                and _auth_text(n.iter, consts)} - {None}
@@ -82,3 +76,48 @@ def _auth_text(node: ast.AST, consts: dict[str, Any]) -> bool:
     if isinstance(value, str):
         return bool(AUTH.search(value))
     return isinstance(value, list) and any(AUTH.search(str(v)) for v in value)
+
+
+def error_reports(tree: ast.Module) -> dict[str, int]:
+    """Qualified name of each function that passes a failed command's error on -> the first
+    line that does: an ``except ... as e`` whose raise, return or call carries ``e``, or a
+    test of ``.returncode`` whose branch carries ``.stderr``. An authentication failure is
+    then caught and reported with git's own message, like any other failure."""
+    out: dict[str, int] = {}
+    for qual, func in function_defs(tree):
+        lines = [_reported(node) for node in _own_nodes(func)]
+        if any(lines):
+            out[qual] = min(line for line in lines if line)
+    return out
+
+
+def _own_nodes(func: ast.AST) -> list[ast.AST]:
+    """The nodes of a function, not those of functions or classes nested in it."""
+    nodes, stack = [], list(ast.iter_child_nodes(func))
+    while stack:
+        node = stack.pop()
+        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            nodes.append(node)
+            stack.extend(ast.iter_child_nodes(node))
+    return nodes
+
+
+def _reported(node: ast.AST) -> int:
+    if isinstance(node, ast.ExceptHandler) and node.name:
+        return _carries(node.body, lambda n: isinstance(n, ast.Name) and n.id == node.name)
+    if isinstance(node, ast.If) and any(isinstance(n, ast.Attribute) and n.attr == "returncode"
+                                        for n in ast.walk(node.test)):
+        return _carries(node.body, lambda n: isinstance(n, ast.Attribute) and n.attr in (
+            "stderr", "stdout", "output"))
+    return 0
+
+
+def _carries(body: list[ast.stmt], wanted: Any) -> int:
+    """Line of the first raise, return or call in `body` whose expression holds a node
+    `wanted` accepts (the error passed on), else 0."""
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if isinstance(node, ast.Raise | ast.Return | ast.Call) and any(
+                    wanted(sub) for sub in ast.walk(node)):
+                return getattr(node, "lineno", 0)
+    return 0

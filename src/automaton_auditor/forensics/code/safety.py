@@ -244,14 +244,21 @@ def _auth_finding(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
     word in an error message is no test."""
     tests = {(p, c["func"]): int((facts[p].get("auth_tests") or {}).get(c["func"]) or 0)
              for p, c in clones}
+    passed = {(p, c["func"]): int((facts[p].get("error_reports") or {}).get(c["func"]) or 0)
+              for p, c in clones}
     auth = [(p, c) for p, c in clones if tests[(p, c["func"])]]
-    where = sorted({(p, tests[(p, c["func"])]) for p, c in auth})
+    # git's own message names an authentication failure; a clone that passes it on reports
+    # that failure too, though it does not tell it apart
+    reported = [(p, c) for p, c in clones if passed[(p, c["func"])] and (p, c) not in auth]
+    where = sorted({(p, tests[(p, c["func"])]) for p, c in auth}
+                   | {(p, passed[(p, c["func"])]) for p, c in reported})
     finding = call_finding(
-        "safety.auth_errors", "Clone handles authentication failures", bool(auth), "success",
-        auth or clones,
+        "safety.auth_errors", "Clone handles authentication failures", bool(auth or reported),
+        "success", auth or reported or clones,
         (f"{len(auth)} of {len(clones)} clone function(s) test for authentication or "
-         "permission errors in code" + (f" ({', '.join(f'{p}:{n}' for p, n in where)})"
-                                        if where else "") + "."
+         f"permission errors in code; {len(reported)} more pass git's error on when the clone "
+         "fails (an authentication failure is reported like any other)" +
+         (f" ({', '.join(f'{p}:{n}' for p, n in where)})" if where else "") + "."
          if clones else "No clone function."), confidence=0.5)
     if where:
         quote = "\n".join(line_at(repo, p, n) for p, n in where[:10])

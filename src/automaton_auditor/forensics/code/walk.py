@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.code.auth import auth_tests
+from automaton_auditor.forensics.code.auth import auth_tests, error_reports
 from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
 from automaton_auditor.forensics.code.common import JSON, dotted, str_value
 from automaton_auditor.forensics.code.failures import failure_checks
@@ -22,7 +22,7 @@ from automaton_auditor.forensics.code.lifetime import gone_on_return
 from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.forensics.code.parsers import schema_parses
 
-FACTS_VERSION = 50
+FACTS_VERSION = 51
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
@@ -106,6 +106,7 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
         facts["temp_gone"] = gone_on_return(tree, imports)
     if "clone" in text:
         facts["auth_tests"] = auth_tests(tree, consts)
+        facts["error_reports"] = error_reports(tree)
     if "add_node" in text or "add_edge" in text or "StateGraph" in text:
         facts.update(graph_ops(path, lines, tree, imports, consts))
     return facts
