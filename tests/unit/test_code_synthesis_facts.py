@@ -95,3 +95,25 @@ def chief_justice_node(state):
     variance = facts["justice.variance"]
     assert variance.found
     assert variance.rationale == "A score spread changes the score (nodes/justice.py:8)."
+
+
+def test_two_judges_scores_apart_are_a_spread_and_keyword_rules_are_named(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    ops = {o.judge: o for o in state["opinions"]}
+    p, d = ops["Prosecutor"], ops["Defense"]
+    final = (p.score + d.score) / 2
+    dissent = None
+    if abs(p.score - d.score) > 2:
+        dissent = f"Prosecutor {p.score} vs Defense {d.score}"
+    if "os.system" in p.argument:
+        final = min(final, 3)
+    return {"final_score": round(final), "dissent": dissent}
+''')
+    variance = facts["justice.variance"]
+    assert not variance.found
+    assert variance.rationale == "The score spread only adds dissent text."
+    rules = facts["justice.rules"]
+    assert rules.data["rules"] == {"dissent_requirement": ["nodes/justice.py:7"]}
+    assert "1 more fire on words in a judge's argument" in rules.rationale

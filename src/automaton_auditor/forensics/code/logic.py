@@ -334,7 +334,7 @@ class _Reader:
                     isinstance(sub.slice.value, str):
                 found |= attr_kind(sub.slice.value)
             elif isinstance(sub, ast.Call):
-                found |= call_reads(sub, self.imports)
+                found |= call_reads(sub, self.imports) | self._gap(sub, depth, seen)
             elif isinstance(sub, ast.Compare):
                 found |= self._compare_reads(sub, depth, seen)
             elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and \
@@ -342,6 +342,13 @@ class _Reader:
                 found.add("spread")
         self.memo[key] = frozenset(found)
         return found
+
+    def _gap(self, node: ast.Call, depth: int, seen: frozenset[str]) -> set[str]:
+        """``abs(p.score - d.score)``: how far two scores lie apart, a spread."""
+        arg = node.args[0] if call_name(node) == "abs" and node.args else None
+        return {"spread"} if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and all(
+            "score" in self.reads(side, depth + 1, seen) for side in (arg.left, arg.right)) \
+            else set()
 
     def constant(self, node: ast.AST, depth: int = 0) -> bool:
         """True for a name bound only to literals (not to an empty list filled later)."""

@@ -322,7 +322,9 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
         _f("justice.rules", "Conflict-resolution rules in code (security override, fact "
            "supremacy, functionality weight)", len(core) >= 2, "success",
            sorted({i for n in present for i in named[n]}), repo,
-           f"Rules the code applies: {', '.join(present) or 'none'}.", 0.75,
+           f"Rules the code applies: {', '.join(present) or 'none'}" + (
+               f"; {len(keyword)} more fire on words in a judge's argument (not counted: no "
+               "detected fact decides them)" if keyword else "") + ".", 0.75,
            rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present}),
         _f("justice.variance", "Score variance triggers a re-evaluation", bool(spread),
            "success", spread or _of(rules, "dissent"), repo,
