@@ -16,9 +16,11 @@ from pathlib import Path
 from typing import TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
+from pydantic_core import PydanticSerializationError
 
 from automaton_auditor.state import CodeNames, DiagramFacts, Finding, RebuiltGraph, ReportFacts
 from automaton_auditor.storage.kv import KeyValueStore, detective_version, digest_of
+from automaton_auditor.text import encodable_tree
 
 log = logging.getLogger(__name__)
 M = TypeVar("M", bound=BaseModel)
@@ -51,8 +53,16 @@ class VisionFacts(BaseModel):
 
 
 def roundtrip(value: M) -> M:
-    """`value` as a warm run would read it back (JSON), so cold and warm runs agree."""
-    return type(value).model_validate_json(value.model_dump_json())
+    """`value` as a warm run would read it back (JSON), so cold and warm runs agree.
+
+    Every fact taken from audited files passes here, so this is where text JSON cannot carry
+    (a lone surrogate in a node name) is made `encodable`: a student's string must never
+    stop the facts, and with them the criteria, from being judged."""
+    try:
+        return type(value).model_validate_json(value.model_dump_json())
+    except (PydanticSerializationError, UnicodeEncodeError):
+        clean = type(value).model_validate(encodable_tree(value.model_dump()))
+        return type(value).model_validate_json(clean.model_dump_json())
 
 
 def repo_key(commit: str, depth: int | None, max_files: int, max_blob_bytes: int) -> str:
