@@ -42,11 +42,11 @@ def progress_callback(quiet: bool, judge_calls: int) -> tuple[Any, Any]:
 
 def _writable_cache(settings: Settings) -> Settings:
     """A cache directory that cannot be written (a read-only HOME in CI) must not fail the
-    audit: a fresh temporary one replaces it, with a warning line."""
+    audit: the user's fallback cache replaces it, with a warning line."""
     import os
     import tempfile
 
-    from automaton_auditor.storage.kv import CACHE_ENV
+    from automaton_auditor.storage.kv import CACHE_ENV, fallback_cache_dir
 
     if settings.cache_dir is None:
         return settings
@@ -55,7 +55,7 @@ def _writable_cache(settings: Settings) -> Settings:
         with tempfile.TemporaryFile(dir=settings.cache_dir):
             return settings
     except OSError as exc:
-        fallback = tempfile.mkdtemp(prefix="auditor-cache-")
+        fallback = str(fallback_cache_dir())  # one per user, reused: no folder leaked per run
         os.environ[CACHE_ENV] = fallback  # for what reads the environment (run checkpoints)
         typer.echo(f"warning: cache directory {settings.cache_dir} is not writable "
                    f"({exc.strerror}); using {fallback}", err=True)

@@ -18,6 +18,8 @@ import hashlib
 import json
 import os
 import sqlite3
+import stat
+import tempfile
 import time
 from collections.abc import Iterable
 from contextlib import closing, suppress
@@ -49,6 +51,28 @@ def default_cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir(APP_NAME))
+
+
+def fallback_cache_dir() -> Path:
+    """The cache used when the configured one cannot be written (a read-only HOME in CI).
+
+    One per user in the temporary directory, reused by every run rather than one made per
+    run and removed at exit: it holds the run checkpoints that ``audit resume`` (named in
+    every failure message) needs after the process ends, and a folder per run leaked one
+    each time. A shared /tmp lets another user plant that name to feed us cached facts, so
+    it is used only when it is a directory (not a link) we own that nobody else may write;
+    otherwise a fresh private one is made."""
+    uid = os.getuid()
+    path = Path(tempfile.gettempdir()) / f"auditor-cache-{uid}"
+    try:
+        with suppress(FileExistsError):
+            path.mkdir(mode=0o700)
+        info = os.lstat(path)
+        if stat.S_ISDIR(info.st_mode) and info.st_uid == uid and not info.st_mode & 0o022:
+            return path
+    except OSError:
+        pass
+    return Path(tempfile.mkdtemp(prefix="auditor-cache-"))
 
 
 def code_version_of(root: Traversable) -> str:
