@@ -16,13 +16,16 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.git.runner import GitStopped, run_git
+from automaton_auditor.forensics.git.runner import GitStopped, path_fits, run_git
+from automaton_auditor.text import clip
 
 # Above this many commits, file lists are read only for the oldest ones: the progression
 # story is told by the first commits, and diffing 60,000 commits costs seconds.
 NAMES_LIMIT = 2000
 BULK_SHARE = 0.7
 CLUSTER_SECONDS = 30 * 60
+# A commit subject is kept to this many characters (quoted in findings and reports).
+SUBJECT_LIMIT = 300
 # Longer histories are not read line by line (a burst is a short history's pattern).
 LINES_LIMIT = 500
 
@@ -103,7 +106,8 @@ def read_log(repo: Path, timeout_s: float) -> Log:
         return Log(commits)
 
 
-def _git_log(repo: Path, home: Path, timeout_s: float, revs: list[str], names: bool) -> bytes:
+def _git_log(repo: Path, home: Path, timeout_s: float, revs: list[str],
+             names: bool) -> tuple[bytes, ...]:
     args = ["log", "--no-renames", "--no-color", "--format=%x1e%H%x1f%at%x1f%aI%x1f%P%x1f%s"]
     stdin = None
     if names:
@@ -111,38 +115,42 @@ def _git_log(repo: Path, home: Path, timeout_s: float, revs: list[str], names: b
         stdin = ("\n".join(revs) + "\n").encode("ascii")
     else:
         args += [*revs]
-    result = run_git([*args, "--"], cwd=repo, home=home, timeout_s=timeout_s, stdin=stdin)
+    # Read line by line, each line cut short: a commit subject of any size costs kilobytes.
+    result = run_git([*args, "--"], cwd=repo, home=home, timeout_s=timeout_s, stdin=stdin,
+                     split=b"\n")
     if result.returncode != 0:
         raise RuntimeError(f"git log failed: {result.stderr.strip()[:200]}")
-    return result.stdout
+    return result.records
 
 
-def _parse(raw: bytes) -> list[Commit]:
-    commits = []
-    for record in raw.decode("utf-8", "replace").split("\x1e"):
-        if not record.strip():
+def _parse(lines: tuple[bytes, ...]) -> list[Commit]:
+    commits: list[Commit] = []
+    for raw in lines:
+        line = raw.decode("utf-8", "replace")
+        if line.startswith("\x1e"):
+            # a line cut short may lack its last fields: they read as empty
+            sha, stamp, date, parents, subject = (line[1:].split("\x1f", 4) + [""] * 4)[:5]
+            commits.append(Commit(sha, _int(stamp), clip(date, 40), clip(subject.strip(),
+                                  SUBJECT_LIMIT), parents=len(parents.split())))
             continue
-        head, _, rest = record.partition("\n")
-        parts = head.split("\x1f", 4)
-        if len(parts) != 5:
+        status, _, path = line.partition("\t")
+        if not path or not commits or not path_fits(path):
             continue
-        commit = Commit(parts[0], int(parts[1] or 0), parts[2], parts[4].strip(),
-                        parents=len(parts[3].split()))
-        for line in rest.splitlines():
-            status, _, path = line.partition("\t")
-            if not path:
-                continue
-            (commit.added if status.startswith("A") else commit.changed).append(path)
-        commits.append(commit)
+        commit = commits[-1]
+        (commit.added if status.startswith("A") else commit.changed).append(path)
     return commits
+
+
+def _int(text: str) -> int:
+    return int(text) if text.isdigit() else 0
 
 
 def head_files(repo: Path, timeout_s: float) -> list[str]:
     """Tracked paths at HEAD."""
     with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
         result = run_git(["ls-tree", "-r", "-z", "--name-only", "HEAD", "--"], cwd=repo,
-                         home=Path(home_dir), timeout_s=timeout_s)
-    return sorted(p for p in result.stdout.decode("utf-8", "replace").split("\0") if p)
+                         home=Path(home_dir), timeout_s=timeout_s, split=b"\0", keep=path_fits)
+    return sorted(p.decode("utf-8", "replace") for p in result.records if p)
 
 
 def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
@@ -156,25 +164,30 @@ def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
         result = run_git(["log", "--numstat", "--no-renames", "--no-color", "--format=%x1e%H",
                           "--no-walk=unsorted", "--stdin", "--"], cwd=repo,
                          home=Path(home_dir), timeout_s=timeout_s,
-                         stdin="".join(f"{c.sha}\n" for c in commits).encode("ascii"))
+                         stdin="".join(f"{c.sha}\n" for c in commits).encode("ascii"),
+                         split=b"\n")
     if result.returncode != 0:
         return False
     by_sha = {c.sha: c for c in commits}
-    for record in result.stdout.decode("utf-8", "replace").split("\x1e"):
-        sha, _, rest = record.partition("\n")
-        if sha.strip() not in by_sha:
+    current: Commit | None = None
+    for raw in result.records:
+        line = raw.decode("utf-8", "replace")
+        if line.startswith("\x1e"):
+            current = by_sha.get(line[1:].strip())
+            if current is not None:
+                current.lines, current.grown = 0, 0
             continue
-        total = grown = 0
-        for line in rest.splitlines():
-            added, _, rest_of_line = line.partition("\t")
-            removed, _, path = rest_of_line.partition("\t")
-            if not path:
-                continue
-            grown += int(added) if added.isdigit() else 1  # binary files show "-"
-            if added.isdigit() and removed.isdigit() and counts(path):
-                total += int(added) - int(removed)
-        by_sha[sha.strip()].lines = max(total, 0)
-        by_sha[sha.strip()].grown = grown
+        added, _, rest_of_line = line.partition("\t")
+        removed, _, path = rest_of_line.partition("\t")
+        if current is None or not path:
+            continue
+        # a binary file shows "-": it counts as one line
+        current.grown = (current.grown or 0) + (int(added) if added.isdigit() else 1)
+        if added.isdigit() and removed.isdigit() and counts(path):
+            current.lines = (current.lines or 0) + int(added) - int(removed)
+    for commit in commits:
+        if commit.lines is not None:
+            commit.lines = max(commit.lines, 0)
     return True
 
 
@@ -235,8 +248,20 @@ def stages_of(paths: list[str]) -> list[str]:
     return found
 
 
+# The last second a calendar date can name (9999-12-31T23:59:59Z). git accepts any 64-bit
+# author time; one past this is forged, and Python's datetime cannot represent it.
+MAX_TIMESTAMP = 253_402_300_799
+
+
+def impossible_date(ts: int) -> bool:
+    """Whether an author time lies beyond any calendar date (a forged commit date)."""
+    return not 0 <= ts <= MAX_TIMESTAMP
+
+
 def iso(ts: int) -> str:
-    """A UTC ISO timestamp for an epoch second."""
+    """A UTC ISO timestamp for an epoch second (the raw number for an `impossible_date`)."""
+    if impossible_date(ts):
+        return f"@{ts} (no calendar date)"
     return datetime.fromtimestamp(ts, tz=UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 

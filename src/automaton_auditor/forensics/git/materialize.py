@@ -22,6 +22,7 @@ from automaton_auditor.forensics.git.runner import (
     git_bounds,
     git_command,
     hardened_env,
+    path_fits,
     run_git,
 )
 
@@ -47,18 +48,19 @@ class TreeEntry:
 
 
 def list_tree(repo: Path, commit: str, home: Path, timeout_s: float) -> list[TreeEntry]:
-    """Every entry of the commit's tree, recursively, in git's order."""
+    """Every entry of the commit's tree, recursively, in git's order; a path no file system
+    could hold (`path_fits`) is left out: it can be neither written nor imported, and
+    carrying it through facts and checkpoints would cost memory without bound."""
     result = run_git(["ls-tree", "-r", "-z", "--full-tree", commit, "--"], cwd=repo,
-                     home=home, timeout_s=timeout_s)
+                     home=home, timeout_s=timeout_s, split=b"\0",
+                     keep=lambda record: path_fits(record.partition(b"\t")[2]))
     if result.returncode != 0:
         raise RuntimeError(f"git ls-tree failed: {result.stderr.strip()[:200]}")
     entries = []
-    for record in result.stdout.split(b"\0"):
-        if not record:
-            continue
+    for record in result.records:
         meta, _, raw_path = record.partition(b"\t")
-        mode, kind, oid = meta.decode("ascii").split()
         # Undecodable names are replaced: every path we report must be valid UTF-8.
+        mode, kind, oid = meta.decode("ascii", "replace").split()
         entries.append(TreeEntry(mode, kind, oid, raw_path.decode("utf-8", "replace")))
     return entries
 

@@ -11,9 +11,10 @@ import os
 import re
 import subprocess
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import BinaryIO
 
 from automaton_auditor.containment import PROCESS_LIMIT, TIMEOUT, Bounds, Contained, spawn
 
@@ -54,6 +55,15 @@ LOCAL_FILE_PROTOCOL = "protocol.file.allow=always"
 # upload-pack and their shells come to about six). Far above any legitimate need, far
 # below a fork storm: a lazy fetch that recurses is stopped here.
 MAX_PROCS = 24
+# The longest path and path component a file system holds (PATH_MAX, NAME_MAX): a tracked
+# path beyond them can never be checked out or imported, only carried (45,000 names of 4 KB
+# in a 1 MB repository cost gigabytes as lists, facts and checkpoints), so it is left out.
+MAX_PATH_BYTES = 4096
+MAX_NAME_BYTES = 255
+# The most of one line of git output ever held: a commit subject or path beyond it is cut
+# while it streams (a 300 MB subject compresses to 300 KB in the object store).
+MAX_LINE_BYTES = MAX_PATH_BYTES + 4096
+_CHUNK = 1 << 16
 # How git and the shell say the kernel refused a fork (the pids cgroup or RLIMIT_NPROC).
 _FORK_REFUSED = re.compile(r"cannot fork|unable to fork|fork\(\) failed|fork: resource", re.I)
 
@@ -67,6 +77,8 @@ class GitResult:
     stderr: str
     # The reason a `watch` gave to stop git early (e.g. "too_large"); "" otherwise.
     killed_reason: str = ""
+    # stdout cut into records by `run_git(..., split=)`, each at most `MAX_LINE_BYTES`.
+    records: tuple[bytes, ...] = ()
 
 
 class GitStopped(RuntimeError):
@@ -120,7 +132,8 @@ def git_bounds(timeout_s: float) -> Bounds:
 
 def run_git(args: Sequence[str], *, cwd: Path | None, home: Path, timeout_s: float,
             allow_file: bool = False, stdin: bytes | None = None,
-            watch: Callable[[], str] | None = None) -> GitResult:
+            watch: Callable[[], str] | None = None, split: bytes = b"",
+            keep: Callable[[bytes], bool] | None = None) -> GitResult:
     """Run one git command in the hardened environment and return its output.
 
     git runs contained (`automaton_auditor.containment`): in a session of its own, killed
@@ -129,7 +142,9 @@ def run_git(args: Sequence[str], *, cwd: Path | None, home: Path, timeout_s: flo
     Output goes to temporary files rather than pipes so a chatty git cannot deadlock us
     while we poll. `watch`, called about twice a second and once more when git ends, may
     return a reason to abort (for example a size cap), returned in
-    `GitResult.killed_reason`.
+    `GitResult.killed_reason`. With `split` (a separator), stdout is not read whole: it
+    streams into `GitResult.records`, each cut to `MAX_LINE_BYTES` and kept when `keep`
+    (if given) accepts it, so a hostile repository's output costs bounded memory per record.
     """
     env = hardened_env(home)
     if allow_file:
@@ -148,11 +163,36 @@ def run_git(args: Sequence[str], *, cwd: Path | None, home: Path, timeout_s: flo
             raise GitStopped(args, child.breach, timeout_s)
         out.seek(0)
         err.seek(0)
-        result = GitResult(child.popen.returncode, out.read(),
-                           err.read().decode("utf-8", "replace"), reason)
+        stdout, records = (b"", tuple(filter(keep, bounded_records(out, split)))) if split \
+            else (out.read(), ())
+        result = GitResult(child.popen.returncode, stdout,
+                           err.read().decode("utf-8", "replace"), reason, records)
     if result.returncode != 0 and _FORK_REFUSED.search(result.stderr):
         raise GitStopped(args, PROCESS_LIMIT, timeout_s)  # the kernel's ceiling held first
     return result
+
+
+def bounded_records(handle: BinaryIO, sep: bytes, cap: int = MAX_LINE_BYTES) -> Iterator[bytes]:
+    """The records of `handle` split at `sep` (one byte), each cut to its first `cap` bytes; read in
+    chunks, so a record of any length costs at most `cap` bytes of memory."""
+    kept = bytearray()
+    while chunk := handle.read(_CHUNK):
+        start = 0
+        while (end := chunk.find(sep, start)) >= 0:
+            kept += chunk[start:min(end, start + cap - len(kept))]
+            yield bytes(kept)
+            kept.clear()
+            start = end + len(sep)
+        kept += chunk[start:start + max(cap - len(kept), 0)]
+    if kept:
+        yield bytes(kept)
+
+
+def path_fits(path: bytes | str) -> bool:
+    """Whether a tracked path could exist on a file system: at most `MAX_PATH_BYTES` in all
+    and `MAX_NAME_BYTES` a component (a path cut by `bounded_records` is longer still)."""
+    raw = path.encode("utf-8", "surrogateescape") if isinstance(path, str) else path
+    return 0 < len(raw) <= MAX_PATH_BYTES and all(len(p) <= MAX_NAME_BYTES for p in raw.split(b"/"))
 
 
 def _wait(child: Contained, watch: Callable[[], str] | None) -> str:

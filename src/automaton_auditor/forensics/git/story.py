@@ -20,6 +20,7 @@ from automaton_auditor.forensics.git.history import (
     add_line_counts,
     code_lines,
     head_files,
+    impossible_date,
     is_vague,
     largest_run,
     read_log,
@@ -124,6 +125,9 @@ def _history(log: list[Commit], boundary: set[str], paths_error: str) -> Finding
                                      "against it."))
     if paths_error:
         note += " Which files each commit touched could not be read (trees are missing)."
+    forged = [c.sha for c in log if impossible_date(c.timestamp)]
+    if forged:  # git takes any 64-bit time: a date past year 9999 was typed in, not lived
+        note += f" {len(forged)} commit(s) carry an author date beyond year 9999 (forged)."
     return Finding(
         facet="git.history", goal="More than 3 commits in the history", found=found,
         # A lower bound below the threshold says nothing either way.
@@ -134,7 +138,8 @@ def _history(log: list[Commit], boundary: set[str], paths_error: str) -> Finding
         confidence=0.8 if boundary else 1.0,
         data={**info, "merges": merges, "shallow": bool(boundary),
               "lower_bound": bool(boundary), "boundary": sorted(boundary)[:50],
-              "paths_known": not paths_error, "commits": _commit_list(commits)})
+              "paths_known": not paths_error, "commits": _commit_list(commits),
+              "impossible_dates": forged[:50]})
 
 
 def _code_files(files: list[str]) -> set[str]:
