@@ -15,7 +15,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from automaton_auditor.safefile import UnsafeFile, read_bounded_text
+from automaton_auditor.safefile import (
+    UnsafeFile,
+    UnsafeJson,
+    json_path,
+    json_problem,
+    loads_untrusted,
+    read_bounded_text,
+)
 from automaton_auditor.settings import ParsedMemo
 
 TargetArtifact = Literal["github_repo", "pdf_report", "pdf_images"]
@@ -23,7 +30,6 @@ DEFAULT_RUBRIC_FILE = "automaton_auditor_rubric.json"
 # Caps on a rubric file (hostile input): checked before and while reading it.
 MAX_RUBRIC_BYTES = 5_000_000
 MAX_DIMENSIONS = 200
-MAX_NESTING = 32
 MAX_INT_DIGITS = 30
 
 
@@ -120,31 +126,11 @@ class Rubric(BaseModel):
 _PARSED = ParsedMemo(4)
 
 
-def _json_path(loc: tuple[int | str, ...]) -> str:
-    path = "$"
-    for part in loc:
-        path += f"[{part}]" if isinstance(part, int) else f".{part}"
-    return path
-
-
-def _depth(data: Any) -> int:
-    """How deeply lists and objects nest in `data` (iterative: no recursion to exhaust)."""
-    deepest, stack = 0, [(data, 1)]
-    while stack:
-        item, level = stack.pop()
-        if isinstance(item, dict | list):
-            deepest = max(deepest, level)
-            if level > MAX_NESTING:
-                break
-            values = item.values() if isinstance(item, dict) else item
-            stack.extend((v, level + 1) for v in values)
-    return deepest
-
-
 def parse_rubric(data: Any) -> Rubric:
     """Validate rubric data; raise RubricError naming the JSON path of the first problem."""
-    if _depth(data) > MAX_NESTING:
-        raise RubricError(f"$: nested deeper than {MAX_NESTING} levels")
+    problem = json_problem(data)  # too deep, or a lone surrogate no report could write
+    if problem:
+        raise RubricError(problem)
     dims = data.get("dimensions") if isinstance(data, dict) else None
     if isinstance(dims, list) and len(dims) > MAX_DIMENSIONS:
         raise RubricError(f"$.dimensions: {len(dims)} dimensions, more than {MAX_DIMENSIONS}")
@@ -152,7 +138,7 @@ def parse_rubric(data: Any) -> Rubric:
         rubric = Rubric.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
-        raise RubricError(f"{_json_path(tuple(first['loc']))}: {first['msg']}") from None
+        raise RubricError(f"{json_path(tuple(first['loc']))}: {first['msg']}") from None
     seen: set[str] = set()
     for index, dim in enumerate(rubric.dimensions):
         if dim.id in seen:
@@ -192,13 +178,13 @@ def load_rubric(path: Path | None = None) -> Rubric:
         text = read_rubric_text(path)
         where = str(path)
     try:
-        data = json.loads(text, parse_int=_bounded_int)
+        data = loads_untrusted(text, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise RubricError(
             f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno})"
         ) from None
-    except RecursionError:
-        raise RubricError(f"{where}: $: nested deeper than {MAX_NESTING} levels") from None
+    except UnsafeJson as exc:
+        raise RubricError(f"{where}: {exc}") from None
     except ValueError as exc:
         raise RubricError(f"{where}: not usable JSON ({exc})") from None
     try:

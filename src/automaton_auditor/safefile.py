@@ -13,12 +13,17 @@ Two strengths, one reader (`read_bounded`):
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 _KINDS = ((stat.S_ISLNK, "a symlink"), (stat.S_ISFIFO, "a FIFO"), (stat.S_ISCHR, "a device"),
           (stat.S_ISBLK, "a device"), (stat.S_ISSOCK, "a socket"), (stat.S_ISDIR, "a directory"))
+# Lists and objects in a hostile JSON or TOML file (a rubric, a report.json, a config): far
+# beyond any real one (a report.json nests 7 deep), and well short of the decoders' recursion.
+MAX_NESTING = 32
 # Never block on a FIFO, never take a terminal, never leak the descriptor into a child.
 _FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
 
@@ -110,3 +115,80 @@ def read_bounded_text(path: Path, max_bytes: int, what: str = "file") -> str:
         return read_bounded(path, max_bytes, what).decode("utf-8-sig")
     except UnicodeDecodeError:
         raise UnsafeFile(f"{what} is not UTF-8 text: {path}") from None
+
+
+def json_path(loc: tuple[int | str, ...]) -> str:
+    """``$.a[0].b`` for the location ``("a", 0, "b")``; a key that cannot be printed as UTF-8
+    (a lone surrogate) is shown escaped."""
+    path = "$"
+    for part in loc:
+        path += f"[{part}]" if isinstance(part, int) else \
+            "." + part.encode("utf-8", "backslashreplace").decode("utf-8")
+    return path
+
+
+# Where an item sits, as a chain (parent's chain, key): one pair per item, not a copied
+# tuple per item, so walking a 20 MB report.json stays cheap; unrolled only for a message.
+_Chain = tuple[Any, int | str] | None
+
+
+def _unroll(chain: _Chain) -> tuple[int | str, ...]:
+    parts: list[int | str] = []
+    while chain is not None:
+        chain, key = chain
+        parts.append(key)
+    return tuple(reversed(parts))
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def json_problem(data: Any, max_nesting: int = MAX_NESTING) -> str | None:
+    """Why data decoded from a hostile JSON (or TOML) file cannot be used, as
+    ``"<JSON path>: <rule>"``, or None: lists and objects nested deeper than `max_nesting`,
+    or a string or key holding a lone surrogate (``"\\ud800"`` is valid JSON, yet no UTF-8
+    report, checkpoint or terminal can carry it: refused here, not when the report is written).
+    Iterative: no recursion to exhaust."""
+    stack: list[tuple[Any, int, _Chain]] = [(data, 1, None)]
+    while stack:
+        item, level, chain = stack.pop()
+        if isinstance(item, str):
+            if not _encodable(item):
+                return f"{json_path(_unroll(chain))}: lone surrogate"
+            continue
+        if not isinstance(item, dict | list):
+            continue
+        if level > max_nesting:  # the path of a 10,000-deep list says nothing: "$"
+            return f"$: nested deeper than {max_nesting} levels"
+        if isinstance(item, list):
+            stack.extend((v, level + 1, (chain, i)) for i, v in enumerate(item))
+            continue
+        for key, value in item.items():
+            if isinstance(key, str) and not _encodable(key):
+                return f"{json_path(_unroll((chain, key)))}: lone surrogate in a key"
+            stack.append((value, level + 1, (chain, key)))
+    return None
+
+
+class UnsafeJson(ValueError):
+    """JSON that parses but breaks a `json_problem` rule; the message is
+    ``"<JSON path>: <rule>"``."""
+
+
+def loads_untrusted(text: str, **options: Any) -> Any:
+    """``json.loads`` of hostile text (`options` are passed on), then `json_problem`'s rules:
+    `UnsafeJson` when one is broken, also when the decoder runs out of stack on nesting too
+    deep for it; ``json.JSONDecodeError`` when it is not JSON."""
+    try:
+        data = json.loads(text, **options)
+    except RecursionError:
+        raise UnsafeJson(f"$: nested deeper than {MAX_NESTING} levels") from None
+    problem = json_problem(data)
+    if problem:
+        raise UnsafeJson(problem)
+    return data

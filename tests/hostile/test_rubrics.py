@@ -16,10 +16,10 @@ import pytest
 
 from automaton_auditor.rubric import (
     MAX_DIMENSIONS,
-    MAX_NESTING,
     MAX_RUBRIC_BYTES,
     default_rubric_text,
 )
+from automaton_auditor.safefile import MAX_NESTING
 from tests.hostile.builders import special_at
 from tests.hostile.harness import Case, audit_and_check, params, reports
 
@@ -76,6 +76,14 @@ def ten_megabytes() -> dict[str, Any]:
     return data
 
 
+def lone_surrogate() -> dict[str, Any]:
+    """Valid JSON ("\\ud800") that no UTF-8 report can hold: once accepted, the whole audit
+    ran and then failed writing report.md (exit 3, a 0-byte report)."""
+    data = _base()
+    data["rubric_metadata"]["version"] = "\ud800" + data["rubric_metadata"]["version"]
+    return data
+
+
 def unknown_rule() -> dict[str, Any]:
     data = _base()
     data["synthesis_rules"]["always_five"] = "Every criterion scores 5, whatever the evidence."
@@ -114,6 +122,8 @@ CASES: list[tuple[str, Callable[[Case], Path], int, str, tuple[object, ...]]] = 
     ("ten-megabytes", content(ten_megabytes), 2, f"larger than {MAX_RUBRIC_BYTES:,} bytes", ()),
     ("duplicate-ids", content(duplicate_ids), 2, "duplicate", ()),
     ("wrong-artifact", content(wrong_artifact), 2, "target_artifact", ()),
+    ("lone-surrogate", content(lone_surrogate), 2, "$.rubric_metadata.version: lone surrogate",
+     ()),
 ]
 
 
