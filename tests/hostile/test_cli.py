@@ -3,12 +3,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib.metadata import version
 from pathlib import Path
 
 import pytest
 
-from tests.hostile.harness import Case, audit, check, run_audit
+from tests.hostile.builders import special_at
+from tests.hostile.harness import REFUSE_TIMEOUT_S, Case, audit, check, params, run_audit
 
 # (id, arguments after TARGET REPORT, what the error line names, marks)
 BAD_OPTIONS = [
@@ -84,3 +86,41 @@ def test_fail_under_exits_1(case: Case, good_repo: Path, good_pdf: Path) -> None
     """The only gate: below --fail-under is exit 1, with the full report written."""
     result = audit(case, good_repo, good_pdf, "--fail-under", "5")
     check(result, 1, "any", needle="--fail-under", report=True)
+
+
+def _deep_report(case: Case) -> Path:
+    path = case.sandbox / "report.json"
+    path.write_text('{"criteria": ' + "[" * 200_000 + "]" * 200_000 + "}")
+    return path
+
+
+# A report.json read back is hostile input like a rubric: (id, builder, the rule named,
+# marks).
+# Before, a deep one was a RecursionError traceback, a FIFO hung in open() and /dev/zero
+# was read until memory ran out.
+BAD_REPORT_JSON = [
+    ("deep", _deep_report, "nested deeper than", ()),
+    ("fifo", special_at("report.json", "fifo"), "not a regular file", ()),
+    ("dev-zero", special_at("report.json", "dev-zero"), "not a regular file", ()),
+    ("two-gib", special_at("report.json", "sparse"), "larger than", ()),
+]
+
+
+@pytest.mark.parametrize(("build", "rule"), params(BAD_REPORT_JSON))
+def test_baseline_is_hostile_input(case: Case, good_repo: Path, good_pdf: Path,
+                                   build: Callable[[Case], Path], rule: str) -> None:
+    """`--baseline FILE` is read before the audit starts: a bad one is refused at once."""
+    baseline = build(case)
+    result = audit(case, good_repo, good_pdf, "--baseline", str(baseline),
+                   timeout=REFUSE_TIMEOUT_S)
+    check(result, 2, needle=rule, report=False)
+    assert str(baseline) in result.lines()[0], result.describe()
+
+
+@pytest.mark.parametrize(("build", "rule"), params(BAD_REPORT_JSON))
+def test_diff_input_is_hostile_input(case: Case, build: Callable[[Case], Path],
+                                     rule: str) -> None:
+    """`audit diff OLD NEW` reads both files the same way."""
+    old = build(case)
+    result = run_audit(case, "diff", str(old), str(old), timeout=REFUSE_TIMEOUT_S)
+    check(result, 2, needle=rule, report=False)

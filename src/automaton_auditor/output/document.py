@@ -23,9 +23,14 @@ from automaton_auditor.output.risks import (
     top_risks,
 )
 from automaton_auditor.output.sarif import sarif_log
+from automaton_auditor.safefile import UnsafeFile, loads_untrusted, read_bounded_text
 from automaton_auditor.state import AuditReport
 
 SCHEMA_VERSION = "1.1"
+# A report.json read back (`--baseline`, `audit diff`) is hostile input like a rubric. A real
+# one is a few hundred KB (capped facts, at most `max_files` paths); past this it is not ours,
+# and decoding it would cost ~20 times its size in memory.
+MAX_REPORT_BYTES = 20_000_000
 
 
 class ReportFileError(ValueError):
@@ -68,13 +73,18 @@ def sarif_json(report: AuditReport) -> str:
 
 
 def load_report(path: Path) -> AuditReport:
-    """A report.json read back (any schema version); `ReportFileError` says why not."""
+    """A report.json read back (any schema version); `ReportFileError` says why not. Read as
+    hostile input (`safefile`): a regular file (a FIFO never blocks, a device is never read),
+    at most MAX_REPORT_BYTES, nested at most `safefile.MAX_NESTING` deep, no lone surrogate."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ReportFileError(f"{path}: no such file") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ReportFileError(f"{path}: not a readable JSON file ({exc})") from None
+        data = loads_untrusted(read_bounded_text(path, MAX_REPORT_BYTES, "report.json"))
+    except UnsafeFile as exc:  # its message names the file
+        raise ReportFileError(str(exc)) from None
+    except json.JSONDecodeError as exc:
+        raise ReportFileError(f"{path}: not valid JSON (line {exc.lineno}, column {exc.colno})"
+                              ) from None
+    except ValueError as exc:  # `UnsafeJson` ("<JSON path>: <rule>"), a 5,000-digit number
+        raise ReportFileError(f"{path}: {exc}") from None
     if not isinstance(data, dict) or "criteria" not in data:
         raise ReportFileError(f"{path}: not an audit report.json (no criteria)")
     known = {k: v for k, v in data.items() if k in AuditReport.model_fields}
