@@ -29,6 +29,9 @@ REFUSED = [
     ("newline", "https://github.com/owner/repo\ntouch {canary}", ""),
     ("port-22", "https://github.com:22/owner/repo", "port"),
     ("port-8443", "https://github.com:8443/owner/repo", "port"),
+    # urlsplit parses the port when it is read: these were a ValueError traceback
+    ("port-out-of-range", "https://github.com:99999/owner/repo", "port out of range"),
+    ("port-not-a-number", "https://github.com:abc/owner/repo", "port could not be cast"),
     ("query", "https://github.com/owner/repo?ref=main", "?ref=main"),
     ("fragment", "https://github.com/owner/repo#main", "fragment"),
     ("branch", "https://github.com/owner/repo/tree/main", "repository url"),

@@ -42,6 +42,8 @@ def test_https_urls_on_the_allowlist(raw: str, normalised: str) -> None:
     ("https://github.com/a/b/tree/main", "use https://github.com/<owner>/<repo>"),
     ("https://github.com/a/b?x=1", "shell metacharacters"),
     ("https://github.com:2222/a/b", "non-standard port"),
+    ("https://github.com:99999/a/b", "not a valid URL (Port out of range"),
+    ("https://github.com:abc/a/b", "not a valid URL (Port could not be cast"),
     ("", "empty target"),
 ])
 def test_refused_targets_give_a_one_line_reason(raw: str, reason: str) -> None:

@@ -123,14 +123,18 @@ def _parse_url(value: str, limits: GitLimits) -> str:
         raise InvalidTarget("ssh URLs are not allowed: use https")
     if "::" in value.split("://", 1)[0] or lowered.startswith("ext::"):
         raise InvalidTarget("git remote helpers (<transport>::) are not allowed: use https")
-    parts = urlsplit(value)
+    try:
+        parts = urlsplit(value)
+        port = parts.port  # parsed on access: a port out of range or not a number raises
+    except ValueError as exc:  # also a bad [IPv6] literal or netloc
+        raise InvalidTarget(f"not a valid URL ({exc}): {value}") from None
     if parts.scheme.lower() != "https":
         raise InvalidTarget(f"only https URLs are allowed, not {parts.scheme or '?'}://")
     if parts.username is not None or parts.password is not None or "@" in parts.netloc:
         raise InvalidTarget("credentials in the URL are not allowed")
     host = (parts.hostname or "").lower()
-    if parts.port not in (None, 443):
-        raise InvalidTarget(f"non-standard port in URL: {parts.port}")
+    if port not in (None, 443):
+        raise InvalidTarget(f"non-standard port in URL: {port}")
     if host not in {h.lower() for h in limits.allowed_hosts}:
         allowed = ", ".join(limits.allowed_hosts)
         raise InvalidTarget(f"host {host or '?'} is not allowed (allowed: {allowed})")
