@@ -122,6 +122,32 @@ def test_bad_values_are_one_line_errors_naming_their_source(tmp_path: Path) -> N
         resolve_settings(cwd=fifo_home, environ={})
 
 
+def _folder(root: Path, name: str, text: str) -> Path:
+    root.mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / name).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_hostile_config_is_one_line_error(tmp_path: Path) -> None:
+    """The invoking project's config is anyone's (a submission unpacked and audited by URL):
+    each of these was a traceback (tomllib's or json's RecursionError, `tool = 5`'s
+    AttributeError)."""
+    deep = "[" * 50_000 + "]" * 50_000
+    root = _folder(tmp_path / "deep", "auditor.toml", f"x = {deep}\n")
+    with pytest.raises(SettingsError, match=r"auditor\.toml: nested deeper than 32 levels"):
+        resolve_settings(cwd=root, environ={})
+    root = _folder(tmp_path / "deep33", "auditor.toml", "x = " + "[" * 33 + "]" * 33 + "\n")
+    with pytest.raises(SettingsError, match=r"auditor.toml: \$: nested deeper than 32"):
+        resolve_settings(cwd=root, environ={})
+    root = _folder(tmp_path / "tool", "pyproject.toml",
+                   'tool = 5\nnote = "[tool.automaton-auditor]"\n')
+    with pytest.raises(SettingsError, match=r"pyproject\.toml: tool is not a table"):
+        resolve_settings(cwd=root, environ={})
+    with pytest.raises(SettingsError, match=r"AUDITOR_PERSONA_MODELS: .*nested deeper than 32"):
+        resolve_settings(cwd=tmp_path, environ={"AUDITOR_PERSONA_MODELS": deep[20_000:80_000]})
+
+
 def test_state_round_trip_validates_once(monkeypatch: pytest.MonkeyPatch) -> None:
     calls = []
     original = Settings.model_validate.__func__  # type: ignore[attr-defined]

@@ -11,7 +11,15 @@ from typing import Any, Literal
 
 from pydantic import ValidationError
 
-from automaton_auditor.safefile import UnsafeFile, is_regular, read_bounded_text
+from automaton_auditor.safefile import (
+    MAX_NESTING,
+    UnsafeFile,
+    UnsafeJson,
+    is_regular,
+    json_problem,
+    loads_untrusted,
+    read_bounded_text,
+)
 from automaton_auditor.settings import ENV_PREFIX, Settings, default, redact_url, split_hosts
 
 APP_NAME = "automaton-auditor"
@@ -131,8 +139,15 @@ def read_config_file(path: Path) -> dict[str, Any]:
         data = tomllib.loads(_read_small(path))
     except tomllib.TOMLDecodeError as exc:
         raise SettingsError(f"{path}: not valid TOML ({exc})") from None
+    except RecursionError:  # tomllib recurses once per nested array or inline table
+        raise SettingsError(f"{path}: nested deeper than {MAX_NESTING} levels") from None
+    if problem := json_problem(data):  # the rubric's rule: settings are a few flat lines
+        raise SettingsError(f"{path}: {problem}")
     if path.name == "pyproject.toml":
-        data = data.get("tool", {}).get(PYPROJECT_TABLE, {})
+        tool = data.get("tool", {})
+        if not isinstance(tool, dict):  # `tool = 5`: valid TOML, no table to look into
+            raise SettingsError(f"{path}: tool is not a table")
+        data = tool.get(PYPROJECT_TABLE, {})
         where = f"{path} [tool.{PYPROJECT_TABLE}]"
     else:
         where = str(path)
@@ -157,6 +172,14 @@ def _env_layer(environ: Mapping[str, str]) -> dict[str, Any]:
     ours = {k: v for k, v in environ.items() if k.upper().startswith(ENV_PREFIX)}
     if not ours:
         return {}
+    for key, value in ours.items():  # the dict and list values are JSON from anyone
+        if value.lstrip()[:1] in ("[", "{"):
+            try:
+                loads_untrusted(value)
+            except UnsafeJson as exc:  # too deep: pydantic-settings' json.loads would recurse
+                raise SettingsError(f"environment: {key}: {exc}") from None
+            except ValueError:
+                pass  # not JSON: pydantic-settings says so, naming the setting
     source = EnvSettingsSource(Settings, case_sensitive=False)
     source.env_vars = {k.lower(): v for k, v in ours.items()}
     try:
