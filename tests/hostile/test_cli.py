@@ -124,3 +124,13 @@ def test_diff_input_is_hostile_input(case: Case, build: Callable[[Case], Path],
     old = build(case)
     result = run_audit(case, "diff", str(old), str(old), timeout=REFUSE_TIMEOUT_S)
     check(result, 2, needle=rule, report=False)
+
+
+@pytest.mark.parametrize(("kind", "rule"), [("fifo", "is a FIFO"), ("dev-zero", "is a device")])
+def test_sarif_to_a_special_file(case: Case, good_repo: Path, good_pdf: Path, kind: str,
+                                 rule: str) -> None:
+    """`--sarif` naming a FIFO is refused before the audit: it used to run the whole audit,
+    then block forever opening the FIFO to write."""
+    sarif = special_at("out.sarif", kind)(case)
+    result = audit(case, good_repo, good_pdf, "--sarif", str(sarif), timeout=REFUSE_TIMEOUT_S)
+    check(result, 2, needle=rule, report=False)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Literal
 
 from automaton_auditor.cli.errors import fail
 from automaton_auditor.exits import ExitCode
+from automaton_auditor.safefile import kind_of
 
 if TYPE_CHECKING:
     from automaton_auditor.service import Outcome
@@ -35,6 +36,12 @@ def check_sarif_path(path: Path | None) -> None:
         return
     if path.is_dir():
         raise fail(f"--sarif {path}: is a folder, not a file", ExitCode.INPUT)
+    try:
+        kind = kind_of(path.stat().st_mode)
+    except OSError:
+        kind = ""  # not there yet: it is created
+    if kind:  # a FIFO would block the write after the whole audit ran, forever
+        raise fail(f"--sarif {path}: is {kind}, not a regular file", ExitCode.INPUT)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
@@ -73,8 +80,12 @@ def write_sarif(outcome: Outcome, path: Path | None) -> None:
     report = final_report_of(outcome.final)
     if path is None or report is None or outcome.code == ExitCode.INPUT:
         return
-    try:
-        path.write_text(sarif_json(report), encoding="utf-8")
+    try:  # non-blocking: a FIFO put there since the check fails at once (ENXIO), never hangs
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NONBLOCK, 0o666)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            if kind_of(os.fstat(fd).st_mode):
+                raise fail(f"--sarif {path}: not a regular file", ExitCode.FAILED)
+            out.write(sarif_json(report))
     except OSError as exc:
         raise fail(f"--sarif {path}: cannot write ({exc.strerror})", ExitCode.FAILED) from None
 
