@@ -18,6 +18,8 @@ BAD_OPTIONS = [
     ("fail-under-9", ["--fail-under", "9"], "--fail-under", ()),
     ("fail-under-negative", ["--fail-under", "-1"], "--fail-under", ()),
     ("fail-under-text", ["--fail-under", "abc"], "--fail-under", ()),
+    # NaN passed Typer's 0..5 range and the gate never fired (exit 0 whatever the score)
+    ("fail-under-nan", ["--fail-under", "nan"], "not a number between 0 and 5", ()),
     ("max-concurrency-negative", ["--max-concurrency", "-1"], "--max-concurrency", ()),
     ("max-concurrency-zero", ["--max-concurrency", "0"], "--max-concurrency", ()),
     ("depth-negative", ["--depth", "-1"], "--depth", ()),

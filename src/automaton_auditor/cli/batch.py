@@ -21,6 +21,7 @@ from automaton_auditor.batch import (
     write_summary,
 )
 from automaton_auditor.cli.errors import fail
+from automaton_auditor.cli.flags import score_bound
 from automaton_auditor.cli.outputs import check_output_dir
 from automaton_auditor.exits import ExitCode
 
@@ -86,7 +87,8 @@ def batch(
     reuse_opinions: Annotated[bool, typer.Option(
         "--reuse-opinions", help="Reuse cached model answers.")] = False,
     fail_under: Annotated[float | None, typer.Option(
-        min=0, max=5, help="An audit below this score counts as exit 1.")] = None,
+        min=0, max=5, callback=score_bound,
+        help="An audit below this score counts as exit 1.")] = None,
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print only the JSON summary on stdout.")] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No table, no progress.")] = False,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -14,6 +15,14 @@ from automaton_auditor.exits import ExitCode, warning_line
 if TYPE_CHECKING:
     from automaton_auditor.settings import Settings
     from automaton_auditor.settings.layers import Resolved
+
+
+def score_bound(value: float | None) -> float | None:
+    """`--fail-under`'s check beyond Typer's 0..5 range: NaN passes that range (every
+    comparison with NaN is false), and then the gate never fires; refused as a usage error."""
+    if value is not None and math.isnan(value):
+        raise typer.BadParameter(f"{value} is not a number between 0 and 5")
+    return value
 
 
 def resolve_from_flags(flags: dict[str, Any], targets: Sequence[str] = ()) -> Resolved:

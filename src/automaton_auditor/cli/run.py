@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 
 from automaton_auditor.cli.errors import fail, finish
+from automaton_auditor.cli.flags import score_bound
 from automaton_auditor.exits import ExitCode
 
 if TYPE_CHECKING:
@@ -84,7 +85,8 @@ def audit(
     json_output: Annotated[bool, typer.Option(
         "--json", help="Print only the JSON report on stdout.")] = False,
     fail_under: Annotated[float | None, typer.Option(
-        min=0, max=5, help="Exit 1 when the overall score is below this.")] = None,
+        min=0, max=5, callback=score_bound,
+        help="Exit 1 when the overall score is below this.")] = None,
     fail_on: Annotated[list[str] | None, typer.Option(
         help="Exit 1 when a criterion scores below N or is not judged: CRITERION<N "
              "(repeatable), e.g. --fail-on 'safe_tool_engineering<3'.")] = None,

@@ -8,6 +8,7 @@ from typing import Annotated
 import typer
 
 from automaton_auditor.cli.errors import fail, finish
+from automaton_auditor.cli.flags import score_bound
 from automaton_auditor.exits import ExitCode
 
 
@@ -25,7 +26,8 @@ def resume(
                            ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress output.")] = False,
     fail_under: Annotated[float | None, typer.Option(
-        min=0, max=5, help="Exit 1 when the overall score is below this.")] = None,
+        min=0, max=5, callback=score_bound,
+        help="Exit 1 when the overall score is below this.")] = None,
 ) -> None:
     """Resume an interrupted or failed audit from its last completed step."""
     from automaton_auditor import service
@@ -63,7 +65,8 @@ def replay(
                            ] = False,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No summary table.")] = False,
     fail_under: Annotated[float | None, typer.Option(
-        min=0, max=5, help="Exit 1 when the overall score is below this.")] = None,
+        min=0, max=5, callback=score_bound,
+        help="Exit 1 when the overall score is below this.")] = None,
 ) -> None:
     """Re-rule and re-render a judged run's report from its checkpoint; calls no model."""
     from automaton_auditor import service
