@@ -224,3 +224,17 @@ def test_special_files_anywhere_in_the_git_dir_are_refused(repo: Path, tmp_path:
     message = str(info.value)
     assert message.startswith(f".git/{where}: refused, ") and "\n" not in message
     assert list((tmp_path / "w").glob("repo-*")) == []
+
+
+@pytest.mark.parametrize(("name", "said"), [
+    ("v1", "an annotated tag object, not a commit"), ("HEAD^{tree}", "a tree, not a commit")])
+def test_head_naming_another_object_says_what_it_is(repo: Path, tmp_path: Path, name: str,
+                                                     said: str) -> None:
+    """HEAD holding a tag's id used to say the object store did not hold it; it does."""
+    _git(repo, "tag", "-a", "-m", "t", "v1")
+    sha = _git(repo, "rev-parse", name)
+    (repo / ".git" / "HEAD").write_text(sha + "\n")
+    limits = GitLimits(timeout_s=60)
+    with pytest.raises(AcquisitionError) as info:
+        acquire(parse_target(str(repo), limits), tmp_path / "w", limits)
+    assert f"HEAD names {sha[:12]}, {said}" in str(info.value)

@@ -145,6 +145,12 @@ def shallow_commits(dirs: GitDirs) -> list[str]:
     return lines
 
 
+# What HEAD names when it is not a commit, by `git cat-file -t`: the object is there, just
+# not a commit (git itself peels a tag for `git log`; the auditor reads only HEAD's commit).
+_NOT_A_COMMIT = {"tag": "an annotated tag object, not a commit", "tree": "a tree, not a commit",
+                 "blob": "a blob, not a commit"}
+
+
 def lend(source: LocalSource, dest: Path, home: Path, timeout_s: float,
          depth: int | None = None) -> bool:
     """Make `dest` a repository that reads `source`'s objects, with HEAD detached at its
@@ -162,10 +168,10 @@ def lend(source: LocalSource, dest: Path, home: Path, timeout_s: float,
         (git_dir / "shallow").write_text("".join(f"{sha}\n" for sha in boundary))
     (git_dir / "HEAD").write_text(source.commit + "\n")
     kind = run_git(["cat-file", "-t", source.commit], cwd=dest, home=home,
-                   timeout_s=timeout_s)
-    if kind.stdout.strip() != b"commit":
-        raise RuntimeError(f"HEAD names {source.commit[:12]}, which the object store does "
-                           "not hold as a commit")
+                   timeout_s=timeout_s).stdout.strip().decode("ascii", "replace")
+    if kind != "commit":  # git writes only a commit there; a tag or tree is a hand edit
+        what = _NOT_A_COMMIT.get(kind, "which the object store does not hold")
+        raise RuntimeError(f"HEAD names {source.commit[:12]}, {what}")
     if depth:
         boundary = sorted(set(boundary) | cut_at_depth(dest, source.commit, depth, home,
                                                         timeout_s))
