@@ -45,13 +45,13 @@ import subprocess
 import tempfile
 
 
-def clone(url: str) -> str:
+def clone(url: str):
     with tempfile.TemporaryDirectory() as tmp:
         result = subprocess.run(["git", "clone", "--", url, tmp], capture_output=True,
                                 text=True, timeout=60)
         if result.returncode != 0:
             raise RuntimeError(result.stderr)
-        return tmp
+        yield tmp  # the caller reads the clone while it exists
 '''
 
 
