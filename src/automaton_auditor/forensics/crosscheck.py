@@ -14,6 +14,7 @@ from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.feature_claims import feature_findings
 from automaton_auditor.forensics.pdf.citations import normalise_path
 from automaton_auditor.forensics.pdf.claims import FEATURES
+from automaton_auditor.forensics.tails import Tails
 from automaton_auditor.state import (
     CitedPath,
     CodeNames,
@@ -35,18 +36,18 @@ def _repo_slug(repo_url: str | None) -> str | None:
     return f"{match.group(1)}/{match.group(2)}".lower() if match else None
 
 
-def _verify(path: str, files: set[str]) -> str | None:
+def _verify(path: str, files: set[str], tails: Tails) -> str | None:
     """How a cited path matches the tree: "exact"; "suffix" (cited relative to a
     sub-folder: `nodes/judges.py` for `src/nodes/judges.py`); "trimmed" (cited with extra
-    leading folders such as the repository's name, at least folder/file left); or None."""
+    leading folders such as the repository's name, at least folder/file left); or None.
+    `tails` indexes `files` by their trailing folders (a scan per citation is quadratic)."""
     if path in files:
         return "exact"
-    if any(f.endswith("/" + path) for f in files):
+    if tails.longer(path):
         return "suffix"
-    parts = path.split("/")
-    for start in range(1, len(parts) - 1):
-        if "/".join(parts[start:]) in files:
-            return "trimmed"
+    # a file that is the path minus one or more leading folders, with folder/file left
+    if any(2 <= d < path.count("/") + 1 for d in tails.named_tails(path)):
+        return "trimmed"
     return None
 
 
@@ -71,13 +72,13 @@ class CrossCheck(NamedTuple):
     planned: list[str]
 
 
-def _match(item: CitedPath, files: set[str], squashed: dict[str, list[str]]
+def _match(item: CitedPath, files: set[str], tails: Tails, squashed: dict[str, list[str]]
            ) -> tuple[str, str] | None:
     """The first spelling of the citation that names a file, and how it matched; failing
     that, the one file the citation names once underscores are set aside ("underscores",
     see `_squash`)."""
     for spelling in (item.path, *item.variants):
-        how = _verify(spelling, files)
+        how = _verify(spelling, files, tails)
         if how:
             return spelling, how
     twins = squashed.get(_squash(item.path), []) if "_" not in item.path else []
@@ -113,6 +114,7 @@ def split_paths(cited: list[CitedPath], repo_files: list[str], repo_url: str | N
     folders = {f.rsplit("/", 1)[0] for f in files if "/" in f}
     folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
     basenames = {f.rsplit("/", 1)[-1] for f in files}
+    tails = Tails(((f, f) for f in sorted(files)), "/")
     own = _repo_slug(repo_url)
     squashed: dict[str, list[str]] = {}
     for name in sorted(files):
@@ -127,7 +129,7 @@ def split_paths(cited: list[CitedPath], repo_files: list[str], repo_url: str | N
         if item.bare_name:
             _split_bare(item, files, basenames, split)
             continue
-        hit = _match(item, files, squashed)
+        hit = _match(item, files, tails, squashed)
         if hit:
             split.verified[hit[0]] = hit[1]
             if item.repair and hit[0] == item.path:
@@ -165,12 +167,13 @@ def _split_bare(item: CitedPath, files: set[str], basenames: set[str], split: Pa
 def _outermost(hallucinated: list[CitedPath], planned: list[CitedPath]
                ) -> tuple[list[CitedPath], list[CitedPath]]:
     """Drop a missing path that another missing citation contains as its tail (the report
-    wrote `report_x/a.md` once and `audit/report_x/a.md` elsewhere), sort both lists."""
-    every = [c.path for c in (*hallucinated, *planned)]
+    wrote `report_x/a.md` once and `audit/report_x/a.md` elsewhere), sort both lists. The
+    missing paths are indexed by their tails: comparing every pair took minutes on a
+    report citing 100,000 paths."""
+    every = Tails(((c.path, c.path) for c in (*hallucinated, *planned)), "/")
 
     def kept(items: list[CitedPath]) -> list[CitedPath]:
-        return sorted((c for c in items if not any(o.endswith("/" + c.path) for o in every)),
-                      key=lambda c: c.path)
+        return sorted((c for c in items if not every.longer(c.path)), key=lambda c: c.path)
 
     return kept(hallucinated), kept(planned)
 
@@ -207,11 +210,12 @@ def empty_file_findings(cited: Sequence[CitedPath], split: PathSplit,
     unless the sentence calls it a stub or future work."""
     empty = set(names.empty) if names else set()
     findings: list[Finding] = []
+    done: set[str] = set()  # one fact per file (a set: scanning the findings is quadratic)
     for item in cited:
         if item.path not in empty or item.path not in split.verified or not item.asserted \
-                or _ADMITS_EMPTY.search(item.context) or \
-                any(f.data.get("path") == item.path for f in findings):
+                or _ADMITS_EMPTY.search(item.context) or item.path in done:
             continue
+        done.add(item.path)
         where = f"report p.{item.page}" if item.page else "report"
         findings.append(Finding(
             facet="claims.contradictions", goal="The report describes work in a file that "

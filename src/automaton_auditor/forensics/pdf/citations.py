@@ -92,6 +92,9 @@ _DISOWNED = re.compile(
     r"non-?existent|hallucinat\w*|no such file|\b(?:does|did)(?: not|n't) exist|renamed|"
     r"\bfake\b|\brequires? \S+ to exist\b", re.IGNORECASE)
 # Where a sentence ends: ". " (not after "e.g", "i.e", "vs", "cf", "etc") or a line break.
+# Distinct paths a report's citations are checked for: real reports cite tens; past this
+# the rest are counted and a warning says so (the cap keeps the facts and report bounded).
+MAX_CITED_PATHS = 5000
 _BOUNDARY = re.compile(r"(?<!e\.g)(?<!i\.e)(?<!\bvs)(?<!\bcf)(?<!etc)\.\s|\n")
 _NUMBER = re.compile(r"^(\d+(?:\.\d+)*)[.)]?\s")
 # A long command-line option right before a path (`--pdf-path audit/x.pdf`, `--out=r.md`):
@@ -242,8 +245,9 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
         example = not cited.future and bool(_EXAMPLE_BEFORE.search(before))
         yield cited.model_copy(update={"verify_only": True}) if example else cited
     masked = _mask(masked, (m.span() for m in whole))
+    seen = {normalise_path(m.group(0)) for m in whole}  # once: not per repaired citation
     repaired = [(span, cited) for span, cited in _repaired(masked, passage)
-                if cited.path and cited.path not in {normalise_path(m.group(0)) for m in whole}]
+                if cited.path and cited.path not in seen]
     yield from (cited for _span, cited in repaired)
     masked = _mask(masked, (span for span, _cited_path in repaired))
     # not masked: when no file has the spaced name, the words in it are read as before
@@ -272,9 +276,19 @@ def _merge(first: CitedPath, other: CitedPath) -> CitedPath:
 
 def extract_cited_paths(passages: Iterable[Passage | tuple[int | None, str]],
                         second: dict[int, str] | None = None) -> list[CitedPath]:
+    """`cited_paths` without its cap: every path the passages cite."""
+    return cited_paths(passages, second, limit=None)[0]
+
+
+def cited_paths(passages: Iterable[Passage | tuple[int | None, str]],
+                second: dict[int, str] | None = None, *, limit: int | None = MAX_CITED_PATHS
+                ) -> tuple[list[CitedPath], int]:
     """Every file path cited in the passages, one entry per (path, bare) with every citation's
     flags merged, sorted: paths with a folder part first, then bare file names. GitHub file
     URLs count as citations of their path; `source_repo` records the URL's repository.
+    Only the first `limit` distinct citations in reading order are kept; the second value
+    is how many there were in all (a hostile report can cite 100,000 paths, each carried
+    through the state and checked against the tree).
 
     `second` is the same report's text per page as a second extractor read it: where it
     reads a path differently on a page, its spelling joins the citation's variants (and leads
@@ -284,6 +298,7 @@ def extract_cited_paths(passages: Iterable[Passage | tuple[int | None, str]],
         passage = item if isinstance(item, Passage) else Passage(*item)
         pages.setdefault(passage.page, []).append(passage)
     found: dict[tuple[str, bool], CitedPath] = {}
+    beyond: set[tuple[str, bool]] = set()  # distinct citations past the cap, only counted
     for page in sorted(set(pages) | set(second or {}), key=lambda p: (p is None, p or 0)):
         mentions = [c for p in pages.get(page, []) for c in passage_paths(p)]
         if second and page in second:
@@ -294,8 +309,13 @@ def extract_cited_paths(passages: Iterable[Passage | tuple[int | None, str]],
                                   and _FRAMEWORK.match(cited.path)):
                 continue
             key = (cited.path, cited.bare_name)
-            found[key] = _merge(found[key], cited) if key in found else cited
-    return sorted(found.values(), key=lambda c: (c.bare_name, c.path))
+            if key in found:
+                found[key] = _merge(found[key], cited)
+            elif limit is None or len(found) < limit:
+                found[key] = cited
+            else:
+                beyond.add(key)
+    return sorted(found.values(), key=lambda c: (c.bare_name, c.path)), len(found) + len(beyond)
 
 
 def _skeleton(text: str) -> str:

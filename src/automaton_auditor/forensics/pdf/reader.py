@@ -24,7 +24,7 @@ from automaton_auditor.forensics.pdf.citations import (
     FUTURE_SENTENCE,
     NOT_YET,
     Passage,
-    extract_cited_paths,
+    cited_paths,
     future_flags,
 )
 from automaton_auditor.forensics.pdf.claims import (
@@ -341,8 +341,11 @@ def report_facts(report: IngestedReport) -> ReportFacts:
     # retries up to two times"); what such a section says is or is not built is still read.
     unbuilt = {b.section for b in blocks if b.section and NOT_YET.search(b.text)}
     built = [(b.page, b.text) for b in prose_blocks if b.section not in unbuilt]
-    return ReportFacts(readable=True, page_count=report.page_count,
-                       cited_paths=extract_cited_paths(passages, report.page_texts),
+    cited, total = cited_paths(passages, report.page_texts)
+    if total > len(cited):  # the doc detective's warnings reach the report's Errors section
+        report.warnings.append(f"the report cites {total} distinct paths; only the first "
+                               f"{len(cited)} (in reading order) were checked against the code")
+    return ReportFacts(readable=True, page_count=report.page_count, cited_paths=cited,
                        claims=extract_feature_claims(prose, SENTENCE_SPLIT)
                        + extract_statements([(p, t) for p, t, _ in said], SENTENCE_SPLIT,
                                             IN_PLANS)
