@@ -15,7 +15,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.code.analyze import code_findings
+from automaton_auditor.forensics.code.analyze import code_findings, code_warnings
 from automaton_auditor.forensics.code.names import code_names
 from automaton_auditor.forensics.git.acquire import (
     AcquisitionError,
@@ -85,13 +85,14 @@ def run_guarded(state: AgentState, source: Source, node: str, body: Body) -> dic
 
 def _repo_update(facts: RepoFacts, rubric: Rubric) -> dict[str, Any]:
     # A shallow history is a warning, and "degraded" keeps its run out of the result cache.
-    warnings = [f"repo: {line}" for line in history_warnings(facts.findings)]
+    shallow = history_warnings(facts.findings)
+    warnings = [f"repo: {line}" for line in (*shallow, *code_warnings(facts.findings))]
+    reason = "shallow history" if shallow else "code analysed in part"
     return {"evidences": {"repo": route_findings(facts.findings, "repo", rubric)},
             "commit": facts.commit, "repo_files": facts.files, "code_graph": facts.code_graph,
             "code_names": facts.code_names,
             "errors": warnings,
-            "detective_status": {"repo": DetectiveStatus(state="degraded",
-                                                         reason="shallow history")
+            "detective_status": {"repo": DetectiveStatus(state="degraded", reason=reason)
                                  if warnings else DetectiveStatus(state="ok")}}
 
 

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.resolve import module_name
+from automaton_auditor.forensics.tails import Tails
 
 Key = tuple[str, str]  # (path, qualified function name)
 MAX_DEPTH = 6
@@ -37,6 +38,7 @@ class CallGraph:
     def __init__(self, facts: dict[str, JSON]) -> None:
         self.facts = facts
         self.modules = {p: module_name(p) for p in sorted(facts)}
+        self._tails = Tails(((p, m) for p, m in self.modules.items()), ".")
         self.functions: dict[Key, JSON] = {
             (p, q): info for p in sorted(facts)
             for q, info in sorted((facts[p].get("functions") or {}).items())}
@@ -72,12 +74,13 @@ class CallGraph:
             name = ".".join([*base[:max(keep, 0)], *([name] if name else [])])
         if not name:
             return ()
-        exact = tuple(p for p, m in self.modules.items() if m == name)
+        # An index, not a scan of every module: one scan per import is quadratic
+        # (12,000 modules took minutes).
+        exact = tuple(self._tails.exact(name))
         if exact:
             return exact
-        suffix = sorted((p for p, m in self.modules.items() if m.endswith("." + name)),
-                        key=lambda p: (p.count("/"), p))
-        return tuple(suffix[:1])
+        suffix = min(self._tails.longer(name), key=lambda p: (p.count("/"), p), default=None)
+        return (suffix,) if suffix is not None else ()
 
     def _symbol(self, path: str, qual: str) -> Target | None:
         if (path, qual) in self.functions:

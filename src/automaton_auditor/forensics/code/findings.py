@@ -66,15 +66,19 @@ def parse_finding(facts: dict[str, JSON], stats: dict[str, int]) -> Finding:
     out: the same commit must give the same findings, warm or cold."""
     errors = {p: f["error"] for p, f in facts.items() if "error" in f}
     first = sorted(errors)[:1]
+    total = stats.get("python_total", stats["python_files"])
+    left_out = f" {total - stats['python_files']} more were not analysed (the code pass's " \
+        "caps)." if total > stats["python_files"] else ""
     return Finding(
         facet="repo.acquire", goal="Every Python file parses", found=not errors,
         pattern="neutral", location=f"{first[0]}:1" if first else ".",
         content="\n".join(f"{p}: {e}" for p, e in sorted(errors.items())[:30]) or None,
         rationale=(f"{stats['python_files']} Python files audited "
                    f"({stats['skipped_prefilter']} hold none of the facts' keywords); "
-                   f"{len(errors)} could not be parsed."),
+                   f"{len(errors)} could not be parsed." + left_out),
         confidence=1.0,
         data={"python_files": stats["python_files"],
+              "python_total": stats.get("python_total", stats["python_files"]),
               "skipped_prefilter": stats["skipped_prefilter"],
               "errors": dict(sorted(errors.items())[:100])})
 

@@ -15,6 +15,7 @@ from typing import Any
 from automaton_auditor.forensics.code.common import dotted
 from automaton_auditor.forensics.code.resolve import module_name
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES, collect_imports
+from automaton_auditor.forensics.tails import Tails
 from automaton_auditor.safefile import read_bounded
 
 Part = tuple[str, str]  # a piece of text and the ``path:line`` it comes from
@@ -113,6 +114,7 @@ class Program:
         self.repo = repo
         self.paths = sorted(paths)
         self.by_module = {module_name(p): p for p in self.paths}
+        self._tails = Tails(((p, m) for m, p in self.by_module.items()), ".")
         self._modules: dict[str, Module | None] = {}
 
     def module(self, path: str) -> Module | None:
@@ -156,7 +158,7 @@ class Program:
             module = f"{base}.{module.lstrip('.')}" if base else module.lstrip(".")
         if module in self.by_module:
             return self.by_module[module]
-        found = sorted(p for m, p in self.by_module.items() if m.endswith("." + module))
+        found = self._tails.longer(module)  # indexed: a scan per look-up is quadratic
         return found[0] if len(found) == 1 else None
 
     def lookup(self, path: str, name: str, depth: int = 0) -> tuple[str, ast.AST] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.tails import Tails
 
 
 def module_name(path: str) -> str:
@@ -22,6 +23,7 @@ class Resolver:
     def __init__(self, facts: dict[str, JSON]) -> None:
         self.facts = facts
         self.modules = {path: module_name(path) for path in facts}
+        self._tails = Tails(((p, m) for p, m in self.modules.items()), ".")
         self.functions: dict[str, list[tuple[str, str, JSON]]] = {}
         for path in sorted(facts):
             for qual, info in (facts[path].get("functions") or {}).items():
@@ -33,9 +35,10 @@ class Resolver:
         if not module:
             return [path]
         same_dir = path.rsplit("/", 1)[0].replace("/", ".") if "/" in path else ""
-        found = [p for p, m in self.modules.items()
-                 if m == module or m.endswith("." + module) or
-                 (same_dir and m == f"{same_dir}.{module}")]
+        # indexed: scanning every module per look-up is quadratic in the repository's size
+        found = {*self._tails.exact(module), *self._tails.longer(module)}
+        if same_dir:
+            found.update(self._tails.exact(f"{same_dir}.{module}"))
         return sorted(found)
 
     def const(self, ref: str, path: str) -> Any:
