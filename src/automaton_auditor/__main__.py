@@ -1,11 +1,18 @@
-"""The `audit` console script and `python -m automaton_auditor`. Ctrl-C is handled before
-anything heavy is imported, so an interrupt during start-up is one line (exit 130) too."""
+"""The `audit` console script and `python -m automaton_auditor`. Ctrl-C (and SIGTERM,
+SIGHUP) is handled before anything heavy is imported, so an interrupt during start-up is
+one line (exit 130, or 128 + the signal) too."""
 
 from __future__ import annotations
 
 import sys
 
-from automaton_auditor.exits import ExitCode, error_line, install_sigint, is_interrupt
+from automaton_auditor.exits import (
+    error_line,
+    install_sigint,
+    interrupted_code,
+    interruption,
+    is_interrupt,
+)
 
 
 def run() -> None:
@@ -16,8 +23,8 @@ def run() -> None:
     except BaseException as exc:
         if not is_interrupt(exc):
             raise
-        sys.stderr.write(error_line("interrupted") + "\n")
-        sys.exit(ExitCode.INTERRUPTED)
+        sys.stderr.write(error_line(interruption()) + "\n")
+        sys.exit(interrupted_code())
     main()
 
 

@@ -11,13 +11,17 @@ Ctrl-C turned into one line wherever it lands.
 | 3 | the audit failed (repository not acquired, judges' provider down): a partial report
 |   | is written, the criteria that depend on the failure are not judged |
 | 130 | interrupted (Ctrl-C) |
+| 143, 129 | stopped by SIGTERM (`timeout`, a CI runner) or SIGHUP: handled as Ctrl-C is, the
+|   | resume hint included |
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import sys
+import threading
 from collections.abc import Callable
 from enum import IntEnum
 from types import FrameType
@@ -45,6 +49,11 @@ def warning_line(message: str) -> str:
 
 _interrupted = False
 _said = False
+_stopped_by = 0  # the SIGTERM or SIGHUP that stopped the command (0: none, or Ctrl-C)
+# How long a stopped command may take to unwind (say how to resume, kill its children)
+# before it exits hard: a node busy in a worker thread would otherwise hold the exit.
+STOP_GRACE_S = 5.0
+_resume_hint: Callable[[], str] | None = None
 
 
 def said_error() -> bool:
@@ -61,6 +70,19 @@ def note_error() -> None:
 def interrupted() -> bool:
     """Whether Ctrl-C was pressed during this process (`install_sigint`)."""
     return _interrupted
+
+
+def interruption() -> str:
+    """What interrupted the command, for its one `error:` line."""
+    if _stopped_by:
+        return f"stopped by {signal.Signals(_stopped_by).name}; child processes killed"
+    return "interrupted"
+
+
+def interrupted_code() -> int:
+    """The exit code of an interrupted command: 130 for Ctrl-C, 128 + the signal for
+    SIGTERM and SIGHUP (what a shell and `timeout` expect)."""
+    return 128 + _stopped_by if _stopped_by else int(ExitCode.INTERRUPTED)
 
 
 def is_interrupt(exc: BaseException) -> bool:
@@ -92,3 +114,53 @@ def install_sigint(before: Callable[[], object] | None = None) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_sigint)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _on_stop(before))
+
+
+def _on_stop(before: Callable[[], object] | None) -> Callable[[int, FrameType | None], None]:
+    """SIGTERM and SIGHUP take Ctrl-C's path (KeyboardInterrupt: the run stops at its next
+    step, says how to resume, a partial state stays checkpointed), with exit 128 + signal.
+    Only the first one counts: `timeout` signals the process group and a launcher such as
+    `uv run` forwards it again, and a second unwinding would print a second line."""
+
+    def on_stop(signum: int, _frame: FrameType | None) -> None:
+        global _interrupted, _stopped_by
+        if before is not None:
+            before()
+        if _stopped_by:
+            return  # already stopping
+        _stopped_by = signum
+        # Ignored from now on, not just here: at interpreter exit Python puts its handlers
+        # back to the default, and a repeat would then kill the process without its line.
+        for repeat in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(repeat, signal.SIG_IGN)
+        timer = threading.Timer(STOP_GRACE_S, _exit_now, (128 + signum,))
+        timer.daemon = True
+        timer.start()
+        if _interrupted:
+            return  # Ctrl-C already unwinds the command
+        _interrupted = True
+        raise KeyboardInterrupt
+
+    return on_stop
+
+
+def set_resume_hint(hint: Callable[[], str] | None) -> None:
+    """How to continue the run under way ("resume with: ..."), for a stop whose grace
+    period ends before the run unwinds to the line that says so (None: no run)."""
+    global _resume_hint
+    _resume_hint = hint
+
+
+def _exit_now(code: int) -> None:
+    """The grace period is over: say why and how to resume (unless the command already
+    did) and exit."""
+    if not _said:
+        message = interruption()
+        # the exit must happen, with or without the hint
+        with contextlib.suppress(Exception):
+            message += f"; {_resume_hint()}" if _resume_hint is not None else ""
+        sys.stderr.write(error_line(message) + "\n")
+        sys.stderr.flush()
+    os._exit(code)

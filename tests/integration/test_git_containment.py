@@ -219,11 +219,19 @@ def test_an_audit_stopped_mid_acquisition_leaves_no_process(
         # acquisition is under way once the stand-in's sleepers run
         assert until(lambda: len(marked(str(proc.pid))) >= 2, 120)
         os.kill(proc.pid, signum)
-        proc.wait(timeout=60)
+        if signum in (signal.SIGTERM, signal.SIGHUP):
+            os.kill(proc.pid, signum)  # `timeout` and a launcher (uv run) both send one
+        _out, err = proc.communicate(timeout=60)
         assert until(lambda: gone(proc.pid))
     # SIGKILL: the children notice on their own (PR_SET_PDEATHSIG, the watchdog's pipe)
     expected = -signal.SIGKILL if signum == signal.SIGKILL else 128 + signum
     assert proc.returncode == expected
+    if signum != signal.SIGKILL:  # SIGTERM takes Ctrl-C's path: one line, how to resume
+        errors = [line for line in err.splitlines() if line.startswith("error: ")]
+        said = "interrupted" if signum == signal.SIGINT else \
+            f"stopped by {signal.Signals(signum).name}; child processes killed"
+        assert len(errors) == 1 and errors[0].startswith(f"error: {said}; "), err
+        assert "resume with: audit resume " in errors[0] or "nothing to resume" in errors[0]
 
 
 def test_a_process_storm_is_a_one_line_error_and_a_partial_report(

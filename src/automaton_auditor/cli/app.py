@@ -29,7 +29,10 @@ from automaton_auditor.exits import (
     ExitCode,
     error_line,
     install_sigint,
+    interrupted_code,
+    interruption,
     is_interrupt,
+    note_error,
     said_error,
 )
 
@@ -123,8 +126,10 @@ def main(argv: list[str] | None = None) -> None:
         code = _run(argv)
     finally:
         containment.kill_all(close=True)
-    if code == ExitCode.INTERRUPTED and not said_error():  # Typer turned Ctrl-C into exit 130
-        sys.stderr.write(error_line("interrupted") + "\n")
+    if code == ExitCode.INTERRUPTED:
+        if not said_error():  # Typer turned Ctrl-C into exit 130
+            sys.stderr.write(error_line(interruption()) + "\n")
+        code = interrupted_code()  # 143 when SIGTERM took Ctrl-C's path
     sys.exit(int(code or 0))
 
 
@@ -133,14 +138,21 @@ def _run(argv: list[str] | None) -> int:
     try:
         code = app(args=argv, prog_name="audit", standalone_mode=False)
     except (typer.Abort, KeyboardInterrupt):
-        sys.stderr.write(error_line("interrupted") + "\n")
-        code = ExitCode.INTERRUPTED
+        code = _interrupted()
     except Exception as exc:
         if is_interrupt(exc):
-            sys.stderr.write(error_line("interrupted") + "\n")
-            code = ExitCode.INTERRUPTED
+            code = _interrupted()
         elif _kind(exc):
             code = _report(exc)
         else:
             raise
     return int(code or 0)
+
+
+def _interrupted() -> int:
+    """Ctrl-C (or SIGTERM, which takes its path) reached the top: one line, noted so the
+    exit path does not print it again."""
+    if not said_error():
+        sys.stderr.write(error_line(interruption()) + "\n")
+        note_error()
+    return ExitCode.INTERRUPTED

@@ -18,7 +18,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automaton_auditor.exits import ExitCode, is_interrupt
+from automaton_auditor.exits import ExitCode, interruption, is_interrupt, set_resume_hint
 from automaton_auditor.service.outcome import (
     Gates,
     Outcome,
@@ -161,20 +161,24 @@ def _guarded(run_id: str, gates: Gates | None, run: Callable[[], dict[str, Any]]
              root: Path | None = None, database_url: str | None = None) -> Outcome:
     """`run()`'s outcome, with a crash or Ctrl-C turned into one line that says how to resume
     (a library may wrap Ctrl-C into another exception: it is still an interrupt)."""
+    # A SIGTERM's grace period may end while a node still runs: the hint is said then.
+    set_resume_hint(lambda: _resume_hint(run_id, root, database_url))
     try:
         final = run()
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # SIGTERM and SIGHUP take this path too (`exits`)
         return Outcome({"run_id": run_id}, ExitCode.INTERRUPTED,
-                       f"interrupted; {_resume_hint(run_id, root, database_url)}")
+                       f"{interruption()}; {_resume_hint(run_id, root, database_url)}")
     except RunStoreError as exc:  # the run database is unusable: nothing ran
         return Outcome({"run_id": run_id}, ExitCode.INPUT, str(exc))
     except Exception as exc:  # the graph degrades internally; this is the last line of defence
         if is_interrupt(exc):
             return Outcome({"run_id": run_id}, ExitCode.INTERRUPTED,
-                           f"interrupted; {_resume_hint(run_id, root, database_url)}")
+                           f"{interruption()}; {_resume_hint(run_id, root, database_url)}")
         hint = _resume_hint(run_id, root, database_url)
         return Outcome({"run_id": run_id}, ExitCode.FAILED,
                        f"audit failed: {type(exc).__name__}: {exc} ({hint})")
+    finally:
+        set_resume_hint(None)
     return outcome_of(final, gates)
 
 
