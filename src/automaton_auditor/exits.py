@@ -101,7 +101,8 @@ def is_interrupt(exc: BaseException) -> bool:
 def install_sigint(before: Callable[[], object] | None = None) -> None:
     """Ctrl-C raises KeyboardInterrupt once (the run stops at its next step and says how to
     resume) and records it, so an interrupt a library wrapped is still recognised; a second
-    Ctrl-C exits 130 at once with one line. `before` runs first (killing child processes)."""
+    Ctrl-C exits 130 at once with one line. SIGTERM and SIGHUP take the same path
+    (`_on_stop`). `before` runs first (killing child processes)."""
 
     def on_sigint(signum: int, frame: FrameType | None) -> None:
         global _interrupted
