@@ -16,8 +16,8 @@ from automaton_auditor import exits
 exits.STOP_GRACE_S = 0.5
 exits.install_sigint()
 exits.set_resume_hint(lambda: "resume with: audit resume R1")
-print("ready", flush=True)
 try:
+    print("ready", flush=True)  # inside: the signal may come before the sleep starts
     time.sleep(60)
 except KeyboardInterrupt:
     if {unwinds}:
