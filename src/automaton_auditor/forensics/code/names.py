@@ -16,13 +16,15 @@ import ast
 import re
 from pathlib import Path
 
-from automaton_auditor.forensics.code.analyze import python_files
+from automaton_auditor.forensics.code.analyze import MAX_PYTHON_FILES, python_files
 from automaton_auditor.forensics.code.personas import is_prompt_file
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES, collect_imports
 from automaton_auditor.safefile import read_bounded
 from automaton_auditor.state import CodeNames
 
-MAX_FILES = 3000  # a repository this large is scanned in part: fewer names, fewer contradictions
+# the code analysis's own cap: a repository this large is scanned in part (fewer names, fewer
+# contradictions), and the analysis already warns so
+MAX_FILES = MAX_PYTHON_FILES
 MAX_NAMES = 400  # module-qualified names kept per file
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 MAX_STRING_CHARS = 4_000_000  # more string text than this: no quote is looked up
