@@ -117,3 +117,36 @@ def chief_justice_node(state):
     rules = facts["justice.rules"]
     assert rules.data["rules"] == {"dissent_requirement": ["nodes/justice.py:7"]}
     assert "1 more fire on words in a judge's argument" in rules.rationale
+
+
+def test_a_flag_set_on_a_spread_that_only_picks_text_is_no_re_evaluation(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    ops = {o.judge: o for o in state["opinions"]}
+    p, d = ops["Prosecutor"], ops["Defense"]
+    lines = []
+    dissent_found = False
+    if abs(p.score - d.score) >= 2:
+        dissent_found = True
+        lines.append(f"Dissent: {p.score} vs {d.score}")
+    if not dissent_found:
+        lines.append("No significant dissent.")
+    return {"final_score": round((p.score + d.score) / 2), "report": "\\n".join(lines)}
+''')
+    assert not facts["justice.variance"].found
+    assert facts["justice.variance"].rationale == "The score spread only adds dissent text."
+
+
+def test_a_gap_between_two_judges_that_sets_the_score_is_a_re_evaluation(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    ops = {o.judge: o for o in state["opinions"]}
+    p, d, t = ops["Prosecutor"], ops["Defense"], ops["TechLead"]
+    if abs(p.score - d.score) > 2:
+        return {"final_score": t.score}
+    return {"final_score": round((p.score + d.score + t.score) / 3)}
+''')
+    assert facts["justice.variance"].rationale == (
+        "A score spread changes the score (nodes/justice.py:5).")

@@ -344,9 +344,9 @@ class _Reader:
         return found
 
     def _gap(self, node: ast.Call, depth: int, seen: frozenset[str]) -> set[str]:
-        """``abs(p.score - d.score)``: how far two scores lie apart, a spread."""
+        """``abs(p.score - d.score)``: how far two judges' scores lie apart (a ``gap``)."""
         arg = node.args[0] if call_name(node) == "abs" and node.args else None
-        return {"spread"} if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and all(
+        return {"gap"} if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and all(
             "score" in self.reads(side, depth + 1, seen) for side in (arg.left, arg.right)) \
             else set()
 

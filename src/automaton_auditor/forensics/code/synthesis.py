@@ -141,8 +141,11 @@ def _kind(reads: set[str], does: set[str], dead: bool) -> str:
     changes = does & CHANGES
     if dead and changes:
         return "dead"
-    if "spread" in reads:
-        return "spread" if changes else "dissent" if "text" in does else "none"
+    if "spread" in reads or "gap" in reads:
+        # two judges' scores apart (a gap) re-evaluate only when they change the score
+        # itself; a flag set on a gap (``dissent_found = True``) marks a dissent
+        counted = changes if "spread" in reads else changes - {"flag"}
+        return "spread" if counted else "dissent" if "text" in does else "none"
     if not changes:
         return "none"
     if "evidence" in reads:
@@ -309,7 +312,8 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
     named = {"security_override": caps, "fact_supremacy": evidence,
              "functionality_weight": weights, "variance_re_evaluation": spread,
              "dissent_requirement": [(r.path, r.line) for r in rules
-                                     if "spread" in r.reads and "text" in r.does]}
+                                     if {"spread", "gap"} & set(r.reads)
+                                     and "text" in r.does]}
     present = [n for n, items in named.items() if items]
     core = [n for n in ("security_override", "fact_supremacy", "functionality_weight")
             if named[n]]
