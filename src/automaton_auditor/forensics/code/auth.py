@@ -16,6 +16,7 @@ import re
 from typing import Any
 
 from automaton_auditor.forensics.code.common import dotted, function_defs
+from automaton_auditor.forensics.code.exprs import own_nodes
 
 AUTH = re.compile(r"auth|credential|permission|\b40[13]\b|username|password|terminal prompts",
                   re.I)
@@ -25,19 +26,26 @@ SEARCHES = {"search", "match", "fullmatch", "findall", "find", "startswith", "en
 MATCHES = (ast.In, ast.NotIn, ast.Eq, ast.NotEq)
 
 
-def auth_tests(tree: ast.Module, consts: dict[str, Any]) -> dict[str, int]:
-    """Qualified name of each function that tests for an authentication or permission
-    failure -> the first line that does (nested functions are their own)."""
-    out: dict[str, int] = {}
+def auth_tests(tree: ast.Module, consts: dict[str, Any]
+               ) -> tuple[dict[str, int], dict[str, int]]:
+    """For each function (qualified name; nested functions are their own): the first line
+    that tests for an authentication or permission failure, and the first line that passes
+    a failed command's error on (an ``except ... as e`` that raises, returns or calls with
+    ``e``, or a ``.returncode`` test whose branch carries ``.stderr``: an authentication
+    failure is then caught and reported with git's own message, like any other), each kept
+    only where there is one. One walk of each function serves both."""
+    tests: dict[str, int] = {}
+    reports: dict[str, int] = {}
     for qual, func in function_defs(tree):
-        line = _first_test(func, consts)
-        if line:
-            out[qual] = line
-    return out
+        nodes = own_nodes(func.body)
+        if line := _first_test(nodes, consts):
+            tests[qual] = line
+        if reported := [line for line in map(_reported, nodes) if line]:
+            reports[qual] = min(reported)
+    return tests, reports
 
 
-def _first_test(func: ast.AST, consts: dict[str, Any]) -> int:
-    nodes = _own_nodes(func)
+def _first_test(nodes: list[ast.AST], consts: dict[str, Any]) -> int:
     # loop names that run over literal auth markers: ``any(m in err for m in MARKERS)``
     markers = {dotted(n.target) for n in nodes if isinstance(n, ast.For | ast.comprehension)
                and _auth_text(n.iter, consts)} - {None}
@@ -76,30 +84,6 @@ def _auth_text(node: ast.AST, consts: dict[str, Any]) -> bool:
     if isinstance(value, str):
         return bool(AUTH.search(value))
     return isinstance(value, list) and any(AUTH.search(str(v)) for v in value)
-
-
-def error_reports(tree: ast.Module) -> dict[str, int]:
-    """Qualified name of each function that passes a failed command's error on -> the first
-    line that does: an ``except ... as e`` whose raise, return or call carries ``e``, or a
-    test of ``.returncode`` whose branch carries ``.stderr``. An authentication failure is
-    then caught and reported with git's own message, like any other failure."""
-    out: dict[str, int] = {}
-    for qual, func in function_defs(tree):
-        lines = [_reported(node) for node in _own_nodes(func)]
-        if any(lines):
-            out[qual] = min(line for line in lines if line)
-    return out
-
-
-def _own_nodes(func: ast.AST) -> list[ast.AST]:
-    """The nodes of a function, not those of functions or classes nested in it."""
-    nodes, stack = [], list(ast.iter_child_nodes(func))
-    while stack:
-        node = stack.pop()
-        if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
-            nodes.append(node)
-            stack.extend(ast.iter_child_nodes(node))
-    return nodes
 
 
 def _reported(node: ast.AST) -> int:

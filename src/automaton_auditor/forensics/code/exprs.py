@@ -280,12 +280,13 @@ def weighted_sum(node: ast.BinOp) -> bool:
             todo += [current.left, current.right]
         else:
             terms.append(current)
-    weights = [_constant_factor(term) for term in terms]
+    weights = [constant_factor(term) for term in terms]
     return len(terms) >= 2 and all(w is not None for w in weights) and \
         abs(sum(w or 0.0 for w in weights) - 1.0) < 0.011
 
 
-def _constant_factor(term: ast.expr) -> float | None:
+def constant_factor(term: ast.expr) -> float | None:
+    """The constant one side of a product holds (``t * 0.4`` -> 0.4), else None."""
     if isinstance(term, ast.BinOp) and isinstance(term.op, ast.Mult):
         for side in (term.left, term.right):
             if isinstance(side, ast.Constant) and isinstance(side.value, int | float) and \

@@ -18,15 +18,14 @@ an f-string, a tuple); a call of any other function consumes the path while it e
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 
 from automaton_auditor.forensics.code.common import JSON, dotted, function_defs, resolve
+from automaton_auditor.forensics.code.exprs import own_nodes
 
 MAKER = "tempfile.TemporaryDirectory"
 PATH_CALLS = {"Path", "PurePath", "PosixPath", "str", "join", "abspath", "realpath",
               "normpath", "fspath", "expanduser"}
 PATH_METHODS = {"joinpath", "resolve", "absolute", "as_posix", "expanduser"}
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
 def gone_on_return(tree: ast.Module, imports: dict[str, str]) -> list[JSON]:
@@ -37,23 +36,13 @@ def gone_on_return(tree: ast.Module, imports: dict[str, str]) -> list[JSON]:
     return sorted(out, key=lambda f: (f["made"], f["ret"]))
 
 
-def _own(node: ast.AST) -> Iterator[ast.AST]:
-    """The nodes of a function body, without nested functions, classes and lambdas."""
-    stack = list(ast.iter_child_nodes(node))
-    while stack:
-        child = stack.pop()
-        if not isinstance(child, _SCOPES):
-            yield child
-            stack.extend(ast.iter_child_nodes(child))
-
-
 def _is_maker(node: ast.AST | None, imports: dict[str, str]) -> bool:
     return isinstance(node, ast.Call) and resolve(dotted(node.func), imports) == MAKER
 
 
 def _function(func: ast.FunctionDef | ast.AsyncFunctionDef,
               imports: dict[str, str]) -> list[JSON]:
-    nodes = list(_own(func))
+    nodes = own_nodes(func.body)
     if any(isinstance(n, ast.Yield | ast.YieldFrom) for n in nodes):
         return []  # a generator hands the path out while the directory still exists
     found: list[JSON] = []

@@ -33,6 +33,7 @@ from automaton_auditor.forensics.code.exprs import (
     attr_kind,
     call_name,
     call_reads,
+    constant_factor,
     evidence_only,
     first_tests,
     handed_on,
@@ -156,10 +157,8 @@ class _Reader:
         elif isinstance(node.op, ast.Sub) and call_name(node.left) == "max" and \
                 call_name(node.right) == "min":
             self.out["spreads"].append({"line": node.lineno})
-        elif isinstance(node.op, ast.Mult) and any(
-                isinstance(side, ast.Constant) and isinstance(side.value, float | int) and
-                0 < side.value < 10 and side.value != 1 and not isinstance(side.value, bool)
-                for side in (node.left, node.right)) and "score" in self.reads(node):
+        elif (factor := constant_factor(node)) is not None and 0 < factor < 10 and \
+                factor != 1 and "score" in self.reads(node):
             self.out["weights"].append({"line": node.lineno})
 
     def per_criterion(self, product: ast.BinOp) -> bool:

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.code.auth import auth_tests, error_reports
+from automaton_auditor.forensics.code.auth import auth_tests
 from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
 from automaton_auditor.forensics.code.common import JSON, dotted, str_value
 from automaton_auditor.forensics.code.failures import failure_checks
@@ -105,8 +105,7 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
     if "TemporaryDirectory" in text:
         facts["temp_gone"] = gone_on_return(tree, imports)
     if "clone" in text:
-        facts["auth_tests"] = auth_tests(tree, consts)
-        facts["error_reports"] = error_reports(tree)
+        facts["auth_tests"], facts["error_reports"] = auth_tests(tree, consts)
     if "add_node" in text or "add_edge" in text or "StateGraph" in text:
         facts.update(graph_ops(path, lines, tree, imports, consts))
     return facts
