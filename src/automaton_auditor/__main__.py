@@ -7,11 +7,10 @@ from __future__ import annotations
 import sys
 
 from automaton_auditor.exits import (
-    error_line,
     install_sigint,
     interrupted_code,
-    interruption,
     is_interrupt,
+    stop_line,
 )
 
 
@@ -23,7 +22,7 @@ def run() -> None:
     except BaseException as exc:
         if not is_interrupt(exc):
             raise
-        sys.stderr.write(error_line(interruption()) + "\n")
+        sys.stderr.write(stop_line() + "\n")
         sys.exit(interrupted_code())
     main()
 

@@ -54,6 +54,8 @@ _stopped_by = 0  # the SIGTERM or SIGHUP that stopped the command (0: none, or C
 # before it exits hard: a node busy in a worker thread would otherwise hold the exit.
 STOP_GRACE_S = 5.0
 _resume_hint: Callable[[], str] | None = None
+# How to continue a command stopped before its run wrote a checkpoint (or before it began).
+NOTHING_TO_RESUME = "stopped before its first checkpoint: nothing to resume, run the audit again"
 
 
 def said_error() -> bool:
@@ -154,14 +156,20 @@ def set_resume_hint(hint: Callable[[], str] | None) -> None:
     _resume_hint = hint
 
 
+def stop_line() -> str:
+    """The one line of a stopped command: what stopped it and how to continue. With no run
+    under way (start-up, a stop before the graph starts) nothing can be resumed; the line is
+    said even if the hint cannot be worked out."""
+    hint = NOTHING_TO_RESUME
+    with contextlib.suppress(Exception):
+        hint = _resume_hint() if _resume_hint is not None else hint
+    return error_line(f"{interruption()}; {hint}")
+
+
 def _exit_now(code: int) -> None:
     """The grace period is over: say why and how to resume (unless the command already
     did) and exit."""
     if not _said:
-        message = interruption()
-        # the exit must happen, with or without the hint
-        with contextlib.suppress(Exception):
-            message += f"; {_resume_hint()}" if _resume_hint is not None else ""
-        sys.stderr.write(error_line(message) + "\n")
+        sys.stderr.write(stop_line() + "\n")
         sys.stderr.flush()
     os._exit(code)

@@ -30,10 +30,10 @@ from automaton_auditor.exits import (
     error_line,
     install_sigint,
     interrupted_code,
-    interruption,
     is_interrupt,
     note_error,
     said_error,
+    stop_line,
 )
 
 DEFAULT_COMMAND = "run"
@@ -128,7 +128,7 @@ def main(argv: list[str] | None = None) -> None:
         containment.kill_all(close=True)
     if code == ExitCode.INTERRUPTED:
         if not said_error():  # Typer turned Ctrl-C into exit 130
-            sys.stderr.write(error_line(interruption()) + "\n")
+            sys.stderr.write(stop_line() + "\n")
         code = interrupted_code()  # 143 when SIGTERM took Ctrl-C's path
     sys.exit(int(code or 0))
 
@@ -153,6 +153,6 @@ def _interrupted() -> int:
     """Ctrl-C (or SIGTERM, which takes its path) reached the top: one line, noted so the
     exit path does not print it again."""
     if not said_error():
-        sys.stderr.write(error_line(interruption()) + "\n")
+        sys.stderr.write(stop_line() + "\n")
         note_error()
     return ExitCode.INTERRUPTED

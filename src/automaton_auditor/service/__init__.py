@@ -18,7 +18,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automaton_auditor.exits import ExitCode, interruption, is_interrupt, set_resume_hint
+from automaton_auditor.exits import (
+    NOTHING_TO_RESUME,
+    ExitCode,
+    interruption,
+    is_interrupt,
+    set_resume_hint,
+)
 from automaton_auditor.service.outcome import (
     Gates,
     Outcome,
@@ -154,7 +160,7 @@ def _resume_hint(run_id: str, root: Path | None, database_url: str | None) -> st
     """How to continue `run_id`: offered only when a checkpoint of it exists."""
     if checkpoints.has_checkpoint(run_id, root, database_url):
         return f"resume with: audit resume {run_id}"
-    return "stopped before its first checkpoint: nothing to resume, run the audit again"
+    return NOTHING_TO_RESUME
 
 
 def _guarded(run_id: str, gates: Gates | None, run: Callable[[], dict[str, Any]],
