@@ -19,13 +19,8 @@ workers) goes through `spawn`, which puts it in a session of its own on a short 
 - **Traceable.** Every descendant carries ``AUDITOR_CONTAINED=<audit pid>`` in its
   environment (the watchdog ``<audit pid>:watchdog``): strays show in ``/proc/*/environ``.
 
-Usage::
-
-    with spawn(["git", "log"], bounds=Bounds(timeout_s=60, max_procs=16), stdout=out) as child:
-        code = child.wait()
-    if child.breach:  # "timeout" or "process_limit": the session was killed
-        ...
-
+Usage: ``with spawn(["git", "log"], bounds=Bounds(timeout_s=60), stdout=out) as child:
+code = child.wait()``; then ``child.breach`` ("timeout", "process_limit") says why it died.
 ``PR_SET_PDEATHSIG`` fires when the *thread* that spawned the child ends: spawn from the
 thread that waits for the child (the watchdog covers the rest).
 """
@@ -343,6 +338,11 @@ def _start_watchdog() -> subprocess.Popen[bytes] | None:
                                 env={**os.environ, MARKER: f"{os.getpid()}:watchdog"})
     except OSError:
         return None
+
+
+def closing() -> bool:
+    """Whether the audit is shutting down (`kill_all(close=True)`): children die from now."""
+    return _REGISTRY.closed  # one bool, set under the lock before any child is killed
 
 
 def kill_all(close: bool = False) -> None:

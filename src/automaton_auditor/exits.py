@@ -10,9 +10,9 @@ Ctrl-C turned into one line wherever it lands.
 | 2 | usage or input error: nothing was audited and nothing was written |
 | 3 | the audit failed (repository not acquired, judges' provider down): a partial report
 |   | is written, the criteria that depend on the failure are not judged |
-| 130 | interrupted (Ctrl-C) |
+| 130 | interrupted (Ctrl-C): a partial report from the last checkpoint, the resume hint |
 | 143, 129 | stopped by SIGTERM (`timeout`, a CI runner) or SIGHUP: handled as Ctrl-C is, the
-|   | resume hint included |
+|   | partial report and the resume hint included |
 """
 
 from __future__ import annotations

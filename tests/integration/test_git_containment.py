@@ -232,6 +232,10 @@ def test_an_audit_stopped_mid_acquisition_leaves_no_process(
             f"stopped by {signal.Signals(signum).name}; child processes killed"
         assert len(errors) == 1 and errors[0].startswith(f"error: {said}; "), err
         assert "resume with: audit resume " in errors[0] or "nothing to resume" in errors[0]
+        if "resume with: " in errors[0]:  # a checkpoint: the partial report is written from it
+            assert "; partial report written; " in errors[0]
+            report = next((tmp_path / "out").glob("*/report.md")).read_text()
+            assert "The audit was stopped early" in report
 
 
 def test_a_process_storm_is_a_one_line_error_and_a_partial_report(

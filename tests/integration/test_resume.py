@@ -63,7 +63,9 @@ def test_crashed_run_resumes_from_its_last_step(auditee_repo: Path, report_pdf: 
     assert first.exit_code == 3
     match = re.search(r"audit resume (\S+)\)", first.output)
     assert match, first.output
-    assert not (_dir(out) / "report.json").exists()
+    assert "partial report written" in first.output
+    partial = json.loads((_dir(out) / "report.json").read_text(encoding="utf-8"))
+    assert "stopped early: RuntimeError: simulated crash" in partial["executive_summary"]
     before = dict(counted)
     assert before["judge"] == 30 and before["repo_investigator"] == 1
 
@@ -85,6 +87,45 @@ def test_crashed_run_resumes_from_its_last_step(auditee_repo: Path, report_pdf: 
 
     again = _invoke(["resume", match.group(1)])
     assert again.exit_code == 2 and "audit replay" in again.output
+
+
+@pytest.mark.parametrize("node", ["judge", "dialectics"])
+def test_a_stopped_run_leaves_a_partial_report_and_resumes(
+        node: str, auditee_repo: Path, report_pdf: Path, tmp_path: Path,
+        counted: dict[str, int], monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C (SIGTERM and SIGHUP take its path) while the judges run, or just after: the
+    partial report rules on what the last checkpoint holds, and resume finishes the run."""
+    real = getattr(graph, node)
+
+    def stop(state: Any) -> Any:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(graph, node, stop)
+    out = tmp_path / "out"
+    first = _invoke([str(auditee_repo), str(report_pdf), "--output-dir", str(out), "-q",
+                     "--no-cache"])
+    assert first.exit_code == 130, first.output
+    match = re.search(r"^error: interrupted; partial report written; resume with: audit "
+                      r"resume (\S+)$", first.output, re.MULTILINE)
+    assert match, first.output
+    partial = json.loads((_dir(out) / "report.json").read_text(encoding="utf-8"))
+    assert partial["run_id"] == match.group(1)
+    assert "The audit was stopped early: interrupted." in partial["executive_summary"]
+    judged = [c for c in partial["criteria"] if c["judged"]]
+    if node == "judge":  # no judge had ruled: every criterion says why it has no score
+        assert judged == [] and len(partial["criteria"]) == 10
+        assert {c["not_judged_reason"] for c in partial["criteria"]} == {
+            "the audit stopped before its judges ruled"}
+    else:  # the judges' opinions were checkpointed: the Chief Justice rules on them
+        assert len(judged) == 10
+
+    monkeypatch.setattr(graph, node, real)
+    resumed = _invoke(["resume", match.group(1), "-q"])
+    assert resumed.exit_code == 0, resumed.output
+    fresh = tmp_path / "fresh"
+    assert _invoke([str(auditee_repo), str(report_pdf), "--output-dir", str(fresh), "-q",
+                    "--no-cache"]).exit_code == 0
+    assert _report(out) == _report(fresh)  # the partial report is replaced by the whole one
 
 
 def test_replay_rerenders_with_another_rubric_without_running_nodes(

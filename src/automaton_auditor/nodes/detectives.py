@@ -2,7 +2,9 @@
 
 Each node runs its tools, routes every finding to the rubric dimensions it bears on and writes
 its evidence under its own key, so parallel writes never collide. A detective never raises:
-an unexpected failure becomes an error line and a found=False finding.
+an unexpected failure becomes an error line and a found=False finding -- except while the
+audit is stopping (Ctrl-C, SIGTERM), when a failure is the stop's doing (its git or PDF reader
+killed), not the input's: the node then records nothing, and `audit resume` runs it again.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor.containment import Closed, closing
+from automaton_auditor.exits import interrupted
 from automaton_auditor.forensics.code.analyze import code_findings, code_warnings
 from automaton_auditor.forensics.code.names import code_names
 from automaton_auditor.forensics.git.acquire import (
@@ -75,12 +79,21 @@ def run_guarded(state: AgentState, source: Source, node: str, body: Body) -> dic
     try:
         update = body(state, settings, rubric)
     except Exception as exc:  # a detective degrades, it never takes the audit down
-        if isinstance(exc, AcquisitionError) and exc.kind == "interrupted":
+        if _stopping(exc):
             raise  # the audit is stopping: record no verdict that a resume would keep
         log.exception("%s failed", node)
         update = _crash_update(source, node, exc, rubric)
+    failed = any(s.state != "ok" for s in (update.get("detective_status") or {}).values())
+    if failed and (interrupted() or closing()):  # its child was killed by the stop
+        raise KeyboardInterrupt
     update["timings"] = {node: round(time.perf_counter() - started, 4)}
     return update
+
+
+def _stopping(exc: Exception) -> bool:
+    """Whether `exc` comes from the audit stopping rather than from the detective's input."""
+    return (interrupted() or closing() or isinstance(exc, Closed)
+            or (isinstance(exc, AcquisitionError) and exc.kind == "interrupted"))
 
 
 def _repo_update(facts: RepoFacts, rubric: Rubric) -> dict[str, Any]:

@@ -50,6 +50,9 @@ ARTIFACT_SOURCES: dict[str, tuple[str, ...]] = {
     "github_repo": ("repo",), "pdf_report": ("doc",), "pdf_images": ("doc", "vision")}
 
 
+NO_VALID_OPINION = "no judge gave a valid opinion"
+
+
 def unjudged_reason(dimension: Dimension, statuses: dict[str, DetectiveStatus],
                     opinions: list[JudicialOpinion]) -> str:
     """Why a criterion cannot be judged ("" when it can): the input it reads was unusable,
@@ -62,15 +65,24 @@ def unjudged_reason(dimension: Dimension, statuses: dict[str, DetectiveStatus],
         if status is not None and status.state in UNUSABLE[source]:
             return f"{source} input unusable ({status.reason or status.state})"
     if opinions and all(o.degraded for o in opinions):
-        return "no judge gave a valid opinion"
+        return NO_VALID_OPINION
     return ""
+
+
+# Why a criterion no judge was asked about is not judged in a stopped run's partial report.
+STOPPED_BEFORE_JUDGES = "the audit stopped before its judges ruled"
+
+
+def _given(dimension: Dimension, opinions: list[JudicialOpinion]) -> bool:
+    """Whether any judge's opinion on `dimension` (valid or degraded) is recorded."""
+    return any(o.criterion_id == dimension.id for o in opinions)
 
 
 def _degraded_note(opinions: list[JudicialOpinion], results: list[CriterionResult]) -> list[str]:
     degraded = [o for o in opinions if o.degraded]
     if not degraded:
         return []
-    lost = sum(1 for r in results if r.not_judged_reason == "no judge gave a valid opinion")
+    lost = sum(1 for r in results if r.not_judged_reason == NO_VALID_OPINION)
     return [f"judges: {len(degraded)} of {len(opinions)} opinions degraded (excluded); "
             f"{lost} criteria not judged for want of a valid opinion"]
 
@@ -89,6 +101,9 @@ def chief_justice(state: AgentState) -> dict[str, Any]:
         result = decide(dimension, theirs, dossier, rubric,
                         detective_empty=_detective_empty(dossier))
         reason = unjudged_reason(dimension, statuses, theirs)
+        if reason == NO_VALID_OPINION and state.get("aborted") and not _given(dimension,
+                                                                               opinions):
+            reason = STOPPED_BEFORE_JUDGES  # a stopped run's partial report
         results.append(result.model_copy(update={"judged": False, "not_judged_reason": reason})
                        if reason else result)
     errors = [f"rubric: synthesis rule {name!r} has no implementation and was not applied"

@@ -28,7 +28,8 @@ def opening(results: list[CriterionResult], state: AgentState, bench: str) -> st
     strong = sum(1 for r in judged if r.final_score >= 4)
     weak = sum(1 for r in judged if r.final_score <= 2)
     text = (f"Overall {score:.2f}/5 ({verdict_for(score, results)}) over {len(judged)} "
-            f"criteria, judged by the {bench}: {strong} strong (4–5), {weak} weak (1–2).")
+            f"criteria, judged by the {bench}: {strong} strong (4–5), {weak} weak (1–2)."
+            if judged else "No criterion was judged: there is no score and no verdict.")
     capped = [r.dimension_name for r in results if r.verdict_cap]
     if capped:
         text += (" The verdict is capped by a confirmed security or integrity failure in "

@@ -33,6 +33,7 @@ from automaton_auditor.service.outcome import (
     parse_fail_on,
     run_status,
 )
+from automaton_auditor.service.partial import partial_report, replay_state
 
 __all__ = ["Gates", "Outcome", "RubricRefused", "load_rubric_or_refuse", "parse_fail_on",
            "recent_runs", "replay_audit", "resume_audit", "run_audit", "run_status"]
@@ -97,7 +98,7 @@ def run_audit(target: str, report: str, rubric: Rubric, settings: Settings, *,
     try:
         outcome = _guarded(run_id, gates, lambda: stream_audit(
             state, settings, run_id, on_update, database_url=database_url),
-            _runs_root(settings), database_url)
+            _runs_root(settings), database_url, {**state, "input_ok": True})
     finally:
         from automaton_auditor.forensics.pdf import prefetch as report_prefetch
 
@@ -164,28 +165,45 @@ def _resume_hint(run_id: str, root: Path | None, database_url: str | None) -> st
 
 
 def _guarded(run_id: str, gates: Gates | None, run: Callable[[], dict[str, Any]],
-             root: Path | None = None, database_url: str | None = None) -> Outcome:
+             root: Path | None = None, database_url: str | None = None,
+             started: dict[str, Any] | None = None) -> Outcome:
     """`run()`'s outcome, with a crash or Ctrl-C turned into one line that says how to resume
-    (a library may wrap Ctrl-C into another exception: it is still an interrupt)."""
+    and a partial report from the last checkpoint, or from `started` (the checked input)
+    when there is none yet (a library may wrap Ctrl-C into another exception: it is still an
+    interrupt)."""
     # A SIGTERM's grace period may end while a node still runs: the hint is said then.
     set_resume_hint(lambda: _resume_hint(run_id, root, database_url))
     try:
         final = run()
     except KeyboardInterrupt:  # SIGTERM and SIGHUP take this path too (`exits`)
-        return Outcome({"run_id": run_id}, ExitCode.INTERRUPTED,
-                       f"{interruption()}; {_resume_hint(run_id, root, database_url)}")
+        return _stopped(run_id, root, database_url, interruption(), started=started)
     except RunStoreError as exc:  # the run database is unusable: nothing ran
         return Outcome({"run_id": run_id}, ExitCode.INPUT, str(exc))
     except Exception as exc:  # the graph degrades internally; this is the last line of defence
         if is_interrupt(exc):
-            return Outcome({"run_id": run_id}, ExitCode.INTERRUPTED,
-                           f"{interruption()}; {_resume_hint(run_id, root, database_url)}")
-        hint = _resume_hint(run_id, root, database_url)
-        return Outcome({"run_id": run_id}, ExitCode.FAILED,
-                       f"audit failed: {type(exc).__name__}: {exc} ({hint})")
+            return _stopped(run_id, root, database_url, interruption(), started=started)
+        return _stopped(run_id, root, database_url, f"{type(exc).__name__}: {exc}",
+                        ExitCode.FAILED, started)
     finally:
         set_resume_hint(None)
     return outcome_of(final, gates)
+
+
+def _stopped(run_id: str, root: Path | None, database_url: str | None, why: str,
+             code: ExitCode = ExitCode.INTERRUPTED, started: dict[str, Any] | None = None
+             ) -> Outcome:
+    """The outcome of a run stopped (or crashed) for reason `why`: its partial report written
+    from the last checkpoint (or from `started`), and one line saying so and how to resume."""
+    hint = _resume_hint(run_id, root, database_url)
+    try:
+        values = dict(load_run(run_id, root, database_url).values)
+    except Exception:  # no checkpoint yet, or it cannot be read
+        values = dict(started or {})
+    final = partial_report(values, why)
+    written = "partial report written; " if final is not None else "no report written; "
+    if code == ExitCode.INTERRUPTED:
+        return Outcome(final or {"run_id": run_id}, code, f"{why}; {written}{hint}")
+    return Outcome(final or {"run_id": run_id}, code, f"audit failed: {why} ({written}{hint})")
 
 
 def stream_audit(graph_input: dict[str, Any] | None, settings: Settings, run_id: str,
@@ -282,39 +300,6 @@ def recent_runs(limit: int = 20, root: Path | None = None,
         except RunError:
             continue
     return runs
-
-
-def replay_state(info: RunInfo, rubric: Rubric | None = None,
-                 output_dir: str | None = None) -> dict[str, Any]:
-    """A finished run's state re-ruled and re-rendered: the Chief Justice (pure Python)
-    applies `rubric`'s synthesis rules (default: the run's own rubric) to the checkpointed
-    opinions, and the report writer writes the files. No model is called; nothing is
-    written to the checkpoints."""
-    from automaton_auditor.nodes.justice import chief_justice
-    from automaton_auditor.nodes.report import report_writer
-
-    values = dict(info.values)
-    if not values.get("opinions"):
-        raise RunError(f"run {info.run_id} has no opinions yet ({info.status}): "
-                       f"use `audit resume {info.run_id}`")
-    if rubric is not None:
-        old = {d.get("id") for d in values.get("rubric", {}).get("dimensions", [])}
-        new = {d.id for d in rubric.dimensions}
-        if old != new:
-            raise RunError("the rubric's dimensions differ from the run's; replay can only "
-                           "change synthesis rules and wording")
-        values["rubric"] = rubric.to_state()
-    if output_dir is not None:
-        from automaton_auditor.settings import Settings
-
-        settings = Settings.from_state(values.get("settings"))
-        values["settings"] = {**settings.to_state(), "output_dir": output_dir}
-    previous = [e for e in values.get("errors") or [] if not e.startswith("rubric: ")]
-    ruling = chief_justice(values)  # type: ignore[arg-type]
-    values.update(results=ruling["results"], errors=previous + ruling["errors"],
-                  timings={**(values.get("timings") or {}), **ruling["timings"]})
-    values.update(report_writer(values))  # type: ignore[arg-type]
-    return values
 
 
 def _prefetch_report(report: str, rubric: Rubric, settings: Settings) -> None:
