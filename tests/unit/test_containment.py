@@ -126,3 +126,36 @@ def test_no_child_outlives_a_stopped_or_killed_parent(signum: int) -> None:
         if parent.poll() is None:
             os.killpg(parent.pid, signal.SIGKILL)
         parent.wait()
+
+
+SCRATCH = """
+import sys, time
+from automaton_auditor.containment import scratch_dir
+with scratch_dir("auditor-test-") as made:
+    open(made + "/clone.txt", "w").write("a file of the clone")
+    print(made, flush=True)
+    if sys.argv[1] == "leave":
+        sys.exit(0)
+    time.sleep(300)
+"""
+
+
+@pytest.mark.parametrize("how", ["leave", "sigkill"])
+def test_a_scratch_directory_is_removed_however_the_audit_ends(how: str) -> None:
+    """Left normally, the block removes it; killed inside the block (SIGKILL, or the hard
+    exit that ends a stop's grace period), no `finally` runs and the watchdog removes it."""
+    audit = subprocess.Popen([sys.executable, "-c", SCRATCH, how], stdout=subprocess.PIPE,
+                             text=True, start_new_session=True)
+    try:
+        assert audit.stdout is not None
+        made = Path(audit.stdout.readline().strip())
+        assert made.name.startswith("auditor-test-")
+        if how == "sigkill":
+            assert (made / "clone.txt").is_file()
+            audit.kill()
+        audit.wait(timeout=30)
+        assert until(lambda: not made.exists()), made
+    finally:
+        if audit.poll() is None:
+            audit.kill()
+            audit.wait()

@@ -11,13 +11,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.containment import Closed, closing
+from automaton_auditor.containment import Closed, closing, scratch_dir
 from automaton_auditor.exits import interrupted
 from automaton_auditor.forensics.code.analyze import code_findings, code_warnings
 from automaton_auditor.forensics.code.names import code_names
@@ -131,7 +130,7 @@ def _investigate_repo(state: AgentState, settings: Settings, rubric: Rubric) -> 
     if cached is not None:
         return _repo_update(cached, rubric)
     limits = git_limits(settings)
-    with tempfile.TemporaryDirectory(prefix="auditor-repo-") as tmp:
+    with scratch_dir("auditor-repo-") as tmp:
         try:
             checkout = acquire(parse_target(state["target"], limits), Path(tmp), limits)
             history = git_findings(checkout.path, limits)

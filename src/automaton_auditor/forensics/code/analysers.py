@@ -21,7 +21,7 @@ import time
 from pathlib import Path
 from typing import NamedTuple
 
-from automaton_auditor.containment import Bounds, Closed, Contained, spawn
+from automaton_auditor.containment import Bounds, Closed, Contained, scratch_dir, spawn
 from automaton_auditor.forensics.code.common import JSON
 
 RULES = ("F821", "F822", "F823", "F811", "F401", "F841", "F632", "F704", "F706",
@@ -103,7 +103,7 @@ def _diagnostic(repo: Path, item: JSON) -> JSON:
 def _run(command: list[str], cwd: Path, timeout_s: float) -> tuple[bytes | None, str]:
     """Run `command` contained (its own session, killed on timeout, on exit and if the
     audit dies); (stdout, "ok") or (None, why it failed)."""
-    with tempfile.TemporaryDirectory(prefix="auditor-analyser-") as home, \
+    with scratch_dir("auditor-analyser-") as home, \
             tempfile.TemporaryFile(dir=home) as out:
         env = {key: os.environ[key] for key in _PASS_ENV if key in os.environ}
         env.setdefault("PATH", "/usr/bin:/bin")

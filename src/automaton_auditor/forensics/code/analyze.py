@@ -12,11 +12,11 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import re
-import tempfile
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from pathlib import Path
 
+from automaton_auditor.containment import scratch_dir
 from automaton_auditor.forensics.code import cache as code_ast_cache
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.source import forget_files
@@ -90,7 +90,7 @@ def blob_ids(repo: Path, files: list[str]) -> dict[str, str]:
     # Only our own clone (or a test fixture) has a .git here; never let git search the
     # parent directories for some other repository.
     if (repo / ".git").exists():
-        with tempfile.TemporaryDirectory(prefix="git-home-") as home:
+        with scratch_dir("git-home-") as home:
             result = run_git(["ls-tree", "-r", "-z", "HEAD", "--"], cwd=repo, home=Path(home),
                              timeout_s=60)
         out = result.stdout if result.returncode == 0 else b""

@@ -21,11 +21,11 @@ from __future__ import annotations
 import os
 import re
 import stat
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
+from automaton_auditor.containment import scratch_dir
 from automaton_auditor.forensics.git.runner import GitStopped, run_git
 from automaton_auditor.safefile import (
     UnsafeFile,
@@ -183,7 +183,7 @@ def is_shallow(target: Path) -> bool:
 
 def remote_head(url: str, timeout_s: float) -> str | None:
     """HEAD's commit of a remote repository (``git ls-remote``), None on any failure."""
-    with tempfile.TemporaryDirectory(prefix="auditor-lsremote-") as home:
+    with scratch_dir("auditor-lsremote-") as home:
         try:
             result = run_git(["ls-remote", "--", url, "HEAD"], cwd=Path(home),
                              home=Path(home), timeout_s=min(timeout_s, 30))

@@ -9,13 +9,13 @@ detection, and the development progression classified from the paths each commit
 from __future__ import annotations
 
 import re
-import tempfile
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor.containment import scratch_dir
 from automaton_auditor.forensics.git.runner import GitStopped, path_fits, run_git
 from automaton_auditor.text import clip
 
@@ -84,7 +84,7 @@ class Log:
 
 def read_log(repo: Path, timeout_s: float) -> Log:
     """All commits reachable from HEAD, oldest first, with paths for the oldest ones."""
-    with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
+    with scratch_dir("git-home-") as home_dir:
         home = Path(home_dir)
         meta = _git_log(repo, home, timeout_s, ["HEAD"], names=False)
         commits = _parse(meta)
@@ -147,7 +147,7 @@ def _int(text: str) -> int:
 
 def head_files(repo: Path, timeout_s: float) -> list[str]:
     """Tracked paths at HEAD."""
-    with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
+    with scratch_dir("git-home-") as home_dir:
         result = run_git(["ls-tree", "-r", "-z", "--name-only", "HEAD", "--"], cwd=repo,
                          home=Path(home_dir), timeout_s=timeout_s, split=b"\0", keep=path_fits)
     return sorted(p.decode("utf-8", "replace") for p in result.records if p)
@@ -160,7 +160,7 @@ def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
     it added to any file; False when the object store
     lacks old blobs (a blobless or partial clone), since git then stops at the first one
     rather than fetch it."""
-    with tempfile.TemporaryDirectory(prefix="git-home-") as home_dir:
+    with scratch_dir("git-home-") as home_dir:
         result = run_git(["log", "--numstat", "--no-renames", "--no-color", "--format=%x1e%H",
                           "--no-walk=unsorted", "--stdin", "--"], cwd=repo,
                          home=Path(home_dir), timeout_s=timeout_s,

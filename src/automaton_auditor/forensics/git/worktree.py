@@ -13,9 +13,9 @@ or a nested repository's HEAD, so the work tree is walked first and then git is 
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
+from automaton_auditor.containment import scratch_dir
 from automaton_auditor.forensics.git import local
 from automaton_auditor.forensics.git.head import NoHead
 from automaton_auditor.forensics.git.runner import GitStopped, run_git
@@ -62,7 +62,7 @@ def uncommitted_changes(repo: Path, timeout_s: float = 20.0) -> list[str] | None
     """Paths whose work-tree state differs from HEAD (modified, deleted, untracked and not
     ignored), at most MAX_LISTED; None when it cannot be told safely (the caller says
     nothing; acquisition reports a hostile git dir itself)."""
-    with tempfile.TemporaryDirectory(prefix="auditor-status-") as tmp:
+    with scratch_dir("auditor-status-") as tmp:
         home, dest = Path(tmp) / "home", Path(tmp) / "repo"
         home.mkdir()
         try:

@@ -35,13 +35,26 @@ import resource
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
 from typing import IO, Any
+
+from automaton_auditor.containment import procs
+from automaton_auditor.containment.procs import (
+    kill_session,
+    process_table,
+    session_members,
+    tree_size,
+)
+
+__all__ = ["Bounds", "Closed", "Contained", "closing", "install_signal_handlers", "kill_all",
+           "kill_session", "process_table", "scratch_dir", "session_members", "spawn",
+           "tree_size"]
 
 MARKER = "AUDITOR_CONTAINED"
 TIMEOUT, PROCESS_LIMIT = "timeout", "process_limit"  # the breaches
@@ -101,70 +114,6 @@ class Contained:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
-
-
-def session_members(sid: int, table: Mapping[int, tuple[int, str]] | None = None
-                    ) -> list[int]:
-    """Live (non-zombie) processes of session `sid`."""
-    rows = process_table() if table is None else table
-    return [pid for pid, (session, state) in rows.items() if session == sid and state != "Z"]
-
-
-def process_table() -> dict[int, tuple[int, str]]:
-    """pid -> (session id, state) of every process, read from ``/proc``."""
-    table: dict[int, tuple[int, str]] = {}
-    try:
-        names = os.listdir("/proc")
-    except OSError:
-        return table
-    for name in names:
-        if not name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{name}/stat", "rb") as handle:
-                raw = handle.read(512)
-        except OSError:
-            continue
-        fields = raw[raw.rfind(b")") + 2:].split()
-        if len(fields) > 3:
-            table[int(name)] = (int(fields[3]), fields[0].decode("ascii", "replace"))
-    return table
-
-
-def kill_session(sid: int, attempts: int = 200) -> None:
-    """SIGKILL every process of session `sid` until none is left (bounded attempts).
-
-    The group is signalled only while members exist: a session id no process uses any
-    more may have been handed to an unrelated process."""
-    if not _LINUX:
-        with contextlib.suppress(OSError):
-            os.killpg(sid, signal.SIGKILL)
-        return
-    for _ in range(attempts):
-        members = session_members(sid)
-        if not members:
-            return
-        with contextlib.suppress(OSError):
-            os.killpg(sid, signal.SIGKILL)
-        for pid in members:  # a member that moved to a group of its own
-            with contextlib.suppress(OSError):
-                os.kill(pid, signal.SIGKILL)
-        time.sleep(0.005)
-
-
-def tree_size(pid: int, stop: int) -> int:
-    """Processes in the tree under `pid` (itself included), counted up to `stop`, from the
-    ``/proc/<pid>/task/<pid>/children`` lists."""
-    pending, seen = [pid], 0
-    while pending and seen < stop:
-        current = pending.pop()
-        seen += 1
-        try:
-            with open(f"/proc/{current}/task/{current}/children", "rb") as handle:
-                pending += [int(p) for p in handle.read().split()]
-        except (OSError, ValueError):
-            continue
-    return seen
 
 
 def _user_processes() -> int:
@@ -289,6 +238,11 @@ class _Registry:
             if self.live.pop(child.pid, None) is not None:
                 self._tell(f"-{child.pid}\n")
 
+    def scratch(self, sign: str, path: str) -> None:
+        """Tell the watchdog a scratch directory was made ("d") or removed ("r")."""
+        with self.lock:
+            self._tell(f"{sign}{path}\n")
+
     def _tell(self, line: str) -> None:
         if self.watchdog is None and _LINUX:
             self.watchdog = _start_watchdog()
@@ -332,12 +286,28 @@ _REGISTRY = _Registry()
 def _start_watchdog() -> subprocess.Popen[bytes] | None:
     # A session of its own: it must outlive a kill of the audit's process group.
     try:
-        return subprocess.Popen([sys.executable, "-I", "-S", __file__],
+        return subprocess.Popen([sys.executable, "-I", "-S", procs.__file__],
                                 stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
                                 stderr=subprocess.DEVNULL, start_new_session=True,
                                 env={**os.environ, MARKER: f"{os.getpid()}:watchdog"})
     except OSError:
         return None
+
+
+@contextlib.contextmanager
+def scratch_dir(prefix: str) -> Iterator[str]:
+    """A temporary directory removed when the block ends, and by the watchdog if the audit
+    dies inside the block (SIGKILL, the hard exit that ends a stop's grace period), where no
+    ``finally`` runs: a cancelled CI job or a killed batch leaves no clone behind."""
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        told = tmp.isascii() and tmp.isprintable()  # one line of the watchdog's pipe
+        if told:
+            _REGISTRY.scratch("d", tmp)
+        try:
+            yield tmp
+        finally:
+            if told:
+                _REGISTRY.scratch("r", tmp)
 
 
 def closing() -> bool:
@@ -372,29 +342,3 @@ def install_signal_handlers() -> None:
 
     for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         signal.signal(signum, on_signal)
-
-
-def _watchdog_main() -> None:
-    """The watchdog: note the sessions the audit registers ("+sid" / "-sid" lines) and its
-    cgroup ("c<dir>"); when the pipe closes (the audit ended, however it ended), kill the
-    sessions still registered and remove the cgroup."""
-    live: set[int] = set()
-    groups = []
-    for line in sys.stdin:
-        sign, value = line[:1], line[1:].strip()
-        if sign == "c":
-            groups.append(value)
-        elif value.isdigit():
-            (live.add if sign == "+" else live.discard)(int(value))
-    for sid in live:
-        kill_session(sid)
-    for group in groups:
-        for _ in range(100):  # empty now; the kernel may take a moment to let go
-            with contextlib.suppress(OSError):
-                os.rmdir(group)
-                break
-            time.sleep(0.01)
-
-
-if __name__ == "__main__":  # run by path, without site-packages: the stdlib only
-    _watchdog_main()
