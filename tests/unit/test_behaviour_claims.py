@@ -240,6 +240,14 @@ def test_a_clone_said_to_be_purged_that_nothing_removes_is_a_contradiction(
     some = _cleanup(kept=True).model_copy(update={"data": {"kept": ["app/git.py:12"],
                                                           "removed": ["app/nodes.py:30"]}})
     assert _found(names, said, code=[*CODE, some]) == []  # removed on another path
+    # only a folder inside it, or only on failure: contradicted, and said so
+    data = {"kept": ["app/git.py:12"], "removed": [], "partial": ["app/git.py:20"]}
+    part = _cleanup(kept=True).model_copy(update={"data": data})
+    wrong = _found(names, said, code=[*CODE, part])
+    assert "removes only a path inside it" in wrong[0].rationale
+    # a removal of a path read back from the state is not traced to it: no verdict
+    state = part.model_copy(update={"data": {**data, "through_state": True}})
+    assert _found(names, said, code=[*CODE, state]) == []
     assert _found(names, "Cleanup Utils | cleanup.py | Resource cleanup for temporary "
                          "directories", code=[*CODE, _cleanup(kept=True)]) == []
     assert _found(names, "The temporary clone should be deleted after the audit.",

@@ -8,6 +8,7 @@ from pathlib import Path
 from automaton_auditor.forensics.code.analyze import code_findings
 
 from .test_code_ast_graph import by_facet, write_repo
+from .test_code_auth import LIBRARY_MESSAGE
 
 # Bnobody47/The-Auditor@interim src/tools/repo_tools.py, shortened: the object is a local
 DROPPED = '''
@@ -75,3 +76,91 @@ def test_a_directory_that_lives_while_the_caller_uses_it_is_not_deleted_early(
         cleanup, early = _facets(tmp_path / name, text)
         assert not early.found, name
         assert cleanup.found and cleanup.data["early"] == [], name
+
+
+# Kemrish/Tenx-week2-automaton-auditor src/tools/git_tools.py, shortened: the clone goes to a
+# folder inside the mkdtemp dir, and cleanup() removes only that folder
+SUBFOLDER = '''
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+import git
+
+
+class GitTool:
+    def __init__(self):
+        self.sandbox_dir = tempfile.mkdtemp()
+        self.repo_path = None
+
+    def clone(self, url):
+        self.repo_path = Path(self.sandbox_dir) / f"{url.split('/')[-1]}_x"
+        git.Repo.clone_from(url, self.repo_path, depth=50)
+        return self.repo_path
+
+    def log(self):
+        return subprocess.run(["git", "log"], cwd=self.repo_path, timeout=30)
+
+    def cleanup(self):
+        shutil.rmtree(self.repo_path, ignore_errors=True)
+
+
+def run(url):
+    tool = GitTool()
+    tool.clone(url)
+    tool.cleanup()
+'''
+
+# mamee13/automaton-auditor-swarm src/tools/forensics.py: removed only when the clone fails
+FAILURE_ONLY = LIBRARY_MESSAGE.replace(
+    "import tempfile\n", "import shutil\nimport tempfile\n").replace(
+    "    except git.exc.GitCommandError as e:\n",
+    "    except git.exc.GitCommandError as e:\n        shutil.rmtree(tmp, ignore_errors=True)\n")
+
+
+def _safety(tmp_path: Path, text: str):
+    names = write_repo(tmp_path, {"tools.py": text})
+    findings = code_findings(tmp_path, names)[0]
+    return by_facet(findings, "safety.clone_cleanup"), by_facet(findings, "safety.timeouts")
+
+
+def test_removing_a_folder_inside_the_temp_dir_or_only_on_failure_is_no_cleanup(
+        tmp_path: Path) -> None:
+    sub, _ = _safety(tmp_path / "sub", SUBFOLDER)
+    assert not sub.found and sub.data["kept"] == ["tools.py:12"]
+    assert "tools.py:24 removes only a path inside it" in sub.rationale
+    assert "tools.py:24: " in (sub.content or "")
+    # the mkdtemp dir itself removed after use is a cleanup
+    whole = SUBFOLDER.replace("rmtree(self.repo_path", "rmtree(self.sandbox_dir")
+    assert _safety(tmp_path / "whole", whole)[0].found
+    failing, _ = _safety(tmp_path / "failing", FAILURE_ONLY)
+    assert not failing.found and "tools.py:14 removes it only in an except handler" \
+        in failing.rationale
+    # ... and with a finally, it is removed on success too
+    always = FAILURE_ONLY.replace("{e.stderr}\")\n",
+                                  "{e.stderr}\")\n    finally:\n"
+                                  "        shutil.rmtree(tmp)\n")
+    assert _safety(tmp_path / "always", always)[0].found
+
+
+def test_a_removal_of_a_path_read_back_from_the_state_is_named_not_counted(
+        tmp_path: Path) -> None:
+    # temesgen5335/Automation-Auditor, shortened: one node returns the clone's directory in
+    # its update, a later node removes state["temp_repo_path"]
+    nodes = FAILURE_ONLY + '''
+
+def investigate(state):
+    path = clone(state["repo_url"])
+    return {"temp_repo_path": path}
+
+
+def finish(state):
+    temp_path = state.get("temp_repo_path")
+    shutil.rmtree(temp_path)
+'''
+    cleanup, _ = _safety(tmp_path, nodes)
+    assert not cleanup.found and cleanup.data["through_state"]
+    assert cleanup.rationale.startswith("Not shown removed after a successful run")
+    assert "tools.py:25 removes a path read from its state ('temp_repo_path')" \
+        in cleanup.rationale

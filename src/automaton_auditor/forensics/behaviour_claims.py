@@ -166,13 +166,16 @@ def cleanup_misquote(code: Sequence[Finding]) -> Misquote | None:
     (`safety.clone_cleanup`: made by ``mkdtemp``, no call anywhere removes it)."""
     cleanup = _facts(code).get("safety.clone_cleanup")
     if cleanup is None or cleanup.found or not cleanup.data.get("kept") \
-            or cleanup.data.get("removed"):
+            or cleanup.data.get("removed") or cleanup.data.get("through_state"):
         return None  # removed, not determined, or removed on some paths and not others
     return Misquote(
         said="the cloned repository's temporary directory removed after use",
         rationale="The report says the clone's temporary directory is removed; it is made "
-                  "with mkdtemp and no call anywhere in the code removes it (no "
-                  "TemporaryDirectory, rmtree or cleanup of it).",
+                  "with mkdtemp and " + ("no call anywhere in the code removes it (no "
+                  "TemporaryDirectory, rmtree or cleanup of it)." if not
+                  cleanup.data.get("partial") else "a successful run leaves it behind: "
+                  "the code removes only a path inside it, or removes it only when "
+                  "something failed."),
         code=(cleanup.content or cleanup.location).splitlines()[:MAX_EDGES])
 
 

@@ -10,6 +10,10 @@ A value is summarised as a sorted list of atoms:
 - ``t:<line>`` a fresh temporary directory (``tempfile.mkdtemp()``/``TemporaryDirectory()``);
 - ``s:<text>`` a short string literal that is part of the value (``git``, ``clone``).
 
+A path built with ``/`` (``Path(tmp) / "repo"``) is recorded as a call named ``/`` of its two
+operands, so a path inside a directory can be told from the directory itself; a call made
+inside an ``except`` handler is marked ``handler`` (it runs only when something failed).
+
 Flow-insensitive and deliberately small: enough to follow a temp dir or a command list
 through locals, helpers and wrappers, never an interpreter. Nothing is executed.
 """
@@ -27,6 +31,7 @@ MAX_CALLS = 400
 MAX_STRING = 60
 MAX_DEPTH = 40
 LIST_GROWERS = frozenset({"append", "extend", "insert"})  # methods that add to a list
+PATH_TYPES = frozenset({"Path", "PurePath", "PosixPath", "WindowsPath"})
 
 
 def _merge(*groups: list[str]) -> list[str]:
@@ -72,6 +77,7 @@ class _Scope:
         self.attrs: dict[str, list[str]] = {}
         self.calls: list[JSON] = []
         self.rets: list[str] = []
+        self.handlers = 0  # how many ``except`` handlers the statement being read is in
         # ``state["k"]``, ``state.get("k")``, ``state["k"] = v`` on a parameter
         self.keys: list[JSON] = []
 
@@ -119,8 +125,10 @@ class _Scope:
         for block in ("body", "orelse", "finalbody", "handlers"):
             for child in getattr(node, block, None) or []:
                 if isinstance(child, ast.ExceptHandler):
+                    self.handlers += 1
                     for sub in child.body:
                         self.stmt(sub)
+                    self.handlers -= 1
                 elif isinstance(child, ast.stmt):
                     self.stmt(child)
         for case in getattr(node, "cases", None) or []:
@@ -165,6 +173,10 @@ class _Scope:
             return self.call(node, depth)
         if isinstance(node, ast.Lambda):
             return []
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and self.path_like(node):
+            operands = [self.atoms(node.left, depth + 1), self.atoms(node.right, depth + 1)]
+            return self.record({"line": node.lineno, "name": "/", "args": operands, "kw": {}},
+                               _merge(*operands))
         if isinstance(node, ast.Yield | ast.YieldFrom):
             # a generator (``@contextmanager``) hands out what it yields
             value = self.atoms(node.value, depth + 1)
@@ -200,13 +212,37 @@ class _Scope:
                 and isinstance(node.args[0], ast.Constant):
             self.key(ast.Subscript(value=node.func.value, slice=node.args[0], ctx=ast.Load(),
                                    lineno=node.lineno), "get()")
-        if len(self.calls) >= MAX_CALLS:
-            return _merge(receiver, *args, *kwargs.values())
         site: dict[str, Any] = {"line": node.lineno, "name": name, "args": args,
                                 "kw": kwargs}
         if any(kw.arg is None for kw in node.keywords):
             site["spread"] = True  # ``f(**fields)``: the keywords are not all known
         if receiver:
             site["recv"] = receiver
+        return self.record(site, _merge(receiver, *args, *kwargs.values()))
+
+    def record(self, site: dict[str, Any], merged: list[str]) -> list[str]:
+        """Append a call site; its value is ``c:<index>`` (`merged`, what it is built from,
+        once the function has too many calls to record)."""
+        if len(self.calls) >= MAX_CALLS:
+            return merged
+        if self.handlers:
+            site["handler"] = True
         self.calls.append(site)
         return [f"c:{len(self.calls) - 1}"]
+
+    def path_like(self, node: ast.BinOp) -> bool:
+        """True when ``a / b`` joins paths: a string operand, a ``Path(...)`` or another
+        path join on the left, or a left name bound to a temp dir, a ``Path`` or a join."""
+        if any(isinstance(o, ast.JoinedStr) or (isinstance(o, ast.Constant) and
+                                                 isinstance(o.value, str))
+               for o in (node.left, node.right)):
+            return True
+        left = node.left
+        if isinstance(left, ast.BinOp):
+            return isinstance(left.op, ast.Div) and self.path_like(left)
+        if isinstance(left, ast.Call):
+            return (dotted(left.func) or "").rsplit(".", 1)[-1] in PATH_TYPES
+        bound = self.binds.get(left.id, []) if isinstance(left, ast.Name) else []
+        return any(a[:2] == "t:" or (a[:2] == "c:" and int(a[2:]) < len(self.calls) and
+                   str(self.calls[int(a[2:])]["name"]).rsplit(".", 1)[-1] in {*PATH_TYPES, "/"})
+                   for a in bound)

@@ -15,6 +15,8 @@ from automaton_auditor.forensics.code.sandbox import (
     library_clone,
     removal_sites,
     removals,
+    state_reads,
+    whole_paths,
 )
 from automaton_auditor.forensics.code.source import function_source, function_tokens, line_at
 from automaton_auditor.forensics.code.unnamed import named_nowhere
@@ -146,17 +148,21 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
                       repo: Path | None) -> list[Finding]:
     """``safety.clone_cleanup`` (context, it weighs on no criterion): whether each sandboxed
     clone's temp dir is removed after use, by ``TemporaryDirectory`` or by a call whose
-    argument is that directory (``shutil.rmtree``, ``.cleanup()``), for every place the
-    directory may be made. The report's claims of a cleanup are read against it
-    (`forensics.behaviour_claims`). With it ``safety.clone_deleted_early``: a
-    ``TemporaryDirectory`` whose path its function returns is removed as it returns
-    (`lifetime`), before the caller uses the clone."""
+    argument is that directory itself (``shutil.rmtree``, ``.cleanup()``) outside an
+    ``except`` handler, for every place the directory may be made. A removal of a path
+    inside it (`whole_paths`), or one made only in an ``except`` handler (when the clone or
+    the work failed), leaves it behind after a successful run: listed, not counted. The
+    report's claims of a cleanup are read against it (`forensics.behaviour_claims`). With it
+    ``safety.clone_deleted_early``: a ``TemporaryDirectory`` whose path its function returns
+    is removed as it returns (`lifetime`), before the caller uses the clone."""
     kept: list[str] = []
     removed: list[str] = []
     early: list[str] = []
+    partial: list[tuple[str, str]] = []  # (quoted removal, what it misses)
     gone = {(p, int(g["made"])): g for p in sorted(facts)
             for g in facts[p].get("temp_gone") or []}
     sites = removal_sites(graph) if proved else []
+    whole = whole_paths(graph, proved) if sites else graph
     for clone in proved:
         lost = [m for m in map(split_loc, (t[2:] for t in clone.temps)) if m in gone]
         # each made line, then the line returning its path
@@ -168,22 +174,45 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
             if split_loc(temp[2:]) in lost:
                 continue
             made = line_at(repo, *split_loc(temp[2:]))
-            by = [line_at(repo, p, n) for p, n in removals(graph, {temp}, sites)]
-            if "TemporaryDirectory" in made or by:
-                removed += by or [made]
-            else:
-                kept.append(made)
-    return [_cleanup(proved, kept, removed, early), _deleted_early(early)]
+            itself = removals(whole, {temp}, sites)
+            after = [line_at(repo, p, n) for p, n, failing in itself if not failing]
+            if "TemporaryDirectory" in made or after:
+                removed += after or [made]
+                continue
+            kept.append(made)
+            partial += [(line_at(repo, p, n), "removes only a path inside it" if
+                         (p, n, failing) not in itself else
+                         "removes it only in an except handler (when something failed)")
+                        for p, n, failing in removals(graph, {temp}, sites)]
+    if kept:  # a removal of a path read back from the state may be of this directory
+        partial += [(line_at(repo, p, n), f"removes a path read from its state ('{k}'), not "
+                     "traced to this directory") for p, n, k in state_reads(graph, sites)]
+    return [_cleanup(proved, kept, removed, early, partial), _deleted_early(early)]
 
 
 def _places(lines: list[str]) -> list[str]:
     return sorted({k.split(": ", 1)[0] for k in lines})
 
 
+def _kept_text(kept: list[str], partial: list[tuple[str, str]]) -> str:
+    """Why a sandboxed clone's temp dir stays: nothing removes it, or only a path inside it
+    or only a failure is removed (each removal named with what it removes)."""
+    made = ", ".join(_places(kept)[:3])
+    if not partial:
+        return f"Never removed: no call anywhere removes the temporary directory made at {made}."
+    which = "; ".join(f"{place} {what}" for place, what in
+                      dict.fromkeys((q.split(": ", 1)[0], w) for q, w in partial))
+    state = any("state" in w for _q, w in partial)
+    return (f"Not {'shown ' if state else ''}removed after a successful run: no call removes "
+            f"the temporary directory "
+            f"made at {made} itself outside an except handler{'' if state else ', so it stays'};"
+            f" {which}.")
+
+
 def _cleanup(proved: list[Clone], kept: list[str], removed: list[str],
-             early: list[str]) -> Finding:
+             early: list[str], partial: list[tuple[str, str]]) -> Finding:
     """``safety.clone_cleanup`` from the quoted lines of each kind of temp dir."""
-    shown = early or kept or removed
+    shown = early or [*kept, *(q for q, _w in partial)] or removed
     return Finding(
         facet="safety.clone_cleanup", goal="The clone's temporary directory is removed after "
         "use", found=bool(removed) and not kept and not early, pattern="neutral",
@@ -195,11 +224,12 @@ def _cleanup(proved: list[Clone], kept: list[str], removed: list[str],
                    f"{', '.join(_places(early[::2])[:3])} is deleted as its function "
                    f"returns the path ({', '.join(_places(early[1::2])[:3])}), so the clone "
                    "is gone before the caller uses it." if early else
-                   f"Never removed: no call anywhere removes the temporary directory made "
-                   f"at {', '.join(_places(kept)[:3])}."
+                   _kept_text(kept, partial)
                    if kept else "Every sandboxed clone's temporary directory is removed."),
         data={"kept": _places(kept)[:20], "removed": _places(removed)[:20],
-              "early": _places(early)[:20]})
+              "early": _places(early)[:20],
+              "partial": _places([q for q, _w in partial])[:20],
+              "through_state": any("state" in w for _q, w in partial)})
 
 
 def _deleted_early(early: list[str]) -> Finding:

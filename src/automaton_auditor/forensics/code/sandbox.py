@@ -165,6 +165,7 @@ def prove(graph: CallGraph, repo: Path | None, key: Key, atoms: list[str],
 
 
 REMOVERS = {"rmtree", "rmdir", "removedirs", "remove", "unlink", "cleanup"}
+JOINERS = {"join", "Path", "PurePath", "PosixPath", "WindowsPath"}  # with 2 parts: a path inside
 
 
 def _removed_arg(site: JSON) -> list[str]:
@@ -186,11 +187,11 @@ def remover_params(graph: CallGraph) -> dict[Key, dict[str, Any]]:
     return wrappers_of(graph, sinks)
 
 
-def removal_sites(graph: CallGraph) -> list[tuple[Key, int, list[str]]]:
+def removal_sites(graph: CallGraph) -> list[Removal]:
     """Every call that may remove a directory, with what it removes: a removal call
     (``shutil.rmtree(tmp)``, ``holder.cleanup()``), a call of a function that removes its
     argument, or such a function handed on with its argument (``tasks.add_task(cleanup,
-    tmp)``, ``atexit.register(cleanup, tmp)``). (caller, line, atoms) of each."""
+    tmp)``, ``atexit.register(cleanup, tmp)``)."""
     sinks = remover_params(graph)
     found = []
     for key in graph.functions:
@@ -204,15 +205,74 @@ def removal_sites(graph: CallGraph) -> list[tuple[Key, int, list[str]]]:
                          if a[:2] == "v:" and (t := graph.resolve(key, {"name": a[2:]})))
             atoms = _removed_arg(site) + bound + (passed if handed else [])
             if atoms:
-                found.append((key, int(site["line"]), atoms))
+                found.append(Removal(key, int(site["line"]), atoms, bool(site.get("handler"))))
     return found
 
 
+class Removal(NamedTuple):
+    """A call that may remove a directory (`removal_sites`)."""
+
+    key: Key
+    line: int
+    atoms: list[str]  # what it removes
+    failing: bool  # made inside an ``except`` handler: it runs only when something failed
+
+
 def removals(graph: CallGraph, temps: set[str],
-             sites: list[tuple[Key, int, list[str]]]) -> list[tuple[str, int]]:
-    """(path, line) of the `removal_sites` that remove a directory made at `temps`."""
-    return sorted({(key[0], line) for key, line, atoms in sites
-                   if graph.sources(key, atoms) & temps})
+             sites: list[Removal]) -> list[tuple[str, int, bool]]:
+    """(path, line, failing) of the `removal_sites` that remove a directory made at
+    `temps` (pass `whole_paths` of the graph to leave out those removing a path inside it)."""
+    return sorted({(r.key[0], r.line, r.failing) for r in sites
+                   if graph.sources(r.key, r.atoms) & temps})
+
+
+def state_reads(graph: CallGraph, sites: list[Removal]) -> list[tuple[str, int, str]]:
+    """(path, line, key) of the removals outside ``except`` handlers of a path read from a
+    parameter's key (``shutil.rmtree(state.get("K"))``): a directory handed on through the
+    graph's state, which `sources` does not follow back to where it was made."""
+    found = set()
+    for r in sites:
+        sources = graph.sources(r.key, r.atoms)
+        said = {x[2:] for x in sources if x[:2] == "s:"}
+        read = sorted({k["key"] for k in graph.flow(r.key).get("keys") or []
+                       if k["op"] != "set" and k["key"] in said})
+        if not r.failing and read and any(x[:2] == "p:" for x in sources):
+            found.add((r.key[0], r.line, read[0]))
+    return sorted(found)
+
+
+def whole_paths(graph: CallGraph, found: list[Clone]) -> CallGraph:
+    """The call graph with every library path join cut off from what it joins: its
+    `sources` reach a temp dir only through values that are the directory itself
+    (``Path(tmp)``, ``str(tmp)``), never through a path inside it (``Path(tmp) / "repo"``,
+    ``os.path.join(tmp, "repo")``), whose removal leaves the directory behind. The clones
+    `found` on `graph` are looked up first, as `clones` did there: `CallGraph.sources`
+    keeps what it found within its depth, so the order of the questions matters."""
+    facts: dict[str, JSON] = {}
+    for path, info in graph.facts.items():
+        functions = info.get("functions") or {}
+        cut: dict[str, JSON] = {}
+        for qual, function in functions.items():
+            sites = (function.get("flow") or {}).get("calls") or []
+            joins = [_joins(graph, (path, qual), site) for site in sites]
+            if any(joins):
+                calls = [{**s, "args": [], "kw": {}, "recv": []} if j else s
+                         for s, j in zip(sites, joins, strict=True)]
+                cut[qual] = {**function, "flow": {**function["flow"], "calls": calls}}
+        facts[path] = {**info, "functions": {**functions, **cut}} if cut else info
+    whole = CallGraph(facts)
+    for clone in found:
+        key = (clone.path, clone.call["func"])
+        prove(whole, None, key, _destination(whole, key, clone.call))
+    return whole
+
+
+def _joins(graph: CallGraph, key: Key, site: JSON) -> bool:
+    """A library call (or ``/``) whose value is a path inside its first argument."""
+    tail = str(site.get("name") or "").rsplit(".", 1)[-1]
+    parts = len(site.get("args") or []) + len(site.get("recv") or [])
+    return graph.resolve(key, site) is None and (
+        tail in ("/", "joinpath") or (tail in JOINERS and parts >= 2))
 
 
 def _flat(site: JSON) -> list[str]:
