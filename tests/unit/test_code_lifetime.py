@@ -144,6 +144,15 @@ def test_removing_a_folder_inside_the_temp_dir_or_only_on_failure_is_no_cleanup(
     assert _safety(tmp_path / "always", always)[0].found
 
 
+def test_a_timeout_on_another_subprocess_call_does_not_bound_the_clone(
+        tmp_path: Path) -> None:
+    _, timeouts = _safety(tmp_path / "sub", SUBFOLDER)
+    assert not timeouts.found and timeouts.data["total"] == 1
+    assert "tools.py:21" in timeouts.rationale  # the git log call's timeout, named apart
+    killed = SUBFOLDER.replace("depth=50)", "depth=50, kill_after_timeout=60)")
+    assert _safety(tmp_path / "killed", killed)[1].found
+
+
 def test_a_removal_of_a_path_read_back_from_the_state_is_named_not_counted(
         tmp_path: Path) -> None:
     # temesgen5335/Automation-Auditor, shortened: one node returns the clone's directory in

@@ -65,6 +65,15 @@ def _timeout(s: Site) -> bool:
     return keyword(s.node, "timeout") is not None
 
 
+def _git_timeout(s: Site, own: str) -> bool:
+    """A clone bounded in time: the call's own time limit (`own`: ``timeout=`` of a process
+    call, ``kill_after_timeout=`` of GitPython, which hands any other keyword, ``timeout=``
+    too, to git as an option), or git's low-speed abort set in its ``env``."""
+    env = keyword(s.node, "env")
+    return keyword(s.node, own) is not None or (env is not None and any(
+        (str_value(n) or "").startswith("GIT_HTTP_LOW_SPEED") for n in ast.walk(env)))
+
+
 # --- processes --------------------------------------------------------------------------
 def _is_os_process(_col: CallRecorder, s: Site) -> bool:
     return s.full in ("os.system", "os.popen") or s.full.startswith(("os.spawn", "os.exec"))
@@ -97,7 +106,7 @@ def _process(col: CallRecorder, s: Site, via_shell: bool) -> None:
             in_try=ctx.in_try, tempdir=ctx.tempdir, clone=is_clone)
     if is_clone:
         col.add("clone", node, ctx, how=s.full, tempdir=ctx.tempdir, in_try=ctx.in_try,
-                timeout=_timeout(s), shell=via_shell, literal=literal)
+                timeout=_git_timeout(s, "timeout"), shell=via_shell, literal=literal)
 
 
 # --- interpreters, temp dirs, clones ----------------------------------------------------
@@ -125,7 +134,7 @@ def _is_clone_from(_col: CallRecorder, s: Site) -> bool:
 
 def _record_clone_from(col: CallRecorder, s: Site) -> None:
     col.add("clone", s.node, s.ctx, how="GitPython clone_from", tempdir=s.ctx.tempdir,
-            in_try=s.ctx.in_try, timeout=_timeout(s))
+            in_try=s.ctx.in_try, timeout=_git_timeout(s, "kill_after_timeout"))
 
 
 def _is_git_wrapper_clone(_col: CallRecorder, s: Site) -> bool:

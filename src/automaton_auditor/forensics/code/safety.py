@@ -84,17 +84,42 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     # GitPython's Repo.clone_from runs git without a subprocess call of the repository's
     # own: its failure is seen by an ``except`` around it
     library = [(p, c) for p, c in every if library_clone(c)]
-    timed = [(p, c) for p, c in sub if c["timeout"]]
     return [
         _clone_function(facts, every, repo),
         _sandbox_finding(found, proved, temps, never_run),
         *_cleanup_findings(facts, proved, graph, repo),
         _errors_finding(sub + library, repo),
-        call_finding("safety.timeouts", "Subprocess calls set a timeout", bool(timed), "success",
-           timed or sub, f"{len(timed)} of {len(sub)} subprocess call(s) pass timeout=.",
-           confidence=0.8, timed=len(timed), total=len(sub)),
+        _timeouts_finding(every, sub),
         *_clone_input_findings(facts, every, bodies, repo),
     ]
+
+
+def _timeouts_finding(clones: list[tuple[str, JSON]],
+                      sub: list[tuple[str, JSON]]) -> Finding:
+    """``safety.timeouts``: with a clone, whether every call that clones is bounded in time
+    (``timeout=`` on it or on the process call of the wrapper it goes through, GitPython's
+    ``kill_after_timeout=``, git's low-speed limit in its ``env``: `classify`); a
+    ``timeout=`` on another subprocess call (``git log``) does not bound the clone. Without a
+    clone, the subprocess calls that pass ``timeout=``."""
+    timed_sub = [(p, c) for p, c in sub if c["timeout"]]
+    if not clones:
+        return call_finding(
+            "safety.timeouts", "Subprocess calls set a timeout", bool(timed_sub), "success",
+            timed_sub or sub, f"{len(timed_sub)} of {len(sub)} subprocess call(s) pass "
+            "timeout=.", confidence=0.8, timed=len(timed_sub), total=len(sub))
+    timed = [(p, c) for p, c in clones if c.get("timeout")]
+    bare = [(p, c) for p, c in clones if not c.get("timeout")]
+    cloning = {(p, c["line"]) for p, c in clones}
+    others = [f"{p}:{c['line']}" for p, c in timed_sub if (p, c["line"]) not in cloning]
+    aside = (f" Not the clone: {len(others)} other subprocess call(s) pass timeout= "
+             f"({', '.join(others[:3])}), which bounds only those calls." if bare and others
+             else "")
+    return call_finding(
+        "safety.timeouts", "The clone sets a timeout", not bare, "success",
+        bare or timed, f"{len(timed)} of {len(clones)} clone call(s) set a timeout on the "
+        "call that clones (timeout=, GitPython's kill_after_timeout=, or git's low-speed "
+        "limit in its env)." + aside,
+        confidence=0.8, timed=len(timed), total=len(clones), other_timed=others[:20])
 
 
 def _errors_finding(calls: list[tuple[str, JSON]], repo: Path | None) -> Finding:
