@@ -352,3 +352,30 @@ def test_detectives_returning_the_whole_state_write_back_what_the_input_carried(
                  'def context_builder(state):\n    print(state.get("repo_url"))\n    return {}'),
                 *whole[1:])
     assert not _nodes_edited(tmp_path / "get", *optional)["graph.state.parallel_writes"].found
+
+
+def test_a_key_read_with_a_fallback_is_no_read_that_never_sees_a_value(tmp_path: Path) -> None:
+    # ``state.get("k", default)`` and ``state.get("k") or default`` of a key nothing writes
+    # are defensive reads: only noted. A plain ``state["k"]`` of such a key is the defect.
+    guarded = _nodes_edited(tmp_path, ("def context_builder(state):\n    return {}",
+                                       "def context_builder(state):\n"
+                                       '    trace = state.get("trace_id", "none")\n'
+                                       '    run = state.get("run_id") or "local"\n'
+                                       "    return {}"))
+    unwritten = guarded["graph.state.unwritten_reads"]
+    assert not unwritten.found and unwritten.data["reads"] == []
+    assert unwritten.data["fallback"] == [["context_builder", "run_id"],
+                                          ["context_builder", "trace_id"]]
+    assert "Read with a fallback of its own" in unwritten.rationale
+    # ``state.get("k", None)`` is ``state.get("k")``, and a plain read beside a guarded one
+    # still never sees a value
+    plain = _nodes_edited(tmp_path / "plain", ("def context_builder(state):\n    return {}",
+                                               "def context_builder(state):\n"
+                                               '    trace = state.get("trace_id", None)\n'
+                                               '    run = state.get("run_id") or "local"\n'
+                                               '    again = state["run_id"]\n'
+                                               "    return {}"))
+    unwritten = plain["graph.state.unwritten_reads"]
+    assert unwritten.found and unwritten.data["reads"] == [["context_builder", "run_id"],
+                                                           ["context_builder", "trace_id"]]
+    assert unwritten.data["fallback"] == []

@@ -61,6 +61,13 @@ class FlowBuilder:
                 "rets": scope.rets, "keys": scope.keys}
 
 
+def _has_default(call: ast.Call) -> bool:
+    """``d.get("k", value)`` with a value other than None (``d.get("k", None)`` is
+    ``d.get("k")``)."""
+    given = [*call.args[1:2], *(kw.value for kw in call.keywords if kw.arg == "default")]
+    return any(not (isinstance(v, ast.Constant) and v.value is None) for v in given)
+
+
 def _all_args(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
     args = node.args
     extra = [a for a in (args.vararg, args.kwarg) if a is not None]
@@ -80,10 +87,12 @@ class _Scope:
         self.handlers = 0  # how many ``except`` handlers the statement being read is in
         # ``state["k"]``, ``state.get("k")``, ``state["k"] = v`` on a parameter
         self.keys: list[JSON] = []
+        # ``.get`` calls whose None is replaced: ``state.get("k") or default``
+        self.defaulted: set[int] = set()
 
-    def key(self, node: ast.AST, op: str) -> None:
+    def key(self, node: ast.AST, op: str, fallback: bool = False) -> None:
         """Record a keyed access on a parameter (what a node reads from or writes to its
-        state)."""
+        state); `fallback`: the read supplies a value of its own when the key is absent."""
         value = node.value if isinstance(node, ast.Subscript | ast.Attribute) else None
         if isinstance(value, ast.Name) and value.id in self.params and len(self.keys) < 200:
             name = node.attr if isinstance(node, ast.Attribute) else (
@@ -91,7 +100,8 @@ class _Scope:
                 isinstance(node.slice, ast.Constant) else None)
             if isinstance(name, str):
                 self.keys.append({"line": getattr(node, "lineno", 0), "param": value.id,
-                                  "key": name, "op": op})
+                                  "key": name, "op": op, **({"fallback": True} if fallback
+                                                            else {})})
 
     # --- statements ----------------------------------------------------------------------
     def stmt(self, node: ast.stmt) -> None:
@@ -173,6 +183,9 @@ class _Scope:
             return self.call(node, depth)
         if isinstance(node, ast.Lambda):
             return []
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            # ``state.get("k") or default``: every value but the last has one after it
+            self.defaulted.update(id(v) for v in node.values[:-1] if isinstance(v, ast.Call))
         if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and self.path_like(node):
             operands = [self.atoms(node.left, depth + 1), self.atoms(node.right, depth + 1)]
             return self.record({"line": node.lineno, "name": "/", "args": operands, "kw": {}},
@@ -211,7 +224,8 @@ class _Scope:
         if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args \
                 and isinstance(node.args[0], ast.Constant):
             self.key(ast.Subscript(value=node.func.value, slice=node.args[0], ctx=ast.Load(),
-                                   lineno=node.lineno), "get()")
+                                   lineno=node.lineno), "get()",
+                     _has_default(node) or id(node) in self.defaulted)
         site: dict[str, Any] = {"line": node.lineno, "name": name, "args": args,
                                 "kw": kwargs}
         if any(kw.arg is None for kw in node.keywords):

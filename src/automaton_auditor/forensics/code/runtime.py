@@ -26,7 +26,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.code.callgraph import CallGraph
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import (
     ABSENT,
@@ -37,6 +37,7 @@ from automaton_auditor.forensics.code.execution import (
     build_model,
     possible,
     simulate,
+    state_param,
     unknown_view,
 )
 from automaton_auditor.forensics.code.source import line_at
@@ -67,8 +68,9 @@ def runtime_findings(facts: dict[str, JSON], graph: CallGraph, main: Topology | 
         # reachability, routes or joins can be concluded
         op = main.computed[0]
         run.undetermined.append(f"node names computed at run time ({op['path']}:{op['line']})")
-        return [*_key_findings(model, run, repo, where), _summary(model, run, where)]
-    return [*_key_findings(model, run, repo, where), _route_finding(model, run, repo, where),
+        return [*_key_findings(model, run, repo, where, graph), _summary(model, run, where)]
+    return [*_key_findings(model, run, repo, where, graph),
+            _route_finding(model, run, repo, where),
             *_shape_findings(model, run, repo, where), _summary(model, run, where)]
 
 
@@ -100,6 +102,29 @@ def _readers(model: Model) -> dict[tuple[str, str], tuple[str, int]]:
     return out
 
 
+def fallback_reads(graph: CallGraph, key: Key) -> set[str]:
+    """Keys a function reads from its state only with a fallback of its own
+    (``state.get("k", [])``, ``state.get("k") or default``): never written, the read still
+    has a value."""
+    state = state_param(graph, key)
+    plain: set[str] = set()
+    guarded: set[str] = set()
+    for access in graph.flow(key).get("keys", []):
+        if access["param"] == state and access["op"] not in ("set", "setattr"):
+            (guarded if access.get("fallback") else plain).add(access["key"])
+    return guarded - plain
+
+
+def _guarded(model: Model, graph: CallGraph) -> set[tuple[str, str]]:
+    """(reader, key) of `_readers` whose every read has a fallback."""
+    out = {(n, k) for n, node in model.nodes.items() if node.key
+           for k in fallback_reads(graph, node.key)}
+    for source, routers in model.routers.items():
+        out |= {(f"the router {r.key[1]} on {source}", k) for r in routers if r.key
+                for k in fallback_reads(graph, r.key)}
+    return out
+
+
 def _joins(model: Model) -> set[str]:
     """Nodes where branches meet: two or more plain-edge sources, or a list-form join."""
     sources: dict[str, set[str]] = {}
@@ -112,7 +137,8 @@ def _joins(model: Model) -> set[str]:
 def _unwritten(model: Model, reads: dict[tuple[str, str], tuple[str, int]],
                lost: dict[str, list[str]]) -> dict[tuple[str, str], tuple[str, int]]:
     """Reads of keys that never arrive: not a state key (LangGraph has no channel for it), or
-    a state key no node writes and the input schema does not carry."""
+    a state key no node writes and the input schema does not carry (the reads with a
+    fallback among them are set apart by the caller)."""
     written = {k for node in model.nodes.values() for k in node.writes}
     open_writes = any_open(model)
     out = {}
@@ -125,7 +151,8 @@ def _unwritten(model: Model, reads: dict[tuple[str, str], tuple[str, int]],
     return out
 
 
-def _key_findings(model: Model, run: Run, repo: Path | None, where: str) -> list[Finding]:
+def _key_findings(model: Model, run: Run, repo: Path | None, where: str,
+                  graph: CallGraph) -> list[Finding]:
     dropped = {n: sorted(k) for n, k in sorted(run.dropped.items())}
     reads = _readers(model)
     lost = {k: r for k in {k for keys in dropped.values() for k in keys}
@@ -139,7 +166,6 @@ def _key_findings(model: Model, run: Run, repo: Path | None, where: str) -> list
         k in keys and not set(model.nodes[n].writes) & model.channels.keys()
         for n, keys in dropped.items() if n in model.nodes)}
     at_join = sorted({n for k in carried for n in lost[k] if n in _joins(model)})
-    unwritten = _unwritten(model, reads, lost)
     text = "; ".join(f"{n} returns {', '.join(k)}" for n, k in dropped.items())
     return [
         _f("graph.state.dropped_keys", "Nodes return keys the state does not declare",
@@ -161,17 +187,38 @@ def _key_findings(model: Model, run: Run, repo: Path | None, where: str) -> list
            # a fan-in that never receives its branches' results breaks the graph itself
            0.9 if at_join else 0.7, where, keys=lost, joins=at_join,
            nodes=sorted(n for n in dropped if set(dropped[n]) & set(lost))),
-        _f("graph.state.unwritten_reads", "Nodes read keys that nothing writes",
-           bool(unwritten), [unwritten[wk] for wk in sorted(unwritten)], repo,
-           ("; ".join(f"{n} reads {k}" for n, k in sorted(unwritten)) + ": the state does "
-            "not declare it, or no node writes it and the input cannot carry it; the read "
-            "never sees a value." if unwritten else
-            "Not determined: the state's keys are not all known." if not model.complete
-            else "Every key read is declared in the state" + (
-                "; whether a node writes each is not determined (a node returns keys only "
-                "known at run time, or the state it was given)." if any_open(model) else ".")),
-           0.7, where, reads=[[n, k] for n, k in sorted(unwritten)]),
+        _unwritten_finding(model, graph, reads, lost, repo, where),
     ]
+
+
+def _unwritten_finding(model: Model, graph: CallGraph,
+                       reads: dict[tuple[str, str], tuple[str, int]],
+                       lost: dict[str, list[str]], repo: Path | None, where: str) -> Finding:
+    """``graph.state.unwritten_reads``: reads of keys that never arrive. A read with a
+    fallback of its own (``state.get("k", [])``) is defensive code, not a read that never
+    sees a value: it is only noted."""
+    never = _unwritten(model, reads, lost)
+    guarded = _guarded(model, graph)
+    unwritten = {wk: q for wk, q in never.items() if wk not in guarded}
+    fallback = sorted(wk for wk in never if wk in guarded)
+    note = (" Read with a fallback of its own, a key that never arrives (not declared, or "
+            "never written): " + "; ".join(f"{n} reads {k}" for n, k in fallback)
+            + "; the read's default is used." if fallback else "")
+    if unwritten:
+        text = ("; ".join(f"{n} reads {k}" for n, k in sorted(unwritten)) + ": the state "
+                "does not declare it, or no node writes it and the input cannot carry it; the "
+                "read never sees a value.")
+    elif not model.complete:
+        text = "Not determined: the state's keys are not all known."
+    else:
+        text = (f"Every key read{' without a fallback' if fallback else ''} is declared in "
+                "the state" + ("; whether a node writes each is not determined (a node "
+                               "returns keys only known at run time, or the state it was "
+                               "given)." if any_open(model) else "."))
+    return _f("graph.state.unwritten_reads", "Nodes read keys that nothing writes",
+              bool(unwritten), [unwritten[wk] for wk in sorted(unwritten)], repo, text + note,
+              0.7, where, reads=[[n, k] for n, k in sorted(unwritten)],
+              fallback=[[n, k] for n, k in fallback])
 
 
 def _route_finding(model: Model, run: Run, repo: Path | None, where: str) -> Finding:
