@@ -40,8 +40,10 @@ def test_names_bound_in_blocks_submodules_and_open_modules_are_found(tmp_path: P
                                  "    judge = None\nif True:\n    LIMIT: int = 3\n",
         "app/nodes/judges.py": "def judge():\n    return 1\n",
         "app/star.py": "from app.nodes import *\n",
+        "app/ext.py": "from requests import *\n",
         "app/lazy.py": "def __getattr__(name):\n    return name\n",
-        "app/graph.py": "from app.nodes import judge, LIMIT, judges\nfrom app.star import x\n"
+        "app/graph.py": "from app.nodes import judge, LIMIT, judges\nfrom app.star import judge\n"
+                        "from app.ext import x\n"
                         "from app.lazy import y\nfrom . import nodes\nimport app.nodes\n"
                         "from nodes import judge\nfrom requests import get\n",
     })
@@ -49,3 +51,23 @@ def test_names_bound_in_blocks_submodules_and_open_modules_are_found(tmp_path: P
     # a broken or unreadable module claims nothing
     (tmp_path / "app" / "nodes" / "__init__.py").write_text("def broken(:\n")
     assert broken_imports(tmp_path, files, ["app/graph.py"]) == []
+
+
+def test_star_imports_all_globals_and_loops_bind_names(tmp_path: Path) -> None:
+    # a star import from a repository module brings that module's names (and no others);
+    # ``__all__``, loop and ``with`` targets and ``global`` declarations bind theirs
+    files = _repo(tmp_path, {
+        "src/__init__.py": "",
+        "src/models.py": "class Evidence:\n    pass\n",
+        "src/state.py": "from .models import *\n__all__ = ['Lazy']\nfor Looped in []:\n"
+                        "    pass\nwith open('x') as Handle:\n    pass\n"
+                        "def setup():\n    global Later\n    Later = 1\n",
+        "src/judges.py": "from src.state import Evidence, Lazy, Looped, Handle, Later\n"
+                         "from src.state import JudicialOpinon\n",
+        "src/dyn.py": "globals()['Made'] = 1\n",
+        "src/user.py": "from src.dyn import Made\n",
+    })
+    found = broken_imports(tmp_path, files, ["src/judges.py", "src/user.py"])
+    assert [(d["path"], d["line"], d["target"]) for d in found] == [
+        ("src/judges.py", 2, "src/state.py")]
+    assert "`JudicialOpinon` is imported from src.state" in found[0]["message"]

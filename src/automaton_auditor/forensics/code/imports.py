@@ -4,10 +4,15 @@ anything of the importing module runs.
 
 Only module-level ``from X import name`` statements whose module ``X`` is a file of the
 repository are checked, and only against what that file binds at its top level (functions,
-classes, assignments, its own imports, also inside top-level ``if``/``try``/``with``
-blocks). A module with a star import or a module ``__getattr__`` may bind anything: its
-names are never reported. A name that is a submodule of a package (``from pkg import mod``)
-is found. Each failure is a diagnostic shaped like an analyser's (`health`).
+classes, assignments and other stores, its own imports, the names its ``__all__`` lists, also
+inside top-level ``if``/``try``/``with``/``for`` blocks, names a function declares
+``global``, and what a star import brings from another repository module). A module with a
+star import from outside the repository, a module ``__getattr__`` or a ``globals()`` call
+may bind anything: its names are never reported. A name that is a submodule of a package
+(``from pkg import mod``) is found. Each failure is a diagnostic shaped like an analyser's
+(`health`), with the file imported from as its ``target`` and ``as_type`` true when the
+importing module uses the name as a type (in an annotation or as a base class): the code
+expects a model of that name.
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from automaton_auditor.safefile import read_bounded
 
 CODE = "IMPORT"  # the diagnostic code, beside the analysers' (F821 ...)
 MAX_SOURCE_BYTES = 2 * 1024 * 1024
-_BLOCKS = (ast.If, ast.Try, ast.With)
+_BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While)
 
 
 def _tree(repo: Path, path: str) -> ast.Module | None:
@@ -44,22 +49,66 @@ def _top_statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
                 yield from _top_statements(block)
 
 
-def bound_names(tree: ast.Module) -> set[str] | None:
-    """The names a module binds at its top level; None when it may bind any (a star import,
-    a module ``__getattr__``)."""
+class _Bindings:
+    """What each repository module binds at its top level (`bound`), memoised; a star import
+    from another repository module brings that module's names."""
+
+    def __init__(self, repo: Path, modules: dict[str, str]) -> None:
+        self.repo, self.modules = repo, modules
+        self.memo: dict[str, set[str] | None] = {}
+
+    def bound(self, path: str) -> set[str] | None:
+        """The names the module at `path` binds; None when it may bind any, or when it
+        cannot be read."""
+        if path not in self.memo:
+            self.memo[path] = None  # a star-import cycle: the names are not all known
+            tree = _tree(self.repo, path)
+            self.memo[path] = self._names(tree, path) if tree else None
+        return self.memo[path]
+
+    def _names(self, tree: ast.Module, path: str) -> set[str] | None:
+        if any(isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+               and n.func.id == "globals" for n in ast.walk(tree)):
+            return None  # ``globals()[name] = ...`` binds names no statement spells
+        names = {n for node in ast.walk(tree) if isinstance(node, ast.Global)
+                 for n in node.names}
+        for stmt in _top_statements(tree.body):
+            if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+                dotted = _target(stmt, path, self.modules)
+                more = self.bound(self.modules[dotted]) if dotted else None
+                if more is None:
+                    return None
+                names |= more
+            elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if stmt.name == "__getattr__":
+                    return None
+                names.add(stmt.name)
+            elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
+                names |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
+            else:
+                names |= _stored(stmt)
+        return names
+
+
+def _stored(stmt: ast.stmt) -> set[str]:
+    """Names a top-level statement stores (assignment and loop targets, ``with ... as``,
+    ``:=``) outside the functions and classes in it, and the strings ``__all__`` lists."""
+    if isinstance(stmt, _BLOCKS):  # the statements of its blocks are visited on their own
+        heads: list[ast.AST] = [getattr(stmt, "target", None) or ast.Pass(),
+                                *(i.optional_vars for i in getattr(stmt, "items", [])
+                                  if i.optional_vars), getattr(stmt, "test", ast.Pass()),
+                                getattr(stmt, "iter", ast.Pass())]
+    else:
+        heads = [stmt]
     names: set[str] = set()
-    for stmt in _top_statements(tree.body):
-        if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
-            return None
-        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            if stmt.name == "__getattr__":
-                return None
-            names.add(stmt.name)
-        elif isinstance(stmt, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in stmt.names}
-        elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
-            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    for head in heads:
+        for node in ast.walk(head):
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+                names.add(node.id)
+    if isinstance(stmt, (ast.Assign, ast.AugAssign)) and "__all__" in names and isinstance(
+            stmt.value, (ast.List, ast.Tuple)):
+        names |= {e.value for e in stmt.value.elts
+                  if isinstance(e, ast.Constant) and isinstance(e.value, str)}
     return names
 
 
@@ -93,27 +142,51 @@ def broken_imports(repo: Path, files: Iterable[str], importers: Iterable[str]) -
     """Module-level ``from X import name`` in `importers` whose ``X`` is a repository file
     that binds no ``name`` (and has no submodule of that name), as diagnostics."""
     modules = _modules(files)
-    bound: dict[str, set[str] | None] = {}
+    bindings = _Bindings(repo, modules)
     found: list[JSON] = []
     for path in sorted(set(importers)):
         tree = _tree(repo, path) if path.endswith(".py") else None
+        types: set[str] | None = None  # the names it uses as types, once needed
         for stmt in _top_statements(tree.body if tree else []):
             if not isinstance(stmt, ast.ImportFrom):
                 continue
             dotted = _target(stmt, path, modules)
             if dotted is None or modules[dotted] == path:
                 continue
-            if modules[dotted] not in bound:
-                source = _tree(repo, modules[dotted])
-                bound[modules[dotted]] = bound_names(source) if source else None
-            names = bound[modules[dotted]]
+            names = bindings.bound(modules[dotted])
             if names is None:
                 continue
             for alias in stmt.names:
                 if alias.name in names or f"{dotted}.{alias.name}" in modules:
                     continue
+                types = _type_names(tree) if types is None else types
                 found.append({"path": path, "line": stmt.lineno, "code": CODE,
                               "message": f"`{alias.name}` is imported from {dotted} "
                                          f"({modules[dotted]}), which does not define it",
-                              "import_time": True})
+                              "import_time": True, "target": modules[dotted],
+                              "name": alias.name,
+                              "as_type": (alias.asname or alias.name) in types})
     return found
+
+
+def _type_names(tree: ast.Module | None) -> set[str]:
+    """Names a module uses as types: in annotations (string ones too) and as base classes."""
+    heads: list[ast.expr] = []
+    for node in ast.walk(tree) if tree else []:
+        if isinstance(node, ast.arg | ast.AnnAssign) and node.annotation is not None:
+            heads.append(node.annotation)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.returns:
+            heads.append(node.returns)
+        elif isinstance(node, ast.ClassDef):
+            heads += node.bases
+    names: set[str] = set()
+    while heads:
+        for node in ast.walk(heads.pop()):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                try:  # ``-> "Opinion"``: the string is the annotation
+                    heads.append(ast.parse(node.value[:200], mode="eval").body)
+                except (SyntaxError, ValueError, RecursionError):
+                    continue
+    return names
