@@ -155,6 +155,15 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "state code that cannot run (names used but never defined)", caps_verdict=True),
     FailureCap("state.subscript_on_model", ("state_management_rigor",), 2, 0.8,
                "nodes index a Pydantic state with [] (a TypeError when the node runs)"),
+    # A state no graph runs on (forensics.code.state_use): its reducers never run, so the
+    # declaration is not yet state management: no full marks. Modules that use as types
+    # models the state's module does not define cannot load, and the models that code
+    # expects are not the state's: the middle at best.
+    FailureCap("state.no_graph", ("state_management_rigor",), 4, 0.8,
+               "no StateGraph is built over the typed state (its reducers never run)"),
+    FailureCap("state.missing_models", ("state_management_rigor",), 3, 0.8,
+               "modules use as types models the state's module does not define "
+               "(ImportError)"),
     # Judges.
     FailureCap("judges.collusion", ("judicial_nuance",), 2, 0.75,
                "persona prompts that share most of their text (over 80%)",

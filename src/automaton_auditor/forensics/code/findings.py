@@ -34,6 +34,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.runtime import runtime_findings
     from automaton_auditor.forensics.code.safety import safety_findings
     from automaton_auditor.forensics.code.state_schema import state_findings
+    from automaton_auditor.forensics.code.state_use import state_use_findings
     from automaton_auditor.forensics.code.structured_output import llm_findings, wired_scope
     from automaton_auditor.forensics.code.synthesis import justice_findings
 
@@ -46,6 +47,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     analysis = run_ruff(repo, sorted(facts))
     findings = [*graph_findings(main, rebuilt, others),
                 *state_findings(facts, main),
+                *state_use_findings(facts, repo, main, others),
                 # its own call graph too: resolving every call site first would change the
                 # order the safety trace fills `calls`' memos in
                 model_call_finding(facts, CallGraph(facts), repo),
