@@ -18,6 +18,7 @@ PERSONA = re.compile(r"prosecut|defen[cs]e|tech[\s_-]?lead", re.I)
 SCORE_TARGET = re.compile(r"score|final|verdict|grade|rating|weight|result|capped|raw", re.I)
 SPREAD_CALLS = {"stdev", "pstdev", "variance", "pvariance", "std", "var"}
 MEAN_CALLS = {"mean", "fmean", "average", "median_low"}
+MAX_TEXT_DEPTH = 12  # names followed when telling a text being built
 TEXT_CALLS = re.compile(r"(^|\.)(print|info|debug|warning|warn|error|log|append|extend)$")
 
 
@@ -322,3 +323,53 @@ def call_reads(node: ast.Call, imports: dict[str, str]) -> set[str]:
             and "." not in name.removeprefix("self.").removeprefix("cls."):
         return {f"call:{name}"}
     return set()
+
+
+def extreme(node: ast.AST, binds: dict[str, list[ast.expr]], name: str) -> bool:
+    """``max(s)`` itself (`name`), or a local name bound only to such a call
+    (``max_s = max(scores)``)."""
+    if isinstance(node, ast.Name) and binds.get(node.id):
+        return all(call_name(b) == name for b in binds[node.id])
+    return call_name(node) == name
+
+
+def is_spread(node: ast.AST, binds: dict[str, list[ast.expr]]) -> bool:
+    """``max(s) - min(s)``, directly or through the names holding each end."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and \
+        extreme(node.left, binds, "max") and extreme(node.right, binds, "min")
+
+
+def is_text(node: ast.AST, binds: dict[str, list[ast.expr]], depth: int = 0) -> bool:
+    """True for a string being built: literals, f-strings, sums and names of them."""
+    if depth > MAX_TEXT_DEPTH:
+        return False
+    if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and
+                                           isinstance(node.value, str)):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+        return is_text(node.left, binds, depth + 1) or is_text(node.right, binds, depth + 1)
+    if isinstance(node, ast.BoolOp):
+        return any(is_text(v, binds, depth + 1) for v in node.values)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        return node.func.attr in ("join", "format", "strip")
+    if isinstance(node, ast.Name) and binds.get(node.id):
+        return all(b is not node and is_text(b, binds, depth + 1)
+                   for b in binds[node.id][:8])
+    return False
+
+
+def per_criterion(product: ast.BinOp, binds: dict[str, list[ast.expr]]) -> bool:
+    """True for a product whose factors (through local assignments) are keyed by a
+    criterion's id and never by a judge's identity: ``score * weights[r.criterion_id]``
+    weighs one criterion against another, not one judge against another."""
+    kinds: set[str] = set()
+    todo: list[ast.AST] = [product]
+    seen: set[str] = set()
+    while todo and len(seen) < 50:
+        for sub in walk_expr(todo.pop()):
+            kinds |= plain_kinds(sub) if isinstance(sub, ast.Attribute | ast.Name) \
+                else set()
+            if isinstance(sub, ast.Name) and sub.id not in seen:
+                seen.add(sub.id)
+                todo.extend(binds.get(sub.id, [])[:4])
+    return "criterion" in kinds and "judge" not in kinds

@@ -39,11 +39,14 @@ from automaton_auditor.forensics.code.exprs import (
     handed_on,
     identity_only,
     is_cap,
+    is_spread,
+    is_text,
     judge_tests,
     name_kind,
     numeric,
     own_exprs,
     own_nodes,
+    per_criterion,
     plain_kinds,
     summed,
     target_names,
@@ -55,6 +58,7 @@ from automaton_auditor.forensics.code.exprs import (
     weighted_sum,
 )
 from automaton_auditor.forensics.code.gates import branch_gates
+from automaton_auditor.forensics.code.paths import same_score
 
 MAX_DEPTH = 12
 # what a decision does to the score (text alone, a dissent note, changes nothing)
@@ -87,7 +91,8 @@ class _Reader:
         self.guarded: dict[str, set[str]] = {}  # flag -> what the tests that set it read
         self.binds: dict[str, list[ast.expr]] = {}
         self.out: dict[str, list[JSON]] = {"means": [], "spreads": [], "weights": [],
-                                           "branches": [], "pred": [], "judge_tests": []}
+                                           "branches": [], "pred": [], "judge_tests": [],
+                                           "spread_keys": []}
         for sub in own_nodes(node.body):
             if isinstance(sub, ast.Assign | ast.AnnAssign | ast.AugAssign) and \
                     sub.value is not None:
@@ -100,16 +105,19 @@ class _Reader:
 
     # --- statements ----------------------------------------------------------------------
     def block(self, body: list[ast.stmt]) -> None:
-        for stmt in body:
-            self.stmt(stmt)
+        for index, stmt in enumerate(body):
+            self.stmt(stmt, body[index + 1:])
 
-    def stmt(self, node: ast.stmt) -> None:
+    def stmt(self, node: ast.stmt, rest: list[ast.stmt]) -> None:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             return
         for expr in own_exprs(node):
             self.expression(expr)
         if isinstance(node, ast.If | ast.While):
-            self.branch(node.test, [*node.body, *node.orelse], node.lineno)
+            # the path without the branch: its ``else``, or what follows a body that returns
+            other = node.orelse or (rest if isinstance(node, ast.If) else [])
+            self.branch(node.test, [*node.body, *node.orelse], node.lineno,
+                        same_score(node.body, other, self.sets_score))
             self.guards.append(self.reads(node.test))
             self.block(node.body)
             self.block(node.orelse)
@@ -145,7 +153,7 @@ class _Reader:
                         if isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mult)]
             # ``(p + 2 * t + d) / 4``, ``sum(W[o.judge] * o.score ...)``: judges weighed
             # differently; ``sum(s * weights[r.criterion_id] ...)`` weighs criteria instead
-            weighted = any(not self.per_criterion(p) for p in products)
+            weighted = any(not per_criterion(p, self.binds) for p in products)
             # ``sum(dimension_scores.values()) / len(...)``: an overall over the criteria
             over = plain_kinds(summed(node.left)) == {"criterion"} and not products
             self.out["means"].append({"line": node.lineno, "weighted": bool(products),
@@ -154,28 +162,11 @@ class _Reader:
                 self.out["weights"].append({"line": node.lineno})
         elif isinstance(node.op, ast.Add) and weighted_sum(node) and "score" in self.reads(node):
             self.out["means"].append({"line": node.lineno, "weighted": True})
-        elif isinstance(node.op, ast.Sub) and call_name(node.left) == "max" and \
-                call_name(node.right) == "min":
+        elif is_spread(node, self.binds):
             self.out["spreads"].append({"line": node.lineno})
         elif (factor := constant_factor(node)) is not None and 0 < factor < 10 and \
                 factor != 1 and "score" in self.reads(node):
             self.out["weights"].append({"line": node.lineno})
-
-    def per_criterion(self, product: ast.BinOp) -> bool:
-        """True for a product whose factors (through local assignments) are keyed by a
-        criterion's id and never by a judge's identity: ``score * weights[r.criterion_id]``
-        weighs one criterion against another, not one judge against another."""
-        kinds: set[str] = set()
-        todo: list[ast.AST] = [product]
-        seen: set[str] = set()
-        while todo and len(seen) < 50:
-            for sub in walk_expr(todo.pop()):
-                kinds |= plain_kinds(sub) if isinstance(sub, ast.Attribute | ast.Name) \
-                    else set()
-                if isinstance(sub, ast.Name) and sub.id not in seen:
-                    seen.add(sub.id)
-                    todo.extend(self.binds.get(sub.id, [])[:4])
-        return "criterion" in kinds and "judge" not in kinds
 
     def _averaged(self, numerator: ast.expr) -> bool:
         """A sum of scores: ``sum(scores)``, ``p + d + t``, a running ``total``."""
@@ -192,14 +183,26 @@ class _Reader:
             self.out["spreads"].append({"line": node.lineno})
 
     # --- branches --------------------------------------------------------------------------
-    def branch(self, test: ast.expr, body: list[ast.stmt], line: int) -> None:
-        does, inner = sorted(self.does(body)), self.inner_tests(body)
+    def branch(self, test: ast.expr, body: list[ast.stmt], line: int, same: bool = False
+               ) -> None:
+        """One decision; `same`: it scores as the path without it (it changes no score)."""
+        does = sorted(self.does(body) - ({"score", "cap"} if same else set()))
+        inner = self.inner_tests(body)
         reads = sorted(self.reads(test).union(*(self.reads(t) for t in inner)))
         if identity_only(reads) and unpacks(body, lambda t: identity_only(self.reads(t))):
             return  # ``if op.judge == "Defense": d = op.score``: names a score, decides nothing
         if reads and does:
             gates = {"gates": g} if (g := branch_gates(test, inner)) else {}
-            self.out["branches"].append({"line": line, "reads": reads, "does": does, **gates})
+            # where the decision's body ends: a router's returns inside it are its choice
+            end = max(getattr(s, "end_lineno", None) or line for s in body)
+            self.out["branches"].append({"line": line, "end": end, "reads": reads,
+                                         "does": does, **gates})
+
+    def sets_score(self, node: ast.AST) -> bool:
+        """A statement, or a returned item, that sets the score (`paths.same_score`)."""
+        effect = self._returned_effect(node) if isinstance(node, ast.expr) else \
+            self.does([node]) if isinstance(node, ast.stmt) else set()
+        return bool(effect & {"score", "cap"})
 
     def inner_tests(self, body: list[ast.stmt]) -> list[ast.expr]:
         """The nested tests that decide when every score change of the body sits under one:
@@ -215,6 +218,9 @@ class _Reader:
         ``violation``; ``re_evaluate = spread > 2`` is itself a decision (a flag) where the flag
         leaves the function (`handed_on`): one only read by later tests, those tests decide."""
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+        for target in targets:
+            if isinstance(target, ast.Subscript):
+                self.spread_key(target.slice, value)
         if self.guards and isinstance(value, ast.Constant):
             for name in (n for t in targets for n in target_names(t)):
                 self.guarded.setdefault(name, set()).update(*self.guards)
@@ -226,9 +232,19 @@ class _Reader:
                 self.out["branches"].append({"line": node.lineno, "reads": reads,
                                              "does": ["flag"]})
 
+    def spread_key(self, key: ast.AST | None, value: ast.expr) -> None:
+        """``return {"has_variance": flag}`` or ``state["k"] = flag`` where the value rests on
+        how far the judges' scores lie apart: a state key a router may branch on."""
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and \
+                {"spread", "gap"} & self.reads(value):
+            self.out["spread_keys"].append({"line": value.lineno, "key": key.value})
+
     def returned(self, node: ast.Return) -> None:
         """A predicate's answer: what its returned value and guarding tests read."""
         assert node.value is not None
+        if isinstance(node.value, ast.Dict):
+            for key, value in zip(node.value.keys, node.value.values, strict=True):
+                self.spread_key(key, value)
         reads = self.reads(node.value).union(*self.guards)
         if isinstance(node.value, ast.Constant) or reads - {"score"}:
             self.out["pred"].append({"line": node.lineno, "reads": sorted(reads)})
@@ -250,28 +266,11 @@ class _Reader:
                 found.add("cap")
         return found
 
-    def is_text(self, node: ast.AST, depth: int = 0) -> bool:
-        """True for a string being built: literals, f-strings, sums and names of them."""
-        if depth > MAX_DEPTH:
-            return False
-        if isinstance(node, ast.JoinedStr) or (isinstance(node, ast.Constant) and
-                                               isinstance(node.value, str)):
-            return True
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
-            return self.is_text(node.left, depth + 1) or self.is_text(node.right, depth + 1)
-        if isinstance(node, ast.BoolOp):
-            return any(self.is_text(v, depth + 1) for v in node.values)
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
-            return node.func.attr in ("join", "format", "strip")
-        if isinstance(node, ast.Name) and self.binds.get(node.id):
-            return all(b is not node and self.is_text(b, depth + 1)
-                       for b in self.binds[node.id][:8])
-        return False
-
     def _effect(self, targets: list[ast.expr], value: ast.expr) -> set[str]:
         if isinstance(value, ast.Constant) and isinstance(value.value, bool):
             return {"flag"}
-        if self.is_text(value) or (isinstance(value, ast.Constant) and value.value is None):
+        if is_text(value, self.binds) or (isinstance(value, ast.Constant) and
+                                          value.value is None):
             return {"text"}
         names = " ".join(n for t in targets for n in target_names(t, attributes=True))
         if SCORE_TARGET.search(names) or (numeric(value) and "score" in self.reads(value)):
@@ -297,7 +296,8 @@ class _Reader:
                     k.value for k in item.keywords if k.arg and SCORE_TARGET.search(k.arg)]):
                 for value in scored:  # ``return Opinion(judge="CJ", score=2)``: its score
                     out |= self._returned_effect(value)
-            elif self.is_text(item) or (isinstance(item, ast.Constant) and item.value is None):
+            elif is_text(item, self.binds) or (isinstance(item, ast.Constant) and
+                                               item.value is None):
                 out.add("text")  # ``return None``: no text where another path returns text
             elif isinstance(item, ast.Constant) and isinstance(item.value, bool):
                 out.add("flag")
@@ -336,8 +336,7 @@ class _Reader:
                 found |= call_reads(sub, self.imports) | self._gap(sub, depth, seen)
             elif isinstance(sub, ast.Compare):
                 found |= self._compare_reads(sub, depth, seen)
-            elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Sub) and \
-                    call_name(sub.left) == "max" and call_name(sub.right) == "min":
+            elif is_spread(sub, self.binds):
                 found.add("spread")
         self.memo[key] = frozenset(found)
         return found

@@ -1,0 +1,121 @@
+"""Does a branch change the score? Its path compared with the path taken without it.
+
+``if spread > 2: final = sum(s) // len(s); return final, note`` followed by ``final =
+sum(s) // len(s); return max(1, min(5, final)), ""`` writes a note on a spread and scores
+as if it had not looked: the branch decides the note, not the score.
+"""
+
+from __future__ import annotations
+
+import ast
+import copy
+import re
+from collections.abc import Callable
+
+from automaton_auditor.forensics.code.exprs import SCORE_TARGET, call_name, walk_expr
+
+Effect = Callable[[ast.AST], bool]
+LOGS = re.compile(r"(^|\.)(print|debug|info|warning|warn|error|exception|log)$")
+
+
+def same_score(body: list[ast.stmt], other: list[ast.stmt], sets_score: Effect) -> bool:
+    """True when a branch (`body`) scores exactly as the path without it (`other`: its
+    ``else``, or what follows a body that returns), both paths ending in a return: the same
+    score expressions, each path's local names read through its own assignments, a clamp to
+    the scale (``max(1, min(5, x))``) aside. Such a branch changes no score, whatever note it
+    writes. `sets_score` says whether a statement or a returned item sets the score."""
+    if not all(path and isinstance(path[-1], ast.Return) for path in (body, other)):
+        return False  # code after the branch may read what either path left behind
+    mine, theirs = _path_scores(body, sets_score), _path_scores(other, sets_score)
+    return bool(mine) and mine == theirs
+
+
+def _path_scores(stmts: list[ast.stmt], sets_score: Effect) -> set[str] | None:
+    """The score values a straight path sets (None when a nested block sets one)."""
+    env: dict[str, ast.expr] = {}
+    out: set[str] = set()
+    for stmt in stmts:
+        if isinstance(stmt, ast.Return) and stmt.value is not None:
+            out |= {f"return {key}{_dump(_inline(item, env))}"
+                    for key, item in _returned(stmt.value, sets_score)}
+        elif isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            target = stmt.targets[0] if isinstance(stmt, ast.Assign) else stmt.target
+            if stmt.value is None or (isinstance(stmt, ast.Assign) and len(stmt.targets) > 1):
+                return None
+            value = _inline(stmt.value, env)
+            if isinstance(stmt, ast.AugAssign):
+                value = ast.BinOp(_inline(target, env), stmt.op, value)
+            if sets_score(stmt):
+                out.add(f"{_dump(target)} = {_dump(value)}")
+            elif not isinstance(target, ast.Name):
+                return None  # ``ops[0] = x``: changes what both paths may read
+            if isinstance(target, ast.Name):
+                env[target.id] = value
+        elif isinstance(stmt, ast.Expr) and not _harmless(stmt.value):
+            return None  # ``scores.append(t)``: a call may change what the score is made of
+        elif not isinstance(stmt, ast.Expr | ast.Pass) and not _nested(stmt, env, sets_score):
+            return None  # a nested block that sets a score: paths are not compared
+    return out
+
+
+def _nested(stmt: ast.stmt, env: dict[str, ast.expr], sets_score: Effect) -> bool:
+    """True for a nested block that sets no score and changes nothing a score may be made
+    of; the names it binds hold values only known at run time, different on each path."""
+    if sets_score(stmt):
+        return False
+    for sub in walk_expr(stmt):
+        if isinstance(sub, ast.Expr) and not _harmless(sub.value):
+            return False
+        if isinstance(sub, ast.Assign | ast.AugAssign | ast.AnnAssign | ast.For):
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            if not all(isinstance(t, ast.Name) for t in targets):
+                return False
+            env.update({t.id: ast.Name(f"{t.id}@{id(env)}") for t in targets
+                        if isinstance(t, ast.Name)})
+    return True
+
+
+def _harmless(value: ast.expr) -> bool:
+    """A docstring, or a call that only prints or logs."""
+    return isinstance(value, ast.Constant) or bool(LOGS.search(call_name(value)))
+
+
+def _returned(value: ast.expr, sets_score: Effect) -> list[tuple[str, ast.expr]]:
+    """The score items of a returned value: tuple items and dict values that set a score
+    (a dict's value under a score-like key, whatever it is)."""
+    items = value.elts if isinstance(value, ast.Tuple) else [value]
+    out: list[tuple[str, ast.expr]] = []
+    for item in items:
+        if isinstance(item, ast.Dict):
+            out += [(f"[{k.value!r}] ", v) for k, v in zip(item.keys, item.values, strict=True)
+                    if isinstance(k, ast.Constant) and (
+                        SCORE_TARGET.search(str(k.value)) or sets_score(v))]
+        elif sets_score(item):
+            out.append(("", item))
+    return out
+
+
+def _inline(node: ast.expr, env: dict[str, ast.expr]) -> ast.expr:
+    """`node` with the names the path assigned replaced by their values."""
+    class _Sub(ast.NodeTransformer):
+        def visit_Name(self, name: ast.Name) -> ast.AST:
+            return env.get(name.id, name)
+    return _unclamped(_Sub().visit(copy.deepcopy(node)))
+
+
+def _unclamped(node: ast.expr) -> ast.expr:
+    """``max(1, min(5, x))`` / ``min(5, max(1, x))`` -> ``x``: a clamp to the scale."""
+    while isinstance(node, ast.Call) and call_name(node) in ("max", "min") and \
+            len(node.args) == 2 and not node.keywords and \
+            isinstance(node.args[0], ast.Constant) and call_name(node.args[1]) in (
+                "max", "min") and call_name(node.args[1]) != call_name(node):
+        inner = node.args[1]
+        assert isinstance(inner, ast.Call)
+        if len(inner.args) != 2 or not isinstance(inner.args[0], ast.Constant):
+            break
+        node = inner.args[1]
+    return node
+
+
+def _dump(node: ast.AST) -> str:
+    return ast.dump(node, annotate_fields=False)
