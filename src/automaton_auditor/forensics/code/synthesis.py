@@ -23,11 +23,12 @@ from typing import Any, NamedTuple
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
-from automaton_auditor.forensics.code.execution import build_model
+from automaton_auditor.forensics.code.execution import Model, build_model
 from automaton_auditor.forensics.code.gates import GateReader
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.source import function_source, line_at
+from automaton_auditor.forensics.code.spread_routes import Route, resolved_reads, spread_routes
 from automaton_auditor.forensics.code.stubs import does_nothing
 from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.state import Finding
@@ -75,60 +76,36 @@ def synthesis_scope(graph: CallGraph, main: Topology | None,
     return graph.reachable(_roots(graph, main, wired), SCOPE_DEPTH)
 
 
-def _call_reads(graph: CallGraph, key: Key, name: str, depth: int) -> set[str]:
-    """What a helper called in a test (``if self._is_violation(op):``) decides on."""
-    out: set[str] = set()
-    if depth > 3:
-        return out
-    for site in graph.sites(key):
-        if site["name"] != name:
-            continue
-        target = graph.resolve(key, site)
-        callee = graph.function_key(target) if target is not None else None
-        if callee is None:
-            continue
-        for pred in (graph.functions[callee].get("logic") or {}).get("pred", []):
-            out |= _resolved(graph, callee, pred["reads"], depth + 1)
-        break
-    return out
-
-
-def _resolved(graph: CallGraph, key: Key, reads: list[str], depth: int = 0) -> set[str]:
-    out = {r for r in reads if not r.startswith("call:")}
-    for read in reads:
-        if read.startswith("call:"):
-            out |= _call_reads(graph, key, read[5:], depth)
-    return out
-
-
 def _judge_values(facts: dict[str, JSON]) -> set[str]:
     return {v for p in facts for v in facts[p].get("judge_values") or []}
 
 
-def _gates(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
-           scope: list[Key]) -> GateReader:
+def _gates(graph: CallGraph, model: Model | None, scope: list[Key]) -> GateReader:
     """The gate reader over the state schema's keys (none when not all are known)."""
-    if main is None or not main.nodes:
+    if model is None:
         return GateReader(graph, scope, None, set())
-    model = build_model(facts, graph, main)
     nodes = {n.key for n in model.nodes.values() if n.key is not None}
     return GateReader(graph, scope, set(model.channels) if model.complete else None, nodes)
 
 
+def _model(facts: dict[str, JSON], graph: CallGraph, main: Topology | None) -> Model | None:
+    return build_model(facts, graph, main) if main is not None and main.nodes else None
+
+
 def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
-             main: Topology | None = None) -> list[Rule]:
+             main: Topology | None = None, model: Model | None = None) -> list[Rule]:
     """Every decision in the synthesis scope, classified by what it reads and does. A
     decision that compares a judge's name with a value no judge carries, or that needs a
     value read from a state key the schema does not declare, never fires (``dead``)."""
     known = _judge_values(facts)
-    gates = _gates(facts, graph, main, scope)
+    gates = _gates(graph, model if model is not None else _model(facts, graph, main), scope)
     rules: list[Rule] = []
     for key in scope:
         logic = graph.functions[key].get("logic") or {}
         dead = {t["line"] for t in logic.get("judge_tests", [])
                 if known and t["value"] not in known}
         for branch in logic.get("branches", []):
-            reads = _resolved(graph, key, branch["reads"])
+            reads = resolved_reads(graph, key, branch["reads"])
             does = set(branch["does"])
             never = branch["line"] in dead or any(
                 gates.never_holds(key, name) for name in branch.get("gates", []))
@@ -169,21 +146,23 @@ class Reading(NamedTuple):
     means: list[tuple[str, int]]
     weights: list[tuple[str, int]]
     models: list[tuple[str, int]]  # model calls whose answer becomes the score
+    routes: list[Route]  # nodes a router picks on the score spread
 
 
 def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | None,
                    wired: Scope | None = None) -> Reading:
     """Everything the synthesis findings rest on (`wired`: what the graph runs, if known)."""
     scope = synthesis_scope(graph, main, wired)
+    roots, model = _roots(graph, main, wired), _model(facts, graph, main)
     means, weights = [], []
     for key in scope:
         logic = graph.functions[key].get("logic") or {}
         # a mean weighted by criterion is an overall over the criteria, not of the judges
         means += [(key[0], m["line"]) for m in logic.get("means", []) if not m.get("criteria")]
         weights += [(key[0], w["line"]) for w in logic.get("weights", [])]
-    return Reading(scope, rules_of(graph, facts, scope, main), sorted(set(means)),
-                   sorted(set(weights)), _model_scores(graph, facts, scope,
-                                                       set(_roots(graph, main, wired))))
+    return Reading(scope, rules_of(graph, facts, scope, main, model), sorted(set(means)),
+                   sorted(set(weights)), _model_scores(graph, facts, scope, set(roots)),
+                   spread_routes(graph, model, roots) if model is not None else [])
 
 
 def _model_scores(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
@@ -305,6 +284,8 @@ def _functionality_weights(reading: Reading) -> list[tuple[str, int]]:
 def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
     rules = reading.rules
     evidence, spread = _of(rules, "evidence"), _of(rules, "spread")
+    # a router that picks, on the spread, a node whose output the synthesis reads
+    spread += [line for r in reading.routes if r.feeds for line in r.lines]
     # a cap on detected evidence or on a judge's score, never one on words in an argument
     caps = [(r.path, r.line) for r in rules if r.kind in ("evidence", "score_cap")
             and "cap" in r.does]
@@ -330,11 +311,7 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
                f"; {len(keyword)} more fire on words in a judge's argument (not counted: no "
                "detected fact decides them)" if keyword else "") + ".", 0.75,
            rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present}),
-        _f("justice.variance", "Score variance triggers a re-evaluation", bool(spread),
-           "success", spread or _of(rules, "dissent"), repo,
-           (_spread_reason(rules) if spread else
-            "The score spread only adds dissent text." if _of(rules, "dissent") else
-            "No decision reads the score spread."), 0.75),
+        _variance(reading, repo),
         _f("justice.averaging", "The verdict is a plain average of the judges' scores",
            averaging, "failure", [*reading.means, *keyword, *dead] if averaging else
            reading.means, repo, _averaging_reason(reading, len(deciding), len(keyword)),
@@ -375,6 +352,35 @@ def _no_unweighted_reason(reading: Reading, averaging: bool,
     if not reading.means:
         return "No mean of the scores."
     return f"One judge's score weighs differently ({weights[0][0]}:{weights[0][1]})."
+
+
+def _variance(reading: Reading, repo: Path | None) -> Finding:
+    """A score spread that re-evaluates: a rule that changes the score on it, or a router
+    that picks, on it, a node whose output the synthesis reads."""
+    rules, routes = reading.rules, reading.routes
+    spread, dissent = _of(rules, "spread"), _of(rules, "dissent")
+    fed = [r for r in routes if r.feeds]
+    reason = _spread_reason(rules) if spread else _route_reason(fed[0]) if fed else " ".join([
+        "The score spread only adds dissent text." if dissent else
+        "No decision in the synthesis reads the score spread." if routes else
+        "No decision reads the score spread.", *map(_route_reason, routes[:3])])
+    return _f("justice.variance", "Score variance triggers a re-evaluation",
+              bool(spread or fed), "success", spread or [
+                  line for r in fed or routes for line in r.lines] + dissent, repo, reason,
+              0.75, routes=[{"source": r.source, "target": r.target, "writes": list(r.writes),
+                             "feeds": list(r.feeds), "lines": [f"{p}:{n}" for p, n in r.lines]}
+                            for r in routes])
+
+
+def _route_reason(route: Route) -> str:
+    """Where the spread routes the graph, and whether the verdict reads what is done there."""
+    path, line = route.lines[-2]  # the router's return that picks the node
+    where = f"A score spread routes the graph to {route.target} ({path}:{line})"
+    if route.feeds:
+        return f"{where}; the synthesis reads what it writes ({', '.join(route.feeds)})."
+    wrote = f" ({', '.join(route.writes)})" if route.writes else ""
+    return (f"{where}, but the synthesis reads nothing it writes{wrote}: the "
+            "re-evaluation never reaches the verdict.")
 
 
 def _spread_reason(rules: list[Rule]) -> str:

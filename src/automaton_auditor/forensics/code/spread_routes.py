@@ -1,0 +1,146 @@
+"""Score spreads that route the graph: a re-evaluation wired with edges rather than an ``if``
+in the Chief Justice's function.
+
+A router registered with ``add_conditional_edges`` picks its node on how far the judges'
+scores lie apart when it returns inside a test on the spread (``if max(s) - min(s) > 2:
+return "debate"``), or when its guards test a state key that a node writes from the spread
+(``return {"has_variance": flag}`` with ``flag = True`` under such a test). The nodes it
+picks then and on no other path (neither the synthesis nodes nor END) re-evaluate only if
+the synthesis reads something they, or the nodes after them up to the synthesis, write: a
+mediator whose notes nobody reads changes no verdict.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.execution import Model, Router, state_param, state_reads
+from automaton_auditor.forensics.code.topology import END, START
+
+SPREAD = frozenset({"spread", "gap"})
+MAX_HOPS = 4  # nodes followed from a picked node towards the synthesis
+
+
+class Route(NamedTuple):
+    """A router's choice on the score spread: the node it picks and what that node feeds."""
+
+    source: str  # the node the router is attached to
+    target: str  # the node picked on the spread
+    lines: tuple[tuple[str, int], ...]  # the spread, the router's return, the edge call
+    writes: tuple[str, ...]  # state keys the picked node (and those after it) write
+    feeds: tuple[str, ...]  # those the synthesis reads
+
+
+def resolved_reads(graph: CallGraph, key: Key, reads: list[str], depth: int = 0) -> set[str]:
+    """What a test reads, a helper called in it (``if self._is_violation(op):``) standing
+    for what the helper's answer rests on."""
+    out = {r for r in reads if not r.startswith("call:")}
+    for read in reads:
+        if read.startswith("call:") and depth <= 3:
+            out |= _call_reads(graph, key, read[5:], depth)
+    return out
+
+
+def _call_reads(graph: CallGraph, key: Key, name: str, depth: int) -> set[str]:
+    for site in graph.sites(key):
+        if site["name"] != name:
+            continue
+        target = graph.resolve(key, site)
+        callee = graph.function_key(target) if target is not None else None
+        if callee is None:
+            continue
+        preds = (graph.functions[callee].get("logic") or {}).get("pred", [])
+        return set().union(*(resolved_reads(graph, callee, p["reads"], depth + 1)
+                             for p in preds))
+    return set()
+
+
+def spread_routes(graph: CallGraph, model: Model, synthesis: list[Key]) -> list[Route]:
+    """Every node a router picks on the score spread (`synthesis`: the synthesis node
+    functions, whose reads decide whether the pick reaches the verdict)."""
+    synth = {n for n, node in model.nodes.items() if node.key in synthesis}
+    reads = {k for n in synth for k in model.nodes[n].reads}
+    for key in synthesis:  # helpers handed the state read it too
+        if state_param(graph, key) == "state":
+            reads |= set(state_reads(graph, key))
+    keys = _spread_keys(graph, model)
+    routes: list[Route] = []
+    for source, routers in sorted(model.routers.items()):
+        for router in routers:
+            routes += _picks(graph, model, source, router, keys, synth, reads)
+    return routes
+
+
+def _picks(graph: CallGraph, model: Model, source: str, router: Router,
+           keys: dict[str, list[tuple[str, int]]], synth: set[str],
+           reads: set[str]) -> list[Route]:
+    if router.key is None:
+        return []
+    inside, lines = _spread_outs(graph, router, keys)
+    mapping = router.info.get("map") or {}
+
+    def names(outs: list[JSON]) -> dict[str, int]:
+        return {str(mapping.get(str(t)) or t): o["line"] for o in outs
+                for t in o.get("targets") or []}
+
+    picked, other = names(inside), names([o for o in router.outs if o not in inside])
+    op = router.info["op"]
+    out: list[Route] = []
+    for target in sorted(set(picked) - set(other) - synth - {END, START}):
+        if target not in model.nodes:
+            continue
+        writes = _writes_until(model, target, source, synth)
+        out.append(Route(source, target, (*lines, (router.key[0], picked[target]),
+                                          (op["path"], op["line"])),
+                         tuple(sorted(writes)), tuple(sorted(writes & reads))))
+    return out
+
+
+def _spread_outs(graph: CallGraph, router: Router, keys: dict[str, list[tuple[str, int]]]
+                 ) -> tuple[list[JSON], list[tuple[str, int]]]:
+    """The router's returns decided by the spread, and the lines the spread is read on."""
+    assert router.key is not None
+    path = router.key[0]
+    logic = graph.functions[router.key].get("logic") or {}
+    tests = [b for b in logic.get("branches", [])
+             if SPREAD & resolved_reads(graph, router.key, b["reads"])]
+    inside: list[JSON] = []
+    lines: list[tuple[str, int]] = []
+    for out in router.outs:
+        within = [b for b in tests if b["line"] <= out["line"] <= b.get("end", b["line"])]
+        guarded = [k for k, _want in out.get("guards") or [] if k in keys]
+        if within or guarded:
+            inside.append(out)
+            lines += [(path, b["line"]) for b in within] + [w for k in guarded for w in keys[k]]
+    return inside, sorted(set(lines))
+
+
+def _spread_keys(graph: CallGraph, model: Model) -> dict[str, list[tuple[str, int]]]:
+    """State keys a node writes from the score spread, with the spread's test and the
+    write."""
+    keys: dict[str, list[tuple[str, int]]] = {}
+    for node in model.nodes.values():
+        if node.key is None:
+            continue
+        logic = graph.functions[node.key].get("logic") or {}
+        tests = [(node.key[0], b["line"]) for b in logic.get("branches", [])
+                 if SPREAD & set(b["reads"])]
+        for item in logic.get("spread_keys", []):
+            if item["key"] in node.writes:
+                keys.setdefault(item["key"], []).extend(
+                    [*tests, (node.key[0], item["line"])])
+    return keys
+
+
+def _writes_until(model: Model, target: str, source: str, synth: set[str]) -> set[str]:
+    """State keys written by `target` and the nodes after it, up to the synthesis (not
+    back through the router's own node)."""
+    edges = model.topo.edges
+    seen, frontier = {target}, [target]
+    for _ in range(MAX_HOPS):
+        frontier = [d for s, d in edges for f in frontier if s == f and
+                    d not in seen | synth | {source, END}]
+        seen |= set(frontier)
+    return {k for n in seen if n in model.nodes for k in model.nodes[n].writes}
