@@ -29,7 +29,7 @@ from automaton_auditor.forensics.code.common import (
 from automaton_auditor.forensics.code.exprs import handles_scores
 from automaton_auditor.forensics.code.flow import FlowBuilder
 from automaton_auditor.forensics.code.logic import LogicBuilder
-from automaton_auditor.forensics.code.outs import outs_of
+from automaton_auditor.forensics.code.outs import literal_targets, outs_of, returned
 from automaton_auditor.forensics.code.recorder import Ctx
 from automaton_auditor.forensics.code.retries import retried
 
@@ -209,7 +209,8 @@ class CallCollector:
                                 "decorators": decorators, "sends": [],
                                 "returns": [], "gotos": [], "loops": {},
                                 "flow": self.flow.summarize(node),
-                                "outs": outs_of(node, self.imports)}
+                                "outs": outs_of(node, self.imports),
+                                "literal": literal_targets(node)}
         if handles_scores(self.lines, node.lineno, node.end_lineno or node.lineno):
             self.functions[qual]["logic"] = self.logic.summarize(node)
         for deco in decorators:
@@ -301,19 +302,10 @@ class CallCollector:
         facts["outcomes"] = int(facts.get("outcomes", 0)) + (
             2 if isinstance(node.value, ast.IfExp) else 1)
         # a returned list (LangGraph runs all of its names at once) is read from the
-        # function's outs (`outs`, ``many``)
-        values = node.value.elts if isinstance(node.value, ast.List | ast.Tuple) else [node.value]
-        for value in values:
-            text = str_value(value)
-            name = dotted(value)
-            if isinstance(value, ast.Constant) and text is not None:
-                facts["returns"].append(text)
-            elif name in ("END", "START"):
-                facts["returns"].append(f"__{name.lower()}__")
-            elif name:
-                facts["returns"].append({"ref": resolve(name, self.imports)})
-            elif isinstance(value, ast.Call) and dotted(value.func):
-                facts["returns"].append({"call": resolve(dotted(value.func), self.imports)})
+        # function's outs (`outs`, ``many``); a local variable through its binding
+        params = [p for p in facts["params"] if p not in ("self", "cls")]
+        facts["returns"] += returned(node.value, params, self.imports,
+                                     lambda name: self.assigned.get((ctx.func, name)))
 
     def _loop_binding(self, node: ast.For | ast.comprehension, ctx: Ctx) -> None:
         facts = self.functions.get(ctx.func) if ctx.func else None

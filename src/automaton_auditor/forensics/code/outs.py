@@ -18,9 +18,10 @@ parameter: ``state.get("k")`` truthy or not) and what it returns:
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from typing import Any
 
-from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value
+from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value, unparse
 
 MAX_OUTS = 60
 Guard = list[Any]  # [key, True | False]
@@ -34,6 +35,70 @@ def outs_of(node: ast.FunctionDef | ast.AsyncFunctionDef, imports: dict[str, str
     reader = _Outs(state, imports)
     reader.block(node.body, [])
     return reader.outs[:MAX_OUTS]
+
+
+def literal_targets(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """The values of a ``-> Literal["a", "b"]`` return annotation. LangGraph reads them as
+    the router's destinations when add_conditional_edges is given no path map."""
+    ann = node.returns
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):  # a quoted annotation
+        try:
+            ann = ast.parse(ann.value, mode="eval").body
+        except SyntaxError:
+            return []
+    if not isinstance(ann, ast.Subscript) or \
+            (dotted(ann.value) or "").rsplit(".", 1)[-1] != "Literal":
+        return []
+    out = []
+    for item in ann.slice.elts if isinstance(ann.slice, ast.Tuple) else [ann.slice]:
+        text = "__end__" if dotted(item) == "END" else str_value(item)
+        if text is None:
+            return []  # a value not spelled out: the destinations are not read from it
+        out.append(text)
+    return out
+
+
+def returned(value: ast.expr, params: list[str], imports: dict[str, str],
+             bound: Callable[[str], ast.expr | None], depth: int = 0) -> list[Any]:
+    """What one ``return`` of a router names, for the topology: node names (strings),
+    ``{"ref": name}`` (a module-level name, resolved across files later), ``{"call": name}``
+    (another function's answer, followed later) or ``{"open": text}`` (not determined: a
+    value read from the state, an unknown expression). A local variable is read through
+    the value bound to it (`bound`), never taken as a node name: ``out = router(state);
+    return out`` follows the call. ``Send(...)`` adds nothing here: Sends are recorded
+    where they are made, in a list built up or in a helper."""
+    def again(item: ast.expr) -> list[Any]:
+        return returned(item, params, imports, bound, depth + 1) if depth < 6 else \
+            [{"open": unparse(item, 80)}]
+    if isinstance(value, ast.List | ast.Tuple | ast.Set):
+        return [e for item in value.elts for e in again(item)]
+    if isinstance(value, ast.IfExp):
+        return again(value.body) + again(value.orelse)
+    if isinstance(value, ast.ListComp | ast.GeneratorExp | ast.SetComp):
+        return [] if _is_send(value.elt, imports) else [{"open": unparse(value, 80)}]
+    if isinstance(value, ast.Constant):
+        return [value.value] if isinstance(value.value, str) else []
+    name = dotted(value)
+    if name is not None:
+        if name in ("END", "START") or (resolve(name, imports) or "").endswith(".END"):
+            return ["__end__" if name != "START" else "__start__"]
+        if name.split(".")[0] in params:
+            return [{"open": name}]  # the state's value (or the parameter's)
+        local = bound(name)
+        return again(local) if local is not None else [{"ref": resolve(name, imports)}]
+    if isinstance(value, ast.Call):
+        func = dotted(value.func)
+        root = (func or "").split(".")[0]
+        if _is_send(value, imports):
+            return []
+        if func and (root not in params or root in ("self", "cls")):
+            return [{"call": resolve(func, imports)}]
+    return [{"open": unparse(value, 80)}]
+
+
+def _is_send(node: ast.expr, imports: dict[str, str]) -> bool:
+    return isinstance(node, ast.Call) and \
+        (resolve(dotted(node.func), imports) or "").rsplit(".", 1)[-1] == "Send"
 
 
 class _Outs:

@@ -258,6 +258,13 @@ def _dead_targets(model: Model, run: Run, source: str,
     return dead
 
 
+def _open_text(ops: list[JSON]) -> str:
+    where = ", ".join(f"{op['path']}:{op['line']}" for op in ops[:5])
+    return ("Which nodes run and which reach END is not established: the destinations of "
+            f"the router at {where} are not determined (it returns a value computed at run "
+            "time, with no path map and no Literal return annotation).")
+
+
 def _own(model: Model, name: str) -> dict[str, Any]:
     node = model.nodes.get(name)
     return dict(node.writes) if node else {}
@@ -273,6 +280,11 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
     nodes = set(model.nodes)
     unreachable = sorted(nodes - _reach(model, START, True))
     stuck = sorted(nodes - _reach(model, END, False) - set(unreachable))
+    open_ops = model.topo.undetermined
+    if open_ops:
+        # a router whose destinations are not determined may lead to any node: which nodes
+        # run, and which reach END, is not established
+        unreachable, stuck = [], []
     repeats = _repeats(model, run)
     conflicts = [(step, key, writers) for step, key, writers in run.parallel
                  if not run.ambiguous_at or step < run.ambiguous_at]
@@ -282,7 +294,8 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
            [q for n in [*unreachable, *stuck] if (q := _line(model, n))], repo,
            (f"No path from START to {', '.join(unreachable)}: they never run. " if unreachable
             else "") + (f"No path from {', '.join(stuck)} to END." if stuck else "")
-           or "Every node is reachable from START and reaches END.",
+           or (_open_text(open_ops) if open_ops else
+               "Every node is reachable from START and reaches END."),
            0.85 if unreachable else 0.6, where, unreachable=unreachable, no_end=stuck),
         _f("graph.join_repeats", "A join runs once per arriving branch", bool(repeats),
            [q for n in repeats if (q := _line(model, n))], repo,

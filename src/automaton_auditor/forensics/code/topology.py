@@ -9,6 +9,7 @@ from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.resolve import Resolver
+from automaton_auditor.forensics.code.routers import chooses, targets_of
 from automaton_auditor.state import RebuiltGraph
 
 START, END = "__start__", "__end__"
@@ -33,6 +34,9 @@ class Topology:
     joins: list[tuple[tuple[str, ...], str, JSON]] = field(default_factory=list)
     # node names computed at run time (``add_node(dim["id"], ...)``): the wiring is partial
     computed: list[JSON] = field(default_factory=list)
+    # add_conditional_edges calls whose router's destinations are not determined (it returns
+    # a value read from the state, with no path map and no Literal annotation)
+    undetermined: list[JSON] = field(default_factory=list)
 
 
 def group_builders(facts: dict[str, JSON], resolver: Resolver) -> dict[str, list[JSON]]:
@@ -215,7 +219,9 @@ def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:
     mapped = res.value(path_map, path)
     mapping = {str(res.name(k, path)): res.name(v, path) for k, v in mapped["map"]} \
         if isinstance(mapped, dict) and "map" in mapped else {}
-    targets, sent, many = _targets(router, path_map, path, res)
+    targets, sent, many, unknown = targets_of(router, path_map, path, res)
+    if unknown and op not in topo.undetermined:
+        topo.undetermined.append(op)
     # a returned list goes through the path map like a single name does
     many = {str(mapping.get(t) or t) for t in many}
     targets = sorted(set(targets) | many)
@@ -225,7 +231,8 @@ def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:
     sends = sent | many
     own = {"op": op, "targets": targets, "send": bool(sends), "sends": sorted(sends),
            "map": mapping, "router": router.get("ref") if isinstance(router, dict) else None,
-           "chooses": len(mapping) >= 2 or _chooses(router, path, res)}
+           "chooses": len(mapping) >= 2 or len(targets) - len(sends) >= 2 or
+           chooses(router, path, res)}
     first = topo.conditional.get(source)
     if first is None or "routers" not in first:
         topo.conditional[source] = {**own, "routers": [own]}
@@ -241,87 +248,6 @@ def _conditional(topo: Topology, op: JSON, res: Resolver) -> None:
         # a node reached by Send reads its payload; one named in a list reads the state
         _edge(topo, source, target, op, "send" if target in sent else
               "parallel" if target in many else "conditional")
-
-
-def _chooses(router: Any, path: str, res: Resolver) -> bool:
-    """Does the router pick a branch at run time (two or more outcomes, or a value read from
-    the state), rather than return one fixed list of nodes to run at once?"""
-    if isinstance(router, dict) and "lambda" in router:
-        return bool(router["lambda"].get("chooses"))
-    found = res.function(str(router["ref"]), path) \
-        if isinstance(router, dict) and router.get("ref") else None
-    return found is not None and int(found[1].get("outcomes", 0)) >= 2
-
-
-def _targets(router: Any, path_map: Any, path: str, res: Resolver
-             ) -> tuple[list[str], set[str], set[str]]:
-    """(targets, ``Send`` targets, names of a returned list) of one router."""
-    sends: set[str] = set()
-    many: set[str] = set()
-    router_targets: list[str] = []
-    if isinstance(router, dict) and "lambda" in router:
-        lam = router["lambda"]
-        sends = {n for n in (res.name(s, path) for s in lam["sends"]) if n}
-        many = {n for n in (res.name(s, path) for s in lam.get("many") or []) if n}
-        router_targets = [*lam["strings"], *sends]
-    elif isinstance(router, dict) and router.get("ref"):
-        sends, many, returns = _router_targets(str(router["ref"]), path, res, 0)
-        router_targets = [*sends, *returns]
-    mapped = res.value(path_map, path)
-    if isinstance(mapped, dict) and "map" in mapped:
-        explicit = [res.name(v, path) for _k, v in mapped["map"]]
-    elif isinstance(mapped, list):
-        explicit = [res.name(v, path) for v in mapped]
-    else:
-        explicit = []
-    chosen = [t for t in explicit if t] or router_targets
-    chosen += sorted(sends - set(chosen))
-    return sorted(set(chosen)), sends, many
-
-
-def _router_targets(ref: str, path: str, res: Resolver, depth: int
-                    ) -> tuple[set[str], set[str], list[str]]:
-    """Send targets, names of a returned list and returned node names of a router,
-    following ``return helper(...)`` a few calls deep."""
-    found = res.function(ref, path)
-    if found is None or depth > 3:
-        return set(), set(), []
-    fpath, info = found
-    sends = _function_sends(info, fpath, res)
-    # ``return ["a", "b"]`` or a list built up with append: LangGraph runs them all at once
-    many = {str(t) for out in info.get("outs") or [] if out.get("many")
-            for t in out.get("targets") or [] if t != END}
-    names: list[str] = []
-    for item in info.get("returns") or []:
-        if isinstance(item, dict) and item.get("call"):
-            more_sends, more_many, more = _router_targets(str(item["call"]), fpath, res,
-                                                          depth + 1)
-            sends |= more_sends
-            many |= more_many
-            names += more
-        else:
-            name = res.name(item, fpath)
-            if name:
-                names.append(name)
-    return sends, many, names
-
-
-def _function_sends(info: JSON, path: str, res: Resolver) -> set[str]:
-    names: set[str] = set()
-    loops = info.get("loops") or {}
-    for send in info.get("sends") or []:
-        if isinstance(send, str):
-            names.add(send)
-            continue
-        ref = send.get("ref") if isinstance(send, dict) else None
-        bound = res.value(loops.get(ref), path) if ref in loops else None
-        if isinstance(bound, list):
-            names.update(b for b in bound if isinstance(b, str))
-        elif ref:
-            value = res.name({"ref": ref}, path)
-            if value:
-                names.add(value)
-    return names
 
 
 def reach(edges: list[tuple[str, str]], start: str, forward: bool = True) -> set[str]:
@@ -342,8 +268,9 @@ def reach(edges: list[tuple[str, str]], start: str, forward: bool = True) -> set
 
 def running(topo: Topology) -> set[str] | None:
     """The nodes a path from START reaches (the others never run), or None when that is
-    not known: no edge leaves START, or some wiring is computed at run time."""
-    if topo.computed or not any(src == START for src, _dst in topo.edges):
+    not known: no edge leaves START, some wiring is computed at run time, or a router's
+    destinations are not determined."""
+    if topo.computed or topo.undetermined or not any(src == START for src, _dst in topo.edges):
         return None
     return reach(list(topo.edges), START)
 
@@ -361,6 +288,12 @@ def to_rebuilt(topo: Topology) -> RebuiltGraph:
             into.setdefault(dst, set()).add(src)
     fan_out = {s: sorted(t) for s, t in out.items()
                if len(t) >= 2 or topo.conditional.get(s, {}).get("send")}
+    # parallel siblings that reach a node through their routers also meet there: LangGraph
+    # runs it once, in the superstep after theirs, as it does for plain edges
+    siblings = {t for ts in fan_out.values() for t in ts}
+    for (src, dst), info in topo.edges.items():
+        if info["kind"] != "static" and src in siblings and dst != src:
+            into.setdefault(dst, set()).add(src)
     # a branch from a node that never runs brings nothing to the join
     live = running(topo)
     into = {d: {s for s in ss if live is None or s in live} for d, ss in into.items()}
