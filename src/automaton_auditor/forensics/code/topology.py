@@ -288,11 +288,13 @@ def to_rebuilt(topo: Topology) -> RebuiltGraph:
             into.setdefault(dst, set()).add(src)
     fan_out = {s: sorted(t) for s, t in out.items()
                if len(t) >= 2 or topo.conditional.get(s, {}).get("send")}
-    # parallel siblings that reach a node through their routers also meet there: LangGraph
-    # runs it once, in the superstep after theirs, as it does for plain edges
+    # parallel siblings that reach a node through their routers also meet there (LangGraph
+    # runs it once, in the superstep after theirs, as for plain edges) when every route the
+    # router can take leads to it: a node only some routes reach (an error handler) is no join
     siblings = {t for ts in fan_out.values() for t in ts}
     for (src, dst), info in topo.edges.items():
-        if info["kind"] != "static" and src in siblings and dst != src:
+        if info["kind"] != "static" and src in siblings and dst != src and all(
+                dst in reach(list(topo.edges), t) for (a, t) in topo.edges if a == src):
             into.setdefault(dst, set()).add(src)
     # a branch from a node that never runs brings nothing to the join
     live = running(topo)
