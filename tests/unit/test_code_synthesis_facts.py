@@ -94,7 +94,9 @@ def chief_justice_node(state):
 ''')
     variance = facts["justice.variance"]
     assert variance.found
-    assert variance.rationale == "A score spread changes the score (nodes/justice.py:8)."
+    assert variance.rationale == ("A score spread changes the score (nodes/justice.py:8): it "
+                                  "sets the score with `final = (final + median(scores)) / 2` "
+                                  "(nodes/justice.py:9).")
 
 
 def test_two_judges_scores_apart_are_a_spread_and_keyword_rules_are_named(
@@ -149,4 +151,5 @@ def chief_justice_node(state):
     return {"final_score": round((p.score + d.score + t.score) / 3)}
 ''')
     assert facts["justice.variance"].rationale == (
-        "A score spread changes the score (nodes/justice.py:5).")
+        "A score spread changes the score (nodes/justice.py:5): it sets the score with "
+        '`return {"final_score": t.score}` (nodes/justice.py:6).')

@@ -11,6 +11,9 @@ from automaton_auditor.forensics.code.common import dotted, resolve
 
 OPINION_TEXT = {"argument", "reasoning", "rationale", "explanation", "justification",
                 "comment", "comments", "feedback", "opinion_text", "content_lower"}
+# scores, a judge's own text (an evidence's ``rationale`` or ``content`` is no judge's
+# argument) or a spread (``max(p, d, t) - min(p, d, t)`` over a helper's parameters)
+SCORE_OR_TEXT = re.compile(r"score|argument|reasoning|justification|max\(|stdev|variance")
 EVIDENCE = re.compile(r"evidence|^found$|cited|citation", re.I)
 CRITERION = re.compile(r"criteri|dimension|dim_id|dim$|rubric_id|^crit(?:_id)?$", re.I)
 JUDGE_ATTR = re.compile(r"^(judge|judge_name|persona|role|judge_type|judge_role)$", re.I)
@@ -103,6 +106,18 @@ def target_names(target: ast.AST, attributes: bool = False) -> list[str]:
                                                                        ast.Constant):
         return [str(target.slice.value)]
     return []
+
+
+def paired(target: ast.AST, value: ast.expr) -> list[tuple[str, ast.expr]]:
+    """The names an assignment binds, each with its own value: ``lo, hi = min(s), max(s)``
+    binds ``lo`` to ``min(s)`` and ``hi`` to ``max(s)`` (else every name to the whole
+    value)."""
+    if isinstance(target, ast.Tuple | ast.List) and isinstance(value, ast.Tuple | ast.List) \
+            and len(target.elts) == len(value.elts) and \
+            not any(isinstance(e, ast.Starred) for e in target.elts):
+        return [pair for t, v in zip(target.elts, value.elts, strict=True)
+                for pair in paired(t, v)]
+    return [(name, value) for name in target_names(target)]
 
 
 def walk_expr(node: ast.AST) -> list[ast.AST]:
@@ -220,8 +235,10 @@ def evidence_only(targets: list[ast.expr], binds: dict[str, list[ast.expr]],
 
 
 def handles_scores(lines: list[str], start: int, end: int) -> bool:
-    """True when a function's source mentions scores at all (cheap prefilter)."""
-    return any("score" in line for line in lines[start - 1:end])
+    """True when a function's source mentions scores, a judge's argument text or a spread at
+    all (a cheap prefilter: a helper that only searches words in the argument decides scores
+    for the function testing its answer)."""
+    return any(SCORE_OR_TEXT.search(line) for line in lines[start - 1:end])
 
 
 def through(node: ast.AST, binds: dict[str, list[ast.expr]]) -> list[ast.AST]:

@@ -24,15 +24,13 @@ from __future__ import annotations
 
 import ast
 
-from automaton_auditor.forensics.code.common import JSON, dotted, is_literal, resolve
+from automaton_auditor.forensics.code.common import JSON, dotted, resolve
 from automaton_auditor.forensics.code.exprs import (
     MEAN_CALLS,
     SCORE_TARGET,
     SPREAD_CALLS,
     TEXT_CALLS,
-    attr_kind,
     call_name,
-    call_reads,
     constant_factor,
     evidence_only,
     first_tests,
@@ -51,7 +49,6 @@ from automaton_auditor.forensics.code.exprs import (
     summed,
     target_names,
     through,
-    unnormalised,
     unpacks,
     walk_expr,
     weight_table,
@@ -59,10 +56,12 @@ from automaton_auditor.forensics.code.exprs import (
 )
 from automaton_auditor.forensics.code.gates import branch_gates
 from automaton_auditor.forensics.code.paths import same_score
+from automaton_auditor.forensics.code.reader import ExprReader
 
-MAX_DEPTH = 12
 # what a decision does to the score (text alone, a dissent note, changes nothing)
 CHANGES = frozenset({"score", "cap", "flag"})
+MAX_SETS = 8  # lines where a decision sets the score, recorded to be quoted
+SIMPLE = ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Return | ast.Expr
 
 
 class LogicBuilder:
@@ -80,28 +79,15 @@ class LogicBuilder:
         return out
 
 
-class _Reader:
+class _Reader(ExprReader):
     def __init__(self, imports: dict[str, str],
                  node: ast.FunctionDef | ast.AsyncFunctionDef, consts: set[str]) -> None:
-        self.imports = imports
+        super().__init__(imports, node, consts)
         self.body = node.body
-        self.memo: dict[tuple[int, int, frozenset[str]], frozenset[str]] = {}
-        self.consts = consts  # module-level string and list-of-string constants
         self.guards: list[set[str]] = []  # what the enclosing ``if`` tests read
-        self.guarded: dict[str, set[str]] = {}  # flag -> what the tests that set it read
-        self.binds: dict[str, list[ast.expr]] = {}
         self.out: dict[str, list[JSON]] = {"means": [], "spreads": [], "weights": [],
                                            "branches": [], "pred": [], "judge_tests": [],
-                                           "spread_keys": []}
-        for sub in own_nodes(node.body):
-            if isinstance(sub, ast.Assign | ast.AnnAssign | ast.AugAssign) and \
-                    sub.value is not None:
-                for target in (sub.targets if isinstance(sub, ast.Assign) else [sub.target]):
-                    for name in target_names(target):
-                        self.binds.setdefault(name, []).append(sub.value)
-            elif isinstance(sub, ast.For | ast.comprehension):
-                for name in target_names(sub.target):
-                    self.binds.setdefault(name, []).append(sub.iter)
+                                           "spread_keys": [], "passed": []}
 
     # --- statements ----------------------------------------------------------------------
     def block(self, body: list[ast.stmt]) -> None:
@@ -181,6 +167,16 @@ class _Reader:
             self.out["means"].append({"line": node.lineno, "weighted": False})
         elif name in SPREAD_CALLS and node.args:
             self.out["spreads"].append({"line": node.lineno})
+        # ``variance_re_evaluation(weighted, dissent)`` with ``dissent`` resting on the spread
+        # (or on a helper's answer): a test of that parameter in the callee reads it; a score
+        # passed on is not (a spread rule may have set it, testing it decides on the score)
+        for arg in [*node.args, *(k.value for k in node.keywords)]:
+            if isinstance(arg, ast.Name) and arg.id not in self.params and not any(
+                    p["name"] == arg.id for p in self.out["passed"]):
+                every = self.reads(arg)
+                reads = sorted(r for r in every if r in ("spread", "gap") or r.startswith("call:"))
+                if reads and "score" not in every:
+                    self.out["passed"].append({"name": arg.id, "reads": reads})
 
     # --- branches --------------------------------------------------------------------------
     def branch(self, test: ast.expr, body: list[ast.stmt], line: int, same: bool = False
@@ -189,14 +185,36 @@ class _Reader:
         does = sorted(self.does(body) - ({"score", "cap"} if same else set()))
         inner = self.inner_tests(body)
         reads = sorted(self.reads(test).union(*(self.reads(t) for t in inner)))
+        # the parameters it tests: what a caller passes for them is read there (synthesis)
+        params = sorted({n.id for t in [test, *inner] for n in walk_expr(t)
+                         if isinstance(n, ast.Name) and n.id in self.params
+                         and not self.binds.get(n.id) and "score" not in name_kind(n.id)})
         if identity_only(reads) and unpacks(body, lambda t: identity_only(self.reads(t))):
             return  # ``if op.judge == "Defense": d = op.score``: names a score, decides nothing
-        if reads and does:
-            gates = {"gates": g} if (g := branch_gates(test, inner)) else {}
+        if (reads or params) and does:
+            extra: JSON = {"gates": g} if (g := branch_gates(test, inner)) else {}
+            if params:
+                extra["params"] = params
             # where the decision's body ends: a router's returns inside it are its choice
             end = max(getattr(s, "end_lineno", None) or line for s in body)
             self.out["branches"].append({"line": line, "end": end, "reads": reads,
-                                         "does": does, **gates})
+                                         "does": does, **extra,
+                                         **self.details(test, body, inner, line, same)})
+
+    def details(self, test: ast.expr, body: list[ast.stmt], inner: list[ast.expr], line: int,
+                same: bool) -> JSON:
+        """What else a decision's facts need: each side of an ``or`` (``if not ev.found or
+        "insecure" in argument:``, each side fires the rule alone) and the lines it sets the
+        score on (a spread's re-evaluation is quoted from them)."""
+        out: JSON = {}
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+            out["alts"] = [sorted(self.reads(v).union(*(self.reads(t) for t in inner)))
+                           for v in test.values]
+        sets = {getattr(n, "lineno", line) for n in own_nodes(body) if isinstance(n, SIMPLE)
+                and self.does([n]) & {"score", "cap"}}
+        if sets and not same:
+            out["sets"] = sorted(sets)[:MAX_SETS]
+        return out
 
     def sets_score(self, node: ast.AST) -> bool:
         """A statement, or a returned item, that sets the score (`paths.same_score`)."""
@@ -303,94 +321,8 @@ class _Reader:
                 out.add("flag")
             elif isinstance(item, ast.Constant) and isinstance(item.value, int | float):
                 out.add("cap" if item.value <= 3 else "score")
-            elif (numeric(item) and "score" in self.reads(item)) or SCORE_TARGET.search(
+            elif ((numeric(item) or (isinstance(item, ast.Name) and item.id in self.spread_items))
+                  and "score" in self.reads(item)) or SCORE_TARGET.search(
                     " ".join(target_names(item, attributes=True))) or isinstance(item, ast.Call):
                 out.add("score")  # ``return _weighted_score(...)`` from a scoring function
         return out
-
-    # --- what an expression reads -----------------------------------------------------------
-    def reads(self, node: ast.AST, depth: int = 0, seen: frozenset[str] = frozenset()
-              ) -> set[str]:
-        """The kinds of data an expression depends on (through local assignments)."""
-        found: set[str] = set()
-        key = (id(node), depth, seen)
-        if depth > MAX_DEPTH or key in self.memo:
-            return set(self.memo.get(key, found))
-        searched = {id(n) for s in self.searched(node, depth, seen) for n in walk_expr(s)}
-        for sub in walk_expr(node):
-            if id(sub) in searched:
-                continue
-            if isinstance(sub, ast.Attribute):
-                found |= attr_kind(sub.attr)
-            elif isinstance(sub, ast.Name):
-                if self.constant(sub):
-                    continue  # ``for role in ["Defense", ...]``: a constant, not data
-                found |= name_kind(sub.id) | self.guarded.get(sub.id, set())
-                if sub.id not in seen:
-                    for value in self.binds.get(sub.id, []):
-                        found |= self.reads(value, depth + 1, seen | {sub.id})
-            elif isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Constant) and \
-                    isinstance(sub.slice.value, str):
-                found |= attr_kind(sub.slice.value)
-            elif isinstance(sub, ast.Call):
-                found |= call_reads(sub, self.imports) | self._gap(sub, depth, seen)
-            elif isinstance(sub, ast.Compare):
-                found |= self._compare_reads(sub, depth, seen)
-            elif is_spread(sub, self.binds):
-                found.add("spread")
-        self.memo[key] = frozenset(found)
-        return found
-
-    def _gap(self, node: ast.Call, depth: int, seen: frozenset[str]) -> set[str]:
-        """``abs(p.score - d.score)``: how far two judges' scores lie apart (a ``gap``)."""
-        arg = node.args[0] if call_name(node) == "abs" and node.args else None
-        return {"gap"} if isinstance(arg, ast.BinOp) and isinstance(arg.op, ast.Sub) and all(
-            "score" in self.reads(side, depth + 1, seen) for side in (arg.left, arg.right)) \
-            else set()
-
-    def constant(self, node: ast.AST, depth: int = 0) -> bool:
-        """True for a name bound only to literals (not to an empty list filled later)."""
-        if depth > 4:
-            return False
-        if isinstance(node, ast.Name):
-            if node.id in self.guarded:
-                return False  # a flag set under a test carries what the test read
-            bound = self.binds.get(node.id, [])
-            if not bound:  # a module constant (``KEYWORDS = frozenset({...})``)
-                return node.id in self.consts or node.id.lstrip("_").isupper()
-            return all(self.constant(b, depth + 1) for b in bound)
-        if isinstance(node, ast.List | ast.Tuple | ast.Set | ast.Dict) and not (
-                getattr(node, "elts", None) or getattr(node, "keys", None)):
-            return False
-        return is_literal(node)
-
-    def searched(self, node: ast.AST, depth: int, seen: frozenset[str]) -> list[ast.expr]:
-        """Texts holding a judge's argument that a literal is searched in: words a judge
-        wrote, whatever else the text joins (its citations are words it wrote too)."""
-        return [c.comparators[-1] for c in walk_expr(node) if isinstance(c, ast.Compare)
-                and isinstance(c.ops[-1], ast.In | ast.NotIn) and self.literal(c.left)
-                and "text" in self.reads(c.comparators[-1], depth + 1, seen)]
-
-    def literal(self, node: ast.expr) -> bool:
-        """A string literal or a name bound only to literals (``k.lower()`` too)."""
-        node = unnormalised(node)
-        return (isinstance(node, ast.Constant) and isinstance(node.value, str)) or (
-            isinstance(node, ast.Name) and self.constant(node))
-
-    def _compare_reads(self, node: ast.Compare, depth: int, seen: frozenset[str]) -> set[str]:
-        sides = [node.left, *node.comparators]
-        found: set[str] = set()
-        if any((isinstance(s, ast.Constant) and isinstance(s.value, str)) or
-               (isinstance(s, ast.Name) and self.constant(s)) for s in sides):
-            # ``op.judge == "TechLead"``, ``"graph" in criterion_id.lower()``
-            for side in sides:
-                if not self.constant(side):
-                    found |= plain_kinds(side)
-        if not any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
-            return found
-        # ``"os.system" in argument_lower`` / ``any(k in text for k in KEYWORDS)``
-        right = node.comparators[-1]
-        subject = self.reads(right, depth + 1, seen) | plain_kinds(right)
-        if self.literal(node.left) and (subject & {"text"} or not subject):
-            found.add("words")
-        return found

@@ -12,15 +12,28 @@ mediator whose notes nobody reads changes no verdict.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import NamedTuple
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import Model, Router, state_param, state_reads
+from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.topology import END, START
 
 SPREAD = frozenset({"spread", "gap"})
 MAX_HOPS = 4  # nodes followed from a picked node towards the synthesis
+
+
+class Rule(NamedTuple):
+    """One decision the synthesis code makes: its kind and where."""
+
+    kind: str  # evidence | spread | dissent | score_cap | criterion | judge | words | dead
+    path: str
+    line: int
+    reads: tuple[str, ...]
+    does: tuple[str, ...]
+    sets: tuple[int, ...] = ()  # the lines the score is set on
 
 
 class Route(NamedTuple):
@@ -40,6 +53,25 @@ def resolved_reads(graph: CallGraph, key: Key, reads: list[str], depth: int = 0)
     for read in reads:
         if read.startswith("call:") and depth <= 3:
             out |= _call_reads(graph, key, read[5:], depth)
+    return out
+
+
+def passed_spread(graph: CallGraph, key: Key, params: list[str], scope: list[Key]) -> set[str]:
+    """The score spread a test of `key`'s `params` reads: a caller in `scope` passes a name
+    resting on the spread (``dissent = max(s) - min(s) >= 2`` or a helper's answer that
+    does), so ``if dissent:`` in `key` decides on the spread."""
+    out: set[str] = set()
+    for caller in scope if params else []:
+        passed = {p["name"]: p["reads"] for p in
+                  (graph.functions[caller].get("logic") or {}).get("passed", [])}
+        for index, site in enumerate(graph.sites(caller)):
+            target = graph.resolve(caller, site)
+            if target is None or graph.function_key(target) != key:
+                continue
+            for param in params:
+                for atom in graph.argument(caller, index, key, param) or []:
+                    if atom.startswith("v:") and atom[2:] in passed:
+                        out |= resolved_reads(graph, caller, passed[atom[2:]]) & SPREAD
     return out
 
 
@@ -144,3 +176,31 @@ def _writes_until(model: Model, target: str, source: str, synth: set[str]) -> se
                     d not in seen | synth | {source, END}]
         seen |= set(frontier)
     return {k for n in seen if n in model.nodes for k in model.nodes[n].writes}
+
+
+def route_reason(route: Route) -> str:
+    """Where the spread routes the graph, and whether the verdict reads what is done there."""
+    path, line = route.lines[-2]  # the router's return that picks the node
+    where = f"A score spread routes the graph to {route.target} ({path}:{line})"
+    if route.feeds:
+        return f"{where}; the synthesis reads what it writes ({', '.join(route.feeds)})."
+    wrote = f" ({', '.join(route.writes)})" if route.writes else ""
+    return (f"{where}, but the synthesis reads nothing it writes{wrote}: the "
+            "re-evaluation never reaches the verdict.")
+
+
+def spread_reason(rules: list[Rule], repo: Path | None) -> str:
+    """What a score spread does: changes the score itself (quoting where it sets it: taking
+    one judge's score is not re-examining anything), or sets a flag a later decision (a
+    re-scoring or a route) rests on."""
+    spread = [r for r in rules if r.kind == "spread"]
+    scored = [r for r in spread if {"score", "cap"} & set(r.does)]
+    first = (scored or spread)[0]
+    if not scored:
+        return f"A score spread sets a flag the verdict rests on ({first.path}:{first.line})."
+    where = f"A score spread changes the score ({first.path}:{first.line})"
+    if not first.sets:
+        return where + "."
+    code = line_at(repo, first.path, first.sets[0]).split(": ", 1)[-1]
+    more = f" and {len(first.sets) - 1} more line(s)" if len(first.sets) > 1 else ""
+    return f"{where}: it sets the score with `{code}` ({first.path}:{first.sets[0]}){more}."

@@ -28,7 +28,15 @@ from automaton_auditor.forensics.code.gates import GateReader
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.source import function_source, line_at
-from automaton_auditor.forensics.code.spread_routes import Route, resolved_reads, spread_routes
+from automaton_auditor.forensics.code.spread_routes import (
+    Route,
+    Rule,
+    passed_spread,
+    resolved_reads,
+    route_reason,
+    spread_reason,
+    spread_routes,
+)
 from automaton_auditor.forensics.code.stubs import does_nothing
 from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.state import Finding
@@ -37,16 +45,6 @@ SYNTH_NAME = re.compile(r"justice|chief|synthes", re.I)
 AUX_PATH = re.compile(r"(^|/)(scripts?|examples?|demos?|docs?|notebooks?|bench\w*)/", re.I)
 SCOPE_DEPTH = 4
 MAX_QUOTED = 12
-
-
-class Rule(NamedTuple):
-    """One decision the synthesis code makes: its kind and where."""
-
-    kind: str  # evidence | spread | dissent | score_cap | criterion | judge | words | dead
-    path: str
-    line: int
-    reads: tuple[str, ...]
-    does: tuple[str, ...]
 
 
 def _roots(graph: CallGraph, main: Topology | None, wired: Scope | None = None) -> list[Key]:
@@ -105,12 +103,17 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
         dead = {t["line"] for t in logic.get("judge_tests", [])
                 if known and t["value"] not in known}
         for branch in logic.get("branches", []):
-            reads = resolved_reads(graph, key, branch["reads"])
+            reads = resolved_reads(graph, key, branch["reads"]) | passed_spread(
+                graph, key, branch.get("params", []), scope)
             does = set(branch["does"])
             never = branch["line"] in dead or any(
                 gates.never_holds(key, name) for name in branch.get("gates", []))
-            rules.append(Rule(_kind(reads, does, never), key[0],
-                              branch["line"], tuple(sorted(reads)), tuple(sorted(does))))
+            kinds = {_kind(reads, does, never)}
+            # a side of an ``or`` that rests on words alone fires on words whatever the rest
+            kinds |= {"words"} & {_kind(resolved_reads(graph, key, alt), does, never)
+                                  for alt in branch.get("alts", [])}
+            rules += [Rule(kind, key[0], branch["line"], tuple(sorted(reads)),
+                           tuple(sorted(does)), tuple(branch.get("sets", []))) for kind in kinds]
     return sorted(set(rules), key=lambda r: (r.path, r.line, r.kind))
 
 
@@ -359,35 +362,17 @@ def _variance(reading: Reading, repo: Path | None) -> Finding:
     that picks, on it, a node whose output the synthesis reads."""
     rules, routes = reading.rules, reading.routes
     spread, dissent = _of(rules, "spread"), _of(rules, "dissent")
+    # the decision's test and where it sets the score, quoted together
+    spread = sorted({*spread, *((r.path, n) for r in rules if r.kind == "spread"
+                                for n in r.sets[:2])})
     fed = [r for r in routes if r.feeds]
-    reason = _spread_reason(rules) if spread else _route_reason(fed[0]) if fed else " ".join([
+    reason = spread_reason(rules, repo) if spread else route_reason(fed[0]) if fed else " ".join([
         "The score spread only adds dissent text." if dissent else
         "No decision in the synthesis reads the score spread." if routes else
-        "No decision reads the score spread.", *map(_route_reason, routes[:3])])
+        "No decision reads the score spread.", *map(route_reason, routes[:3])])
     return _f("justice.variance", "Score variance triggers a re-evaluation",
               bool(spread or fed), "success", spread or [
                   line for r in fed or routes for line in r.lines] + dissent, repo, reason,
               0.75, routes=[{"source": r.source, "target": r.target, "writes": list(r.writes),
                              "feeds": list(r.feeds), "lines": [f"{p}:{n}" for p, n in r.lines]}
                             for r in routes])
-
-
-def _route_reason(route: Route) -> str:
-    """Where the spread routes the graph, and whether the verdict reads what is done there."""
-    path, line = route.lines[-2]  # the router's return that picks the node
-    where = f"A score spread routes the graph to {route.target} ({path}:{line})"
-    if route.feeds:
-        return f"{where}; the synthesis reads what it writes ({', '.join(route.feeds)})."
-    wrote = f" ({', '.join(route.writes)})" if route.writes else ""
-    return (f"{where}, but the synthesis reads nothing it writes{wrote}: the "
-            "re-evaluation never reaches the verdict.")
-
-
-def _spread_reason(rules: list[Rule]) -> str:
-    """What a score spread does: changes the score itself, or sets a flag a later decision
-    (a re-scoring or a route) rests on."""
-    spread = [r for r in rules if r.kind == "spread"]
-    scored = [r for r in spread if {"score", "cap"} & set(r.does)]
-    first = (scored or spread)[0]
-    done = "changes the score" if scored else "sets a flag the verdict rests on"
-    return f"A score spread {done} ({first.path}:{first.line})."
