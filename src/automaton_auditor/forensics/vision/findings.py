@@ -161,13 +161,27 @@ def _part_content(reading: DiagramReading, part: str) -> str:
     return f"{{{', '.join(nodes[1:])}}} -> {nodes[0]}"
 
 
+def _may_be_diagram(reading: DiagramReading) -> bool:
+    """An image nothing read (no edges, no vision model) that may be a diagram: a drawn
+    candidate, or a scan that looks graphic."""
+    facts = reading.facts
+    return reading.source == "none" and facts.kind != "arrow" and (
+        facts.kind != "scan" or bool(facts.data.get("likely_diagram")))
+
+
 def unread_limitation(readings: list[DiagramReading]) -> dict[str, str]:
-    """``{"limitation": why}`` when the report has diagrams but none could be read (images
-    without a vision model): the auditor, not the report, fell short. Empty otherwise."""
-    if not readings or any(r.source != "none" for r in readings):
+    """``{"limitation": why}`` when a diagram of the report could not be read (an image
+    without a vision model): a fact that no diagram shows something is then not
+    established, since the unread image may show it; the auditor, not the report, fell
+    short. Empty when every diagram was read."""
+    unread = [r for r in readings if _may_be_diagram(r)]
+    if readings and all(r.source == "none" for r in readings):
+        unread = readings
+    if not unread:
         return {}
-    return {"limitation": f"{len(readings)} diagram image(s) could not be read without a "
-                          "vision model (--vision-model)"}
+    pages = ", ".join(f"p.{p}" for p in sorted({r.facts.page for r in unread})[:8])
+    return {"limitation": f"{len(unread)} diagram image(s) could not be read without a "
+                          f"vision model (--vision-model) ({pages})"}
 
 
 def part_findings(readings: list[DiagramReading], part: str) -> Finding:
@@ -203,12 +217,16 @@ def full_split_finding(readings: list[DiagramReading]) -> Finding:
         readable = [r for r in readings if r.source != "none"]
         best = max(readable, key=lambda r: (r.score, r.confidence), default=None)
         shown = [p for p in PARTS if best and best.parts.get(p)]
+        unread = unread_limitation(readings)
         return Finding(facet="vision.flow.full_split", goal=goal, found=False,
                        pattern="success", location=best.location if best else "report",
-                       rationale=("No diagram shows the whole split" + (
-                           f"; the most complete shows {', '.join(shown)}." if shown else ".")),
+                       rationale=("No " + ("readable " if unread else "") + "diagram shows "
+                                  "the whole split" + (f"; the most complete shows "
+                                                       f"{', '.join(shown)}" if shown else "")
+                                  + (f"; not established: {unread['limitation']}."
+                                     if unread else ".")),
                        confidence=0.7 if readable else 0.3,
-                       data={"best_parts": shown, **unread_limitation(readings)})
+                       data={"best_parts": shown, **unread})
     best = max(complete, key=lambda r: (r.confidence, -r.facts.page))
     content = "; ".join(_part_content(best, part) for part in PARTS)
     return Finding(facet="vision.flow.full_split", goal=goal, found=True, pattern="success",
@@ -239,12 +257,16 @@ def linear_finding(readings: list[DiagramReading]) -> Finding:
         why = f"{len(flows) - len(linear)} of {len(flows)} readable diagram(s) branch."
     else:
         why = "No diagram flow could be read."
+    # an unread image may be the diagram that branches
+    unread = unread_limitation(readings) if found else {}
     return Finding(facet="vision.flow.linear", goal="Diagrams show only a linear pipeline",
                    found=found, pattern="failure", content=content,
-                   location=best.location if best else "report", rationale=why,
+                   location=best.location if best else "report",
+                   rationale=why + (f" Not established: {unread['limitation']}."
+                                    if unread else ""),
                    confidence=max((r.confidence for r in flows), default=0.3),
                    data={"linear_pages": sorted({r.facts.page for r in linear}),
-                         "readable": len(flows)})
+                         "readable": len(flows), **unread})
 
 
 _SOURCE_KINDS = ("mermaid", "dot")  # diagram source a renderer would draw
