@@ -177,3 +177,27 @@ def test_nested_node_functions_are_read_and_attribute_stores_are_no_item_access(
     subscript = by_facet(findings, "state.subscript_on_model")
     assert subscript.found and subscript.data["locations"] == ["graph.py:14"]
     assert subscript.data["nodes"] == ["report"]
+
+
+def test_a_temp_prefix_only_compared_against_is_no_temporary_path(tmp_path: Path) -> None:
+    """kidane-gebremedhin: a tuple of prefixes a path list is filtered by is no temporary
+    file; a literal the code writes into still is."""
+    files = write_repo(tmp_path, {"tools.py": '''
+import os
+
+SKIP = ("home/", "/tmp", "/home")
+
+
+def keep(names):
+    return [n for n in names if not any(n.startswith(p) or p in n for p in SKIP)]
+
+
+def scratch(path):
+    if path.startswith(("/tmp", "/var")) or path == "/tmp/x":
+        return None
+    return os.path.join("/tmp/work", path)
+'''})
+    temp = by_facet(code_findings(tmp_path, files)[0], "safety.insecure_temp")
+    assert temp.found and temp.data["locations"] == ["tools.py:14"]
+    assert temp.data["compared"] == ["tools.py:12", "tools.py:4"]
+    assert "call(s) on data" not in temp.rationale

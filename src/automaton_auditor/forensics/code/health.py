@@ -29,6 +29,7 @@ from automaton_auditor.forensics.code.execution import state_param
 from automaton_auditor.forensics.code.imports import broken_imports
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.state_schema import state_class, typed_classes
+from automaton_auditor.forensics.code.temp_paths import used_as_path
 from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.state import Finding
 
@@ -122,6 +123,9 @@ def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysi
     ]
     for facet, (goal, codes, confidence) in SECURITY.items():
         items = [d for d in analysis.diagnostics if d["code"] in codes.split()]
+        if facet == "safety.insecure_temp":
+            out.append(_temp_finding(facet, goal, items, analysis, repo, confidence))
+            continue
         data_driven = [d for d in items if SAFE_HINT not in d["message"]]
         chosen = data_driven or items
         out.append(_finding(
@@ -131,6 +135,21 @@ def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysi
             confidence if data_driven else 0.4, security=bool(data_driven) and
             confidence >= 0.7, codes=codes.split()))
     return out
+
+
+def _temp_finding(facet: str, goal: str, items: list[JSON], analysis: Analysis,
+                  repo: Path | None, confidence: float) -> Finding:
+    """``safety.insecure_temp``: the temporary paths the code uses; a literal it only
+    compares paths against (a tuple of prefixes to exclude) is no temporary file."""
+    used = [d for d in items if used_as_path(repo, d)]
+    compared = sorted({f"{d['path']}:{d['line']}" for d in items if d not in used})
+    text = (f"{len(used)} hard-coded temporary path(s) the code uses as a path."
+            if used else "None used as a path.")
+    if compared:
+        text += (f" Left out: {len(compared)} line(s) whose literal is only compared against "
+                 f"({', '.join(compared[:5])}).")
+    return _finding(facet, goal, used, analysis, repo, text, confidence, codes=["S108"],
+                    compared=compared[:20])
 
 
 def _undefined_text(items: list[JSON], modules: set[str]) -> str:
