@@ -326,6 +326,27 @@ def clone(url):
     assert by_facet(findings, "safety.subprocess_errors").found is False
 
 
+def test_a_non_empty_test_and_a_docstring_are_no_url_validation(tmp_path: Path) -> None:
+    """gemechisworku: "Valid GitHub clone URL" in the docstring and ``if not url`` were
+    credited as URL validation; the fact now says the code only tests the URL is given."""
+    files = write_repo(tmp_path, {"clone.py": '''
+import subprocess
+import tempfile
+
+
+def clone(repo_url):
+    """Clone a valid GitHub URL; raises on an invalid URL."""
+    if not repo_url or not isinstance(repo_url, str):
+        raise ValueError("repo_url must be a non-empty string")
+    tmp = tempfile.mkdtemp()
+    subprocess.run(["git", "clone", repo_url, tmp], check=True, timeout=9)
+    return tmp
+'''})
+    url = by_facet(code_findings(tmp_path, files)[0], "safety.url_validation")
+    assert url.found is False and url.location == "clone.py:8"
+    assert "only tests that the URL is given" in url.rationale
+
+
 def test_clone_in_a_class_that_owns_the_temporary_directory(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {"repo_manager.py": '''
 import subprocess

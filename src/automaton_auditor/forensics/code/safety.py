@@ -25,6 +25,9 @@ from automaton_auditor.text import clip
 
 URL_CHECK = re.compile(r"urlparse|urlsplit|valid|saniti|allow|fullmatch|\bmatch\b|"
                        r"startswith|netloc|scheme", re.I)
+# a test that the URL is given or is a string, no URL validation
+EMPTY_TEST = re.compile(r"^\s*(el)?if\s+not\s+\w*url\b|isinstance\(\s*\w*url\w*\s*,\s*str\b",
+                        re.I)
 VALIDATOR = re.compile(r"valid\w*(url|repo|target)|(url|repo|target)\w*valid|saniti[sz]e",
                        re.I)
 
@@ -64,7 +67,9 @@ def _tokens_of(facts: dict[str, JSON], repo: Path | None, path: str, func: str) 
     info = (facts.get(path, {}).get("functions") or {}).get(func)
     if repo is None or not info:
         return ""
-    return " ".join(function_tokens(repo, path, info["line"], info["end"]))
+    # names only: a docstring or message that says "valid URL" checks nothing
+    return " ".join(t for t in function_tokens(repo, path, info["line"], info["end"])
+                    if t.isidentifier())
 
 
 def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
@@ -329,11 +334,29 @@ def _clone_input_findings(facts: dict[str, JSON], clones: list[tuple[str, JSON]]
                         for q, info in (facts[p].get("functions") or {}).items()
                         if VALIDATOR.search(q.rsplit(".", 1)[-1]))
     checked = [(p, c) for p, c in clones if URL_CHECK.search(bodies.get((p, c["func"]), ""))]
+    empty = [] if checked or validators or repo is None else _emptiness_tests(facts, clones,
+                                                                              repo)
     return [
         _auth_finding(facts, clones, repo),
         call_finding("safety.url_validation", "Repository URL is validated before cloning",
-           bool(checked or validators), "success", checked or clones,
+           bool(checked or validators), "success", checked or empty or clones,
            (f"URL checks in the clone function: {len(checked)}; validator functions: "
-            f"{', '.join(validators[:5]) or 'none'}."), confidence=0.6,
-           validators=validators[:20]),
+            f"{', '.join(validators[:5]) or 'none'}."
+            + (" The clone function only tests that the URL is given (not empty) or is a "
+               "string, which checks no scheme, host or pattern." if empty else "")),
+           confidence=0.6, validators=validators[:20]),
     ]
+
+
+def _emptiness_tests(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
+                     repo: Path) -> list[tuple[str, JSON]]:
+    """Lines of the clone functions that test only that the URL is given or is a string
+    (``if not url``, ``isinstance(url, str)``): quoted to say what the code does check."""
+    found: list[tuple[str, JSON]] = []
+    for path, call in clones:
+        info = (facts[path].get("functions") or {}).get(call["func"]) or {}
+        for line in range(int(info.get("line") or 0), int(info.get("end") or 0) + 1):
+            code = line_at(repo, path, line).split(": ", 1)[-1]
+            if EMPTY_TEST.search(code):
+                found.append((path, {"line": line, "func": call["func"], "snippet": code}))
+    return found[:5]
