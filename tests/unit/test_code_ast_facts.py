@@ -644,3 +644,52 @@ def test_a_with_structured_output_the_repository_stands_in_for_binds_nothing(
     files = write_repo(tmp_path / "fallback", {"nodes/judges.py": fallback})
     findings, _ = code_findings(tmp_path / "fallback", files)
     assert len(by_facet(findings, "llm.structured_output").data["locations"]) == 2
+
+
+FREEFORM_GRAPH = '''
+import json
+from typing import TypedDict
+
+from langchain_openai import ChatOpenAI
+from langgraph.graph import StateGraph, START, END
+from state import JudicialOpinion
+
+
+class State(TypedDict):
+    evidences: list
+    opinions: list
+
+
+def doc_analyst(state):
+    reply = ChatOpenAI(model="x").invoke("list the concepts as JSON")
+    return {"evidences": [json.loads(reply.content)]}
+
+
+def prosecutor(state):
+    llm = ChatOpenAI(model="x").with_structured_output(JudicialOpinion)
+    return {"opinions": [llm.invoke("judge")]}
+
+
+builder = StateGraph(State)
+builder.add_node("doc_analyst", doc_analyst)
+builder.add_node("prosecutor", prosecutor)
+builder.add_edge(START, "doc_analyst")
+builder.add_edge("doc_analyst", "prosecutor")
+builder.add_edge("prosecutor", END)
+graph = builder.compile()
+'''
+
+
+def test_json_loads_outside_the_judges_is_noted_not_charged(tmp_path: Path) -> None:
+    """Mistire: a document helper's json.loads on a reply was charged as the judges'
+    free-text output though the judges are bound to JudicialOpinion."""
+    files = write_repo(tmp_path / "doc", {"graph.py": FREEFORM_GRAPH})
+    parse = by_facet(code_findings(tmp_path / "doc", files)[0], "llm.freeform_parse")
+    assert parse.found is False and parse.data["outside"] == ["graph.py:17"]
+    assert "Not charged" in parse.rationale
+    # the same parse in the judge's own code is charged
+    judged = FREEFORM_GRAPH.replace('"doc_analyst", doc_analyst', '"doc_analyst", prosecutor')
+    judged = judged.replace('"prosecutor", prosecutor', '"prosecutor", doc_analyst')
+    files = write_repo(tmp_path / "judge", {"graph.py": judged})
+    parse = by_facet(code_findings(tmp_path / "judge", files)[0], "llm.freeform_parse")
+    assert parse.found and parse.location == "graph.py:17" and not parse.data["outside"]

@@ -35,7 +35,11 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.safety import safety_findings
     from automaton_auditor.forensics.code.state_schema import state_findings
     from automaton_auditor.forensics.code.state_use import state_use_findings
-    from automaton_auditor.forensics.code.structured_output import llm_findings, wired_scope
+    from automaton_auditor.forensics.code.structured_output import (
+        judge_scope,
+        llm_findings,
+        wired_scope,
+    )
     from automaton_auditor.forensics.code.synthesis import justice_findings
 
     main, others = rebuild(facts)
@@ -43,7 +47,9 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     calls = CallGraph(facts)
     # what the graph runs, when known; on a call graph of its own, because the walk fills
     # the call graph's memos in an order that changes what the safety trace later resolves
-    scope = wired_scope(facts, CallGraph(facts), main, others)
+    wired = CallGraph(facts)
+    scope = wired_scope(facts, wired, main, others)
+    judges = judge_scope(facts, wired, main)
     analysis = run_ruff(repo, sorted(facts))
     findings = [*graph_findings(main, rebuilt, others),
                 *state_findings(facts, main),
@@ -52,7 +58,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 # order the safety trace fills `calls`' memos in
                 model_call_finding(facts, CallGraph(facts), repo),
                 *safety_findings(facts, repo, calls),
-                *llm_findings(facts, repo, scope),
+                *llm_findings(facts, repo, scope, judges),
                 *persona_findings(repo, files, facts, scope, undefined_reads(analysis)),
                 *answer_findings(facts, repo, scope),
                 *justice_findings(facts, repo, main, calls, scope),

@@ -22,7 +22,7 @@ from automaton_auditor.forensics.code.liveness import (
     live,
 )
 from automaton_auditor.forensics.code.source import function_source, line_at
-from automaton_auditor.forensics.code.topology import Topology
+from automaton_auditor.forensics.code.topology import JUDGE, Topology
 from automaton_auditor.forensics.code.walk import TRIGGERS
 from automaton_auditor.state import Finding
 
@@ -142,10 +142,10 @@ def _library_bindings(facts: dict[str, JSON],
 
 
 def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
-                 scope: Scope | None = None) -> list[Finding]:
+                 scope: Scope | None = None, judges: Scope | None = None) -> list[Finding]:
     """``llm.structured_output``, ``llm.opinion_schema``, ``llm.retry``,
     ``llm.freeform_parse``, ``llm.schema_parse``, from the code the graph runs when `scope`
-    is known."""
+    is known; `judges` (`judge_scope`) is what the judge nodes run, when known."""
     facts, dropped = _wired(facts, scope)
     note = _unwired_note(dropped)
     unwired = [f"{p}:{c['line']}" for p, c in dropped[:50]]
@@ -185,13 +185,41 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
         _retry_finding(retries, sorted(selective.values(), key=lambda pt: (pt[0],
                                                                              pt[1]["line"])),
                        repo, note, unwired),
-        call_finding("llm.freeform_parse",
-                     "Model output parsed as free text (json.loads on .content)",
-           bool(freeform), "failure", freeform,
-           f"{len(freeform)} json.loads call(s) on a message's content." if freeform else
-           "No json.loads on model message content.", confidence=0.7),
+        freeform_finding(freeform, judges),
         schema_parse_finding(calls_of(facts, "schema_parse"), bool(structured), note),
     ]
+
+
+def judge_scope(facts: dict[str, JSON], graph: CallGraph,
+                main: Topology | None) -> Scope | None:
+    """What the main graph's judge nodes run (their functions and what those call or hand
+    on), or None when no judge node's function resolves."""
+    roots = [key for name, node in sorted((main.nodes if main else {}).items())
+             if JUDGE.search(name) and (key := graph.node_function(node)) is not None]
+    if not roots:
+        return None
+    # not the module-level code of their files: the graph built there names every node
+    refs = {key: names for key, names in _references(facts).items() if key[1]}
+    return Scope(frozenset(live(graph, roots, refs)), frozenset())
+
+
+def freeform_finding(parses: list[tuple[str, JSON]], judges: Scope | None) -> Finding:
+    """``llm.freeform_parse``: ``json.loads`` on a model message's content. The rubric's
+    failure is the judges' opinions read from free text: when the judges' code is known,
+    only a parse it runs is charged; one elsewhere (a detective's helper) is only noted."""
+    charged = [(p, c) for p, c in parses if judges is None or judges.runs(p, str(c["func"]))]
+    outside = [f"{p}:{c['line']}" for p, c in parses if (p, c) not in charged]
+    where = " in the judges' code" if judges is not None else ""
+    text = (f"{len(charged)} json.loads call(s) on a message's content{where}." if charged
+            else f"No json.loads on model message content{where}.")
+    if outside:
+        text += (f" Not charged: {len(outside)} outside the judges ({', '.join(outside[:5])}),"
+                 " whose output is no opinion.")
+    return call_finding("llm.freeform_parse",
+                        "Model output parsed as free text (json.loads on .content)",
+                        bool(charged), "failure", charged or [
+                            (p, c) for p, c in parses if (p, c) not in charged],
+                        text, confidence=0.7, outside=outside[:20])
 
 
 def schema_parse_finding(parses: list[tuple[str, JSON]], bound: bool, note: str) -> Finding:
