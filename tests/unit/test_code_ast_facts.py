@@ -693,3 +693,33 @@ def test_json_loads_outside_the_judges_is_noted_not_charged(tmp_path: Path) -> N
     files = write_repo(tmp_path / "judge", {"graph.py": judged})
     parse = by_facet(code_findings(tmp_path / "judge", files)[0], "llm.freeform_parse")
     assert parse.found and parse.location == "graph.py:17" and not parse.data["outside"]
+
+
+FACTORY_JUDGES = '''
+import json
+
+from langchain_openai import ChatOpenAI
+
+
+def make_judge(persona):
+    def judge(state):
+        reply = ChatOpenAI(model="x").invoke(persona)
+        return {"opinions": [json.loads(reply.content)]}
+    return judge
+
+
+prosecutor_node = make_judge("strict")
+'''
+FACTORY_GRAPH = FREEFORM_GRAPH.replace(
+    "from state import JudicialOpinion", "from state import JudicialOpinion\n"
+    "from judges import prosecutor_node").replace('"prosecutor", prosecutor)',
+                                                  '"prosecutor", prosecutor_node)')
+
+
+def test_json_loads_in_judges_a_factory_makes_is_charged(tmp_path: Path) -> None:
+    """Mistire: judge nodes made by a factory at import do not resolve to a function; the
+    module that defines them is the judges' code (a detective's parse elsewhere is not)."""
+    files = write_repo(tmp_path, {"graph.py": FACTORY_GRAPH, "judges.py": FACTORY_JUDGES})
+    parse = by_facet(code_findings(tmp_path, files)[0], "llm.freeform_parse")
+    assert parse.found and parse.location.startswith("judges.py:")
+    assert parse.data["outside"] == ["graph.py:18"]

@@ -144,7 +144,7 @@ def _temp_finding(facet: str, goal: str, items: list[JSON], analysis: Analysis,
     used = [d for d in items if used_as_path(repo, d)]
     compared = sorted({f"{d['path']}:{d['line']}" for d in items if d not in used})
     text = (f"{len(used)} hard-coded temporary path(s) the code uses as a path."
-            if used else "None used as a path.")
+            if used else "None used as a path." if items else "None found.")
     if compared:
         text += (f" Left out: {len(compared)} line(s) whose literal is only compared against "
                  f"({', '.join(compared[:5])}).")

@@ -194,8 +194,17 @@ def judge_scope(facts: dict[str, JSON], graph: CallGraph,
                 main: Topology | None) -> Scope | None:
     """What the main graph's judge nodes run (their functions and what those call or hand
     on), or None when no judge node's function resolves."""
-    roots = [key for name, node in sorted((main.nodes if main else {}).items())
-             if JUDGE.search(name) and (key := graph.node_function(node)) is not None]
+    roots: list[Key] = []
+    for name, node in sorted((main.nodes if main else {}).items()):
+        key = graph.node_function(node) if JUDGE.search(name) else None
+        if key is not None:
+            roots.append(key)
+        elif JUDGE.search(name) and "." in str(node.get("fn") or ""):
+            # a node made by a factory at import (``prosecutor = make_judge(...)``): the
+            # functions of the module that defines it
+            module = str(node["fn"]).rsplit(".", 1)[0]
+            files = graph.module_files(module, str(node["op"]["path"]))
+            roots += sorted(k for k in graph.functions if k[0] in files)
     if not roots:
         return None
     # not the module-level code of their files: the graph built there names every node
