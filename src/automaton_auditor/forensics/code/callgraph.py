@@ -21,6 +21,7 @@ __all__ = ["MAX_DEPTH", "CallGraph", "Key", "Target"]
 
 MAX_DEPTH = 6
 PASS_THROUGH = {"partial", "RunnableLambda", "RunnableCallable"}  # they run their first arg
+Found = tuple[frozenset[str], int]  # sources, and the deepest level their search went to
 
 
 class CallGraph(Definitions):
@@ -29,7 +30,11 @@ class CallGraph(Definitions):
     def __init__(self, facts: dict[str, JSON]) -> None:
         super().__init__(facts)
         self._callers: dict[Key, list[tuple[Key, int]]] | None = None
-        self._memo: dict[tuple[Key, str], frozenset[str]] = {}
+        # A search that stayed within the bound gives the same answer from any depth that
+        # leaves room for it: (sources, levels it went down). One the bound cut is only
+        # valid at the depth it was asked from.
+        self._whole: dict[tuple[Key, str], tuple[frozenset[str], int]] = {}
+        self._cut: dict[tuple[Key, str, int], frozenset[str]] = {}
 
     # --- definitions ---------------------------------------------------------------------
     def flow(self, key: Key) -> JSON:
@@ -43,41 +48,48 @@ class CallGraph(Definitions):
     # --- resolution ----------------------------------------------------------------------
     def resolve(self, key: Key, site: JSON) -> Target | None:
         """The definition a call site of function `key` calls, or None (library, unknown)."""
-        path, qual = key
+        return self._resolve(key, site, 0)[0]
+
+    def _resolve(self, key: Key, site: JSON, depth: int) -> tuple[Target | None, int]:
+        """`resolve`, looking for the receiver's classes (``m = Manager(); m.run()``) from
+        `depth`, and the deepest level that search went to (`_atom`)."""
         name = str(site.get("name") or "")
+        target, settled = self._by_name(key, name)
+        rest = name.partition(".")[2]
+        if settled or "." in rest or not site.get("recv"):
+            return target, 0
+        found, reach = self._sources(key, site["recv"], depth)
+        for cls in _classes(found):
+            hit = self.method(cls.path, cls.qual, rest)
+            if hit is not None:
+                return hit, reach
+        return None, reach
+
+    def _by_name(self, key: Key, name: str) -> tuple[Target | None, bool]:
+        """The definition `name` names as written in `key`, and whether that settles it
+        (not when it may be a method of the receiver's class)."""
+        path, qual = key
         if not name:
-            return None
+            return None, True
         head, _, rest = name.partition(".")
         imports = self.facts.get(path, {}).get("imports") or {}
         if head in ("self", "cls") and rest and "." not in rest:
             owner = self.class_of(key)
-            return self.method(path, owner, rest) if owner else None
+            return (self.method(path, owner, rest) if owner else None), True
         if not rest:
             for scope in _enclosing(qual):  # a nested helper, then the module's own
                 hit = self._symbol(path, f"{scope}.{head}" if scope else head)
                 if hit is not None:
-                    return hit
-            return self._dotted(path, imports[head]) if head in imports else None
+                    return hit, True
+            return (self._dotted(path, imports[head]) if head in imports else None), True
         if head in imports:
-            return self._dotted(path, f"{imports[head]}.{rest}")
+            return self._dotted(path, f"{imports[head]}.{rest}"), True
         hit = self._symbol(path, name)  # ``Cls.static_method(...)`` in the same file
-        if hit is not None:
-            return hit
-        if "." not in rest and site.get("recv"):
-            for cls in self.instance_classes(key, site["recv"]):
-                found = self.method(cls.path, cls.qual, rest)
-                if found is not None:
-                    return found
-        return None
+        return hit, hit is not None
 
     def instance_classes(self, key: Key, atoms: Iterable[str]) -> list[Target]:
         """Repository classes whose instances a value may be (``m = Manager(); m.run()``)."""
-        out = []
-        for source in sorted(self.sources(key, list(atoms))):
-            if source.startswith("o:"):
-                path, _, cls = source[2:].partition("|")
-                out.append(Target(path, cls, True))
-        return out
+        return _classes(self.sources(key, list(atoms)))
 
     def named(self, path: str, ref: str, line: int | None = None) -> Key | None:
         """The function a name written in `path` (at `line`, when known) refers to (a graph
@@ -190,90 +202,116 @@ class CallGraph(Definitions):
     def sources(self, key: Key, atoms: list[str], depth: int = 0) -> frozenset[str]:
         """Where a value of function `key` comes from: ``t:<path>:<line>`` (a temp dir made
         there), ``s:<text>`` (a literal), ``p:<param>`` (a parameter of `key`) and
-        ``o:<path>|<class>`` (an instance of a repository class)."""
-        out: set[str] = set()
-        for atom in atoms:
-            out |= self._atom(key, atom, depth)
-        return frozenset(out)
+        ``o:<path>|<class>`` (an instance of a repository class). Each step (a name, an
+        attribute, a call) goes one level down, `MAX_DEPTH` at most; the answer depends only
+        on the question, never on what was asked before."""
+        return self._sources(key, atoms, depth)[0]
 
-    def _atom(self, key: Key, atom: str, depth: int) -> frozenset[str]:
+    def _sources(self, key: Key, atoms: list[str], depth: int) -> Found:
+        out: set[str] = set()
+        deepest = 0
+        for atom in atoms:
+            found, reach = self._atom(key, atom, depth)
+            out |= found
+            deepest = max(deepest, reach)
+        return frozenset(out), deepest
+
+    def _atom(self, key: Key, atom: str, depth: int) -> Found:
+        """An atom's sources, and the deepest level the search went to (past `MAX_DEPTH`
+        when the bound cut it). No guard against cycles: the bound ends them, so the answer
+        is a function of (key, atom, depth) alone, whatever is asked first."""
         kind, _, rest = atom.partition(":")
         if kind == "t":
-            return frozenset({f"t:{key[0]}:{rest}"})
+            return frozenset({f"t:{key[0]}:{rest}"}), 0
         if kind in ("s", "p"):
-            return frozenset({atom})
-        memo = self._memo.get((key, atom))
-        if memo is not None:
-            return memo
+            return frozenset({atom}), 0
+        whole = self._whole.get((key, atom))
+        if whole is not None and depth + whole[1] <= MAX_DEPTH:
+            return whole[0], depth + whole[1]
         if depth > MAX_DEPTH:
-            return frozenset()
-        self._memo[(key, atom)] = frozenset()  # a cycle contributes nothing
+            return frozenset(), depth
+        cut = self._cut.get((key, atom, depth))
+        if cut is not None:
+            return cut, MAX_DEPTH + 1
         if kind == "v":
-            found = self.sources(key, self.flow(key).get("binds", {}).get(rest, []), depth + 1)
+            found, reach = self._sources(key, self.flow(key).get("binds", {}).get(rest, []),
+                                         depth + 1)
             if not found:
-                found = self._module_object(key, rest, depth)
+                found, more = self._module_object(key, rest, depth)
+                reach = max(reach, more)
         elif kind == "a":
-            found = self._attribute(key, rest, depth)
+            found, reach = self._attribute(key, rest, depth)
         else:
-            found = self._call_value(key, int(rest), depth)
-        self._memo[(key, atom)] = found
-        return found
+            found, reach = self._call_value(key, int(rest), depth)
+        reach = max(reach, depth)
+        if reach <= MAX_DEPTH:
+            self._whole[(key, atom)] = (found, reach - depth)
+        else:
+            self._cut[(key, atom, depth)] = found
+        return found, reach
 
-    def _module_object(self, key: Key, name: str, depth: int) -> frozenset[str]:
+    def _module_object(self, key: Key, name: str, depth: int) -> Found:
         """A module-level ``name = Callee(...)`` of the function's file (or imported)."""
         callee = (self.facts.get(key[0], {}).get("objects") or {}).get(name)
         if callee is None:
-            return frozenset()
+            return frozenset(), 0
         target = self.resolve((key[0], "<module>"), {"name": callee})
         if target is None:
-            return frozenset()
+            return frozenset(), 0
         if target.is_class:
-            return frozenset({f"o:{target.path}|{target.qual}"})
+            return frozenset({f"o:{target.path}|{target.qual}"}), 0
         made = (target.path, target.qual)
-        return frozenset(s for s in self.sources(made, self.flow(made).get("rets", []),
-                                                 depth + 1) if not s.startswith("p:"))
+        found, reach = self._sources(made, self.flow(made).get("rets", []), depth + 1)
+        return frozenset(s for s in found if not s.startswith("p:")), reach
 
-    def _attribute(self, key: Key, attr: str, depth: int) -> frozenset[str]:
+    def _attribute(self, key: Key, attr: str, depth: int) -> Found:
         """``self.<attr>``: everything any method of the class assigns to it."""
         owner = self.class_of(key)
         if owner is None:
-            return frozenset()
+            return frozenset(), 0
         out: set[str] = set()
+        deepest = 0
         for other in self.functions:
             if other[0] == key[0] and other[1].startswith(owner + "."):
                 bound = self.flow(other).get("attrs", {}).get(attr)
                 if bound:
+                    found, reach = self._sources(other, bound, depth + 1)
                     # another method's parameters mean nothing here: drop them
-                    out |= {s for s in self.sources(other, bound, depth + 1)
-                            if not (other != key and s.startswith("p:"))}
+                    out |= {s for s in found if not (other != key and s.startswith("p:"))}
+                    deepest = max(deepest, reach)
         prop = self.method(key[0], owner, attr)
         if prop is not None and any(str(d).endswith("property") for d in
                                     self.functions[(prop.path, prop.qual)]["decorators"]):
             # ``@property def root(self): return self._root``
             getter = (prop.path, prop.qual)
-            out |= {s for s in self.sources(getter, self.flow(getter).get("rets", []),
-                                            depth + 1) if not s.startswith("p:")}
-        return frozenset(out)
+            found, reach = self._sources(getter, self.flow(getter).get("rets", []), depth + 1)
+            out |= {s for s in found if not s.startswith("p:")}
+            deepest = max(deepest, reach)
+        return frozenset(out), deepest
 
-    def _call_value(self, key: Key, index: int, depth: int) -> frozenset[str]:
+    def _call_value(self, key: Key, index: int, depth: int) -> Found:
         sites = self.sites(key)
         if index >= len(sites):
-            return frozenset()
+            return frozenset(), 0
         site = sites[index]
-        target = self.resolve(key, site)
+        target, deepest = self._resolve(key, site, depth + 1)
         passed = [*site.get("args", []), *site.get("kw", {}).values(), site.get("recv") or []]
         if target is None:  # a library call: its result derives from what it is given
-            return self.sources(key, [a for group in passed for a in group], depth + 1)
+            found, reach = self._sources(key, [a for group in passed for a in group], depth + 1)
+            return found, max(deepest, reach)
         if target.is_class:
-            return frozenset({f"o:{target.path}|{target.qual}"})
+            return frozenset({f"o:{target.path}|{target.qual}"}), deepest
         callee = (target.path, target.qual)
-        returned = self.sources(callee, self.flow(callee).get("rets", []), depth + 1)
+        returned, reach = self._sources(callee, self.flow(callee).get("rets", []), depth + 1)
+        deepest = max(deepest, reach)
         out = {s for s in returned if not s.startswith("p:")}
         for source in sorted(s for s in returned if s.startswith("p:")):
             bound = self.argument(key, index, callee, source[2:])
             if bound is not None:
-                out |= self.sources(key, bound, depth + 1)
-        return frozenset(out)
+                found, reach = self._sources(key, bound, depth + 1)
+                out |= found
+                deepest = max(deepest, reach)
+        return frozenset(out), deepest
 
     def argument(self, caller: Key, index: int, callee: Key, param: str) -> list[str] | None:
         """The atoms the caller's site `index` passes for `callee`'s parameter `param`."""
@@ -294,3 +332,13 @@ def _enclosing(qual: str) -> list[str]:
     """Scopes a bare name is looked up in: enclosing functions, innermost first, then ""."""
     parts = qual.split(".")
     return [".".join(parts[:cut]) for cut in range(len(parts), 0, -1)] + [""]
+
+
+def _classes(sources: Iterable[str]) -> list[Target]:
+    """The repository classes among `sources` (``o:<path>|<class>``), in a fixed order."""
+    out = []
+    for source in sorted(sources):
+        if source.startswith("o:"):
+            path, _, cls = source[2:].partition("|")
+            out.append(Target(path, cls, True))
+    return out

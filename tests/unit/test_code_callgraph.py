@@ -1,0 +1,82 @@
+"""`CallGraph.sources` answers each question the same whatever was asked before it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.analyze import collect_facts
+from automaton_auditor.forensics.code.callgraph import MAX_DEPTH, CallGraph
+
+from .test_code_ast_graph import write_repo
+
+# ``a`` and ``b`` take each other's values: a cycle of binds
+CYCLE = '''
+import tempfile
+
+
+def f(cond):
+    a = tempfile.mkdtemp()
+    b = "lit"
+    if cond:
+        a = b
+    if cond:
+        b = a
+    return b
+'''
+
+
+def _chain(length: int) -> str:
+    """``x0 = tempfile.mkdtemp(); x1 = x0; ...``: each name one step further from the dir."""
+    lines = ["import tempfile", "", "", "def f():", "    x0 = tempfile.mkdtemp()"]
+    lines += [f"    x{i} = x{i - 1}" for i in range(1, length)]
+    return "\n".join([*lines, f"    return x{length - 1}", ""])
+
+
+def _graph(tmp_path: Path, source: str) -> CallGraph:
+    files = write_repo(tmp_path, {"m.py": source})
+    facts, _ = collect_facts(tmp_path, files)
+    return CallGraph(facts)
+
+
+def test_a_value_in_a_cycle_is_the_same_asked_alone_or_after_its_partner(
+        tmp_path: Path) -> None:
+    key = ("m.py", "f")
+    alone = _graph(tmp_path, CYCLE).sources(key, ["v:b"])
+    assert alone == {"s:lit", "t:m.py:6"}
+    graph = _graph(tmp_path, CYCLE)
+    graph.sources(key, ["v:a"])  # ``b`` is met inside ``a``'s cycle first
+    assert graph.sources(key, ["v:b"]) == alone
+
+
+def test_a_value_cut_by_the_depth_bound_is_not_reused_where_there_is_room(
+        tmp_path: Path) -> None:
+    key, far, near = ("m.py", "f"), f"v:x{MAX_DEPTH + 1}", "v:x1"
+    source = _chain(MAX_DEPTH + 2)
+    alone = _graph(tmp_path, source).sources(key, [near])
+    assert alone == {"t:m.py:5"}
+    graph = _graph(tmp_path, source)
+    assert graph.sources(key, [far]) == frozenset()  # the dir is past the bound from here
+    assert graph.sources(key, [near]) == alone
+    # and the other way: what ``x1`` found is not reused where it is past the bound
+    graph = _graph(tmp_path, source)
+    graph.sources(key, [near])
+    assert graph.sources(key, [far]) == frozenset()
+
+
+def test_a_value_rebound_from_its_own_method_call_ends_at_its_class(tmp_path: Path) -> None:
+    # ``t = t.bind()``: resolving ``bind`` needs the sources of ``t``, which hold that call
+    graph = _graph(tmp_path, '''
+import tempfile  # the analysis reads files that import what it looks for
+
+
+class Tool:
+    def bind(self):
+        return self
+
+
+def f():
+    t = Tool()
+    t = t.bind()
+    return t
+''')
+    assert graph.sources(("m.py", "f"), ["v:t"]) == {"o:m.py|Tool"}
