@@ -192,7 +192,7 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
     gone = {(p, int(g["made"])): g for p in sorted(facts)
             for g in facts[p].get("temp_gone") or []}
     sites = removal_sites(graph) if proved else []
-    whole = whole_paths(graph, proved) if sites else graph
+    whole = whole_paths(graph) if sites else graph
     for clone in proved:
         lost = [m for m in map(split_loc, (t[2:] for t in clone.temps)) if m in gone]
         # each made line, then the line returning its path

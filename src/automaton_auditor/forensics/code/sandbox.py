@@ -241,13 +241,11 @@ def state_reads(graph: CallGraph, sites: list[Removal]) -> list[tuple[str, int, 
     return sorted(found)
 
 
-def whole_paths(graph: CallGraph, found: list[Clone]) -> CallGraph:
+def whole_paths(graph: CallGraph) -> CallGraph:
     """The call graph with every library path join cut off from what it joins: its
     `sources` reach a temp dir only through values that are the directory itself
     (``Path(tmp)``, ``str(tmp)``), never through a path inside it (``Path(tmp) / "repo"``,
-    ``os.path.join(tmp, "repo")``), whose removal leaves the directory behind. The clones
-    `found` on `graph` are looked up first, as `clones` did there: `CallGraph.sources`
-    keeps what it found within its depth, so the order of the questions matters."""
+    ``os.path.join(tmp, "repo")``), whose removal leaves the directory behind."""
     facts: dict[str, JSON] = {}
     for path, info in graph.facts.items():
         functions = info.get("functions") or {}
@@ -260,11 +258,7 @@ def whole_paths(graph: CallGraph, found: list[Clone]) -> CallGraph:
                          for s, j in zip(sites, joins, strict=True)]
                 cut[qual] = {**function, "flow": {**function["flow"], "calls": calls}}
         facts[path] = {**info, "functions": {**functions, **cut}} if cut else info
-    whole = CallGraph(facts)
-    for clone in found:
-        key = (clone.path, clone.call["func"])
-        prove(whole, None, key, _destination(whole, key, clone.call))
-    return whole
+    return CallGraph(facts)
 
 
 def _joins(graph: CallGraph, key: Key, site: JSON) -> bool:
