@@ -379,3 +379,17 @@ def test_a_key_read_with_a_fallback_is_no_read_that_never_sees_a_value(tmp_path:
     assert unwritten.found and unwritten.data["reads"] == [["context_builder", "run_id"],
                                                            ["context_builder", "trace_id"]]
     assert unwritten.data["fallback"] == []
+
+
+def test_lost_keys_are_listed_in_a_fixed_order(tmp_path: Path) -> None:
+    keys = ["zeta", "eta", "theta", "iota", "kappa", "mu"]
+    facts = _nodes_edited(tmp_path, (
+        "def context_builder(state):\n    return {}",
+        "def context_builder(state):\n    return {" + ", ".join(f'"{k}": 1' for k in keys) + "}"),
+        ('"final_report": str(len(state["evidences"]))',
+         '"final_report": str(len(state["evidences"])) + str(['
+         + ", ".join(f'state["{k}"]' for k in keys) + "])"))
+    lost = facts["graph.state.evidence_lost"]
+    assert list(lost.data["keys"]) == sorted(keys)  # not the order of a set of strings
+    said = [lost.rationale.index(f"{k} (returned by") for k in sorted(keys)]
+    assert said == sorted(said)

@@ -155,7 +155,7 @@ def _key_findings(model: Model, run: Run, repo: Path | None, where: str,
                   graph: CallGraph) -> list[Finding]:
     dropped = {n: sorted(k) for n, k in sorted(run.dropped.items())}
     reads = _readers(model)
-    lost = {k: r for k in {k for keys in dropped.values() for k in keys}
+    lost = {k: r for k in sorted({k for keys in dropped.values() for k in keys})
             if (r := sorted(who for who, key in reads if key == k))}
     drop_quotes = [q for n, keys in dropped.items() for k in keys if (q := _line(model, n, k))]
     lost_quotes = drop_quotes + [reads[(who, k)] for k, r in lost.items() for who in r]
