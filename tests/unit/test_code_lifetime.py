@@ -173,3 +173,42 @@ def finish(state):
     assert cleanup.rationale.startswith("Not shown removed after a successful run")
     assert "tools.py:25 removes a path read from its state ('temp_repo_path')" \
         in cleanup.rationale
+
+
+# NebiyouBelaineh/LangGraph-Automation-Auditor src/tools/repo_tools.py, shortened (mkdtemp for
+# TemporaryDirectory): the dir is removed only when the clone failed, in an ``if`` that returns
+FAILED_BRANCH = '''
+import shutil
+import subprocess
+import tempfile
+
+
+def clone(url):
+    tmp = tempfile.mkdtemp()
+    result = subprocess.run(["git", "clone", url, tmp], capture_output=True, timeout=120)
+    if result.returncode != 0:
+        shutil.rmtree(tmp)
+        return None
+    return tmp
+'''
+
+
+def test_a_removal_only_in_a_failure_branch_that_returns_is_no_cleanup(
+        tmp_path: Path) -> None:
+    failing, _ = _safety(tmp_path / "failing", FAILED_BRANCH)
+    assert not failing.found and failing.data["kept"] == ["tools.py:8"]
+    assert "tools.py:11 removes it only in an except handler or a failure branch" \
+        in failing.rationale
+    tests = {"not ok": ("    if result.returncode != 0:\n",
+                        "    ok = result.returncode == 0\n    if not ok:\n"),
+             "raise": ("        return None\n", "        raise RuntimeError(url)\n"),
+             "failed or": ("    if result.returncode != 0:\n",
+                           "    if result.failed or result.returncode != 0:\n")}
+    for name, (old, new) in tests.items():
+        assert not _safety(tmp_path / name, FAILED_BRANCH.replace(old, new))[0].found, name
+    # a branch that does not leave the function, or whose test is no failure test, may run
+    # after a successful clone: its removal counts
+    kept = {"falls through": ("        return None\n", "        print(url)\n"),
+            "other test": ("    if result.returncode != 0:\n", "    if url:\n")}
+    for name, (old, new) in kept.items():
+        assert _safety(tmp_path / name, FAILED_BRANCH.replace(old, new))[0].found, name

@@ -12,7 +12,8 @@ A value is summarised as a sorted list of atoms:
 
 A path built with ``/`` (``Path(tmp) / "repo"``) is recorded as a call named ``/`` of its two
 operands, so a path inside a directory can be told from the directory itself; a call made
-inside an ``except`` handler is marked ``handler`` (it runs only when something failed).
+inside an ``except`` handler, or in a failure branch that leaves the function (``if
+r.returncode != 0: ...; return``), is marked ``handler`` (it runs only when something failed).
 
 Flow-insensitive and deliberately small: enough to follow a temp dir or a command list
 through locals, helpers and wrappers, never an interpreter. Nothing is executed.
@@ -32,6 +33,7 @@ MAX_STRING = 60
 MAX_DEPTH = 40
 LIST_GROWERS = frozenset({"append", "extend", "insert"})  # methods that add to a list
 PATH_TYPES = frozenset({"Path", "PurePath", "PosixPath", "WindowsPath"})
+SUCCESS_FLAGS = frozenset({"ok", "success", "succeeded"})  # ``if not ok:`` is a failure
 
 
 def _merge(*groups: list[str]) -> list[str]:
@@ -66,6 +68,12 @@ def _has_default(call: ast.Call) -> bool:
     ``d.get("k")``)."""
     given = [*call.args[1:2], *(kw.value for kw in call.keywords if kw.arg == "default")]
     return any(not (isinstance(v, ast.Constant) and v.value is None) for v in given)
+
+
+def _last_name(node: ast.AST) -> str:
+    """``ok`` of ``ok`` or ``result.ok``."""
+    return node.id if isinstance(node, ast.Name) else (
+        node.attr if isinstance(node, ast.Attribute) else "")
 
 
 def _all_args(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
@@ -132,7 +140,11 @@ class _Scope:
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, ast.expr):
                     self.atoms(child)
+        # a failure branch that leaves the function runs only when something failed, like
+        # an ``except`` handler (`failure_branch`)
+        failing = isinstance(node, ast.If) and self.failure_branch(node)
         for block in ("body", "orelse", "finalbody", "handlers"):
+            self.handlers += failing and block == "body"
             for child in getattr(node, block, None) or []:
                 if isinstance(child, ast.ExceptHandler):
                     self.handlers += 1
@@ -141,9 +153,39 @@ class _Scope:
                     self.handlers -= 1
                 elif isinstance(child, ast.stmt):
                     self.stmt(child)
+            self.handlers -= failing and block == "body"
         for case in getattr(node, "cases", None) or []:
             for sub in case.body:
                 self.stmt(sub)
+
+    def failure_branch(self, node: ast.If) -> bool:
+        """True for ``if <failure test>: ...; return|raise``: a test of a failed result
+        (``r.returncode != 0``, ``r.returncode``, ``not ok``, ``r.failed``, ``r is None`` on
+        a local bound to a call's result) whose body ends by leaving the function."""
+        return bool(node.body) and isinstance(node.body[-1], ast.Return | ast.Raise) and \
+            self.failure_test(node.test)
+
+    def failure_test(self, test: ast.expr) -> bool:
+        """True when `test` holds only when a result failed (`failure_branch`)."""
+        if isinstance(test, ast.BoolOp):
+            # ``a and b`` holds only when both do; ``a or b`` when either does
+            parts = [self.failure_test(v) for v in test.values]
+            return any(parts) if isinstance(test.op, ast.And) else all(parts)
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            return _last_name(test.operand) in SUCCESS_FLAGS
+        if isinstance(test, ast.Attribute):
+            return test.attr in ("returncode", "failed")
+        if isinstance(test, ast.Name):
+            return test.id == "failed"
+        if not (isinstance(test, ast.Compare) and len(test.ops) == 1):
+            return False
+        left, op, right = test.left, test.ops[0], test.comparators[0]
+        if isinstance(left, ast.Attribute) and left.attr == "returncode":
+            return isinstance(op, ast.NotEq) and isinstance(right, ast.Constant) and \
+                right.value == 0
+        return isinstance(op, ast.Is) and isinstance(right, ast.Constant) and \
+            right.value is None and isinstance(left, ast.Name) and \
+            any(a[:2] == "c:" for a in self.binds.get(left.id, []))
 
     def bind(self, target: ast.AST, value: list[str]) -> None:
         """Merge `value` into what a name, ``self`` attribute or unpacked target holds."""

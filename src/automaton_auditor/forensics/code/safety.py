@@ -180,11 +180,12 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
     clone's temp dir is removed after use, by ``TemporaryDirectory`` or by a call whose
     argument is that directory itself (``shutil.rmtree``, ``.cleanup()``) outside an
     ``except`` handler, for every place the directory may be made. A removal of a path
-    inside it (`whole_paths`), or one made only in an ``except`` handler (when the clone or
-    the work failed), leaves it behind after a successful run: listed, not counted. The
-    report's claims of a cleanup are read against it (`forensics.behaviour_claims`). With it
-    ``safety.clone_deleted_early``: a ``TemporaryDirectory`` whose path its function returns
-    is removed as it returns (`lifetime`), before the caller uses the clone."""
+    inside it (`whole_paths`), or one made only in an ``except`` handler or a failure branch
+    that leaves the function (when the clone or the work failed: `flow`), leaves it behind
+    after a successful run: listed, not counted. The report's claims of a cleanup are read
+    against it (`forensics.behaviour_claims`). With it ``safety.clone_deleted_early``: a
+    ``TemporaryDirectory`` whose path its function returns is removed as it returns
+    (`lifetime`), before the caller uses the clone."""
     kept: list[str] = []
     removed: list[str] = []
     early: list[str] = []
@@ -212,7 +213,8 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
             kept.append(made)
             partial += [(line_at(repo, p, n), "removes only a path inside it" if
                          (p, n, failing) not in itself else
-                         "removes it only in an except handler (when something failed)")
+                         "removes it only in an except handler or a failure branch (when "
+                         "something failed)")
                         for p, n, failing in removals(graph, {temp}, sites)]
     if kept:  # a removal of a path read back from the state may be of this directory
         partial += [(line_at(repo, p, n), f"removes a path read from its state ('{k}'), not "

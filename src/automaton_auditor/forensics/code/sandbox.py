@@ -215,7 +215,7 @@ class Removal(NamedTuple):
     key: Key
     line: int
     atoms: list[str]  # what it removes
-    failing: bool  # made inside an ``except`` handler: it runs only when something failed
+    failing: bool  # in an ``except`` handler or a failure branch: runs only on a failure
 
 
 def removals(graph: CallGraph, temps: set[str],
