@@ -94,3 +94,45 @@ def test_a_comparison_search_or_except_on_an_auth_failure_is_a_test(tmp_path: Pa
         assert finding.found, name
         assert finding.location == f"tools.py:{line}", name
         assert f"(tools.py:{line})" in finding.rationale, name
+
+
+# NebiyouBelaineh/LangGraph-Automation-Auditor src/tools/repo_tools.py, shortened: the clone
+# hands git's stderr to a helper that singles out the authentication failures
+HELPER = '''
+import subprocess
+import tempfile
+
+_PATTERNS = [
+    ("authentication failed", "auth_failed", "Check your credentials."),
+    ("repository not found", "repo_not_found", "Check the URL."),
+]
+
+
+def _classify_clone_error(stderr):
+    lower = stderr.lower()
+    for pattern, code, message in _PATTERNS:
+        if pattern in lower:
+            return code, message
+    return "clone_failed", stderr
+
+
+def clone(url):
+    tmp = tempfile.mkdtemp()
+    result = subprocess.run(["git", "clone", url, tmp], capture_output=True, timeout=120)
+    if result.returncode != 0:
+        code, message = _classify_clone_error(result.stderr)
+        return None, code
+    return tmp, None
+'''
+
+
+def test_a_helper_the_clone_hands_its_failure_to_can_test_for_authentication(
+        tmp_path: Path) -> None:
+    finding = _auth(tmp_path / "helper", HELPER)
+    assert finding.found and "1 of 1" in finding.rationale
+    assert finding.location == "tools.py:14" and "(tools.py:14)" in finding.rationale
+    # the same helper called on success tells no failure apart
+    after = HELPER.replace("        code, message = _classify_clone_error(result.stderr)\n", "")
+    after = after.replace("    return tmp, None\n",
+                          "    _classify_clone_error(result.stderr)\n    return tmp, None\n")
+    assert "0 of 1" in _auth(tmp_path / "success", after).rationale

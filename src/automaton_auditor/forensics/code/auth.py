@@ -36,6 +36,7 @@ def auth_tests(tree: ast.Module, consts: dict[str, Any]
     only where there is one. One walk of each function serves both."""
     tests: dict[str, int] = {}
     reports: dict[str, int] = {}
+    consts = {**consts, **_sequences(tree)}
     for qual, func in function_defs(tree):
         nodes = own_nodes(func.body)
         if line := _first_test(nodes, consts):
@@ -45,10 +46,26 @@ def auth_tests(tree: ast.Module, consts: dict[str, Any]
     return tests, reports
 
 
+def _sequences(tree: ast.Module) -> dict[str, ast.AST]:
+    """Module-level literal sequences (``PATTERNS = [("permission denied", "auth"), ...]``),
+    which `module_consts` keeps only when they hold strings alone."""
+    found: dict[str, ast.AST] = {}
+    for stmt in tree.body:
+        value = stmt.value if isinstance(stmt, ast.Assign | ast.AnnAssign) else None
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [
+            stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        if isinstance(value, ast.List | ast.Tuple | ast.Set):
+            found.update((t.id, value) for t in targets if isinstance(t, ast.Name))
+    return found
+
+
 def _first_test(nodes: list[ast.AST], consts: dict[str, Any]) -> int:
-    # loop names that run over literal auth markers: ``any(m in err for m in MARKERS)``
-    markers = {dotted(n.target) for n in nodes if isinstance(n, ast.For | ast.comprehension)
-               and _auth_text(n.iter, consts)} - {None}
+    # loop names that run over literal auth markers: ``any(m in err for m in MARKERS)``,
+    # ``for pattern, code in PATTERNS`` (each name unpacked from an item)
+    markers = {dotted(t) for n in nodes if isinstance(n, ast.For | ast.comprehension)
+               and _auth_text(n.iter, consts)
+               for t in (n.target.elts if isinstance(n.target, ast.Tuple) else [n.target])
+               } - {None}
     lines = [getattr(n, "lineno", 0) for n in nodes if _tests(n, consts) or (
         isinstance(n, ast.Compare) and any(isinstance(o, ast.Name) and o.id in markers
                                            for o in [n.left, *n.comparators]))]
@@ -81,6 +98,8 @@ def _auth_text(node: ast.AST, consts: dict[str, Any]) -> bool:
         return any(_auth_text(e, consts) for e in node.elts)
     name = dotted(node) if isinstance(node, ast.Name | ast.Attribute) else None
     value = consts.get(name) if name else None
+    if isinstance(value, ast.AST):  # a literal sequence (`_sequences`)
+        return _auth_text(value, {})
     if isinstance(value, str):
         return bool(AUTH.search(value))
     return isinstance(value, list) and any(AUTH.search(str(v)) for v in value)
