@@ -83,15 +83,20 @@ def run_guarded(state: AgentState, source: Source, node: str, body: Body) -> dic
         log.exception("%s failed", node)
         update = _crash_update(source, node, exc, rubric)
     failed = any(s.state != "ok" for s in (update.get("detective_status") or {}).values())
-    if failed and (interrupted() or closing()):  # its child was killed by the stop
+    if failed and _audit_stopping():  # its child was killed by the stop
         raise KeyboardInterrupt
     update["timings"] = {node: round(time.perf_counter() - started, 4)}
     return update
 
 
+def _audit_stopping() -> bool:
+    """Ctrl-C or a stop signal arrived, or the child processes are being killed."""
+    return interrupted() or closing()
+
+
 def _stopping(exc: Exception) -> bool:
     """Whether `exc` comes from the audit stopping rather than from the detective's input."""
-    return (interrupted() or closing() or isinstance(exc, Closed)
+    return (_audit_stopping() or isinstance(exc, Closed)
             or (isinstance(exc, AcquisitionError) and exc.kind == "interrupted"))
 
 

@@ -29,7 +29,7 @@ from automaton_auditor.forensics.code.execution import state_param
 from automaton_auditor.forensics.code.imports import broken_imports
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.state_schema import state_class, typed_classes
-from automaton_auditor.forensics.code.temp_paths import used_as_path
+from automaton_auditor.forensics.code.temp_paths import used_as_paths
 from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.state import Finding
 
@@ -141,7 +141,7 @@ def _temp_finding(facet: str, goal: str, items: list[JSON], analysis: Analysis,
                   repo: Path | None, confidence: float) -> Finding:
     """``safety.insecure_temp``: the temporary paths the code uses; a literal it only
     compares paths against (a tuple of prefixes to exclude) is no temporary file."""
-    used = [d for d in items if used_as_path(repo, d)]
+    used = used_as_paths(repo, items)
     compared = sorted({f"{d['path']}:{d['line']}" for d in items if d not in used})
     text = (f"{len(used)} hard-coded temporary path(s) the code uses as a path."
             if used else "None used as a path." if items else "None found.")

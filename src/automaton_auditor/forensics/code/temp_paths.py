@@ -78,15 +78,25 @@ def _only_compared(literal: ast.Constant, tree: ast.AST,
         _name_only_tested(targets[0].id, tree, parents)
 
 
-def used_as_path(repo: Path | None, diagnostic: JSON) -> bool:
-    """Whether an S108 hit is a temporary path the code uses, not a literal it only
-    compares paths against (see the module). Unknown (no checkout, unparsable) counts."""
+def used_as_paths(repo: Path | None, diagnostics: list[JSON]) -> list[JSON]:
+    """The S108 hits that are temporary paths the code uses, not literals it only compares
+    paths against (see the module); each file is parsed once. Unknown (no checkout,
+    unparsable) counts as used."""
     if repo is None:
-        return True
-    parsed = _parsed(str(repo / diagnostic["path"]))
-    if parsed is None:
-        return True
-    tree, parents = parsed
+        return list(diagnostics)
+    trees: dict[str, tuple[ast.AST, dict[ast.AST, ast.AST]] | None] = {}
+    used = []
+    for diagnostic in diagnostics:
+        path = diagnostic["path"]
+        if path not in trees:
+            trees[path] = _parsed(str(repo / path))
+        parsed = trees[path]
+        if parsed is None or _used(diagnostic, *parsed):
+            used.append(diagnostic)
+    return used
+
+
+def _used(diagnostic: JSON, tree: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
     literals = [n for n in ast.walk(tree) if isinstance(n, ast.Constant)
                 and isinstance(n.value, str) and n.lineno == diagnostic["line"]
                 and n.value.startswith("/") and n.value in diagnostic["message"]]
