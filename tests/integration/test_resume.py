@@ -128,6 +128,41 @@ def test_a_stopped_run_leaves_a_partial_report_and_resumes(
     assert _report(out) == _report(fresh)  # the partial report is replaced by the whole one
 
 
+def test_a_stop_mid_step_keeps_the_opinions_of_judges_that_had_ruled(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path, counted: dict[str, int],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while some judges of one step have ruled and one has not: the ruled opinions
+    are pending writes, which the run's live state includes; the partial report rules on
+    them, says which judge had not ruled, and resume runs only the judges that had not."""
+    real = graph.judge
+
+    def stop_on_one(state: Any) -> Any:
+        if state["dimension"]["id"] == "report_accuracy" and state["judge"] == "Prosecutor":
+            raise KeyboardInterrupt
+        return real(state)
+
+    monkeypatch.setattr(graph, "judge", stop_on_one)
+    out = tmp_path / "out"
+    first = _invoke([str(auditee_repo), str(report_pdf), "--output-dir", str(out), "-q",
+                     "--no-cache"])
+    assert first.exit_code == 130, first.output
+    match = re.search(r"audit resume (\S+)$", first.output, re.MULTILINE)
+    assert match, first.output
+    partial = json.loads((_dir(out) / "report.json").read_text(encoding="utf-8"))
+    opinions = {(c["dimension_id"], o["judge"]): o for c in partial["criteria"]
+                for o in c["judge_opinions"]}
+    stopped = opinions.pop(("report_accuracy", "Prosecutor"))
+    assert stopped["degraded"] and "stopped before this judge ruled" in stopped["argument"]
+    ruled = [o for o in opinions.values() if not o["degraded"]]
+    assert ruled  # LangGraph runs a step's other tasks to the end: in practice all 29
+    assert all("stopped before" in o["argument"] for o in opinions.values() if o["degraded"])
+
+    monkeypatch.setattr(graph, "judge", real)
+    before = counted.get("judge", 0)
+    assert _invoke(["resume", match.group(1), "-q"]).exit_code == 0
+    assert counted.get("judge", 0) - before < 30  # the judges that had ruled did not rerun
+
+
 def test_replay_rerenders_with_another_rubric_without_running_nodes(
         auditee_repo: Path, report_pdf: Path, tmp_path: Path, counted: dict[str, int]) -> None:
     out = tmp_path / "out"

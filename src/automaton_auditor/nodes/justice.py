@@ -19,17 +19,21 @@ from automaton_auditor.state import (
     resolved_dossiers,
 )
 
+# Why a judge has no opinion on a criterion in a stopped run (its task had not finished).
+NOT_RULED_BY_JUDGE = "the audit stopped before this judge ruled"
 
-def _opinions_for(dimension: Dimension, opinions: list[JudicialOpinion]) -> list[JudicialOpinion]:
-    """The latest opinion of each judge on this criterion (a missing one is degraded)."""
+
+def _opinions_for(dimension: Dimension, opinions: list[JudicialOpinion],
+                  missing: str = "no opinion was returned") -> list[JudicialOpinion]:
+    """The latest opinion of each judge on this criterion (a missing one is degraded, with
+    `missing` as the reason)."""
     latest: dict[str, JudicialOpinion] = {}
     for opinion in opinions:
         if opinion.criterion_id == dimension.id:
             current = latest.get(opinion.judge)
             if current is None or opinion.round >= current.round:
                 latest[opinion.judge] = opinion
-    return [latest.get(j) or degraded_opinion(j, dimension.id, "no opinion was returned")
-            for j in JUDGES]
+    return [latest.get(j) or degraded_opinion(j, dimension.id, missing) for j in JUDGES]
 
 
 # The aggregator's note that a detective produced nothing carries that detective's input facet.
@@ -97,7 +101,8 @@ def chief_justice(state: AgentState) -> dict[str, Any]:
     results: list[CriterionResult] = []
     for dimension in rubric.dimensions:
         dossier = dossiers.get(dimension.id, [])
-        theirs = _opinions_for(dimension, opinions)
+        theirs = (_opinions_for(dimension, opinions, NOT_RULED_BY_JUDGE) if state.get("aborted")
+                  else _opinions_for(dimension, opinions))
         result = decide(dimension, theirs, dossier, rubric,
                         detective_empty=_detective_empty(dossier))
         reason = unjudged_reason(dimension, statuses, theirs)
