@@ -285,3 +285,62 @@ def test_empty_placeholder_files_build_no_stage(tmp_path: Path) -> None:
     progression = facet(audit(tmp_path, steps), "git.progression")
     assert progression.found is False
     assert progression.data["order"] == ["setup", "graph", "tools"]
+
+
+STUB_JUDGES = '''"""Judges."""
+
+
+def prosecutor(state):
+    """TODO: call the model."""
+    return {"opinions": []}
+
+
+def defense(state):
+    raise NotImplementedError
+
+
+def tech_lead(state):
+    pass
+'''
+
+
+REAL_JUDGES = "".join(f"def {name}(state):\n    return {{'opinions': [score(state, {i})]}}\n\n"
+                      for i, name in enumerate(["prosecutor", "defense", "tech_lead"]))
+
+
+def test_stub_files_do_not_start_a_stage(tmp_path: Path) -> None:
+    """A commit that lays out the judges as TODO stubs beside real work does not start the
+    judges: the commit that gives them working code does."""
+    steps = [("chore: setup", {"pyproject.toml": "[project]\n"}),
+             ("feat: tools", {"src/tools/repo_tools.py": _code(40)}),
+             ("feat: graph, judges to come", {"src/graph.py": _code(40),
+                                               "src/nodes/judges.py": STUB_JUDGES}),
+             ("feat: judges", {"src/nodes/judges.py": REAL_JUDGES})]
+    progression = facet(audit(tmp_path, steps), "git.progression")
+    assert progression.found
+    firsts = progression.data["first_commit_per_stage"]
+    assert firsts["judges"] != firsts["graph"]
+    assert progression.content is not None and "judges: " in progression.content
+    assert next(line for line in progression.content.splitlines()
+                if line.startswith("judges:")).endswith("feat: judges")
+    assert "working code" in progression.rationale
+
+
+def test_no_progression_says_why(tmp_path: Path) -> None:
+    """The rationale of a history that does not progress names the reason, not only an
+    order with no out-of-order pair."""
+    steps = [("Initial commit.", {path: _code(60) for _m, files in STEPWISE
+                                  for path in files}),
+             ("fix tools", {"src/tools/repo_tools.py": _code(62)}),
+             ("fix graph", {"src/graph.py": _code(61)}),
+             ("docs", {"README.md": "y\n"})]
+    progression = facet(audit(tmp_path, steps), "git.progression")
+    assert progression.found is False
+    assert "No progression: setup, tools and graph all start in one commit" in \
+        progression.rationale
+    graph_first = [("chore: setup", {"pyproject.toml": "[project]\n"}),
+                   ("feat: graph", {"src/graph.py": _code(40)}),
+                   ("feat: tools", {"src/tools/repo_tools.py": _code(40)}),
+                   ("docs", {"README.md": "y\n"})]
+    late = facet(audit(tmp_path / "late", graph_first), "git.progression")
+    assert late.found is False and "No progression: tools starts after graph" in late.rationale

@@ -191,6 +191,19 @@ def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
     return True
 
 
+def file_reader(repo: Path, timeout_s: float) -> Callable[[str, str], str | None]:
+    """Reads a file as a commit left it (``git cat-file blob <sha>:<path>``), None when
+    git cannot (no such file, a missing blob: nothing is fetched)."""
+    def read(sha: str, path: str) -> str | None:
+        with scratch_dir("git-home-") as home_dir:
+            result = run_git(["cat-file", "blob", f"{sha}:{path}"], cwd=repo,
+                             home=Path(home_dir), timeout_s=timeout_s, split=b"\n")
+        if result.returncode != 0:
+            return None
+        return "\n".join(r.decode("utf-8", "replace") for r in result.records)
+    return read
+
+
 BURST_GAP = 10 * 60  # commits closer in time than this belong to one run
 BURST_MIN_COMMITS = 3
 

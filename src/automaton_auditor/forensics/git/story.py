@@ -15,28 +15,30 @@ from automaton_auditor.forensics.git.history import (
     CLUSTER_SECONDS,
     LINES_LIMIT,
     NAMES_LIMIT,
-    STAGE_ORDER,
     Commit,
     add_line_counts,
     code_lines,
+    file_reader,
     head_files,
     impossible_date,
     is_vague,
     largest_run,
     read_log,
     shallow_boundary,
-    stages_of,
     summary,
 )
 from automaton_auditor.forensics.git.hollow import hollow_claims, hollow_finding
+from automaton_auditor.forensics.git.progression import (
+    SCAFFOLD_SHARE,
+    Reader,
+    progression_finding,
+    scaffold,
+)
 from automaton_auditor.forensics.git.replay import replay_finding
 from automaton_auditor.forensics.git.runner import GitStopped
 from automaton_auditor.state import Finding
 
 QUOTE_COMMITS = 12
-# A commit that adds most code files but brings under this share of the code lines is a
-# scaffold of placeholders, not an upload of the code.
-SCAFFOLD_SHARE = 0.1
 
 
 def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
@@ -62,22 +64,24 @@ def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
                         rationale="The repository has no commits.", confidence=1.0)]
     boundary = shallow_boundary(repo)
     # Lines per commit feed the burst and concentration facts (a short history's patterns).
+    read = None
     if len(commits) <= LINES_LIMIT and not log.paths_error:
         python = any(f.endswith(".py") for f in files)
-        add_line_counts(repo, timeout_s, commits,
-                        lambda path: path.endswith(".py") or not python)
-    return story_findings(commits, files, boundary, log.paths_error)
+        if add_line_counts(repo, timeout_s, commits,
+                           lambda path: path.endswith(".py") or not python):
+            read = file_reader(repo, timeout_s)  # the blobs are there: stubs can be told
+    return story_findings(commits, files, boundary, log.paths_error, read)
 
 
 def story_findings(commits: list[Commit], files: list[str], boundary: Collection[str] = (),
-                   paths_error: str = "") -> list[Finding]:
+                   paths_error: str = "", read: Reader | None = None) -> list[Finding]:
     """The eight git findings for a log given oldest first. `boundary`: the commits a
     shallow history is cut at (the history is then a lower bound: what it cannot show is
     not held against the repository); `paths_error`: why the paths each commit touched are
-    unknown."""
+    unknown; `read`: a file's text at a commit (tells a stage's stubs from its code)."""
     cut = set(boundary)
     return [_history(commits, cut, paths_error), _bulk(commits, files, cut, paths_error),
-            _progression(commits, files, bool(cut)), _messages(commits, cut),
+            progression_finding(commits, bool(cut), read), _messages(commits, cut),
             _bursts(commits, cut), concentration_finding(commits, cut),
             hollow_finding(commits, cut), replay_finding(commits, cut, paths_error)]
 
@@ -147,12 +151,6 @@ def _code_files(files: list[str]) -> set[str]:
     return code or set(files)
 
 
-def _scaffold(commit: Commit, total: int | None) -> bool:
-    """The commit adds files but brings under `SCAFFOLD_SHARE` of the `total` code lines
-    (when they were read): it lays out placeholders, and the code arrives in later commits."""
-    return bool(total) and (commit.lines or 0) < SCAFFOLD_SHARE * (total or 0)
-
-
 def _heaviest(commits: list[Commit], total: int | None) -> tuple[Commit | None, float]:
     """The commit that brought the most of the `total` code lines and its share of them;
     (None, 0) when the lines are unknown or under `MIN_LINES` (a few atomic steps)."""
@@ -187,7 +185,7 @@ def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
             "largest_index": index, "code_files_added_before": len(prior),
             "restructure": restructure, "code_files": len(code), "span_seconds": span,
             "clustered": clustered, "largest_lines": best.lines,
-            "scaffold": _scaffold(best, total)}
+            "scaffold": scaffold(best, total)}
 
 
 def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
@@ -262,70 +260,6 @@ def _added_preview(commit: Commit, limit: int = 15) -> str:
     shown = commit.added[:limit]
     more = f"\n  ... {len(commit.added) - limit} more" if len(commit.added) > limit else ""
     return "\n  A " + "\n  A ".join(shown) + more
-
-
-SCAFFOLD_STAGES = 4
-CORE = ("setup", "tools", "graph")
-
-
-def stage_touches(commits: list[Commit]) -> dict[str, list[int]]:
-    """Indexes of the commits touching each stage (by paths, else by subject), in order.
-    A scaffold commit counts as setup only: it lays out the project, it does not build each
-    stage. That is a commit that only adds empty files, or one touching four or more stages
-    at once that brings little of the code (placeholders); one that brings the code of four
-    stages at once (a bulk copy) builds them all in that one commit."""
-    touches: dict[str, list[int]] = {}
-    total = code_lines(commits)
-    for index, commit in enumerate(commits[:NAMES_LIMIT]):
-        paths = commit.added + commit.changed
-        stages = stages_of(paths) or stages_of([commit.subject.replace(" ", "_")])
-        empty = commit.lines == 0 and bool(commit.added) and not commit.changed
-        if empty or (len(stages) >= SCAFFOLD_STAGES and (not total
-                                                         or _scaffold(commit, total))):
-            stages = ["setup"]
-        for stage in stages:
-            touches.setdefault(stage, []).append(index)
-    return touches
-
-
-def stage_firsts(commits: list[Commit]) -> dict[str, int]:
-    """Index of the first (non-scaffold) commit touching each stage."""
-    return {stage: hits[0] for stage, hits in stage_touches(commits).items()}
-
-
-def _inversions(points: dict[str, int]) -> int:
-    items = sorted(points.items(), key=lambda kv: (kv[1], STAGE_ORDER[kv[0]]))
-    ranks = [STAGE_ORDER[name] for name, _ in items]
-    return sum(1 for i in range(len(ranks)) for j in range(i + 1, len(ranks))
-               if ranks[i] > ranks[j])
-
-
-def _progression(commits: list[Commit], files: list[str], shallow: bool = False) -> Finding:
-    firsts = stage_firsts(commits)
-    core = {stage: firsts[stage] for stage in CORE if stage in firsts}
-    # The rubric's story: environment setup, then tool engineering, then orchestration,
-    # in distinct commits; judges and synthesis are reported but not required in order.
-    staged = (len(core) == 3 and core["setup"] <= core["tools"] <= core["graph"]
-              and len(set(core.values())) >= 2 and len(commits) > 3)
-    order = sorted(firsts, key=lambda s: (firsts[s], STAGE_ORDER[s]))
-    quoted = [f"{stage}: {commits[firsts[stage]].quote()}" for stage in order]
-    missing = [stage for stage in CORE if stage not in firsts]
-    rationale = (f"Stages first appear (scaffold commits count as setup) in the order "
-                 f"{' -> '.join(order) or '(none)'}; {_inversions(firsts)} out-of-order "
-                 "pair(s)" + (f"; never touched on their own: {', '.join(missing)}"
-                              if missing else "") + ".")
-    if shallow and not staged:
-        rationale += " The history is shallow: earlier stages may lie beyond its boundary."
-    return Finding(
-        facet="git.progression",
-        goal="History progresses from setup to tools to graph orchestration",
-        # A shallow history that does not show the stages says nothing either way.
-        found=staged, pattern="neutral" if shallow and not staged else "success",
-        location=f"commit {commits[firsts[order[0]]].sha[:12]}" if order else "git log",
-        content="\n".join(quoted) or None, rationale=rationale, confidence=0.75,
-        data={"first_commit_per_stage": {s: commits[firsts[s]].sha for s in order},
-              "order": order, "distinct_commits": len(set(firsts.values())),
-              "inversions": _inversions(firsts)})
 
 
 def _messages(log: list[Commit], boundary: set[str]) -> Finding:

@@ -1,0 +1,178 @@
+"""Does the history progress from setup to tools to graph orchestration?
+
+Each build stage (setup, tools, state, graph, judges, synthesis: `history.STAGES`, by path)
+starts at the first commit that builds it: the first (non-scaffold) commit touching its paths
+in which one of its Python files, read as that commit left it, holds working code. A file
+whose functions are mostly placeholders (a body that only passes, raises
+NotImplementedError, or returns a constant such as ``{}`` or ``{"opinions": []}``) builds
+nothing: a scaffold that lays out every stage's file with TODO stubs does not start them.
+Without the files' contents (a blobless or long history) a stage starts at its first touch.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from automaton_auditor.forensics.git.history import (
+    NAMES_LIMIT,
+    STAGE_ORDER,
+    STAGES,
+    Commit,
+    code_lines,
+    stages_of,
+)
+from automaton_auditor.state import Finding
+
+# A commit that adds most code files but brings under this share of the code lines is a
+# scaffold of placeholders, not an upload of the code.
+SCAFFOLD_SHARE = 0.1
+SCAFFOLD_STAGES = 4
+CORE = ("setup", "tools", "graph")
+READS = 200  # files read to tell placeholders from code, at most (each one git call)
+# (commit sha, path) -> the file's text at that commit; None when it cannot be read.
+Reader = Callable[[str, str], str | None]
+
+
+def scaffold(commit: Commit, total: int | None) -> bool:
+    """The commit adds files but brings under `SCAFFOLD_SHARE` of the `total` code lines
+    (when they were read): it lays out placeholders, and the code arrives in later commits."""
+    return bool(total) and (commit.lines or 0) < SCAFFOLD_SHARE * (total or 0)
+
+
+def stage_touches(commits: list[Commit]) -> dict[str, list[int]]:
+    """Indexes of the commits touching each stage (by paths, else by subject), in order.
+    A scaffold commit counts as setup only: it lays out the project, it does not build each
+    stage. That is a commit that only adds empty files, or one touching four or more stages
+    at once that brings little of the code (placeholders); one that brings the code of four
+    stages at once (a bulk copy) builds them all in that one commit."""
+    touches: dict[str, list[int]] = {}
+    total = code_lines(commits)
+    for index, commit in enumerate(commits[:NAMES_LIMIT]):
+        paths = commit.added + commit.changed
+        stages = stages_of(paths) or stages_of([commit.subject.replace(" ", "_")])
+        empty = commit.lines == 0 and bool(commit.added) and not commit.changed
+        if empty or (len(stages) >= SCAFFOLD_STAGES and (not total
+                                                         or scaffold(commit, total))):
+            stages = ["setup"]
+        for stage in stages:
+            touches.setdefault(stage, []).append(index)
+    return touches
+
+
+def _stub_body(body: list[ast.stmt]) -> bool:
+    """A body that does nothing: pass, ``...``, a docstring, raise NotImplementedError, or
+    return a constant (``{}``, ``[]``, ``{"opinions": []}``, a string)."""
+    return all(isinstance(s, ast.Pass) or (isinstance(s, ast.Expr)
+                                           and isinstance(s.value, ast.Constant))
+               or (isinstance(s, ast.Return) and (s.value is None or _literal(s.value)))
+               or (isinstance(s, ast.Raise) and "NotImplementedError" in ast.unparse(s))
+               for s in body)
+
+
+def _literal(node: ast.expr) -> bool:
+    try:
+        ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+        return False
+    return True
+
+
+def placeholder(source: str) -> bool:
+    """The file holds no working code: nothing but imports and docstrings, or more than half
+    of its functions (and method-less classes) are stubs (`_stub_body`). Unparsable text
+    counts as code (it is not known to be a placeholder)."""
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return False
+    units = [n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+             or (isinstance(n, ast.ClassDef) and not any(
+                 isinstance(b, ast.FunctionDef | ast.AsyncFunctionDef) for b in n.body))]
+    if units:
+        return 2 * sum(_stub_body(u.body) for u in units) > len(units)
+    return _stub_body([s for s in tree.body if not isinstance(s, ast.Import | ast.ImportFrom)])
+
+
+def _builds(commit: Commit, stage: str, read: Reader) -> bool:
+    """One of the stage's Python files the commit added or changed holds working code as
+    the commit left it (a file that cannot be read counts as code)."""
+    pattern = dict(STAGES)[stage]
+    paths = [p for p in commit.added + commit.changed
+             if p.endswith(".py") and pattern.search(p.lower())]
+    return not paths or any(not placeholder(text) if (text := read(commit.sha, p))
+                            is not None else True for p in paths)
+
+
+def stage_firsts(commits: list[Commit], read: Reader | None = None) -> dict[str, int]:
+    """Index of the commit that starts each stage: the first (non-scaffold) commit touching
+    it that builds it (`_builds`), when `read` can read the files; else the first touch.
+    Setup's files are environment, not code: its first touch starts it."""
+    touches = stage_touches(commits)
+    firsts = {stage: hits[0] for stage, hits in touches.items()}
+    if read is None:
+        return firsts
+    budget = [READS]
+
+    def bounded(sha: str, path: str) -> str | None:
+        budget[0] -= 1
+        return read(sha, path) if budget[0] >= 0 else None
+
+    for stage, hits in touches.items():
+        if stage != "setup":
+            firsts[stage] = next((i for i in hits if _builds(commits[i], stage, bounded)),
+                                 hits[0])
+    return firsts
+
+
+def _inversions(points: dict[str, int]) -> int:
+    items = sorted(points.items(), key=lambda kv: (kv[1], STAGE_ORDER[kv[0]]))
+    ranks = [STAGE_ORDER[name] for name, _ in items]
+    return sum(1 for i in range(len(ranks)) for j in range(i + 1, len(ranks))
+               if ranks[i] > ranks[j])
+
+
+def _why_not(commits: list[Commit], core: dict[str, int]) -> str:
+    """Why the core stages do not progress, in the fact's words."""
+    missing = [stage for stage in CORE if stage not in core]
+    if missing:
+        return f"never touched on their own: {', '.join(missing)}"
+    if len(set(core.values())) == 1:
+        return (f"setup, tools and graph all start in one commit, "
+                f"{commits[core['setup']].sha[:8]}")
+    late = [f"{a} starts after {b}" for a, b in (("setup", "tools"), ("tools", "graph"))
+            if core[a] > core[b]]
+    if not late and core["setup"] > core["graph"]:
+        late = ["setup starts after graph"]
+    return "; ".join(late) or f"only {len(commits)} commit(s)"
+
+
+def progression_finding(commits: list[Commit], shallow: bool = False,
+                        read: Reader | None = None) -> Finding:
+    """Finding ``git.progression``: setup, then tools, then orchestration, in distinct
+    commits, for a log given oldest first (`read` reads a file at a commit)."""
+    firsts = stage_firsts(commits, read)
+    core = {stage: firsts[stage] for stage in CORE if stage in firsts}
+    # The rubric's story: environment setup, then tool engineering, then orchestration,
+    # in distinct commits; judges and synthesis are reported but not required in order.
+    staged = (len(core) == 3 and core["setup"] <= core["tools"] <= core["graph"]
+              and len(set(core.values())) >= 2 and len(commits) > 3)
+    order = sorted(firsts, key=lambda s: (firsts[s], STAGE_ORDER[s]))
+    quoted = [f"{stage}: {commits[firsts[stage]].quote()}" for stage in order]
+    how = "first commit with working code, not stubs" if read else "first commit touching them"
+    rationale = (f"Stages start ({how}; scaffold commits count as setup) in the order "
+                 f"{' -> '.join(order) or '(none)'}; "
+                 f"{_inversions(firsts)} out-of-order pair(s)"
+                 + ("." if staged else f". No progression: {_why_not(commits, core)}."))
+    if shallow and not staged:
+        rationale += " The history is shallow: earlier stages may lie beyond its boundary."
+    return Finding(
+        facet="git.progression",
+        goal="History progresses from setup to tools to graph orchestration",
+        # A shallow history that does not show the stages says nothing either way.
+        found=staged, pattern="neutral" if shallow and not staged else "success",
+        location=f"commit {commits[firsts[order[0]]].sha[:12]}" if order else "git log",
+        content="\n".join(quoted) or None, rationale=rationale, confidence=0.75,
+        data={"first_commit_per_stage": {s: commits[firsts[s]].sha for s in order},
+              "order": order, "distinct_commits": len(set(firsts.values())),
+              "inversions": _inversions(firsts)})
