@@ -6,6 +6,7 @@ import pytest
 
 from automaton_auditor.forensics.pdf.concepts import classify, concept_pattern, slug
 from automaton_auditor.forensics.pdf.model import Block
+from automaton_auditor.forensics.pdf.reader import concept_finding
 
 
 @pytest.mark.parametrize(("term", "text"), [
@@ -301,3 +302,36 @@ def test_a_titled_subsection_under_an_executive_summary_is_the_reports_body() ->
     assert verdict.verdict == "explained"
     assert [o.page for o in verdict.occurrences if o.explained] == [2, 2]
     assert all("summary" in o.reason for o in verdict.occurrences if o.page == 1)
+
+
+FAN_IN = ("The diagram below depicts the StateGraph with parallel branches for both "
+          "Detectives and Judges, fan-in synchronization points (EvidenceAggregator, "
+          "JudgeCollector), and the synthesis endpoint. Each branch returns partial "
+          "evidences that the merge_evidences reducer folds together, and the "
+          "conditional edge routes to the degraded path when the evidence is missing.")
+
+
+def test_synchronization_about_fan_in_is_state_synchronization() -> None:
+    """'State Synchronization' explained under other words: 'synchronization' used about
+    fan-in and parallel branches, beside the reducer that merges them."""
+    blocks = _blocks(("heading", "2.3 Diagram: StateGraph with Parallel Branches and "
+                      "Synchronization", (), 4),
+                     ("paragraph", FAN_IN, ("2.3 Diagram: StateGraph with Parallel Branches "
+                                            "and Synchronization",), 4))
+    verdict = classify("State Synchronization", blocks)
+    assert verdict.verdict == "explained"
+    assert verdict.loose and "used about state, reducers, fan-in" in verdict.note
+    assert any("fan-in synchronization points" in o.sentence for o in verdict.occurrences)
+    assert "The exact phrase never appears; 'synchroniz" in concept_finding(verdict).rationale
+
+
+def test_a_bare_synchronization_is_not_state_synchronization() -> None:
+    """'Synchronization' with nothing about state, reducers, fan-in or merging in its
+    sentence is another synchronization: the concept never appears."""
+    bare = ("The nightly job keeps the mirror in synchronization with the upstream "
+            "repository. The chief_justice node in src/nodes/justice.py applies the "
+            "variance rule to the judges' scores and writes the report with dissent notes "
+            "for each criterion, so the graph records why it chose each final score.")
+    blocks = _blocks(("heading", "3. Operations", (), 2), ("paragraph", bare,
+                                                            ("3. Operations",), 2))
+    assert classify("State Synchronization", blocks).verdict == "absent"

@@ -23,9 +23,9 @@ from automaton_auditor.forensics.pdf.discussion import (
     section_text,
 )
 from automaton_auditor.forensics.pdf.model import Block
+from automaton_auditor.forensics.pdf.variants import about_hit, concept_pattern, word_patterns
+from automaton_auditor.forensics.pdf.variants import slug as slug
 
-_SUFFIXES = ("isations", "izations", "isation", "ization", "ations", "ation", "itions",
-             "ition", "ically", "ical", "ics", "ive", "ions", "ion", "ing", "ed", "es", "s")
 _SUMMARY = re.compile(r"\b(executive summary|summary|abstract|table of contents|contents|"
                       r"conclusions?|glossary|references|appendix|introduction|tl;?dr|"
                       r"overview of scores|key takeaways|self[- ]audit|criterion[- ]by[- ]"
@@ -52,40 +52,6 @@ _CODE_SIGNAL = re.compile(
     r"\b[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\b|\b\w+\(\)")
 
 
-def _stem(word: str) -> str:
-    return next((word[: -len(suffix)] for suffix in _SUFFIXES
-                 if word.endswith(suffix) and len(word) - len(suffix) >= 5), word)
-
-
-def _word_rx(word: str, final: bool = True) -> str:
-    """A word with light inflection; only the phrase's last word must end at a word
-    boundary, so joined spellings ("fanin") still match."""
-    word = word.lower()
-    stem = _stem(word)
-    if stem != word:
-        return re.escape(stem) + r"[a-z]*"
-    return re.escape(word) + r"(?:s|es)?" + (r"(?![a-z])" if final else "")
-
-
-def concept_pattern(term: str) -> re.Pattern[str]:
-    """A regex matching a concept and its generic variants: any case; words joined by
-    spaces, hyphens, underscores or nothing; light inflection (synthesis/synthesize,
-    synchronization/synchronisation); and each side of "A / B" or "A and B" alone."""
-    parts = [p for p in re.split(r"\s*/\s*|\s+(?:and|or|&)\s+", term) if p.strip()]
-    alternatives = []
-    for part in sorted(set(parts) | {term}, key=len, reverse=True):
-        words = re.findall(r"[A-Za-z0-9]+", part)
-        if words:
-            alternatives.append(r"[\s\-_/]*".join(
-                _word_rx(w, final=i == len(words) - 1) for i, w in enumerate(words)))
-    return re.compile(r"(?<![A-Za-z0-9])(?:" + "|".join(alternatives) + ")", re.IGNORECASE)
-
-
-def slug(term: str) -> str:
-    """Facet suffix for a concept: 'Fan-In / Fan-Out' -> 'fan_in_fan_out'."""
-    return re.sub(r"[^a-z0-9]+", "_", term.lower()).strip("_") or "concept"
-
-
 @dataclass
 class Occurrence:
     """One sentence mentioning the concept, with its verdict and why."""
@@ -107,6 +73,7 @@ class ConceptVerdict:
     occurrences: list[Occurrence] = field(default_factory=list)
     loose: bool = False  # found through its words, not the exact phrase
     by_substance: bool = False  # explained through its mechanism, without its name
+    note: str = ""  # how it was found when not by its exact phrase
 
     def deciding(self, limit: int = 3) -> list[Occurrence]:
         """The occurrences that decide the verdict (explained ones first when explained)."""
@@ -153,12 +120,6 @@ def _in_summary(path: Sequence[str], title: str | None) -> bool:
                for i, h in enumerate(path) if not (i == 0 and h == title))
 
 
-def _word_patterns(term: str) -> list[re.Pattern[str]]:
-    """One pattern per distinctive word of a multi-word term (for the loose match)."""
-    words = [w for w in re.findall(r"[A-Za-z0-9]+", term) if len(w) > 2]
-    return [re.compile(r"(?<![A-Za-z0-9])" + _word_rx(w), re.IGNORECASE) for w in words]
-
-
 def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> ConceptVerdict:
     """Classify every occurrence of `term` in the report's blocks. When the exact phrase
     (or a variant) never appears, a multi-word term is looked for loosely: all its words in
@@ -170,9 +131,16 @@ def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> Conc
     State Synchronization") is a roll-call, not an explanation."""
     pattern = concept_pattern(term)
     names = [pattern, *(concept_pattern(other) for other in others if other != term)]
-    verdict = _classify(term, blocks, lambda text: bool(pattern.search(text)),
-                        lambda text: bool(pattern.search(text)), names=names)
-    words = _word_patterns(term)
+    about = about_hit(term)
+
+    def named(text: str) -> bool:  # the phrase, or its key word used about its mechanism
+        return bool(pattern.search(text)) or (about is not None and about[1](text))
+
+    verdict = _classify(term, blocks, named, named, names=names)
+    if about and verdict.verdict != "absent" and not any(
+            pattern.search(f"{o.sentence} {o.heading or ''}") for o in verdict.occurrences):
+        verdict.loose, verdict.note = True, f"The exact phrase never appears; {about[0]}."
+    words = word_patterns(term)
     if verdict.verdict != "absent" or len(words) < 2:
         return with_substance(verdict, blocks)
 
@@ -184,6 +152,7 @@ def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> Conc
 
     loose = _classify(term, blocks, block_hit, sentence_hit, with_sections=True, names=names)
     loose.loose = loose.verdict != "absent"
+    loose.note = "The exact phrase never appears; its words co-occur in the same section."
     return with_substance(loose, blocks)
 
 

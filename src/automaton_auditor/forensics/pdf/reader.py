@@ -306,8 +306,7 @@ def concept_finding(verdict: ConceptVerdict) -> Finding:
     first = deciding[0]
     data["loose"] = verdict.loose
     data["by_substance"] = verdict.by_substance
-    loose = (" The exact phrase never appears; its words co-occur in the same section."
-             if verdict.loose and not verdict.by_substance else "")
+    loose = f" {verdict.note}" if verdict.loose and not verdict.by_substance else ""
     if verdict.verdict == "explained":
         why = f"Explained: {first.reason}.{loose}"
     else:
