@@ -96,12 +96,12 @@ def placeholder(source: str) -> bool:
 
 def _builds(commit: Commit, stage: str, read: Reader) -> bool:
     """One of the stage's Python files the commit added or changed holds working code as
-    the commit left it (a file that cannot be read counts as code)."""
+    the commit left it; True when none can be read (deleted, or not known: a touch)."""
     pattern = dict(STAGES)[stage]
-    paths = [p for p in commit.added + commit.changed
+    texts = [read(commit.sha, p) for p in commit.added + commit.changed
              if p.endswith(".py") and pattern.search(p.lower())]
-    return not paths or any(not placeholder(text) if (text := read(commit.sha, p))
-                            is not None else True for p in paths)
+    readable = [text for text in texts if text is not None]
+    return not readable or any(not placeholder(text) for text in readable)
 
 
 def stage_firsts(commits: list[Commit], read: Reader | None = None) -> dict[str, int]:
