@@ -202,7 +202,7 @@ def indexed_after(stmt: ast.stmt, block: list[ast.stmt], name: str) -> int | Non
     return None
 
 
-def _functions(answers: Answers, path: str) -> Iterator[tuple[int, Fn]]:
+def functions_in(answers: Answers, path: str) -> Iterator[tuple[int, Fn]]:
     """(line, function) for every function and method of a file, registering each
     method's class."""
     mod = answers.program.module(path)
@@ -232,7 +232,7 @@ def scan(answers: Answers, facts: dict[str, JSON],
         tops = [v for v in (mod.names.values() if mod else []) if isinstance(v, ast.expr)]
         if scope is None or scope.runs(path, ""):
             _bindings(answers, path, None, [c for t in tops for c in ast.walk(t)], sites)
-        for line, fn in _functions(answers, path):
+        for line, fn in functions_in(answers, path):
             if scope is not None and not scope.runs(path, quals.get(line, "?")):
                 continue
             failed: dict[int, JSON] = {}

@@ -55,6 +55,9 @@ class Prompt:
     # path:line of names that fail (never bound) before every model call of this persona's
     # judges: empty when one of its calls is reached
     blocked: tuple[str, ...] = ()
+    # every model call this persona's judges make, each with the functions that lead to it
+    # from the entry (`judge_coverage` reads whether one sits in a loop)
+    sites: tuple[tuple[str, tuple[Step, ...]], ...] = ()
 
     def words(self) -> int:
         """Words of known text."""
@@ -168,6 +171,7 @@ def judge_prompts(repo: Path, paths: list[str], entry_paths: list[str],
     best: dict[str, Prompt] = {}
     reached: set[str] = set()
     stopped: dict[str, set[str]] = {}
+    sites: dict[str, dict[tuple[Any, ...], tuple[str, tuple[Step, ...]]]] = {}
     entries = [(p, e) for p in sorted(entry_paths) for e in _entries(program, p, scope)]
     spent = 0
     for path, (persona, entry, how) in entries[:MAX_ENTRIES]:
@@ -181,12 +185,21 @@ def judge_prompts(repo: Path, paths: list[str], entry_paths: list[str],
                 reached.add(persona)
             else:
                 stopped.setdefault(persona, set()).add(where)
+            sites.setdefault(persona, {}).setdefault(_route_key(call, route), (call, route))
             prompt = Prompt(persona, text, call, entry)
             if prompt.words() > (best[persona].words() if persona in best else 0):
                 best[persona] = prompt
     return {p: replace(best[p], blocked=() if p in reached else tuple(
-                sorted(stopped.get(p, set()), key=split_loc)))
+                sorted(stopped.get(p, set()), key=split_loc)),
+                       sites=tuple(sorted(sites.get(p, {}).values(),
+                                          key=lambda s: split_loc(s[0]))))
             for p in PERSONAS if p in best}
+
+
+def _route_key(call: str, route: tuple[Step, ...]) -> tuple[Any, ...]:
+    """One model call reached one way: the call and the lines of the route's steps."""
+    return (call, *((s.path, getattr(s.fn, "lineno", 0), getattr(s.call, "lineno", 0))
+                    for s in route))
 
 
 def _is_name(text: str) -> bool:

@@ -149,15 +149,18 @@ def _pick(candidates: list[JSON]) -> dict[str, JSON]:
 
 def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                      scope: Scope | None = None,
-                     undefined: Undefined | None = None) -> list[Finding]:
+                     undefined: Undefined | None = None,
+                     resolved: dict[str, Prompt] | None = None) -> list[Finding]:
     """``judges.personas``, ``judges.collusion`` and ``judges.persona_tone`` (and, when the
     judges' model calls could be followed, ``judges.persona_text``,
     ``judges.fail_before_model`` and ``llm.fail_before_model``); with a `scope` (what the
     graph runs), prompts in code nothing runs are left out; `undefined`
-    (`blocked.undefined_reads`) are the names that fail when read."""
+    (`blocked.undefined_reads`) are the names that fail when read; `resolved`: the
+    `judge_prompts` already read with them."""
     chosen = _pick(_candidates(repo, files, facts, scope))
-    parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
-    resolved = judge_prompts(repo, sorted(facts), parsed, scope, undefined)
+    if resolved is None:
+        parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
+        resolved = judge_prompts(repo, sorted(facts), parsed, scope, undefined)
     if len(resolved) >= max(2, len(chosen)):
         return _resolved_findings(repo, resolved)
     pairs = {f"{a}/{b}": round(overlap(chosen[a]["text"], chosen[b]["text"]), 3)
