@@ -206,6 +206,11 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("llm.fail_after_model", ("structured_output_enforcement",), 3, 0.8,
                "every schema-bound judge call's answer is indexed with [] (a TypeError: no "
                "validated opinion reaches the state)"),
+    # No row for judges.one_opinion (forensics.code.judge_coverage: each judge gives one
+    # opinion per run, so it rules on one criterion, not on each): the rubric asks for every
+    # criterion in its forensic instruction and success pattern, not in its failure pattern
+    # (a single grader, colluding personas), so it is charged like any failure fact, never
+    # a ceiling.
     # Chief Justice. (Not justice.deterministic: a model that only writes the ruling's text
     # is allowed; justice.model_verdict is the fact that a model's answer becomes the score.)
     FailureCap("justice.model_verdict", ("chief_justice_synthesis",), 2, 0.8,

@@ -7,7 +7,7 @@ from typing import Any
 
 from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON
-from automaton_auditor.forensics.code.judge_prompts import persona_named
+from automaton_auditor.forensics.code.judge_prompts import judge_prompts, persona_named
 from automaton_auditor.forensics.code.topology import (
     DETECTIVE,
     END,
@@ -29,6 +29,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.answers import answer_findings
     from automaton_auditor.forensics.code.blocked import undefined_reads
     from automaton_auditor.forensics.code.health import health_findings
+    from automaton_auditor.forensics.code.judge_coverage import coverage_finding
     from automaton_auditor.forensics.code.model_calls import model_call_finding
     from automaton_auditor.forensics.code.personas import persona_findings
     from automaton_auditor.forensics.code.runtime import runtime_findings
@@ -51,6 +52,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     scope = wired_scope(facts, wired, main, others)
     judges = judge_scope(facts, wired, main)
     analysis = run_ruff(repo, sorted(facts))
+    parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
+    prompts = judge_prompts(repo, sorted(facts), parsed, scope, undefined_reads(analysis))
     findings = [*graph_findings(main, rebuilt, others),
                 *state_findings(facts, main),
                 *state_use_findings(facts, repo, main, others),
@@ -59,7 +62,9 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 model_call_finding(facts, CallGraph(facts), repo),
                 *safety_findings(facts, repo, calls),
                 *llm_findings(facts, repo, scope, judges),
-                *persona_findings(repo, files, facts, scope, undefined_reads(analysis)),
+                *persona_findings(repo, files, facts, scope, undefined_reads(analysis),
+                                  prompts),
+                coverage_finding(repo, facts, CallGraph(facts), main, prompts),
                 *answer_findings(facts, repo, scope),
                 *justice_findings(facts, repo, main, calls, scope),
                 *health_findings(facts, repo, analysis, calls, main),
