@@ -191,17 +191,53 @@ def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
     return True
 
 
-def file_reader(repo: Path, timeout_s: float) -> Callable[[str, str], str | None]:
-    """Reads a file as a commit left it (``git cat-file blob <sha>:<path>``), None when
-    git cannot (no such file, a missing blob: nothing is fetched)."""
-    def read(sha: str, path: str) -> str | None:
-        with scratch_dir("git-home-") as home_dir:
-            result = run_git(["cat-file", "blob", f"{sha}:{path}"], cwd=repo,
-                             home=Path(home_dir), timeout_s=timeout_s, split=b"\n")
-        if result.returncode != 0:
-            return None
-        return "\n".join(r.decode("utf-8", "replace") for r in result.records)
-    return read
+# Blobs read whole for one audit, at most: each one and all of them together (a hostile
+# history's 500 MB "graph.py" is left unread rather than loaded).
+BLOB_BYTES = 256 * 1024
+BLOBS_BYTES = 8 * 1024 * 1024
+
+
+def read_blobs(repo: Path, timeout_s: float,
+               wanted: list[tuple[str, str]]) -> dict[tuple[str, str], str]:
+    """The text of each ``(commit sha, path)`` in `wanted` as that commit left it, in two
+    git calls (``cat-file --batch-check`` for the sizes, then ``--batch`` for the blobs).
+    Left out: a path git cannot resolve (deleted, a missing blob: nothing is fetched), one
+    over `BLOB_BYTES`, and any beyond `BLOBS_BYTES` in all."""
+    wanted = [(sha, path) for sha, path in wanted if "\n" not in path]
+    if not wanted:
+        return {}
+    with scratch_dir("git-home-") as home_dir:
+        home = Path(home_dir)
+        check = run_git(["cat-file", "--batch-check"], cwd=repo, home=home,
+                        timeout_s=timeout_s, split=b"\n",
+                        stdin="".join(f"{sha}:{path}\n" for sha, path in wanted).encode())
+        chosen: dict[str, list[tuple[str, str]]] = {}
+        budget = BLOBS_BYTES
+        for key, line in zip(wanted, check.records, strict=False):
+            name, kind, size = [*line.decode("ascii", "replace").split(), "", "", ""][:3]
+            if kind == "blob" and size.isdigit() and int(size) <= min(BLOB_BYTES, budget):
+                budget -= int(size) if name not in chosen else 0
+                chosen.setdefault(name, []).append(key)
+        if check.returncode != 0 or not chosen:
+            return {}
+        blobs = run_git(["cat-file", "--batch"], cwd=repo, home=home, timeout_s=timeout_s,
+                        stdin="".join(f"{name}\n" for name in chosen).encode("ascii"))
+    return {key: text for name, text in _batch_blobs(blobs.stdout)
+            for key in chosen.get(name, ())}
+
+
+def _batch_blobs(output: bytes) -> list[tuple[str, str]]:
+    """``(object name, text)`` of each blob in ``git cat-file --batch`` output."""
+    found, at = [], 0
+    while (end := output.find(b"\n", at)) >= 0:
+        header = output[at:end].split()
+        if len(header) != 3 or not header[2].isdigit():
+            break  # "<name> missing" or a damaged stream: nothing more can be read
+        size = int(header[2])
+        found.append((header[0].decode("ascii", "replace"),
+                      output[end + 1:end + 1 + size].decode("utf-8", "replace")))
+        at = end + 1 + size + 1
+    return found
 
 
 BURST_GAP = 10 * 60  # commits closer in time than this belong to one run

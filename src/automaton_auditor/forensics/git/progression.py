@@ -29,7 +29,7 @@ from automaton_auditor.state import Finding
 SCAFFOLD_SHARE = 0.1
 SCAFFOLD_STAGES = 4
 CORE = ("setup", "tools", "graph")
-READS = 200  # files read to tell placeholders from code, at most (each one git call)
+READS = 200  # files read to tell placeholders from code, at most
 # (commit sha, path) -> the file's text at that commit; None when it cannot be read.
 Reader = Callable[[str, str], str | None]
 
@@ -94,14 +94,35 @@ def placeholder(source: str) -> bool:
     return _stub_body([s for s in tree.body if not isinstance(s, ast.Import | ast.ImportFrom)])
 
 
+def _stage_files(commit: Commit, stage: str) -> list[str]:
+    pattern = dict(STAGES)[stage]
+    return [p for p in commit.added + commit.changed
+            if p.endswith(".py") and pattern.search(p.lower())]
+
+
 def _builds(commit: Commit, stage: str, read: Reader) -> bool:
     """One of the stage's Python files the commit added or changed holds working code as
     the commit left it; True when none can be read (deleted, or not known: a touch)."""
-    pattern = dict(STAGES)[stage]
-    texts = [read(commit.sha, p) for p in commit.added + commit.changed
-             if p.endswith(".py") and pattern.search(p.lower())]
+    texts = [read(commit.sha, p) for p in _stage_files(commit, stage)]
     readable = [text for text in texts if text is not None]
     return not readable or any(not placeholder(text) for text in readable)
+
+
+def files_to_read(commits: list[Commit]) -> list[tuple[str, str]]:
+    """The ``(commit sha, path)`` files `stage_firsts` may read, at most `READS`: each
+    stage's files in its first touching commit, then in its second, and so on (a stage
+    touched in fifty commits does not crowd out the others' first ones)."""
+    touches = {stage: hits for stage, hits in stage_touches(commits).items()
+               if stage != "setup"}
+    wanted: list[tuple[str, str]] = []
+    for rank in range(max(map(len, touches.values()), default=0)):
+        for stage, hits in touches.items():
+            if rank < len(hits):
+                commit = commits[hits[rank]]
+                wanted += [(commit.sha, path) for path in _stage_files(commit, stage)]
+        if len(wanted) >= READS:
+            break
+    return list(dict.fromkeys(wanted))[:READS]
 
 
 def stage_firsts(commits: list[Commit], read: Reader | None = None) -> dict[str, int]:
@@ -112,15 +133,9 @@ def stage_firsts(commits: list[Commit], read: Reader | None = None) -> dict[str,
     firsts = {stage: hits[0] for stage, hits in touches.items()}
     if read is None:
         return firsts
-    budget = [READS]
-
-    def bounded(sha: str, path: str) -> str | None:
-        budget[0] -= 1
-        return read(sha, path) if budget[0] >= 0 else None
-
     for stage, hits in touches.items():
         if stage != "setup":
-            firsts[stage] = next((i for i in hits if _builds(commits[i], stage, bounded)),
+            firsts[stage] = next((i for i in hits if _builds(commits[i], stage, read)),
                                  hits[0])
     return firsts
 

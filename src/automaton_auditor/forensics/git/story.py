@@ -18,11 +18,11 @@ from automaton_auditor.forensics.git.history import (
     Commit,
     add_line_counts,
     code_lines,
-    file_reader,
     head_files,
     impossible_date,
     is_vague,
     largest_run,
+    read_blobs,
     read_log,
     shallow_boundary,
     summary,
@@ -31,6 +31,7 @@ from automaton_auditor.forensics.git.hollow import hollow_claims, hollow_finding
 from automaton_auditor.forensics.git.progression import (
     SCAFFOLD_SHARE,
     Reader,
+    files_to_read,
     progression_finding,
     scaffold,
 )
@@ -69,7 +70,9 @@ def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
         python = any(f.endswith(".py") for f in files)
         if add_line_counts(repo, timeout_s, commits,
                            lambda path: path.endswith(".py") or not python):
-            read = file_reader(repo, timeout_s)  # the blobs are there: stubs can be told
+            # the blobs are there: a stage's stubs can be told from its code
+            texts = read_blobs(repo, timeout_s, files_to_read(commits))
+            read = lambda sha, path: texts.get((sha, path))  # noqa: E731
     return story_findings(commits, files, boundary, log.paths_error, read)
 
 
