@@ -87,6 +87,69 @@ builder.add_edge("detective", END)
     assert undefined.confidence < 0.7 and undefined.data["import_time"] == []
 
 
+def test_an_undefined_name_a_broad_except_swallows_is_skipped_not_charged(
+        tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"state.py": STUB_STATE.replace("BaseModel)", "dict)"),
+                                  "graph.py": '''
+from langgraph.graph import StateGraph, START, END
+from state import AgentState
+
+
+def detective(state):
+    found = []
+    try:
+        found.append(root / "judges.py")
+    except Exception:
+        pass
+    try:
+        found.append(other)
+    except (KeyError, BaseException) as exc:
+        print(exc)
+    try:
+        found.append(loud)
+    except Exception:
+        raise
+    try:
+        found.append(narrow)
+    except KeyError:
+        pass
+    return {"evidences": found}
+
+
+def judge(state):
+    try:
+        def later():
+            return deferred
+        return {"evidences": [later]}
+    except Exception:
+        return {}
+
+
+builder = StateGraph(AgentState)
+builder.add_node("detective", detective)
+builder.add_node("judge", judge)
+builder.add_edge(START, "detective")
+builder.add_edge("detective", "judge")
+builder.add_edge("judge", END)
+'''})
+    undefined = by_facet(code_findings(tmp_path, files)[0], "graph.undefined_names")
+    # re-raised, too narrow a handler, or run later by a function defined in the try
+    assert undefined.data["names"] == ["deferred", "loud", "narrow"]
+    assert undefined.data["caught"] == [
+        "graph.py:9 root: `except Exception` at graph.py:10",
+        "graph.py:13 other: `except (KeyError, BaseException)` at graph.py:14"]
+    assert "`root` at graph.py:9 silently skipped (caught by `except Exception` at " \
+        "graph.py:10)" in undefined.rationale
+    # a node whose only undefined name is swallowed runs: no failure to charge
+    text = (tmp_path / "graph.py").read_text(encoding="utf-8")
+    start, end = text.index("    try:\n        found.append(loud)"), text.index("    return {")
+    (tmp_path / "graph.py").write_text(text[:start] + text[end:].replace(
+        "return deferred", "return 1"), encoding="utf-8")
+    undefined = by_facet(code_findings(tmp_path, files)[0], "graph.undefined_names")
+    assert not undefined.found and undefined.rationale.startswith("No undefined name")
+    assert len(undefined.data["caught"]) == 2
+
+
 def test_shell_injection_from_bandit_rules_ignores_the_targets_config(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {
         "pyproject.toml": '[tool.ruff]\nexclude = ["*"]\n[tool.ruff.lint]\nselect = []\n',

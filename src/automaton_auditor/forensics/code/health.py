@@ -4,7 +4,9 @@ the graph's code can run at all, routed to the criteria it bears on.
 - ``graph.undefined_names``: names used but never defined (or used before assignment) in the
   modules that build the graph or hold its nodes' functions, and names they import from a
   repository module that does not define them (`imports`): such a graph cannot import or
-  fails when the node runs (graph_orchestration);
+  fails when the node runs (graph_orchestration); a name read inside a ``try`` whose
+  handler swallows the NameError (`caught`) only skips that block: it is named in the
+  rationale as silently skipped, never charged;
 - ``state.undefined_names``: the same in the module that defines the graph's state
   (state_management_rigor);
 - ``state.subscript_on_model``: nodes index a Pydantic state (``state["k"]``), which raises
@@ -24,6 +26,7 @@ from typing import Any
 
 from automaton_auditor.forensics.code.analysers import Analysis, diagnostic_name
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.caught import caught_text, split_caught
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import state_param
 from automaton_auditor.forensics.code.imports import broken_imports
@@ -90,9 +93,10 @@ def _finding(facet: str, goal: str, items: list[JSON], analysis: Analysis,
 def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysis,
                     graph: CallGraph, main: Topology | None) -> list[Finding]:
     """Code-health and analyser findings (see the module docstring)."""
-    undefined = [{**d, "import_time": not _in_function(graph, d)}
-                 for d in analysis.diagnostics if d["code"] in UNDEFINED
-                 and not _local_annotation(graph, repo, d)]
+    undefined, caught = split_caught(repo, [
+        {**d, "import_time": not _in_function(graph, d)}
+        for d in analysis.diagnostics if d["code"] in UNDEFINED
+        and not _local_annotation(graph, repo, d)])
     modules = graph_modules(graph, main)
     if repo is not None:  # a name imported from a repository module that lacks it
         undefined += broken_imports(repo, facts, modules)
@@ -101,9 +105,13 @@ def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysi
     state_file = state[0] if state else None
     in_graph = [d for d in undefined if d["path"] in modules]
     in_state = [d for d in undefined if d["path"] == state_file]
+    # a name inside a try that swallows its NameError skips that block, the node goes on
+    caught_graph = [d for d in caught if d["path"] in modules]
+    caught_state = [d for d in caught if d["path"] == state_file]
     out = [
         _finding("graph.undefined_names", "The graph's modules use names that are never "
-                 "defined", in_graph, analysis, repo, _undefined_text(in_graph, modules),
+                 "defined", in_graph, analysis, repo,
+                 _undefined_text(in_graph, modules) + caught_text(caught_graph),
                  # a module that cannot import is no graph at all; a name in one function
                  # fails only when that line runs (often an error path)
                  0.9 if any(d["import_time"] for d in in_graph) else 0.6,
@@ -111,14 +119,15 @@ def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysi
                  names=sorted({diagnostic_name(d) for d in in_graph}), modules=sorted(modules),
                  import_time=[f"{d['path']}:{d['line']}" for d in in_graph
                               if d["import_time"]][:50],
-                 repository_total=len(undefined)),
+                 repository_total=len(undefined), caught=_caught_data(caught_graph)),
         _finding("state.undefined_names", "The state module uses names that are never "
                  "defined", in_state, analysis, repo,
                  (f"{len(in_state)} undefined name(s) in {state_file}." if in_state else
                   "No undefined name in the state module." if state_file else
-                  "No state module found."),
+                  "No state module found.") + caught_text(caught_state),
                  0.85 if any(d["import_time"] for d in in_state) else 0.6,
-                 names=sorted({diagnostic_name(d) for d in in_state})),
+                 names=sorted({diagnostic_name(d) for d in in_state}),
+                 caught=_caught_data(caught_state)),
         _subscript_finding(graph, main, state, repo),
     ]
     for facet, (goal, codes, confidence) in SECURITY.items():
@@ -159,6 +168,10 @@ def _undefined_text(items: list[JSON], modules: set[str]) -> str:
     return (f"{len(items)} undefined name(s) in the modules that build the graph or define "
             f"its nodes; {early} run when the module is imported (it cannot import), "
             f"{len(items) - early} fail when their function runs.")
+
+
+def _caught_data(caught: list[JSON]) -> list[str]:
+    return [f"{d['path']}:{d['line']} {diagnostic_name(d)}: {d['caught']}" for d in caught[:50]]
 
 
 def _missing_methods(graph: CallGraph, main: Topology | None) -> list[JSON]:
