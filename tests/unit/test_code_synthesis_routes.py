@@ -1,7 +1,7 @@
 """A score spread that re-evaluates through graph edges: a router registered with
 add_conditional_edges picks a node on the spread; it re-evaluates only when the synthesis
 reads what that node writes. And a branch on the spread that scores as the path without it
-re-evaluates nothing."""
+re-evaluates nothing (a floor mean there is still a mean)."""
 
 from __future__ import annotations
 
@@ -163,6 +163,11 @@ def chief_justice_node(state):
     assert variance.found is False
     assert variance.rationale == "The score spread only adds dissent text."
     assert "variance_re_evaluation" not in facts["justice.rules"].data["rules"]
+    # a floor mean (``//``) is a mean: both paths score the judges' plain average
+    averaging = facts["justice.averaging"]
+    assert averaging.found and averaging.data["lines"] == [
+        "nodes/justice.py:7", "nodes/justice.py:9"]
+    assert averaging.rationale.startswith("The score is a mean of the opinions")
 
 
 def test_a_spread_branch_that_scores_otherwise_or_changes_the_scores_re_evaluates(

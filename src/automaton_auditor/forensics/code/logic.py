@@ -2,9 +2,9 @@
 
 For a function that handles scores, the walk records (JSON, by line):
 
-- ``means``: a mean of scores (``sum(s) / len(s)``, ``statistics.mean``, a weighted sum over
-  a total or by constant weights adding up to 1); ``spreads``: a score spread
-  (``max(s) - min(s)``, ``stdev``, ``variance``);
+- ``means``: a mean of scores (``sum(s) / len(s)``, the floor mean ``sum(s) // len(s)``,
+  ``statistics.mean``, a weighted sum over a total or by constant weights adding up to 1);
+  ``spreads``: a score spread (``max(s) - min(s)``, ``stdev``, ``variance``);
 - ``weights``: judges weighed differently (``{"TechLead": 2.0, ...}``, ``tl.score * 0.5``);
   a weighted mean whose weights are keyed by a criterion's id (an overall score over the
   criteria) is a mean, never judge weights;
@@ -133,7 +133,8 @@ class _Reader(ExprReader):
 
     # --- computations ----------------------------------------------------------------------
     def binop(self, node: ast.BinOp) -> None:
-        if isinstance(node.op, ast.Div) and self._averaged(node.left) and \
+        # ``sum(s) // len(s)``: a floor mean is a mean (``round``/``int`` of one is read inside)
+        if isinstance(node.op, ast.Div | ast.FloorDiv) and self._averaged(node.left) and \
                 not (dotted(node.right) or "").rsplit(".", 1)[-1].isupper():
             products = [s for s in through(node.left, self.binds)
                         if isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mult)]
