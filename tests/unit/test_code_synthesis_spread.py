@@ -154,3 +154,42 @@ def chief_justice_node(state):
     keyword = facts["justice.keyword_rules"]
     assert keyword.found and keyword.location == "nodes/justice.py:8"
     assert facts["justice.rules"].data["rules"]["security_override"] == ["nodes/justice.py:8"]
+
+
+def test_a_word_helper_and_the_tests_that_read_its_answer_are_one_keyword_rule(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def _flags_security(ops):
+    text = " ".join(o.argument.lower() for o in ops if o.judge == "Prosecutor")
+    if "security" in text:
+        return True
+    if "os.system" in text:
+        return True
+    return False
+
+
+def _claims_metacognition(ops):
+    text = " ".join(o.argument.lower() for o in ops if o.judge == "Defense")
+    if "metacognition" in text:
+        return True
+    return False
+
+
+def chief_justice_node(state):
+    ops = state["opinions"]
+    final = round(sum(o.score for o in ops) / len(ops))
+    if _flags_security(ops):
+        final = min(final, 3)
+    if state["criterion"] == "safe_tool_engineering" and _flags_security(ops):
+        final = min(final, 2)
+    if _claims_metacognition(ops):
+        final = final - 1
+    return {"final_score": final}
+''')
+    keyword = facts["justice.keyword_rules"]
+    # the helper's two tests and its two callers' tests: one rule; the other helper: one more
+    assert keyword.data["lines"] == [f"nodes/justice.py:{n}" for n in (4, 6, 13, 21, 23, 25)]
+    assert keyword.rationale.startswith("2 decision(s) change the score because a judge's "
+                                        "argument contains a word")
+    assert "tested on 6 lines" in keyword.rationale
+    assert "; 2 more fire on words" in facts["justice.rules"].rationale

@@ -34,6 +34,8 @@ class Rule(NamedTuple):
     reads: tuple[str, ...]
     does: tuple[str, ...]
     sets: tuple[int, ...] = ()  # the lines the score is set on
+    fn: str = ""  # ``path:qualname`` of the function that makes it
+    helpers: tuple[str, ...] = ()  # ``path:qualname`` of helpers whose answer its test reads
 
 
 class Route(NamedTuple):
@@ -56,6 +58,31 @@ def resolved_reads(graph: CallGraph, key: Key, reads: list[str], depth: int = 0)
     return out
 
 
+def read_helpers(graph: CallGraph, key: Key, reads: list[str], depth: int = 0) -> set[Key]:
+    """The helpers whose answer a test reads (``if _has_flaw(ops):``), and theirs in turn."""
+    out: set[Key] = set()
+    for read in reads:
+        if not read.startswith("call:") or depth > 3:
+            continue
+        callee = _callee(graph, key, read[5:])
+        if callee is not None and callee not in out:
+            out.add(callee)
+            for pred in (graph.functions[callee].get("logic") or {}).get("pred", []):
+                out |= read_helpers(graph, callee, pred["reads"], depth + 1)
+    return out
+
+
+def decisions(rules: list[Rule]) -> int:
+    """How many decisions `rules` make: a helper's tests and the tests of its callers that
+    read its answer are one decision, however many callers it has."""
+    group = list(range(len(rules)))
+    for helper in sorted({h for r in rules for h in r.helpers}):
+        # the helper's own tests and every test that reads its answer: one group
+        joined = {group[i] for i, r in enumerate(rules) if helper in (r.fn, *r.helpers)}
+        group = [min(joined) if g in joined else g for g in group]
+    return len(set(group))
+
+
 def passed_spread(graph: CallGraph, key: Key, params: list[str], scope: list[Key]) -> set[str]:
     """The score spread a test of `key`'s `params` reads: a caller in `scope` passes a name
     resting on the spread (``dissent = max(s) - min(s) >= 2`` or a helper's answer that
@@ -75,18 +102,24 @@ def passed_spread(graph: CallGraph, key: Key, params: list[str], scope: list[Key
     return out
 
 
-def _call_reads(graph: CallGraph, key: Key, name: str, depth: int) -> set[str]:
+def _callee(graph: CallGraph, key: Key, name: str) -> Key | None:
+    """The repository function `key` calls under `name` (its first call that resolves)."""
     for site in graph.sites(key):
         if site["name"] != name:
             continue
         target = graph.resolve(key, site)
         callee = graph.function_key(target) if target is not None else None
-        if callee is None:
-            continue
-        preds = (graph.functions[callee].get("logic") or {}).get("pred", [])
-        return set().union(*(resolved_reads(graph, callee, p["reads"], depth + 1)
-                             for p in preds))
-    return set()
+        if callee is not None:
+            return callee
+    return None
+
+
+def _call_reads(graph: CallGraph, key: Key, name: str, depth: int) -> set[str]:
+    callee = _callee(graph, key, name)
+    if callee is None:
+        return set()
+    preds = (graph.functions[callee].get("logic") or {}).get("pred", [])
+    return set().union(*(resolved_reads(graph, callee, p["reads"], depth + 1) for p in preds))
 
 
 def spread_routes(graph: CallGraph, model: Model, synthesis: list[Key]) -> list[Route]:

@@ -31,7 +31,9 @@ from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.spread_routes import (
     Route,
     Rule,
+    decisions,
     passed_spread,
+    read_helpers,
     resolved_reads,
     route_reason,
     spread_reason,
@@ -112,8 +114,11 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
             # a side of an ``or`` that rests on words alone fires on words whatever the rest
             kinds |= {"words"} & {_kind(resolved_reads(graph, key, alt), does, never)
                                   for alt in branch.get("alts", [])}
+            helpers = tuple(sorted(f"{p}:{q}" for p, q in read_helpers(
+                graph, key, branch["reads"])))
             rules += [Rule(kind, key[0], branch["line"], tuple(sorted(reads)),
-                           tuple(sorted(does)), tuple(branch.get("sets", []))) for kind in kinds]
+                           tuple(sorted(does)), tuple(branch.get("sets", [])),
+                           f"{key[0]}:{key[1]}", helpers) for kind in kinds]
     return sorted(set(rules), key=lambda r: (r.path, r.line, r.kind))
 
 
@@ -303,6 +308,8 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
             if named[n]]
     deciding = _of(rules, "evidence", "spread", "score_cap", "criterion", "judge")
     keyword, dead = _of(rules, "words"), _of(rules, "dead")
+    # a helper's word test and its callers' tests on its answer are one decision
+    words = decisions([r for r in rules if r.kind == "words"])
     averaging = bool(reading.means) and not deciding and not reading.models
     # rules only on special cases: every other verdict is the judges' mean, no judge weighs more
     unweighted = bool(reading.means) and not weights and not averaging and not reading.models
@@ -311,14 +318,14 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
            "supremacy, functionality weight)", len(core) >= 2, "success",
            sorted({i for n in present for i in named[n]}), repo,
            f"Rules the code applies: {', '.join(present) or 'none'}" + (
-               f"; {len(keyword)} more fire on words in a judge's argument (not counted: no "
+               f"; {words} more fire on words in a judge's argument (not counted: no "
                "detected fact decides them)" if keyword else "") + ".", 0.75,
            rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present}),
         _variance(reading, repo),
         _f("justice.averaging", "The verdict is a plain average of the judges' scores",
            averaging, "failure", [*reading.means, *keyword, *dead] if averaging else
-           reading.means, repo, _averaging_reason(reading, len(deciding), len(keyword)),
-           0.85, keyword_rules=len(keyword), dead_rules=len(dead)),
+           reading.means, repo, _averaging_reason(reading, len(deciding), words),
+           0.85, keyword_rules=words, dead_rules=len(dead)),
         _f("justice.unweighted_mean", "Where no rule fires, the verdict is the judges' plain "
            "mean (no judge's score weighs more)", unweighted, "failure",
            reading.means if unweighted else [], repo,
@@ -327,9 +334,11 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
             if unweighted else _no_unweighted_reason(reading, averaging, weights)), 0.75),
         _f("justice.keyword_rules", "Rules fire on words in a judge's argument",
            bool(keyword), "failure", keyword, repo,
-           (f"{len(keyword)} decision(s) change the score because a judge's argument "
-            "contains a word, not because of a detected fact." if keyword else
-            "No decision reads words in a judge's argument."), 0.7),
+           (f"{words} decision(s) change the score because a judge's argument "
+            "contains a word, not because of a detected fact" + (
+                f" (tested on {len(keyword)} lines: a helper's tests and the tests that read "
+                "its answer are one decision)" if len(keyword) > words else "") + "."
+            if keyword else "No decision reads words in a judge's argument."), 0.7),
     ]
 
 
