@@ -15,7 +15,9 @@ what a persona's prompt is said to hold (`forensics.persona_claims`); how the bu
 said to behave (a retry of malformed replies, a conditional gate, weighed judges:
 `forensics.behaviour_claims`);
 an unfilled template placeholder ("(Insert your generated image here)") is a defect of the
-report by itself. Each fact quotes the report sentence with its page and the code lines it
+report by itself. A gap or a denial is read with its section (`forensics.pdf.qualifiers`):
+a gap under a heading or lead-in that tells what a review caught or what was since fixed is
+no current claim. Each fact quotes the report sentence with its page and the code lines it
 contradicts. Only clear cases count: a sentence whose words match no field, or name no
 component, contradicts nothing.
 """
@@ -38,6 +40,7 @@ from automaton_auditor.forensics.pdf.claims import (
     ONLY_IMPLEMENTED,
     SEQUENTIAL_JUDGES,
 )
+from automaton_auditor.forensics.pdf.qualifiers import retrospective
 from automaton_auditor.forensics.persona_claims import quote_misquotes, security_misquotes
 from automaton_auditor.forensics.reducer_claims import (
     Declared,
@@ -84,6 +87,8 @@ DENIALS: tuple[tuple[str, Denial], ...] = (
     (PARALLEL_JUDGES, Denial(NO_PARALLEL_JUDGES, admits_gap=True)),
     (ROUTING, Denial(NO_CONDITIONAL, admits_gap=True)),
     (MEAN, Denial(NO_AVERAGING, about_scores=True)))
+# Statements of what is built or missing, which a retrospective section takes back.
+_GAP_KINDS = ("implementation_status", "feature_denied", "component_gap", "node_disabled")
 _SCORING = re.compile(r"\bscor\w*", re.IGNORECASE)
 _NEGATED = re.compile(r"\b(?:not|never|longer)\b", re.IGNORECASE)
 # An admitted gap ("no conditional edges", "missing ...", "a known gap") that the code has
@@ -300,6 +305,8 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
     words = set(names.identifiers) if names else set()
     findings: list[Finding] = list(also)
     for claim in claims:
+        if claim.feature in _GAP_KINDS and retrospective(claim.lead, claim.sentence):
+            continue  # what a review caught, or a gap since closed: not a current claim
         if claim.feature in USAGE_KINDS:
             misquoted = _usage(claim, names, words)
             if misquoted:

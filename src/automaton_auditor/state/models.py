@@ -271,6 +271,10 @@ class FeatureClaim(BaseModel):
     feature: str
     sentence: str
     page: int | None = None
+    # The section around a gap or a denial (`forensics.pdf.qualifiers`): the heading and
+    # lead-in line that introduce it, and the text around it, which qualify the sentence.
+    lead: str = ""
+    near: str = ""
 
 
 class ReportFacts(BaseModel):

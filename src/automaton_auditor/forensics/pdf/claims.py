@@ -7,7 +7,7 @@ against the code (`forensics.crosscheck`) runs in the aggregator, after fan-in.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT
 from automaton_auditor.state import FeatureClaim
@@ -251,18 +251,21 @@ BEHAVIOURS = {"retry_claim": (RETRY, 4), "gate_claim": (GATE, 4), "weight_claim"
 def extract_statements(passages: Iterable[tuple[int | None, str]],
                        sentence_splitter: re.Pattern[str] | None = None,
                        kinds: dict[str, tuple[re.Pattern[str], int]] | None = None,
-                       plans: re.Pattern[str] | None = None) -> list[FeatureClaim]:
+                       plans: re.Pattern[str] | None = None,
+                       context: Callable[[int], tuple[str, str]] | None = None
+                       ) -> list[FeatureClaim]:
     """Sentences the code's facts can contradict, as `FeatureClaim`s of the kinds in
     `STATEMENTS` (a reducer bound to a state field, what is or is not implemented, an
     unfilled template placeholder, a feature said to be absent, a module function a file
     is said to call, a class quoted code builds), a few per kind, in
     document order. Negations are kept: "X is not implemented" is the claim. `kinds`: other
     patterns to read instead (`BEHAVIOURS`, read from prose only); `plans`: sentences that
-    say the work is planned ("... will be enforced via ...") are skipped."""
+    say the work is planned ("... will be enforced via ...") are skipped; `context`: the
+    lead-in and the text around the passage at an index (`qualifiers`), kept on its claims."""
     splitter = sentence_splitter or SENTENCE_SPLIT
     found: list[FeatureClaim] = []
     counts: dict[str, int] = {}
-    for page, text in passages:
+    for at, (page, text) in enumerate(passages):
         previous = ""
         for sentence in splitter.split(text):
             if plans is not None and plans.search(sentence):
@@ -275,7 +278,8 @@ def extract_statements(passages: Iterable[tuple[int | None, str]],
                     if kind in _ABOUT_PERSONA else sentence
                 if said:
                     counts[kind] = counts.get(kind, 0) + 1
-                    found.append(FeatureClaim(feature=kind, page=page,
+                    lead, near = context(at) if context else ("", "")
+                    found.append(FeatureClaim(feature=kind, page=page, lead=lead, near=near,
                                               sentence=" ".join(said.split())[:400]))
             previous = sentence
     return found

@@ -26,14 +26,15 @@ def section_body(blocks: list[Block], index: int) -> list[Block]:
 _RUN_IN = re.compile(r"^\s*(?:[-\u2022*]|\d+(?:\.\d+)*[.)])?\s*([^:\n]{2,80}?):(?:\s|$)")
 
 
-def _run_in_title(text: str) -> str | None:
+def run_in_title(text: str) -> str | None:
+    """The short label a block opens with before a colon ("Gaps:", "1. Persona drift:")."""
     match = _RUN_IN.match(text)
     return match.group(1) if match and len(match.group(1).split()) <= 8 else None
 
 
 def leads(text: str, hit: Callable[[str], bool]) -> bool:
     """The block opens with a run-in title naming the concept."""
-    title = _run_in_title(text)
+    title = run_in_title(text)
     return title is not None and hit(title)
 
 
@@ -48,7 +49,7 @@ def run_in_text(blocks: list[Block], index: int, others: Sequence[re.Pattern[str
     for block in blocks[index + 1:]:
         if block.kind == "furniture":
             continue
-        title = _run_in_title(block.text)
+        title = run_in_title(block.text)
         if block.section != section or block.kind not in ("paragraph", "list") or (
                 title and any(o.search(title) for o in others)):
             break

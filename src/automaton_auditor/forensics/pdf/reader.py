@@ -45,6 +45,7 @@ from automaton_auditor.forensics.pdf.model import (
     ReportLimits,
 )
 from automaton_auditor.forensics.pdf.outline_fill import fill_outline
+from automaton_auditor.forensics.pdf.qualifiers import around, lead_in
 from automaton_auditor.state import Finding, ReportFacts
 
 __all__ = ["Block", "Chunk", "IngestedReport", "ReportError", "ReportLimits", "ask",
@@ -332,7 +333,8 @@ def report_facts(report: IngestedReport) -> ReportFacts:
                     and not any(CONTENTS.search(h) for h in b.section)]
     prose = [(b.page, b.text) for b in prose_blocks]
     # Statements the code's facts can contradict; a placeholder may sit on a heading's line.
-    said = [(b.page, b.text, plan) for b, plan in zip(blocks, future, strict=True)
+    said = [(b.page, b.text, plan, at) for at, (b, plan) in enumerate(zip(blocks, future,
+                                                                        strict=True))
             if b.kind in ("paragraph", "list", "heading")
             and not any(CONTENTS.search(h) for h in b.section)]
     # How-it-works claims in a section that says its part is not built yet describe the
@@ -346,9 +348,11 @@ def report_facts(report: IngestedReport) -> ReportFacts:
                                f"{len(cited)} (in reading order) were checked against the code")
     return ReportFacts(readable=True, page_count=report.page_count, cited_paths=cited,
                        claims=extract_feature_claims(prose, SENTENCE_SPLIT)
-                       + extract_statements([(p, t) for p, t, _ in said], SENTENCE_SPLIT,
-                                            IN_PLANS)
-                       + extract_statements([(p, t) for p, t, plan in said if not plan],
+                       + extract_statements([(p, t) for p, t, _, _ in said], SENTENCE_SPLIT,
+                                            IN_PLANS, context=lambda k: (
+                                                lead_in(blocks, said[k][3]),
+                                                around(blocks, said[k][3])))
+                       + extract_statements([(p, t) for p, t, plan, _ in said if not plan],
                                             SENTENCE_SPLIT, OUTSIDE_PLANS)
                        + extract_statements(built, SENTENCE_SPLIT, not_disclosed(
                            BEHAVIOURS, (b.text for b in blocks), NOT_YET, SENTENCE_SPLIT),

@@ -1,0 +1,97 @@
+"""What the section around a report sentence says that qualifies it.
+
+A sentence that admits a gap or denies a feature is read with its section, never alone
+(`forensics.contradictions`). Two readings need it: a gap listed under a heading or lead-in
+that tells what a review caught or what was since fixed ("5.1 What Peer Feedback Caught —
+Peer feedback correctly highlighted: Missing explicit conditional edge coverage") is history,
+not a gap the report still claims; and a lead sentence that says the system works without
+something ("deterministic rules, not averaging:") is qualified by what follows it in its
+section (a rule table whose "IF variance ≤ 1 THEN Use average" row states the mean).
+`lead_in` and `around` collect that text per block when the doc detective reads the report;
+`retrospective` reads it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from automaton_auditor.forensics.pdf.discussion import run_in_title
+from automaton_auditor.forensics.pdf.model import Block
+
+# Words of a heading or lead-in that make the gaps under it history: what a review found
+# ("What Peer Feedback Caught", "highlighted:") or what has been closed ("Fixed", "DONE");
+# "added", "updated" and the like only with a verb saying it happened ("the system was
+# upgraded to:", "We added:"), since "Updated Architecture" names a version, not a fix.
+_RETRO = re.compile(
+    r"\b(?:caught|highlighted|fixed|resolved|addressed)\b|(?-i:\bDONE\b)"
+    r"|\b(?:was|were|been|is\s+now|are\s+now|since|already|we|I)\s+(?:\w+\s+)?"
+    r"(?:added|updated|upgraded|closed|implemented|extended)\b", re.IGNORECASE)
+# ... unless the word is what is still to happen ("Gaps to be addressed:", "not yet fixed")
+# or how the system works ("Conflicts are resolved by the ChiefJustice").
+_PENDING_BEFORE = re.compile(r"\b(?:to|will|should|must|shall|can|could|would|needs?|not|"
+                             r"never|yet)\s+(?:yet\s+)?(?:be\s+|been\s+)?(?:\w+\s+)?$"
+                             r"|\b(?:is|are|be|being|gets?)\s+$", re.IGNORECASE)
+# A gap item marked closed ("No conditional edges: DONE", "(fixed)", "now resolved").
+_CLOSED_ITEM = re.compile(r"(?-i:\bDONE\b)|\u2705|\((?:fixed|resolved|done|closed)\)|"
+                          r"\b(?:now|since|already)\s+(?:been\s+)?(?:fixed|resolved|closed)\b",
+                          re.IGNORECASE)
+# A gap the sentence itself says is open now stays a gap, whatever its section says.
+_STILL_OPEN = re.compile(r"\b(?:still|remains?|remaining|not\s+yet|yet\s+to|today|currently|"
+                         r"pending|outstanding|known|planned|todo)\b", re.IGNORECASE)
+LEAD_CHARS, BEFORE_CHARS, AFTER_CHARS = 300, 600, 1200
+# How far back a lead-in line may be ("highlighted:" over a list of a few items).
+_LEAD_BLOCKS = 8
+_BODY = ("paragraph", "list")
+_LABEL_WORDS = 3
+
+
+def retrospective(lead: str, sentence: str) -> bool:
+    """Whether the heading and lead-in of a sentence (`lead`) tell of gaps a review caught
+    or that were since fixed, or the sentence marks its gap closed, and neither says the
+    gap is still open."""
+    if _STILL_OPEN.search(sentence) or _STILL_OPEN.search(lead):
+        return False
+    if _CLOSED_ITEM.search(sentence):
+        return True
+    return any(not _PENDING_BEFORE.search(lead[max(0, m.start() - 30): m.start()])
+               for m in _RETRO.finditer(lead))
+
+
+def lead_in(blocks: list[Block], index: int) -> str:
+    """What introduces the block: its section's innermost heading, the nearest line before
+    it in the section that ends with a colon ("Peer feedback correctly highlighted:"), and
+    its own run-in title."""
+    block = blocks[index]
+    parts = [block.section[-1]] if block.section else []
+    for other in reversed(blocks[max(0, index - _LEAD_BLOCKS): index]):
+        if other.kind == "furniture":
+            continue
+        if other.section != block.section or other.kind not in _BODY:
+            break
+        if other.text.rstrip().endswith(":"):
+            parts.append(other.text)
+            break
+    # a short label ("Fixed:") introduces the block; a longer run-in is its first sentence
+    title = run_in_title(block.text) or ""
+    parts.append(title if len(title.split()) <= _LABEL_WORDS else "")
+    return " ".join(" ".join(parts).split())[:LEAD_CHARS]
+
+
+def around(blocks: list[Block], index: int) -> str:
+    """The block with the text of its section around it (some of what comes before, more of
+    what follows) and the block right after the section; a block that ends with a colon
+    leads into what follows it, so the text runs on past the section's end (a rule table
+    the layout read as a section of its own)."""
+    block = blocks[index]
+    before = [b.text for b in blocks[:index] if b.kind in _BODY and b.section == block.section]
+    leads = block.text.rstrip().endswith(":")
+    after: list[str] = []
+    for other in blocks[index + 1:]:
+        if other.kind not in _BODY:
+            continue
+        after.append(other.text)
+        if (other.section != block.section and not leads) \
+                or sum(len(a) for a in after) > AFTER_CHARS:
+            break
+    return "\n".join(["\n".join(before)[-BEFORE_CHARS:], block.text,
+                      "\n".join(after)[:AFTER_CHARS]])
