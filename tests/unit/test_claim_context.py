@@ -21,6 +21,10 @@ PARALLEL_JUDGES = Finding(
     facet="graph.parallel_judges", goal="Judges fan out", found=True, pattern="success",
     location="app/graph.py:52", confidence=0.9,
     rationale="aggregate fans out to defense, prosecutor; joined at chief_justice.")
+MEAN = Finding(facet="justice.averaging", goal="The verdict is a plain average", found=False,
+               pattern="failure", location="app/justice.py:55", confidence=0.85,
+               rationale="2 decision(s) change the mean.",
+               content="app/justice.py:58: final = round((p + d + t) / 3)")
 
 
 def _section(heading: str, page: int, *texts: str) -> list[Block]:
@@ -66,3 +70,37 @@ def test_a_current_gap_stays_a_gap_though_a_plan_item_after_it_says_done() -> No
                       "Concrete plan:", "Parallelize judge invocations: DONE. Three separate "
                       "nodes wired via Send() fan-out.")
     assert _findings(blocks, [PARALLEL_JUDGES]) == [("claims.stale_gaps", 5)]
+
+
+def test_a_lead_saying_not_averaging_over_a_rule_table_that_averages_denies_no_mean() -> None:
+    lead = _section("Synthesis Engine", 6, "Rule-Based Conflict Resolution",
+                    "The synthesis engine applies deterministic rules, not averaging:")
+    table = [Block("paragraph", line, 7, section=("Synthesis Engine",))
+             for line in ("\u2502 RULE 1: SECURITY OVERRIDE \u2502",
+                          "\u2502 THEN Cap final score at 3 \u2502",
+                          "\u2502 RULE 3: CONSENSUS \u2502",
+                          "\u2502 IF score variance \u2264 1 \u2502",
+                          "\u2502 THEN Use average \u2502")]
+    assert _findings([*lead, *table], [MEAN]) == []
+    # without the table, or with one that never uses the average, the lead denies the mean
+    assert _findings(lead, [MEAN]) == [("claims.contradictions", 6)]
+    never = [Block("paragraph", "\u2502 THEN never use the average \u2502", 7,
+                   section=("Synthesis Engine",))]
+    assert _findings([*lead, *never], [MEAN]) == [("claims.contradictions", 6)]
+    # a table in a section of its own still follows the lead that opens it
+    apart = [Block("heading", "SYNTHESIS RULES", 7, level=3,
+                   section=("Synthesis Engine",)),
+             *(b.__class__(b.kind, b.text, b.page, section=("Synthesis Engine",
+                                                             "SYNTHESIS RULES"))
+               for b in table)]
+    assert _findings([*lead, *apart], [MEAN]) == []
+
+
+def test_a_description_in_sequence_is_qualified_by_judges_said_to_run_in_parallel() -> None:
+    said = _section("Judicial Layer", 4, "The judges are invoked inside one node in sequence.",
+                    "Since the last release the three judges run concurrently via Send().")
+    assert _findings(said, [PARALLEL_JUDGES]) == []
+    # an imperative ("make judges parallel") states nothing
+    asked = _section("Judicial Layer", 4, "The judges are invoked inside one node in sequence.",
+                     "Either make judges parallel or update the diagram.")
+    assert _findings(asked, [PARALLEL_JUDGES]) == [("claims.contradictions", 4)]

@@ -17,9 +17,11 @@ said to behave (a retry of malformed replies, a conditional gate, weighed judges
 an unfilled template placeholder ("(Insert your generated image here)") is a defect of the
 report by itself. A gap or a denial is read with its section (`forensics.pdf.qualifiers`):
 a gap under a heading or lead-in that tells what a review caught or what was since fixed is
-no current claim. Each fact quotes the report sentence with its page and the code lines it
-contradicts. Only clear cases count: a sentence whose words match no field, or name no
-component, contradicts nothing.
+no current claim, and a description whose following text states the feature it denies (a
+lead "not averaging:" over a rule table that uses the average) denies nothing. Each fact
+quotes the report sentence with its page and the code lines it contradicts. Only clear
+cases count: a sentence whose words match no field, or name no component, contradicts
+nothing.
 """
 
 from __future__ import annotations
@@ -32,15 +34,17 @@ from automaton_auditor.forensics.behaviour_claims import BEHAVIOUR_KINDS, behavi
 from automaton_auditor.forensics.diagrams.flow import match_score
 from automaton_auditor.forensics.pdf.claims import (
     DISABLED_NODE,
+    MEAN_STATED,
     NO_AVERAGING,
     NO_COMPONENT,
     NO_CONDITIONAL,
     NO_PARALLEL_JUDGES,
     NOT_IMPLEMENTED,
     ONLY_IMPLEMENTED,
+    PARALLEL_JUDGES_STATED,
     SEQUENTIAL_JUDGES,
 )
-from automaton_auditor.forensics.pdf.qualifiers import retrospective
+from automaton_auditor.forensics.pdf.qualifiers import retrospective, stated
 from automaton_auditor.forensics.persona_claims import quote_misquotes, security_misquotes
 from automaton_auditor.forensics.reducer_claims import (
     Declared,
@@ -78,15 +82,19 @@ class Denial(NamedTuple):
     # a sentence about scoring ("scores a graph with no conditional edges as 1") describes
     # the report's own auditor, unless scores are what the feature is about
     about_scores: bool = False
+    # the feature stated: the report describes the system with it when the text around the
+    # sentence says so (a lead "not averaging:" over a rule table that uses the average)
+    stated: re.Pattern[str] | None = None
 
 
 PARALLEL_JUDGES, ROUTING, MEAN = ("parallel judges", "conditional routing",
                                   "a mean of the judges' scores")
 DENIALS: tuple[tuple[str, Denial], ...] = (
-    (PARALLEL_JUDGES, Denial(SEQUENTIAL_JUDGES, negatable=True)),
+    (PARALLEL_JUDGES, Denial(SEQUENTIAL_JUDGES, negatable=True,
+                             stated=PARALLEL_JUDGES_STATED)),
     (PARALLEL_JUDGES, Denial(NO_PARALLEL_JUDGES, admits_gap=True)),
     (ROUTING, Denial(NO_CONDITIONAL, admits_gap=True)),
-    (MEAN, Denial(NO_AVERAGING, about_scores=True)))
+    (MEAN, Denial(NO_AVERAGING, about_scores=True, stated=MEAN_STATED)))
 # Statements of what is built or missing, which a retrospective section takes back.
 _GAP_KINDS = ("implementation_status", "feature_denied", "component_gap", "node_disabled")
 _SCORING = re.compile(r"\bscor\w*", re.IGNORECASE)
@@ -152,17 +160,21 @@ def denial_contradictions(claim: FeatureClaim, built: dict[str, list[str]]
     judges run in sequence", "no conditional edges", "it does not average the scores") that
     the code builds; none when the rest of the sentence is hedged (`_HEDGE`) or the denial
     is itself negated (`Denial`). Unless the denial itself admits a gap, the rest of the
-    sentence must say so ("a known gap")."""
+    sentence must say so ("a known gap"). A description the text around it qualifies by
+    stating the feature (`Denial.stated`, `claim.near`) describes the system with it."""
     denied: dict[str, bool] = {}
     for feature, how in DENIALS:
         match = how.pattern.search(claim.sentence) if feature in built else None
         if match is None or (how.negatable and _NEGATED.search(match[0])):
             continue
         rest = claim.sentence[: match.start()] + " " + claim.sentence[match.end():]
-        if not (_HEDGE.search(rest) or (not how.about_scores and _SCORING.search(rest))):
-            # one wording that admits the gap makes the sentence an admitted gap
-            denied[feature] = (denied.get(feature, False) or how.admits_gap
-                               or bool(_GAP.search(rest)))
+        if _HEDGE.search(rest) or (not how.about_scores and _SCORING.search(rest)):
+            continue
+        # one wording that admits the gap makes the sentence an admitted gap
+        gap = denied.get(feature, False) or how.admits_gap or bool(_GAP.search(rest))
+        # a gap stays listed whatever else the report says; a description does not
+        if gap or how.stated is None or not stated(claim.near, how.pattern, how.stated):
+            denied[feature] = gap
     return sorted(denied.items())
 
 

@@ -74,6 +74,23 @@ NO_AVERAGING = re.compile(
     r"\b(?:does\s+not|doesn't|do\s+not|don't|never)\s+(?:simply\s+|just\s+)?average\w*"
     r"|\b(?:rather\s+than|instead\s+of|not|no|without)\s+(?:a\s+|an\s+)?(?:simple\s+|plain\s+|"
     r"naive\s+|probabilistic\s+|mere\s+|score\s+)?averag\w*", re.IGNORECASE)
+# The same features stated, for the text around a denial (`qualifiers.stated`): the judges
+# run in parallel ("the three judges execute concurrently"), the scores are averaged ("THEN
+# Use average", "the mean of the judges' scores"); a weighted average is another feature.
+PARALLEL_JUDGES_STATED = re.compile(
+    rf"\b{_JUDGES}\s+(?:\w+\s+){{0,3}}?(?:run|execute|are\s+(?:run|executed|invoked|called|"
+    r"dispatched))\w*\s+(?:\w+\s+){0,3}?(?:in\s+parallel|concurrently|simultaneously)\b"
+    r"|\b(?:parallel|concurrent)\s+(?:execution|invocation)\s+of\s+(?:the\s+)?(?:three\s+|3\s+)?"
+    rf"{_JUDGES}\b", re.IGNORECASE)
+_SCORES = r"(?:scores?|opinions?|verdicts?|votes?)"
+MEAN_STATED = re.compile(
+    r"\b(?:uses?|using|takes?|taking|computes?|computing|returns?|applies|"
+    r"apply|falls?\s+back\s+to)\s+(?:the\s+|an?\s+|their\s+)?(?:simple\s+|plain\s+|"
+    r"arithmetic\s+)?(?:average|mean)\b"
+    rf"|(?<!weighted\s)\b(?:average\s+(?:of\s+)?|mean\s+of\s+)(?:the\s+|all\s+)?(?:three\s+|3\s+)?"
+    rf"(?:judges?['\u2019]?s?\s+|personas?['\u2019]?s?\s+)?{_SCORES}"
+    rf"|\b{_SCORES}\s+(?:are|is|get|gets)\s+averaged\b|\baveraged\s+{_SCORES}"
+    r"|\baverag(?:e|ing)\s+(?:is|are)\s+(?:used|applied|taken)\b", re.IGNORECASE)
 _DENIED = re.compile(f"{SEQUENTIAL_JUDGES.pattern}|{NO_PARALLEL_JUDGES.pattern}|"
                      f"{NO_CONDITIONAL.pattern}|{NO_AVERAGING.pattern}", re.IGNORECASE)
 

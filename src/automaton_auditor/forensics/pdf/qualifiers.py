@@ -8,7 +8,7 @@ not a gap the report still claims; and a lead sentence that says the system work
 something ("deterministic rules, not averaging:") is qualified by what follows it in its
 section (a rule table whose "IF variance ≤ 1 THEN Use average" row states the mean).
 `lead_in` and `around` collect that text per block when the doc detective reads the report;
-`retrospective` reads it.
+`retrospective` and `stated` read it.
 """
 
 from __future__ import annotations
@@ -38,6 +38,10 @@ _CLOSED_ITEM = re.compile(r"(?-i:\bDONE\b)|\u2705|\((?:fixed|resolved|done|close
 # A gap the sentence itself says is open now stays a gap, whatever its section says.
 _STILL_OPEN = re.compile(r"\b(?:still|remains?|remaining|not\s+yet|yet\s+to|today|currently|"
                          r"pending|outstanding|known|planned|todo)\b", re.IGNORECASE)
+# A statement of the feature negated in words the denial patterns do not read ("never
+# uses the average").
+_NEGATED_BEFORE = re.compile(r"(?:\b(?:not|never|no|without|instead\s+of|rather\s+than)|"
+                             r"n't)\s+(?:\w+\s+){0,2}$", re.IGNORECASE)
 LEAD_CHARS, BEFORE_CHARS, AFTER_CHARS = 300, 600, 1200
 # How far back a lead-in line may be ("highlighted:" over a list of a few items).
 _LEAD_BLOCKS = 8
@@ -55,6 +59,14 @@ def retrospective(lead: str, sentence: str) -> bool:
         return True
     return any(not _PENDING_BEFORE.search(lead[max(0, m.start() - 30): m.start()])
                for m in _RETRO.finditer(lead))
+
+
+def stated(near: str, denial: re.Pattern[str], affirmed: re.Pattern[str]) -> bool:
+    """Whether the text around a sentence (`near`) states the feature the sentence denies:
+    `affirmed` found, not negated, once every denial of it (`denial`) is taken out."""
+    text = denial.sub(" ", near)
+    return any(not _NEGATED_BEFORE.search(text[max(0, m.start() - 40): m.start()])
+               for m in affirmed.finditer(text))
 
 
 def lead_in(blocks: list[Block], index: int) -> str:
