@@ -245,6 +245,11 @@ def test_a_clone_said_to_be_purged_that_nothing_removes_is_a_contradiction(
     part = _cleanup(kept=True).model_copy(update={"data": data})
     wrong = _found(names, said, code=[*CODE, part])
     assert "removes only a path inside it" in wrong[0].rationale
+    # a TemporaryDirectory parked in a module-level container: said so, not "mkdtemp"
+    alive = part.model_copy(update={"data": {**data, "alive": ["app/git.py:13"]}})
+    wrong = _found(names, said, code=[*CODE, alive])
+    assert "keeps in a module-level container" in wrong[0].rationale
+    assert "mkdtemp" not in wrong[0].rationale
     # a removal of a path read back from the state is not traced to it: no verdict
     state = part.model_copy(update={"data": {**data, "through_state": True}})
     assert _found(names, said, code=[*CODE, state]) == []

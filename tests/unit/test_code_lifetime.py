@@ -212,3 +212,55 @@ def test_a_removal_only_in_a_failure_branch_that_returns_is_no_cleanup(
             "other test": ("    if result.returncode != 0:\n", "    if url:\n")}
     for name, (old, new) in kept.items():
         assert _safety(tmp_path / name, FAILED_BRANCH.replace(old, new))[0].found, name
+
+
+# NebiyouBelaineh/LangGraph-Automation-Auditor src/tools/repo_tools.py, shortened: the object
+# is parked in a module-level dict on success and cleaned up only when the clone failed
+REGISTERED = '''
+import subprocess
+import tempfile
+
+_ACTIVE_CLONES = {}
+
+
+def clone(url):
+    td = tempfile.TemporaryDirectory(prefix="auditor_clone_")
+    _ACTIVE_CLONES[td.name] = td
+    tmp = td.name
+    result = subprocess.run(["git", "clone", url, tmp], capture_output=True, timeout=120)
+    if result.returncode != 0:
+        _ACTIVE_CLONES.pop(tmp, None)
+        td.cleanup()
+        return None
+    return tmp
+'''
+
+
+def test_a_temporary_directory_kept_in_a_module_level_container_is_not_removed_after_use(
+        tmp_path: Path) -> None:
+    cleanup, early = _facets(tmp_path / "registered", REGISTERED)
+    assert not cleanup.found and not early.found
+    assert cleanup.data["kept"] == ["tools.py:9"] and cleanup.data["alive"] == ["tools.py:10"]
+    assert "tools.py:10 keeps the TemporaryDirectory object in a module-level container" \
+        in cleanup.rationale
+    assert "tools.py:10: _ACTIVE_CLONES[td.name] = td" in (cleanup.content or "")
+    assert "tools.py:15 removes it only in an except handler or a failure branch" \
+        in cleanup.rationale
+    shapes = {  # also kept: put in by a method call, or the name declared global
+        "appended": REGISTERED.replace("_ACTIVE_CLONES = {}", "_ACTIVE_CLONES = []").replace(
+            "_ACTIVE_CLONES[td.name] = td", "_ACTIVE_CLONES.append(td)"),
+        "global": REGISTERED.replace("_ACTIVE_CLONES = {}", "td = None").replace(
+            "    _ACTIVE_CLONES[td.name] = td\n", "    global td\n"),
+    }
+    for name, text in shapes.items():
+        cleanup, _ = _facets(tmp_path / name, text)
+        assert not cleanup.found and cleanup.data["alive"], name
+    removes_itself = {
+        # a container of the function's own goes with it: the object is finalised
+        "local": REGISTERED.replace("td = tempfile", "_ACTIVE_CLONES = {}\n    td = tempfile"),
+        # cleaned up on the success path too
+        "cleaned": REGISTERED.replace("    return tmp\n", "    td.cleanup()\n    return 1\n"),
+    }
+    for name, text in removes_itself.items():
+        cleanup, _ = _facets(tmp_path / name, text)
+        assert cleanup.found and not cleanup.data["alive"], name

@@ -170,12 +170,15 @@ def cleanup_misquote(code: Sequence[Finding]) -> Misquote | None:
         return None  # removed, not determined, or removed on some paths and not others
     return Misquote(
         said="the cloned repository's temporary directory removed after use",
-        rationale="The report says the clone's temporary directory is removed; it is made "
-                  "with mkdtemp and " + ("no call anywhere in the code removes it (no "
-                  "TemporaryDirectory, rmtree or cleanup of it)." if not
-                  cleanup.data.get("partial") else "a successful run leaves it behind: "
-                  "the code removes only a path inside it, or removes it only when "
-                  "something failed."),
+        rationale="The report says the clone's temporary directory is removed; " + (
+            "it is a TemporaryDirectory the code keeps in a module-level container (removed "
+            "only when something takes it out, or at interpreter exit), so a successful run "
+            "leaves it behind." if cleanup.data.get("alive") else
+            "it is made with mkdtemp and " + (
+                "no call anywhere in the code removes it (no TemporaryDirectory, rmtree or "
+                "cleanup of it)." if not cleanup.data.get("partial") else
+                "a successful run leaves it behind: the code removes only a path inside it, "
+                "or removes it only when something failed.")),
         code=(cleanup.content or cleanup.location).splitlines()[:MAX_EDGES])
 
 

@@ -13,6 +13,11 @@ A generator (``@contextmanager`` that yields the path) keeps the directory alive
 caller works, so it is never such a case. A path "is returned" when the returned value is
 built from it by path operations (``Path(d) / "x"``, ``os.path.join(d, ...)``, ``str(d)``,
 an f-string, a tuple); a call of any other function consumes the path while it exists.
+
+The other way round, `kept_alive`: a ``TemporaryDirectory`` object put into a module-level
+container (``_ACTIVE_CLONES[td.name] = td``) lives as long as that container, so its
+directory is removed only by whatever takes it out again or at interpreter exit, not after
+the function that made it is done.
 """
 
 from __future__ import annotations
@@ -20,12 +25,13 @@ from __future__ import annotations
 import ast
 
 from automaton_auditor.forensics.code.common import JSON, dotted, function_defs, resolve
-from automaton_auditor.forensics.code.exprs import own_nodes
+from automaton_auditor.forensics.code.exprs import carries, own_nodes, target_names
 
 MAKER = "tempfile.TemporaryDirectory"
 PATH_CALLS = {"Path", "PurePath", "PosixPath", "str", "join", "abspath", "realpath",
               "normpath", "fspath", "expanduser"}
 PATH_METHODS = {"joinpath", "resolve", "absolute", "as_posix", "expanduser"}
+STORERS = {"append", "add", "insert", "setdefault", "update", "extend", "__setitem__"}
 
 
 def gone_on_return(tree: ast.Module, imports: dict[str, str]) -> list[JSON]:
@@ -108,3 +114,69 @@ def _carries(node: ast.AST | None, paths: set[str], holder: str) -> bool:
             return _carries(node.func.value, paths, holder)
         return tail in PATH_CALLS and any(_carries(a, paths, holder) for a in node.args)
     return False
+
+
+def kept_alive(tree: ast.Module, imports: dict[str, str]) -> list[JSON]:
+    """``{"func", "made", "kept"}`` for each ``TemporaryDirectory`` made at line ``made``
+    whose object a function puts into a module-level container or attribute at line
+    ``kept`` (``REGISTRY[key] = td``, ``REGISTRY.append(td)``, ``global td``): it outlives
+    the function, and its directory with it."""
+    module = {n for stmt in tree.body for n in _module_binds(stmt)}
+    out = []
+    for qual, func in function_defs(tree):
+        nodes = own_nodes(func.body)
+        declared = {n for node in nodes if isinstance(node, ast.Global) for n in node.names}
+        local = ({a.arg for a in _params(func)} | {
+            n for node in nodes if isinstance(node, ast.Assign | ast.AnnAssign | ast.For)
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            for n in target_names(t)}) - declared
+        shared = (module | declared) - local
+        for node in nodes:
+            if isinstance(node, ast.Assign) and _is_maker(node.value, imports):
+                holders = [t.id for t in node.targets if isinstance(t, ast.Name)]
+                stored = [node.lineno] if any(_shared_target(t, shared) for t in
+                                              node.targets) else []
+                stored += [n for h in holders for n in _stores(h, nodes, shared, declared)]
+                if stored:
+                    out.append({"func": qual, "made": node.value.lineno, "kept": min(stored)})
+    return sorted(out, key=lambda f: (f["made"], f["kept"]))
+
+
+def _module_binds(stmt: ast.stmt) -> list[str]:
+    """Names a module-level statement binds (inside ``if`` and ``try`` blocks too)."""
+    if isinstance(stmt, ast.Assign):
+        return [n for t in stmt.targets for n in target_names(t)]
+    if isinstance(stmt, ast.AnnAssign):
+        return target_names(stmt.target)
+    if isinstance(stmt, ast.If | ast.Try):
+        blocks = [stmt.body, stmt.orelse, *(h.body for h in getattr(stmt, "handlers", []))]
+        return [n for block in blocks for s in block for n in _module_binds(s)]
+    return []
+
+
+def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
+    a = func.args
+    return [*a.posonlyargs, *a.args, *a.kwonlyargs, *([a.vararg] if a.vararg else []),
+            *([a.kwarg] if a.kwarg else [])]
+
+
+def _shared_target(target: ast.AST, shared: set[str]) -> bool:
+    """``X[k]`` or ``X.attr`` of a module-level ``X`` (a bare ``X`` only when declared
+    ``global``, which `shared` then holds)."""
+    base = target.value if isinstance(target, ast.Subscript | ast.Attribute) else target
+    while isinstance(base, ast.Subscript | ast.Attribute):
+        base = base.value
+    return isinstance(base, ast.Name) and base.id in shared
+
+
+def _stores(holder: str, nodes: list[ast.AST], shared: set[str], declared: set[str]) -> list[int]:
+    """Lines that put the object named `holder` into a module-level container or name."""
+    lines = [n.lineno for n in nodes if isinstance(n, ast.Global) and holder in declared]
+    for node in nodes:
+        if isinstance(node, ast.Assign) and carries(node.value, holder):
+            lines += [node.lineno for t in node.targets if _shared_target(t, shared)]
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                node.func.attr in STORERS and _shared_target(node.func, shared) and \
+                any(carries(a, holder) for a in [*node.args, *(k.value for k in node.keywords)]):
+            lines.append(node.lineno)
+    return lines

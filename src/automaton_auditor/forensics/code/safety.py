@@ -190,8 +190,7 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
     removed: list[str] = []
     early: list[str] = []
     partial: list[tuple[str, str]] = []  # (quoted removal, what it misses)
-    gone = {(p, int(g["made"])): g for p in sorted(facts)
-            for g in facts[p].get("temp_gone") or []}
+    gone, alive = _by_made(facts, "temp_gone"), _by_made(facts, "temp_kept")
     sites = removal_sites(graph) if proved else []
     whole = whole_paths(graph) if sites else graph
     for clone in proved:
@@ -207,10 +206,13 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
             made = line_at(repo, *split_loc(temp[2:]))
             itself = removals(whole, {temp}, sites)
             after = [line_at(repo, p, n) for p, n, failing in itself if not failing]
-            if "TemporaryDirectory" in made or after:
+            stored = alive.get(split_loc(temp[2:]))  # the object outlives its function
+            if ("TemporaryDirectory" in made and not stored) or after:
                 removed += after or [made]
                 continue
             kept.append(made)
+            partial += [(line_at(repo, split_loc(temp[2:])[0], int(stored["kept"])),
+                         KEPT_ALIVE)] if stored else []
             partial += [(line_at(repo, p, n), "removes only a path inside it" if
                          (p, n, failing) not in itself else
                          "removes it only in an except handler or a failure branch (when "
@@ -220,6 +222,16 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
         partial += [(line_at(repo, p, n), f"removes a path read from its state ('{k}'), not "
                      "traced to this directory") for p, n, k in state_reads(graph, sites)]
     return [_cleanup(proved, kept, removed, early, partial), _deleted_early(early)]
+
+
+KEPT_ALIVE = ("keeps the TemporaryDirectory object in a module-level container or name, so "
+              "it is removed only when something takes it out and cleans it up, or at "
+              "interpreter exit")
+
+
+def _by_made(facts: dict[str, JSON], key: str) -> dict[tuple[str, int], JSON]:
+    """A per-file list of temp dir facts (`lifetime`) keyed by (path, line made)."""
+    return {(p, int(g["made"])): g for p in sorted(facts) for g in facts[p].get(key) or []}
 
 
 def _places(lines: list[str]) -> list[str]:
@@ -261,6 +273,7 @@ def _cleanup(proved: list[Clone], kept: list[str], removed: list[str],
         data={"kept": _places(kept)[:20], "removed": _places(removed)[:20],
               "early": _places(early)[:20],
               "partial": _places([q for q, _w in partial])[:20],
+              "alive": _places([q for q, w in partial if w == KEPT_ALIVE])[:20],
               "through_state": any("state" in w for _q, w in partial)})
 
 
