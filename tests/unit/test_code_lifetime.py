@@ -264,3 +264,44 @@ def test_a_temporary_directory_kept_in_a_module_level_container_is_not_removed_a
     for name, text in removes_itself.items():
         cleanup, _ = _facets(tmp_path / name, text)
         assert cleanup.found and not cleanup.data["alive"], name
+
+
+INSIDE = '''
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+def clone(url):
+    tmp = tempfile.mkdtemp()
+    dest = INSIDE_TMP
+    subprocess.run(["git", "clone", url, dest], check=True, timeout=60)
+    count = len(os.listdir(dest))
+    shutil.rmtree(INSIDE_TMP)
+    return count
+'''
+
+
+def test_a_clone_into_a_path_inside_the_temp_dir_is_sandboxed_and_its_removal_is_partial(
+        tmp_path: Path) -> None:
+    for i, inside in enumerate(('f"{tmp}/repo"', 'os.path.join(tmp, "repo")',
+                                'Path(tmp) / "repo"', 'tmp + "/repo"', 'tmp + "/" + url',
+                                'f"{tmp}/{url}"')):
+        text = INSIDE.replace("INSIDE_TMP", inside)
+        names = write_repo(tmp_path / str(i), {"tools.py": text})
+        findings = code_findings(tmp_path / str(i), names)[0]
+        sandbox = by_facet(findings, "safety.clone_sandbox")
+        cleanup = by_facet(findings, "safety.clone_cleanup")
+        assert sandbox.found and "tools.py:10: tmp = tempfile.mkdtemp()" in (
+            sandbox.content or ""), inside
+        # removing the folder inside leaves the temp dir itself behind
+        assert not cleanup.found and "tools.py:14 removes only a path inside it" in \
+            cleanup.rationale, inside
+    for i, itself in enumerate(('f"{tmp}"', 'f"{tmp}/"', "str(tmp)")):
+        text = INSIDE.replace("dest = INSIDE_TMP", 'dest = f"{tmp}/repo"').replace(
+            "INSIDE_TMP", itself)
+        names = write_repo(tmp_path / f"w{i}", {"tools.py": text})
+        assert by_facet(code_findings(tmp_path / f"w{i}", names)[0],
+                        "safety.clone_cleanup").found, itself

@@ -232,6 +232,14 @@ class _Scope:
             operands = [self.atoms(node.left, depth + 1), self.atoms(node.right, depth + 1)]
             return self.record({"line": node.lineno, "name": "/", "args": operands, "kw": {}},
                                _merge(*operands))
+        head_tail = _text_path(node)
+        if head_tail:
+            # ``f"{tmp}/repo"``, ``tmp + "/repo"``: a path inside ``tmp``, recorded as the
+            # join ``Path(tmp) / "repo"`` is
+            operands = [self.atoms(head_tail[0], depth + 1),
+                        _merge(*(self.atoms(t, depth + 1) for t in head_tail[1]))]
+            return self.record({"line": head_tail[0].lineno, "name": "/", "args": operands,
+                                "kw": {}}, _merge(*operands))
         if isinstance(node, ast.Yield | ast.YieldFrom):
             # a generator (``@contextmanager``) hands out what it yields
             value = self.atoms(node.value, depth + 1)
@@ -302,3 +310,30 @@ class _Scope:
         return any(a[:2] == "t:" or (a[:2] == "c:" and int(a[2:]) < len(self.calls) and
                    str(self.calls[int(a[2:])]["name"]).rsplit(".", 1)[-1] in {*PATH_TYPES, "/"})
                    for a in bound)
+
+
+def _text_path(node: ast.AST) -> tuple[ast.expr, list[ast.expr]] | None:
+    """(directory, rest) of a string that starts with a value followed by ``/`` and more:
+    ``f"{tmp}/repo"``, ``tmp + "/repo"``, ``tmp + "/" + name``, a path inside that value
+    (``f"{tmp}/"`` alone is the directory itself); else None."""
+    if isinstance(node, ast.JoinedStr):
+        parts: list[ast.expr] = [v.value if isinstance(v, ast.FormattedValue) else v
+                                 for v in node.values]
+        head_ok = bool(node.values) and isinstance(node.values[0], ast.FormattedValue)
+    elif isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        parts = _added(node)
+        head_ok = not isinstance(parts[0], ast.Constant | ast.JoinedStr)
+    else:
+        return None
+    if not head_ok or len(parts) < 2 or not isinstance(parts[1], ast.Constant) or \
+            not isinstance(parts[1].value, str) or not parts[1].value.startswith("/") or \
+            (parts[1].value == "/" and len(parts) == 2):
+        return None
+    return parts[0], parts[1:]
+
+
+def _added(node: ast.expr) -> list[ast.expr]:
+    """The terms of ``a + b + c``, left to right."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
+        return [*_added(node.left), *_added(node.right)]
+    return [node]
