@@ -91,9 +91,27 @@ def _record_subprocess(col: CallRecorder, s: Site) -> None:
     _process(col, s, via_shell=col.shell(s.node) or s.tail in ("getoutput", "getstatusoutput"))
 
 
-def _process(col: CallRecorder, s: Site, via_shell: bool) -> None:
+def _is_async_process(_col: CallRecorder, s: Site) -> bool:
+    return s.full in ("asyncio.create_subprocess_exec", "asyncio.create_subprocess_shell")
+
+
+def _record_async_process(col: CallRecorder, s: Site) -> None:
+    if s.tail == "create_subprocess_shell":
+        _process(col, s, via_shell=True)
+        return
+    # ``create_subprocess_exec("git", "clone", url, dest)`` takes the command as its
+    # arguments (``*cmd``: looked through one local assignment, as a process call's list)
+    parts = [col.first_arg(ast.Call(func=s.node.func, args=[a.value if isinstance(
+        a, ast.Starred) else a], keywords=[]), s.ctx) for a in s.node.args]
+    elts = [e for p in parts if p is not None
+            for e in (p.elts if isinstance(p, ast.List | ast.Tuple) else [p])]
+    _process(col, s, via_shell=False, command=ast.List(elts=elts, ctx=ast.Load()))
+
+
+def _process(col: CallRecorder, s: Site, via_shell: bool,
+             command: ast.expr | None = None) -> None:
     node, ctx = s.node, s.ctx
-    arg = col.first_arg(node, ctx)
+    arg = command if command is not None else col.first_arg(node, ctx)
     literal = col.literal(arg, ctx)
     # every literal piece of the command, also inside "git clone " + url and f-strings
     text = " ".join(n.value for n in (ast.walk(arg) if arg is not None else [])
@@ -271,6 +289,7 @@ def _record_in_tempdir(col: CallRecorder, s: Site) -> None:
 EXCLUSIVE: tuple[Rule, ...] = (
     Rule("os_process", _is_os_process, _record_os_process),
     Rule("subprocess", _is_subprocess, _record_subprocess),
+    Rule("async_process", _is_async_process, _record_async_process),
     Rule("eval_exec", _is_eval, _record_eval),
     Rule("tempdir", _is_tempdir, _record_tempdir),
     Rule("clone_from", _is_clone_from, _record_clone_from),

@@ -8,6 +8,7 @@ from pathlib import Path
 
 from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON, split_loc
+from automaton_auditor.forensics.code.deadlines import caller_bounded
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
 from automaton_auditor.forensics.code.sandbox import (
     Clone,
@@ -94,7 +95,8 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
         _sandbox_finding(found, proved, temps, never_run),
         *_cleanup_findings(facts, proved, graph, repo),
         _errors_finding(sub + library, repo),
-        _timeouts_finding(every, sub),
+        _timeouts_finding([(p, {**c, "timeout": True}) if caller_bounded(facts, graph, p, c)
+                           else (p, c) for p, c in every], sub),
         *_clone_input_findings(facts, every, bodies, repo, graph),
     ]
 
@@ -103,7 +105,8 @@ def _timeouts_finding(clones: list[tuple[str, JSON]],
                       sub: list[tuple[str, JSON]]) -> Finding:
     """``safety.timeouts``: with a clone, whether every call that clones is bounded in time
     (``timeout=`` on it or on the process call of the wrapper it goes through, GitPython's
-    ``kill_after_timeout=``, git's low-speed limit in its ``env``: `classify`); a
+    ``kill_after_timeout=``, git's low-speed limit in its ``env``: `classify`; an
+    ``asyncio.wait_for`` with a timeout around it or its function: `deadlines`); a
     ``timeout=`` on another subprocess call (``git log``) does not bound the clone. Without a
     clone, the subprocess calls that pass ``timeout=``."""
     timed_sub = [(p, c) for p, c in sub if c["timeout"]]
@@ -122,8 +125,8 @@ def _timeouts_finding(clones: list[tuple[str, JSON]],
     return call_finding(
         "safety.timeouts", "The clone sets a timeout", not bare, "success",
         bare or timed, f"{len(timed)} of {len(clones)} clone call(s) set a timeout on the "
-        "call that clones (timeout=, GitPython's kill_after_timeout=, or git's low-speed "
-        "limit in its env)." + aside,
+        "call that clones (timeout=, GitPython's kill_after_timeout=, git's low-speed "
+        "limit in its env, or asyncio.wait_for with a timeout)." + aside,
         confidence=0.8, timed=len(timed), total=len(clones), other_timed=others[:20])
 
 

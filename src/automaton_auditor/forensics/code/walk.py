@@ -16,6 +16,7 @@ from typing import Any
 from automaton_auditor.forensics.code.auth import auth_tests
 from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
 from automaton_auditor.forensics.code.common import JSON, dotted, str_value
+from automaton_auditor.forensics.code.deadlines import wait_bounded
 from automaton_auditor.forensics.code.failures import failure_checks
 from automaton_auditor.forensics.code.interp import Interp, default_flags
 from automaton_auditor.forensics.code.lifetime import gone_on_return, kept_alive
@@ -89,6 +90,10 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
             if call["kind"] in ("process", "clone"):
                 # the line that shows the call's failure is seen (0: it passes unnoticed)
                 call["checked"] = seen.get(call["line"], 0)
+    bounded = wait_bounded(tree, imports) if "wait_for" in text else []
+    for call in collector.calls:
+        if call["kind"] in ("process", "clone") and call["line"] in bounded:
+            call["timeout"] = True  # awaited through ``asyncio.wait_for(..., timeout)``
     facts: JSON = {
         "imports": imports,
         "consts": consts,
@@ -102,6 +107,8 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
         "judge_values": sorted(collector.judge_values | _literal_judges(collector.classes)),
         "refs": _references(tree),
     }
+    if bounded:
+        facts["wait_bounded"] = bounded
     if "TemporaryDirectory" in text:
         facts["temp_gone"] = gone_on_return(tree, imports)
         facts["temp_kept"] = kept_alive(tree, imports)
