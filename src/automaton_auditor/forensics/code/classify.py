@@ -18,6 +18,7 @@ from automaton_auditor.forensics.code.recorder import CallRecorder, Ctx
 
 SUBPROCESS = {"run", "call", "check_call", "check_output", "Popen", "getoutput",
               "getstatusoutput"}
+HISTORY_COMMANDS = {"log", "rev-list", "shortlog"}  # git commands that read the history
 LLM_METHODS = {"invoke", "ainvoke", "batch", "abatch", "stream", "astream"}
 LLM_RECEIVER = re.compile(r"llm|model|chat|chain|structured|judge|client|runnable", re.I)
 LLM_PACKAGES = ("langchain_openai", "langchain_anthropic", "langchain_google",
@@ -117,14 +118,45 @@ def _process(col: CallRecorder, s: Site, via_shell: bool,
     text = " ".join(n.value for n in (ast.walk(arg) if arg is not None else [])
                     if isinstance(n, ast.Constant) and isinstance(n.value, str))
     is_clone = ("clone" in text.split() or "clone" in text) and "git" in text
+    words = set(text.split())  # "git" anywhere in it, the history command in order
     col.add("process", node, ctx, name=s.full, shell=via_shell, literal=literal,
             timeout=_timeout(s),
             capture=any(keyword(node, k) is not None for k in
                         ("capture_output", "stdout", "stderr")),
-            in_try=ctx.in_try, tempdir=ctx.tempdir, clone=is_clone)
+            in_try=ctx.in_try, tempdir=ctx.tempdir, clone=is_clone,
+            history=_history_line(arg) if "git" in words else 0)
     if is_clone:
         col.add("clone", node, ctx, how=s.full, tempdir=ctx.tempdir, in_try=ctx.in_try,
-                timeout=_git_timeout(s, "timeout"), shell=via_shell, literal=literal)
+                timeout=_git_timeout(s, "timeout"), shell=via_shell, literal=literal,
+                **_depth(arg))
+
+
+def _words(command: ast.expr | None) -> list[tuple[str, int]]:
+    """The words of a command's literal pieces, in order, each with its line."""
+    pieces = command.elts if isinstance(command, ast.List | ast.Tuple) else [command]
+    return [(w, c.lineno) for p in pieces
+            for c in (p.values if isinstance(p, ast.JoinedStr) else [p])
+            if isinstance(c, ast.Constant) for w in str(c.value).split()]
+
+
+def _history_line(command: ast.expr | None) -> int:
+    """The line of the git command word that reads the history (``log``), else 0."""
+    return next((line for w, line in _words(command) if w in HISTORY_COMMANDS), 0)
+
+
+def _depth(command: ast.expr | None, value: ast.expr | None = None) -> dict[str, int]:
+    """``{"depth": N, "depth_line": L}`` for a shallow clone: ``--depth N`` or
+    ``--depth=N`` among the literal pieces of its command (or GitPython's ``depth=N``:
+    `value`), else empty."""
+    if isinstance(value, ast.Constant) and isinstance(value.value, int):
+        return {"depth": value.value, "depth_line": value.lineno} if value.value > 0 else {}
+    words = _words(command)
+    for (word, line), (after, _) in zip(words, [*words[1:], ("", 0)], strict=False):
+        number = after if word == "--depth" else word.removeprefix("--depth=") \
+            if word.startswith("--depth=") else ""
+        if number.isdigit() and int(number) > 0:
+            return {"depth": int(number), "depth_line": line}
+    return {}
 
 
 # --- interpreters, temp dirs, clones ----------------------------------------------------
@@ -152,7 +184,8 @@ def _is_clone_from(_col: CallRecorder, s: Site) -> bool:
 
 def _record_clone_from(col: CallRecorder, s: Site) -> None:
     col.add("clone", s.node, s.ctx, how="GitPython clone_from", tempdir=s.ctx.tempdir,
-            in_try=s.ctx.in_try, timeout=_git_timeout(s, "kill_after_timeout"))
+            in_try=s.ctx.in_try, timeout=_git_timeout(s, "kill_after_timeout"),
+            **_depth(None, keyword(s.node, "depth")))
 
 
 def _is_git_wrapper_clone(_col: CallRecorder, s: Site) -> bool:
@@ -163,7 +196,7 @@ def _is_git_wrapper_clone(_col: CallRecorder, s: Site) -> bool:
 
 def _record_git_wrapper_clone(col: CallRecorder, s: Site) -> None:
     col.add("clone", s.node, s.ctx, how=s.name, tempdir=s.ctx.tempdir, in_try=s.ctx.in_try,
-            timeout=_timeout(s))
+            timeout=_timeout(s), **_depth(s.node.args[0] if s.node.args else None))
 
 
 def _elements(arg: ast.expr | None) -> list[ast.expr]:
@@ -172,6 +205,14 @@ def _elements(arg: ast.expr | None) -> list[ast.expr]:
     if isinstance(arg, ast.List | ast.Tuple):
         return list(arg.elts)
     return [arg]
+
+
+def _is_history_read(_col: CallRecorder, s: Site) -> bool:
+    return s.attr == "iter_commits"  # GitPython: ``Repo(path).iter_commits()``
+
+
+def _record_history_read(col: CallRecorder, s: Site) -> None:
+    col.add("history", s.node, s.ctx)
 
 
 # --- models: structured output, retries ---------------------------------------------------
@@ -302,6 +343,7 @@ EXCLUSIVE: tuple[Rule, ...] = (
     Rule("llm_ctor", _is_llm_ctor, _record_llm_ctor),
     Rule("validate", _is_validate, _record_validate),
     Rule("freeform_parse", _is_freeform_parse, _record_freeform_parse),
+    Rule("history_read", _is_history_read, _record_history_read),
 )
 ALWAYS: tuple[Rule, ...] = (
     Rule("in_tempdir", _in_tempdir, _record_in_tempdir),

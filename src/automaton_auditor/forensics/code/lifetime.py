@@ -116,6 +116,12 @@ def _carries(node: ast.AST | None, paths: set[str], holder: str) -> bool:
     return False
 
 
+def by_made(facts: dict[str, JSON], key: str) -> dict[tuple[str, int], JSON]:
+    """A per-file list of these facts (``temp_gone``, ``temp_kept``) keyed by (path, line
+    made)."""
+    return {(p, int(g["made"])): g for p in sorted(facts) for g in facts[p].get(key) or []}
+
+
 def kept_alive(tree: ast.Module, imports: dict[str, str]) -> list[JSON]:
     """``{"func", "made", "kept"}`` for each ``TemporaryDirectory`` made at line ``made``
     whose object a function puts into a module-level container or attribute at line

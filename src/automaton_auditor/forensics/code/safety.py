@@ -10,6 +10,7 @@ from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.deadlines import caller_bounded
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
+from automaton_auditor.forensics.code.lifetime import by_made
 from automaton_auditor.forensics.code.sandbox import (
     Clone,
     clones,
@@ -19,6 +20,7 @@ from automaton_auditor.forensics.code.sandbox import (
     state_reads,
     whole_paths,
 )
+from automaton_auditor.forensics.code.shallow import shallow_history
 from automaton_auditor.forensics.code.source import function_source, function_tokens, line_at
 from automaton_auditor.forensics.code.unnamed import named_nowhere
 from automaton_auditor.state import Finding
@@ -98,6 +100,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
         _timeouts_finding([(p, {**c, "timeout": True}) if caller_bounded(facts, graph, p, c)
                            else (p, c) for p, c in every], sub),
         *_clone_input_findings(facts, every, bodies, repo, graph),
+        shallow_history(facts, found, graph, repo),
     ]
 
 
@@ -193,7 +196,7 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
     removed: list[str] = []
     early: list[str] = []
     partial: list[tuple[str, str]] = []  # (quoted removal, what it misses)
-    gone, alive = _by_made(facts, "temp_gone"), _by_made(facts, "temp_kept")
+    gone, alive = by_made(facts, "temp_gone"), by_made(facts, "temp_kept")
     sites = removal_sites(graph) if proved else []
     whole = whole_paths(graph) if sites else graph
     for clone in proved:
@@ -230,11 +233,6 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
 KEPT_ALIVE = ("keeps the TemporaryDirectory object in a module-level container or name, so "
               "it is removed only when something takes it out and cleans it up, or at "
               "interpreter exit")
-
-
-def _by_made(facts: dict[str, JSON], key: str) -> dict[tuple[str, int], JSON]:
-    """A per-file list of temp dir facts (`lifetime`) keyed by (path, line made)."""
-    return {(p, int(g["made"])): g for p in sorted(facts) for g in facts[p].get(key) or []}
 
 
 def _places(lines: list[str]) -> list[str]:

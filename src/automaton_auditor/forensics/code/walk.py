@@ -34,7 +34,7 @@ TRIGGERS: tuple[bytes, ...] = (
     b"structured_output", b"bind_tools", b"Send(", b"Command(", b"rosecutor", b"efense",
     b"efence", b"echLead", b"echlead", b"ech_lead", b"ech_Lead", b"retry",
     b"Retry", b"retries", b"backoff", b"ustice", b"hief", b"ynthes", b"ersona", b"udge",
-    b"OutputParser", b"ToolsParser")
+    b"OutputParser", b"ToolsParser", b"iter_commits")
 
 
 # ``eval(``/``exec(``/``system(`` also end many method names (``_eval(``, ``solve_system(``,

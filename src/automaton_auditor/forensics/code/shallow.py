@@ -1,0 +1,78 @@
+"""A shallow clone whose history the code then reads: ``git clone --depth 1 url tmp`` and
+a ``git log`` (``rev-list``, ``shortlog``, GitPython's ``iter_commits``: `classify`) run in
+that clone's directory, followed through locals, helpers and callers as the clone's temp
+dir is (`sandbox.prove`). The history read sees at most `depth` commits. Context, not a flaw
+the tools' rubric names: the clone is as safe; the git forensics built on it see one commit.
+A shallow clone whose history nothing reads is no such case."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.common import JSON, split_loc
+from automaton_auditor.forensics.code.facts import calls_of
+from automaton_auditor.forensics.code.sandbox import Clone, prove, site_at
+from automaton_auditor.forensics.code.source import line_at
+from automaton_auditor.state import Finding
+from automaton_auditor.text import clip
+
+
+def _reads(facts: dict[str, JSON], graph: CallGraph) -> list[tuple[Key, int, int]]:
+    """(function, call site index, line of the history command word) of every call that
+    reads a git history: a ``git log`` process call, or GitPython's ``iter_commits``."""
+    reads = [(p, c, c["name"].rsplit(".", 1)[-1], int(c["history"]))
+             for p, c in calls_of(facts, "process") if c.get("history")]
+    reads += [(p, c, "", int(c["line"])) for p, c in calls_of(facts, "history")]
+    found = []
+    for path, call, tail, line in reads:
+        key = (path, call["func"])
+        index = site_at(graph, key, call["line"], tail)  # else the outermost call there
+        if index is not None:
+            found.append((key, index, line))
+    return found
+
+
+def shallow_history(facts: dict[str, JSON], clones: list[Clone], graph: CallGraph,
+                    repo: Path | None) -> Finding:
+    """``safety.shallow_history`` (context): each clone with ``--depth N`` whose directory
+    a history read runs in, quoting the clone, the lines carrying its directory and the
+    read."""
+    shallow = [c for c in clones if c.call.get("depth") and c.temps]
+    quotes: list[str] = []
+    seen: list[str] = []
+    for key, index, line in _reads(facts, graph) if shallow else []:
+        site = graph.sites(key)[index]
+        atoms = [a for group in [*(site.get("args") or []), *(site.get("kw") or {}).values(),
+                                 site.get("recv") or []] for a in group]
+        proof = prove(graph, repo, key, atoms)
+        read_at = f"{key[0]}:{line}"
+        for clone in shallow:
+            if set(proof.temps) & set(clone.temps):
+                depth_at = f"{clone.path}:{clone.call.get('depth_line') or clone.call['line']}"
+                made = [t[2:] for t in sorted(set(proof.temps) & set(clone.temps))]
+                carried = [_at(q) for q in proof.lines if _at(q) not in (*made, read_at)]
+                seen.append(
+                    f"the clone is shallow (--depth {clone.call['depth']} at {depth_at}) and "
+                    f"a git history read runs in its directory at {read_at} (the directory "
+                    f"made at {', '.join(made[:2])}" +
+                    (f", its path carried through {', '.join(carried[:3])}" if carried
+                     else "") + f"): the history read has {_commits(clone.call['depth'])}")
+                quotes += [line_at(repo, *split_loc(depth_at)), *proof.lines,
+                           line_at(repo, *split_loc(read_at))]
+    return Finding(
+        facet="safety.shallow_history", goal="A shallow clone's git history is read",
+        found=bool(seen), pattern="neutral", confidence=0.7,
+        location=_at(quotes[0]) if quotes else ".",
+        content=clip("\n".join(dict.fromkeys(quotes)), 4000) or None,
+        rationale=("; ".join(s[0].upper() + s[1:] for s in seen[:3]) + "." if seen else
+                   "No history read runs in a shallow clone's directory."),
+        data={"reads": seen[:20]})
+
+
+def _commits(depth: int) -> str:
+    return "one commit" if depth == 1 else f"at most {depth} commits"
+
+
+def _at(quote: str) -> str:
+    return quote.split(": ", 1)[0]

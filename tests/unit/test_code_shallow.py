@@ -1,0 +1,99 @@
+"""A shallow clone (``--depth 1``) whose history the code then reads sees one commit
+(`forensics.code.shallow`); noted as context of the tools, never charged."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.analyze import code_findings
+
+from .test_code_ast_graph import by_facet, write_repo
+
+# gemechisworku/automaton-auditor src/tools/repo_tools.py and src/nodes/detectives.py,
+# shortened: the clone's path goes back to the node, which hands it to the history reader
+TOOLS = '''
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+def clone_repo(url):
+    tmp_dir = tempfile.mkdtemp(prefix="clone_")
+    subprocess.run(
+        ["git", "clone", "--depth", "1", url, tmp_dir],
+        capture_output=True, timeout=120, check=True)
+    return tmp_dir
+
+
+def extract_git_history(repo_path):
+    path = Path(repo_path)
+    result = subprocess.run(
+        ["git", "log", "--format=%h %s", "--reverse"],
+        cwd=path, capture_output=True, text=True, timeout=30)
+    return result.stdout.splitlines()
+'''
+
+NODES = '''
+from tools import clone_repo, extract_git_history
+
+
+def repo_investigator(state):
+    repo_path = clone_repo(state["repo_url"])
+    history = extract_git_history(repo_path)
+    return {"history": history}
+'''
+
+
+def _shallow(tmp_path: Path, tools: str, nodes: str = NODES):
+    names = write_repo(tmp_path, {"tools.py": tools, "nodes.py": nodes})
+    return by_facet(code_findings(tmp_path, names)[0], "safety.shallow_history")
+
+
+def test_a_shallow_clone_whose_history_is_read_is_said_to_show_one_commit(
+        tmp_path: Path) -> None:
+    fact = _shallow(tmp_path / "gem", TOOLS)
+    assert fact.found and fact.pattern == "neutral" and not fact.security
+    assert fact.rationale.startswith("The clone is shallow (--depth 1 at tools.py:10) and a "
+                                     "git history read runs in its directory at tools.py:18 (the "
+                                     "directory made at tools.py:8")
+    assert "carried through nodes.py:7" in fact.rationale
+    assert fact.rationale.endswith("the history read has one commit.")
+    assert (fact.content or "").splitlines() == [
+        'tools.py:10: ["git", "clone", "--depth", "1", url, tmp_dir],',
+        'tools.py:8: tmp_dir = tempfile.mkdtemp(prefix="clone_")',
+        "nodes.py:7: history = extract_git_history(repo_path)",
+        'tools.py:18: ["git", "log", "--format=%h %s", "--reverse"],']
+    deeper = _shallow(tmp_path / "deep", TOOLS.replace('"--depth", "1"', '"--depth=50"'))
+    assert deeper.found and "at most 50 commits" in deeper.rationale
+
+
+def test_a_full_clone_or_a_history_read_elsewhere_is_no_shallow_read(tmp_path: Path) -> None:
+    cases = {
+        "full": (TOOLS.replace('"--depth", "1", ', ""), NODES),
+        # the history read runs in another directory than the shallow clone's
+        "elsewhere": (TOOLS, NODES.replace("extract_git_history(repo_path)",
+                                           'extract_git_history(".")')),
+        # the shallow clone's history is never read
+        "unread": (TOOLS, NODES.replace("extract_git_history(repo_path)", "[]")),
+    }
+    for name, (tools, nodes) in cases.items():
+        assert not _shallow(tmp_path / name, tools, nodes).found, name
+
+
+LIBRARY = '''
+import tempfile
+
+from git import Repo
+
+
+def commits(url):
+    tmp = tempfile.mkdtemp()
+    Repo.clone_from(url, tmp, depth=1)
+    return [c.hexsha for c in Repo(tmp).iter_commits()]
+'''
+
+
+def test_gitpython_depth_and_iter_commits_in_one_function(tmp_path: Path) -> None:
+    fact = _shallow(tmp_path / "lib", LIBRARY, "")
+    assert fact.found and "--depth 1 at tools.py:9" in fact.rationale
+    assert "read runs in its directory at tools.py:10" in fact.rationale
