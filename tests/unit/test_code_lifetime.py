@@ -255,6 +255,18 @@ def test_a_temporary_directory_kept_in_a_module_level_container_is_not_removed_a
     for name, text in shapes.items():
         cleanup, _ = _facets(tmp_path / name, text)
         assert not cleanup.found and cleanup.data["alive"], name
+    # taken out and cleaned up by a function something calls (a node, once the detectives
+    # are done), not only by a model's tool
+    release = ("\n\ndef cleanup_all():\n    for held in _ACTIVE_CLONES.values():\n"
+               "        held.cleanup()\n\n\n@tool\ndef cleanup_tool():\n"
+               "    cleanup_all()\n")
+    cleanup, _ = _facets(tmp_path / "tool", REGISTERED + release)
+    assert not cleanup.found and cleanup.data["alive"]
+    assert "tools.py:22 cleans it up in a function that no code calls, or only a model's " \
+        "tool" in cleanup.rationale
+    called = REGISTERED + release + "\n\ndef aggregate(state):\n    cleanup_all()\n"
+    cleanup, _ = _facets(tmp_path / "called", called)
+    assert cleanup.found and "tools.py:22: held.cleanup()" in (cleanup.content or "")
     removes_itself = {
         # a container of the function's own goes with it: the object is finalised
         "local": REGISTERED.replace("td = tempfile", "_ACTIVE_CLONES = {}\n    td = tempfile"),

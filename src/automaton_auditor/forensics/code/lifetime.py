@@ -16,21 +16,29 @@ an f-string, a tuple); a call of any other function consumes the path while it e
 
 The other way round, `kept_alive`: a ``TemporaryDirectory`` object put into a module-level
 container (``_ACTIVE_CLONES[td.name] = td``) lives as long as that container, so its
-directory is removed only by whatever takes it out again or at interpreter exit, not after
-the function that made it is done.
+directory is removed only by whatever takes it out again and cleans it up (`released`, when
+that runs: `freed`) or at interpreter exit, not after the function that made it is done.
 """
 
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
+from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON, dotted, function_defs, resolve
 from automaton_auditor.forensics.code.exprs import carries, own_nodes, target_names
+from automaton_auditor.forensics.code.source import line_at
 
 MAKER = "tempfile.TemporaryDirectory"
 PATH_CALLS = {"Path", "PurePath", "PosixPath", "str", "join", "abspath", "realpath",
               "normpath", "fspath", "expanduser"}
 PATH_METHODS = {"joinpath", "resolve", "absolute", "as_posix", "expanduser"}
+KEPT_ALIVE = ("keeps the TemporaryDirectory object in a module-level container or name, so "
+              "it is removed only when something takes it out and cleans it up, or at "
+              "interpreter exit")
+IDLE_RELEASE = ("cleans it up in a function that no code calls, or only a model's tool "
+                "(@tool)")
 STORERS = {"append", "add", "insert", "setdefault", "update", "extend", "__setitem__"}
 
 
@@ -122,9 +130,41 @@ def by_made(facts: dict[str, JSON], key: str) -> dict[tuple[str, int], JSON]:
     return {(p, int(g["made"])): g for p in sorted(facts) for g in facts[p].get(key) or []}
 
 
+def held(facts: dict[str, JSON], graph: CallGraph, repo: Path | None, made: tuple[str, int],
+         stored: JSON | None) -> tuple[list[str], list[tuple[str, str]]]:
+    """For the ``TemporaryDirectory`` made at `made` when it is kept alive (`stored`, its
+    `kept_alive` fact): the quoted cleanups of it that run (`freed`), and each line that
+    keeps it or cleans it up where that does not run, quoted with what it does."""
+    if not stored:
+        return [], []
+    runs, idle = freed(facts, graph, made[0], stored)
+    return [line_at(repo, *t) for t in runs], [
+        (line_at(repo, made[0], int(stored["kept"])), KEPT_ALIVE),
+        *((line_at(repo, *t), IDLE_RELEASE) for t in idle)]
+
+
+def freed(facts: dict[str, JSON], graph: CallGraph, path: str,
+          stored: JSON) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """(path, line) of the ``.cleanup()`` calls (`released`) of the container `stored` (a
+    `kept_alive` fact of the file `path`): those that run (in a function called outside an
+    ``except`` handler by a function that is no model's tool), and the others (called by
+    nothing, or only by a ``@tool`` function, which runs only if a model asks for it)."""
+    runs: list[tuple[str, int]] = []
+    idle: list[tuple[str, int]] = []
+    for release in facts.get(path, {}).get("temp_released") or []:
+        if release["container"] != stored.get("container"):
+            continue
+        called = any(not graph.sites(caller)[index].get("handler") and not any(
+            str(d).rsplit(".", 1)[-1].split("(")[0] == "tool"
+            for d in (graph.functions.get(caller) or {}).get("decorators") or [])
+            for caller, index in graph.callers((path, release["func"])))
+        (runs if called else idle).append((path, int(release["line"])))
+    return runs, idle
+
+
 def kept_alive(tree: ast.Module, imports: dict[str, str]) -> list[JSON]:
-    """``{"func", "made", "kept"}`` for each ``TemporaryDirectory`` made at line ``made``
-    whose object a function puts into a module-level container or attribute at line
+    """``{"func", "made", "kept", "container"}`` for each ``TemporaryDirectory`` made at line
+    ``made`` whose object a function puts into the module-level ``container`` at line
     ``kept`` (``REGISTRY[key] = td``, ``REGISTRY.append(td)``, ``global td``): it outlives
     the function, and its directory with it."""
     module = {n for stmt in tree.body for n in _module_binds(stmt)}
@@ -132,20 +172,59 @@ def kept_alive(tree: ast.Module, imports: dict[str, str]) -> list[JSON]:
     for qual, func in function_defs(tree):
         nodes = own_nodes(func.body)
         declared = {n for node in nodes if isinstance(node, ast.Global) for n in node.names}
-        local = ({a.arg for a in _params(func)} | {
-            n for node in nodes if isinstance(node, ast.Assign | ast.AnnAssign | ast.For)
-            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-            for n in target_names(t)}) - declared
-        shared = (module | declared) - local
+        shared = (module | declared) - (_locals(func, nodes) - declared)
         for node in nodes:
             if isinstance(node, ast.Assign) and _is_maker(node.value, imports):
                 holders = [t.id for t in node.targets if isinstance(t, ast.Name)]
-                stored = [node.lineno] if any(_shared_target(t, shared) for t in
-                                              node.targets) else []
-                stored += [n for h in holders for n in _stores(h, nodes, shared, declared)]
+                stored = [(node.lineno, b) for t in node.targets
+                          if (b := _shared_base(t, shared))]
+                stored += [s for h in holders for s in _stores(h, nodes, shared)]
                 if stored:
-                    out.append({"func": qual, "made": node.value.lineno, "kept": min(stored)})
+                    line, container = min(stored)
+                    out.append({"func": qual, "made": node.value.lineno, "kept": line,
+                                "container": container})
     return sorted(out, key=lambda f: (f["made"], f["kept"]))
+
+
+def released(tree: ast.Module) -> list[JSON]:
+    """``{"func", "container", "line"}`` for each ``.cleanup()`` a function calls on an
+    object taken from a module-level container (``REGISTRY.pop(key).cleanup()``, ``for td
+    in REGISTRY: td.cleanup()``): where the objects `kept_alive` lists may be removed."""
+    module = {n for stmt in tree.body for n in _module_binds(stmt)}
+    out = []
+    for qual, func in function_defs(tree):
+        nodes = own_nodes(func.body)
+        declared = {n for node in nodes if isinstance(node, ast.Global) for n in node.names}
+        shared = (module | declared) - (_locals(func, nodes) - declared)
+        # a local taken from a container: ``td = REGISTRY.pop(k)``, ``for td in REGISTRY``
+        taken: dict[str, set[str]] = {}
+        for node in nodes:
+            value = node.value if isinstance(node, ast.Assign) else \
+                node.iter if isinstance(node, ast.For) else None
+            targets = node.targets if isinstance(node, ast.Assign) else \
+                [node.target] if isinstance(node, ast.For) else []
+            for name in (n for t in targets for n in target_names(t)):
+                taken.setdefault(name, set()).update(_names(value) & shared)
+        for node in nodes:
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
+                    node.func.attr == "cleanup":
+                used = _names(node.func.value)
+                for container in sorted((used & shared) | {c for n in used
+                                                           for c in taken.get(n, ())}):
+                    out.append({"func": qual, "container": container, "line": node.lineno})
+    return out
+
+
+def _names(node: ast.AST | None) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} if node else set()
+
+
+def _locals(func: ast.FunctionDef | ast.AsyncFunctionDef, nodes: list[ast.AST]) -> set[str]:
+    """Parameters and names a function binds (assignments and loop targets)."""
+    return {a.arg for a in _params(func)} | {
+        n for node in nodes if isinstance(node, ast.Assign | ast.AnnAssign | ast.For)
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+        for n in target_names(t)}
 
 
 def _module_binds(stmt: ast.stmt) -> list[str]:
@@ -166,23 +245,26 @@ def _params(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.arg]:
             *([a.kwarg] if a.kwarg else [])]
 
 
-def _shared_target(target: ast.AST, shared: set[str]) -> bool:
-    """``X[k]`` or ``X.attr`` of a module-level ``X`` (a bare ``X`` only when declared
-    ``global``, which `shared` then holds)."""
-    base = target.value if isinstance(target, ast.Subscript | ast.Attribute) else target
+def _shared_base(target: ast.AST, shared: set[str]) -> str | None:
+    """``X`` of ``X[k]`` or ``X.attr`` for a module-level ``X`` (a bare ``X`` only when
+    declared ``global``, which `shared` then holds), else None."""
+    base = target
     while isinstance(base, ast.Subscript | ast.Attribute):
         base = base.value
-    return isinstance(base, ast.Name) and base.id in shared
+    return base.id if isinstance(base, ast.Name) and base.id in shared else None
 
 
-def _stores(holder: str, nodes: list[ast.AST], shared: set[str], declared: set[str]) -> list[int]:
-    """Lines that put the object named `holder` into a module-level container or name."""
-    lines = [n.lineno for n in nodes if isinstance(n, ast.Global) and holder in declared]
+def _stores(holder: str, nodes: list[ast.AST], shared: set[str]) -> list[tuple[int, str]]:
+    """(line, container) where the object named `holder` goes into a module-level
+    container or name."""
+    found = [(n.lineno, holder) for n in nodes
+             if isinstance(n, ast.Global) and holder in n.names and holder in shared]
     for node in nodes:
         if isinstance(node, ast.Assign) and carries(node.value, holder):
-            lines += [node.lineno for t in node.targets if _shared_target(t, shared)]
+            found += [(node.lineno, b) for t in node.targets if (b := _shared_base(t, shared))]
         elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr in STORERS and _shared_target(node.func, shared) and \
+                node.func.attr in STORERS and \
+                (b := _shared_base(node.func.value, shared)) and \
                 any(carries(a, holder) for a in [*node.args, *(k.value for k in node.keywords)]):
-            lines.append(node.lineno)
-    return lines
+            found.append((node.lineno, b))
+    return found

@@ -10,7 +10,7 @@ from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.deadlines import caller_bounded
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
-from automaton_auditor.forensics.code.lifetime import by_made
+from automaton_auditor.forensics.code.lifetime import KEPT_ALIVE, by_made, held
 from automaton_auditor.forensics.code.sandbox import (
     Clone,
     clones,
@@ -213,12 +213,12 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
             itself = removals(whole, {temp}, sites)
             after = [line_at(repo, p, n) for p, n, failing in itself if not failing]
             stored = alive.get(split_loc(temp[2:]))  # the object outlives its function
-            if ("TemporaryDirectory" in made and not stored) or after:
-                removed += after or [made]
+            taken, held_back = held(facts, graph, repo, split_loc(temp[2:]), stored)
+            if ("TemporaryDirectory" in made and not stored) or after or taken:
+                removed += after or taken or [made]
                 continue
             kept.append(made)
-            partial += [(line_at(repo, split_loc(temp[2:])[0], int(stored["kept"])),
-                         KEPT_ALIVE)] if stored else []
+            partial += held_back
             partial += [(line_at(repo, p, n), "removes only a path inside it" if
                          (p, n, failing) not in itself else
                          "removes it only in an except handler or a failure branch (when "
@@ -228,11 +228,6 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
         partial += [(line_at(repo, p, n), f"removes a path read from its state ('{k}'), not "
                      "traced to this directory") for p, n, k in state_reads(graph, sites)]
     return [_cleanup(proved, kept, removed, early, partial), _deleted_early(early)]
-
-
-KEPT_ALIVE = ("keeps the TemporaryDirectory object in a module-level container or name, so "
-              "it is removed only when something takes it out and cleans it up, or at "
-              "interpreter exit")
 
 
 def _places(lines: list[str]) -> list[str]:

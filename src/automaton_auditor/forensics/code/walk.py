@@ -19,7 +19,7 @@ from automaton_auditor.forensics.code.common import JSON, dotted, str_value
 from automaton_auditor.forensics.code.deadlines import wait_bounded
 from automaton_auditor.forensics.code.failures import failure_checks
 from automaton_auditor.forensics.code.interp import Interp, default_flags
-from automaton_auditor.forensics.code.lifetime import gone_on_return, kept_alive
+from automaton_auditor.forensics.code.lifetime import gone_on_return, kept_alive, released
 from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.forensics.code.parsers import schema_parses
 
@@ -112,6 +112,7 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
     if "TemporaryDirectory" in text:
         facts["temp_gone"] = gone_on_return(tree, imports)
         facts["temp_kept"] = kept_alive(tree, imports)
+        facts["temp_released"] = released(tree)
     if "clone" in text:
         facts["auth_tests"], facts["error_reports"] = auth_tests(tree, consts)
     if "add_node" in text or "add_edge" in text or "StateGraph" in text:
