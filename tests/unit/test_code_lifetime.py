@@ -262,10 +262,16 @@ def test_a_temporary_directory_kept_in_a_module_level_container_is_not_removed_a
                "    cleanup_all()\n")
     cleanup, _ = _facets(tmp_path / "tool", REGISTERED + release)
     assert not cleanup.found and cleanup.data["alive"]
-    assert "tools.py:22 cleans it up in a function that no code calls, or only a model's " \
+    assert "tools.py:22 cleans it up in a function that no code runs, or only a model's " \
         "tool" in cleanup.rationale
     called = REGISTERED + release + "\n\ndef aggregate(state):\n    cleanup_all()\n"
-    cleanup, _ = _facets(tmp_path / "called", called)
+    # a function nothing names never runs (bettyabay/Automaton-Auditor's
+    # cleanup_all_repositories), so neither does the cleanup it calls
+    cleanup, _ = _facets(tmp_path / "unnamed", called)
+    assert not cleanup.found and "tools.py:22 cleans it up" in cleanup.rationale
+    # named as a graph node, it runs
+    node = called + "\n\nbuilder.add_node(\"aggregate\", aggregate)\n"
+    cleanup, _ = _facets(tmp_path / "called", node)
     assert cleanup.found and "tools.py:22: held.cleanup()" in (cleanup.content or "")
     removes_itself = {
         # a container of the function's own goes with it: the object is finalised

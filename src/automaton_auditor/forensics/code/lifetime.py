@@ -17,28 +17,21 @@ an f-string, a tuple); a call of any other function consumes the path while it e
 The other way round, `kept_alive`: a ``TemporaryDirectory`` object put into a module-level
 container (``_ACTIVE_CLONES[td.name] = td``) lives as long as that container, so its
 directory is removed only by whatever takes it out again and cleans it up (`released`, when
-that runs: `freed`) or at interpreter exit, not after the function that made it is done.
+that runs: `sandbox.held`) or at interpreter exit, not after the function that made it is
+done.
 """
 
 from __future__ import annotations
 
 import ast
-from pathlib import Path
 
-from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON, dotted, function_defs, resolve
 from automaton_auditor.forensics.code.exprs import carries, own_nodes, target_names
-from automaton_auditor.forensics.code.source import line_at
 
 MAKER = "tempfile.TemporaryDirectory"
 PATH_CALLS = {"Path", "PurePath", "PosixPath", "str", "join", "abspath", "realpath",
               "normpath", "fspath", "expanduser"}
 PATH_METHODS = {"joinpath", "resolve", "absolute", "as_posix", "expanduser"}
-KEPT_ALIVE = ("keeps the TemporaryDirectory object in a module-level container or name, so "
-              "it is removed only when something takes it out and cleans it up, or at "
-              "interpreter exit")
-IDLE_RELEASE = ("cleans it up in a function that no code calls, or only a model's tool "
-                "(@tool)")
 STORERS = {"append", "add", "insert", "setdefault", "update", "extend", "__setitem__"}
 
 
@@ -128,38 +121,6 @@ def by_made(facts: dict[str, JSON], key: str) -> dict[tuple[str, int], JSON]:
     """A per-file list of these facts (``temp_gone``, ``temp_kept``) keyed by (path, line
     made)."""
     return {(p, int(g["made"])): g for p in sorted(facts) for g in facts[p].get(key) or []}
-
-
-def held(facts: dict[str, JSON], graph: CallGraph, repo: Path | None, made: tuple[str, int],
-         stored: JSON | None) -> tuple[list[str], list[tuple[str, str]]]:
-    """For the ``TemporaryDirectory`` made at `made` when it is kept alive (`stored`, its
-    `kept_alive` fact): the quoted cleanups of it that run (`freed`), and each line that
-    keeps it or cleans it up where that does not run, quoted with what it does."""
-    if not stored:
-        return [], []
-    runs, idle = freed(facts, graph, made[0], stored)
-    return [line_at(repo, *t) for t in runs], [
-        (line_at(repo, made[0], int(stored["kept"])), KEPT_ALIVE),
-        *((line_at(repo, *t), IDLE_RELEASE) for t in idle)]
-
-
-def freed(facts: dict[str, JSON], graph: CallGraph, path: str,
-          stored: JSON) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
-    """(path, line) of the ``.cleanup()`` calls (`released`) of the container `stored` (a
-    `kept_alive` fact of the file `path`): those that run (in a function called outside an
-    ``except`` handler by a function that is no model's tool), and the others (called by
-    nothing, or only by a ``@tool`` function, which runs only if a model asks for it)."""
-    runs: list[tuple[str, int]] = []
-    idle: list[tuple[str, int]] = []
-    for release in facts.get(path, {}).get("temp_released") or []:
-        if release["container"] != stored.get("container"):
-            continue
-        called = any(not graph.sites(caller)[index].get("handler") and not any(
-            str(d).rsplit(".", 1)[-1].split("(")[0] == "tool"
-            for d in (graph.functions.get(caller) or {}).get("decorators") or [])
-            for caller, index in graph.callers((path, release["func"])))
-        (runs if called else idle).append((path, int(release["line"])))
-    return runs, idle
 
 
 def kept_alive(tree: ast.Module, imports: dict[str, str]) -> list[JSON]:

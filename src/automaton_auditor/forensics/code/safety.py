@@ -10,10 +10,12 @@ from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.deadlines import caller_bounded
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
-from automaton_auditor.forensics.code.lifetime import KEPT_ALIVE, by_made, held
+from automaton_auditor.forensics.code.lifetime import by_made
 from automaton_auditor.forensics.code.sandbox import (
+    KEPT_ALIVE,
     Clone,
     clones,
+    held,
     library_clone,
     removal_sites,
     removals,

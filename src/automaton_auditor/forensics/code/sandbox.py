@@ -13,6 +13,7 @@ from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.facts import calls_of
 from automaton_auditor.forensics.code.source import line_at
+from automaton_auditor.forensics.code.unnamed import named_nowhere
 
 COMMAND_KEYWORDS = ("args", "cmd", "command")
 DEST_KEYWORDS = ("to_path", "cwd", "dest", "path", "target", "directory")
@@ -290,3 +291,49 @@ def clones(facts: dict[str, JSON], repo: Path | None, graph: CallGraph) -> list[
         clone_line = line_at(repo, path, call["line"])
         out.append(Clone(path, call, [*lines, clone_line] if lines else [], proof.temps))
     return out
+
+
+KEPT_ALIVE = ("keeps the TemporaryDirectory object in a module-level container or name, so "
+              "it is removed only when something takes it out and cleans it up, or at "
+              "interpreter exit")
+IDLE_RELEASE = "cleans it up in a function that no code runs, or only a model's tool (@tool)"
+
+
+def held(facts: dict[str, JSON], graph: CallGraph, repo: Path | None, made: tuple[str, int],
+         stored: JSON | None) -> tuple[list[str], list[tuple[str, str]]]:
+    """For the ``TemporaryDirectory`` made at `made` when it is kept alive in a module-level
+    container (`stored`, its ``temp_kept`` fact: `lifetime.kept_alive`): the quoted
+    ``.cleanup()`` calls of that container's objects (``temp_released``) that run
+    (`_runs`), and each line that keeps it or cleans it up where that does not run, quoted
+    with what it does."""
+    if not stored:
+        return [], []
+    runs: list[str] = []
+    idle: list[tuple[str, str]] = [(line_at(repo, made[0], int(stored["kept"])), KEPT_ALIVE)]
+    for release in facts.get(made[0], {}).get("temp_released") or []:
+        if release["container"] == stored.get("container"):
+            quote = line_at(repo, made[0], int(release["line"]))
+            if _runs(facts, graph, repo, (made[0], release["func"])):
+                runs.append(quote)
+            else:
+                idle.append((quote, IDLE_RELEASE))
+    return runs, idle
+
+
+def _runs(facts: dict[str, JSON], graph: CallGraph, repo: Path | None, key: Key,
+          depth: int = 0) -> bool:
+    """True when some function calls `key` outside an ``except`` handler and itself runs:
+    it is no model's tool (``@tool`` runs only if a model asks for it) and either a running
+    function calls it, a few callers up, or nothing calls it but something names it (a
+    graph node, a callback: `named_nowhere`)."""
+    for caller, index in graph.callers(key):
+        decorators = (graph.functions.get(caller) or {}).get("decorators") or []
+        if caller == key or graph.sites(caller)[index].get("handler") or any(
+                str(d).rsplit(".", 1)[-1].split("(")[0] == "tool" for d in decorators):
+            continue
+        if not graph.callers(caller):
+            if not named_nowhere(facts, [caller], repo):
+                return True
+        elif depth < MAX_CALLER_DEPTH and _runs(facts, graph, repo, caller, depth + 1):
+            return True
+    return False
