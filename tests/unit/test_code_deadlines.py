@@ -70,6 +70,7 @@ def test_an_asyncio_subprocess_clone_is_a_clone_bounded_by_wait_for(tmp_path: Pa
     assert clone.found and sandbox.found and "tools.py:9: proc = await" in (
         sandbox.content or "")
     assert timeouts.found and timeouts.data["total"] == 1
+    assert "1 of them awaited through asyncio.wait_for with a timeout" in timeouts.rationale
     unbounded = {
         "awaited": COMMUNICATE.replace("await asyncio.wait_for(proc.communicate(), "
                                        "timeout=120)", "await proc.communicate()"),

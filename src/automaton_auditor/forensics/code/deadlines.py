@@ -28,6 +28,7 @@ from automaton_auditor.forensics.code.common import (
 from automaton_auditor.forensics.code.exprs import own_nodes
 
 WAIT_FOR = "asyncio.wait_for"
+WAITED = "wait_for"  # a call fact's ``timeout`` when its time limit is such a wait
 PROCESS_WAITS = {"communicate", "wait"}
 
 

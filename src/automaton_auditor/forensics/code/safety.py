@@ -8,7 +8,7 @@ from pathlib import Path
 
 from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON, split_loc
-from automaton_auditor.forensics.code.deadlines import caller_bounded
+from automaton_auditor.forensics.code.deadlines import WAITED, caller_bounded
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
 from automaton_auditor.forensics.code.lifetime import by_made
 from automaton_auditor.forensics.code.sandbox import (
@@ -99,7 +99,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
         _sandbox_finding(found, proved, temps, never_run),
         *_cleanup_findings(facts, proved, graph, repo),
         _errors_finding(sub + library, repo),
-        _timeouts_finding([(p, {**c, "timeout": True}) if caller_bounded(facts, graph, p, c)
+        _timeouts_finding([(p, {**c, "timeout": WAITED}) if caller_bounded(facts, graph, p, c)
                            else (p, c) for p, c in every], sub),
         *_clone_input_findings(facts, every, bodies, repo, graph),
         shallow_history(facts, found, graph, repo),
@@ -121,6 +121,7 @@ def _timeouts_finding(clones: list[tuple[str, JSON]],
             timed_sub or sub, f"{len(timed_sub)} of {len(sub)} subprocess call(s) pass "
             "timeout=.", confidence=0.8, timed=len(timed_sub), total=len(sub))
     timed = [(p, c) for p, c in clones if c.get("timeout")]
+    waited = [(p, c) for p, c in timed if c["timeout"] == WAITED]
     bare = [(p, c) for p, c in clones if not c.get("timeout")]
     cloning = {(p, c["line"]) for p, c in clones}
     others = [f"{p}:{c['line']}" for p, c in timed_sub if (p, c["line"]) not in cloning]
@@ -130,8 +131,9 @@ def _timeouts_finding(clones: list[tuple[str, JSON]],
     return call_finding(
         "safety.timeouts", "The clone sets a timeout", not bare, "success",
         bare or timed, f"{len(timed)} of {len(clones)} clone call(s) set a timeout on the "
-        "call that clones (timeout=, GitPython's kill_after_timeout=, git's low-speed "
-        "limit in its env, or asyncio.wait_for with a timeout)." + aside,
+        "call that clones (timeout=, GitPython's kill_after_timeout=, or git's low-speed "
+        "limit in its env)." + (f" {len(waited)} of them awaited through asyncio.wait_for "
+                                "with a timeout." if waited else "") + aside,
         confidence=0.8, timed=len(timed), total=len(clones), other_timed=others[:20])
 
 

@@ -16,7 +16,7 @@ from typing import Any
 from automaton_auditor.forensics.code.auth import auth_tests
 from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
 from automaton_auditor.forensics.code.common import JSON, dotted, str_value
-from automaton_auditor.forensics.code.deadlines import wait_bounded
+from automaton_auditor.forensics.code.deadlines import WAITED, wait_bounded
 from automaton_auditor.forensics.code.failures import failure_checks
 from automaton_auditor.forensics.code.interp import Interp, default_flags
 from automaton_auditor.forensics.code.lifetime import gone_on_return, kept_alive, released
@@ -93,7 +93,7 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
     bounded = wait_bounded(tree, imports) if "wait_for" in text else []
     for call in collector.calls:
         if call["kind"] in ("process", "clone") and call["line"] in bounded:
-            call["timeout"] = True  # awaited through ``asyncio.wait_for(..., timeout)``
+            call["timeout"] = call.get("timeout") or WAITED  # ``asyncio.wait_for(...)``
     facts: JSON = {
         "imports": imports,
         "consts": consts,
