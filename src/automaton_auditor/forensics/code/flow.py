@@ -10,8 +10,9 @@ A value is summarised as a sorted list of atoms:
 - ``t:<line>`` a fresh temporary directory (``tempfile.mkdtemp()``/``TemporaryDirectory()``);
 - ``s:<text>`` a short string literal that is part of the value (``git``, ``clone``).
 
-A path built with ``/`` (``Path(tmp) / "repo"``) is recorded as a call named ``/`` of its two
-operands, so a path inside a directory can be told from the directory itself; a call made
+A path built with ``/`` (``Path(tmp) / "repo"``, also ``f"{tmp}/repo"`` and ``tmp + "/repo"``)
+is recorded as a call named ``/`` of its two operands, so a path inside a directory can be
+told from the directory itself; a call made
 inside an ``except`` handler, or in a failure branch that leaves the function (``if
 r.returncode != 0: ...; return``), is marked ``handler`` (it runs only when something failed).
 
