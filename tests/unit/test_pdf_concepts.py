@@ -335,3 +335,19 @@ def test_a_bare_synchronization_is_not_state_synchronization() -> None:
     blocks = _blocks(("heading", "3. Operations", (), 2), ("paragraph", bare,
                                                             ("3. Operations",), 2))
     assert classify("State Synchronization", blocks).verdict == "absent"
+
+
+def test_a_fan_in_synchronization_does_not_hide_a_section_that_explains_the_state() -> None:
+    """'Synchronization' said of fan-in points, without mechanism in its sentence, beside a
+    paragraph of the same section where the state's merging is explained: the better of the
+    two readings stands (the concept is explained, not "named without mechanism")."""
+    section = ("4. Architectural Design Process",)
+    blocks = _blocks(("paragraph", "I drew the Fan-In (Synchronization) points on paper first. "
+                      "I then walked the team through the drawing. This needed custom "
+                      "state reducers (operator.ior for the evidence dict, operator.add for "
+                      "the opinions list) to merge what each parallel branch found back into "
+                      "one global state before the aggregator node and the chief_justice "
+                      "node read it.", section, 5))
+    verdict = classify("State Synchronization", blocks)
+    assert verdict.verdict == "explained"
+    assert verdict.deciding()[0].page == 5

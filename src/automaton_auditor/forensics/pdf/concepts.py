@@ -137,11 +137,15 @@ def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> Conc
         return bool(pattern.search(text)) or (about is not None and about[1](text))
 
     verdict = _classify(term, blocks, named, named, names=names)
-    if about and verdict.verdict != "absent" and not any(
-            pattern.search(f"{o.sentence} {o.heading or ''}") for o in verdict.occurrences):
+    by_word = about is not None and verdict.verdict != "absent" and not any(
+        pattern.search(f"{o.sentence} {o.heading or ''}") for o in verdict.occurrences)
+    if by_word and about is not None:
         verdict.loose, verdict.note = True, f"The exact phrase never appears; {about[0]}."
     words = word_patterns(term)
-    if verdict.verdict != "absent" or len(words) < 2:
+    # Found by its key word alone and not explained there: the co-occurrence reading
+    # below may still find it explained (the better of the two readings stands).
+    if ((verdict.verdict != "absent" and not (by_word and verdict.verdict != "explained"))
+            or len(words) < 2):
         return with_substance(verdict, blocks)
 
     def block_hit(text: str) -> bool:
@@ -153,6 +157,8 @@ def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> Conc
     loose = _classify(term, blocks, block_hit, sentence_hit, with_sections=True, names=names)
     loose.loose = loose.verdict != "absent"
     loose.note = "The exact phrase never appears; its words co-occur in the same section."
+    if verdict.verdict != "absent" and loose.verdict != "explained":
+        return with_substance(verdict, blocks)  # the key word's reading says more
     return with_substance(loose, blocks)
 
 
