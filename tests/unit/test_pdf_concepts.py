@@ -351,3 +351,65 @@ def test_a_fan_in_synchronization_does_not_hide_a_section_that_explains_the_stat
     verdict = classify("State Synchronization", blocks)
     assert verdict.verdict == "explained"
     assert verdict.deciding()[0].page == 5
+
+
+def test_a_titled_list_item_stops_at_its_sibling_items() -> None:
+    """'2. Dialectical Synthesis: Configure the Chief Justice ...' in a numbered plan: items
+    '1. Judicial Logic: ...' and '3. Final Formatting: ...' discuss their own subjects, so
+    the item is read alone (one sentence, a name). A sub-bullet under it is still its body."""
+    section = ("5. Concrete Plan for Phase 2",)
+    first = ("list", "1. Judicial Logic: Implement a JudgeNode that takes the evidences "
+             "dictionary and generates a JudicialOpinion based on the extracted "
+             "rubric_dimensions.", section, 2)
+    item = ("list", "2. Dialectical Synthesis: Configure the Chief Justice node to resolve "
+            "conflicts when the Prosecutor and Defense scores vary by more than 2 points.",
+            section, 2)
+    last = ("list", "3. Final Formatting: Automate the export of the AuditReport into a "
+            "professional Markdown file in the /reports directory.", section, 2)
+    verdict = classify("Dialectical Synthesis", _blocks(first, item, last), CONCEPTS)
+    assert verdict.verdict == "dropped"
+    # in a design section, the items describe one architecture: they stay its discussion
+    design = [(kind, text, ("4. Architecture",), page) for kind, text, _, page in
+              (first, item, last)]
+    assert classify("Dialectical Synthesis", _blocks(*design), CONCEPTS).verdict == "explained"
+    child = ("list", "\u2022 The chief_justice node in src/nodes/justice.py applies "
+             "security_override, fact_supremacy and a variance rule to the judges' scores "
+             "merged by the operator.add reducer of the state, and writes a dissent.",
+             section, 2)
+    nested = classify("Dialectical Synthesis", _blocks(first, item, child, last), CONCEPTS)
+    assert nested.verdict == "explained"
+
+
+def test_a_sentence_the_layout_cut_into_lines_is_read_whole_with_its_neighbours() -> None:
+    """Each line its own block ('o Annotated reducers (operator.add ...)' then 'safely merge
+    data across concurrent agents, ...'): the discussion around a line is the sentences
+    around it, not the two adjacent lines."""
+    section = ("Section 1: Architecture Decisions", "State Management")
+    lines = ["\u2022 Pydantic vs dict:",
+             "o Typed fields prevent accidental overwrites during parallel",
+             "execution by providing structured data models.",
+             "o Annotated reducers (operator.add for lists, operator.ior for dicts)",
+             "safely merge data across concurrent agents, ensuring that fan-out",
+             "and fan-in operations do not lose information.",
+             "o Evidence and JudicialOpinion are BaseModel classes, guaranteeing",
+             "structured output for Judges and facilitating validation of results."]
+    blocks = _blocks(*(("paragraph", line, section, 1) for line in lines))
+    verdict = classify("Fan-In / Fan-Out", blocks, CONCEPTS)
+    assert verdict.verdict == "explained"
+    # whole sentences each in a block are not lines of one: the neighbours stay one block each
+    whole = _blocks(*(("paragraph", text, section, 1) for text in (
+        "Typed fields prevent accidental overwrites.",
+        "Reducers keep fan-out and fan-in safe.",
+        "Pydantic validates the judges' output.")))
+    assert classify("Fan-In / Fan-Out", whole, CONCEPTS).verdict == "dropped"
+
+
+def test_a_concept_among_the_patterns_a_check_verifies_is_mentioned_not_explained() -> None:
+    """'AST-based inspection verifies structural patterns in the graph (fan-out, conditional
+    routing, structured outputs)': the word names what a detective checks for."""
+    text = (f"{AROUND} The AST-based inspection verifies structural patterns in the graph "
+            "(fan-out, conditional routing, structured outputs).")
+    blocks = _blocks(("paragraph", text, ("2. Repository Tooling",), 2))
+    verdict = classify("Fan-In / Fan-Out", blocks, CONCEPTS)
+    assert verdict.verdict == "dropped"
+    assert "list of terms" in verdict.occurrences[0].reason

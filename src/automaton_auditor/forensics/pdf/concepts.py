@@ -41,6 +41,9 @@ _DESIGN = re.compile(r"architect|design|implement|framework|concept|deep dive|co
                      r"layer|node|graph|state|engine|pipeline|flow|mechanism", re.IGNORECASE)
 _RETRO = re.compile(r"feedback|peer|reflection|changes|remediation|lesson|future|gap|"
                     r"limitation|roadmap|plan\b", re.IGNORECASE)
+# A plan's items are separate pieces of work ("1. Judicial Logic: ...", "2. Dialectical
+# Synthesis: Configure the Chief Justice ..."): one item is not discussed by the next.
+_PLAN = re.compile(r"\b(?:plans?|roadmap|next steps?|future work|to-?do)\b", re.IGNORECASE)
 _MECHANISM_WORDS = re.compile(
     r"\b(nodes?|edges?|reducers?|stategraph|graph|send|fan[\s-]?(?:in|out)|parallel|"
     r"concurren\w*|branch\w*|aggregat\w*|merg\w*|operator\.\w+|typeddict|basemodel|pydantic|"
@@ -180,7 +183,8 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
         titled = block.heading is not None and sentence_hit(block.heading)
         led = not titled and leads(block.text, sentence_hit)
         context = (section_text(blocks, block, texts) if titled
-                   else run_in_text(blocks, index, names[1:]) if led
+                   else run_in_text(blocks, index, names[1:], sentence_hit,
+                                 any(_PLAN.search(h) for h in block.section)) if led
                    else neighbours(blocks, index))
         titled = titled or led
         parts = sentences(block.text)
@@ -214,10 +218,13 @@ _QUOTED = re.compile(r"[\"\u201c\u201d\u2018\u2019]([^\"\u201c\u201d\u2018\u2019
 
 # "searches for key rubric concepts such as Dialectical Synthesis and Fan-In/Fan-Out": the
 # list of terms a detective looks for, up to the next comma.
+# Also "AST-based inspection verifies structural patterns in the graph (fan-out, conditional
+# routing)": the patterns a check verifies, listed in brackets.
 _SEARCHED = re.compile(
-    r"\b(?:search|scan|look|check|detect|grep|match|quer|find|flag)\w*\b[^.;]{0,60}?"
-    r"\b(?:terms?|keywords?|concepts?|phrases?|words?|buzzwords?)\s+"
-    r"(?:such as|like|including|e\.g\.,?)\s+[^,.;]{0,120}", re.IGNORECASE)
+    r"\b(?:search|scan|look|check|detect|grep|match|quer|find|flag|verif)\w*\b[^.;]{0,60}?"
+    r"\b(?:terms?|keywords?|concepts?|phrases?|words?|buzzwords?|patterns?)\s+(?:"
+    r"(?:such as|like|including|e\.g\.,?)\s+[^,.;]{0,120}|(?:in [\w ]{1,30})?\([^()]{0,120}\))",
+    re.IGNORECASE)
 
 
 def _quoted_mention(sentence: str, hit: Callable[[str], bool]) -> bool:

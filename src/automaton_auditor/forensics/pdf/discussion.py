@@ -38,20 +38,47 @@ def leads(text: str, hit: Callable[[str], bool]) -> bool:
     return title is not None and hit(title)
 
 
-def run_in_text(blocks: list[Block], index: int, others: Sequence[re.Pattern[str]]) -> str:
+# The marker a list item opens with: a bullet, or a number ("2.", "3)", "1.2.").
+_MARKER = re.compile(r"^\s*(?:([-\u2022\u25cf\u25aa*o\uf0b7])|\d+(?:\.\d+)*[.)])\s")
+
+
+def _marker(text: str) -> str | None:
+    """The kind of list marker a block opens with ('1.' for any number), None without one."""
+    match = _MARKER.match(text)
+    return None if match is None else match.group(1) or "1."
+
+
+def _sibling(text: str, marker: str | None, hit: Callable[[str], bool]) -> bool:
+    """Another item of the same list, with its own run-in title ("3. Final Formatting:"
+    after "2. Dialectical Synthesis:"): its own subject, not this item's discussion; an item
+    whose title names the same concept ("Evidence Fan-In:" after "Detective Fan-Out:")
+    goes on with it."""
+    title = run_in_title(text)
+    return marker is not None and _marker(text) == marker and title is not None \
+        and not hit(title)
+
+
+def run_in_text(blocks: list[Block], index: int, others: Sequence[re.Pattern[str]],
+                hit: Callable[[str], bool], tasks: bool = False) -> str:
     """A block led by a run-in title with the body blocks after it in its section, up to
     the next run-in title naming another concept (a paragraph per concept, its code and
     lists following, is a subsection the layout did not mark as one); the block before it
-    too, as for any block (`neighbours`)."""
+    too, as for any block (`neighbours`). In a list of `tasks` (a plan: each item a piece
+    of work of its own), the item stops at its sibling items, unless their titles name the
+    same concept (`hit`); in a design section the items describe one architecture."""
     section = blocks[index].section
+    marker = _marker(blocks[index].text) if tasks else None
     before = beside(blocks, index, -1)
+    if before and _sibling(before.text, marker, hit):
+        before = None
     texts = [*([before.text] if before else []), blocks[index].text]
     for block in blocks[index + 1:]:
         if block.kind == "furniture":
             continue
         title = run_in_title(block.text)
         if block.section != section or block.kind not in ("paragraph", "list") or (
-                title and any(o.search(title) for o in others)):
+                title and any(o.search(title) for o in others)) or \
+                _sibling(block.text, marker, hit):
             break
         texts.append(block.text)
     return "\n".join(texts)
@@ -73,7 +100,34 @@ def beside(blocks: list[Block], index: int, step: int) -> Block | None:
                  and o.section == blocks[index].section), None)
 
 
+# A block ending mid-sentence, continued by one opening in lower case: one line of a
+# paragraph the layout cut into lines ("o Annotated reducers (operator.add ...)" then "safely
+# merge data across concurrent agents, ...").
+_UNENDED = re.compile(r"[^.!?:;]\s*$")
+_CONTINUES = re.compile(r"^\s*[a-z(]")
+_MAX_LINES = 6  # a run longer than this is no line-broken sentence
+
+
+def _line_run(blocks: list[Block], index: int) -> tuple[int, int]:
+    """First and last index of the sentence the block is a line of (itself when whole)."""
+    first = last = index
+    while first > 0 and index - first < _MAX_LINES and (
+            prev := beside(blocks, first, -1)) is not None and \
+            _UNENDED.search(prev.text) and _CONTINUES.match(blocks[first].text):
+        first -= 1
+    while last - index < _MAX_LINES and (nxt := beside(blocks, last, 1)) is not None and \
+            _UNENDED.search(blocks[last].text) and _CONTINUES.match(nxt.text):
+        last += 1
+    return first, last
+
+
 def neighbours(blocks: list[Block], index: int) -> str:
-    """The block's text with its neighbours in the same section (surrounding discussion)."""
-    return "\n".join([blocks[index].text, *(other.text for step in (-1, 1)
-                                             if (other := beside(blocks, index, step)))])
+    """The block's text with its neighbours in the same section (surrounding discussion);
+    a block that is one line of a sentence stands for the whole sentence, and so does each
+    neighbour."""
+    first, last = _line_run(blocks, index)
+    runs = [(first, last)]
+    for step, edge in ((-1, first), (1, last)):
+        if beside(blocks, edge, step) is not None:
+            runs.append(_line_run(blocks, edge + step))
+    return "\n".join(" ".join(b.text for b in blocks[a:z + 1]) for a, z in sorted(runs))
