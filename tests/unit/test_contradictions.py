@@ -266,3 +266,19 @@ def test_a_gap_list_naming_a_built_component_is_a_stale_gap() -> None:
         ("claims.stale_gaps", False, ["judges"]),
         ("claims.stale_gaps", False, ["chief justice"])]
     assert "app/justice.py:5" in (found[1].content or "")
+
+
+def test_a_wired_node_a_status_line_calls_not_started_is_a_contradiction() -> None:
+    # a status table read row by row: "<phase> - <node> Status: Not started"
+    found = _facts("Phase 4 - Aggregate Status: Not started",
+                   "Phase 5 - Defense: not yet started")
+    assert [(f.facet, f.data["components"]) for f in found] == [
+        ("claims.contradictions", ["aggregate node"]),
+        ("claims.contradictions", ["defense node"])]
+    assert "app/graph.py:40: aggregate wired: scan -> aggregate" in (found[0].content or "")
+    assert all(f.data["statements"] == 2 for f in found)
+    # a node with no edge in (scan), none of that name, a hedged sentence, or a bare
+    # "planned" that is no status label's value: nothing
+    assert _facts("Phase 1 - Scan Status: Not started", "Reporter: not started",
+                  "If the aggregate node has not started, the judges wait.",
+                  "Aggregate planned for next week.") == []

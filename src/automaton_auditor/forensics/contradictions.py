@@ -40,6 +40,7 @@ from automaton_auditor.forensics.pdf.claims import (
     NO_CONDITIONAL,
     NO_PARALLEL_JUDGES,
     NOT_IMPLEMENTED,
+    NOT_STARTED,
     ONLY_IMPLEMENTED,
     PARALLEL_JUDGES_STATED,
     SEQUENTIAL_JUDGES,
@@ -96,7 +97,8 @@ DENIALS: tuple[tuple[str, Denial], ...] = (
     (ROUTING, Denial(NO_CONDITIONAL, admits_gap=True)),
     (MEAN, Denial(NO_AVERAGING, about_scores=True, stated=MEAN_STATED)))
 # Statements of what is built or missing, which a retrospective section takes back.
-_GAP_KINDS = ("implementation_status", "feature_denied", "component_gap", "node_disabled")
+_GAP_KINDS = ("implementation_status", "feature_denied", "component_gap", "node_disabled",
+              "node_not_started")
 _SCORING = re.compile(r"\bscor\w*", re.IGNORECASE)
 _NEGATED = re.compile(r"\b(?:not|never|longer)\b", re.IGNORECASE)
 # An admitted gap ("no conditional edges", "missing ...", "a known gap") that the code has
@@ -183,7 +185,23 @@ def disabled_but_wired(claim: FeatureClaim, graph: RebuiltGraph | None
     """Graph nodes the sentence says are switched off ("VisionInspector currently commented
     out") that the code wires with edges in and out, each with those edges; the judges,
     Chief Justice and detectives as components are `status_contradictions`' to read."""
-    match = DISABLED_NODE.search(claim.sentence)
+    return {f"the {node}": lines for node, lines in
+            _wired_nodes(DISABLED_NODE, claim, graph).items()}
+
+
+def not_started_but_wired(claim: FeatureClaim, graph: RebuiltGraph | None
+                          ) -> dict[str, list[str]]:
+    """Graph nodes a status line says are not begun ("Phase 4 \u2014 DocAnalyst Status: Not
+    started") that the code wires with edges in and out, each with those edges: the report
+    describes the current state of the code and understates it."""
+    return _wired_nodes(NOT_STARTED, claim, graph)
+
+
+def _wired_nodes(pattern: re.Pattern[str], claim: FeatureClaim, graph: RebuiltGraph | None
+                 ) -> dict[str, list[str]]:
+    """"<node> node" for each graph node named as `pattern`'s `name` (not a component the
+    component rules read) with edges in and out, unless the sentence is hedged before it."""
+    match = pattern.search(claim.sentence)
     if match is None or graph is None or _HEDGE.search(claim.sentence[: match.start()]) \
             or any(rx.search(match["name"]) for rx in COMPONENTS.values()):
         return {}
@@ -192,8 +210,8 @@ def disabled_but_wired(claim: FeatureClaim, graph: RebuiltGraph | None
         into = [f"{a} -> {b}" for a, b in graph.edges if b == node]
         out = [f"{a} -> {b}" for a, b in graph.edges if a == node]
         if into and out and match_score(match["name"], node) >= 0.8:
-            found[f"the {node} node"] = [f"{graph.location}: {node} wired: "
-                                         f"{', '.join([*into, *out][:6])}"]
+            found[f"{node} node"] = [f"{graph.location}: {node} wired: "
+                                     f"{', '.join([*into, *out][:6])}"]
     return found
 
 
@@ -338,6 +356,10 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
             components = status_contradictions(claim, built)
             if components:
                 findings.append(_status_finding(claim, components, built))
+        elif claim.feature == "node_not_started":
+            begun = not_started_but_wired(claim, graph)
+            if begun:
+                findings.append(_status_finding(claim, sorted(begun), begun))
         elif claim.feature == "feature_denied":
             denied = denial_contradictions(claim, graph_built)
             if denied:

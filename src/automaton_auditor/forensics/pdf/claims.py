@@ -63,6 +63,13 @@ DISABLED_NODE = re.compile(
     r"(?:currently\s+|still\s+|temporarily\s+)?(?:commented[\s-]*out|"
     r"not\s+(?:yet\s+)?(?:wired|connected|registered))\b",
     re.IGNORECASE)
+# A graph node given a status of not begun ("Phase 4 \u2014 DocAnalyst Status: Not started",
+# "VisionInspector: not yet started", "Judge sync \u2014 Status: TODO"): `name` is read against
+# the nodes the code wires; a bare "TODO" or "planned" counts only as a status label's value.
+NOT_STARTED = re.compile(
+    r"(?P<name>\b[A-Za-z_]\w*(?:\s+(?!status\b)(?-i:[A-Z])\w*){0,2})\s*(?:[:\u2014\u2013-]\s*)?"
+    r"(?:(?:status\s*[:\u2014\u2013-]\s*)?not\s+(?:yet\s+)?(?:started|begun)"
+    r"|status\s*[:\u2014\u2013-]\s*(?:todo|planned|pending))\b", re.IGNORECASE)
 NO_CONDITIONAL = re.compile(
     r"\b(?:no|missing|lacks?|lacking|gaps?)\b[\s(:]*(?:e\.\s?g\.,?\s*|such\s+as\s+)?"
     r"(?:\w+\s+){0,2}?conditional\s+(?:edges?|routing)\b"
@@ -208,13 +215,13 @@ STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STAT
               "ast_visitor": (AST_VISITOR, 3),
               "prompt_quote": (PROMPT_QUOTE, 6),
               "prompt_security": (PROMPT_SECURITY, 6), "node_disabled": (DISABLED_NODE, 6),
-              "component_gap": (NO_COMPONENT, 6)}
+              "component_gap": (NO_COMPONENT, 6), "node_not_started": (NOT_STARTED, 6)}
 # What a report says is or is not built is read in every section (a gaps list, a plan that
 # says what is missing); what it says the code calls, quotes or binds is read outside
 # future-work sections only ("Proposed Fix: llm = ChatAnthropic(model=...)" is code to write).
 IN_PLANS = {kind: STATEMENTS[kind] for kind in ("implementation_status", "placeholder",
                                                  "feature_denied", "node_disabled",
-                                                 "component_gap")}
+                                                 "component_gap", "node_not_started")}
 OUTSIDE_PLANS = {kind: value for kind, value in STATEMENTS.items() if kind not in IN_PLANS}
 # Kinds whose sentence must name a judge ("the system's “Forensic Expert” persona" is no
 # judge's prompt); a claim of what a prompt asks for that names none ("Its prompt ...") is
