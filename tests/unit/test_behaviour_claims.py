@@ -304,3 +304,29 @@ def test_code_a_future_work_section_proposes_is_no_claim_about_the_code() -> Non
     assert kinds(blocks) == [("implementation_status", 40)]
     moved = [*blocks[:1], Block("paragraph", quote, 1, section=("2 Architecture",))]
     assert kinds(moved) == [("quoted_call", 1)]
+
+
+def test_a_cleanup_said_under_a_heading_naming_the_clone_is_a_cleanup_claim(
+        tmp_path: Path) -> None:
+    """A rationale list whose item names nothing ("Cleanup: Automatic deletion on exit") is
+    said of the clone its heading names ("3. Sandboxed Git Operations"); under another
+    heading, or another removal ("shell=True was removed"), it claims nothing."""
+    git, other = ("Decisions", "3. Sandboxed Git Operations"), ("Decisions", "4. Caching")
+    blocks = [Block("heading", "3. Sandboxed Git Operations", 3, level=2, section=git[:1]),
+              Block("paragraph", "Decision: Use tempfile.mkdtemp() for cloning", 3,
+                    section=git),
+              Block("paragraph", "Security: Isolated from main filesystem Cleanup: Automatic "
+                    "deletion on exit Concurrency: Many audits at once", 3, section=git),
+              Block("paragraph", "The shell=True flag was removed for safety.", 3, section=git),
+              Block("heading", "4. Caching", 4, level=2, section=other[:1]),
+              Block("paragraph", "Entries: Automatic deletion on exit.", 4, section=other)]
+    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=4, headings=[],
+                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
+                            blocks=blocks)
+    claims = [c for c in report_facts(report).claims if c.feature == "cleanup_claim"]
+    assert [(c.page, c.sentence[:20]) for c in claims] == [(3, "Security: Isolated f")]
+    found = contradiction_findings(claims, [*CODE, _cleanup(kept=True)], GRAPH,
+                                   _names(tmp_path, PLAIN))
+    assert [f.data["kind"] for f in found] == ["cleanup_claim"]
+    assert contradiction_findings(claims, [*CODE, _cleanup(kept=False)], GRAPH,
+                                  _names(tmp_path, PLAIN)) == []

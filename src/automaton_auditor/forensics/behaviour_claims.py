@@ -21,7 +21,14 @@ import re
 from collections.abc import Sequence
 
 from automaton_auditor.forensics.diagrams.flow import match_score
-from automaton_auditor.forensics.pdf.claims import BEHAVIOURS, CLEANUP, GATE, RETRY, WEIGHED
+from automaton_auditor.forensics.pdf.claims import (
+    BEHAVIOURS,
+    CLEANUP,
+    CLEANUP_UNDER_HEADING,
+    GATE,
+    RETRY,
+    WEIGHED,
+)
 from automaton_auditor.forensics.usage import Misquote
 from automaton_auditor.state import CodeNames, FeatureClaim, Finding, RebuiltGraph
 
@@ -67,7 +74,8 @@ def _said(claim: FeatureClaim) -> str | None:
     speaks of another team's system."""
     pattern = {"retry_claim": RETRY, "gate_claim": GATE, "weight_claim": WEIGHED,
                "cleanup_claim": CLEANUP}[claim.feature]
-    match = pattern.search(claim.sentence)
+    match = pattern.search(claim.sentence) or (
+        CLEANUP_UNDER_HEADING.search(claim.sentence) if pattern is CLEANUP else None)
     if match is None:
         return None
     # RETRY and CLEANUP match from the sentence's start: the clause is the one with the verb

@@ -261,15 +261,27 @@ WEIGHED = re.compile(
 # The cloned repository's temporary directory said to be removed after the audit ("each
 # repository clone exists in a temporary path, purged after auditing", "the sandbox is
 # deleted when the run ends").
+_CLEAN_SUBJECT = (r"\b(?:clon\w*|repositor\w*|repos?|temp\w*|sandbox\w*|director\w*|"
+                  r"workspaces?|checkouts?|disk)\b")
+CLEANUP_SUBJECT = re.compile(_CLEAN_SUBJECT, re.IGNORECASE)
 CLEANUP = re.compile(
-    r"^(?=.*?\b(?:clon\w*|repositor\w*|repos?|temp\w*|sandbox\w*|director\w*|"
-    r"workspaces?|checkouts?|disk)\b)"
+    rf"^(?=.*?{_CLEAN_SUBJECT})"
     r".*?\b(?:purged|clean(?:ed|ing|s)?[\s-]up|deleted|removed|wiped|destroyed|discarded|"
     r"torn\s+down|(?:automatic(?:ally)?|auto)[\s-](?:deletion|removal|clean[\s-]?up)|"
     r"(?:purges?|deletes?|removes?|wipes?|destroys?|discards?)\s+(?:it|them|the\s+\w+))\b",
     re.IGNORECASE | re.DOTALL)
+# The same said of nothing named, under a heading that names the clone ("3. Sandboxed Git
+# Operations" ... "Cleanup: Automatic deletion on exit"): only a removal said to happen by
+# itself or at the run's end, so another removal ("shell=True was removed") is not read.
+CLEANUP_UNDER_HEADING = re.compile(
+    rf"^(?!.*?{_CLEAN_SUBJECT}).*?(?:\b(?:automatic(?:ally)?|auto)[\s-](?:deleted|deletion|"
+    r"removed|removal|clean(?:ed)?[\s-]?up)\b|\b(?:deleted|removed|purged|cleaned[\s-]up|wiped)"
+    r"\s+(?:automatically\s+)?(?:on|at|after|when)\s+(?:the\s+)?(?:exit|completion|"
+    r"shutdown|audit\w*|run\s+ends?)\b)", re.IGNORECASE | re.DOTALL)
 BEHAVIOURS = {"retry_claim": (RETRY, 4), "gate_claim": (GATE, 4), "weight_claim": (WEIGHED, 4),
               "cleanup_claim": (CLEANUP, 4)}
+# Behaviours read in a section whose heading names what they are said of (`CLEANUP_SUBJECT`).
+HEADED_BEHAVIOURS = {"cleanup_claim": (CLEANUP_UNDER_HEADING, 4)}
 
 
 def extract_statements(passages: Iterable[tuple[int | None, str]],

@@ -29,6 +29,8 @@ from automaton_auditor.forensics.pdf.citations import (
 )
 from automaton_auditor.forensics.pdf.claims import (
     BEHAVIOURS,
+    CLEANUP_SUBJECT,
+    HEADED_BEHAVIOURS,
     IN_PLANS,
     OUTSIDE_PLANS,
     extract_feature_claims,
@@ -342,6 +344,9 @@ def report_facts(report: IngestedReport) -> ReportFacts:
     # retries up to two times"); what such a section says is or is not built is still read.
     unbuilt = {b.section for b in blocks if b.section and NOT_YET.search(b.text)}
     built = [(b.page, b.text) for b in prose_blocks if b.section not in unbuilt]
+    # a removal said of nothing named, under a heading that names the clone ("Sandboxed Git")
+    cloned = [(b.page, b.text) for b in prose_blocks if b.section not in unbuilt
+              and CLEANUP_SUBJECT.search(b.section[-1] if b.section else "")]
     cited, total = cited_paths(passages, report.page_texts)
     if total > len(cited):  # the doc detective's warnings reach the report's Errors section
         report.warnings.append(f"the report cites {total} distinct paths; only the first "
@@ -356,6 +361,9 @@ def report_facts(report: IngestedReport) -> ReportFacts:
                                             SENTENCE_SPLIT, OUTSIDE_PLANS)
                        + extract_statements(built, SENTENCE_SPLIT, not_disclosed(
                            BEHAVIOURS, (b.text for b in blocks), NOT_YET, SENTENCE_SPLIT),
+                           FUTURE_SENTENCE)
+                       + extract_statements(cloned, SENTENCE_SPLIT, not_disclosed(
+                           HEADED_BEHAVIOURS, (b.text for b in blocks), NOT_YET, SENTENCE_SPLIT),
                            FUTURE_SENTENCE))
 
 
