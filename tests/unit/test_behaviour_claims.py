@@ -108,6 +108,17 @@ def test_a_gate_holds_with_conditional_routing_and_a_fan_in_is_no_gate(tmp_path:
                   "missing would be a useful addition.") == []
 
 
+def test_command_in_a_docstring_is_no_route_but_langgraphs_command_is(tmp_path: Path) -> None:
+    """The words of a file are not its routes: "Command" in a docstring or a log message
+    leaves the gate unbuilt; LangGraph's Command, imported and used, may route."""
+    said = "The aggregator prevents the judges from firing if the evidence is malformed."
+    prose = PLAIN + 'def run(argv):\n    """Command and arguments as a list."""\n    return argv\n'
+    assert [f.data["kind"] for f in _found(_names(tmp_path, prose), said)] == ["gate_claim"]
+    routed = PLAIN + ("from langgraph.types import Command\n\ndef gate(state):\n"
+                      "    return Command(goto='judges')\n")
+    assert _found(_names(tmp_path, routed), said) == []
+
+
 def test_weighed_judges_over_a_plain_mean_are_a_contradiction(tmp_path: Path) -> None:
     names = _names(tmp_path, PLAIN)
     texts = ("The Chief Justice (Synthesis): resolves the conflict by applying a weighted "

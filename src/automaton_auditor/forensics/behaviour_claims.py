@@ -48,7 +48,6 @@ _OWN = re.compile(r"\b(?:my|our|we|I)\b")
 # Names of retries in any form (a RetryPolicy on a node, a max_attempts setting, tenacity):
 # where the code has one, a retry may exist that `llm.retry` does not follow.
 _RETRY_NAME = re.compile(r"retr(?:y|ies)|attempt|backoff|tenacity", re.IGNORECASE)
-_ROUTING_NAMES = ("add_conditional_edges", "Command")
 # Weights of criteria in an overall score are not weights of the judges.
 _CRITERIA_WEIGHT = re.compile(r"\b(?:criteri\w*|dimensions?|categor\w*)\s+weights?\b|"
                               r"\bweights?\s+(?:per|of|across)\s+(?:each\s+)?(?:criteri|dimension)",
@@ -144,11 +143,20 @@ def retry_misquote(claim: FeatureClaim, code: Sequence[Finding], graph: RebuiltG
               f"{graph.location}: no edge leads back ({len(graph.edges)} edges, no loop)"])
 
 
+def _routes(names: CodeNames) -> bool:
+    """Whether some code may route on a condition outside the rebuilt graph's edges: it
+    names add_conditional_edges, or uses LangGraph's Command (imported from langgraph; the
+    identifiers are every word of the files, so "Command" in a docstring is no route)."""
+    return "add_conditional_edges" in names.identifiers or any(
+        used.startswith("langgraph") and used.endswith(".Command")
+        for uses in names.modules.values() for used in uses)
+
+
 def gate_misquote(claim: FeatureClaim, code: Sequence[Finding], graph: RebuiltGraph | None,
                   names: CodeNames | None) -> Misquote | None:
     """A conditional gate the graph's edges do not have (see the module's docstring)."""
     if graph is None or not graph.edges or graph.conditional_sources or names is None \
-            or any(n in names.identifiers for n in _ROUTING_NAMES):
+            or _routes(names):
         return None
     return Misquote(
         said="a node that keeps later nodes from running on a condition",
