@@ -187,3 +187,20 @@ def test_a_feature_described_in_a_future_work_section_claims_nothing() -> None:
                             chunks=[], document=DoclingDocument(name="r"), warnings=[],
                             blocks=blocks)
     assert [c.feature for c in report_facts(report).claims] == ["parallel_judges"]
+
+
+def test_a_table_of_content_entry_claims_no_feature() -> None:
+    """A contents page headed in the singular ("Table of content") lists sections, it says
+    nothing of the code: "4 Failure Mode & Conditional Routing Strategy | 14" is no claim."""
+    toc, body = ("Table of content",), ("4 Failure Mode & Conditional Routing Strategy",)
+    blocks = [Block("heading", "Table of content", 2, level=1),
+              Block("paragraph", "4 Failure Mode & Conditional Routing Strategy | 14", 2,
+                    section=toc),
+              Block("heading", body[0], 14, level=1),
+              Block("paragraph", "The system defines conditional routing logic within the "
+                    "StateGraph.", 14, section=body)]
+    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=14, headings=[],
+                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
+                            blocks=blocks)
+    routed = [c for c in report_facts(report).claims if c.feature == "conditional_routing"]
+    assert [c.page for c in routed] == [14]

@@ -31,8 +31,8 @@ _SUMMARY = re.compile(r"\b(executive summary|summary|abstract|table of contents|
                       r"overview of scores|key takeaways|self[- ]audit|criterion[- ]by[- ]"
                       r"criterion|criterion breakdown|rubric (?:dimension )?coverage)\b",
                       re.IGNORECASE)
-# A table of contents, by its heading.
-CONTENTS = re.compile(r"\bcontents\b", re.IGNORECASE)
+# A table of contents, by its heading ("Contents", "Table of Contents", "Table of content").
+CONTENTS = re.compile(r"\bcontents\b|\btable\s+of\s+content\b", re.IGNORECASE)
 # (Self-audit and rubric-coverage sections echo the rubric's own terms: an occurrence there
 # restates a criterion.) An opening summary's titled subsections are the report's body.
 _OPENING = re.compile(r"\b(executive summary|abstract|tl;?dr)\b", re.IGNORECASE)
