@@ -338,9 +338,9 @@ def test_a_bare_synchronization_is_not_state_synchronization() -> None:
 
 
 def test_a_fan_in_synchronization_does_not_hide_a_section_that_explains_the_state() -> None:
-    """'Synchronization' said of fan-in points, without mechanism in its sentence, beside a
-    paragraph of the same section where the state's merging is explained: the better of the
-    two readings stands (the concept is explained, not "named without mechanism")."""
+    """'Synchronization' said of fan-in points, without mechanism in its sentence, in a
+    paragraph whose later sentence explains how the state is merged: the better of the two
+    readings stands (the concept is explained, not "named without mechanism")."""
     section = ("4. Architectural Design Process",)
     blocks = _blocks(("paragraph", "I drew the Fan-In (Synchronization) points on paper first. "
                       "I then walked the team through the drawing. This needed custom "

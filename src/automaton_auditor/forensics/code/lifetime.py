@@ -24,6 +24,7 @@ done.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
 from automaton_auditor.forensics.code.common import JSON, dotted, function_defs, resolve
 from automaton_auditor.forensics.code.exprs import carries, own_nodes, target_names
@@ -123,17 +124,23 @@ def by_made(facts: dict[str, JSON], key: str) -> dict[tuple[str, int], JSON]:
     return {(p, int(g["made"])): g for p in sorted(facts) for g in facts[p].get(key) or []}
 
 
+def _function_scopes(tree: ast.Module) -> Iterator[tuple[str, list[ast.AST], set[str]]]:
+    """Each function's qualified name, its own nodes, and the module-level names it reads
+    or writes as such (``global`` ones included, its own locals excluded)."""
+    module = {n for stmt in tree.body for n in _module_binds(stmt)}
+    for qual, func in function_defs(tree):
+        nodes = own_nodes(func.body)
+        declared = {n for node in nodes if isinstance(node, ast.Global) for n in node.names}
+        yield qual, nodes, (module | declared) - (_locals(func, nodes) - declared)
+
+
 def kept_alive(tree: ast.Module, imports: dict[str, str]) -> list[JSON]:
     """``{"func", "made", "kept", "container"}`` for each ``TemporaryDirectory`` made at line
     ``made`` whose object a function puts into the module-level ``container`` at line
     ``kept`` (``REGISTRY[key] = td``, ``REGISTRY.append(td)``, ``global td``): it outlives
     the function, and its directory with it."""
-    module = {n for stmt in tree.body for n in _module_binds(stmt)}
     out = []
-    for qual, func in function_defs(tree):
-        nodes = own_nodes(func.body)
-        declared = {n for node in nodes if isinstance(node, ast.Global) for n in node.names}
-        shared = (module | declared) - (_locals(func, nodes) - declared)
+    for qual, nodes, shared in _function_scopes(tree):
         for node in nodes:
             if isinstance(node, ast.Assign) and _is_maker(node.value, imports):
                 holders = [t.id for t in node.targets if isinstance(t, ast.Name)]
@@ -151,12 +158,8 @@ def released(tree: ast.Module) -> list[JSON]:
     """``{"func", "container", "line"}`` for each ``.cleanup()`` a function calls on an
     object taken from a module-level container (``REGISTRY.pop(key).cleanup()``, ``for td
     in REGISTRY: td.cleanup()``): where the objects `kept_alive` lists may be removed."""
-    module = {n for stmt in tree.body for n in _module_binds(stmt)}
     out = []
-    for qual, func in function_defs(tree):
-        nodes = own_nodes(func.body)
-        declared = {n for node in nodes if isinstance(node, ast.Global) for n in node.names}
-        shared = (module | declared) - (_locals(func, nodes) - declared)
+    for qual, nodes, shared in _function_scopes(tree):
         # a local taken from a container: ``td = REGISTRY.pop(k)``, ``for td in REGISTRY``
         taken: dict[str, set[str]] = {}
         for node in nodes:
