@@ -723,3 +723,28 @@ def test_json_loads_in_judges_a_factory_makes_is_charged(tmp_path: Path) -> None
     parse = by_facet(code_findings(tmp_path, files)[0], "llm.freeform_parse")
     assert parse.found and parse.location.startswith("judges.py:")
     assert parse.data["outside"] == ["graph.py:18"]
+
+
+REGEX_JUDGES = FACTORY_JUDGES.replace(
+    '''        reply = ChatOpenAI(model="x").invoke(persona)
+        return {"opinions": [json.loads(reply.content)]}''',
+    '''        reply = ChatOpenAI(model="x").invoke(persona)
+        match = re.search(r"[{].*[}]", reply.content, re.DOTALL)
+        json_str = match.group(0) if match else "{}"
+        data = json.loads(json_str)
+        return {"opinions": [data]}''').replace("import json\n", "import json\nimport re\n")
+
+
+def test_json_loads_on_a_regex_match_of_the_content_is_a_free_text_parse(
+        tmp_path: Path) -> None:
+    """IbnuEyni: the judge cuts the JSON out of ``response.content`` with a regex and
+    parses that: still the model's free text, parsed by hand (it read "no json.loads on
+    model message content"). A name that never took the content is no parse of it."""
+    files = write_repo(tmp_path / "a", {"graph.py": FACTORY_GRAPH, "judges.py": REGEX_JUDGES})
+    parse = by_facet(code_findings(tmp_path / "a", files)[0], "llm.freeform_parse")
+    assert parse.found and parse.location.startswith("judges.py:")
+    unrelated = REGEX_JUDGES.replace("data = json.loads(json_str)",
+                                     'data = json.loads(open("cfg.json").read())')
+    files = write_repo(tmp_path / "b", {"graph.py": FACTORY_GRAPH, "judges.py": unrelated})
+    parse = by_facet(code_findings(tmp_path / "b", files)[0], "llm.freeform_parse")
+    assert not parse.found and "judges.py" not in " ".join(parse.data.get("outside") or [])

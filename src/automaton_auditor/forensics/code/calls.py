@@ -344,6 +344,10 @@ class CallCollector:
         full = resolve(dotted(node.func), self.imports) or ""
         return full.rsplit(".", 1)[-1] == "Send"
 
+    def bound(self, name: str, ctx: Ctx) -> ast.expr | None:
+        """The value last assigned to the local `name` before this point (None: unknown)."""
+        return self.assigned.get((ctx.func, name))
+
     def first_arg(self, node: ast.Call, ctx: Ctx) -> ast.expr | None:
         """The command argument of a process call (positional or ``args=``/``cmd=``),
         looked through one local assignment (``cmd = ["git", "clone", url]``)."""
