@@ -16,6 +16,8 @@ from pathlib import Path
 
 from automaton_auditor.forensics.code.analysers import diagnostic_name
 from automaton_auditor.forensics.code.common import JSON, dotted
+from automaton_auditor.forensics.code.exprs import own_nodes
+from automaton_auditor.forensics.code.source import parse_file
 
 CAUGHT_CODES = ("F821", "F823")  # both raise NameError when their line runs
 CATCHES = {"NameError", "Exception", "BaseException"}  # NameError and its bases
@@ -28,19 +30,7 @@ def _swallows(handler: ast.ExceptHandler) -> bool:
         types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
         if not any((dotted(t) or "").rsplit(".", 1)[-1] in CATCHES for t in types):
             return False
-    return not any(isinstance(node, ast.Raise) for stmt in handler.body
-                   for node in _own_nodes(stmt))
-
-
-def _own_nodes(root: ast.AST) -> list[ast.AST]:
-    """`root` and its nodes, without the bodies of functions defined in it."""
-    out, todo = [], [root]
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        if not isinstance(node, _LATER):
-            todo += list(ast.iter_child_nodes(node))
-    return out
+    return not any(isinstance(node, ast.Raise) for node in own_nodes(handler.body))
 
 
 def _guards(tree: ast.AST, line: int, name: str) -> list[ast.ExceptHandler | None]:
@@ -85,7 +75,7 @@ def split_caught(repo: Path | None, diagnostics: list[JSON]
         if repo is not None and item["code"] in CAUGHT_CODES:
             path = str(item["path"])
             if path not in trees:
-                trees[path] = _parse(repo / path)
+                trees[path] = parse_file(str(repo / path))
             tree = trees[path]
             if tree is not None:
                 handler = catching_handler(tree, int(item["line"]), diagnostic_name(item))
@@ -105,12 +95,3 @@ def caught_text(caught: list[JSON]) -> str:
                       f"(caught by {d['caught']})" for d in caught[:5])
     return (f" Not charged: {len(caught)} undefined name(s) inside a try whose handler "
             f"swallows the NameError, so the function goes on: {shown}.")
-
-
-def _parse(path: Path) -> ast.AST | None:
-    try:
-        if path.is_symlink():
-            return None
-        return ast.parse(path.read_text(encoding="utf-8-sig", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
-        return None

@@ -7,6 +7,7 @@ the tokenizer; only code tokens count.
 
 from __future__ import annotations
 
+import ast
 import io
 import tokenize
 from functools import lru_cache
@@ -24,6 +25,19 @@ def _lines(path: str) -> tuple[str, ...]:
         return tuple(target.read_text("utf-8-sig", errors="replace").splitlines(keepends=True))
     except OSError:
         return ()
+
+
+def parse_file(path: str) -> ast.Module | None:
+    """The syntax tree of the file at `path` (read once, as `function_source` reads it),
+    or None when it cannot be read (missing, a symlink, empty) or parsed, hostile nesting
+    included."""
+    lines = _lines(path)
+    if not lines:
+        return None
+    try:
+        return ast.parse("".join(lines))
+    except (SyntaxError, ValueError, MemoryError, RecursionError):
+        return None
 
 
 def forget_files() -> None:

@@ -13,6 +13,7 @@ import ast
 from pathlib import Path
 
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.source import parse_file
 
 _TESTS = ("startswith", "endswith")
 
@@ -22,11 +23,8 @@ def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
 
 
 def _parsed(path: str) -> tuple[ast.AST, dict[ast.AST, ast.AST]] | None:
-    try:
-        tree = ast.parse(Path(path).read_text(encoding="utf-8", errors="replace"))
-    except (OSError, SyntaxError, ValueError):
-        return None
-    return tree, _parents(tree)
+    tree = parse_file(path)
+    return None if tree is None else (tree, _parents(tree))
 
 
 def _tested(node: ast.AST, parents: dict[ast.AST, ast.AST]) -> bool:
