@@ -102,10 +102,9 @@ def _record_async_process(col: CallRecorder, s: Site) -> None:
         return
     # ``create_subprocess_exec("git", "clone", url, dest)`` takes the command as its
     # arguments (``*cmd``: looked through one local assignment, as a process call's list)
-    parts = [col.first_arg(ast.Call(func=s.node.func, args=[a.value if isinstance(
-        a, ast.Starred) else a], keywords=[]), s.ctx) for a in s.node.args]
-    elts = [e for p in parts if p is not None
-            for e in (p.elts if isinstance(p, ast.List | ast.Tuple) else [p])]
+    given = [a.value if isinstance(a, ast.Starred) else a for a in s.node.args]
+    parts = [(col.bound(a.id, s.ctx) or a) if isinstance(a, ast.Name) else a for a in given]
+    elts = [e for p in parts for e in (p.elts if isinstance(p, ast.List | ast.Tuple) else [p])]
     _process(col, s, via_shell=False, command=ast.List(elts=elts, ctx=ast.Load()))
 
 
