@@ -748,3 +748,16 @@ def test_json_loads_on_a_regex_match_of_the_content_is_a_free_text_parse(
     files = write_repo(tmp_path / "b", {"graph.py": FACTORY_GRAPH, "judges.py": unrelated})
     parse = by_facet(code_findings(tmp_path / "b", files)[0], "llm.freeform_parse")
     assert not parse.found and "judges.py" not in " ".join(parse.data.get("outside") or [])
+
+
+def test_asyncio_shell_is_a_shell_call(tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"tools.py": '''
+import asyncio
+
+
+async def clone(url):
+    proc = await asyncio.create_subprocess_shell(f"git clone {url} /tmp/x")
+    await proc.wait()
+'''})
+    shell = by_facet(code_findings(tmp_path, files)[0], "safety.shell_true")
+    assert shell.found and shell.security and shell.location == "tools.py:6"

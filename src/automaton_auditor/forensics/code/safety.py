@@ -55,12 +55,13 @@ def safety_findings(facts: dict[str, JSON], repo: Path | None = None,
     function's error and input handling; `graph` is the repository's call graph)."""
     processes = calls_of(facts, "process")
     os_calls = [(p, c) for p, c in processes if c["name"].startswith("os.")]
-    shell = [(p, c) for p, c in processes if c["name"].startswith("subprocess.") and c["shell"]]
+    # a shell that is not os.system's: subprocess's shell=True, asyncio.create_subprocess_shell
+    shell = [(p, c) for p, c in processes if c["shell"] and not c["name"].startswith("os.")]
     out = [
         _dangerous("safety.os_system", "os.system / os.popen call", os_calls,
                    "os.system/os.popen call(s)"),
-        _dangerous("safety.shell_true", "subprocess call with shell=True", shell,
-                   "subprocess call(s) with shell=True"),
+        _dangerous("safety.shell_true", "subprocess call through a shell", shell,
+                   "subprocess call(s) through a shell (shell=True, create_subprocess_shell)"),
         _dangerous("safety.eval_exec", "eval / exec call", calls_of(facts, "eval_exec"),
                    "eval/exec call(s)"),
     ]
