@@ -101,6 +101,33 @@ def test_a_router_at_the_join_leaves_the_join_s_second_run_certain(tmp_path: Pat
         "runs": 2, "late": ["vision_inspector"]}}
 
 
+def test_a_router_whose_every_way_arrives_late_makes_the_second_run_certain(
+        tmp_path: Path) -> None:
+    """vision_inspector routes (on the environment: not determined) to doc_analyst or
+    doc_skipped, and both join the aggregator by separate edges one step after
+    repo_investigator: whichever way it goes, the aggregator runs twice."""
+    graph = copies.edit(copies.GRAPH, (
+        'builder.add_edge("context_builder", "doc_analyst")\n', ""), (
+        'builder.add_edge("vision_inspector", "evidence_aggregator")',
+        'builder.add_node("doc_skipped", doc_skipped)\n'
+        'builder.add_conditional_edges("vision_inspector", route_doc, '
+        '["doc_analyst", "doc_skipped"])\n'
+        'builder.add_edge("doc_skipped", "evidence_aggregator")'), (
+        "vision_inspector)", "vision_inspector, route_doc, doc_skipped)"))
+    nodes = NODES + ('\n\ndef doc_skipped(state):\n    return {}\n\n\n'
+                     'def route_doc(state):\n    import os\n'
+                     '    if os.environ.get("PDF"):\n        return "doc_analyst"\n'
+                     '    return "doc_skipped"\n')
+    facts = _facts(tmp_path, {**copies.strong(), "graph.py": graph, "nodes.py": nodes})
+    assert facts["graph.join_repeats"].data["joins"] == {"evidence_aggregator": {
+        "runs": 2, "late": ["doc_analyst", "doc_skipped"]}}
+    # one way only reaches the join: which way is taken is a guess, nothing is concluded
+    one_way = graph.replace('builder.add_edge("doc_skipped", "evidence_aggregator")',
+                            'builder.add_edge("doc_skipped", END)')
+    facts = _facts(tmp_path / "one", {**copies.strong(), "graph.py": one_way, "nodes.py": nodes})
+    assert not facts["graph.join_repeats"].found
+
+
 def test_detectives_writing_one_key_without_reducer_stop_the_run(tmp_path: Path) -> None:
     facts = _nodes_edited(tmp_path, ('return {"evidences": [{"goal": "graph", "found": True}]}',
                                      'return {"final_report": "repo"}'),

@@ -330,9 +330,23 @@ def _repeats(model: Model, run: Run) -> dict[str, JSON]:
         # Past an undetermined router the run is a guess, unless the late branches ran
         # before it: then their arrival, and the join's second run, is certain.
         if late and (not run.ambiguous_at or repeated[1] < run.ambiguous_at
-                     or all(first[p] < run.ambiguous_at for p in late)):
+                     or all(first[p] < run.ambiguous_at for p in late)
+                     or _late_every_way(model, run, set(preds), min(first.values()))):
             out[name] = {"runs": count, "late": late}
     return out
+
+
+def _late_every_way(model: Model, run: Run, preds: set[str], earliest: int) -> bool:
+    """Whether a router that ran while the run was still certain (after the join's first
+    predecessor arrived, at `earliest`, or with it) sends every way it can go straight into the
+    join: whichever it takes, a branch arrives after the first, so the join runs again."""
+    certain = run.ambiguous_at or run.step + 1
+    for source, routers in model.routers.items():
+        ran = run.ran_at.get(source) or []
+        ways = {t for r in routers for t in r.info.get("targets") or []}
+        if ran and ways and ways <= preds and earliest <= ran[0] < certain:
+            return True
+    return False
 
 
 def _summary(model: Model, run: Run, where: str) -> Finding:
