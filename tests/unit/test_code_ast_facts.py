@@ -591,6 +591,44 @@ def test_a_loop_that_retries_any_failure_or_parse_errors_is_a_retry(tmp_path: Pa
         assert retry.found, (name, retry.rationale)
 
 
+TOOL_LOOP = '''
+from langchain_openai import ChatOpenAI
+from state import JudicialOpinion
+
+llm = ChatOpenAI(model="x")
+
+
+def opinion(prompt):
+    chain = llm.bind_tools([JudicialOpinion])
+    response = None
+    for attempt in range(3):
+        try:
+            response = chain.invoke(prompt)
+            LEAVE
+        except Exception as e:
+            print(e)
+    if response and response.tool_calls:
+        return JudicialOpinion(**response.tool_calls[0]["args"])
+    return JudicialOpinion(judge="TechLead", score=1, argument="no tool call")
+'''
+
+
+def test_a_loop_leaving_on_any_tool_bound_reply_does_not_retry_malformed_output(
+        tmp_path: Path) -> None:
+    """A reply from a model bound with bind_tools that makes no tool call raises nothing:
+    a loop that leaves on any reply (``if response: break``) retries only failures, and
+    the malformed reply ends the loop. Testing the tool call before leaving retries it."""
+    for name, leave in (("truthy", "if response:\n                break"),
+                        ("always", "break")):
+        files = write_repo(tmp_path / name, {"judges.py": TOOL_LOOP.replace("LEAVE", leave)})
+        retry = by_facet(code_findings(tmp_path / name, files)[0], "llm.retry")
+        assert retry.found is False, (name, retry.rationale)
+        assert "no tool call" in retry.rationale and "line 14" in retry.rationale
+    files = write_repo(tmp_path / "checked", {"judges.py": TOOL_LOOP.replace(
+        "LEAVE", "if response.tool_calls:\n                break")})
+    assert by_facet(code_findings(tmp_path / "checked", files)[0], "llm.retry").found
+
+
 STAND_IN = '''
 from state import JudicialOpinion
 

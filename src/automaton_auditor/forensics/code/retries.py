@@ -9,6 +9,11 @@ again. Such a loop still retries malformed replies when a selecting test names t
 or an exception class about parsing, JSON, validation or a schema). A test that only hands
 the error to a helper (``if should_retry(e)``) is not read: what the helper selects is
 unknown, so the loop keeps counting as a retry.
+
+`leaves_on_reply`: a try whose body takes the model's reply and leaves the loop with it
+unread (``response = chain.invoke(p); if response: break``, or ``return chain.invoke(p)``)
+goes round again only when the call raises; whether a malformed reply raises depends on the
+binding (``with_structured_output`` does, ``bind_tools`` does not).
 """
 
 from __future__ import annotations
@@ -19,6 +24,8 @@ import re
 from automaton_auditor.forensics.code.common import JSON, dotted
 from automaton_auditor.forensics.code.exprs import walk_expr
 
+INVOKES = {"invoke", "ainvoke"}
+LOGGING = re.compile(r"^(?:print|logger\.\w+|logging\.\w+|log\.\w+)$")
 MALFORMED = re.compile(r"pars|json|valid|schema|decod|malformed|format", re.I)
 MAX_WORDS = 8
 
@@ -42,7 +49,50 @@ def retried(node: ast.Try | ast.TryStar) -> JSON:
     return {"line": node.lineno, "end": node.end_lineno or node.lineno, "retries": kind,
             "tests": sorted({t.lineno for t in tests}), "words": words,
             "exit": min((line for outcome, _, line in ends if outcome == "out"), default=None),
-            "malformed": any(MALFORMED.search(w) for w in [*words, *names])}
+            "malformed": any(MALFORMED.search(w) for w in [*words, *names]),
+            "leaves": leaves_on_reply(node)}
+
+
+def _model_call(value: ast.expr | None) -> bool:
+    value = value.value if isinstance(value, ast.Await) else value
+    return isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) \
+        and value.func.attr in INVOKES
+
+
+def _unread(stmt: ast.stmt, reply: set[str]) -> bool:
+    """A statement that leaves the loop with the reply unread: ``break``, ``return`` of the
+    reply itself or of the call, or either under a test of the reply's mere presence."""
+    if isinstance(stmt, ast.Break):
+        return True
+    if isinstance(stmt, ast.Return):
+        value = stmt.value
+        return value is None or _model_call(value) or (
+            isinstance(value, ast.Name) and value.id in reply)
+    if isinstance(stmt, ast.If) and not stmt.orelse and len(stmt.body) == 1:
+        test = stmt.test
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and \
+                isinstance(test.ops[0], ast.IsNot) and isinstance(test.comparators[0],
+                                                                   ast.Constant):
+            test = test.left  # ``if response is not None``
+        return isinstance(test, ast.Name) and test.id in reply and _unread(stmt.body[0], reply)
+    return False
+
+
+def leaves_on_reply(node: ast.Try | ast.TryStar) -> int | None:
+    """The line where the try's body leaves the loop with the model's reply unread, when
+    everything before it only takes the reply (or logs): any reply, a malformed one
+    included, ends the attempts."""
+    reply: set[str] = set()
+    for stmt in node.body:
+        if _unread(stmt, reply):
+            return stmt.lineno
+        if isinstance(stmt, ast.Assign | ast.AnnAssign) and _model_call(stmt.value):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            reply |= {t.id for t in targets if isinstance(t, ast.Name)}
+        elif not (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                  and LOGGING.match(dotted(stmt.value.func) or "")):
+            return None
+    return None
 
 
 def _paths(body: list[ast.stmt], err: set[str], tested: bool,

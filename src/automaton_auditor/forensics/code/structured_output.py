@@ -167,7 +167,9 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
     loops = retry_loops + [
         (p, {**c, "how": f"retry counter in {c['func']}"}) for p, c in retry_funcs] + [
         (p, c) for p, c in helpers if (p, c["func"]) not in seen]
-    only = [(p, c, rate_limit_only(facts, p, c)) for p, c in loops]
+    tool_only = _tool_bound_functions(structured)
+    only = [(p, c, rate_limit_only(facts, p, c) or reply_unread(facts, p, c, tool_only))
+            for p, c in loops]
     selective = {(p, t["line"]): (p, t) for p, _c, t in only if t is not None}
     retries = calls_of(facts, "retry") + [(p, c) for p, c, t in only if t is None]
     freeform = calls_of(facts, "freeform_parse")
@@ -260,6 +262,33 @@ def rate_limit_only(facts: dict[str, JSON], path: str, call: JSON) -> JSON | Non
     return inner
 
 
+def _tool_bound_functions(structured: list[tuple[str, JSON]]) -> set[tuple[str, str]]:
+    """Functions whose every schema binding is ``bind_tools``: a reply without a tool call
+    raises nothing there."""
+    kinds: dict[tuple[str, str], set[str]] = {}
+    for path, call in structured:
+        kinds.setdefault((path, call.get("func") or ""), set()).add(call["how"])
+    return {key for key, hows in kinds.items() if hows == {"bind_tools"}}
+
+
+def reply_unread(facts: dict[str, JSON], path: str, call: JSON,
+                 tool_only: set[tuple[str, str]]) -> JSON | None:
+    """The innermost try of an attempt loop around `call`, when the call's function binds
+    its model with ``bind_tools`` only and the try leaves the loop on any reply
+    (`retries.leaves_on_reply`): a malformed reply, one without a tool call, is never tried
+    again."""
+    if (path, call["func"]) not in tool_only:
+        return None
+    tries = ((facts[path].get("functions") or {}).get(call["func"]) or {}).get(
+        "attempt_tries") or []
+    # the binding itself sits before the loop: then every attempt of the function counts
+    around = [t for t in tries if t["line"] <= call["line"] <= t["end"]]
+    chosen = [max(around, key=lambda t: t["line"])] if around else tries
+    if not chosen or not all(t.get("leaves") for t in chosen):
+        return None
+    return {**chosen[-1], "tests": [], "exit": chosen[-1]["leaves"], "reply": True}
+
+
 def _retry_finding(retries: list[tuple[str, JSON]], selective: list[tuple[str, JSON]],
                    repo: Path | None, note: str, unwired: list[str]) -> Finding:
     """``llm.retry``: the retries of a failed or malformed reply; a loop that retries only
@@ -277,10 +306,15 @@ def _retry_finding(retries: list[tuple[str, JSON]], selective: list[tuple[str, J
     quoted = [(path, {"line": n, "snippet": line_at(repo, path, n).split(": ", 1)[-1]})
               for n in lines]
     words = ", ".join(repr(w) for w in first["words"]) or "its type"
+    text = (f"The retry loop at {path}:{first['line']} goes round again only when the model "
+            "call raises; the model is bound with bind_tools, so a reply with no tool call "
+            f"raises nothing, and the loop leaves on any reply at line {first['exit']}: a "
+            "malformed reply is never tried again." if first.get("reply") else
+            f"The retry loop at {path}:{first['line']} goes round again only for errors its "
+            f"test on the error selects ({words}); any other failure, a malformed reply "
+            "included, leaves the loop" + (f" at line {first['exit']}" if first["exit"]
+                                           else "") + " and is never tried again.")
     return call_finding(
         "llm.retry", "Retry logic around model calls", False, "success", quoted,
-        f"The retry loop at {path}:{first['line']} goes round again only for errors its "
-        f"test on the error selects ({words}); any other failure, a malformed reply "
-        "included, leaves the loop" + (f" at line {first['exit']}" if first["exit"] else "")
-        + " and is never tried again." + note, confidence=0.75, unwired=unwired,
+        text + note, confidence=0.75, unwired=unwired,
         selective=[f"{p}:{t['line']}" for p, t in selective])
