@@ -254,12 +254,21 @@ def rate_limit_only(facts: dict[str, JSON], path: str, call: JSON) -> JSON | Non
     """The innermost try of an attempt loop around `call` (`retries.retried`), when it goes
     round again only for errors a test on the error selects, none of them a malformed
     reply: such a loop does not retry malformed output."""
-    info = (facts[path].get("functions") or {}).get(call["func"]) or {}
-    around = [t for t in info.get("attempt_tries") or [] if t["line"] <= call["line"] <= t["end"]]
-    inner: JSON | None = max(around, key=lambda t: t["line"], default=None)
+    inner = _innermost_try(_attempt_tries(facts, path, call), call)
     if inner is None or inner["retries"] != "selected" or inner["malformed"]:
         return None
     return inner
+
+
+def _attempt_tries(facts: dict[str, JSON], path: str, call: JSON) -> list[JSON]:
+    """The tries of attempt loops in the call's function (`retries.retried`)."""
+    info = (facts[path].get("functions") or {}).get(call["func"]) or {}
+    return list(info.get("attempt_tries") or [])
+
+
+def _innermost_try(tries: list[JSON], call: JSON) -> JSON | None:
+    around = [t for t in tries if t["line"] <= call["line"] <= t["end"]]
+    return max(around, key=lambda t: t["line"], default=None)
 
 
 def _tool_bound_functions(structured: list[tuple[str, JSON]]) -> set[tuple[str, str]]:
@@ -279,11 +288,10 @@ def reply_unread(facts: dict[str, JSON], path: str, call: JSON,
     again."""
     if (path, call["func"]) not in tool_only:
         return None
-    tries = ((facts[path].get("functions") or {}).get(call["func"]) or {}).get(
-        "attempt_tries") or []
+    tries = _attempt_tries(facts, path, call)
+    inner = _innermost_try(tries, call)
     # the binding itself sits before the loop: then every attempt of the function counts
-    around = [t for t in tries if t["line"] <= call["line"] <= t["end"]]
-    chosen = [max(around, key=lambda t: t["line"])] if around else tries
+    chosen = [inner] if inner is not None else tries
     if not chosen or not all(t.get("leaves") for t in chosen):
         return None
     return {**chosen[-1], "tests": [], "exit": chosen[-1]["leaves"], "reply": True}
