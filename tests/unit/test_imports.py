@@ -71,3 +71,22 @@ def test_star_imports_all_globals_and_loops_bind_names(tmp_path: Path) -> None:
     assert [(d["path"], d["line"], d["target"]) for d in found] == [
         ("src/judges.py", 2, "src/state.py")]
     assert "`JudicialOpinon` is imported from src.state" in found[0]["message"]
+
+
+def test_a_relative_import_of_a_module_the_repository_lacks_fails_at_load(
+        tmp_path: Path) -> None:
+    """``from .nodes.detectives import X`` beside ``nodes/detective.py``: nothing can
+    provide that module. A folder (a namespace package) or a file that exists, even one
+    that does not parse, is no such failure."""
+    files = _repo(tmp_path, {
+        "src/graph.py": "from .state import AgentState\nfrom .nodes.detectives import D\n"
+                        "from .tools.doc_tools import read\nfrom .utils import helpers\n",
+        "src/state.py": "AgentState = dict\n",
+        "src/nodes/detective.py": "D = 1\n",
+        "src/tools/doc_tools.py": "  def read(:\n",
+        "src/utils/helpers.py": "X = 1\n",
+    })
+    found = broken_imports(tmp_path, files, ["src/graph.py"])
+    assert [(d["line"], d["import_time"], d["target"]) for d in found] == [(2, True, None)]
+    assert "neither src/nodes/detectives.py nor a src/nodes/detectives/ package" in \
+        found[0]["message"]

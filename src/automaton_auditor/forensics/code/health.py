@@ -103,7 +103,9 @@ def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysi
     undefined += _missing_methods(graph, main)
     state = state_class(typed_classes(facts), main)
     state_file = state[0] if state else None
-    in_graph = [d for d in undefined if d["path"] in modules]
+    # what fails on import first, in line order: the line that stops the module loading
+    in_graph = sorted((d for d in undefined if d["path"] in modules),
+                      key=lambda d: (not d["import_time"], d["path"], d["line"]))
     in_state = [d for d in undefined if d["path"] == state_file]
     # a name inside a try that swallows its NameError skips that block, the node goes on
     caught_graph = [d for d in caught if d["path"] in modules]

@@ -12,7 +12,9 @@ may bind anything: its names are never reported. A name that is a submodule of a
 (``from pkg import mod``) is found. Each failure is a diagnostic shaped like an analyser's
 (`health`), with the file imported from as its ``target`` and ``as_type`` true when the
 importing module uses the name as a type (in an annotation or as a base class): the code
-expects a model of that name.
+expects a model of that name. A relative import of a module the repository does not hold
+(``from .nodes.detectives import X`` beside ``nodes/detective.py``) fails the same way, with
+no ``target``.
 """
 
 from __future__ import annotations
@@ -151,7 +153,10 @@ def broken_imports(repo: Path, files: Iterable[str], importers: Iterable[str]) -
             if not isinstance(stmt, ast.ImportFrom):
                 continue
             dotted = _target(stmt, path, modules)
-            if dotted is None or modules[dotted] == path:
+            if dotted is None:
+                found += _missing_module(repo, stmt, path)
+                continue
+            if modules[dotted] == path:
                 continue
             names = bindings.bound(modules[dotted])
             if names is None:
@@ -167,6 +172,23 @@ def broken_imports(repo: Path, files: Iterable[str], importers: Iterable[str]) -
                               "name": alias.name,
                               "as_type": (alias.asname or alias.name) in types})
     return found
+
+
+def _missing_module(repo: Path, stmt: ast.ImportFrom, path: str) -> list[JSON]:
+    """A relative ``from .pkg.mod import name`` whose module is neither a file nor a folder
+    of the repository (it cannot come from anywhere else): ``ModuleNotFoundError`` when the
+    importing module loads."""
+    folder = path.split("/")[:-1]
+    if not stmt.level or not stmt.module or stmt.level - 1 > len(folder):
+        return []
+    parts = [*folder[: len(folder) - (stmt.level - 1)], *stmt.module.split(".")]
+    where = "/".join(parts)
+    if (repo / f"{where}.py").exists() or (repo / where).is_dir():
+        return []
+    return [{"path": path, "line": stmt.lineno, "code": CODE,
+             "message": f"`{'.' * stmt.level}{stmt.module}` is imported relatively, but the "
+                        f"repository has neither {where}.py nor a {where}/ package",
+             "import_time": True, "target": None, "name": stmt.module, "as_type": False}]
 
 
 def _type_names(tree: ast.Module | None) -> set[str]:
