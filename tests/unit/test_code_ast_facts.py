@@ -183,6 +183,24 @@ def test_structured_output_retry_and_personas(tmp_path: Path) -> None:
     assert by_facet(findings, "judges.collusion").found is False
 
 
+def test_persona_prompts_of_a_sentence_or_two_are_thin_when_calls_are_not_followed(
+        tmp_path: Path) -> None:
+    """The judges' model calls cannot be followed (the prompt is a parameter), so the texts
+    named for a persona are all it can have of its own: each is one sentence (SHARED is
+    no persona's). With every persona given more than 40 words of its own, no such fact."""
+    findings, _ = code_findings(tmp_path, write_repo(tmp_path, {"nodes/judges.py": JUDGES}))
+    thin = by_facet(findings, "judges.persona_text")
+    assert thin.found is False and thin.data["thin"] == ["Defense", "Prosecutor", "TechLead"]
+    assert thin.data["followed"] is False and thin.confidence < 0.75
+    own = " Read each piece of evidence against the criterion before you score it" * 5
+    long = JUDGES.replace('and laziness. "', f'and laziness.{own} "').replace(
+        'creative workarounds."', f'creative workarounds.{own}"').replace(
+        'maintainability, viability."', f'maintainability, viability.{own}"')
+    findings, _ = code_findings(tmp_path / "long",
+                                write_repo(tmp_path / "long", {"nodes/judges.py": long}))
+    assert [f for f in findings if f.facet == "judges.persona_text"] == []
+
+
 def test_persona_prompts_no_model_receives(tmp_path: Path) -> None:
     """Distinct persona prompts, but no file imports a library a model call could go
     through: the judges' scores are fixed in code (judges.no_model); with a chat model

@@ -157,7 +157,8 @@ def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     graph runs), prompts in code nothing runs are left out; `undefined`
     (`blocked.undefined_reads`) are the names that fail when read; `resolved`: the
     `judge_prompts` already read with them."""
-    chosen = _pick(_candidates(repo, files, facts, scope))
+    candidates = _candidates(repo, files, facts, scope)
+    chosen = _pick(candidates)
     if resolved is None:
         parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
         resolved = judge_prompts(repo, sorted(facts), parsed, scope, undefined)
@@ -172,7 +173,35 @@ def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     security = {p: bool(SECURITY.search(i["text"])) for p, i in chosen.items()}
     return [*_findings(chosen, pairs, tone, quote, loc, {"locations": where,
                                                          "security": security}),
-            *_no_model(repo, facts, chosen, quote, loc)]
+            *_no_model(repo, facts, chosen, quote, loc),
+            *_thin_constants(chosen, candidates, loc, quote)]
+
+
+def _thin_constants(chosen: dict[str, JSON], candidates: list[JSON], loc: str,
+                    quote: str) -> list[Finding]:
+    """``judges.persona_text`` when the judges' model calls cannot be followed: a persona's
+    own instructions are at most every prompt text named for it together, so a persona
+    whose texts add up to under `MIN_OWN_WORDS` words has only a sentence or two of its
+    own. Stated only then (long texts may still be mostly a shared template, which only the
+    followed call shows), with less confidence than the followed reading."""
+    texts: dict[str, set[str]] = {}
+    for item in candidates:
+        persona = _persona_of(item["name"], item["text"])
+        if persona in chosen:
+            texts.setdefault(persona, set()).add(str(item["text"]))
+    words = {p: sum(len(t.split()) for t in texts.get(p, ())) for p in chosen}
+    thin = sorted(p for p, n in words.items() if n < MIN_OWN_WORDS)
+    if len(chosen) < 3 or not thin:
+        return []
+    return [Finding(
+        facet="judges.persona_text", goal="Each persona's model call receives instructions "
+        "of its own, not only its name in a shared template", found=False, pattern="success",
+        location=loc, content=quote or None, confidence=0.7,
+        rationale=(f"Words in all the prompt texts named for each persona: {words}; under "
+                   f"{MIN_OWN_WORDS}: {', '.join(thin)}. The judges' model calls could not "
+                   "be followed; this is all the text of their own they can have."),
+        data={"own_words": words, "thin": thin, "min_own_words": MIN_OWN_WORDS,
+              "followed": False})]
 
 
 def _model_imports(repo: Path, facts: dict[str, JSON]) -> list[str] | None:
