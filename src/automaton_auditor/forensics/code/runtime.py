@@ -286,6 +286,9 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
         # run, and which reach END, is not established
         unreachable, stuck = [], []
     repeats = _repeats(model, run)
+    # a node whose writes are not known, running beside others, may write what they write
+    unknown = sorted({n for step in run.steps if len(step) > 1 for n in step
+                      if n not in model.nodes or model.nodes[n].open})
     conflicts = [(step, key, writers) for step, key, writers in run.parallel
                  if not run.ambiguous_at or step < run.ambiguous_at]
     return [
@@ -309,9 +312,23 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
                                                 if (q := _line(model, n, k)))), repo,
            "; ".join(f"step {s}: {', '.join(sorted(set(w)))} all write {k}"
                      for s, k, w in conflicts) + ": LangGraph raises InvalidUpdateError."
-           if conflicts else "No key is written twice in one superstep without a reducer.",
-           0.85, where, conflicts=[[s, k, sorted(set(w))] for s, k, w in conflicts]),
+           if conflicts else _no_conflict_text(unknown),
+           0.85, where, conflicts=[[s, k, sorted(set(w))] for s, k, w in conflicts],
+           **({"limitation": f"what {_names_return(unknown)} is not determined"}
+              if unknown and not conflicts else {})),
     ]
+
+
+def _no_conflict_text(unknown: list[str]) -> str:
+    if not unknown:
+        return "No key is written twice in one superstep without a reducer."
+    return ("No key is seen written twice in one superstep without a reducer; not "
+            f"established: what {_names_return(unknown[:6])} is not determined, and "
+            f"{'it runs' if len(unknown) == 1 else 'each runs'} beside other nodes.")
+
+
+def _names_return(names: list[str]) -> str:
+    return f"{', '.join(names)} return{'s' if len(names) == 1 else ''}"
 
 
 def _repeats(model: Model, run: Run) -> dict[str, JSON]:
