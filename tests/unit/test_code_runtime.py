@@ -177,6 +177,20 @@ def test_names_computed_at_run_time_are_not_determined_never_a_failure(tmp_path:
     assert any("computed at run time" in u for u in facts["graph.execution"].data["undetermined"])
 
 
+def test_a_router_reads_its_own_node_s_undeclared_key(tmp_path: Path) -> None:
+    """The aggregator returns ``fatal`` (undeclared: LangGraph drops it from the state) and
+    its own router tests it: the router is handed the node's return as given, so the key
+    does reach it and the error route can be taken."""
+    facts = _nodes_edited(tmp_path, (
+        'return {"opinions": [], "final_report": str(len(state["evidences"]))}',
+        'return {"opinions": [], "final_report": "", "fatal": not state["evidences"]}'), (
+        '    if not state.get("evidences"):', '    if state.get("fatal"):'))
+    assert facts["graph.state.dropped_keys"].found
+    assert not facts["graph.state.evidence_lost"].found
+    assert not facts["graph.state.unwritten_reads"].found
+    assert not facts["graph.dead_routes"].found
+
+
 def test_a_router_testing_a_key_the_state_does_not_declare_is_named(tmp_path: Path) -> None:
     # the test of ``error`` never holds: no node can write a key the state does not declare
     facts = _nodes_edited(tmp_path, ('    if not state.get("evidences"):',

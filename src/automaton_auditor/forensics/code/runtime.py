@@ -95,10 +95,12 @@ def _readers(model: Model) -> dict[tuple[str, str], tuple[str, int]]:
     out = {(n, k): (node.key[0], line) for n, node in model.nodes.items() if node.key
            and n not in sent for k, line in node.reads.items()}
     for source, routers in model.routers.items():
+        # a router sees its own node's return as given, undeclared keys included
+        own = set(model.nodes[source].writes) if source in model.nodes else set()
         for router in routers:
             name = f"the router {router.key[1]} on {source}" if router.key else source
             out.update({(name, k): (router.key[0], line) for k, line in router.reads.items()
-                        if router.key})
+                        if router.key and k not in own})
     return out
 
 
