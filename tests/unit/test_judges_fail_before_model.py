@@ -21,10 +21,8 @@ from tests.conftest import make_evidence
 
 from .test_code_ast_graph import by_facet, write_repo
 
-JUDGES_PY = '''
-from langchain_core.messages import HumanMessage, SystemMessage
-{head}
-
+# three distinct persona prompts, shared with the other judge fixtures
+PERSONA_PROMPTS = '''\
 PROSECUTOR = """You are the Prosecutor. Trust no one and assume vibe coding: hunt for gaps,
 security flaws, missing schemas and lazy shortcuts in every artifact, charge each confirmed
 violation, and never give the benefit of the doubt to intent or effort you cannot see."""
@@ -33,7 +31,12 @@ creative workarounds and iterative commits, credit partial implementations gener
 argue for the highest score the evidence can honestly support before criticizing."""
 TECH_LEAD = """You are the Tech Lead. Ask whether it actually works and is maintainable:
 weigh the architecture, technical debt and practical viability, ignore vibe and struggle,
-break ties between the other judges, and give concrete remediation for each finding."""
+break ties between the other judges, and give concrete remediation for each finding."""'''
+JUDGES_PY = '''
+from langchain_core.messages import HumanMessage, SystemMessage
+{head}
+
+{personas}
 
 
 def _invoke(llm, messages):
@@ -69,7 +72,8 @@ PROSECUTOR = '    return _judge(llm, PROSECUTOR, state["evidence"])'
 
 def _facts(tmp_path: Path, body: str = READ, head: str = "", setup: str = SETUP,
            prosecutor: str = PROSECUTOR) -> tuple[Finding, Finding]:
-    source = JUDGES_PY.format(head=head, setup=setup, body=body, prosecutor=prosecutor)
+    source = JUDGES_PY.format(head=head, setup=setup, body=body, prosecutor=prosecutor,
+                              personas=PERSONA_PROMPTS)
     files = write_repo(tmp_path, {"src/nodes/judges.py": source})
     findings, _ = code_findings(tmp_path, files)
     return (by_facet(findings, "judges.fail_before_model"),

@@ -203,6 +203,17 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("judges.fail_after_model", ("judicial_nuance",), 4, 0.8,
                "some judges index the Pydantic opinion their model returns with [] (a "
                "TypeError: they return no opinion)", when=graded_cap(4)),
+    # Judges whose model call waits on an evidence lookup by criterion id, while the graph
+    # writes that key only under other keys (forensics.code.judge_guards): the lookup is
+    # always empty, so each such judge returns the opinion its code fixes for no evidence and
+    # never sends its persona prompt. Graded (data["cap"]): every judge -> 3 (distinct
+    # prompts written, none ever sent), some -> 4.
+    FailureCap("judges.model_unreached", ("judicial_nuance",), 3, 0.8,
+               "every judge's model call waits on an evidence lookup that never finds "
+               "anything (no persona prompt is ever sent)", when=graded_cap(3)),
+    FailureCap("judges.model_unreached", ("judicial_nuance",), 4, 0.8,
+               "some judges' model calls wait on an evidence lookup that never finds "
+               "anything", when=graded_cap(4)),
     FailureCap("llm.fail_after_model", ("structured_output_enforcement",), 3, 0.8,
                "every schema-bound judge call's answer is indexed with [] (a TypeError: no "
                "validated opinion reaches the state)"),

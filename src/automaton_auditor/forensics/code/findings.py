@@ -30,6 +30,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.blocked import undefined_reads
     from automaton_auditor.forensics.code.health import health_findings
     from automaton_auditor.forensics.code.judge_coverage import coverage_finding
+    from automaton_auditor.forensics.code.judge_guards import unreached_finding
     from automaton_auditor.forensics.code.model_calls import model_call_finding
     from automaton_auditor.forensics.code.personas import persona_findings
     from automaton_auditor.forensics.code.runtime import runtime_findings
@@ -65,6 +66,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 *persona_findings(repo, files, facts, scope, undefined_reads(analysis),
                                   prompts),
                 coverage_finding(repo, facts, CallGraph(facts), main, prompts),
+                unreached_finding(repo, facts, CallGraph(facts), main, prompts),
                 *answer_findings(facts, repo, scope),
                 *justice_findings(facts, repo, main, calls, scope),
                 *health_findings(facts, repo, analysis, calls, main),

@@ -67,14 +67,14 @@ class Verdict(NamedTuple):
     lines: tuple[str, ...] = ()
 
 
-def _chain(root: ast.AST, target: ast.AST) -> list[ast.AST] | None:
+def chain_to(root: ast.AST, target: ast.AST) -> list[ast.AST] | None:
     """The nodes from `root` down to `target` (not into nested functions or classes)."""
     if root is target:
         return [root]
     for child in ast.iter_child_nodes(root):
         if isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
             continue
-        below = _chain(child, target)
+        below = chain_to(child, target)
         if below is not None:
             return [root, *below]
     return None
@@ -111,7 +111,7 @@ def _left_after(chain: list[ast.AST]) -> bool:
 def repeats(fn: ast.AST, call: ast.AST) -> int | None:
     """The line of a loop, comprehension or lambda in `fn` that may run `call` more than
     once (None: the call runs at most once per run of `fn`)."""
-    chain = _chain(fn, call)
+    chain = chain_to(fn, call)
     for index, node in enumerate(chain or []):
         child = chain[index + 1] if chain and index + 1 < len(chain) else None
         if isinstance(node, REPEATS) and child is not None and (
