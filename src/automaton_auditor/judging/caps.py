@@ -228,6 +228,13 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "an LLM decides the final score"),
     FailureCap("justice.averaging", ("chief_justice_synthesis",), 2, 0.8,
                "a plain average of the judges' scores"),
+    # A cap on the evidence that fires when the detectives' check finds nothing and never when
+    # it finds something (forensics.code.override_evidence): the override punishes the clean
+    # repositories and lets the caught ones through, a rule that does the opposite of its
+    # purpose: the middle at best.
+    FailureCap("justice.inverted_override", ("chief_justice_synthesis",), 3, 0.8,
+               "the evidence cap is inverted (it fires when the check finds nothing and never "
+               "when it finds a violation)"),
     # Tools: shell or interpreter injection with data.
     FailureCap("safety.os_system", ("safe_tool_engineering",), 2, 0.75,
                "os.system on data (shell injection)", caps_verdict=True, when=on_data),

@@ -27,6 +27,7 @@ from automaton_auditor.forensics.code.execution import Model, build_model
 from automaton_auditor.forensics.code.gates import GateReader
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
+from automaton_auditor.forensics.code.override_evidence import inverted_override
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.spread_routes import (
     Route,
@@ -230,14 +231,15 @@ def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
                      main: Topology | None = None, graph: CallGraph | None = None,
                      wired: Scope | None = None) -> list[Finding]:
     """``justice.*``: node, deterministic, rules, variance, averaging, unweighted_mean,
-    keyword_rules, model_verdict."""
+    keyword_rules, model_verdict, inverted_override."""
     graph = graph or CallGraph(facts)
     reading = read_synthesis(graph, facts, main, wired)
     stub = repo is not None and bool(reading.scope) and all(
         does_nothing(function_source(repo, k[0], graph.functions[k]["line"],
                                      graph.functions[k]["end"])) for k in reading.scope)
     return [_node(graph, reading, repo, stub), *_model_findings(facts, reading, repo, stub),
-            *_rule_findings(reading, repo)]
+            *_rule_findings(reading, repo),
+            *([inverted_override(repo, facts, reading.scope, reading.rules)] if repo else [])]
 
 
 def _node(graph: CallGraph, reading: Reading, repo: Path | None, stub: bool) -> Finding:
