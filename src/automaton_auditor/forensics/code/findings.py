@@ -43,6 +43,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
         wired_scope,
     )
     from automaton_auditor.forensics.code.synthesis import justice_findings
+    from automaton_auditor.forensics.code.synthesis_reach import no_graph_finding
 
     main, others = rebuild(facts)
     rebuilt = to_rebuilt(main) if main is not None else None
@@ -69,6 +70,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 unreached_finding(repo, facts, CallGraph(facts), main, prompts),
                 *answer_findings(facts, repo, scope),
                 *justice_findings(facts, repo, main, calls, scope),
+                no_graph_finding(repo, facts, calls, main, others, scope),
                 *health_findings(facts, repo, analysis, calls, main),
                 *runtime_findings(facts, calls, main, repo),
                 parse_finding(facts, stats)]

@@ -50,7 +50,8 @@ SCOPE_DEPTH = 4
 MAX_QUOTED = 12
 
 
-def _roots(graph: CallGraph, main: Topology | None, wired: Scope | None = None) -> list[Key]:
+def synthesis_roots(graph: CallGraph, main: Topology | None,
+                    wired: Scope | None = None) -> list[Key]:
     """The synthesis node's function(s), else functions named like synthesis; when what the
     graph runs is known (`wired`), only those it runs (a getter named
     ``get_synthesis_rules`` that nothing calls is no synthesis)."""
@@ -74,7 +75,7 @@ def _roots(graph: CallGraph, main: Topology | None, wired: Scope | None = None) 
 def synthesis_scope(graph: CallGraph, main: Topology | None,
                     wired: Scope | None = None) -> list[Key]:
     """The synthesis functions: the roots and what they call."""
-    return graph.reachable(_roots(graph, main, wired), SCOPE_DEPTH)
+    return graph.reachable(synthesis_roots(graph, main, wired), SCOPE_DEPTH)
 
 
 def _judge_values(facts: dict[str, JSON]) -> set[str]:
@@ -162,7 +163,7 @@ def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | No
                    wired: Scope | None = None) -> Reading:
     """Everything the synthesis findings rest on (`wired`: what the graph runs, if known)."""
     scope = synthesis_scope(graph, main, wired)
-    roots, model = _roots(graph, main, wired), _model(facts, graph, main)
+    roots, model = synthesis_roots(graph, main, wired), _model(facts, graph, main)
     means, weights = [], []
     for key in scope:
         logic = graph.functions[key].get("logic") or {}
