@@ -5,17 +5,20 @@ state.get("evidences", {}).get(criterion_id, [])``), and reaches its model call 
 the lookup finds something (``if not evidence: ... continue``). What the lookup can find is
 what the graph writes under that key: the keys of the dicts each node returns for it (a dict
 literal, or a local dict built with literal keys, or the key's own value read back and given
-more literal keys), and those of the dicts the graph is invoked with. Every one must be read;
-a node whose writes are not determined, a key computed at run time, ``**`` or ``update``
-leaves the fact unestablished.
+more literal keys), and those of the dicts the graph is invoked with (``.invoke(x)`` with a
+dict literal, or a local bound to one; an input built elsewhere is not read). Every node's
+write must be read; a node whose writes are not determined, a key computed at run time,
+``**`` or ``update`` leaves the fact unestablished. The function holding the lookup must be
+handed the graph's state: a node's function, or a helper every caller of which is a node
+passing its own state parameter first.
 
 ``judges.model_unreached`` is confirmed for a persona when every model call its judges make
 (`judge_prompts`) needs such a lookup to succeed, and the key it looks up by is the criterion
-id the judge stamps on its opinion (a keyword named for the criterion, ``criterion_id=``,
-given the same name), while no key the graph ever writes is a criterion id of the rubric:
-the lookup is always empty, so the judge returns whatever its code fixes for that case and
-never sends its prompt. Every persona so: graded 3 (distinct prompts exist but none is ever
-sent); some: 4.
+id the judge stamps on its opinion (``criterion_id=`` or a ``"criterion_id"`` entry given
+the same name), while no key the graph ever writes is a criterion id of the rubric
+(`rubric.load_rubric`): the lookup is always empty, so the judge returns whatever its code
+fixes for that case and never sends its prompt. Every persona so: graded 3 (distinct
+prompts exist but none is ever sent); some: 4.
 """
 
 from __future__ import annotations
