@@ -77,7 +77,7 @@ def test_a_cap_on_found_evidence_naming_the_marker_of_the_clean_text_is_inverted
     assert fact.data["written"] == "tools/scan.py:9" and fact.data["flag"] == "found_os_system"
     assert fact.data["caps"] == ["nodes/justice.py:17"]
     assert "'No os.system() calls detected'" in fact.rationale
-    assert "tools/scan.py:9: " in (fact.content or "")
+    assert "tools/scan.py:12: found=not found_os_system," in (fact.content or "")
     assert [row.cap for row, _ in confirmed_caps("chief_justice_synthesis", [fact])] == [3]
 
 

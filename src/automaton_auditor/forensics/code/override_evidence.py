@@ -52,6 +52,7 @@ class Written(NamedTuple):
     flag: str
     clean: Item
     caught: Item
+    quoted: tuple[int, ...] = ()  # the lines of its found flag and its text
 
 
 def _first_value(fn: ast.FunctionDef | ast.AsyncFunctionDef, flag: str) -> bool | None:
@@ -108,7 +109,8 @@ def written(path: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str,
         texts = [_text_when(kw[field], on[0], v) for v in (start, not start)]
         if texts[0] is not None and texts[1] is not None:
             yield Written(path, call.lineno, on[0], Item(start is on[1], texts[0], field),
-                          Item((not start) is on[1], texts[1], field))
+                          Item((not start) is on[1], texts[1], field),
+                          tuple(sorted({kw["found"].lineno, kw[field].lineno})))
 
 
 def functions(repo: Path, paths: list[str]) -> Iterator[tuple[str, str, Any]]:
@@ -190,7 +192,8 @@ def inverted_override(repo: Path, facts: dict[str, JSON], scope: list[Key],
 
 def _finding(repo: Path, pred: Pred, w: Written, caps: list[tuple[str, int]]) -> Finding:
     tests = sorted({t.lineno for tests, _ in pred.fires for t in tests if hasattr(t, "lineno")})
-    lines = [*((pred.path, n) for n in tests), (w.path, w.line), *caps]
+    lines = [*((pred.path, n) for n in tests), *((w.path, n) for n in w.quoted or (w.line,)),
+             *caps]
     quote = "\n".join(line_at(repo, p, n, limit=160) for p, n in lines[:10])
     clean = "".join(p if p is not None else "…" for p in w.clean.text.parts)
     where = ", ".join(f"{p}:{n}" for p, n in caps[:3])
