@@ -107,10 +107,12 @@ def written(path: str, fn: ast.FunctionDef | ast.AsyncFunctionDef, key: str,
         if on is None or start is None:
             continue
         texts = [_text_when(kw[field], on[0], v) for v in (start, not start)]
+        text = kw[field]
+        branches = [text.body, text.orelse] if isinstance(text, ast.IfExp) else []
         if texts[0] is not None and texts[1] is not None:
             yield Written(path, call.lineno, on[0], Item(start is on[1], texts[0], field),
-                          Item((not start) is on[1], texts[1], field),
-                          tuple(sorted({kw["found"].lineno, kw[field].lineno})))
+                          Item((not start) is on[1], texts[1], field), tuple(sorted(
+                              {kw["found"].lineno, text.lineno, *(b.lineno for b in branches)})))
 
 
 def functions(repo: Path, paths: list[str]) -> Iterator[tuple[str, str, Any]]:
