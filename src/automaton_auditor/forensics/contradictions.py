@@ -52,6 +52,7 @@ from automaton_auditor.forensics.reducer_claims import (
     declared_reducers,
     reducer_contradictions,
 )
+from automaton_auditor.forensics.stub_claims import admitted_nodes, stub_but_described
 from automaton_auditor.forensics.usage import USAGE_KINDS, Misquote, usage_misquotes
 from automaton_auditor.state import CodeNames, FeatureClaim, Finding, RebuiltGraph
 
@@ -333,6 +334,7 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
     built = built_components(code, graph)
     graph_built = built_features(code)
     words = set(names.identifiers) if names else set()
+    admitted = admitted_nodes(claims)
     findings: list[Finding] = list(also)
     for claim in claims:
         if claim.feature in _GAP_KINDS and retrospective(claim.lead, claim.sentence):
@@ -360,6 +362,14 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
             begun = not_started_but_wired(claim, graph)
             if begun:
                 findings.append(_status_finding(claim, sorted(begun), begun))
+        elif claim.feature == "node_works":
+            stubs = stub_but_described(claim, graph, admitted)
+            if stubs:  # the inverse of a wired node not started: a stub said to work
+                findings.append(_contradiction(
+                    claim, "The report says a node does work that the node the graph runs "
+                    "does not do", " ".join(m.rationale for m in stubs),
+                    [c for m in stubs for c in m.code],
+                    {"kind": "stub_node", "said": [m.said for m in stubs]}))
         elif claim.feature == "feature_denied":
             denied = denial_contradictions(claim, graph_built)
             if denied:

@@ -223,6 +223,8 @@ class RebuiltGraph(BaseModel):
     fan_out: dict[str, list[str]] = Field(default_factory=dict)
     fan_in: dict[str, list[str]] = Field(default_factory=dict)
     linear: bool = True
+    # Nodes whose function does nothing (a stub), each with the lines that show it.
+    stub_nodes: dict[str, list[str]] = Field(default_factory=dict)
 
 
 class CodeNames(BaseModel):

@@ -19,6 +19,7 @@ from pathlib import Path
 from automaton_auditor.containment import scratch_dir
 from automaton_auditor.forensics.code import cache as code_ast_cache
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.reexports import module_suffixes, op_refs
 from automaton_auditor.forensics.code.source import forget_files
 from automaton_auditor.forensics.code.walk import parse_chunk, read_facts
 from automaton_auditor.forensics.git.runner import run_git
@@ -177,35 +178,16 @@ def collect_facts(repo: Path, files: list[str], cache_dir: Path | None = None,
     return dict(sorted(facts.items())), stats
 
 
-def _refs(value: object, out: set[str]) -> None:
-    if isinstance(value, dict):
-        for key in ("ref", "each"):
-            ref = value.get(key)
-            if isinstance(ref, str) and "." in ref:
-                out.add(ref.lstrip("."))
-        for item in value.values():
-            _refs(item, out)
-    elif isinstance(value, list):
-        for item in value:
-            _refs(item, out)
-
-
 def _imported_by_graph_code(facts: dict[str, JSON], through: set[str] | None = None
                             ) -> list[str]:
     """Prefilter-skipped modules that graph code names (``add_node(names.REPO, ...)``) or
     imports, or that such a module imports in turn: they are parsed after all (and cached
     like any file)."""
-    from automaton_auditor.forensics.code.resolve import module_name
-
-    by_suffix: dict[str, str] = {}
-    for path in sorted(p for p, f in facts.items() if "skipped" in f):
-        parts = module_name(path).split(".")
-        for cut in range(len(parts)):
-            by_suffix.setdefault(".".join(parts[cut:]), path)
+    by_suffix = module_suffixes(sorted(p for p, f in facts.items() if "skipped" in f))
     refs: set[str] = set()
     for path, facts_of in facts.items():
         for op in facts_of.get("ops") or []:
-            _refs([op.get("args"), op.get("kwargs")], refs)
+            op_refs([op.get("args"), op.get("kwargs")], refs)
         if facts_of.get("ops") or path in (through or ()):
             # "pkg.mod.name" -> "pkg.mod.name._": the loop below tries every prefix
             refs |= {f"{name}._" for name in (facts_of.get("imports") or {}).values()}

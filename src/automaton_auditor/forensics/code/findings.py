@@ -32,6 +32,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.judge_coverage import coverage_finding
     from automaton_auditor.forensics.code.judge_guards import unreached_finding
     from automaton_auditor.forensics.code.model_calls import model_call_finding
+    from automaton_auditor.forensics.code.node_stubs import stub_nodes
     from automaton_auditor.forensics.code.personas import persona_findings
     from automaton_auditor.forensics.code.runtime import runtime_findings
     from automaton_auditor.forensics.code.safety import safety_findings
@@ -47,6 +48,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
 
     main, others = rebuild(facts)
     rebuilt = to_rebuilt(main) if main is not None else None
+    if rebuilt is not None:  # what each node runs, read against the report's statements
+        rebuilt.stub_nodes = stub_nodes(facts, repo, main)
     calls = CallGraph(facts)
     # what the graph runs, when known; on a call graph of its own, because the walk fills
     # the call graph's memos in an order that changes what the safety trace later resolves

@@ -70,6 +70,34 @@ NOT_STARTED = re.compile(
     r"(?P<name>\b[A-Za-z_]\w*(?:\s+(?!status\b)(?-i:[A-Z])\w*){0,2})\s*(?:[:\u2014\u2013-]\s*)?"
     r"(?:(?:status\s*[:\u2014\u2013-]\s*)?not\s+(?:yet\s+)?(?:started|begun)"
     r"|status\s*[:\u2014\u2013-]\s*(?:todo|planned|pending))\b", re.IGNORECASE)
+# A graph node said to do its work now ("The VisionInspector analyzes the diagrams",
+# "DocAnalyst: extracts claims", "... in a simulation phase; it classifies diagrams"),
+# read against the function the node runs (`forensics.stub_claims`). `name` and `subject`
+# are identifiers (CamelCase or snake_case), never an ordinary word.
+_NODE_NAME = r"(?-i:[A-Z][a-z0-9]+(?:[A-Z][a-z0-9]+)+|[a-z][a-z0-9]*(?:_[a-z0-9]+)+)"
+_WORKS = (r"(?P<verb>analy[sz]es|classifies|inspects|examines|extracts|detects|identifies|"
+          r"parses|reads|scans|compares|verifies|validates|evaluates|interprets|processes|maps|"
+          r"converts|reviews|assesses|audits|investigates|traces|retrieves|computes|"
+          r"calculates|generates|produces|summari[sz]es|recogni[sz]es|searches|finds|scores|"
+          r"grades|synthesi[sz]es|aggregates|merges|collects|gathers|clones|fetches|loads|"
+          r"describes|checks|uses|utili[sz]es|leverages|employs|calls|invokes|queries|sends|builds|"
+          r"performs|runs|executes|applies|enforces|resolves|determines|decides|handles|"
+          r"works|(?:is|are)\s+(?:now\s+|fully\s+)?(?:implemented|functional|working|"
+          r"operational))\b")
+_ADVERB = r"(?:(?:now|also|currently|then|automatically|actively)\s+)?"
+NODE_WORKS = re.compile(
+    rf"\b(?P<name>{_NODE_NAME})(?:\s+(?:node|agent|detective))?(?:\s*[:\u2014\u2013]\s*|\s+)"
+    rf"{_ADVERB}{_WORKS}"
+    rf"|\b(?P<subject>{_NODE_NAME})\b[^.;]{{0,120}}?[;,]\s*(?:and\s+|but\s+)?"
+    rf"(?:it|this\s+node)\s+{_ADVERB}{_WORKS.replace('?P<verb>', '?P<verb2>')}", re.IGNORECASE)
+# A node the report says is a stand-in ("VisionInspector is a stub", "DocAnalyst: not yet
+# implemented"): what it says elsewhere that node does describes the design.
+_STAND_IN = (r"(?:stub\w*|placeholders?|unimplemented|not\s+(?:yet\s+)?(?:been\s+)?(?:implemented|"
+             r"built|functional|working|started)|skeletons?|scaffold\w*|mock\w*|dummy|no-?op|"
+             r"todo|planned)")
+NODE_ADMITTED = re.compile(rf"\b(?P<name>{_NODE_NAME})\b[^.;]{{0,80}}?\b{_STAND_IN}\b"
+                           rf"|\b{_STAND_IN}\b[^.;]{{0,40}}?\b(?P<subject>{_NODE_NAME})\b",
+                           re.IGNORECASE)
 NO_CONDITIONAL = re.compile(
     r"\b(?:no|missing|lacks?|lacking|gaps?)\b[\s(:]*(?:e\.\s?g\.,?\s*|such\s+as\s+)?"
     r"(?:\w+\s+){0,2}?conditional\s+(?:edges?|routing)\b"
@@ -215,13 +243,15 @@ STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STAT
               "ast_visitor": (AST_VISITOR, 3),
               "prompt_quote": (PROMPT_QUOTE, 6),
               "prompt_security": (PROMPT_SECURITY, 6), "node_disabled": (DISABLED_NODE, 6),
-              "component_gap": (NO_COMPONENT, 6), "node_not_started": (NOT_STARTED, 6)}
+              "component_gap": (NO_COMPONENT, 6), "node_not_started": (NOT_STARTED, 6),
+              "node_works": (NODE_WORKS, 24), "node_admitted": (NODE_ADMITTED, 24)}
 # What a report says is or is not built is read in every section (a gaps list, a plan that
 # says what is missing); what it says the code calls, quotes or binds is read outside
 # future-work sections only ("Proposed Fix: llm = ChatAnthropic(model=...)" is code to write).
 IN_PLANS = {kind: STATEMENTS[kind] for kind in ("implementation_status", "placeholder",
                                                  "feature_denied", "node_disabled",
-                                                 "component_gap", "node_not_started")}
+                                                 "component_gap", "node_not_started",
+                                                 "node_works", "node_admitted")}
 OUTSIDE_PLANS = {kind: value for kind, value in STATEMENTS.items() if kind not in IN_PLANS}
 # Kinds whose sentence must name a judge ("the system's “Forensic Expert” persona" is no
 # judge's prompt); a claim of what a prompt asks for that names none ("Its prompt ...") is
