@@ -204,3 +204,17 @@ def test_a_table_of_content_entry_claims_no_feature() -> None:
                             blocks=blocks)
     routed = [c for c in report_facts(report).claims if c.feature == "conditional_routing"]
     assert [c.page for c in routed] == [14]
+
+
+def test_what_holds_of_a_kind_of_system_claims_no_feature() -> None:
+    """ "In a fan-out/fan-in graph architecture, multiple nodes execute concurrently" says why
+    reducers matter in such graphs, not that this one has a fan-in; the report's own system
+    named in the sentence, or a sentence about its nodes, is a claim."""
+    claims = extract_feature_claims([
+        (9, "In a fan-out/fan-in graph architecture, multiple nodes execute concurrently and "
+            "write to shared state."),
+        (9, "In a fan-out/fan-in architecture, our detectives run in parallel."),
+        (14, "Their outputs converge at the EvidenceAggregator node, ensuring state "
+             "synchronization before judicial reasoning begins.")])
+    assert [(c.feature, c.page) for c in claims] == [
+        ("parallel_detectives", 9), ("fan_in", 9), ("fan_in", 14)]

@@ -138,6 +138,15 @@ _PLAN_ITEM = re.compile(
     r"refactor|migrate|switch)\s|\bremaining (?:work|tasks?|gaps?)\b|\bwork remaining\b",
     re.IGNORECASE)
 
+# What holds of a kind of system, not of this one ("In a fan-out/fan-in graph architecture,
+# multiple nodes execute concurrently and write to shared state"): a sentence opened by "in
+# a <kind of system>," that does not name the authors' own ("our", "this system").
+_IN_GENERAL = re.compile(
+    r"^\W*in\s+(?:a|an|any|every|such\s+an?)\s+[^,]{0,60}?\b(?:architectures?|graphs?|"
+    r"systems?|patterns?|designs?|setups?|workflows?|topolog(?:y|ies)|pipelines?)\s*,"
+    r"(?!.*\b(?:our|we|my|this\s+(?:system|auditor|graph|project|design))\b)",
+    re.IGNORECASE | re.DOTALL)
+
 
 def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
                            sentence_splitter: re.Pattern[str] | None = None,
@@ -150,7 +159,7 @@ def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
     for page, text in passages:
         for sentence in splitter.split(text):
             if _NEGATION.search(sentence) or _DENIED.search(sentence) or \
-                    _PLAN_ITEM.search(sentence):
+                    _PLAN_ITEM.search(sentence) or _IN_GENERAL.search(sentence):
                 continue
             for feature, (subject, claim) in FEATURES.items():
                 if counts.get(feature, 0) >= per_feature:
