@@ -23,7 +23,12 @@ from automaton_auditor.forensics.pdf.discussion import (
     section_text,
 )
 from automaton_auditor.forensics.pdf.model import Block
-from automaton_auditor.forensics.pdf.variants import about_hit, concept_pattern, word_patterns
+from automaton_auditor.forensics.pdf.variants import (
+    about_hit,
+    close,
+    concept_pattern,
+    word_patterns,
+)
 from automaton_auditor.forensics.pdf.variants import slug as slug
 
 _SUMMARY = re.compile(r"\b(executive summary|summary|abstract|table of contents|contents|"
@@ -139,7 +144,7 @@ def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> Conc
     def named(text: str) -> bool:  # the phrase, or its key word used about its mechanism
         return bool(pattern.search(text)) or (about is not None and about[1](text))
 
-    verdict = _classify(term, blocks, named, named, names=names)
+    verdict = _classify(term, blocks, lambda text, _: named(text), named, names=names)
     by_word = about is not None and verdict.verdict != "absent" and not any(
         pattern.search(f"{o.sentence} {o.heading or ''}") for o in verdict.occurrences)
     if by_word and about is not None:
@@ -151,8 +156,9 @@ def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> Conc
             or len(words) < 2):
         return with_substance(verdict, blocks)
 
-    def block_hit(text: str) -> bool:
-        return all(w.search(text) for w in words)
+    def block_hit(text: str, headings: str = "") -> bool:
+        # in a plan each sentence is a piece of work of its own: one sentence holds them
+        return close(words, text, headings, span=1 if _PLAN.search(headings) else 3)
 
     def sentence_hit(text: str) -> bool:
         return any(w.search(text) for w in words)
@@ -165,15 +171,15 @@ def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> Conc
     return with_substance(loose, blocks)
 
 
-def _classify(term: str, blocks: list[Block], block_hit: Callable[[str], bool],
+def _classify(term: str, blocks: list[Block], block_hit: Callable[[str, str], bool],
               sentence_hit: Callable[[str], bool], with_sections: bool = False,
               names: Sequence[re.Pattern[str]] = ()) -> ConceptVerdict:
     occurrences: list[Occurrence] = []
     texts: dict[tuple[str, ...], str] = {}  # section text cache
     title = report_title(blocks)
     for index, block in enumerate(blocks):
-        scope = block.text + ("\n" + "\n".join(block.section) if with_sections else "")
-        if block.kind == "furniture" or not block_hit(scope):
+        headings = "\n".join(block.section) if with_sections else ""
+        if block.kind == "furniture" or not block_hit(block.text, headings):
             continue
         if block.kind == "heading":
             occurrences.append(_heading_occurrence(blocks, index, sentence_hit, title))

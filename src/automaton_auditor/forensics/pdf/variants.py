@@ -60,6 +60,19 @@ def word_patterns(term: str) -> list[re.Pattern[str]]:
 
 
 
+def close(words: list[re.Pattern[str]], text: str, headings: str = "", span: int = 3) -> bool:
+    """A multi-word concept's words found together: those not in the section's `headings`
+    within `span` consecutive sentences of the text (one thought: "... Fan-In
+    (Synchronization) points. I realized ... overwrite each other. This necessitated custom
+    state reducers"); words further apart in a long paragraph are separate topics."""
+    missing = [w for w in words if not w.search(headings)]
+    if not missing:
+        return True
+    parts = sentences(text) or [text]
+    runs = [" ".join(parts[i: i + span]) for i in range(max(len(parts) - span + 1, 1))]
+    return any(all(w.search(run) for w in missing) for run in runs)
+
+
 # Per concept (by slug): what the note says, the key word, and the mechanism it must be used
 # about in the same sentence (the rubric's "State Synchronization": parallel branches whose
 # writes reducers merge into the shared state at a fan-in).
