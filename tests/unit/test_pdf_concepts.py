@@ -273,8 +273,8 @@ def test_a_sentence_ending_with_a_colon_is_read_with_the_list_it_opens() -> None
     """'Metacognition: the Chief Justice re-evaluates at several levels:' then '1. Fact
     supremacy: detective evidence overrides judge opinions.' is one explanation; the same
     sentence closed by a full stop stands alone (a name, no mechanism)."""
-    opener = (f"{AROUND} Metacognition: The Chief Justice performs metacognitive checks at "
-              "two levels:")
+    opener = (f"{AROUND} Metacognition: The Chief Justice performs metacognitive "
+              "re-evaluation at two levels:")
     items = ("list", "1. Fact supremacy: Detective evidence overrides judge opinions.",
              ("Theory",), 2)
     opened = classify("Metacognition", _blocks(("paragraph", opener, ("Theory",), 2), items),

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from functools import cache
 
 from automaton_auditor.forensics.pdf.chunks import sentences
 from automaton_auditor.forensics.pdf.discussion import (
@@ -23,6 +24,7 @@ from automaton_auditor.forensics.pdf.discussion import (
     section_text,
 )
 from automaton_auditor.forensics.pdf.model import Block
+from automaton_auditor.forensics.pdf.ties import untied
 from automaton_auditor.forensics.pdf.variants import (
     about_hit,
     close,
@@ -177,12 +179,26 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str, str], bo
     occurrences: list[Occurrence] = []
     texts: dict[tuple[str, ...], str] = {}  # section text cache
     title = report_title(blocks)
+
+    # the report outside its summaries, read once, for a tie another passage makes
+    body = cache(lambda: "\n".join(b.text for b in blocks if b.kind in ("paragraph", "list")
+                                   and not _in_summary(b.section, title)))
+
+    def tied(context: str, occurrence: Occurrence) -> Occurrence:
+        label = untied(slug(term), context, names, _concrete, body) \
+            if occurrence.explained else None
+        return occurrence if label is None else Occurrence(
+            occurrence.page, occurrence.heading, occurrence.sentence, False,
+            f"discussed in '{occurrence.heading or 'untitled section'}' but never tied to "
+            f"{label} with a mechanism")
     for index, block in enumerate(blocks):
         headings = "\n".join(block.section) if with_sections else ""
         if block.kind == "furniture" or not block_hit(block.text, headings):
             continue
         if block.kind == "heading":
-            occurrences.append(_heading_occurrence(blocks, index, sentence_hit, title))
+            section = "\n".join(b.text for b in section_body(blocks, index))
+            occurrences.append(tied(section, _heading_occurrence(
+                blocks, index, sentence_hit, title)))
             continue
         # Inside a section titled with the concept, the whole section is the discussion;
         # after a run-in title naming it ("Metacognition (...): ..."), the blocks it leads.
@@ -210,8 +226,8 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str, str], bo
                 unnamed = near
                 for name in names:  # concept names are not mechanisms
                     unnamed = name.sub(" ", unnamed)
-                occurrences.append(_body_occurrence(block, sentence, context,
-                                                    titled or _concrete(unnamed), title))
+                occurrences.append(tied(context, _body_occurrence(
+                    block, sentence, context, titled or _concrete(unnamed), title)))
     if not occurrences:
         return ConceptVerdict(term, "absent")
     verdict = "explained" if any(o.explained for o in occurrences) else "dropped"
