@@ -120,6 +120,10 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     # drawn, no source, no text drawing (forensics.vision.findings: vision.prose_only).
     FailureCap("vision.prose_only", ("swarm_visual",), 2, 0.75,
                "no diagram (the only flows are arrow chains written in the prose)"),
+    # Every drawing of the report lays its labels over one another (forensics.vision.layout:
+    # vision.stacked): nodes at one spot, no edge can be followed, so no flow is shown.
+    FailureCap("vision.stacked", ("swarm_visual",), 2, 0.75,
+               "no readable diagram (every drawing's nodes are stacked on one another)"),
     # The diagram's flow contradicts the code's (forensics.vision.compare): a linear pipeline
     # for code that fans out, or parallel branches the code does not have or runs in sequence.
     FailureCap("vision.compare.misleading", ("swarm_visual",), 2, 0.8,

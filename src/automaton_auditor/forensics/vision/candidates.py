@@ -237,12 +237,26 @@ def _raster_candidates(document: pdfium.PdfDocument, index: int, texts: Texts,
     return found
 
 
+def _stacking(texts: list[geo.TextRect], region: geo.Rect) -> dict[str, Any]:
+    """The drawing's labels laid over one another (`vector.stacked_labels`), quoted with
+    their bounds, and how many of its text runs they are; empty when none are."""
+    pairs = geo.stacked_labels(texts, region)
+    if not pairs:
+        return {}
+    stacked = {id(run) for pair in pairs for run in pair}
+    runs = sum(1 for t in texts if geo.inside(t.centre, region) and len(t.text) <= 80)
+    return {"stacked_labels": [[a.text, _bbox(a.rect), b.text, _bbox(b.rect)]
+                               for a, b in pairs[:8]],
+            "stacked_runs": len(stacked), "drawing_runs": runs}
+
+
 def _vector_facts(document: pdfium.PdfDocument, index: int, texts: list[geo.TextRect],
                   limits: VisionLimits, region: geo.Rect, data: dict[str, Any],
                   diagram: geo.VectorDiagram | None) -> Candidate | None:
     plan = render_plan(document[index], region, limits)
     if plan is None:
         return None
+    data = {**data, **_stacking(texts, region)}
     labels = diagram.labels if diagram else _labels_in(texts, region)
     facts = DiagramFacts(page=index + 1, kind="vector", width=plan[2][0], height=plan[2][1],
                          labels=labels, edges=diagram.edges if diagram else [],

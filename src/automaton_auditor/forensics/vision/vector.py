@@ -32,6 +32,8 @@ ATTACH_TOL = 0.5  # how far a connector end may stop short of its node outline
 HEAD_TOL = 0.6  # arrow head to connector end
 HEAD_MAX = 1.2  # the largest arrow head
 MIN_GAP = 0.4  # two outlines closer than this touch (listing stripes), no edge between them
+STACK_OVERLAP = 0.5  # share of the smaller label another one covers: the two are stacked
+MAX_STACK_RUNS = 300  # text runs of one drawing compared pairwise for stacking
 Rect = tuple[float, float, float, float]  # left, bottom, right, top (PDF points)
 Point = tuple[float, float]
 
@@ -321,6 +323,29 @@ def bounding_rect(rects: list[Rect]) -> Rect:
     """The smallest rectangle around all of them."""
     return (min(r[0] for r in rects), min(r[1] for r in rects),
             max(r[2] for r in rects), max(r[3] for r in rects))
+
+
+def _overlap(a: Rect, b: Rect) -> float:
+    """Area of the intersection of two rectangles."""
+    return area((max(a[0], b[0]), max(a[1], b[1]), min(a[2], b[2]), min(a[3], b[3])))
+
+
+def stacked_labels(texts: list[TextRect], region: Rect) -> list[tuple[TextRect, TextRect]]:
+    """Pairs of different labels of a drawing region drawn over one another: each covers at
+    least `STACK_OVERLAP` of the smaller one. A legible drawing puts its labels apart; labels
+    laid on one another (nodes placed at one spot) cannot be read, nor can the flow between
+    them. The same text twice at one spot is a font's fake bold or a shadow, not a stack.
+    Bounded: at most `MAX_STACK_RUNS` runs of the region are compared."""
+    runs = [t for t in texts if inside(t.centre, region) and len(t.text) <= 80
+            and area(t.rect) > 0][:MAX_STACK_RUNS]
+    pairs = []
+    for index, first in enumerate(runs):
+        for second in runs[index + 1:]:
+            smaller = min(area(first.rect), area(second.rect))
+            if first.text != second.text and \
+                    _overlap(first.rect, second.rect) >= STACK_OVERLAP * smaller:
+                pairs.append((first, second))
+    return pairs
 
 
 def drawing_stats(paths: list[PathInfo]) -> int:
