@@ -1,11 +1,13 @@
 """Pictures that show no diagram of the audited graph, whatever is drawn: a drawing whose
-nodes are all placed at one spot (labels over one another) shows no flow (vision.stacked),
-the rubric's "no diagram", capped at 2."""
+nodes are all placed at one spot (labels over one another) shows no flow (vision.stacked);
+pictures in a report that never names the graph are not introduced as it
+(vision.off_subject). Both are the rubric's "no diagram", capped at 2."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
+from reportlab.lib.utils import ImageReader
 from reportlab.pdfgen import canvas
 
 from automaton_auditor.forensics.vision.inspector import find_diagrams, vision_findings
@@ -15,7 +17,7 @@ from automaton_auditor.judging.rules import decide
 from automaton_auditor.rubric import load_rubric
 from automaton_auditor.state import JUDGES, Evidence
 
-from .test_vision_pdf import _arrow, _box, _draw_vector_courtroom, _pdf
+from .test_vision_pdf import _arrow, _box, _diagram_image, _draw_vector_courtroom, _pdf
 
 NODES = ["START", "ContextBuilder", "RepoInvestigator", "DocAnalyst", "EvidenceAggregator",
          "Prosecutor", "Defense", "TechLead", "ChiefJustice"]
@@ -73,3 +75,38 @@ def test_the_same_text_twice_at_one_spot_is_no_stack() -> None:
     apart = [TextRect("Judges", (10, 10, 40, 20)), TextRect("Defense", (42, 10, 70, 20))]
     assert stacked_labels(apart, (0, 0, 100, 100)) == []
 
+
+OTHER_PROJECT = ("The governance layer wraps the editor's tool handler with a pre-hook and a "
+                 "post-hook enforcement pipeline. Every destructive tool invocation passes "
+                 "through scope validation, optimistic locking and human authorization before "
+                 "it runs, and its outcome is serialised to an append-only ledger. ")
+
+
+def _picture_page(prose: str) -> object:
+    def draw(c: canvas.Canvas) -> None:
+        c.setFont("Helvetica", 9)
+        y = 800
+        for start in range(0, len(prose), 95):
+            c.drawString(40, y, prose[start:start + 95])
+            y -= 11
+        c.drawImage(ImageReader(_diagram_image()), 100, 60, 400, 300)
+    return draw
+
+
+def test_pictures_in_a_report_that_never_names_the_graph_show_no_diagram_of_it(
+        tmp_path: Path) -> None:
+    """A report about another system (its whole text never names a detective, a judge, an
+    aggregator, the Chief Justice or the graph) holds pictures no reader is told are the
+    audited graph: vision.off_subject, capped at 2. One mention of the graph's parts, or a
+    report with next to no text (a scan), gives no such fact."""
+    other = _pdf(tmp_path / "o.pdf", [_picture_page(OTHER_PROJECT * 12)] * 2)
+    diagrams, _ = find_diagrams(other)
+    assert diagrams and diagrams[0].data["subject_mentions"] == 0
+    fact = {f.facet: f for f in vision_findings(diagrams)}["vision.off_subject"]
+    assert fact.found and fact.pattern == "failure" and fact.data["report_chars"] >= 2000
+    assert _score(other) <= 2
+    named = OTHER_PROJECT * 12 + "The detectives run in parallel before the judges."
+    ours, _ = find_diagrams(_pdf(tmp_path / "n.pdf", [_picture_page(named)] * 2))
+    assert "vision.off_subject" not in {f.facet for f in vision_findings(ours)}
+    short, _ = find_diagrams(_pdf(tmp_path / "s.pdf", [_picture_page("Figure 1.")]))
+    assert "vision.off_subject" not in {f.facet for f in vision_findings(short)}

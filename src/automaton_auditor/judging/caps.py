@@ -124,6 +124,10 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     # vision.stacked): nodes at one spot, no edge can be followed, so no flow is shown.
     FailureCap("vision.stacked", ("swarm_visual",), 2, 0.75,
                "no readable diagram (every drawing's nodes are stacked on one another)"),
+    # Pictures in a report whose text never names the audited graph's parts (forensics.vision
+    # .subject: vision.off_subject): none is shown to be the StateGraph's diagram.
+    FailureCap("vision.off_subject", ("swarm_visual",), 2, 0.75,
+               "no diagram of the audited graph (the report never speaks of it)"),
     # The diagram's flow contradicts the code's (forensics.vision.compare): a linear pipeline
     # for code that fans out, or parallel branches the code does not have or runs in sequence.
     FailureCap("vision.compare.misleading", ("swarm_visual",), 2, 0.8,

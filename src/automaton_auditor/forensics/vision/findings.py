@@ -18,6 +18,7 @@ from automaton_auditor.forensics.diagrams.flow import (
     longest_chain,
 )
 from automaton_auditor.forensics.vision.layout import stacked_finding
+from automaton_auditor.forensics.vision.subject import off_subject_finding
 from automaton_auditor.state import DiagramFacts, Finding, RebuiltGraph
 
 PARTS = ("parallel_detectives", "aggregation", "parallel_judges", "synthesis")
@@ -365,13 +366,14 @@ def vision_findings(diagrams: list[DiagramFacts]) -> list[Finding]:
     aggregation, parallel_judges, synthesis), vision.flow.linear,
     vision.flow.classification, vision.drawn when the only diagrams are source text,
     vision.pictured when they are drawn with characters, vision.prose_only when they are
-    arrow chains in the prose, and vision.stacked when every drawing's labels lie on one
-    another."""
+    arrow chains in the prose, vision.stacked when every drawing's labels lie on one
+    another, and vision.off_subject when the report never names the audited graph."""
     readings = [read_diagram(d) for d in diagrams]
     findings = [extract_finding(diagrams), full_split_finding(readings)]
     findings.extend(part_findings(readings, part) for part in PARTS)
     findings.append(linear_finding(readings))
     findings.append(classification_finding(readings))
     extra = [f for f in (drawn_finding(diagrams), pictured_finding(diagrams),
-                         prose_flow_finding(diagrams), stacked_finding(diagrams)) if f]
+                         prose_flow_finding(diagrams), stacked_finding(diagrams),
+                         off_subject_finding(diagrams)) if f]
     return [*findings, *extra]

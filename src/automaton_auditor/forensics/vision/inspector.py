@@ -38,6 +38,7 @@ from automaton_auditor.forensics.vision.candidates import (
 from automaton_auditor.forensics.vision.compare import compare_with_code
 from automaton_auditor.forensics.vision.findings import vision_findings
 from automaton_auditor.forensics.vision.model_reader import DiagramAnalysis, analyze_with_model
+from automaton_auditor.forensics.vision.subject import report_subject
 from automaton_auditor.state import DiagramFacts
 
 __all__ = ["DiagramAnalysis", "VisionError", "VisionLimits", "analyze_with_model",
@@ -68,9 +69,10 @@ def _png(render: Render) -> bytes:
 
 
 def _read_pages(path: Path, limits: VisionLimits,
-                ) -> tuple[list[tuple[DiagramFacts, bytes]], int, list[int]]:
+                ) -> tuple[list[tuple[DiagramFacts, bytes]], int, list[int], dict[str, int]]:
     """The kept candidates with their PNGs (rendered only for the kept ones, before the
-    document closes), how many candidates there were, and the pages that failed."""
+    document closes), how many candidates there were, the pages that failed, and what the
+    text layer says of the audited graph (`subject.report_subject`)."""
     document = open_pdf(path)
     candidates: list[Candidate] = []
     texts: list[str] = []
@@ -92,7 +94,7 @@ def _read_pages(path: Path, limits: VisionLimits,
         if budget.exhausted_at is not None:  # pages past it were read for text only
             skipped.extend(range(budget.exhausted_at, min(len(document), limits.max_pages) + 1))
         return ([(facts, _png(render)) for facts, render in kept], len(candidates),
-                sorted(set(skipped)))
+                sorted(set(skipped)), report_subject(texts))
     finally:
         document.close()
 
@@ -105,7 +107,9 @@ def find_diagrams(path: Path, limits: VisionLimits | None = None,
     drawings (nodes and edges read from the drawing operations, region rendered), and
     Mermaid / DOT / arrow-chain source in the text layer (PNG bytes ``b""``). At most
     `limits.max_diagrams` are kept, those with a readable flow first; each kept candidate's
-    ``data["candidates_total"]`` says how many there were.
+    ``data["candidates_total"]`` says how many there were, ``data["report_chars"]`` and
+    ``data["subject_mentions"]`` how much text the report holds and how often it names the
+    audited graph's parts.
 
     A page that fails to parse, or that comes after `limits.max_work` is spent, is read for
     its text layer only (listed in ``data["skipped_pages"]``). Raises
@@ -113,10 +117,11 @@ def find_diagrams(path: Path, limits: VisionLimits | None = None,
     as a PDF at all; the caller records that message as the detective's error.
     """
     limits = limits or VisionLimits()
-    kept, total, skipped = _read_pages(path, limits)
+    kept, total, skipped, subject = _read_pages(path, limits)
     diagrams, images = [], []
     for facts, png in kept:
-        extra = {"candidates_total": total, **({"skipped_pages": skipped} if skipped else {})}
+        extra = {"candidates_total": total, **subject,
+                 **({"skipped_pages": skipped} if skipped else {})}
         diagrams.append(facts.model_copy(update={"data": {**facts.data, **extra}}))
         images.append(png)
     return diagrams, images
