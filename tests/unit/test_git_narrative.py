@@ -344,3 +344,43 @@ def test_no_progression_says_why(tmp_path: Path) -> None:
                    ("docs", {"README.md": "y\n"})]
     late = facet(audit(tmp_path / "late", graph_first), "git.progression")
     assert late.found is False and "No progression: tools starts after graph" in late.rationale
+
+
+# A day of scaffolding: a working template agent (a demo, 200 lines), a cache and a config;
+# then one commit rewrites the template into the real agent and adds the state and tools.
+TEMPLATE_THEN_REAL = [
+    ("chore: project setup with uv", {"pyproject.toml": "[project]\n"}),
+    ("first agent workflow try", {"src/agent.py": _lines(200, "weather")}),
+    ("sqlite cache", {"src/cache.py": _lines(100, "cache")}),
+    ("dev and prod config", {"src/config.py": _lines(100, "config")}),
+    ("implement hierarchical graph, detectives and judges",
+     {"src/agent.py": _lines(300, "auditor"), "src/state.py": _lines(150, "state"),
+      "src/tools.py": _lines(150, "tools")}),
+]
+
+
+def test_a_commit_rewriting_a_template_into_most_of_todays_code_is_a_bulk_upload(
+        tmp_path: Path) -> None:
+    """The last commit adds 2 of the 5 code files and grows the code by 400 of 800 lines,
+    but writes 600 of the 800 lines present today (the template's 200 are rewritten): a
+    single commit brings most of the code, whatever the scaffold commits before it."""
+    bulk = facet(audit(tmp_path, TEMPLATE_THEN_REAL), "git.bulk_upload")
+    assert bulk.data["largest_share"] == 0.4 and bulk.data["heaviest_share"] == 0.5
+    assert bulk.found
+    assert bulk.data["today_share"] == 0.75 and bulk.data["today_lines"] == 800
+    assert "wrote 75% of the 800 code lines present today (600 lines" in bulk.rationale
+    assert "net +400" in bulk.rationale
+    assert "implement hierarchical graph" in (bulk.content or "")
+
+
+def test_a_reformat_of_every_line_is_no_bulk_upload(tmp_path: Path) -> None:
+    """A late commit that rewrites every line (a reformat) is credited with all of today's
+    code but grows it by nothing: it brought no code, it restyled it."""
+    steps = [(m, {p: _lines(60, p.split("/")[-1][:-3]) for p in files})
+             for m, files in STEPWISE]
+    restyled = {p: _lines(60, "r" + p.split("/")[-1][:-3]) for _m, files in STEPWISE[1:]
+                for p in files}
+    bulk = facet(audit(tmp_path, [*steps, ("style: reformat", restyled)]), "git.bulk_upload")
+    assert bulk.data["today_commit"] is None and bulk.data["today_share"] == 0.0
+    assert bulk.found is False
+

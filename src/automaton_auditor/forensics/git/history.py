@@ -62,6 +62,9 @@ class Commit:
     # Lines the commit added to any file, when read (a binary file counts as one): 0 for a
     # commit that adds only empty files, deletes, or changes nothing.
     grown: int | None = None
+    # Non-blank lines of today's code this commit last wrote, when blamed
+    # (`survival.add_kept_lines`): added or rewritten by it, and still there.
+    kept: int | None = None
 
     @property
     def merge(self) -> bool:

@@ -37,6 +37,7 @@ from automaton_auditor.forensics.git.progression import (
 )
 from automaton_auditor.forensics.git.replay import replay_finding
 from automaton_auditor.forensics.git.runner import GitStopped
+from automaton_auditor.forensics.git.survival import add_kept_lines, kept_total
 from automaton_auditor.state import Finding
 
 QUOTE_COMMITS = 12
@@ -68,8 +69,10 @@ def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
     read = None
     if len(commits) <= LINES_LIMIT and not log.paths_error:
         python = any(f.endswith(".py") for f in files)
-        if add_line_counts(repo, timeout_s, commits,
-                           lambda path: path.endswith(".py") or not python):
+        counts = lambda path: path.endswith(".py") or not python  # noqa: E731
+        if add_line_counts(repo, timeout_s, commits, counts):
+            if not boundary:  # a boundary commit would be credited with all before it
+                add_kept_lines(repo, timeout_s, commits, counts)
             # the blobs are there: a stage's stubs can be told from its code
             texts = read_blobs(repo, timeout_s, files_to_read(commits))
             read = lambda sha, path: texts.get((sha, path))  # noqa: E731
@@ -163,6 +166,21 @@ def _heaviest(commits: list[Commit], total: int | None) -> tuple[Commit | None, 
     return heaviest, (heaviest.lines or 0) / total
 
 
+def _heaviest_today(commits: list[Commit]) -> tuple[Commit | None, float]:
+    """The commit that wrote the most of today's code lines (`Commit.kept`: added, or
+    rewritten from a template or placeholder) and its share of them; (None, 0) when they
+    were not blamed or are under `MIN_LINES`. A commit that grew the code by under half the
+    lines it is credited with (a reformat, a move: it rewrote code already there) is no
+    upload of them."""
+    today = kept_total(commits)
+    if not commits or today is None or today < MIN_LINES:
+        return None, 0.0
+    heaviest = max(commits, key=lambda c: c.kept or 0)
+    if 2 * (heaviest.lines or 0) < (heaviest.kept or 0):
+        return None, 0.0
+    return heaviest, (heaviest.kept or 0) / today
+
+
 def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
     """The largest share of today's code one commit added, and whether timestamps cluster."""
     code = _code_files(files)
@@ -182,7 +200,10 @@ def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
     restructure = bool(in_commit) and len(prior) >= 0.5 * len(in_commit)
     total = code_lines(commits)
     heaviest, heaviest_share = _heaviest(commits, total)
-    return {"largest_commit": best.sha, "largest_share": round(share, 3),
+    writer, today_share = _heaviest_today(commits)
+    return {"today_commit": writer.sha if writer else None,
+            "today_share": round(today_share, 3), "today_lines": kept_total(commits),
+            "largest_commit": best.sha, "largest_share": round(share, 3),
             "heaviest_commit": heaviest.sha if heaviest else None,
             "heaviest_share": round(heaviest_share, 3),
             "largest_index": index, "code_files_added_before": len(prior),
@@ -201,7 +222,9 @@ def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
                 and not facts["scaffold"])
     # "A single commit brings most of the code": also when it fills files a scaffold laid out
     heavy = not single and facts["heaviest_share"] >= BULK_SHARE
-    bulk = single or uploaded or heavy or facts["clustered"]
+    # ... or writes most of the code present today, however many scaffold commits came first
+    written = not single and facts["today_share"] >= BULK_SHARE
+    bulk = single or uploaded or heavy or written or facts["clustered"]
     big = next(c for c in commits if c.sha == facts["largest_commit"])
     reasons = []
     if single:
@@ -213,6 +236,11 @@ def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
         big = next(c for c in commits if c.sha == facts["heaviest_commit"])
         reasons.append(f"commit {big.sha[:8]} brought {facts['heaviest_share']:.0%} of the "
                        f"code lines")
+    if written and not uploaded and not heavy:
+        big = next(c for c in commits if c.sha == facts["today_commit"])
+        reasons.append(f"commit {big.sha[:8]} wrote {facts['today_share']:.0%} of the "
+                       f"{facts['today_lines']} code lines present today ({big.kept} lines "
+                       f"it added or rewrote that are still there; net +{big.lines})")
     if facts["clustered"]:
         reasons.append(f"all commits fall within {facts['span_seconds'] // 60} minutes")
     rationale = ("Bulk upload: " + "; ".join(reasons) + "." if bulk else
