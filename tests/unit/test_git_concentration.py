@@ -235,3 +235,20 @@ def test_a_shallow_history_is_not_judged(tmp_path: Path) -> None:
     fact = facet(git_findings(checkout.path, limits), "git.concentration")
     assert fact.found is False and fact.data == {"judged": False, "cap": None}
     assert fact.rationale == "Not judged: the history is shallow."
+
+
+def test_a_commit_writing_most_of_todays_code_is_a_go(tmp_path: Path) -> None:
+    # Four stage commits of 60 lines, a 200-line template, then one commit that rewrites the
+    # template (300 lines) and adds the state (150): it touches one stage and adds one code
+    # file, yet writes 450 of the 690 lines present today: the components at once.
+    history = stepwise()[:4]
+    history.insert(0, (BASE - HOUR // 2, "agent template", {"src/agent.py": code(200, "t")}))
+    history.append((BASE + 2 * DAY, "implement the auditor",
+                    {"src/agent.py": code(300, "a"), "src/models.py": code(150, "m")}))
+    found = findings(tmp_path, history)
+    fact = facet(found, "git.concentration")
+    assert fact.data["two_largest_share"] == round(450 / 690, 3)  # 250 net + 200
+    assert fact.found and fact.data["cap"] == 3
+    assert fact.data["largest_goes"][0] is True
+    assert fact.data["writer_share"] == round(450 / 690, 3)
+    assert "wrote 65% of the code lines present today" in fact.rationale

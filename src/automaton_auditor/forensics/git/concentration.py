@@ -102,6 +102,7 @@ def measures(inside: list[Commit]) -> dict[str, Any]:
             break
         carried, carrying = carried + _lines(commit), carrying + 1
     stamps = [c.timestamp for c in inside] or [0]
+    writer = most_written(inside)
     paths_known = any(c.added or c.changed for c in inside)
     return {"total_lines": total,
             "largest": [_entry(c) for c in ranked[:2]],
@@ -121,7 +122,8 @@ def measures(inside: list[Commit]) -> dict[str, Any]:
             "commits_with_code": sum(1 for c in inside if _lines(c) > 0),
             # which of the two largest commits bring several components at once (all of them
             # when the paths each commit touched are unknown)
-            "largest_goes": [not paths_known or _go(c) for c in ranked[:2]],
+            "largest_goes": [not paths_known or _go(c) or c.sha == writer for c in ranked[:2]],
+            "writer": writer, "writer_share": _share(inside, writer),
             "commits_for_80": carrying if total else 0,
             "span_hours": round((max(stamps) - min(stamps)) / 3600, 2)}
 
@@ -132,6 +134,29 @@ def _go(commit: Commit) -> bool:
     stages = set(stages_of(commit.added + commit.changed)) - {"setup"}
     code = [p for p in commit.added if p.endswith(".py")]
     return len(stages) >= GO_STAGES or len(code) >= GO_FILES
+
+
+def most_written(commits: list[Commit]) -> str | None:
+    """The commit that wrote most (over half) of today's code lines (`Commit.kept`: added,
+    or rewritten from a template or placeholder), while growing the code by at least half
+    of them (a reformat or move rewrites code already there); None when none did or the
+    lines were not blamed. However many steps came before it, that commit built the
+    components at once."""
+    if any(c.kept is None for c in commits):
+        return None
+    today = sum(c.kept or 0 for c in commits)
+    for commit in commits:
+        kept = commit.kept or 0
+        if today and 2 * kept > today and 2 * (commit.lines or 0) >= kept:
+            return commit.sha
+    return None
+
+
+def _share(commits: list[Commit], sha: str | None) -> float:
+    """The share of today's code lines the commit `sha` wrote."""
+    today = sum(c.kept or 0 for c in commits)
+    kept = next((c.kept or 0 for c in commits if c.sha == sha), 0)
+    return round(kept / today, 3) if today else 0.0
 
 
 def graded_cap(facts: dict[str, Any]) -> int | None:
@@ -183,6 +208,9 @@ def _headline(facts: dict[str, Any], cap: int | None, by_sha: dict[str, Commit]
            f"{facts['two_largest_share']:.0%} of the {total} code lines")
     if facts["two_largest_share"] >= TWO_COMMITS_SHARE and not any(facts["largest_goes"]):
         two += " (each builds one component: steps, not goes of an upload)"
+    if facts.get("writer"):
+        two += (f" ({facts['writer'][:8]} wrote {facts['writer_share']:.0%} of the code "
+                f"lines present today: the components at once)")
     minutes = (f"the largest run of commits minutes apart ({facts['run_commits']} commits in "
                f"{facts['run_seconds'] // 60} minutes, from {run[0].sha[:8]} {run[0].date}) "
                f"brings {facts['run_share']:.0%}" if run else
