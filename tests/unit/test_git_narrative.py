@@ -384,3 +384,20 @@ def test_a_reformat_of_every_line_is_no_bulk_upload(tmp_path: Path) -> None:
     assert bulk.data["today_commit"] is None and bulk.data["today_share"] == 0.0
     assert bulk.found is False
 
+
+def test_a_setup_commit_before_one_commit_starting_every_code_stage_is_no_progression(
+        tmp_path: Path) -> None:
+    """An initial commit of a .gitignore (setup), then one commit that starts the tools, the
+    state, the graph, the judges and the synthesis: the code stages share one start."""
+    steps = [("Initial commit", {".gitignore": "*.pyc\n"}),
+             ("all nodes tools states and graph created",
+              {path: _code(60) for _m, files in STEPWISE[1:] for path in files}),
+             ("fix tools", {"src/tools/repo_tools.py": _code(62)}),
+             ("report", {"README.md": "y\n"})]
+    progression = facet(audit(tmp_path, steps), "git.progression")
+    assert progression.data["order"][0] == "setup"
+    assert progression.found is False
+    assert ("No progression: tools, state, graph, judges, synthesis all start in one "
+            "commit") in progression.rationale
+    assert "all nodes tools states and graph created; only setup comes before it" in \
+        progression.rationale

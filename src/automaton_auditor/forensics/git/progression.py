@@ -147,7 +147,7 @@ def _inversions(points: dict[str, int]) -> int:
                if ranks[i] > ranks[j])
 
 
-def _why_not(commits: list[Commit], core: dict[str, int]) -> str:
+def _why_not(commits: list[Commit], core: dict[str, int], code: dict[str, int]) -> str:
     """Why the core stages do not progress, in the fact's words."""
     missing = [stage for stage in CORE if stage not in core]
     if missing:
@@ -155,6 +155,10 @@ def _why_not(commits: list[Commit], core: dict[str, int]) -> str:
     if len(set(core.values())) == 1:
         return (f"setup, tools and graph all start in one commit, "
                 f"{commits[core['setup']].sha[:8]}")
+    if len(set(code.values())) == 1:
+        start = commits[next(iter(code.values()))]
+        return (f"{', '.join(code)} all start in one commit, {start.quote()}; only setup "
+                f"comes before it")
     late = [f"{a} starts after {b}" for a, b in (("setup", "tools"), ("tools", "graph"))
             if core[a] > core[b]]
     if not late and core["setup"] > core["graph"]:
@@ -170,15 +174,19 @@ def progression_finding(commits: list[Commit], shallow: bool = False,
     core = {stage: firsts[stage] for stage in CORE if stage in firsts}
     # The rubric's story: environment setup, then tool engineering, then orchestration,
     # in distinct commits; judges and synthesis are reported but not required in order.
+    # The code stages (all but setup) start in two commits at least: a setup commit (a
+    # .gitignore, a pyproject) before one commit that starts every code stage is no story.
+    code = {stage: first for stage, first in firsts.items() if stage != "setup"}
     staged = (len(core) == 3 and core["setup"] <= core["tools"] <= core["graph"]
-              and len(set(core.values())) >= 2 and len(commits) > 3)
+              and len(set(core.values())) >= 2 and len(set(code.values())) >= 2
+              and len(commits) > 3)
     order = sorted(firsts, key=lambda s: (firsts[s], STAGE_ORDER[s]))
     quoted = [f"{stage}: {commits[firsts[stage]].quote()}" for stage in order]
     how = "first commit with working code, not stubs" if read else "first commit touching them"
     rationale = (f"Stages start ({how}; scaffold commits count as setup) in the order "
                  f"{' -> '.join(order) or '(none)'}; "
                  f"{_inversions(firsts)} out-of-order pair(s)"
-                 + ("." if staged else f". No progression: {_why_not(commits, core)}."))
+                 + ("." if staged else f". No progression: {_why_not(commits, core, code)}."))
     if shallow and not staged:
         rationale += " The history is shallow: earlier stages may lie beyond its boundary."
     return Finding(
