@@ -10,7 +10,8 @@ code (added minus removed, so a rewrite or move brings none):
 - two commits bring half or more of the code, no more than ten commits bring code at all,
   and one of the two is a "go" that brings several components at once (it touches three or
   more of the build stages: tools, state, graph, judges, synthesis; or adds five or more code
-  files): the code was uploaded in a few goes, not built in steps; part failure pattern, part
+  files; or wrote over half of the code lines present today, rewriting a template counted):
+  the code was uploaded in a few goes, not built in steps; part failure pattern, part
   iteration, a middling score (cap 3). Two large commits that each build one component are
   steps of a small project, not goes of an upload;
 - one run of commits, each within minutes of the one before, brings a third or more: the

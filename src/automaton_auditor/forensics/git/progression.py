@@ -7,6 +7,8 @@ whose functions are mostly placeholders (a body that only passes, raises
 NotImplementedError, or returns a constant such as ``{}`` or ``{"opinions": []}``) builds
 nothing: a scaffold that lays out every stage's file with TODO stubs does not start them.
 Without the files' contents (a blobless or long history) a stage starts at its first touch.
+The history progresses only when the code stages (all but setup) start in two commits at
+least: a .gitignore commit before one commit that starts them all tells no story.
 """
 
 from __future__ import annotations
