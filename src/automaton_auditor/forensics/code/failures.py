@@ -29,14 +29,17 @@ TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-def failure_checks(tree: ast.Module, imports: dict[str, str]) -> dict[int, int]:
+def failure_checks(tree: ast.Module, imports: dict[str, str],
+                   wrappers: frozenset[tuple[int, str]] = frozenset()) -> dict[int, int]:
     """Line of each subprocess or ``clone_from`` call whose failure the code sees -> the line
-    that shows it (the ``check=`` value, the ``except``, or the read of its exit status)."""
+    that shows it (the ``check=`` value, the ``except``, or the read of its exit status).
+    `wrappers`: (line, last name part) of calls to helpers that return a process call's
+    result, read the same way (`wrapped`)."""
     out: dict[int, int] = {}
     stack: list[ast.AST] = [tree]
     while stack:
         scope = stack.pop()
-        found = _Scope(imports)
+        found = _Scope(imports, wrappers)
         found.walk(scope, stack)
         out.update(found.checked())
     return out
@@ -53,8 +56,10 @@ class _Scope:
     """One function (or the module) body: its process calls, what their results are bound
     to, and the reads of those results."""
 
-    def __init__(self, imports: dict[str, str]) -> None:
+    def __init__(self, imports: dict[str, str],
+                 wrappers: frozenset[tuple[int, str]] = frozenset()) -> None:
         self.imports = imports
+        self.wrappers = wrappers
         # id -> (call, tail, line of a check= that raises, line of an except around it)
         self.calls: dict[int, tuple[ast.Call, str, int, int]] = {}
         self.binds: dict[str, list[tuple[int, ast.Call]]] = {}  # name -> (line, call)
@@ -109,7 +114,7 @@ class _Scope:
         tail = full.rsplit(".", 1)[-1]
         method = node.func.attr if isinstance(node.func, ast.Attribute) else ""
         if not ((full.startswith("subprocess.") and tail in SUBPROCESS)
-                or "clone_from" in (tail, method)):
+                or "clone_from" in (tail, method) or (node.lineno, tail) in self.wrappers):
             return
         check = keyword(node, "check")
         raises = check is not None and not (isinstance(check, ast.Constant)

@@ -11,6 +11,7 @@ from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.deadlines import WAITED, caller_bounded
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
 from automaton_auditor.forensics.code.lifetime import by_made
+from automaton_auditor.forensics.code.process_errors import errors_finding, through_wrappers
 from automaton_auditor.forensics.code.sandbox import (
     KEPT_ALIVE,
     Clone,
@@ -89,7 +90,9 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     every = [(c.path, c.call) for c in found]
     proved = [c for c in found if c.proof]
     temps = calls_of(facts, "tempdir")
-    sub = [(p, c) for p, c in processes if c["name"].startswith("subprocess.")]
+    # a helper returning the process call's result leaves the check to its callers
+    sub = through_wrappers([(p, c) for p, c in processes if c["name"].startswith("subprocess.")],
+                           graph, repo)
     bodies = {(p, c["func"]): _tokens_of(facts, repo, p, c["func"])
               for p, c in [*sub, *every]}
     # GitPython's Repo.clone_from runs git without a subprocess call of the repository's
@@ -99,7 +102,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
         _clone_function(facts, every, repo),
         _sandbox_finding(found, proved, temps, never_run),
         *_cleanup_findings(facts, proved, graph, repo),
-        _errors_finding(sub + library, repo),
+        errors_finding(sub + library, repo),
         _timeouts_finding([(p, {**c, "timeout": WAITED}) if caller_bounded(facts, graph, p, c)
                            else (p, c) for p, c in every], sub),
         *_clone_input_findings(facts, every, bodies, repo, graph),
@@ -136,30 +139,6 @@ def _timeouts_finding(clones: list[tuple[str, JSON]],
         "limit in its env)." + (f" {len(waited)} of them awaited through asyncio.wait_for "
                                 "with a timeout." if waited else "") + aside,
         confidence=0.8, timed=len(timed), total=len(clones), other_timed=others[:20])
-
-
-def _errors_finding(calls: list[tuple[str, JSON]], repo: Path | None) -> Finding:
-    """``safety.subprocess_errors``: how many process and git library calls the code sees
-    fail (`failures`: ``check=True``, an ``except`` that catches it, or its exit status
-    read), each quoted with the line that shows it; the unchecked calls quoted when they are
-    the majority."""
-    handled = [(p, c) for p, c in calls if c.get("checked")]
-    unchecked = [(p, c) for p, c in calls if not c.get("checked")]
-    found = bool(calls) and len(handled) * 2 >= len(calls)
-    listed = [f"{p}:{c['line']}" for p, c in unchecked[:5]]
-    finding = call_finding(
-        "safety.subprocess_errors", "Subprocess and git calls are checked for errors", found,
-        "success", (handled if found else unchecked) or calls,
-        f"{len(handled)} of {len(calls)} subprocess or git library call(s) are checked for "
-        "errors (check=True, an except that catches their error, or their returncode read "
-        "afterwards)." + (f" Unchecked: {', '.join(listed)}." if listed else ""),
-        confidence=0.75, handled=len(handled), total=len(calls),
-        unchecked=[f"{p}:{c['line']}" for p, c in unchecked[:50]])
-    if found and repo is not None:
-        quote = "\n".join(f"{p}:{c['line']}: {c['snippet']}\n" +
-                          line_at(repo, p, int(c["checked"])) for p, c in handled[:10])
-        finding = finding.model_copy(update={"content": clip(quote, 4000)})
-    return finding
 
 
 def _sandbox_finding(found: list[Clone], proved: list[Clone],

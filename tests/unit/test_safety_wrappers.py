@@ -1,0 +1,60 @@
+"""Safety facts read on what the code does: process calls checked through a helper, URL tests
+made before the clone, a json.loads on a model reply only, a clone under the temp folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.analyze import code_findings
+
+from .test_code_ast_graph import by_facet, write_repo
+
+RUN_HELPER = '''
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+def _run(cmd, cwd=None):
+    return subprocess.run(cmd, cwd=cwd, check=False, text=True, capture_output=True,
+                          timeout=45)
+
+
+def clone_repo(repo_url, destination):
+    if not re.match(r"^https://github[.]com/[^/]+/[^/]+$", repo_url):
+        raise ValueError("bad url")
+    result = _run(["git", "clone", repo_url, str(destination)])
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr)
+    return destination
+
+
+def history(path):
+    result = _run(["git", "log"], cwd=path)
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr)
+    return result.stdout
+
+
+def audit(url):
+    with tempfile.TemporaryDirectory() as tmp:
+        return history(clone_repo(url, Path(tmp)))
+'''
+
+
+def test_a_process_call_a_helper_returns_is_checked_by_its_callers(tmp_path: Path) -> None:
+    """eyorata@interim: ``_run`` returns subprocess.run's result and both callers test its
+    returncode; it read "0 of 1 subprocess calls checked"."""
+    files = write_repo(tmp_path / "a", {"tools.py": RUN_HELPER})
+    errors = by_facet(code_findings(tmp_path / "a", files)[0], "safety.subprocess_errors")
+    assert errors.found and "_run" in errors.rationale
+    assert "if result.returncode != 0:" in (errors.content or "")
+    # one caller that ignores the result leaves the call unchecked
+    careless = RUN_HELPER.replace('''    result = _run(["git", "log"], cwd=path)
+    if result.returncode != 0:
+        raise RuntimeError(result.stderr)
+    return result.stdout''', '''    return _run(["git", "log"], cwd=path).stdout''')
+    files = write_repo(tmp_path / "b", {"tools.py": careless})
+    errors = by_facet(code_findings(tmp_path / "b", files)[0], "safety.subprocess_errors")
+    assert not errors.found
