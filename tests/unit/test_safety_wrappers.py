@@ -58,3 +58,34 @@ def test_a_process_call_a_helper_returns_is_checked_by_its_callers(tmp_path: Pat
     files = write_repo(tmp_path / "b", {"tools.py": careless})
     errors = by_facet(code_findings(tmp_path / "b", files)[0], "safety.subprocess_errors")
     assert not errors.found
+
+
+def test_only_a_test_of_the_url_before_the_clone_validates_it(tmp_path: Path) -> None:
+    """Miked1991@interim: ``repo.head.is_valid()`` after the clone read as "URL checks in
+    the clone function: 1"."""
+    files = write_repo(tmp_path / "a", {"tools.py": RUN_HELPER})
+    url = by_facet(code_findings(tmp_path / "a", files)[0], "safety.url_validation")
+    assert url.found and "re.match" in (url.content or "")
+    after = '''
+import tempfile
+
+import git
+
+
+def clone(repo_url):
+    """Safely clone a valid URL, sanitised."""
+    path = tempfile.mkdtemp()
+    repo = git.Repo.clone_from(repo_url, path, depth=1)
+    if not repo.head.is_valid():
+        return None
+    return path
+'''
+    files = write_repo(tmp_path / "b", {"tools.py": after})
+    url = by_facet(code_findings(tmp_path / "b", files)[0], "safety.url_validation")
+    assert not url.found
+    allowed = after.replace('    path = tempfile.mkdtemp()\n', '    if not repo_url.startswith('
+                            '"https://github.com/"):\n        raise ValueError(repo_url)\n'
+                            '    path = tempfile.mkdtemp()\n')
+    files = write_repo(tmp_path / "c", {"tools.py": allowed})
+    url = by_facet(code_findings(tmp_path / "c", files)[0], "safety.url_validation")
+    assert url.found and "startswith" in (url.content or "")

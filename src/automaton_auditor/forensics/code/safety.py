@@ -24,13 +24,12 @@ from automaton_auditor.forensics.code.sandbox import (
     whole_paths,
 )
 from automaton_auditor.forensics.code.shallow import shallow_history
-from automaton_auditor.forensics.code.source import function_source, function_tokens, line_at
+from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.unnamed import named_nowhere
+from automaton_auditor.forensics.code.url_checks import url_tests
 from automaton_auditor.state import Finding
 from automaton_auditor.text import clip
 
-URL_CHECK = re.compile(r"urlparse|urlsplit|valid|saniti|allow|fullmatch|\bmatch\b|"
-                       r"startswith|netloc|scheme", re.I)
 # a test that the URL is given or is a string, no URL validation
 EMPTY_TEST = re.compile(r"^\s*(el)?if\s+not\s+\w*url\b|isinstance\(\s*\w*url\w*\s*,\s*str\b",
                         re.I)
@@ -70,15 +69,6 @@ def safety_findings(facts: dict[str, JSON], repo: Path | None = None,
     return out
 
 
-def _tokens_of(facts: dict[str, JSON], repo: Path | None, path: str, func: str) -> str:
-    info = (facts.get(path, {}).get("functions") or {}).get(func)
-    if repo is None or not info:
-        return ""
-    # names only: a docstring or message that says "valid URL" checks nothing
-    return " ".join(t for t in function_tokens(repo, path, info["line"], info["end"])
-                    if t.isidentifier())
-
-
 def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
                     repo: Path | None, graph: CallGraph) -> list[Finding]:
     every_clone = clones(facts, repo, graph)
@@ -93,8 +83,6 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     # a helper returning the process call's result leaves the check to its callers
     sub = through_wrappers([(p, c) for p, c in processes if c["name"].startswith("subprocess.")],
                            graph, repo)
-    bodies = {(p, c["func"]): _tokens_of(facts, repo, p, c["func"])
-              for p, c in [*sub, *every]}
     # GitPython's Repo.clone_from runs git without a subprocess call of the repository's
     # own: its failure is seen by an ``except`` around it
     library = [(p, c) for p, c in every if library_clone(c)]
@@ -105,7 +93,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
         errors_finding(sub + library, repo),
         _timeouts_finding([(p, {**c, "timeout": WAITED}) if caller_bounded(facts, graph, p, c)
                            else (p, c) for p, c in every], sub),
-        *_clone_input_findings(facts, every, bodies, repo, graph),
+        *_clone_input_findings(facts, every, repo, graph),
         shallow_history(facts, found, graph, repo),
     ]
 
@@ -343,12 +331,11 @@ def _auth_finding(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
 
 
 def _clone_input_findings(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
-                          bodies: dict[tuple[str, str], str],
                           repo: Path | None, graph: CallGraph) -> list[Finding]:
     validators = sorted(f"{p}:{info['line']}" for p in sorted(facts)
                         for q, info in (facts[p].get("functions") or {}).items()
                         if VALIDATOR.search(q.rsplit(".", 1)[-1]))
-    checked = [(p, c) for p, c in clones if URL_CHECK.search(bodies.get((p, c["func"]), ""))]
+    checked = url_tests(clones, repo)
     empty = [] if checked or validators or repo is None else _emptiness_tests(facts, clones,
                                                                               repo)
     return [

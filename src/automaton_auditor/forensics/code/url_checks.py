@@ -1,0 +1,116 @@
+"""Tests of the repository URL that a clone function makes before it clones.
+
+Only a test of the value the clone is given counts: the names in the clone call's arguments
+(and, through the function's assignments, what they were built from: ``cmd = ["git",
+"clone", url, dest]``) tested on a line before the clone by a pattern match (``re.match(p,
+url)``, ``PATTERN.fullmatch(url)``), a parse of the URL (``urlparse(url)``), a prefix test
+(``url.startswith("https://")``), a membership test (``host in ALLOWED``, ``"github.com" in
+url``) or a call of a checker with the URL (``validate_url(url)``, or a function of the
+same file whose body makes such a test of it). A word in the function
+(``repo.head.is_valid()`` after the clone, a docstring saying "valid URL") checks nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from automaton_auditor.forensics.code.common import JSON, dotted, function_defs
+from automaton_auditor.forensics.code.source import line_at, parse_file
+
+TESTS = frozenset({"urlparse", "urlsplit", "match", "fullmatch", "search", "startswith"})
+OWNERS = frozenset({"self", "cls"})  # the object, not a value the clone is given
+CHECKER = re.compile(r"valid|saniti[sz]e|verify|check", re.I)
+
+
+def url_tests(clones: list[tuple[str, JSON]], repo: Path | None) -> list[tuple[str, JSON]]:
+    """(path, {line, func, snippet}) of each test of a clone's URL made before the clone in
+    the clone's function, first test per clone call."""
+    found: list[tuple[str, JSON]] = []
+    for path, call in clones:
+        line = _first_test(repo, path, int(call["line"])) if repo is not None else 0
+        if line:
+            code = line_at(repo, path, line).split(": ", 1)[-1]
+            found.append((path, {"line": line, "func": call["func"], "snippet": code}))
+    return found
+
+
+def _first_test(repo: Path, path: str, line: int) -> int:
+    """The first line of the function around the clone call at `line` of `path` that tests
+    a value the clone is given, before that call; 0 when there is none."""
+    tree = parse_file(str(repo / path))
+    spans = [n for _q, n in function_defs(tree)
+             if n.lineno <= line <= (n.end_lineno or 0)] if tree else []
+    if not spans:
+        return 0
+    func = max(spans, key=lambda n: n.lineno)  # the innermost function
+    calls = [n for n in ast.walk(func) if isinstance(n, ast.Call) and n.lineno == line]
+    given = _given(func, {name for c in calls for a in _url_args(c) for name in _names(a)})
+    helpers = {n.name: n for _q, n in function_defs(tree)} if tree else {}
+    tests = [n.lineno for n in ast.walk(func) if isinstance(n, ast.expr) and n.lineno < line
+             and (_tests(n, given) or _helper_tests(n, given, helpers))]
+    return min(tests, default=0)
+
+
+def _helper_tests(node: ast.expr, given: set[str],
+                  helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> bool:
+    """A call of a function of the same file with the URL whose own body tests that
+    parameter (``def _is_repository_url(value): ... urlparse(value) ...``)."""
+    if not isinstance(node, ast.Call):
+        return False
+    helper = helpers.get((dotted(node.func) or "").rsplit(".", 1)[-1])
+    if helper is None:
+        return False
+    params = [a.arg for a in [*helper.args.posonlyargs, *helper.args.args]
+              if a.arg not in OWNERS]
+    passed = {params[i] for i, a in enumerate(node.args) if i < len(params)
+              and _names(a) & given}
+    passed |= {k.arg for k in node.keywords if k.arg and _names(k.value) & given}
+    return bool(passed) and any(_tests(n, passed) for n in ast.walk(helper))
+
+
+def _url_args(call: ast.Call) -> list[ast.expr]:
+    """The arguments that may carry the URL: GitPython's ``clone_from(url, to_path)`` says
+    which one; a command list holds it among others."""
+    if (dotted(call.func) or "").endswith("clone_from"):
+        return [*call.args[:1], *(k.value for k in call.keywords if k.arg == "url")]
+    return [*call.args, *(k.value for k in call.keywords)]
+
+
+def _names(node: ast.AST) -> set[str]:
+    """Dotted names read in `node` (``url``, ``self.repo_url``)."""
+    out = set()
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name | ast.Attribute) and (name := dotted(sub)):
+            out.add(name)
+    return out - OWNERS
+
+
+def _given(func: ast.AST, names: set[str]) -> set[str]:
+    """`names` and the names they were built from by the function's assignments."""
+    binds = [(t, n.value) for n in ast.walk(func) if isinstance(n, ast.Assign)
+             for t in n.targets]
+    for _ in range(3):  # a few steps: ``url = repo_url.strip(); cmd = [..., url]``
+        more = {name for t, value in binds if (dotted(t) or "") in names
+                for name in _names(value)} - names
+        if not more:
+            break
+        names = names | more
+    return names
+
+
+def _tests(node: ast.AST, given: set[str]) -> bool:
+    """True when `node` tests a name of `given` (`url_tests`' kinds of test)."""
+    if isinstance(node, ast.Compare) and any(isinstance(op, ast.In | ast.NotIn)
+                                             for op in node.ops):
+        return bool(_names(node) & given)
+    if not isinstance(node, ast.Call):
+        return False
+    name = dotted(node.func) or ""
+    tail = name.rsplit(".", 1)[-1]
+    args = {n for a in [*node.args, *(k.value for k in node.keywords)] for n in _names(a)}
+    receiver = name.rsplit(".", 1)[0] if "." in name else ""
+    if tail in TESTS:
+        return bool(args & given) or (tail == "startswith" and receiver in given)
+    return bool(CHECKER.search(tail)) and bool(args & given)
