@@ -89,3 +89,44 @@ def clone(repo_url):
     files = write_repo(tmp_path / "c", {"tools.py": allowed})
     url = by_facet(code_findings(tmp_path / "c", files)[0], "safety.url_validation")
     assert url.found and "startswith" in (url.content or "")
+
+
+EVIDENCE_PARSE = '''
+import json
+
+from langchain_openai import ChatOpenAI
+
+
+def aggregator(state):
+    inventory = state["evidences"][0].content or "[]"
+    return {"files": json.loads(inventory)}
+
+
+def judge(state):
+    reply = ChatOpenAI(model="x").invoke("judge")
+    return {"opinions": [json.loads(reply.content)]}
+'''
+
+
+def test_json_loads_of_an_evidence_field_is_no_model_output(tmp_path: Path) -> None:
+    """eyorata@interim: ``json.loads(repo_inventory[0].content)`` parses an evidence field the
+    code wrote itself (there is no model call in the repository); it read "model output
+    parsed as free text". A model reply's content stays a free-text parse."""
+    files = write_repo(tmp_path, {"nodes.py": EVIDENCE_PARSE})
+    parse = by_facet(code_findings(tmp_path, files)[0], "llm.freeform_parse")
+    assert parse.found and parse.data["locations"] == ["nodes.py:14"]
+
+
+def test_a_reply_text_cleaned_in_place_is_still_the_reply(tmp_path: Path) -> None:
+    """sumeyaaaa: ``text = response.content`` then ``text = text.split(fence)[1].strip()``
+    before ``json.loads(text)``: the name's earlier value is the reply (only the last
+    assignment was known, so the judges' fallback parse was missed)."""
+    judge = EVIDENCE_PARSE.replace(
+        '    return {"opinions": [json.loads(reply.content)]}',
+        '    text = reply.content\n'
+        '    if "```" in text:\n'
+        '        text = text.split("```")[1].strip()\n'
+        '    return {"opinions": [json.loads(text)]}')
+    files = write_repo(tmp_path, {"nodes.py": judge})
+    parse = by_facet(code_findings(tmp_path, files)[0], "llm.freeform_parse")
+    assert parse.found and parse.data["locations"] == ["nodes.py:17"]

@@ -74,6 +74,8 @@ class CallCollector:
         self._skip: set[int] = set()
         # (function, name) -> the last expression assigned, for ``cmd = [...]; run(cmd)``
         self.assigned: dict[tuple[str, str], ast.expr] = {}
+        # every value assigned so far, in order: ``text = text.strip()`` reads the one before
+        self.history: dict[tuple[str, str], list[ast.expr]] = {}
         self.flow = FlowBuilder(imports)
         self.logic = LogicBuilder(imports, self.consts)
 
@@ -255,6 +257,7 @@ class CallCollector:
             for target in targets_:
                 if isinstance(target, ast.Name):
                     self.assigned[(ctx.func, target.id)] = value
+                    self.history.setdefault((ctx.func, target.id), []).append(value)
         text = self.text_of(value, ctx) if value is not None else None
         if text is None or value is None:
             return
@@ -348,9 +351,14 @@ class CallCollector:
         full = resolve(dotted(node.func), self.imports) or ""
         return full.rsplit(".", 1)[-1] == "Send"
 
-    def bound(self, name: str, ctx: Ctx) -> ast.expr | None:
-        """The value last assigned to the local `name` before this point (None: unknown)."""
-        return self.assigned.get((ctx.func, name))
+    def bound(self, name: str, ctx: Ctx, before: ast.expr | None = None) -> ast.expr | None:
+        """The value last assigned to the local `name` before this point (None: unknown), or
+        the one assigned before the value `before` (read inside ``x = x.strip()``)."""
+        if before is None:
+            return self.assigned.get((ctx.func, name))
+        values = self.history.get((ctx.func, name)) or []
+        at = next((i for i, v in enumerate(values) if v is before), 0)
+        return values[at - 1] if at else None
 
     def first_arg(self, node: ast.Call, ctx: Ctx) -> ast.expr | None:
         """The command argument of a process call (positional or ``args=``/``cmd=``),

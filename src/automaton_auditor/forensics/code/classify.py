@@ -9,21 +9,21 @@ rules record beside it. Rules see the call through `Site` and write only through
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Callable
 from typing import NamedTuple
 
 from automaton_auditor.forensics.code.common import dotted, keyword, resolve, str_value, unparse
 from automaton_auditor.forensics.code.recorder import CallRecorder, Ctx
+from automaton_auditor.forensics.code.replies import (
+    LLM_METHODS,
+    LLM_PACKAGES,
+    LLM_RECEIVER,
+    from_content,
+)
 
 SUBPROCESS = {"run", "call", "check_call", "check_output", "Popen", "getoutput",
               "getstatusoutput"}
 HISTORY_COMMANDS = {"log", "rev-list", "shortlog"}  # git commands that read the history
-LLM_METHODS = {"invoke", "ainvoke", "batch", "abatch", "stream", "astream"}
-LLM_RECEIVER = re.compile(r"llm|model|chat|chain|structured|judge|client|runnable", re.I)
-LLM_PACKAGES = ("langchain_openai", "langchain_anthropic", "langchain_google",
-                "langchain_ollama", "langchain_groq", "langchain_mistralai", "openai",
-                "langchain.chat_models", "langchain_community.chat_models", "anthropic")
 
 
 class Site(NamedTuple):
@@ -305,37 +305,9 @@ def _record_validate(col: CallRecorder, s: Site) -> None:
 
 
 def _is_freeform_parse(col: CallRecorder, s: Site) -> bool:
-    return s.full == "json.loads" and bool(s.node.args) and (
-        "content" in unparse(s.node.args[0], 200)
-        or _from_content(col, s.node.args[0], s.ctx))
-
-
-def _from_content(col: CallRecorder, node: ast.expr, ctx: Ctx, depth: int = 0) -> bool:
-    """Whether a value is taken from a message's ``.content`` (or ``["content"]``) in this
-    function: through local assignments, method calls on it (``.strip()``, ``.group(1)``),
-    calls given it (``re.search(pattern, text)``), slices and concatenations. So
-    ``json_str = re.search(pattern, response.content).group(0); json.loads(json_str)``
-    parses the model's free text like ``json.loads(response.content)`` does."""
-    if depth > 8:
-        return False
-    if isinstance(node, ast.Attribute):
-        return node.attr == "content" or _from_content(col, node.value, ctx, depth + 1)
-    if isinstance(node, ast.Subscript):
-        return (isinstance(node.slice, ast.Constant) and node.slice.value == "content") \
-            or _from_content(col, node.value, ctx, depth + 1)
-    if isinstance(node, ast.Name):
-        value = col.bound(node.id, ctx)
-        return value is not None and value is not node and _from_content(col, value, ctx,
-                                                                          depth + 1)
-    if isinstance(node, ast.Call):
-        parts = [*node.args, *(k.value for k in node.keywords)]
-        if isinstance(node.func, ast.Attribute):
-            parts.append(node.func.value)
-        return any(_from_content(col, p, ctx, depth + 1) for p in parts)
-    if isinstance(node, ast.BinOp | ast.BoolOp | ast.IfExp | ast.JoinedStr | ast.FormattedValue):
-        return any(_from_content(col, p, ctx, depth + 1) for p in ast.iter_child_nodes(node)
-                   if isinstance(p, ast.expr))
-    return False
+    # the reply of a model call, not any value named content (`replies`)
+    return s.full == "json.loads" and bool(s.node.args) and from_content(
+        col, s.node.args[0], s.ctx)
 
 
 def _record_freeform_parse(col: CallRecorder, s: Site) -> None:

@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from automaton_auditor.forensics.code.blocked import Undefined
-from automaton_auditor.forensics.code.classify import LLM_PACKAGES
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, own_text
 from automaton_auditor.forensics.code.liveness import Scope
+from automaton_auditor.forensics.code.replies import LLM_PACKAGES
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.walk import read_facts
 from automaton_auditor.state import Finding

@@ -38,8 +38,9 @@ class CallRecorder(Protocol):
     def is_send(self, node: ast.Call) -> bool:
         """True when the call constructs LangGraph's ``Send``."""
 
-    def bound(self, name: str, ctx: Ctx) -> ast.expr | None:
-        """The value last assigned to the local `name` before this point (None: unknown)."""
+    def bound(self, name: str, ctx: Ctx, before: ast.expr | None = None) -> ast.expr | None:
+        """The value last assigned to the local `name` before this point (None: unknown), or
+        the one assigned before the value `before`."""
 
     def first_arg(self, node: ast.Call, ctx: Ctx) -> ast.expr | None:
         """The command argument of a process call."""
