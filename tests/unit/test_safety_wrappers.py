@@ -130,3 +130,40 @@ def test_a_reply_text_cleaned_in_place_is_still_the_reply(tmp_path: Path) -> Non
     files = write_repo(tmp_path, {"nodes.py": judge})
     parse = by_facet(code_findings(tmp_path, files)[0], "llm.freeform_parse")
     assert parse.found and parse.data["locations"] == ["nodes.py:17"]
+
+
+FIXED_TEMP = '''
+import hashlib
+import tempfile
+from pathlib import Path
+
+import git
+
+
+def clone_repo_sandbox(repo_url):
+    name = hashlib.md5(repo_url.encode()).hexdigest()[:8]
+    base = Path(tempfile.gettempdir()) / "sandbox"
+    clone_path = base / f"repo_{name}"
+    git.Repo.clone_from(repo_url, str(clone_path))
+    return str(clone_path)
+'''
+
+
+def test_a_clone_at_a_fixed_path_under_the_temp_folder_is_weak_not_the_worst(
+        tmp_path: Path) -> None:
+    """yohans-kasaw@interim: a clone into ``gettempdir()/sandbox/repo_<hash>`` read "clone not
+    in a temporary directory" like a clone into the working directory (tools 1)."""
+    files = write_repo(tmp_path / "a", {"tools.py": FIXED_TEMP})
+    findings = code_findings(tmp_path / "a", files)[0]
+    sandbox, root = (by_facet(findings, f) for f in ("safety.clone_sandbox",
+                                                     "safety.clone_temp_root"))
+    assert not sandbox.found and sandbox.confidence < 0.7  # no strong charge
+    assert root.found and root.pattern == "success" and "gettempdir" in (root.content or "")
+    # the working directory stays the strong failure, with no credit
+    cwd = FIXED_TEMP.replace('Path(tempfile.gettempdir()) / "sandbox"', 'Path("work")')
+    files = write_repo(tmp_path / "b", {"tools.py": cwd})
+    findings = code_findings(tmp_path / "b", files)[0]
+    sandbox, root = (by_facet(findings, f) for f in ("safety.clone_sandbox",
+                                                     "safety.clone_temp_root"))
+    assert not sandbox.found and sandbox.confidence >= 0.7
+    assert not root.found and root.pattern == "neutral"

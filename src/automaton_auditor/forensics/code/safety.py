@@ -25,6 +25,7 @@ from automaton_auditor.forensics.code.sandbox import (
 )
 from automaton_auditor.forensics.code.shallow import shallow_history
 from automaton_auditor.forensics.code.source import function_source, line_at
+from automaton_auditor.forensics.code.temp_paths import fixed_temp_line, temp_root_finding
 from automaton_auditor.forensics.code.unnamed import named_nowhere
 from automaton_auditor.forensics.code.url_checks import url_tests
 from automaton_auditor.state import Finding
@@ -88,7 +89,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     library = [(p, c) for p, c in every if library_clone(c)]
     return [
         _clone_function(facts, every, repo),
-        _sandbox_finding(found, proved, temps, never_run),
+        *_sandbox_findings(facts, found, proved, temps, never_run, repo),
         *_cleanup_findings(facts, proved, graph, repo),
         errors_finding(sub + library, repo),
         _timeouts_finding([(p, {**c, "timeout": WAITED}) if caller_bounded(facts, graph, p, c)
@@ -129,27 +130,38 @@ def _timeouts_finding(clones: list[tuple[str, JSON]],
         confidence=0.8, timed=len(timed), total=len(clones), other_timed=others[:20])
 
 
-def _sandbox_finding(found: list[Clone], proved: list[Clone],
-                     temps: list[tuple[str, JSON]], never_run: list[Clone]) -> Finding:
+def _sandbox_findings(facts: dict[str, JSON], found: list[Clone], proved: list[Clone],
+                      temps: list[tuple[str, JSON]], never_run: list[Clone],
+                      repo: Path | None) -> list[Finding]:
     """``safety.clone_sandbox``: quoted from the lines that carry the temp dir to the clone;
-    clones in functions nothing names (`never_run`) are listed, not counted."""
+    clones in functions nothing names (`never_run`) are listed, not counted. With it
+    ``safety.clone_temp_root`` (`temp_paths`): a clone at a fixed path under the system temp
+    folder is weak, not the rubric's clone into the working directory, so an unsandboxed
+    clone that all goes there is no strong charge."""
     items = [(c.path, c.call) for c in (proved or found)]
     dead = [f"{c.path}:{c.call['line']}" for c in never_run]
     aside = (f" Not counted: {len(dead)} clone call(s) in functions nothing in the repository "
              f"names, which never run ({', '.join(dead[:3])})." if dead else "")
+    fixed = [(c.path, {**c.call, "root": n}) for c in found if not c.proof and (
+        n := fixed_temp_line(repo, c.path, int(c.call["line"]),
+                             facts[c.path].get("imports") or {}))]
+    weak = bool(fixed) and len(fixed) + len(proved) == len(found)
     finding = call_finding(
         "safety.clone_sandbox", "Clone runs inside a temporary directory",
         bool(proved) and len(proved) == len(found), "success", items,
         (f"{len(proved)} of {len(found)} clone call(s) write into a fresh temporary "
          "directory (followed through locals, helpers and callers)." if found
-         else "No clone call found, so no sandboxed clone.") + aside,
+         else "No clone call found, so no sandboxed clone.") + aside
+        + (f" The other {len(fixed)} write into a fixed path under the system temp folder "
+           "(safety.clone_temp_root), not the working directory." if weak else ""),
+        confidence=0.6 if weak else 0.9,
         tempdir_calls=[f"{p}:{c['line']}" for p, c in temps[:50]],
         unproved=[f"{c.path}:{c.call['line']}" for c in found if not c.proof][:50],
         never_run=dead[:50])
     if proved:
         quote = "\n".join(line for c in proved[:5] for line in c.proof)
         finding = finding.model_copy(update={"content": clip(quote, 4000)})
-    return finding
+    return [finding, temp_root_finding(fixed, bool(proved), repo)]
 
 
 def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGraph,
