@@ -89,6 +89,13 @@ def clone(repo_url):
     files = write_repo(tmp_path / "c", {"tools.py": allowed})
     url = by_facet(code_findings(tmp_path / "c", files)[0], "safety.url_validation")
     assert url.found and "startswith" in (url.content or "")
+    # a parse that only names the clone's folder decides nothing (yohans-kasaw)
+    named = after.replace('    path = tempfile.mkdtemp()\n', '    name = urlparse(repo_url).path\n'
+                          '    path = tempfile.mkdtemp(prefix=name)\n').replace(
+        "import tempfile\n", "import tempfile\nfrom urllib.parse import urlparse\n")
+    files = write_repo(tmp_path / "d", {"tools.py": named})
+    url = by_facet(code_findings(tmp_path / "d", files)[0], "safety.url_validation")
+    assert not url.found
 
 
 EVIDENCE_PARSE = '''

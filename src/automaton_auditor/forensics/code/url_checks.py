@@ -48,9 +48,32 @@ def _first_test(repo: Path, path: str, line: int) -> int:
     calls = [n for n in ast.walk(func) if isinstance(n, ast.Call) and n.lineno == line]
     given = _given(func, {name for c in calls for a in _url_args(c) for name in _names(a)})
     helpers = {n.name: n for _q, n in function_defs(tree)} if tree else {}
+    decided = _decided(func)
     tests = [n.lineno for n in ast.walk(func) if isinstance(n, ast.expr) and n.lineno < line
-             and (_tests(n, given) or _helper_tests(n, given, helpers))]
+             and (_tests(n, given, decided) or _helper_tests(n, given, helpers))]
     return min(tests, default=0)
+
+
+def _decided(func: ast.AST) -> set[int]:
+    """Ids of the nodes whose value decides something: inside the test of an ``if``,
+    ``while``, ``assert``, conditional expression or comprehension filter, or a returned
+    comparison; and the calls whose result is bound to a name read there (``m =
+    PATTERN.match(url); if not m: ...``). ``urlparse(url).path`` used for a name decides
+    nothing."""
+    tests: list[ast.AST] = []
+    for node in ast.walk(func):
+        if isinstance(node, ast.If | ast.While | ast.Assert | ast.IfExp):
+            tests.append(node.test)
+        elif isinstance(node, ast.comprehension):
+            tests += node.ifs
+        elif isinstance(node, ast.Return) and isinstance(
+                node.value, ast.Compare | ast.BoolOp | ast.UnaryOp):
+            tests.append(node.value)
+    inside = {id(n) for t in tests for n in ast.walk(t)}
+    read = {n.id for t in tests for n in ast.walk(t) if isinstance(n, ast.Name)}
+    inside |= {id(n.value) for n in ast.walk(func) if isinstance(n, ast.Assign)
+               and any(isinstance(t, ast.Name) and t.id in read for t in n.targets)}
+    return inside
 
 
 def _helper_tests(node: ast.expr, given: set[str],
@@ -67,7 +90,8 @@ def _helper_tests(node: ast.expr, given: set[str],
     passed = {params[i] for i, a in enumerate(node.args) if i < len(params)
               and _names(a) & given}
     passed |= {k.arg for k in node.keywords if k.arg and _names(k.value) & given}
-    return bool(passed) and any(_tests(n, passed) for n in ast.walk(helper))
+    decided = _decided(helper)
+    return bool(passed) and any(_tests(n, passed, decided) for n in ast.walk(helper))
 
 
 def _url_args(call: ast.Call) -> list[ast.expr]:
@@ -100,8 +124,9 @@ def _given(func: ast.AST, names: set[str]) -> set[str]:
     return names
 
 
-def _tests(node: ast.AST, given: set[str]) -> bool:
-    """True when `node` tests a name of `given` (`url_tests`' kinds of test)."""
+def _tests(node: ast.AST, given: set[str], decided: set[int]) -> bool:
+    """True when `node` tests a name of `given` (`url_tests`' kinds of test; a pattern
+    match, parse or prefix test only where its result decides something: `_decided`)."""
     if isinstance(node, ast.Compare) and any(isinstance(op, ast.In | ast.NotIn)
                                              for op in node.ops):
         return bool(_names(node) & given)
@@ -112,5 +137,6 @@ def _tests(node: ast.AST, given: set[str]) -> bool:
     args = {n for a in [*node.args, *(k.value for k in node.keywords)] for n in _names(a)}
     receiver = name.rsplit(".", 1)[0] if "." in name else ""
     if tail in TESTS:
-        return bool(args & given) or (tail == "startswith" and receiver in given)
+        return id(node) in decided and (
+            bool(args & given) or (tail == "startswith" and receiver in given))
     return bool(CHECKER.search(tail)) and bool(args & given)
