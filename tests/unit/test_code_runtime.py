@@ -130,17 +130,23 @@ def test_a_router_whose_every_way_arrives_late_makes_the_second_run_certain(
 
 def test_a_parallel_node_whose_writes_are_unknown_leaves_parallel_writes_open(
         tmp_path: Path) -> None:
-    """doc_analyst is a lambda: what it writes is not determined, and it runs beside the
-    other detectives, so "no key is written twice" is not established."""
+    """What a lambda node writes is not determined. One such detective beside two known ones
+    is named, the fact standing on the others; when every detective is one, "no key is
+    written twice" is not established."""
     graph = copies.edit(copies.GRAPH, ('builder.add_node("doc_analyst", doc_analyst)',
                                        'builder.add_node("doc_analyst", lambda s: {})'))
-    facts = _facts(tmp_path, {**copies.strong(), "graph.py": graph})
-    writes = facts["graph.state.parallel_writes"]
+    writes = _facts(tmp_path, {**copies.strong(), "graph.py": graph})[
+        "graph.state.parallel_writes"]
+    assert not writes.found and "limitation" not in writes.data
+    assert "what doc_analyst returns is not determined" in writes.rationale
+    for name in ("repo_investigator", "vision_inspector"):
+        graph = graph.replace(f'builder.add_node("{name}", {name})',
+                              f'builder.add_node("{name}", lambda s: {{}})')
+    writes = _facts(tmp_path / "all", {**copies.strong(), "graph.py": graph})[
+        "graph.state.parallel_writes"]
     assert not writes.found and writes.data["limitation"] == (
-        "what doc_analyst returns is not determined")
+        "what doc_analyst, repo_investigator, vision_inspector return is not determined")
     assert "not established" in writes.rationale
-    assert "limitation" not in _facts(tmp_path / "strong", copies.strong())[
-        "graph.state.parallel_writes"].data
 
 
 def test_detectives_writing_one_key_without_reducer_stop_the_run(tmp_path: Path) -> None:

@@ -291,6 +291,9 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
     # a node whose writes are not known, running beside others, may write what they write
     unknown = sorted({n for step in run.steps if len(step) > 1 for n in step
                       if n not in model.nodes or model.nodes[n].open})
+    # not established only when a parallel step's writers are all unknown: with some known,
+    # the fact stands on them and the unknown ones are named beside it
+    blind = any(len(step) > 1 and all(n in unknown for n in step) for step in run.steps)
     conflicts = [(step, key, writers) for step, key, writers in run.parallel
                  if not run.ambiguous_at or step < run.ambiguous_at]
     return [
@@ -314,19 +317,20 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
                                                 if (q := _line(model, n, k)))), repo,
            "; ".join(f"step {s}: {', '.join(sorted(set(w)))} all write {k}"
                      for s, k, w in conflicts) + ": LangGraph raises InvalidUpdateError."
-           if conflicts else _no_conflict_text(unknown),
+           if conflicts else _no_conflict_text(unknown, blind),
            0.85, where, conflicts=[[s, k, sorted(set(w))] for s, k, w in conflicts],
            **({"limitation": f"what {_names_return(unknown)} is not determined"}
-              if unknown and not conflicts else {})),
+              if blind and not conflicts else {})),
     ]
 
 
-def _no_conflict_text(unknown: list[str]) -> str:
+def _no_conflict_text(unknown: list[str], blind: bool) -> str:
     if not unknown:
         return "No key is written twice in one superstep without a reducer."
-    return ("No key is seen written twice in one superstep without a reducer; not "
-            f"established: what {_names_return(unknown[:6])} is not determined, and "
-            f"{'it runs' if len(unknown) == 1 else 'each runs'} beside other nodes.")
+    return ("No key is seen written twice in one superstep without a reducer; "
+            + ("not established: " if blind else "beside them, ")
+            + f"what {_names_return(unknown[:6])} is not determined"
+            + (", and no node beside them is known." if blind else "."))
 
 
 def _names_return(names: list[str]) -> str:
