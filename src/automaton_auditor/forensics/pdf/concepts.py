@@ -24,6 +24,7 @@ from automaton_auditor.forensics.pdf.discussion import (
     section_text,
 )
 from automaton_auditor.forensics.pdf.model import Block
+from automaton_auditor.forensics.pdf.substance import substance
 from automaton_auditor.forensics.pdf.ties import untied
 from automaton_auditor.forensics.pdf.variants import (
     about_hit,
@@ -156,7 +157,7 @@ def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> Conc
     # below may still find it explained (the better of the two readings stands).
     if ((verdict.verdict != "absent" and not (by_word and verdict.verdict != "explained"))
             or len(words) < 2):
-        return with_substance(verdict, blocks)
+        return with_substance(verdict, blocks, names[1:])
 
     def block_hit(text: str, headings: str = "") -> bool:
         # in a plan each sentence is a piece of work of its own: one sentence holds them
@@ -169,8 +170,8 @@ def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> Conc
     loose.loose = loose.verdict != "absent"
     loose.note = "The exact phrase never appears; its words co-occur in the same section."
     if verdict.verdict != "absent" and loose.verdict != "explained":
-        return with_substance(verdict, blocks)  # the key word's reading says more
-    return with_substance(loose, blocks)
+        return with_substance(verdict, blocks, names[1:])  # the key word's reading says more
+    return with_substance(loose, blocks, names[1:])
 
 
 def _classify(term: str, blocks: list[Block], block_hit: Callable[[str, str], bool],
@@ -324,75 +325,25 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
 
 
 # --- substance over labels -------------------------------------------------------------------
-# The rubric's defence instruction: "credit the substance over the labels". A concept whose
-# mechanism the rubric spells out is explained when one design section (a heading with no
-# subsections) describes that mechanism, whatever it calls it. Each entry lists cue groups that
-# must all be present; the mechanism is the rubric's success pattern.
-SUBSTANCE: dict[str, tuple[tuple[str, re.Pattern[str]], ...]] = {
-    # "Dialectical Synthesis is implemented via three parallel judge personas": the three
-    # personas, the step that synthesises their opinions, and the rule by which it resolves
-    # their conflict.
-    "dialectical_synthesis": (
-        ("the Prosecutor", re.compile(r"\bprosecutor", re.IGNORECASE)),
-        ("the Defense", re.compile(r"\bdefen[cs]e\b", re.IGNORECASE)),
-        ("the Tech Lead", re.compile(r"\btech[\s_-]?lead\b", re.IGNORECASE)),
-        ("a synthesis step", re.compile(r"\b(?:chief[\s_-]?justice|synthes\w+|resolv\w+|"
-                                        r"reconcil\w+)", re.IGNORECASE)),
-        ("a conflict rule", re.compile(r"\b(?:overrid\w+|weight\w*|varian\w+|dissent\w*|"
-                                       r"conflict\w*|tie[\s-]?break\w*)", re.IGNORECASE)),
-    ),
-}
-_SUBSTANCE_WORDS = 80  # a section shorter than this names things, it does not explain them
+# The rubric's defence instruction: "credit the substance over the labels" (`substance`).
 
 
-def with_substance(verdict: ConceptVerdict, blocks: list[Block]) -> ConceptVerdict:
-    """An unexplained concept (dropped or absent) becomes explained when a design section
-    describes the mechanism the rubric ties it to (`SUBSTANCE`); the section is quoted."""
-    cues = SUBSTANCE.get(slug(verdict.term))
-    if verdict.verdict == "explained" or not cues:
+def with_substance(verdict: ConceptVerdict, blocks: list[Block],
+                   names: Sequence[re.Pattern[str]] = ()) -> ConceptVerdict:
+    """An unexplained concept (dropped or absent) becomes explained when the report describes
+    the mechanism the rubric ties it to (`substance`); the passage is quoted. `names` are
+    the rubric's other concepts."""
+    if verdict.verdict == "explained":
         return verdict
-    found = _substance_section(blocks, cues)
+    title = report_title(blocks)
+
+    def skip(path: Sequence[str]) -> bool:
+        # A plan or a retrospective describes what is to be built, not how it works.
+        return _in_summary(path, title) or any(_RETRO.search(h) for h in path)
+    found = substance(slug(verdict.term), blocks, skip, names, title)
     if found is None:
         return verdict
-    heading, quote, page, words = found
-    occurrence = Occurrence(page, heading, quote, True,
-                            f"its mechanism is described in '{heading}' ({words} words: "
-                            f"{', '.join(label for label, _ in cues)}) without the term",
-                            strength=len(cues))
+    occurrence = Occurrence(found.page, found.heading, found.quote, True, found.reason,
+                            strength=found.strength)
     return ConceptVerdict(verdict.term, "explained", [occurrence, *verdict.occurrences],
                           by_substance=True)
-
-
-def _substance_section(blocks: list[Block], cues: Sequence[tuple[str, re.Pattern[str]]]
-                       ) -> tuple[str, str, int | None, int] | None:
-    """The first, smallest section without subsections (not a summary, a plan or a
-    retrospective, and not most of the document) whose text holds every cue group."""
-    by_section: dict[tuple[str, ...], list[Block]] = {}
-    for block in blocks:
-        if block.kind in ("paragraph", "list"):
-            by_section.setdefault(block.section, []).append(block)
-    # a chapter whose subsections each name a piece explains no mechanism: leaves only
-    chapters = {section[:cut] for section in by_section for cut in range(1, len(section))}
-    best: tuple[str, str, int | None, int] | None = None
-    # a section holding most of the report is the report
-    best_size = sum(map(len, by_section.values())) // 2 + 1
-    title = report_title(blocks)
-    for heading in blocks:
-        path = (*heading.section, heading.text)
-        # A plan or a retrospective describes what is to be built, not how it works.
-        if heading.kind != "heading" or path in chapters or _in_summary(path, title) or any(
-                _RETRO.search(h) for h in path):
-            continue
-        inside = by_section.get(path, [])
-        text = "\n".join([heading.text, *(b.text for b in inside)])
-        words = len(text.split())
-        if len(inside) >= best_size or words < _SUBSTANCE_WORDS or \
-                not all(rx.search(text) for _, rx in cues):
-            continue
-        said = [s for b in inside for s in sentences(b.text) if len(s.split()) >= 6]
-        # Quote the sentence that carries most of the mechanism (the first such one).
-        quote = max(said, key=lambda s: sum(bool(rx.search(s)) for _, rx in cues),
-                    default=heading.text)
-        page = next((b.page for b in inside if quote in b.text), heading.page)
-        best, best_size = (heading.text, quote[:400], page, words), len(inside)
-    return best

@@ -1,0 +1,67 @@
+"""State Synchronization explained through its mechanism without its name: what the state's
+reducers prevent when parallel branches write to it ("Without these reducers, the last node
+to complete would silently overwrite the results of the other two")."""
+
+from __future__ import annotations
+
+from automaton_auditor.forensics.pdf.concepts import classify
+from automaton_auditor.forensics.pdf.model import Block
+
+CONCEPTS = ["Dialectical Synthesis", "Fan-In / Fan-Out", "Metacognition", "State Synchronization"]
+
+# Birkity (interim), p.2: the reducers, the parallel detectives, what is lost without them.
+REDUCERS = (
+    "State reducers for parallel safety. The AgentState uses Annotated type hints with "
+    "operator.ior (dict merge) and operator.add (list append) as LangGraph reducers. When "
+    "three Detective nodes run in parallel and each returns {\"evidences\": {dim_id: "
+    "[Evidence]}}, LangGraph merges the dicts without any node overwriting another's results.",
+    "Without these reducers, the last node to complete would silently overwrite the results "
+    "of the other two, discarding two-thirds of the collected evidence.",
+)
+
+
+def _report(heading: str, *paragraphs: str) -> list[Block]:
+    title = "Interim Report"
+    return [Block("heading", title, 1, level=1, section=()),
+            Block("heading", heading, 2, level=2, section=(title,)),
+            *(Block("paragraph", text, 2, section=(title, heading)) for text in paragraphs)]
+
+
+def test_what_reducers_prevent_explains_state_synchronization() -> None:
+    """Birkity (interim) never writes 'synchroniz...', but says what its reducers prevent
+    when three parallel detectives write the state: explained through its mechanism."""
+    verdict = classify("State Synchronization",
+                       _report("2.1 Why Pydantic Over Plain Dicts", *REDUCERS), CONCEPTS)
+    assert verdict.verdict == "explained" and verdict.by_substance
+    assert verdict.occurrences[0].sentence.startswith("Without these reducers")
+    assert verdict.occurrences[0].page == 2
+
+
+def test_nebiyou27_failure_modes_list_explains_state_synchronization() -> None:
+    """nebiyou27 (interim): 'Without reducers:' then 'One branch could overwrite another.'
+    under a failure mode named parallel state corruption: the colon goes on in the item."""
+    blocks = _report("Failure Modes Prevented",
+                     "2. Parallel state corruption o LangGraph merges branches during fan-in.",
+                     "o Without reducers:", "One branch could overwrite another. o With "
+                     "reducers:", "opinions are appended safely.")
+    verdict = classify("State Synchronization", blocks, CONCEPTS)
+    assert verdict.verdict == "explained" and verdict.by_substance
+
+
+def test_naming_the_merge_is_not_its_explanation() -> None:
+    """zumi123: 'reducers ensure that parallel agents append or merge state safely rather
+    than overwriting' names what the reducers do, not what is lost without them."""
+    blocks = _report("State Management Rigor",
+                     "Additionally, reducers are implemented using operator.add and "
+                     "operator.ior within Annotated type hints. These reducers ensure that "
+                     "parallel agents append or merge state safely rather than overwriting "
+                     "one another's outputs.")
+    assert classify("State Synchronization", blocks, CONCEPTS).verdict == "absent"
+
+
+def test_another_concepts_section_or_a_plan_is_not_its_explanation() -> None:
+    """amin3ltd: the same counterfactual in the section titled Fan-Out/Fan-In explains that
+    concept, not this one; in a plan it is work to be done."""
+    for heading in ("2. Fan-Out/Fan-In Pattern", "Plan for the Final Submission"):
+        verdict = classify("State Synchronization", _report(heading, *REDUCERS), CONCEPTS)
+        assert verdict.verdict == "absent", heading
