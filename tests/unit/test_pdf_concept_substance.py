@@ -65,3 +65,19 @@ def test_another_concepts_section_or_a_plan_is_not_its_explanation() -> None:
     for heading in ("2. Fan-Out/Fan-In Pattern", "Plan for the Final Submission"):
         verdict = classify("State Synchronization", _report(heading, *REDUCERS), CONCEPTS)
         assert verdict.verdict == "absent", heading
+
+
+def test_an_absent_concept_says_where_its_words_appear_apart() -> None:
+    """eyorata (interim): 'Dialectical Synthesis' never appears, but p.7 writes 'full
+    dialectical governance': the fact says where the word is, not that it never appears."""
+    from automaton_auditor.forensics.pdf.reader import concept_finding
+
+    blocks = _report("Next Phase", "This moves the system from forensic collection to full "
+                     "dialectical governance: interpretations are generated in parallel by "
+                     "opposing judicial personas.")
+    verdict = classify("Dialectical Synthesis", blocks, CONCEPTS)
+    assert verdict.verdict == "absent"
+    assert "'dialectical' on p.2 (\"...This moves the system" in concept_finding(verdict).rationale
+    blocks = _report("Next Phase", "A fan cools the room.")  # everyday words: no note
+    verdict = classify("Fan-In / Fan-Out", blocks, CONCEPTS)
+    assert verdict.verdict == "absent" and not verdict.note

@@ -28,6 +28,7 @@ from automaton_auditor.forensics.pdf.substance import substance
 from automaton_auditor.forensics.pdf.ties import untied
 from automaton_auditor.forensics.pdf.variants import (
     about_hit,
+    apart,
     close,
     concept_pattern,
     word_patterns,
@@ -171,7 +172,10 @@ def classify(term: str, blocks: list[Block], others: Sequence[str] = ()) -> Conc
     loose.note = "The exact phrase never appears; its words co-occur in the same section."
     if verdict.verdict != "absent" and loose.verdict != "explained":
         return with_substance(verdict, blocks, names[1:])  # the key word's reading says more
-    return with_substance(loose, blocks, names[1:])
+    found = with_substance(loose, blocks, names[1:])
+    if found.verdict == "absent":  # say where its words do appear, apart
+        found.note = apart(words, [(b.page, b.text) for b in blocks if b.kind != "furniture"])
+    return found
 
 
 def _classify(term: str, blocks: list[Block], block_hit: Callable[[str, str], bool],

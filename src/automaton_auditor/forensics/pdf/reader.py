@@ -305,7 +305,8 @@ def concept_finding(verdict: ConceptVerdict) -> Finding:
     if verdict.verdict == "absent":
         return Finding(facet=f"doc.concepts.{slug(term)}", goal=goal, found=False,
                        pattern="success", location="report", confidence=0.9, data=data,
-                       rationale=f"'{term}' (or a variant) never appears in the report.")
+                       rationale=f"'{term}' (or a variant) never appears in the report."
+                       + (f" {verdict.note}" if verdict.note else ""))
     first = deciding[0]
     data["loose"] = verdict.loose
     data["by_substance"] = verdict.by_substance

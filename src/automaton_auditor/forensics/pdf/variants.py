@@ -73,6 +73,27 @@ def close(words: list[re.Pattern[str]], text: str, headings: str = "", span: int
     return any(all(w.search(run) for w in missing) for run in runs)
 
 
+_DISTINCT = 6  # shorter words ("fan", "out", "state") are everyday words, not the concept's
+
+
+def apart(words: list[re.Pattern[str]], texts: list[tuple[int | None, str]]) -> str:
+    """For a multi-word concept never found: where its distinctive words appear apart ("its
+    words never appear together: 'dialectical' on p.7 (...)"), or "" when none does. A report
+    that writes "full dialectical governance" has not left the word out."""
+    said = []
+    for word in words:
+        hit = next(((page, m) for page, text in texts if (m := word.search(text))), None)
+        if hit is not None and len(hit[1].group(0)) >= _DISTINCT:
+            page, match = hit
+            where = f"p.{page}" if page else "the report"
+            text = match.string
+            clip = " ".join(text[max(match.start() - 60, 0): match.end() + 60].split())
+            said.append(f"'{match.group(0).lower()}' on {where} (\"...{clip}...\")")
+    if not said:
+        return ""
+    return f"Its words never appear together: {'; '.join(said)}."
+
+
 # Per concept (by slug): what the note says, the key word, and the mechanism it must be used
 # about in the same sentence (the rubric's "State Synchronization": parallel branches whose
 # writes reducers merge into the shared state at a fan-in).
