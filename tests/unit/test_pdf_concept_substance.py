@@ -44,8 +44,10 @@ def test_nebiyou27_failure_modes_list_explains_state_synchronization() -> None:
                      "2. Parallel state corruption o LangGraph merges branches during fan-in.",
                      "o Without reducers:", "One branch could overwrite another. o With "
                      "reducers:", "opinions are appended safely.")
+    blocks[3] = Block("paragraph", blocks[3].text, 3, section=blocks[3].section)
     verdict = classify("State Synchronization", blocks, CONCEPTS)
     assert verdict.verdict == "explained" and verdict.by_substance
+    assert verdict.occurrences[0].page == 3  # the page 'Without reducers:' is on
 
 
 def test_naming_the_merge_is_not_its_explanation() -> None:

@@ -104,8 +104,9 @@ def counterfactual(blocks: list[Block], skip: Callable[[Path], bool],
             continue
         for window in windows(text):
             if _WITHOUT.search(window) and _LOSS.search(window) and _REDUCER.search(window):
-                head = sentences(window)[0] if sentences(window) else window
-                page = next((b.page for b in inside if head[:40] in b.text), inside[0].page)
+                # the window may join two blocks: its page is the one its opening is on
+                page = next((b.page for size in (60, 30, 15) for b in inside
+                             if window[:size] in b.text), inside[0].page)
                 return Found(path[-1], window[:400], page,
                              f"its mechanism is described in '{path[-1]}': what the "
                              f"reducers prevent when parallel branches write to the shared "
