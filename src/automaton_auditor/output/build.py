@@ -15,6 +15,7 @@ from automaton_auditor.state import (
     AuditReport,
     CriterionResult,
     DiagramFacts,
+    RebuiltGraph,
     report_evidence,
 )
 
@@ -43,9 +44,11 @@ def opening(results: list[CriterionResult], state: AgentState, bench: str) -> st
     return text
 
 
-def compared_diagram(diagrams: list[DiagramFacts] | None) -> DiagramFacts | None:
+def compared_diagram(diagrams: list[DiagramFacts] | None,
+                     graph: RebuiltGraph | None = None) -> DiagramFacts | None:
     """The report diagram the code graph was compared with, trimmed to its flow."""
-    reading = best_reading([read_diagram(d) for d in diagrams or []])
+    reading = best_reading([read_diagram(d) for d in diagrams or []],
+                           graph.nodes if graph else ())
     if reading is None or not reading.facts.edges:
         return None
     facts = reading.facts
@@ -78,7 +81,7 @@ def build_report(state: AgentState) -> AuditReport:
         generated_at=datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         run_id=state.get("run_id") or "",
         usage=usage_totals(opinions, state.get("usage")),
-        report_diagram=compared_diagram(state.get("diagrams")),
+        report_diagram=compared_diagram(state.get("diagrams"), state.get("code_graph")),
     )
     targets = {d.get("id", ""): d.get("success_pattern", "") for d in rubric.get("dimensions", [])}
     return report.model_copy(update={

@@ -36,6 +36,7 @@ from automaton_auditor.forensics.diagrams.parse import MAX_TEXT_CHARS, parse_dot
 from automaton_auditor.forensics.pdf.hidden import visible_page_text
 from automaton_auditor.forensics.vision import vector as geo
 from automaton_auditor.forensics.vision.drawings import read_vector_diagrams
+from automaton_auditor.forensics.vision.labels import split_labels
 from automaton_auditor.settings import default
 from automaton_auditor.state import DiagramFacts
 
@@ -379,8 +380,11 @@ def text_candidates(page_texts: list[str]) -> list[Candidate]:
     # Pages drawing with characters, whether or not a flow was read there: a report whose
     # only flows are arrow chains in its prose has no drawing (`vision.findings`).
     art = [number for number, text in enumerate(page_texts, 1) if text_art(text)]
+    labels = split_labels(page_texts) if art else []
     for facts, _png in found:
         facts.data["text_art_pages"] = art
+        if labels:  # what the drawings say is drawn in parallel (`labels.split_labels`)
+            facts.data["split_labels"] = labels
     return found
 
 

@@ -8,20 +8,48 @@ out, or parallel branches drawn that the code does not have, or runs in sequence
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from automaton_auditor.forensics.diagrams.flow import match_names, name_key
-from automaton_auditor.forensics.vision.findings import DiagramReading, read_diagram
+from automaton_auditor.forensics.diagrams.flow import match_names, name_key, role_of
+from automaton_auditor.forensics.vision.findings import (
+    MIN_FLOW_NODES,
+    DiagramReading,
+    read_diagram,
+)
+from automaton_auditor.forensics.vision.labels import LABEL_CONFIDENCE, quoted, report_labels
 from automaton_auditor.state import DiagramFacts, Finding, RebuiltGraph
 
 _TERMINALS = {"start", "end"}
+MIN_NAMED = 2  # graph parts a flow must name to be a drawing of the graph
 
 
-def best_reading(readings: list[DiagramReading]) -> DiagramReading | None:
-    """The diagram to compare: a parsed flow before a model reading, then the one showing
+def architectural(reading: DiagramReading, code_nodes: Iterable[str] = ()) -> bool:
+    """Whether a reading is a drawing of the audited graph: at least `MIN_FLOW_NODES` nodes,
+    `MIN_NAMED` of them the code's nodes or courtroom roles (a detective, an aggregator, a
+    judge, the Chief Justice). A boxed list of rules read as two boxes and one arrow, or a
+    chain of phases in the prose ("Observation -> Interpretation -> Action"), is no picture
+    of the graph whose flow could contradict the code. A vision model's reading without a
+    parsed flow stands: the model judged the picture."""
+    if reading.graph is None:
+        return True
+    nodes = [n for n in reading.graph.nodes if name_key(n) not in _TERMINALS]
+    if len(reading.graph.nodes) < MIN_FLOW_NODES:
+        return False
+    named = {n for n in nodes if role_of(n)} | set(match_names(
+        nodes, [c for c in code_nodes if name_key(c) not in _TERMINALS]))
+    return len(named) >= MIN_NAMED
+
+
+def best_reading(readings: list[DiagramReading],
+                 code_nodes: Iterable[str] = ()) -> DiagramReading | None:
+    """The diagram to compare: among the drawings of the graph (`architectural`, its names
+    matched against `code_nodes`), a parsed flow before a model reading, then the one showing
     most of the courtroom split, then the most edges, then the earliest page."""
     # A sequence diagram's messages are an interaction, not the graph's flow: not compared.
-    readable = [r for r in readings if r.source != "none" and r.classification != "sequence"]
+    code_nodes = list(code_nodes)
+    readable = [r for r in readings if r.source != "none" and r.classification != "sequence"
+                and architectural(r, code_nodes)]
     if not readable:
         return None
     return min(readable, key=lambda r: (r.source != "edges", r.facts.kind == "arrow",
@@ -102,28 +130,55 @@ def _false_splits(drawn: RebuiltGraph, graph: RebuiltGraph,
 
 def _diagram_parallel(reading: DiagramReading) -> bool:
     if reading.source == "edges" and reading.graph is not None:
-        return bool(reading.graph.fan_out)
+        # Three boxes joined into one (a fan-in) draw branches as surely as a fan-out: a
+        # flow that branches is never a linear pipeline.
+        return bool(reading.graph.fan_out or reading.graph.fan_in)
     # A model's own verdict on parallelism wins over the chain it wrote.
     return bool(reading.parts.get("parallel_detectives") or reading.parts.get("parallel_judges"))
 
 
-def parallelism_findings(reading: DiagramReading, graph: RebuiltGraph,
-                         unread: dict[str, str] | None = None) -> list[Finding]:
+def _labelled_false_splits(labels: list[dict[str, Any]], graph: RebuiltGraph) -> list[str]:
+    """Groups a drawing labels a parallel fan-out (`labels.split_labels`) whose code nodes
+    the code runs one after another: two of them joined by a code edge, and no fan-out nor
+    route of the code reaching two of them."""
+    found = []
+    for role in sorted({label["role"] for label in labels}):
+        members = {n for n in graph.nodes if role_of(n) == role}
+        routes = [{b for a, b in graph.edges if a == s} for s in graph.conditional_sources]
+        if len(members) < 2 or any(len(members & set(t)) >= 2
+                                   for t in [*graph.fan_out.values(), *routes]):
+            continue
+        chained = sorted(f"{a} -> {b}" for a, b in set(graph.edges)
+                         if a in members and b in members)
+        if chained:
+            mine = [label for label in labels if label["role"] == role]
+            found.append(f"{quoted(mine[:1])} drawn in parallel; the code runs "
+                         f"{', '.join(chained)}")
+    return found
+
+
+def parallelism_findings(reading: DiagramReading | None, graph: RebuiltGraph,
+                         unread: dict[str, str] | None = None,
+                         labels: list[dict[str, Any]] | None = None) -> list[Finding]:
     """Does the diagram's parallel split match the code's, or contradict it? `unread`
     (``{"limitation": why}``) marks a mismatch as not established: a picture of the report
-    that could not be read may draw what this reading lacks."""
+    that could not be read may draw what this reading lacks. `labels` are the fan-out
+    labels of the report's character drawings: they draw a split (and may contradict the
+    code) even where no flow was read (`reading` None)."""
+    labels = labels or []
     code_parallel = bool(graph.fan_out)
-    drawn_parallel = _diagram_parallel(reading)
-    drawn = reading.graph
+    drawn_parallel = bool(reading and _diagram_parallel(reading)) or bool(labels)
+    drawn = reading.graph if reading else None
     to_code = match_names(drawn.nodes, graph.nodes) if drawn is not None else {}
     splits = _reproduced_splits(drawn, graph, to_code) if drawn is not None else []
     code_text = "; ".join(f"{s} -> {{{', '.join(t)}}}" for s, t in sorted(graph.fan_out.items()))
-    false = _false_splits(drawn, graph, to_code) \
-        if drawn is not None and drawn_parallel and code_parallel else []
+    false = [*(_false_splits(drawn, graph, to_code) if drawn is not None else []),
+             *_labelled_false_splits(labels, graph)] \
+        if drawn_parallel and code_parallel else []
     if false:
         verdict = f"diagram shows parallel branches the code runs in sequence: {'; '.join(false)}"
     elif drawn_parallel and code_parallel:
-        verdict = ("diagram and code both fan out" + (f"; reproduced: {'; '.join(splits)}"
+        verdict = ("diagram and code both branch" + (f"; reproduced: {'; '.join(splits)}"
                                                        if splits else ""))
     elif not drawn_parallel and not code_parallel:
         verdict = "diagram and code are both linear"
@@ -132,11 +187,12 @@ def parallelism_findings(reading: DiagramReading, graph: RebuiltGraph,
     else:
         verdict = "diagram shows parallel branches, code is linear (no fan-out)"
     contradicts = drawn_parallel != code_parallel or bool(false)
-    base = {"location": reading.location, "content": verdict[:2000],
+    location = reading.location if reading else f"report p.{labels[0]['page']}"
+    base = {"location": location, "content": verdict[:2000],
             "data": {"diagram_parallel": drawn_parallel, "code_parallel": code_parallel,
                      "reproduced_splits": splits, "false_splits": false,
-                     "read_from": reading.source}}
-    conf = reading.confidence
+                     "read_from": reading.source if reading else "labels"}}
+    conf = reading.confidence if reading else LABEL_CONFIDENCE
     matched = drawn_parallel and code_parallel and not false
     return [
         Finding(facet="vision.compare.parallelism",
@@ -173,13 +229,18 @@ def compare_with_code(diagrams: list[DiagramFacts],
     if graph is None or not graph.nodes:
         return _unavailable("No graph could be rebuilt from the code to compare with.")
     readings = [read_diagram(d) for d in diagrams]
-    reading = best_reading(readings)
+    reading = best_reading(readings, graph.nodes)
+    labels = report_labels(diagrams)
     if reading is None:
         why = ("No diagram in the report." if not diagrams else
                "No diagram flow could be read (images need a vision model; sequence "
-               "diagrams are not compared).")
-        return _unavailable(why)
-    if reading.source == "model" and reading.graph is None:
+               "diagrams are not compared; a flow of fewer than "
+               f"{MIN_FLOW_NODES} nodes, or naming fewer than {MIN_NAMED} of the graph's "
+               "nodes or roles, is no drawing of the graph).")
+        if not labels:
+            return _unavailable(why)
+        nodes = _unavailable(why)[0]  # a drawing's labels give its split, not its names
+    elif reading.source == "model" and reading.graph is None:
         nodes = Finding(facet="vision.compare.nodes",
                         goal="Diagram node names match the code graph", found=False,
                         pattern="neutral", location=reading.location,
@@ -189,8 +250,9 @@ def compare_with_code(diagrams: list[DiagramFacts],
         nodes = nodes_finding(reading, graph)
     # A flow read from text (an arrow chain, text art) is a weak witness: while a picture of
     # the report could not be read, a mismatch it shows is not called misleading.
-    pictures = _unread_pictures(readings) if reading.facts.kind == "arrow" else []
+    pictures = _unread_pictures(readings) \
+        if reading is None or reading.facts.kind == "arrow" else []
     unread = {"limitation": f"{len(pictures)} diagram image(s) could not be read without a "
                             "vision model (--vision-model); a flow read from text does not "
                             "settle the comparison"} if pictures else {}
-    return [nodes, *parallelism_findings(reading, graph, unread)]
+    return [nodes, *parallelism_findings(reading, graph, unread, labels)]

@@ -17,6 +17,12 @@ from automaton_auditor.forensics.diagrams.flow import (
     flow_graph,
     longest_chain,
 )
+from automaton_auditor.forensics.vision.labels import (
+    LABEL_CONFIDENCE,
+    labelled_part,
+    quoted,
+    report_labels,
+)
 from automaton_auditor.forensics.vision.layout import stacked_finding
 from automaton_auditor.forensics.vision.subject import off_subject_finding
 from automaton_auditor.state import DiagramFacts, Finding, RebuiltGraph
@@ -31,6 +37,7 @@ _PART_GOALS = {
 # How far a reading can be trusted, by where it came from.
 # a box drawing's rows are read as layers, each box joined to each box of the next (columns
 # are lost in the text layer): trusted less than parsed diagram source
+MIN_FLOW_NODES = 3  # two boxes and an arrow (a boxed list of rules) show no shape
 _CONFIDENCE = {"vector": 0.85, "mermaid": 0.85, "dot": 0.85, "text_art": 0.7, "arrow": 0.6,
                "model": 0.6}
 
@@ -88,8 +95,9 @@ def read_diagram(facts: DiagramFacts) -> DiagramReading:
         # A sequence diagram's messages run one after another: an orchestrator messaging
         # three judges is not a drawn parallel split.
         parts = {p: [] if sequence else list(getattr(pattern, p)) for p in PARTS}
+        shapeless = sequence or len(graph.nodes) < MIN_FLOW_NODES
         return DiagramReading(facts, "edges", _classify_edges(facts, graph, pattern), parts,
-                              None if sequence else graph.linear, graph,
+                              None if shapeless else graph.linear, graph,
                               longest_chain(graph.edges, cond))
     analysis = facts.analysis
     if analysis and not analysis.get("degraded") and "kind" in analysis:
@@ -200,6 +208,13 @@ def part_findings(readings: list[DiagramReading], part: str) -> Finding:
                        confidence=best.confidence,
                        data={"diagrams": [{"page": r.facts.page, "kind": r.facts.kind,
                                            "source": r.source} for r in showing]})
+    labelled = labelled_part([r.facts for r in readings], part)
+    if labelled:  # a drawing whose columns were lost still says what it draws in parallel
+        return Finding(facet=f"vision.flow.{part}", goal=goal, found=True, pattern="success",
+                       content=quoted(labelled), location=f"report p.{labelled[0]['page']}",
+                       rationale=f"Labelled in a drawing made of characters: "
+                                 f"{quoted(labelled)}.",
+                       confidence=LABEL_CONFIDENCE, data={"labels": labelled})
     why = ("no diagram flow could be read (no diagram, or images without a vision model)"
            if not readable else f"{len(readable)} readable diagram(s), none shows it")
     return Finding(facet=f"vision.flow.{part}", goal=goal, found=False, pattern="success",
@@ -244,17 +259,22 @@ def linear_finding(readings: list[DiagramReading]) -> Finding:
     flows = [r for r in readings if r.linear is not None]
     linear = [r for r in flows if r.linear]
     branching = [r for r in flows if not r.linear]
-    found = bool(flows) and not branching
+    # a drawing labelled a parallel fan-out is no linear pipeline, whatever rows were read
+    labels = report_labels([r.facts for r in readings])
+    found = bool(flows) and not branching and not labels
     best = linear[0] if found else (max(branching, key=lambda r: (r.confidence, r.score))
                                     if branching else None)
     content = None
     if best and found:
         content = " -> ".join(best.chain) or None
     elif best and best.graph is not None:  # say where it branches instead
-        content = "branches: " + "; ".join(f"{s} -> {{{', '.join(t)}}}"
-                                           for s, t in best.graph.fan_out.items())
+        content = "branches: " + "; ".join(
+            [*(f"{s} -> {{{', '.join(t)}}}" for s, t in best.graph.fan_out.items()),
+             *(f"{{{', '.join(s)}}} -> {d}" for d, s in best.graph.fan_in.items())])
     if found:
         why = f"All {len(flows)} readable diagram flow(s) are linear: no fan-out, no fan-in."
+    elif labels:
+        why = f"A drawing is labelled a parallel fan-out: {quoted(labels)}."
     elif flows:
         why = f"{len(flows) - len(linear)} of {len(flows)} readable diagram(s) branch."
     else:
