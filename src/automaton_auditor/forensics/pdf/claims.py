@@ -138,6 +138,14 @@ _PLAN_ITEM = re.compile(
     r"refactor|migrate|switch)\s|\bremaining (?:work|tasks?|gaps?)\b|\bwork remaining\b",
     re.IGNORECASE)
 
+# Work the sentence puts in the future ("Conditional Edges (Future Enhancement):", "the final
+# phase, where judicial fan-out ... will be layered on top"): a plan, whatever it names; a
+# sentence that only leaves other gaps "as future work" still describes what it names.
+_FUTURE_WORK = re.compile(
+    r"\(\s*(?:future|planned)\b[^()]{0,30}\)|\bfuture\s+enhancements?\b"
+    r"|\bwill\s+(?:then\s+|later\s+)?be\s+(?:\w+ly\s+)?(?:layered|added|"
+    r"implemented|introduced|wired|built|integrated|developed|enabled)\b", re.IGNORECASE)
+
 # What holds of a kind of system, not of this one ("In a fan-out/fan-in graph architecture,
 # multiple nodes execute concurrently and write to shared state"): a sentence opened by "in
 # a <kind of system>," that does not name the authors' own ("our", "this system").
@@ -159,7 +167,8 @@ def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
     for page, text in passages:
         for sentence in splitter.split(text):
             if _NEGATION.search(sentence) or _DENIED.search(sentence) or \
-                    _PLAN_ITEM.search(sentence) or _IN_GENERAL.search(sentence):
+                    _PLAN_ITEM.search(sentence) or _IN_GENERAL.search(sentence) or \
+                    _FUTURE_WORK.search(sentence):
                 continue
             for feature, (subject, claim) in FEATURES.items():
                 if counts.get(feature, 0) >= per_feature:
