@@ -1,8 +1,101 @@
-"""Plans a report lists are no claims of what the code does."""
+"""What a report says the system is built with, read against the code and the repository:
+libraries doing a job the code does with another one (source parsing, embeddings, a LangChain
+chat provider package), structured output said missing while the code binds it; and plans,
+which claim nothing."""
 
 from __future__ import annotations
 
-from automaton_auditor.forensics.pdf.claims import extract_feature_claims
+from pathlib import Path
+
+import pytest
+
+from automaton_auditor.forensics.code.names import code_names
+from automaton_auditor.forensics.contradictions import contradiction_findings
+from automaton_auditor.forensics.pdf.claims import extract_feature_claims, extract_statements
+from automaton_auditor.state import CodeNames, FeatureClaim, Finding
+
+TOOLS = '''from tree_sitter import Parser
+from langchain_community.embeddings import OllamaEmbeddings
+from langchain_openrouter import ChatOpenRouter
+
+
+def parse(source):
+    parser = Parser()
+    return parser.parse(source)
+
+
+EMBED = OllamaEmbeddings(model="nomic-embed-text")
+llm = ChatOpenRouter(model="openai/gpt-4o")
+'''
+
+
+def _names(tmp_path: Path, text: str = TOOLS) -> CodeNames:
+    (tmp_path / "src").mkdir(exist_ok=True)
+    (tmp_path / "src" / "tools.py").write_text(text)
+    return code_names(tmp_path, ["src/tools.py"])
+
+
+def _claims(*texts: str) -> list[FeatureClaim]:
+    return extract_statements([(page, text) for page, text in enumerate(texts, start=1)])
+
+
+def _said(names: CodeNames, *texts: str, code: list[Finding] | None = None) -> list[Finding]:
+    return [f for f in contradiction_findings(_claims(*texts), code or [], None, names)
+            if f.facet == "claims.contradictions"]
+
+
+@pytest.mark.parametrize(("sentence", "module", "line"), [
+    ("Decision: Implement repository analysis using Abstract Syntax Tree (AST) parsing via "
+     "Python's ast module instead of regex patterns.", "ast", "7: parser = Parser()"),
+    ("- Embeddings: Sentence-transformers all-MiniLM-L6-v2 provides fast, local semantic "
+     "search without API costs", "sentence_transformers", "11: EMBED = OllamaEmbeddings("),
+    ("Decision: Use OpenAI's gpt-4 or gpt-4o-mini via langchain-openai for judge "
+     "evaluations.", "langchain_openai", "12: llm = ChatOpenRouter("),
+])
+def test_a_library_the_code_does_that_job_without_is_a_contradiction(
+        tmp_path: Path, sentence: str, module: str, line: str) -> None:
+    found = _said(_names(tmp_path), sentence)
+    assert [f"no Python file imports {module}" in f.rationale for f in found] == [True]
+    assert f"src/tools.py:{line}" in (found[0].content or "")
+
+
+def test_libraries_the_code_uses_plans_and_denials_contradict_nothing(tmp_path: Path) -> None:
+    names = _names(tmp_path)
+    assert _said(names, "We parse source files with tree-sitter.",
+                 "Embeddings: OllamaEmbeddings via langchain-community.",
+                 "We can extend to tree-sitter grammars later if needed.",
+                 "Use Python's ast module for parsing in the next phase.",
+                 "The parser uses tree-sitter rather than Python's ast module.",
+                 "Python's ast module was replaced by tree-sitter.",
+                 "Judges run via langchain-openrouter.") == []
+    # a chat model picked at run time may well come from the package the report names
+    picked = _names(tmp_path, TOOLS + "from langchain.chat_models import init_chat_model\n"
+                                      "other = init_chat_model('openai:gpt-4o')\n")
+    assert _said(picked, "Judges call GPT-4 via langchain-openai.") == []
+
+
+STRUCTURED = Finding(facet="llm.structured_output", goal="Judges bind a schema", found=True,
+                     pattern="success", location="src/agent.py:107", confidence=0.9,
+                     rationale="1 binding(s) to: .state.JudicialOpinion.",
+                     content="src/agent.py:107: llm.with_structured_output(JudicialOpinion)")
+
+
+def test_structured_output_said_missing_that_the_code_binds_is_a_contradiction(
+        tmp_path: Path) -> None:
+    names = _names(tmp_path)
+    facts = _said(names, "Prosecutor, Defense, TechLead skeletons only-no prompt engineering or "
+                         "structured output integration",
+                  "with_structured_output(J udicialOpinion) not implemented",
+                  code=[STRUCTURED])
+    assert len(facts) == 2 and all(f.data["kind"] == "denial" for f in facts)
+    assert "src/agent.py:107: llm.with_structured_output(JudicialOpinion)" in (
+        facts[0].content or "")
+    # a peer's code, an admitted gap, or code without the binding: no contradiction
+    assert _said(names, "No structured output enforcement: the peer's judge nodes did not "
+                        "use .with_structured_output(JudicialOpinion).", code=[STRUCTURED]) == []
+    assert _said(names, "Known gap: structured output is not yet implemented.",
+                 code=[STRUCTURED]) == []
+    assert _said(names, "with_structured_output(JudicialOpinion) not implemented") == []
 
 
 def test_future_work_is_no_feature_claim() -> None:

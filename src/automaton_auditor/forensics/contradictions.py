@@ -1,27 +1,23 @@
 """Report statements the code's own facts contradict, and template text left in the report.
 
-Four kinds, each read from a `FeatureClaim` the doc detective kept (`forensics.pdf.claims`):
-a sentence that binds a reducer to a state field ("operator.add for Evidence lists") is read
-against the reducers the state class declares in its `Annotated` hints
-(`forensics.reducer_claims`); a sentence that says a component is not implemented ("only the
-detective layer is implemented") against the components the repo detective found built and
-wired (persona prompts and judge nodes, the Chief Justice's synthesis, the detective fan-out);
-a sentence that says a feature is absent ("the judges are invoked inside one node in
-sequence", "no conditional edges", "it does not average judge scores") against the facts that
-show it built (a fan-out to the judges, a router, a mean in the synthesis): a description
-of the built system is contradicted, an admitted gap the code has since closed is no
-contradiction but leaves the report out of date (`claims.stale_gaps`, a missing extra);
-what a persona's prompt is said to hold (`forensics.persona_claims`); how the built system is
-said to behave (a retry of malformed replies, a conditional gate, weighed judges:
-`forensics.behaviour_claims`);
-an unfilled template placeholder ("(Insert your generated image here)") is a defect of the
-report by itself. A gap or a denial is read with its section (`forensics.pdf.qualifiers`):
-a gap under a heading or lead-in that tells what a review caught or what was since fixed is
-no current claim, and a description whose following text states the feature it denies (a
-lead "not averaging:" over a rule table that uses the average) denies nothing. Each fact
-quotes the report sentence with its page and the code lines it contradicts. Only clear
-cases count: a sentence whose words match no field, or name no component, contradicts
-nothing.
+Each read from a `FeatureClaim` the doc detective kept (`forensics.pdf.claims`): a reducer
+bound to a state field ("operator.add for Evidence lists") against the state's `Annotated`
+hints (`forensics.reducer_claims`); a component said not implemented ("only the detective
+layer is implemented") against the components found built and wired; a feature said absent
+("the judges are invoked inside one node in sequence", "no conditional edges", "it does not
+average judge scores", "no structured output") against the facts that show it built (a
+fan-out to the judges, a router, a mean in the synthesis, a structured-output binding): a
+description of the built system is contradicted, an admitted gap the code has since closed
+leaves the report out of date (`claims.stale_gaps`, a missing extra); what a persona's prompt
+is said to hold (`forensics.persona_claims`); how the built system is said to behave (a retry
+of malformed replies, a conditional gate, weighed judges: `forensics.behaviour_claims`); an
+unfilled template placeholder ("(Insert your generated image here)") is a defect by itself.
+A gap or a denial is read with its section (`forensics.pdf.qualifiers`): a gap under a
+heading or lead-in that tells what a review caught or what was since fixed is no current
+claim, and a description whose following text states the feature it denies (a lead "not
+averaging:" over a rule table that uses the average) denies nothing. Each fact quotes the
+report sentence with its page and the code lines it contradicts. Only clear cases count: a
+sentence whose words match no field, or name no component, contradicts nothing.
 """
 
 from __future__ import annotations
@@ -39,6 +35,7 @@ from automaton_auditor.forensics.pdf.claims import (
     NO_COMPONENT,
     NO_CONDITIONAL,
     NO_PARALLEL_JUDGES,
+    NO_STRUCTURED,
     NOT_IMPLEMENTED,
     NOT_STARTED,
     ONLY_IMPLEMENTED,
@@ -67,9 +64,10 @@ COMPONENTS: dict[str, re.Pattern[str]] = {
 }
 _CONDITION = re.compile(r"\b(?:if|unless|whether|when|once|until|would|could)\b", re.IGNORECASE)
 # A sentence saying a feature is absent denies nothing when it is hypothetical, describes
-# what an auditor (the report's own tool) looks for, or contrasts with what was built.
+# what an auditor (the report's own tool) looks for, contrasts with what was built, or is said
+# of a peer's code ("The peer's judge nodes did not use .with_structured_output()").
 _HEDGE = re.compile(r"\b(?:if|unless|whether|would|could|might|may|should|rubric|detect\w*|"
-                    r"flag\w*|penali[sz]\w*|checks?|unlike|instead|rather|previous\w*|"
+                    r"peers?|flag\w*|penali[sz]\w*|checks?|unlike|instead|rather|previous\w*|"
                     r"earlier|original\w*|interim|before)\b", re.IGNORECASE)
 
 
@@ -89,14 +87,16 @@ class Denial(NamedTuple):
     stated: re.Pattern[str] | None = None
 
 
-PARALLEL_JUDGES, ROUTING, MEAN = ("parallel judges", "conditional routing",
-                                  "a mean of the judges' scores")
+PARALLEL_JUDGES, ROUTING, MEAN, STRUCTURED = (
+    "parallel judges", "conditional routing", "a mean of the judges' scores",
+    "structured output bound to the model")
 DENIALS: tuple[tuple[str, Denial], ...] = (
     (PARALLEL_JUDGES, Denial(SEQUENTIAL_JUDGES, negatable=True,
                              stated=PARALLEL_JUDGES_STATED)),
     (PARALLEL_JUDGES, Denial(NO_PARALLEL_JUDGES, admits_gap=True)),
     (ROUTING, Denial(NO_CONDITIONAL, admits_gap=True)),
-    (MEAN, Denial(NO_AVERAGING, about_scores=True, stated=MEAN_STATED)))
+    (MEAN, Denial(NO_AVERAGING, about_scores=True, stated=MEAN_STATED)),
+    (STRUCTURED, Denial(NO_STRUCTURED)))
 # Statements of what is built or missing, which a retrospective section takes back.
 _GAP_KINDS = ("implementation_status", "feature_denied", "component_gap", "node_disabled",
               "node_not_started")
@@ -143,6 +143,8 @@ def built_features(code: Sequence[Finding]) -> dict[str, list[str]]:
     built: dict[str, list[str]] = {}
     if "graph.parallel_judges" in facts:
         built[PARALLEL_JUDGES] = [_line(facts["graph.parallel_judges"])]
+    if (bound := facts.get("llm.structured_output")) is not None:  # with its first binding
+        built[STRUCTURED] = [_line(bound), *(bound.content or "").splitlines()[:1]]
     routing = facts.get("graph.conditional_edges")
     if routing is not None and routing.data.get("routing_sources"):
         built[ROUTING] = [_line(routing)]

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from automaton_auditor.forensics.pdf.claims import (
     API_USE,
     CHAT_CLASS,
-    LIBRARY_USE,
     METHOD_USE,
     MODULE_API,
     QUOTED_CALL,
 )
+from automaton_auditor.forensics.pdf.libraries import library_key, said_libraries
 from automaton_auditor.state import CodeNames
 
 # Words that make the statement a plan, a contrast or a denial rather than a description.
@@ -159,15 +159,32 @@ def visitor_misquotes(sentence: str, names: CodeNames, words: set[str]) -> list[
 
 
 # A sentence that tells the reader what to do ("Concrete Action: Implement a fallback
-# extractor using PyPDF ...") is a plan, whatever it names.
-_IMPERATIVE = re.compile(r"^\W*(?:[\w &/-]{1,40}:\s*)?(?:implement|add|use|adopt|introduce|"
+# extractor using PyPDF ...") is a plan, whatever it names; a design record's "Decision: Use
+# X" says what was chosen and built.
+_IMPERATIVE = re.compile(r"^\W*(?:(?!decisions?\s*:)[\w &/-]{1,40}:\s*)?"
+                         r"(?:implement|add|use|adopt|introduce|"
                          r"replace|switch|consider|integrate|build|create|move|try)\b",
                          re.IGNORECASE)
-# The PDF libraries a report may name, by the modules that import them (PyPDF2 is pypdf's
-# former name: either spelling names either).
-PDF_LIBRARIES = {"docling": ("docling",), "pymupdf": ("fitz", "pymupdf"),
-                 "pdfplumber": ("pdfplumber",), "pypdf": ("pypdf", "PyPDF2"),
-                 "pypdf2": ("pypdf", "PyPDF2"), "pdfminer": ("pdfminer",)}
+# What each library the report may name does, and the names of used code that show it used
+# (module-qualified, `forensics.code.names`); PyPDF2 is pypdf's former name: either spelling
+# names either. A LangChain chat provider package (langchain-openai) is read apart
+# (`_provider_kin`).
+_PDF = r"^(?:pypdf|PyPDF2)\b"
+LIBRARIES: dict[str, tuple[str, str]] = {
+    "docling": ("PDF", r"^docling\b"), "pymupdf": ("PDF", r"^(?:fitz|pymupdf)\b"),
+    "pdfplumber": ("PDF", r"^pdfplumber\b"), "pypdf": ("PDF", _PDF), "pypdf2": ("PDF", _PDF),
+    "pdfminer": ("PDF", r"^pdfminer\b"),
+    "ast": ("source code", r"^ast\."), "tree-sitter": ("source code", r"^tree_sitter"),
+    "libcst": ("source code", r"^libcst\."),
+    # a HuggingFace embedding class runs sentence-transformers underneath
+    "sentence-transformers": ("embeddings", r"^sentence_transformers\.|\.(?:HuggingFace|"
+                              r"SentenceTransformer)\w*Embedding\w*$"),
+    "other embeddings": ("embeddings", r"\.(?!HuggingFace|SentenceTransformer)\w*"
+                         r"(?:Embeddings|EmbeddingFunction)$"),
+}
+_JOBS = {"PDF": "reads PDFs with", "source code": "parses source code with",
+         "embeddings": "embeds text with", "chat model": "builds its chat model with"}
+_CHAT_PACKAGE = re.compile(r"^(?P<package>langchain_[a-z_]+)\.(?:[\w.]+\.)?(?P<cls>Chat[A-Z]\w*)$")
 
 
 # A contrast or a denial hedges only its own clause: "Rather than dumping whole reports into
@@ -192,29 +209,69 @@ def _clause_around(sentence: str, start: int) -> str:
     return sentence[left:right]
 
 
+def _denied(sentence: str, start: int) -> bool:
+    """Whether the clause of the library at `start` sets it against the system: a denial or
+    a replacement anywhere in it ("Docling is not used", "pypdf replaced Docling"), a
+    contrast only before it ("rather than with Docling"; "ast instead of regex" uses ast)."""
+    left = max((m.end() for m in _CLAUSE_END.finditer(sentence, 0, start)), default=0)
+    return bool(_AGAINST.search(_clause_around(sentence, start))
+                or _CONTRAST.search(sentence[left:start]))
+
+
+# The contrast words that set aside what they follow as well as what they precede.
+_AGAINST = re.compile(r"\b(?:not|never|no\s+longer|replac\w*|migrat\w*|switch\w*)\b|n't\b",
+                      re.IGNORECASE)
+
+
+def _library_kin(key: str, uses: list[tuple[str, str]]) -> list[str] | None:
+    """Uses of other libraries doing the job of the library `key` ("path:line: text"); None
+    when the code uses `key` itself, or picks its chat model at run time (`init_chat_model`,
+    for a LangChain provider package)."""
+    if key.startswith("langchain-"):
+        package, provider = key.replace("-", "_"), key.split("-", 1)[1].replace("-", "")
+        if any(n.startswith(package + ".") or n.endswith("init_chat_model") for n, _ in uses):
+            return None
+        return sorted({w for n, w in uses if (m := _CHAT_PACKAGE.match(n))
+                       and m["package"] != package and provider not in m["cls"].lower()},
+                      key=_by_line)
+    kind, mine = LIBRARIES[key]
+    if any(re.search(mine, n) for n, _ in uses):
+        return None
+    return sorted({w for n, w in uses for k, rx in LIBRARIES.values()
+                   if k == kind and rx != mine and re.search(rx, n)}, key=_by_line)
+
+
+def _by_line(where: str) -> tuple[str, int]:
+    """A "path:line: text" use's path and line, to list uses in file order."""
+    path, _, rest = where.partition(":")
+    line = rest.split(":", 1)[0]
+    return path, int(line) if line.isdigit() else 0
+
+
 def library_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list[Misquote]:
-    """Each PDF library the sentence says the system uses that no audited Python file
-    imports, when the code reads PDFs with another one (a library used through a helper
-    elsewhere, or no PDF code at all, contradicts nothing)."""
+    """Each library the sentence says the system uses (`pdf.libraries`: for PDFs, source
+    code, embeddings, or a LangChain chat provider package) that no audited Python file
+    uses, when the code does that job with another one (a library used through a helper
+    elsewhere, or no code for that job at all, contradicts nothing; nor does a sentence that
+    also names, as used, the library the code does use)."""
     if not names.modules or _IMPERATIVE.search(sentence) \
             or _HEDGE.search(_CONTRAST.sub(" ", sentence)):
         return []  # a plan or an example, anywhere in the sentence
-    used: dict[str, str] = {}  # module -> its first use, "path:line: text"
-    for name, where in _uses(names):
-        used.setdefault(name.split(".")[0], where)
+    uses = _uses(names)
+    said = {library_key(lib): lib for lib, at in said_libraries(sentence)
+            if not _denied(sentence, at)}
+    kins = {key: _library_kin(key, uses) for key in said}
+    right = {LIBRARIES.get(key, ("chat model", ""))[0] for key, kin in kins.items() if kin is None}
     found = []
-    said = {m["lib"] for m in LIBRARY_USE.finditer(sentence)
-            if not _CONTRAST.search(_clause_around(sentence, m.start("lib")))}
-    for lib in sorted(said):
-        modules = PDF_LIBRARIES[lib.lower()]
-        kin = sorted(used[m] for other, ms in PDF_LIBRARIES.items() if ms != modules
-                     for m in ms if m in used)
-        if any(m in used for m in modules) or not kin:
+    for key, kin in sorted(kins.items()):
+        kind = LIBRARIES.get(key, ("chat model", ""))[0]
+        if not kin or kind in right:
             continue
         found.append(Misquote(
-            lib, f"The report says the system uses {lib}; no Python file imports "
-                 f"{' or '.join(modules)}, and the code reads PDFs with {'; '.join(kin)}.",
-            kin[:MAX_QUOTED], {"library": lib}))
+            said[key], f"The report says the system uses {said[key]}; no Python file imports "
+                       f"{key.replace('-', '_')}, and the code {_JOBS[kind]} "
+                       f"{'; '.join(kin[:MAX_QUOTED])}.",
+            kin[:MAX_QUOTED], {"library": said[key]}))
     return found
 
 

@@ -10,6 +10,7 @@ import re
 from collections.abc import Callable, Iterable
 
 from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT
+from automaton_auditor.forensics.pdf.libraries import LIBRARY_USE
 from automaton_auditor.state import FeatureClaim
 
 _PARALLEL = (r"\b(?:in parallel|parallel(?:ly|ism)?|concurrent(?:ly)?|simultaneous(?:ly)?|"
@@ -109,6 +110,15 @@ NO_AVERAGING = re.compile(
     r"\b(?:does\s+not|doesn't|do\s+not|don't|never)\s+(?:simply\s+|just\s+)?average\w*"
     r"|\b(?:rather\s+than|instead\s+of|not|no|without)\s+(?:a\s+|an\s+)?(?:simple\s+|plain\s+|"
     r"naive\s+|probabilistic\s+|mere\s+|score\s+)?averag\w*", re.IGNORECASE)
+# "No prompt engineering or structured output integration", "with_structured_output(
+# JudicialOpinion) not implemented", "no with_structured_output() usage".
+_STRUCTURED = r"(?:\.?with_structured_output\(\)|structured[\s-]outputs?)"
+NO_STRUCTURED = re.compile(
+    rf"\bno\s+(?:(?:[\w-]+\s+){{1,3}}(?:or|and|nor)\s+)?{_STRUCTURED}"
+    r"|\bwith_structured_output\([^()]{0,60}\)\s*(?:is\s+|are\s+)?not\s+(?:yet\s+)?"
+    r"(?:implemented|used|integrated|called|wired|bound)\b"
+    r"|\bstructured[\s-]outputs?\s+(?:is\s+|are\s+)?(?:not\s+(?:yet\s+)?(?:implemented|used|"
+    r"integrated|enforced)|missing|absent)\b", re.IGNORECASE)
 # The same features stated, for the text around a denial (`qualifiers.stated`): the judges
 # run in parallel ("the three judges execute concurrently"), the scores are averaged ("THEN
 # Use average", "the mean of the judges' scores"); a weighted average is another feature.
@@ -127,7 +137,8 @@ MEAN_STATED = re.compile(
     rf"|\b{_SCORES}\s+(?:are|is|get|gets)\s+averaged\b|\baveraged\s+{_SCORES}"
     r"|\baverag(?:e|ing)\s+(?:is|are)\s+(?:used|applied|taken)\b", re.IGNORECASE)
 _DENIED = re.compile(f"{SEQUENTIAL_JUDGES.pattern}|{NO_PARALLEL_JUDGES.pattern}|"
-                     f"{NO_CONDITIONAL.pattern}|{NO_AVERAGING.pattern}", re.IGNORECASE)
+                     f"{NO_CONDITIONAL.pattern}|{NO_AVERAGING.pattern}|{NO_STRUCTURED.pattern}",
+                     re.IGNORECASE)
 
 # A plan, not a claim: an imperative item ("- High: Add conditional edges for node failure",
 # "Fix: wire the router") or the work a report lists as remaining ("The remaining work ...
@@ -137,7 +148,6 @@ _PLAN_ITEM = re.compile(
     r"\s*[:\u2013-]\s*)?(?:add|implement|introduce|create|wire|build|enable|replace|"
     r"refactor|migrate|switch)\s|\bremaining (?:work|tasks?|gaps?)\b|\bwork remaining\b",
     re.IGNORECASE)
-
 # Work the sentence puts in the future ("Conditional Edges (Future Enhancement):", "the final
 # phase, where judicial fan-out ... will be layered on top"): a plan, whatever it names; a
 # sentence that only leaves other gaps "as future work" still describes what it names.
@@ -222,12 +232,6 @@ QUOTED_CALL = re.compile(
 # "the judges use ChatAnthropic"): the code must build that class, not another.
 CHAT_CLASS = re.compile(r"\b(?:via|uses?|using|with|through|built\s+on|backed\s+by|runs?\s+on|"
                         r"calls?|powered\s+by)\b[^.;]{0,40}?\b(?P<callee>Chat[A-Z][A-Za-z]+)\b")
-# A PDF library the report says the system reads the report with ("a RAG-lite ingestion
-# system using Docling"): the code must import it (`forensics.usage.library_misquotes`).
-LIBRARY_USE = re.compile(r"\b(?:via|uses?|using|with|through|built\s+on|backed\s+by|"
-                         r"powered\s+by|relies\s+on|leverag\w*)\b[^.;]{0,40}?\b"
-                         r"(?P<lib>Docling|PyMuPDF|pdfplumber|pypdf|PyPDF2|pdfminer)\b",
-                         re.IGNORECASE)
 # The syntax tree said to be walked by a visitor ("A visitor pattern is employed to traverse
 # the AST", "Implements ast.NodeVisitor for depth-first search"): the code must define one.
 AST_VISITOR = re.compile(r"\b(?:visitor\s+pattern|(?:ast\.)?Node(?:Visitor|Transformer)|"
