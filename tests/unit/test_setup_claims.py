@@ -1,7 +1,8 @@
 """What a report says the system is built with, read against the code and the repository:
 libraries doing a job the code does with another one (source parsing, embeddings, a LangChain
-chat provider package), structured output said missing while the code binds it; and plans,
-which claim nothing."""
+chat provider package), structured output said missing while the code binds it, tests and a
+package manager the repository does not have, a fact-supremacy rule the synthesis lacks; and
+plans, which claim nothing."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import pytest
 from automaton_auditor.forensics.code.names import code_names
 from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.pdf.claims import extract_feature_claims, extract_statements
+from automaton_auditor.forensics.synthesis_claims import fact_supremacy_findings
+from automaton_auditor.forensics.tooling_claims import tooling_findings
 from automaton_auditor.state import CodeNames, FeatureClaim, Finding
 
 TOOLS = '''from tree_sitter import Parser
@@ -96,6 +99,42 @@ def test_structured_output_said_missing_that_the_code_binds_is_a_contradiction(
     assert _said(names, "Known gap: structured output is not yet implemented.",
                  code=[STRUCTURED]) == []
     assert _said(names, "with_structured_output(JudicialOpinion) not implemented") == []
+
+
+def test_tests_and_a_package_manager_the_repository_lacks_are_contradictions() -> None:
+    claims = _claims("Testing Framework \u2705 pytest + coverage setup; unit tests for tools "
+                     "and state models",
+                     "Project Setup \u2705 Poetry environment with dependencies (langchain)")
+    files = ["pyproject.toml", "uv.lock", "src/app/agent.py"]
+    facts = tooling_findings(claims, files)
+    assert [f.data["kind"] for f in facts] == ["tests_claim", "manager_claim"]
+    assert "uv.lock: present" in (facts[1].content or "")
+    # the files are there, or the sentence is a plan, a gap or a drawn tree's entry
+    assert tooling_findings(claims, [*files, "tests/test_agent.py", "poetry.lock"]) == []
+    assert tooling_findings(_claims(
+        "We will add unit tests for the tools.", "No unit tests for the judges yet.",
+        "\u2502 \u251c\u2500\u2500 test_repo_tools.py # Unit tests for AST parsing",
+        "Dependencies should be managed with Poetry."), files) == []
+
+
+RULES = Finding(facet="justice.rules", goal="Rules", found=True, pattern="success",
+                location="src/justice.py:40", confidence=0.75, rationale="Rules: ...",
+                data={"rules": {"security_override": ["src/justice.py:44"]}})
+NODE = Finding(facet="justice.node", goal="Synthesis node", found=True, pattern="success",
+               location="src/justice.py:5", confidence=0.9, rationale="Synthesis starts here.")
+
+
+def test_fact_supremacy_said_applied_that_no_rule_reads_is_a_contradiction() -> None:
+    said = _claims("The final node resolves conflicts using hardcoded deterministic rules "
+                   "(e.g., \"Fact Supremacy\" where forensic data overrules judge "
+                   "interpretation).")
+    facts = fact_supremacy_findings(said, [RULES, NODE])
+    assert len(facts) == 1 and "security_override" in facts[0].rationale
+    has = RULES.model_copy(update={"data": {"rules": {"fact_supremacy": ["src/justice.py:50"]}}})
+    assert fact_supremacy_findings(said, [has, NODE]) == []
+    assert fact_supremacy_findings(_claims(
+        "The Chief Justice will apply Fact Supremacy.", "Gap: no fact supremacy rule yet."),
+        [RULES, NODE]) == []
 
 
 def test_future_work_is_no_feature_claim() -> None:

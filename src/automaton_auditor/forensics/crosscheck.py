@@ -14,7 +14,9 @@ from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.feature_claims import feature_findings
 from automaton_auditor.forensics.pdf.citations import normalise_path
 from automaton_auditor.forensics.pdf.claims import FEATURES
+from automaton_auditor.forensics.synthesis_claims import fact_supremacy_findings
 from automaton_auditor.forensics.tails import Tails
+from automaton_auditor.forensics.tooling_claims import tooling_findings
 from automaton_auditor.state import (
     CitedPath,
     CodeNames,
@@ -196,8 +198,10 @@ def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph |
         findings.append(_bare_finding(split.bare_hit, split.bare_miss))
     findings.extend(feature_findings([c for c in facts.claims if c.feature in FEATURES],
                                       graph))
-    empty = empty_file_findings(facts.cited_paths, split, names)
-    findings.extend(contradiction_findings(facts.claims, code, graph, names, also=empty))
+    also = [*empty_file_findings(facts.cited_paths, split, names),
+            *tooling_findings(facts.claims, repo_files),
+            *fact_supremacy_findings(facts.claims, code)]
+    findings.extend(contradiction_findings(facts.claims, code, graph, names, also=also))
     findings.extend(_nothing_invented(split, findings))
     return CrossCheck(findings, list(split.verified), [c.path for c in split.hallucinated],
                       [c.path for c in split.planned])

@@ -10,7 +10,12 @@ import re
 from collections.abc import Callable, Iterable
 
 from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT
-from automaton_auditor.forensics.pdf.libraries import LIBRARY_USE
+from automaton_auditor.forensics.pdf.libraries import (
+    FACT_SUPREMACY,
+    LIBRARY_USE,
+    MANAGER_CLAIM,
+    TESTS_CLAIM,
+)
 from automaton_auditor.state import FeatureClaim
 
 _PARALLEL = (r"\b(?:in parallel|parallel(?:ly|ism)?|concurrent(?:ly)?|simultaneous(?:ly)?|"
@@ -262,7 +267,8 @@ STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STAT
               "api_use": (API_USE, 6), "quoted_call": (QUOTED_CALL, 6),
               "chat_class": (CHAT_CLASS, 6), "method_use": (METHOD_USE, 6),
               "library_use": (LIBRARY_USE, 6), "module_api": (MODULE_API, 6),
-              "ast_visitor": (AST_VISITOR, 3),
+              "ast_visitor": (AST_VISITOR, 3), "tests_claim": (TESTS_CLAIM, 3),
+              "manager_claim": (MANAGER_CLAIM, 3), "fact_supremacy": (FACT_SUPREMACY, 6),
               "prompt_quote": (PROMPT_QUOTE, 6),
               "prompt_security": (PROMPT_SECURITY, 6), "node_disabled": (DISABLED_NODE, 6),
               "component_gap": (NO_COMPONENT, 6), "node_not_started": (NOT_STARTED, 6),

@@ -46,3 +46,25 @@ def said_libraries(sentence: str) -> list[tuple[str, int]]:
         found.append((match[group], match.start(group)))
     return found
 
+
+# The project said to be tested ("pytest + coverage setup; unit tests for tools and state
+# models", "a test suite covers the tools"): the repository must hold a test file.
+TESTS_CLAIM = re.compile(
+    r"\b(?:unit|integration)\s+tests?\s+(?:for|cover\w*|of|on)\b|\btest\s+suite\s+(?:covers?|"
+    r"for|with|of)\b|\bpytest\s*(?:\+|and|with)\s*coverage\b|\b(?:unit\s+)?tests\s+(?:are|is)\s+"
+    r"(?:written|in\s+place|passing)\b", re.IGNORECASE)
+# The package manager the project is said to use, by the lock file it writes.
+MANAGERS = {"Poetry": "poetry.lock", "Pipenv": "Pipfile.lock", "PDM": "pdm.lock",
+            "uv": "uv.lock"}
+MANAGER_CLAIM = re.compile(
+    r"\b(?P<tool>(?i:poetry|pipenv|pdm)|uv)\s+(?i:environment|project|setup|managed|"
+    r"workspace|lock\w*|install|sync|for\s+dependency|to\s+manage)\b"
+    r"|\b(?i:managed|uses?|using|with|via|through)\s+(?:\w+\s+){0,2}?"
+    r"(?P<tool2>(?i:poetry|pipenv|pdm)|uv)\b(?!\s*\()")
+
+# The Chief Justice said to let the evidence overrule the judges (`forensics.synthesis_claims`):
+# the rule named, or told ("forensic data overrules judge interpretation").
+FACT_SUPREMACY = re.compile(
+    r"\bfact[\s-]+supremacy\b|\b(?:forensic\s+)?(?:facts?|evidence|forensic\s+(?:data|facts?))"
+    r"\s+(?:always\s+)?(?:overrules?|overrides?|trumps?|outweighs?)\s+(?:the\s+)?(?:judges?|"
+    r"judicial|opinions?|interpretations?)", re.IGNORECASE)

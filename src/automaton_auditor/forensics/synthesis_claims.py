@@ -1,0 +1,62 @@
+"""A report that says the Chief Justice lets the evidence overrule the judges (the sentences
+`pdf.libraries.FACT_SUPREMACY` finds), read against the rules the synthesis code applies
+(`forensics.code.synthesis`: `justice.rules`).
+
+"The final node resolves conflicts using hardcoded deterministic rules (e.g., "Fact
+Supremacy" where forensic data overrules judge interpretation)" describes the synthesis as
+built; when the synthesis code is found and none of its rules reads the evidence, the report
+states a rule the code does not have. A plan, a gap or a hedge ("will apply Fact Supremacy",
+"no fact supremacy yet", "should let facts overrule opinions") claims nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from automaton_auditor.state import FeatureClaim, Finding
+
+# ... said to be applied now.
+_APPLIED = re.compile(r"\b(?:resolves?|appl(?:y|ies|ying)|enforc\w*|uses?|using|implements?|"
+                      r"hard-?coded|deterministic\s+rules?)\b", re.IGNORECASE)
+# ... of the synthesis ("the Chief Justice", "the final node resolves conflicts").
+_SYNTHESIS = re.compile(r"\b(?:chief\s*justice\w*|synthesis|supreme\s+court|final\s+node|"
+                        r"resolves?\s+conflicts?|conflict\s+resolution)\b", re.IGNORECASE)
+# An instruction ("Apply explicit conflict rules: ...") is a plan.
+_IMPERATIVE = re.compile(r"^\W*(?:\d+\W*)?(?:[\w &/-]{1,40}:\s*)?(?:apply|implement|add|use|"
+                         r"enforce|introduce)\b", re.IGNORECASE)
+_HEDGE = re.compile(r"\b(?:will|would|should|could|may|might|plan\w*|todo|future|phases?|gaps?|"
+                    r"no|not|never|missing|lack\w*|without|if|rubric|peers?|yet|next|propos\w*|"
+                    r"needs?|once|when|goal|intend\w*|design\w*\s+to)\b|n't\b", re.IGNORECASE)
+
+
+def fact_supremacy_findings(claims: Sequence[FeatureClaim], code: Sequence[Finding]
+                            ) -> list[Finding]:
+    """A `claims.contradictions` fact for the first sentence that says the synthesis (the
+    Chief Justice, the node that resolves conflicts) lets the evidence overrule the judges,
+    when the synthesis code is found and no rule of it reads the evidence (`justice.rules`:
+    no ``fact_supremacy``)."""
+    facts = {f.facet: f for f in code}
+    rules, node = facts.get("justice.rules"), facts.get("justice.node")
+    named = rules.data.get("rules") if rules is not None else None
+    if node is None or not node.found or not isinstance(named, dict) \
+            or "fact_supremacy" in named:
+        return []
+    for claim in claims:
+        said = claim.sentence
+        if claim.feature != "fact_supremacy" or _HEDGE.search(said) or _IMPERATIVE.search(said) \
+                or not (_APPLIED.search(said) and _SYNTHESIS.search(said)):
+            continue
+        where = f"report p.{claim.page}" if claim.page else "report"
+        applied = ", ".join(sorted(named)) or "none"
+        code_lines = [f"{node.location}: {node.rationale}",
+                      f"{rules.location if rules else ''}: rules the code applies: {applied}"]
+        return [Finding(
+            facet="claims.contradictions", goal="The report says the synthesis applies a rule "
+            "the code does not have", found=True, pattern="failure", location=where,
+            confidence=0.8, content=f"{where}: {claim.sentence}\n" + "\n".join(code_lines),
+            rationale="The report says the Chief Justice lets the evidence overrule the judges "
+                      f"(fact supremacy); no rule of the synthesis code reads the evidence "
+                      f"(rules it applies: {applied}).",
+            data={"kind": "fact_supremacy", "code": code_lines})]
+    return []
