@@ -132,6 +132,11 @@ def test_fact_supremacy_said_applied_that_no_rule_reads_is_a_contradiction() -> 
     assert len(facts) == 1 and "security_override" in facts[0].rationale
     has = RULES.model_copy(update={"data": {"rules": {"fact_supremacy": ["src/justice.py:50"]}}})
     assert fact_supremacy_findings(said, [has, NODE]) == []
+    # a rule on words may read the evidence's words: not told apart here
+    words = Finding(facet="justice.keyword_rules", goal="Word rules", found=True,
+                    pattern="failure", location="src/justice.py:22", confidence=0.8,
+                    rationale="1 decision(s) change the score because ... contains a word.")
+    assert fact_supremacy_findings(said, [RULES, NODE, words]) == []
     assert fact_supremacy_findings(_claims(
         "The Chief Justice will apply Fact Supremacy.", "Gap: no fact supremacy rule yet."),
         [RULES, NODE]) == []

@@ -4,9 +4,10 @@
 
 "The final node resolves conflicts using hardcoded deterministic rules (e.g., "Fact
 Supremacy" where forensic data overrules judge interpretation)" describes the synthesis as
-built; when the synthesis code is found and none of its rules reads the evidence, the report
-states a rule the code does not have. A plan, a gap or a hedge ("will apply Fact Supremacy",
-"no fact supremacy yet", "should let facts overrule opinions") claims nothing.
+built; when the synthesis code is found and none of its rules reads the evidence (nor tests
+words, which may be the evidence's), the report states a rule the code does not have. A
+plan, a gap or a hedge ("will apply Fact Supremacy", "no fact supremacy yet", "should let
+facts overrule opinions") claims nothing.
 """
 
 from __future__ import annotations
@@ -35,12 +36,15 @@ def fact_supremacy_findings(claims: Sequence[FeatureClaim], code: Sequence[Findi
     """A `claims.contradictions` fact for the first sentence that says the synthesis (the
     Chief Justice, the node that resolves conflicts) lets the evidence overrule the judges,
     when the synthesis code is found and no rule of it reads the evidence (`justice.rules`:
-    no ``fact_supremacy``)."""
+    no ``fact_supremacy``, and no rule that tests words, `justice.keyword_rules`)."""
     facts = {f.facet: f for f in code}
     rules, node = facts.get("justice.rules"), facts.get("justice.node")
     named = rules.data.get("rules") if rules is not None else None
+    # a rule that tests words may test the evidence's ("any evidence contains 'os.system('",
+    # "Defense dropped when it claims metacognition with no PDF evidence"): not read here
+    words = facts.get("justice.keyword_rules")
     if node is None or not node.found or not isinstance(named, dict) \
-            or "fact_supremacy" in named:
+            or "fact_supremacy" in named or (words is not None and words.found):
         return []
     for claim in claims:
         said = claim.sentence
