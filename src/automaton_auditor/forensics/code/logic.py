@@ -23,6 +23,7 @@ functions and strings that merely mention rules earn nothing.
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve
 from automaton_auditor.forensics.code.exprs import (
@@ -54,7 +55,7 @@ from automaton_auditor.forensics.code.exprs import (
     weight_table,
     weighted_sum,
 )
-from automaton_auditor.forensics.code.gates import branch_gates
+from automaton_auditor.forensics.code.gates import branch_gates, test_gates
 from automaton_auditor.forensics.code.paths import same_score
 from automaton_auditor.forensics.code.reader import ExprReader
 
@@ -85,6 +86,10 @@ class _Reader(ExprReader):
         super().__init__(imports, node, consts)
         self.body = node.body
         self.guards: list[set[str]] = []  # what the enclosing ``if`` tests read
+        # the names the enclosing ``if`` bodies need to hold a value (`gates.test_gates`), and
+        # the gates a flag is set true under (None: it may be true without them)
+        self.gate_stack: list[set[str]] = []
+        self.flag_gates: dict[str, set[str] | None] = {}
         self.out: dict[str, list[JSON]] = {"means": [], "spreads": [], "weights": [],
                                            "branches": [], "pred": [], "judge_tests": [],
                                            "spread_keys": [], "passed": []}
@@ -105,8 +110,11 @@ class _Reader(ExprReader):
             self.branch(node.test, [*node.body, *node.orelse], node.lineno,
                         same_score(node.body, other, self.sets_score))
             self.guards.append(self.reads(node.test))
+            self.gate_stack.append(test_gates(node.test) if isinstance(node, ast.If) else set())
             self.block(node.body)
+            self.gate_stack[-1] = set()  # the ``else`` runs when the test fails
             self.block(node.orelse)
+            self.gate_stack.pop()
             self.guards.pop()
             return
         if isinstance(node, ast.Return) and node.value is not None:
@@ -193,7 +201,7 @@ class _Reader(ExprReader):
         if identity_only(reads) and unpacks(body, lambda t: identity_only(self.reads(t))):
             return  # ``if op.judge == "Defense": d = op.score``: names a score, decides nothing
         if (reads or params) and does:
-            extra: JSON = {"gates": g} if (g := branch_gates(test, inner)) else {}
+            extra: JSON = {"gates": g} if (g := self.gates(test, inner)) else {}
             if params:
                 extra["params"] = params
             # where the decision's body ends: a router's returns inside it are its choice
@@ -201,6 +209,14 @@ class _Reader(ExprReader):
             self.out["branches"].append({"line": line, "end": end, "reads": reads,
                                          "does": does, **extra,
                                          **self.details(test, body, inner, line, same)})
+
+    def gates(self, test: ast.expr, inner: list[ast.expr]) -> list[str]:
+        """What a decision needs to hold a value: its own gates, the enclosing ``if`` bodies'
+        (a rule nested under ``if rules and rules.fact_supremacy:`` runs only then), and the
+        gates a flag it tests was set true under (``if security_override:``)."""
+        flags = [self.flag_gates.get(name) for name in test_gates(test)]
+        return sorted(set(branch_gates(test, inner)).union(
+            *self.gate_stack, *(f for f in flags if f)))
 
     def details(self, test: ast.expr, body: list[ast.stmt], inner: list[ast.expr], line: int,
                 same: bool) -> JSON:
@@ -244,12 +260,23 @@ class _Reader(ExprReader):
             for name in (n for t in targets for n in target_names(t)):
                 self.guarded.setdefault(name, set()).update(*self.guards)
             self.memo.clear()  # what a flag's name reads has grown
+        self.flag_set(targets, value)
         if isinstance(value, ast.Compare) and any(
                 not isinstance(t, ast.Name) or handed_on(self.body, t.id) for t in targets):
             reads = sorted(self.reads(value))
             if reads:
                 self.out["branches"].append({"line": node.lineno, "reads": reads,
                                              "does": ["flag"]})
+
+    def flag_set(self, targets: Sequence[ast.expr], value: ast.expr) -> None:
+        """A name set true only under gates keeps the gates every such setting is under;
+        false values (its start) add none, any other value clears them."""
+        if isinstance(value, ast.Constant) and not value.value:
+            return
+        held = set().union(*self.gate_stack) if isinstance(value, ast.Constant) else set()
+        for name in (t.id for t in targets if isinstance(t, ast.Name)):
+            before = self.flag_gates.get(name, held)
+            self.flag_gates[name] = (before & held) or None if before is not None else None
 
     def spread_key(self, key: ast.AST | None, value: ast.expr) -> None:
         """``return {"has_variance": flag}`` or ``state["k"] = flag`` where the value rests on

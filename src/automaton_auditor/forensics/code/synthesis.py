@@ -24,7 +24,6 @@ from typing import Any, NamedTuple
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import Model, build_model
-from automaton_auditor.forensics.code.gates import GateReader
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.override_evidence import inverted_override
@@ -40,6 +39,7 @@ from automaton_auditor.forensics.code.spread_routes import (
     spread_reason,
     spread_routes,
 )
+from automaton_auditor.forensics.code.state_writers import gate_reader
 from automaton_auditor.forensics.code.stubs import does_nothing
 from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.state import Finding
@@ -55,13 +55,7 @@ def synthesis_roots(graph: CallGraph, main: Topology | None,
     """The synthesis node's function(s), else functions named like synthesis; when what the
     graph runs is known (`wired`), only those it runs (a getter named
     ``get_synthesis_rules`` that nothing calls is no synthesis)."""
-    roots: list[Key] = []
-    for name, node in sorted((main.nodes if main else {}).items()):
-        if not SYNTH_NAME.search(name) or not (node.get("fn") or node["op"].get("wraps")):
-            continue
-        key = graph.node_function(node)
-        if key is not None:
-            roots.append(key)
+    roots = node_roots(graph, main)
     if roots:
         return roots
     named = [k for k in graph.functions if SYNTH_NAME.search(k[1].rsplit(".", 1)[-1])
@@ -72,22 +66,29 @@ def synthesis_roots(graph: CallGraph, main: Topology | None,
     return product or named
 
 
+def node_roots(graph: CallGraph, main: Topology | None) -> list[Key]:
+    """The functions the graph's synthesis nodes run. A bound method of an instance the walk
+    cannot type (``self.chief.synthesize_verdict``) is the one function of the repository
+    with that method name, when there is exactly one."""
+    roots: list[Key] = []
+    for name, node in sorted((main.nodes if main else {}).items()):
+        if not SYNTH_NAME.search(name) or not (node.get("fn") or node["op"].get("wraps")):
+            continue
+        key = graph.node_function(node)
+        method = str(node.get("fn") or "").rsplit(".", 1)
+        if key is None and len(method) == 2:
+            same = [k for k in graph.functions if k[1].rsplit(".", 1)[-1] == method[1]
+                    and "." in k[1] and not AUX_PATH.search(k[0])]
+            key = same[0] if len(same) == 1 else None
+        if key is not None:
+            roots.append(key)
+    return roots
+
+
 def synthesis_scope(graph: CallGraph, main: Topology | None,
                     wired: Scope | None = None) -> list[Key]:
     """The synthesis functions: the roots and what they call."""
     return graph.reachable(synthesis_roots(graph, main, wired), SCOPE_DEPTH)
-
-
-def _judge_values(facts: dict[str, JSON]) -> set[str]:
-    return {v for p in facts for v in facts[p].get("judge_values") or []}
-
-
-def _gates(graph: CallGraph, model: Model | None, scope: list[Key]) -> GateReader:
-    """The gate reader over the state schema's keys (none when not all are known)."""
-    if model is None:
-        return GateReader(graph, scope, None, set())
-    nodes = {n.key for n in model.nodes.values() if n.key is not None}
-    return GateReader(graph, scope, set(model.channels) if model.complete else None, nodes)
 
 
 def _model(facts: dict[str, JSON], graph: CallGraph, main: Topology | None) -> Model | None:
@@ -95,12 +96,15 @@ def _model(facts: dict[str, JSON], graph: CallGraph, main: Topology | None) -> M
 
 
 def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
-             main: Topology | None = None, model: Model | None = None) -> list[Rule]:
+             main: Topology | None = None, model: Model | None = None,
+             repo: Path | None = None) -> list[Rule]:
     """Every decision in the synthesis scope, classified by what it reads and does. A
     decision that compares a judge's name with a value no judge carries, or that needs a
-    value read from a state key the schema does not declare, never fires (``dead``)."""
-    known = _judge_values(facts)
-    gates = _gates(graph, model if model is not None else _model(facts, graph, main), scope)
+    value read from a state key the schema does not declare or nothing ever writes
+    (`state_writers`), never fires (``dead``)."""
+    known = {v for p in facts for v in facts[p].get("judge_values") or []}
+    gates = gate_reader(graph, facts, model if model is not None else _model(
+        facts, graph, main), scope, node_roots(graph, main), repo)
     rules: list[Rule] = []
     for key in scope:
         logic = graph.functions[key].get("logic") or {}
@@ -126,8 +130,8 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
 
 def _kind(reads: set[str], does: set[str], dead: bool) -> str:
     changes = does & CHANGES
-    if dead and changes:
-        return "dead"
+    if dead and (changes or "text" in does):
+        return "dead"  # a dissent written only when a rule that never fires holds is none
     if "spread" in reads or "gap" in reads:
         # two judges' scores apart (a gap) re-evaluate only when they change the score
         # itself; a flag set on a gap (``dissent_found = True``) marks a dissent
@@ -160,7 +164,7 @@ class Reading(NamedTuple):
 
 
 def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | None,
-                   wired: Scope | None = None) -> Reading:
+                   wired: Scope | None = None, repo: Path | None = None) -> Reading:
     """Everything the synthesis findings rest on (`wired`: what the graph runs, if known)."""
     scope = synthesis_scope(graph, main, wired)
     roots, model = synthesis_roots(graph, main, wired), _model(facts, graph, main)
@@ -170,7 +174,7 @@ def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | No
         # a mean weighted by criterion is an overall over the criteria, not of the judges
         means += [(key[0], m["line"]) for m in logic.get("means", []) if not m.get("criteria")]
         weights += [(key[0], w["line"]) for w in logic.get("weights", [])]
-    return Reading(scope, rules_of(graph, facts, scope, main, model), sorted(set(means)),
+    return Reading(scope, rules_of(graph, facts, scope, main, model, repo), sorted(set(means)),
                    sorted(set(weights)), _model_scores(graph, facts, scope, set(roots)),
                    spread_routes(graph, model, roots) if model is not None else [])
 
@@ -234,7 +238,7 @@ def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
     """``justice.*``: node, deterministic, rules, variance, averaging, unweighted_mean,
     keyword_rules, model_verdict, inverted_override."""
     graph = graph or CallGraph(facts)
-    reading = read_synthesis(graph, facts, main, wired)
+    reading = read_synthesis(graph, facts, main, wired, repo)
     stub = repo is not None and bool(reading.scope) and all(
         does_nothing(function_source(repo, k[0], graph.functions[k]["line"],
                                      graph.functions[k]["end"])) for k in reading.scope)
@@ -322,8 +326,11 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
            sorted({i for n in present for i in named[n]}), repo,
            f"Rules the code applies: {', '.join(present) or 'none'}" + (
                f"; {words} more fire on words in a judge's argument (not counted: no "
-               "detected fact decides them)" if keyword else "") + ".", 0.75,
-           rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present}),
+               "detected fact decides them)" if keyword else "") + (
+               f"; {len(dead)} decision(s) never fire (they need a value nothing gives, or a "
+               "judge no opinion names)" if dead else "") + ".", 0.75,
+           rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present},
+           dead=[f"{p}:{line}" for p, line in dead[:10]]),
         _variance(reading, repo),
         _f("justice.averaging", "The verdict is a plain average of the judges' scores",
            averaging, "failure", [*reading.means, *keyword, *dead] if averaging else

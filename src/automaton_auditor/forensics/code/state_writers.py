@@ -1,0 +1,173 @@
+"""State keys nothing ever gives a value: declared in the state schema, never written.
+
+A rule gated on ``state.get("synthesis_rules")`` fires only when something puts a value under
+that key: a node's return, a store into the state, or the graph's input. The execution model
+(`execution`) knows what the nodes it resolves return; when a node's function cannot be
+resolved (a bound method of an instance built elsewhere, a module that does not exist) it
+knows nothing. This module answers the narrower question across the repository's code: a
+required field of the state (no default of its own) is never written when
+
+- the graph's input is read: every ``.invoke``/``.ainvoke``/``.stream``/``.astream`` call given
+  a dict literal (directly or through a local name) that names at least one state key is
+  found, at least one such call exists, and none unpacks another mapping (``**config``);
+- no code of the product (tests aside) names the key other than to read it: no dict key,
+  keyword argument, subscript or attribute store, ``setattr``, nor the string anywhere else
+  (a list of keys a loop stores under counts as a writer);
+- no data file the code could load (``.json``, ``.yaml``, ``.yml``, ``.toml``) holds the name.
+
+Whatever cannot be read leaves the key possibly written.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.execution import Model
+from automaton_auditor.forensics.code.gates import GateReader
+from automaton_auditor.forensics.code.source import parse_file
+from automaton_auditor.forensics.code.state_schema import class_fields, typed_classes
+
+INVOKES = frozenset({"invoke", "ainvoke", "stream", "astream"})
+DATA_FILES = (".json", ".yaml", ".yml", ".toml")
+TESTS = re.compile(r"(^|/)(tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)")
+MAX_DATA_BYTES = 2_000_000
+MAX_DATA_FILES = 500
+SKIPPED = frozenset({"node_modules", "venv", "site-packages", "__pycache__"})
+
+
+def _reads(tree: ast.AST) -> set[int]:
+    """ids of the string constants that only name a key being read: ``x.get("k")``,
+    ``x["k"]`` loaded, ``getattr(x, "k")``, ``"k" in x``."""
+    out: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and node.args:
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else (
+                node.func.id if isinstance(node.func, ast.Name) else "")
+            if name == "get":
+                out.add(id(node.args[0]))
+            elif name in ("getattr", "hasattr") and len(node.args) > 1:
+                out.add(id(node.args[1]))
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            out.add(id(node.slice))
+        elif isinstance(node, ast.Compare) and all(
+                isinstance(op, ast.In | ast.NotIn) for op in node.ops):
+            out.add(id(node.left))
+    return out
+
+
+def _writes(tree: ast.AST, keys: set[str]) -> set[str]:
+    """The keys of `keys` that `tree` may write (see the module docstring)."""
+    reads = _reads(tree)
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and node.value in keys and id(node) not in reads:
+            found.add(str(node.value))  # a dict key, a stored subscript, a key in a list
+        elif isinstance(node, ast.keyword) and node.arg in keys:
+            found.add(node.arg)
+        elif isinstance(node, ast.Attribute) and node.attr in keys and \
+                isinstance(node.ctx, ast.Store):
+            found.add(node.attr)
+    return found
+
+
+def _bound_dicts(fn: ast.AST) -> dict[str, list[ast.expr]]:
+    """What each local name of a function (or module) is assigned."""
+    out: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    out.setdefault(target.id, []).append(node.value)
+    return out
+
+
+def _inputs(tree: ast.Module) -> Iterator[ast.expr | None]:
+    """What each invoke-like call of the file is given first (None: nothing)."""
+    scopes: list[ast.AST] = [tree, *(n for n in ast.walk(tree) if isinstance(
+        n, ast.FunctionDef | ast.AsyncFunctionDef))]
+    for scope in scopes:
+        bound = _bound_dicts(scope)
+        body = scope.body if isinstance(scope, ast.Module) else [scope]
+        for node in (n for stmt in body for n in ast.walk(stmt)):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+                    and node.func.attr in INVOKES and node.args):
+                continue
+            given = node.args[0]
+            if isinstance(given, ast.Name) and len(bound.get(given.id, [])) == 1:
+                given = bound[given.id][0]
+            yield given
+
+
+def _graph_inputs(trees: list[ast.Module], channels: set[str]) -> list[ast.Dict] | None:
+    """The dict literals handed to the graph (a call naming a state key), None when one
+    unpacks another mapping or none is found."""
+    found: list[ast.Dict] = []
+    for tree in trees:
+        for given in _inputs(tree):
+            if not isinstance(given, ast.Dict):
+                continue
+            names = {k.value for k in given.keys if isinstance(k, ast.Constant)}
+            if not names & channels:
+                continue  # a prompt's variables, not the graph's state
+            if any(k is None for k in given.keys):
+                return None
+            found.append(given)
+    return found or None
+
+
+def _in_data_files(repo: Path, keys: set[str]) -> set[str]:
+    """The keys a data file of the repository names (hidden and vendored folders aside)."""
+    out: set[str] = set()
+    seen = 0
+    for folder, dirs, names in os.walk(repo):
+        dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED]
+        for name in names:
+            path = os.path.join(folder, name)
+            if not name.endswith(DATA_FILES) or TESTS.search(os.path.relpath(path, repo)):
+                continue
+            seen += 1
+            if seen > MAX_DATA_FILES:
+                return set(keys)  # too many to read: any may carry the key
+            try:
+                text = Path(path).read_text(errors="replace")[:MAX_DATA_BYTES]
+            except OSError:
+                return set(keys)
+            out |= {k for k in keys if k in text}
+    return out
+
+
+def never_written(repo: Path | None, facts: dict[str, JSON], fields: list[JSON],
+                  channels: set[str]) -> set[str]:
+    """The required `fields` of the state (names in `channels`) that nothing ever writes
+    (see the module docstring); empty when the graph's input cannot be read."""
+    keys = {str(f["name"]) for f in fields if f.get("required") and f["name"] in channels}
+    if repo is None or not keys:
+        return set()
+    trees = [t for p in sorted(facts) if "error" not in facts[p] and not TESTS.search(p)
+             if (t := parse_file(str(repo / p))) is not None]
+    if _graph_inputs(trees, channels) is None:
+        return set()
+    written = set().union(*(_writes(t, keys) for t in trees))
+    return keys - written - _in_data_files(repo, keys)
+
+
+def gate_reader(graph: CallGraph, facts: dict[str, JSON], model: Model | None,
+                scope: list[Key], roots: list[Key], repo: Path | None) -> GateReader:
+    """The gate reader over the state keys that can hold a value: the schema's keys but those
+    nothing writes (none when the keys are not all known). The graph's node functions, and
+    the synthesis node's (`roots`), receive the state."""
+    if model is None:
+        return GateReader(graph, scope, None, set())
+    nodes = {n.key for n in model.nodes.values() if n.key is not None} | set(roots)
+    if not model.complete:
+        return GateReader(graph, scope, None, nodes)
+    fields = [f for _p, f in class_fields(typed_classes(facts),
+                                          model.topo.builder.get("state"))[0]]
+    unwritten = never_written(repo, facts, fields, set(model.channels))
+    return GateReader(graph, scope, set(model.channels) - unwritten, nodes)

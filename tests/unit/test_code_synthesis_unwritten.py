@@ -1,0 +1,78 @@
+"""Chief Justice rules gated on a state value nothing ever writes never fire, and a spread
+that only picks a note is a dissent."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .test_code_synthesis import _justice
+
+STATE = '''
+from typing import List, Optional, TypedDict
+from langgraph.graph import StateGraph, START, END
+from nodes.justice import chief_justice_node
+
+
+class AgentState(TypedDict):
+    opinions: List[dict]
+    synthesis_rules: Optional[dict]
+    final_score: int
+
+
+g = StateGraph(AgentState)
+g.add_node("chief_justice", chief_justice_node)
+g.add_edge(START, "chief_justice")
+g.add_edge("chief_justice", END)
+app = g.compile()
+
+
+def run(opinions):
+    initial_state = {{"opinions": opinions, "final_score": 0{extra}}}
+    return app.invoke(initial_state)
+'''
+
+GATED = '''
+def resolve(ops, rules):
+    scores = [o.score for o in ops]
+    avg = sum(scores) / len(scores)
+    override = False
+    if rules and rules.get("security_override"):
+        if min(scores) == 1:
+            override = True
+    if override:
+        return 3
+    return avg
+
+
+def chief_justice_node(state):
+    return {"final_score": round(resolve(state["opinions"], state.get("synthesis_rules")))}
+'''
+
+
+def test_a_rule_gated_on_a_state_key_nothing_writes_never_fires(tmp_path: Path) -> None:
+    facts = _justice(tmp_path / "a", GATED, {"graph.py": STATE.format(extra="")})
+    averaging = facts["justice.averaging"]
+    # the gate's rule and the test of the flag it sets are both dead
+    assert averaging.found and averaging.data["dead_rules"] == 3
+    assert "nodes/justice.py:9: if override:" in (averaging.content or "")
+    assert "never fire" in facts["justice.rules"].rationale
+    # the graph's input carries the key: the rule can fire
+    given = STATE.format(extra=', "synthesis_rules": {"security_override": True}')
+    live = _justice(tmp_path / "b", GATED, {"graph.py": given})
+    assert live["justice.averaging"].found is False
+    assert live["justice.rules"].data["rules"]["security_override"] == ["nodes/justice.py:9"]
+
+
+def test_a_rule_gated_on_a_key_a_node_writes_or_a_data_file_names_can_fire(
+        tmp_path: Path) -> None:
+    writer = GATED + '''
+
+def load_rules(state):
+    return {"synthesis_rules": {"security_override": True}}
+'''
+    facts = _justice(tmp_path / "a", writer, {"graph.py": STATE.format(extra="")})
+    assert facts["justice.averaging"].found is False
+    data = _justice(tmp_path / "b", GATED, {"graph.py": STATE.format(extra=""),
+                                            "rubric.json": '{"synthesis_rules": {}}'})
+    assert data["justice.averaging"].found is False
+
