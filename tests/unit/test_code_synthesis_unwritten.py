@@ -76,3 +76,20 @@ def load_rules(state):
                                             "rubric.json": '{"synthesis_rules": {}}'})
     assert data["justice.averaging"].found is False
 
+
+
+def test_a_spread_that_only_picks_a_note_is_a_dissent(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    scores = [o.score for o in state["opinions"]]
+    final = sum(scores) // len(scores)
+    if state["criterion"] == "architecture":
+        final = max(scores)
+    variance = max(scores) - min(scores)
+    dissent = ("Significant disagreement." if variance > 2 else None)
+    return {"final_score": final, "dissent": dissent}
+''')
+    variance = facts["justice.variance"]
+    assert variance.found is False
+    assert variance.rationale == "The score spread only adds dissent text."
+    assert "dissent_requirement" in facts["justice.rules"].data["rules"]

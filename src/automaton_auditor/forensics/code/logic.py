@@ -129,7 +129,12 @@ class _Reader(ExprReader):
     def expression(self, node: ast.expr) -> None:
         for sub in walk_expr(node):
             if isinstance(sub, ast.IfExp):
-                self.branch(sub.test, [ast.Expr(sub.body), ast.Expr(sub.orelse)], sub.lineno)
+                # ``"Disagreement ..." if variance > 2 else None``: the choice writes a note
+                note = any(is_text(v, self.binds) for v in (sub.body, sub.orelse)) and all(
+                    is_text(v, self.binds) or (isinstance(v, ast.Constant) and v.value is None)
+                    for v in (sub.body, sub.orelse))
+                side = ast.Return if note else ast.Expr
+                self.branch(sub.test, [side(sub.body), side(sub.orelse)], sub.lineno)
             elif isinstance(sub, ast.BinOp):
                 self.binop(sub)
             elif isinstance(sub, ast.Call):
