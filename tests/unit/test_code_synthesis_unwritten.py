@@ -93,3 +93,22 @@ def chief_justice_node(state):
     assert variance.found is False
     assert variance.rationale == "The score spread only adds dissent text."
     assert "dissent_requirement" in facts["justice.rules"].data["rules"]
+
+
+def test_a_fallback_for_no_scores_is_no_cap_on_a_judge_s_score(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def resolve(ops):
+    scores = [o.score for o in ops]
+    if not scores:
+        return 3
+    low = min(scores) <= 1
+    if low:
+        return 2
+    return round(sum(scores) / len(scores))
+
+
+def chief_justice_node(state):
+    return {"final_score": resolve(state["opinions"])}
+''')
+    # the cap on a judge's score (through the flag) is a rule; the empty-list fallback is not
+    assert facts["justice.rules"].data["rules"]["security_override"] == ["nodes/justice.py:7"]

@@ -198,7 +198,9 @@ class _Reader(ExprReader):
         """One decision; `same`: it scores as the path without it (it changes no score)."""
         does = sorted(self.does(body) - ({"score", "cap"} if same else set()))
         inner = self.inner_tests(body)
-        reads = sorted(self.reads(test).union(*(self.reads(t) for t in inner)))
+        # ``if not scores: return 3``: whether any score exists decides on no judge's score
+        own = set() if self.presence(test) else self.reads(test)
+        reads = sorted(own.union(*(self.reads(t) for t in inner)))
         # the parameters it tests: what a caller passes for them is read there (synthesis)
         params = sorted({n.id for t in [test, *inner] for n in walk_expr(t)
                          if isinstance(n, ast.Name) and n.id in self.params
@@ -214,6 +216,24 @@ class _Reader(ExprReader):
             self.out["branches"].append({"line": line, "end": end, "reads": reads,
                                          "does": does, **extra,
                                          **self.details(test, body, inner, line, same)})
+
+    def presence(self, test: ast.expr) -> bool:
+        """A test of whether a collection holds anything: ``not scores``, ``len(ops) == 0``,
+        ``not len(ops)``, ``ops is None`` (a flag, a name set from a comparison, is not)."""
+        node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(
+            test.op, ast.Not) else test
+        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(
+                node.comparators[0], ast.Constant) and (
+                isinstance(node.ops[0], ast.Is) or call_name(node.left) == "len") and \
+                node.comparators[0].value in (0, None):
+            node = node.left
+        elif node is test:
+            return False  # ``if scores:``: the path with scores, the usual one
+        if isinstance(node, ast.Call) and call_name(node) == "len" and len(node.args) == 1:
+            node = node.args[0]
+        return isinstance(node, ast.Name) and not any(
+            isinstance(b, ast.Compare | ast.BoolOp | ast.UnaryOp | ast.Constant)
+            for b in self.binds.get(node.id, []))
 
     def gates(self, test: ast.expr, inner: list[ast.expr]) -> list[str]:
         """What a decision needs to hold a value: its own gates, the enclosing ``if`` bodies'
