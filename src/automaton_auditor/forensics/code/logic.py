@@ -199,7 +199,8 @@ class _Reader(ExprReader):
         does = sorted(self.does(body) - ({"score", "cap"} if same else set()))
         inner = self.inner_tests(body)
         # ``if not scores: return 3``: whether any score exists decides on no judge's score
-        own = set() if self.presence(test) else self.reads(test)
+        # (whether any evidence was found still decides on the evidence)
+        own = self.reads(test) - ({"score"} if self.presence(test) else set())
         reads = sorted(own.union(*(self.reads(t) for t in inner)))
         # the parameters it tests: what a caller passes for them is read there (synthesis)
         params = sorted({n.id for t in [test, *inner] for n in walk_expr(t)
