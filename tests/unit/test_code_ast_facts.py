@@ -201,46 +201,6 @@ def test_persona_prompts_of_a_sentence_or_two_are_thin_when_calls_are_not_follow
     assert [f for f in findings if f.facet == "judges.persona_text"] == []
 
 
-FACTORY = '''
-from langchain_openai import ChatOpenAI
-from state import JudicialOpinion
-
-
-class JudicialNodes:
-    def _judge(self, persona, who):
-        def node(state):
-            llm = ChatOpenAI(model="x").with_structured_output(JudicialOpinion)
-            return {"opinions": [llm.invoke(f"Persona: {persona}")]}
-        return node
-
-    def prosecutor(self):
-        """Build the prosecutor node (this docstring is no prompt at all)."""
-        return self._judge("The critical lens. Focuses on gaps, security flaws, unmet "
-                           "requirements. Argues for low scores.", "Prosecutor")
-
-    def defense(self):
-        return self._judge("The optimistic lens. Focuses on rewarding effort, intent and "
-                           "clever solutions. Argues for higher scores.", "Defense")
-
-    def tech_lead(self):
-        return self._judge("The pragmatic lens. Focuses on functionality, maintainability "
-                           "and architectural soundness.", "TechLead")
-'''
-
-
-def test_persona_texts_handed_to_a_judge_factory_are_the_personas_prompts(
-        tmp_path: Path) -> None:
-    """Each persona's method passes its text to one node factory: those strings, not the
-    docstring, are the three persona prompts."""
-    findings, _ = code_findings(tmp_path, write_repo(tmp_path, {"nodes/judges.py": FACTORY}))
-    personas = by_facet(findings, "judges.personas")
-    assert personas.found, personas.rationale
-    assert personas.data["locations"] == {"Prosecutor": "nodes/judges.py:15",
-                                          "Defense": "nodes/judges.py:19",
-                                          "TechLead": "nodes/judges.py:23"}
-    assert "docstring" not in (personas.content or "")
-
-
 def test_persona_prompts_no_model_receives(tmp_path: Path) -> None:
     """Distinct persona prompts, but no file imports a library a model call could go
     through: the judges' scores are fixed in code (judges.no_model); with a chat model

@@ -34,7 +34,6 @@ from automaton_auditor.forensics.code.recorder import Ctx
 from automaton_auditor.forensics.code.retries import retried
 
 PERSONA_WORDS = re.compile(r"prosecutor|defen[cs]e|tech[\s_-]?lead|persona|judge", re.I)
-PERSONA_FUNC = re.compile(r"prosecutor|defen[cs]e|tech_?lead", re.I)
 TEMP_NAME = re.compile(r"^(TemporaryDirectory|mkdtemp)$|te?mp\w*_?dir|temporary_?dir|sandbox",
                        re.I)
 RETRY_NAME = re.compile(r"retr(y|ies)|attempt|backoff", re.I)
@@ -240,10 +239,7 @@ class CallCollector:
     def _string(self, text: str, line: int, var: str, ctx: Ctx) -> None:
         if ctx.cls and not ctx.func and var:
             var = f"{ctx.cls}.{var}"  # ``class ProsecutorJudge: system_prompt = "..."``
-        # a string given bare inside a persona's own function (``def prosecutor(self):
-        # return self._make_judge("The critical lens. ...")``) is that persona's text too
-        persona_var = bool(var and PERSONA_WORDS.search(var)) or bool(
-            not var and PERSONA_FUNC.search(ctx.func.rsplit(".", 1)[-1]))
+        persona_var = bool(var and PERSONA_WORDS.search(var))
         if len(text) < 30 or not (persona_var or (len(text) >= 60 and
                                                   PERSONA_WORDS.search(text))):
             return
