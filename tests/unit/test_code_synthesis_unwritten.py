@@ -112,3 +112,16 @@ def chief_justice_node(state):
 ''')
     # the cap on a judge's score (through the flag) is a rule; the empty-list fallback is not
     assert facts["justice.rules"].data["rules"]["security_override"] == ["nodes/justice.py:7"]
+
+
+def test_a_data_file_linked_out_of_the_repository_is_never_read(tmp_path: Path) -> None:
+    """A `.json` symlink to a device would hang a plain read: it is refused unread, and the
+    keys count as possibly written (nothing concluded); a regular file is read."""
+    from automaton_auditor.forensics.code.state_writers import _in_data_files
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "rules.json").write_text('{"synthesis_rules": {}}')
+    assert _in_data_files(repo, {"synthesis_rules", "other"}) == {"synthesis_rules"}
+    (repo / "zero.json").symlink_to("/dev/zero")
+    assert _in_data_files(repo, {"synthesis_rules", "other"}) == {"synthesis_rules", "other"}

@@ -32,6 +32,7 @@ from automaton_auditor.forensics.code.execution import Model
 from automaton_auditor.forensics.code.gates import GateReader
 from automaton_auditor.forensics.code.source import parse_file
 from automaton_auditor.forensics.code.state_schema import class_fields, typed_classes
+from automaton_auditor.safefile import UnsafeFile, open_regular
 
 INVOKES = frozenset({"invoke", "ainvoke", "stream", "astream"})
 DATA_FILES = (".json", ".yaml", ".yml", ".toml")
@@ -134,9 +135,10 @@ def _in_data_files(repo: Path, keys: set[str]) -> set[str]:
             seen += 1
             if seen > MAX_DATA_FILES:
                 return set(keys)  # too many to read: any may carry the key
-            try:
-                text = Path(path).read_text(errors="replace")[:MAX_DATA_BYTES]
-            except OSError:
+            try:  # the repository's own regular file, never a link out of it, read bounded
+                with os.fdopen(open_regular(Path(path), repo), "rb") as handle:
+                    text = handle.read(MAX_DATA_BYTES).decode("utf-8", "replace")
+            except (OSError, UnsafeFile):
                 return set(keys)
             out |= {k for k in keys if k in text}
     return out
