@@ -14,6 +14,7 @@ from automaton_auditor.forensics.git.acquire import (
     git_findings,
     parse_target,
 )
+from automaton_auditor.forensics.git.history import Commit
 from automaton_auditor.forensics.git.materialize import materialize
 from automaton_auditor.state import Finding
 
@@ -401,3 +402,27 @@ def test_a_setup_commit_before_one_commit_starting_every_code_stage_is_no_progre
             "commit") in progression.rationale
     assert "all nodes tools states and graph created; only setup comes before it" in \
         progression.rationale
+
+
+def test_every_blame_shares_one_time_limit(tmp_path: Path, monkeypatch) -> None:
+    """The blames of all the code files share one time limit: once it has passed, the
+    next file is not blamed and the kept lines stay unknown (the bulk-upload fact falls back
+    to files added and net lines)."""
+    from automaton_auditor.forensics.git import survival
+
+    repo = make_repo(tmp_path / "target", TEMPLATE_THEN_REAL)
+    commits = [Commit(sha="0" * 40, timestamp=0, date="", subject="x")]
+    blamed: list[list[str]] = []
+    real = survival.run_git
+
+    def counting(args: list[str], **kw: object) -> object:
+        if args[0] == "blame":
+            blamed.append(args)
+            clock[0] += 100.0  # each blame takes the whole limit
+        return real(args, **kw)  # type: ignore[arg-type]
+
+    clock = [0.0]
+    monkeypatch.setattr(survival, "run_git", counting)
+    monkeypatch.setattr(survival, "monotonic", lambda: clock[0])
+    assert survival.add_kept_lines(repo, 60.0, commits, lambda p: p.endswith(".py")) is False
+    assert len(blamed) == 1 and commits[0].kept is None

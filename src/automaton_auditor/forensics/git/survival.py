@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
+from time import monotonic
 
 from automaton_auditor.containment import scratch_dir
 from automaton_auditor.forensics.git.history import BLOB_BYTES, BLOBS_BYTES, Commit
@@ -59,9 +60,15 @@ def add_kept_lines(repo: Path, timeout_s: float, commits: list[Commit],
         paths = _sized_paths(repo, home, timeout_s, counts)
         if paths is None:
             return False
+        # one time limit for every blame together, not one per file (300 files could
+        # otherwise take 300 of them)
+        deadline = monotonic() + timeout_s
         for path in paths:
+            left = deadline - monotonic()
+            if left <= 0:
+                return False
             result = run_git(["blame", "-w", "-M", "--porcelain", "HEAD", "--", path],
-                             cwd=repo, home=home, timeout_s=timeout_s, split=b"\n")
+                             cwd=repo, home=home, timeout_s=left, split=b"\n")
             if result.returncode != 0:
                 return False
             author = b""
