@@ -70,6 +70,16 @@ def test_children_carry_the_marker() -> None:
         assert child.popen.stdout.read().decode() == str(os.getpid())
 
 
+def test_wait_with_a_timeout_expires_on_a_live_child_and_returns_an_ended_ones_code() -> None:
+    with spawn(["sleep", "300"], bounds=Bounds(timeout_s=60)) as sleeper:
+        with pytest.raises(subprocess.TimeoutExpired):
+            sleeper.wait(timeout=0.2)
+        assert sleeper.popen.returncode is None  # still running: nothing reaped it
+    with spawn(["sh", "-c", "exit 3"], bounds=Bounds(timeout_s=60)) as quick:
+        assert quick.wait(timeout=30) == 3
+        assert quick.wait(timeout=30) == 3  # already reaped: answered without a pidfd
+
+
 def test_a_breached_lifetime_kills_the_session() -> None:
     child = spawn(["sh", "-c", FORKER], bounds=Bounds(timeout_s=0.5))
     child.wait(timeout=30)  # returns because the monitor killed it

@@ -32,6 +32,7 @@ import ctypes
 import functools
 import os
 import resource
+import select
 import signal
 import subprocess
 import sys
@@ -91,6 +92,8 @@ class Contained:
 
     def wait(self, timeout: float | None = None) -> int:
         """Wait for the direct child (``subprocess.TimeoutExpired`` after `timeout`)."""
+        if timeout is not None and self.popen.returncode is None:
+            _exited_within(self.pid, timeout, self.popen.args)
         return self.popen.wait(timeout)
 
     def kill(self, breach: str = "") -> None:
@@ -114,6 +117,24 @@ class Contained:
 
     def __exit__(self, *_exc: object) -> None:
         self.close()
+
+
+def _exited_within(pid: int, timeout: float, args: Any) -> None:
+    """Block until process `pid` ends, at most `timeout` seconds (``TimeoutExpired``), woken
+    by its exit through a pidfd where Linux has one: ``Popen.wait(timeout)`` polls with
+    sleeps that can double a short git command's time. Elsewhere, return at once (the
+    caller's ``Popen.wait`` polls)."""
+    try:
+        fd = os.pidfd_open(pid)
+    except (AttributeError, OSError):  # no pidfd here, or the process is already reaped
+        return
+    try:
+        poller = select.poll()
+        poller.register(fd, select.POLLIN)
+        if not poller.poll(max(0, int(timeout * 1000))):
+            raise subprocess.TimeoutExpired(args, timeout)
+    finally:
+        os.close(fd)
 
 
 def _user_processes() -> int:

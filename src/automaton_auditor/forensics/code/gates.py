@@ -12,6 +12,7 @@ always gives its default and the rule never fires.
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.execution import state_param
@@ -66,11 +67,20 @@ class GateReader:
     state schema's keys, None when they are not all known)."""
 
     def __init__(self, graph: CallGraph, scope: list[Key], declared: set[str] | None,
-                 nodes: set[Key]) -> None:
+                 nodes: set[Key], unwritten: Callable[[], set[str]] | None = None) -> None:
         self.graph = graph
         self.scope = scope
         self.declared = declared
         self.nodes = nodes  # the graph's node functions: their first parameter is the state
+        # keys taken out of `declared` the first time a read is checked: finding them reads
+        # the whole repository again, which most syntheses never need
+        self._unwritten = unwritten
+
+    def _holdable(self) -> set[str]:
+        if self._unwritten is not None and self.declared is not None:
+            self.declared = self.declared - self._unwritten()
+            self._unwritten = None
+        return self.declared or set()
 
     def never_holds(self, key: Key, name: str, depth: int = 0) -> bool:
         """True when every value `name` can hold in `key` is an undeclared state read:
@@ -89,7 +99,7 @@ class GateReader:
             sites = self.graph.sites(key)
             index = int(atom[2:])
             return self.declared is not None and key in self.nodes and index < len(sites) \
-                and _undeclared_read(self.graph, key, sites[index], self.declared)
+                and _undeclared_read(self.graph, key, sites[index], self._holdable())
         if atom.startswith(("v:", "p:")):
             return self.never_holds(key, atom[2:], depth + 1)
         return False

@@ -77,31 +77,46 @@ def _writes(tree: ast.AST, keys: set[str]) -> set[str]:
     return found
 
 
-def _bound_dicts(fn: ast.AST) -> dict[str, list[ast.expr]]:
-    """What each local name of a function (or module) is assigned."""
-    out: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(fn):
-        if isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    out.setdefault(target.id, []).append(node.value)
-    return out
+def _invokes(node: ast.AST) -> bool:
+    """``x.invoke(arg, ...)`` or another call that runs a graph on its first argument."""
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
+            and node.func.attr in INVOKES and bool(node.args))
+
+
+class _Scope:
+    """One function (or the module): what each local name is assigned anywhere inside it,
+    and the invoke-like calls inside it (nested functions' included)."""
+
+    def __init__(self) -> None:
+        self.bound: dict[str, list[ast.expr]] = {}
+        self.calls: list[ast.Call] = []
 
 
 def _inputs(tree: ast.Module) -> Iterator[ast.expr | None]:
-    """What each invoke-like call of the file is given first (None: nothing)."""
-    scopes: list[ast.AST] = [tree, *(n for n in ast.walk(tree) if isinstance(
-        n, ast.FunctionDef | ast.AsyncFunctionDef))]
+    """What each invoke-like call of the file is given first, once per scope enclosing the
+    call, a local name read through that scope's single assignment (None: nothing)."""
+    scopes: list[_Scope] = [_Scope()]
+    # one iterative walk (hostile nesting cannot exhaust the stack), each node with the
+    # scopes enclosing it
+    todo: list[tuple[ast.AST, tuple[_Scope, ...]]] = [(tree, (scopes[0],))]
+    while todo:
+        node, enclosing = todo.pop()
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            scopes.append(_Scope())
+            enclosing = (*enclosing, scopes[-1])
+        elif isinstance(node, ast.Assign):
+            for target in (t for t in node.targets if isinstance(t, ast.Name)):
+                for scope in enclosing:
+                    scope.bound.setdefault(target.id, []).append(node.value)
+        elif isinstance(node, ast.Call) and _invokes(node):
+            for scope in enclosing:
+                scope.calls.append(node)
+        todo.extend((child, enclosing) for child in ast.iter_child_nodes(node))
     for scope in scopes:
-        bound = _bound_dicts(scope)
-        body = scope.body if isinstance(scope, ast.Module) else [scope]
-        for node in (n for stmt in body for n in ast.walk(stmt)):
-            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)
-                    and node.func.attr in INVOKES and node.args):
-                continue
-            given = node.args[0]
-            if isinstance(given, ast.Name) and len(bound.get(given.id, [])) == 1:
-                given = bound[given.id][0]
+        for call in scope.calls:
+            given = call.args[0]
+            if isinstance(given, ast.Name) and len(scope.bound.get(given.id, [])) == 1:
+                given = scope.bound[given.id][0]
             yield given
 
 
@@ -171,5 +186,6 @@ def gate_reader(graph: CallGraph, facts: dict[str, JSON], model: Model | None,
         return GateReader(graph, scope, None, nodes)
     fields = [f for _p, f in class_fields(typed_classes(facts),
                                           model.topo.builder.get("state"))[0]]
-    unwritten = never_written(repo, facts, fields, set(model.channels))
-    return GateReader(graph, scope, set(model.channels) - unwritten, nodes)
+    channels = set(model.channels)
+    return GateReader(graph, scope, channels, nodes,
+                      lambda: never_written(repo, facts, fields, channels))

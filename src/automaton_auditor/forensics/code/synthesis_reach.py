@@ -53,9 +53,10 @@ def no_graph_finding(repo: Path | None, facts: dict[str, JSON], graph: CallGraph
     roots = synthesis_roots(graph, main, wired)
     callers = sorted({c for r in roots for c, _i in graph.callers(r)
                       if not TESTS.search(c[0])})
-    if repo is not None and not callers:
-        callers = _mentions(repo, facts, {q.rsplit(".", 1)[-1] for _p, q in roots})[:10]
     unbuilt = bool(builders) and all(builds_nothing(t) for t in builders)
+    if repo is not None and unbuilt and roots and not callers:
+        # every file read again: only when the fact would otherwise be confirmed
+        callers = _mentions(repo, facts, {q.rsplit(".", 1)[-1] for _p, q in roots})[:10]
     found = unbuilt and bool(roots) and not callers
     keys = ", ".join(str(t.builder.get("key")) for t in builders[:4])
     lines = [(p, int(graph.functions[(p, q)]["line"])) for p, q in roots[:4]]

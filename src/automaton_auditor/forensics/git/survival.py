@@ -14,7 +14,9 @@ Bounded like the other blob reads: at most `FILES` files, each under `BLOB_BYTES
 from __future__ import annotations
 
 import re
+from collections import Counter
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from time import monotonic
 
@@ -23,6 +25,7 @@ from automaton_auditor.forensics.git.history import BLOB_BYTES, BLOBS_BYTES, Com
 from automaton_auditor.forensics.git.runner import run_git
 
 FILES = 300  # code files blamed, at most (a larger code base is not judged this way)
+WORKERS = 4  # blames run at once
 _HEADER = re.compile(rb"^([0-9a-f]{40}) \d+ \d+")
 
 
@@ -49,36 +52,48 @@ def _sized_paths(repo: Path, home: Path, timeout_s: float,
     return paths
 
 
+def _blame(repo: Path, home: Path, path: str, deadline: float) -> dict[str, int] | None:
+    """The non-blank lines of `path` at HEAD per commit that last wrote them (None: not
+    blamed before `deadline`)."""
+    left = deadline - monotonic()
+    if left <= 0:
+        return None
+    result = run_git(["blame", "-w", "-M", "--porcelain", "HEAD", "--", path],
+                     cwd=repo, home=home, timeout_s=left, split=b"\n")
+    if result.returncode != 0:
+        return None
+    kept: dict[str, int] = {}
+    author = b""
+    for line in result.records:
+        if line.startswith(b"\t"):
+            if line.strip():
+                name = author.decode("ascii")
+                kept[name] = kept.get(name, 0) + 1
+        elif match := _HEADER.match(line):
+            author = match.group(1)
+    return kept
+
+
 def add_kept_lines(repo: Path, timeout_s: float, commits: list[Commit],
                    counts: Callable[[str], bool]) -> bool:
     """Set `Commit.kept` to the non-blank lines of today's code files (the paths `counts`
     accepts) each commit last wrote; False (and nothing set) when a file cannot be blamed
     or the code exceeds the bounds."""
-    kept: dict[str, int] = {}
+    kept: Counter[str] = Counter()
     with scratch_dir("git-home-") as home_dir:
         home = Path(home_dir)
         paths = _sized_paths(repo, home, timeout_s, counts)
         if paths is None:
             return False
         # one time limit for every blame together, not one per file (300 files could
-        # otherwise take 300 of them)
+        # otherwise take 300 of them); a few blames at once, as git's own work is serial
         deadline = monotonic() + timeout_s
-        for path in paths:
-            left = deadline - monotonic()
-            if left <= 0:
-                return False
-            result = run_git(["blame", "-w", "-M", "--porcelain", "HEAD", "--", path],
-                             cwd=repo, home=home, timeout_s=left, split=b"\n")
-            if result.returncode != 0:
-                return False
-            author = b""
-            for line in result.records:
-                if line.startswith(b"\t"):
-                    if line.strip():
-                        name = author.decode("ascii")
-                        kept[name] = kept.get(name, 0) + 1
-                elif match := _HEADER.match(line):
-                    author = match.group(1)
+        with ThreadPoolExecutor(max_workers=WORKERS) as pool:
+            for counted in pool.map(lambda p: _blame(repo, home, p, deadline), paths):
+                if counted is None:
+                    pool.shutdown(cancel_futures=True)
+                    return False
+                kept.update(counted)
     for commit in commits:
         commit.kept = kept.get(commit.sha, 0)
     return True
