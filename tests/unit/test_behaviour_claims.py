@@ -5,15 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from docling_core.types.doc import DoclingDocument  # type: ignore[attr-defined]
-
 from automaton_auditor.forensics.code.names import code_names
 from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.pdf.claims import BEHAVIOURS, extract_statements
-from automaton_auditor.forensics.pdf.model import Block, IngestedReport
+from automaton_auditor.forensics.pdf.model import Block
 from automaton_auditor.forensics.pdf.reader import report_facts
 from automaton_auditor.judging.caps import confirmed_caps
 from automaton_auditor.state import CodeNames, Evidence, Finding, RebuiltGraph
+from tests.unit.report_helpers import ingested
 
 GRAPH = RebuiltGraph(builder="g", location="app/graph.py:10",
                      nodes=["scan", "read", "aggregator", "prosecutor", "defense", "justice"],
@@ -156,9 +155,7 @@ def test_behaviours_are_read_from_prose_outside_future_work() -> None:
               Block("heading", "7 Remediation Plan", 2, level=1),
               Block("list", "A weighted average of the judges' scores, and a retry loop "
                     "when the reply is malformed.", 2, section=plan)]
-    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=2, headings=[],
-                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
-                            blocks=blocks)
+    report = ingested(blocks, 2)
     assert [(c.feature, c.page) for c in report_facts(report).claims] == [("retry_claim", 1)]
 
 
@@ -174,9 +171,7 @@ def test_behaviours_of_a_part_the_section_says_is_not_built_yet_are_its_design()
                     8, section=gaps),
               Block("paragraph", "The retry logic is a critical detail: if a Judge returns "
                     "freeform text, the node retries up to two times.", 8, section=gaps)]
-    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=8, headings=[],
-                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
-                            blocks=blocks)
+    report = ingested(blocks, 8)
     claims = report_facts(report).claims
     assert [(c.feature, c.page) for c in claims if c.feature == "retry_claim"] == [
         ("retry_claim", 1)]
@@ -197,9 +192,7 @@ def test_a_behaviour_the_report_lists_as_not_built_yet_is_claimed_nowhere_in_it(
                     section=("4. Known Gaps",))]
 
     def retry_pages(blocks: list[Block]) -> list[int | None]:
-        report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=8, headings=[],
-                                chunks=[], document=DoclingDocument(name="r"), warnings=[],
-                                blocks=blocks)
+        report = ingested(blocks, 8)
         return [c.page for c in report_facts(report).claims if c.feature == "retry_claim"]
 
     assert retry_pages(blocks) == []
@@ -221,9 +214,7 @@ def test_a_behaviour_the_sentence_plans_is_no_claim_even_across_a_broken_line() 
                     "the reply is malformed.", 1, section=section),
               Block("paragraph", "A retry loop re-asks the model when its reply is "
                     "malformed.", 2, section=section)]
-    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=2, headings=[],
-                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
-                            blocks=blocks)
+    report = ingested(blocks, 2)
     retries = [c for c in report_facts(report).claims if c.feature == "retry_claim"]
     assert [(c.page, c.sentence[:20]) for c in retries] == [(2, "A retry loop re-asks")]
 
@@ -307,9 +298,7 @@ def test_code_a_future_work_section_proposes_is_no_claim_about_the_code() -> Non
                     section=plan)]
 
     def kinds(blocks: list[Block]) -> list[tuple[str, int | None]]:
-        report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=40, headings=[],
-                                chunks=[], document=DoclingDocument(name="r"), warnings=[],
-                                blocks=blocks)
+        report = ingested(blocks, 40)
         return sorted((c.feature, c.page) for c in report_facts(report).claims)
 
     assert kinds(blocks) == [("implementation_status", 40)]
@@ -331,9 +320,7 @@ def test_a_cleanup_said_under_a_heading_naming_the_clone_is_a_cleanup_claim(
               Block("paragraph", "The shell=True flag was removed for safety.", 3, section=git),
               Block("heading", "4. Caching", 4, level=2, section=other[:1]),
               Block("paragraph", "Entries: Automatic deletion on exit.", 4, section=other)]
-    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=4, headings=[],
-                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
-                            blocks=blocks)
+    report = ingested(blocks, 4)
     claims = [c for c in report_facts(report).claims if c.feature == "cleanup_claim"]
     assert [(c.page, c.sentence[:20]) for c in claims] == [(3, "Security: Isolated f")]
     found = contradiction_findings(claims, [*CODE, _cleanup(kept=True)], GRAPH,

@@ -4,14 +4,11 @@ system works without something is qualified by the text that follows it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from docling_core.types.doc import DoclingDocument  # type: ignore[attr-defined]
-
 from automaton_auditor.forensics.contradictions import contradiction_findings
-from automaton_auditor.forensics.pdf.model import Block, IngestedReport
+from automaton_auditor.forensics.pdf.model import Block
 from automaton_auditor.forensics.pdf.reader import report_facts
 from automaton_auditor.state import Finding
+from tests.unit.report_helpers import ingested
 
 ROUTING = Finding(facet="graph.conditional_edges", goal="Conditional edges route the flow",
                   found=True, pattern="success", location="app/graph.py:48", confidence=0.9,
@@ -34,9 +31,7 @@ def _section(heading: str, page: int, *texts: str) -> list[Block]:
 
 def _findings(blocks: list[Block], code: list[Finding]) -> list[tuple[str, int | None]]:
     """(facet, page) of each gap or contradiction the report's statements give."""
-    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=9, headings=[],
-                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
-                            blocks=blocks)
+    report = ingested(blocks, 9)
     claims = report_facts(report).claims
     return [(f.facet, int(f.location.split(".")[-1]))
             for f in contradiction_findings(claims, code, None)]

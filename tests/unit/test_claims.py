@@ -2,17 +2,14 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from docling_core.types.doc import DoclingDocument  # type: ignore[attr-defined]
-
 from automaton_auditor.forensics.crosscheck import cross_check
 from automaton_auditor.forensics.feature_claims import check_feature
 from automaton_auditor.forensics.pdf.citations import extract_cited_paths, normalise_path
 from automaton_auditor.forensics.pdf.claims import extract_feature_claims
-from automaton_auditor.forensics.pdf.model import Block, IngestedReport
+from automaton_auditor.forensics.pdf.model import Block
 from automaton_auditor.forensics.pdf.reader import report_facts
 from automaton_auditor.state import FeatureClaim, RebuiltGraph, ReportFacts
+from tests.unit.report_helpers import ingested
 
 REPO_FILES = ["src/graph.py", "src/state.py", "src/nodes/judges.py", "src/nodes/justice.py",
               "rubric/week2_rubric.json", "README.md", "pkg/src/tools/pdf_tools.py"]
@@ -183,9 +180,7 @@ def test_a_feature_described_in_a_future_work_section_claims_nothing() -> None:
               Block("heading", "7 Remediation Plan", 2, level=1),
               Block("list", "Fix: add a should_retry conditional edge to back off and retry.",
                     2, section=plan)]
-    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=2, headings=[],
-                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
-                            blocks=blocks)
+    report = ingested(blocks, 2)
     assert [c.feature for c in report_facts(report).claims] == ["parallel_judges"]
 
 
@@ -199,9 +194,7 @@ def test_a_table_of_content_entry_claims_no_feature() -> None:
               Block("heading", body[0], 14, level=1),
               Block("paragraph", "The system defines conditional routing logic within the "
                     "StateGraph.", 14, section=body)]
-    report = IngestedReport(path=Path("r.pdf"), sha256="0", page_count=14, headings=[],
-                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
-                            blocks=blocks)
+    report = ingested(blocks, 14)
     routed = [c for c in report_facts(report).claims if c.feature == "conditional_routing"]
     assert [c.page for c in routed] == [14]
 

@@ -4,18 +4,17 @@ without comparing every pair: a hostile report cites 100,000 paths."""
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
-from docling_core.types.doc import DoclingDocument  # type: ignore[attr-defined]
 
 from automaton_auditor.forensics import crosscheck
 from automaton_auditor.forensics.crosscheck import split_paths
 from automaton_auditor.forensics.pdf import citations
-from automaton_auditor.forensics.pdf.model import Block, IngestedReport
+from automaton_auditor.forensics.pdf.model import Block
 from automaton_auditor.forensics.pdf.reader import report_facts
 from automaton_auditor.forensics.tails import Tails
 from automaton_auditor.state import CitedPath
+from tests.unit.report_helpers import ingested
 
 
 def _names(rng: random.Random, count: int, sep: str) -> list[str]:
@@ -89,9 +88,7 @@ def test_citations_past_the_cap_are_counted_and_a_warning_says_so(
     assert len(citations.extract_cited_paths([(1, text)])) == 4  # uncapped
     monkeypatch.setattr(citations, "MAX_CITED_PATHS", 2)
     monkeypatch.setattr(citations.cited_paths, "__kwdefaults__", {"limit": 2})
-    report = IngestedReport(path=Path("r.md"), sha256="0", page_count=1, headings=[],
-                            chunks=[], document=DoclingDocument(name="r"), warnings=[],
-                            blocks=[Block("paragraph", text, 1)])
+    report = ingested([Block("paragraph", text, 1)], 1, name="r.md")
     assert len(report_facts(report).cited_paths) == 2
     assert report.warnings == ["the report cites 4 distinct paths; only the first 2 (in "
                                "reading order) were checked against the code"]
