@@ -199,3 +199,23 @@ def test_branches_of_a_code_route_drawn_as_plain_arrows_are_no_false_split() -> 
     # drawn against code that only chains postcheck -> handler -> judges it still contradicts
     plain = _code([e for e in code_edges if e != ("postcheck", "judicial_fanout")])
     assert _facets(compare_with_code([diagram], plain))["vision.compare.misleading"].found
+
+
+def test_the_most_complete_drawing_of_the_code_is_the_one_compared() -> None:
+    """A one-line summary naming two of the code's nodes (with a parallel group, so more of
+    the courtroom split) is not judged when another flow names every node of the code."""
+    code = _code([("START", "repo_investigator"), ("START", "doc_analyst"),
+                  ("repo_investigator", "evidence_aggregator"),
+                  ("doc_analyst", "evidence_aggregator"),
+                  ("evidence_aggregator", "error_collector"), ("error_collector", "END")])
+    summary = DiagramFacts(page=1, kind="arrow", edges=[
+        ("START", "Detectives"), ("Detectives", "EvidenceAggregator"),
+        ("EvidenceAggregator", "ErrorCollector")], data={"parallel_nodes": ["Detectives"]})
+    # a flattened drawing: its rows read as one chain, but every node of the code named
+    full = DiagramFacts(page=5, kind="arrow", edges=[
+        ("START", "RepoInvestigator"), ("RepoInvestigator", "DocAnalyst"),
+        ("DocAnalyst", "EvidenceAggregator"), ("EvidenceAggregator", "ErrorCollector"),
+        ("ErrorCollector", "END")])
+    nodes = _facets(compare_with_code([summary, full], code))["vision.compare.nodes"]
+    assert nodes.location == "report p.5"
+    assert nodes.rationale.startswith("4 of 4 diagram nodes")

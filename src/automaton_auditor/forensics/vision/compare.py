@@ -41,18 +41,34 @@ def architectural(reading: DiagramReading, code_nodes: Iterable[str] = ()) -> bo
     return len(named) >= MIN_NAMED
 
 
+def _code_matches(reading: DiagramReading, code_nodes: list[str]) -> tuple[int, int]:
+    """How complete a reading is as a drawing of the code: how many of the code's nodes it
+    names, and how many nodes it has (terminals left out of both)."""
+    if reading.graph is None:
+        return 0, 0
+    nodes = [n for n in reading.graph.nodes if name_key(n) not in _TERMINALS]
+    code = [c for c in code_nodes if name_key(c) not in _TERMINALS]
+    return len(match_names(nodes, code)), len(nodes)
+
+
 def best_reading(readings: list[DiagramReading],
                  code_nodes: Iterable[str] = ()) -> DiagramReading | None:
     """The diagram to compare: among the drawings of the graph (`architectural`, its names
-    matched against `code_nodes`), a parsed flow before a model reading, then the one showing
-    most of the courtroom split, then the most edges, then the earliest page."""
+    matched against `code_nodes`), a parsed flow before a model reading and a drawing before
+    an arrow chain, then the most complete (most code nodes named, then most nodes), then
+    the one showing most of the courtroom split, then the most edges, then the earliest
+    page."""
     # A sequence diagram's messages are an interaction, not the graph's flow: not compared.
     code_nodes = list(code_nodes)
     readable = [r for r in readings if r.source != "none" and r.classification != "sequence"
                 and architectural(r, code_nodes)]
     if not readable:
         return None
+    # A summary line naming two of the code's nodes is not the drawing to judge when the
+    # report also draws the whole graph: completeness before the courtroom split.
+    complete = {id(r): _code_matches(r, code_nodes) for r in readable}
     return min(readable, key=lambda r: (r.source != "edges", r.facts.kind == "arrow",
+                                        -complete[id(r)][0], -complete[id(r)][1],
                                         -r.score, -len(r.facts.edges), r.facts.page))
 
 
