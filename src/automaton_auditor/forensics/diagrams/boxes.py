@@ -24,6 +24,10 @@ _WALL = "│┃║|"
 _BORDER = re.compile(r"^[\s┌┐└┘├┤┬┴┼╔╗╚╝╠╣╦╩╬─━═│┃║|+\-=▼▲►◄↓↑v^<>.:/\\]+$")
 _CORNER = re.compile(r"[┌┐└┘╔╗╚╝]|\+[-=]{3,}")
 _RULE = re.compile(r"[├┤┼╠╣╬]|[-=─━═]{3,}")
+# The top or bottom border of boxes drawn inside other boxes: every piece of border stands
+# between the outer boxes' walls (``│ ┌──┐ │ │ ┌──┐ │``); a row of boxes hung off a trunk
+# line (``│ ┌──┐ ┌──┐ │``) has no wall between its pieces.
+_INNER = re.compile(r"^\s*[│┃║|][\s│┃║|]*(?:[┌└╔╚][─━═]*[┐┘╗╝]\s*[│┃║|][\s│┃║|]*)+$")
 _NAME = re.compile(r"[A-Za-z][\w .:/()&'-]{0,60}")
 MIN_LAYERS = 2
 MAX_ROW = 12  # boxes side by side: a wider row is no architecture drawing (and bounds the work)
@@ -47,6 +51,19 @@ def _is_art(line: str) -> bool:
     return bool(_BORDER.match(line)) and any(c in line for c in "┌┐└┘│┃║─━═+|▼↓")
 
 
+def drawing_line(line: str) -> bool:
+    """A line of a box drawing: a border or connector, a row of box contents (named or not:
+    ``│ (1-5) │``), or a short label beside the drawing's lines (``YES NO │ │``)."""
+    stripped = line.strip()
+    if _is_art(line) or bool(_cells(line)):
+        return True
+    if len(stripped) < 2 or stripped[-1] not in _WALL:
+        return False
+    first = min(stripped.index(c) for c in _WALL if c in stripped)
+    return first == 0 or (len(stripped[:first].split()) <= 3
+                          and sum(stripped.count(c) for c in _WALL) >= 2)
+
+
 def _layers(lines: list[str]) -> list[list[str]]:
     """The rows of boxes of one drawing, top to bottom: a row's names come from its first
     content line (the lines after it, up to the next box border, describe the boxes). A
@@ -55,6 +72,8 @@ def _layers(lines: list[str]) -> list[list[str]]:
     layers: list[list[str]] = []
     open_row, borders, seen = False, 0, False
     for line in lines:
+        if open_row and _INNER.match(line):
+            continue  # a box inside the open row's boxes: part of their description
         if _BORDER.match(line):
             open_row = open_row and not _CORNER.search(line) and not _RULE.search(line)
             borders += 1
@@ -80,7 +99,7 @@ def _blocks(text: str) -> list[tuple[int, int, list[str]]]:
         if body and line.strip().isdigit() and len(line.strip()) <= 3:
             offset += len(line) + 1  # a page number where the drawing crosses a page break
             continue
-        drawing = _is_art(line) or bool(_cells(line))
+        drawing = drawing_line(line)
         if drawing and len(body) < MAX_BLOCK_LINES:
             start = offset if start < 0 else start
             body.append(line)

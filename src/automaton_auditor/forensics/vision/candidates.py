@@ -32,6 +32,7 @@ from PIL import Image
 from automaton_auditor.forensics.diagrams.arrows import parse_arrows, text_art
 from automaton_auditor.forensics.diagrams.boxes import parse_boxes
 from automaton_auditor.forensics.diagrams.flow import ParsedFlow
+from automaton_auditor.forensics.diagrams.pagebreak import join_broken_drawings
 from automaton_auditor.forensics.diagrams.parse import MAX_TEXT_CHARS, parse_dot, parse_mermaid
 from automaton_auditor.forensics.pdf.hidden import visible_page_text
 from automaton_auditor.forensics.vision import vector as geo
@@ -359,6 +360,7 @@ def _no_png() -> bytes:
 def text_candidates(page_texts: list[str]) -> list[Candidate]:
     """Diagrams written as text (Mermaid, DOT, box drawings, arrow chains) in the whole text
     layer, each placed on the page where it starts. Blocks may span a page break."""
+    page_texts = join_broken_drawings(page_texts)
     starts, offset = [], 0
     for text in page_texts:
         starts.append(offset)
