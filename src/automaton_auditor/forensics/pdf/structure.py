@@ -15,6 +15,7 @@ from collections import Counter
 from typing import TYPE_CHECKING
 
 from automaton_auditor.forensics.pdf.model import Block, BlockKind, Line
+from automaton_auditor.forensics.pdf.table_rows import table_header_cells
 
 if TYPE_CHECKING:
     from docling_core.types.doc import DoclingDocument  # type: ignore[attr-defined]
@@ -155,7 +156,8 @@ def font_headings(lines: list[Line], skip: set[int]) -> dict[int, tuple[int, str
     column = max((line.width for line in lines), default=500.0)
     in_rows = _side_by_side(lines)
     # Bold body-size text beside other text is a table cell; a larger heading may sit
-    # beside the other column of a two-column page.
+    # beside the other column of a two-column page, a table's header row may not.
+    skip = skip | table_header_cells(lines, body)
     candidates = [line for line in lines
                   if id(line) not in skip and _looks_like_heading(line, body, column)
                   and (id(line) not in in_rows or line.size >= body * LARGER_THAN_BODY)]
