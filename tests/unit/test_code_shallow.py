@@ -98,3 +98,49 @@ def test_gitpython_depth_and_iter_commits_in_one_function(tmp_path: Path) -> Non
     fact = _shallow(tmp_path / "lib", LIBRARY, "")
     assert fact.found and "--depth 1 at tools.py:9" in fact.rationale
     assert "read runs in its directory at tools.py:10" in fact.rationale
+
+
+# GrimVad3r/automaton-auditor@interim src/tools/security.py and git_tools.py, shortened:
+# git runs through a wrapper that puts "git" in front of the words it is given
+WRAPPED = '''
+import subprocess
+import tempfile
+
+
+def run_command(command, cwd=None):
+    return subprocess.run(command, cwd=cwd, capture_output=True, timeout=30)
+
+
+def run_git_command(git_args, cwd=None):
+    command = ["git"] + git_args
+    return run_command(command, cwd=cwd)
+
+
+def clone(url):
+    tmp = tempfile.mkdtemp()
+    run_git_command(["clone", "--depth", "1", url, tmp])
+    return tmp
+
+
+def history(repo_path):
+    return run_git_command(["log", "--oneline"], cwd=repo_path)
+
+
+def analyze(url):
+    path = clone(url)
+    return history(repo_path=path)
+'''
+
+
+def test_a_history_read_through_a_git_wrapper_is_followed(tmp_path: Path) -> None:
+    names = write_repo(tmp_path / "wrapped", {"tools.py": WRAPPED})
+    fact = by_facet(code_findings(tmp_path / "wrapped", names)[0], "safety.shallow_history")
+    assert fact.found, fact.rationale
+    assert fact.rationale.startswith("The clone is shallow (--depth 1 at tools.py:17) and a "
+                                     "git history read runs in its directory at tools.py:22")
+    assert "tools.py:27: return history(repo_path=path)" in (fact.content or "")
+    # a wrapper that puts no "git" in front runs no git history read
+    plain = WRAPPED.replace('command = ["git"] + git_args', "command = list(git_args)")
+    names = write_repo(tmp_path / "plain", {"tools.py": plain})
+    assert not by_facet(code_findings(tmp_path / "plain", names)[0],
+                        "safety.shallow_history").found

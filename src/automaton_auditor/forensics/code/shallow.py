@@ -11,9 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.classify import HISTORY_COMMANDS
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.facts import calls_of
-from automaton_auditor.forensics.code.sandbox import Clone, prove, site_at
+from automaton_auditor.forensics.code.sandbox import Clone, command_params, prove, site_at
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.state import Finding
 from automaton_auditor.text import clip
@@ -31,7 +32,38 @@ def _reads(facts: dict[str, JSON], graph: CallGraph) -> list[tuple[Key, int, int
         index = site_at(graph, key, call["line"], tail)  # else the outermost call there
         if index is not None:
             found.append((key, index, line))
-    return found
+    return found + _wrapper_reads(facts, graph)
+
+
+def _wrapper_reads(facts: dict[str, JSON], graph: CallGraph) -> list[tuple[Key, int, int]]:
+    """(caller, call site index, its line) of every call handing a ``git log`` to a
+    process-running wrapper: ``run_git(["log", "--oneline"], cwd=path)`` where the wrapper
+    runs ``["git"] + args``. The words come from what the caller passes; ``git`` from it
+    or from the command the wrapper builds around that parameter."""
+    found = []
+    for key, params in sorted(command_params(graph, facts).items()):
+        for param in sorted(params):
+            for caller, index in graph.callers(key):
+                words = _words(graph.sources(caller, graph.argument(caller, index, key, param)
+                                             or []))
+                if words & HISTORY_COMMANDS and ("git" in words or _adds_git(graph, key, param)):
+                    found.append((caller, index, int(graph.sites(caller)[index]["line"])))
+    return sorted(set(found))
+
+
+def _adds_git(graph: CallGraph, key: Key, param: str) -> bool:
+    """True when function `key` passes on a value built from `param` together with the
+    literal word ``git`` (``command = ["git"] + git_args; run(command)``)."""
+    for site in graph.sites(key):
+        for group in [*(site.get("args") or []), *(site.get("kw") or {}).values()]:
+            sources = graph.sources(key, group)
+            if f"p:{param}" in sources and "git" in _words(sources):
+                return True
+    return False
+
+
+def _words(sources: frozenset[str]) -> set[str]:
+    return {w for s in sources if s.startswith("s:") for w in s[2:].split()}
 
 
 def shallow_history(facts: dict[str, JSON], clones: list[Clone], graph: CallGraph,
