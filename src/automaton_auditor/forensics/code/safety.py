@@ -87,10 +87,16 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     # GitPython's Repo.clone_from runs git without a subprocess call of the repository's
     # own: its failure is seen by an ``except`` around it
     library = [(p, c) for p, c in every if library_clone(c)]
+    cleanup = _cleanup_findings(facts, proved, graph, repo)
+    # a clone whose every temp dir is deleted as its function returns the path
+    # (``safety.clone_deleted_early``) is no sandbox the caller can use: not counted as one
+    gone = by_made(facts, "temp_gone")
+    lost = [c for c in proved if c.temps and all(split_loc(t[2:]) in gone for t in c.temps)]
     return [
         _clone_function(facts, every, repo),
-        *_sandbox_findings(facts, found, proved, temps, never_run, repo),
-        *_cleanup_findings(facts, proved, graph, repo),
+        *_sandbox_findings(facts, found, [c for c in proved if c not in lost], temps,
+                           never_run, repo, lost),
+        *cleanup,
         errors_finding(sub + library, repo),
         _timeouts_finding([(p, {**c, "timeout": WAITED}) if caller_bounded(facts, graph, p, c)
                            else (p, c) for p, c in every], sub),
@@ -132,7 +138,7 @@ def _timeouts_finding(clones: list[tuple[str, JSON]],
 
 def _sandbox_findings(facts: dict[str, JSON], found: list[Clone], proved: list[Clone],
                       temps: list[tuple[str, JSON]], never_run: list[Clone],
-                      repo: Path | None) -> list[Finding]:
+                      repo: Path | None, lost: list[Clone]) -> list[Finding]:
     """``safety.clone_sandbox``: quoted from the lines that carry the temp dir to the clone;
     clones in functions nothing names (`never_run`) are listed, not counted. With it
     ``safety.clone_temp_root`` (`temp_paths`): a clone at a fixed path under the system temp
@@ -145,6 +151,10 @@ def _sandbox_findings(facts: dict[str, JSON], found: list[Clone], proved: list[C
     fixed = [(c.path, {**c.call, "root": n}) for c in found if not c.proof and (
         n := fixed_temp_line(repo, c.path, int(c.call["line"]),
                              facts[c.path].get("imports") or {}))]
+    early = [f"{c.path}:{c.call['line']}" for c in lost]
+    aside += (f" Not a sandbox: {len(early)} clone call(s) write into a TemporaryDirectory "
+              f"deleted as its function returns the path (safety.clone_deleted_early: "
+              f"{', '.join(early[:3])})." if early else "")
     weak = bool(fixed) and len(fixed) + len(proved) == len(found)
     finding = call_finding(
         "safety.clone_sandbox", "Clone runs inside a temporary directory",
@@ -166,9 +176,9 @@ def _sandbox_findings(facts: dict[str, JSON], found: list[Clone], proved: list[C
 
 def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGraph,
                       repo: Path | None) -> list[Finding]:
-    """``safety.clone_cleanup`` (context, it weighs on no criterion): whether each sandboxed
-    clone's temp dir is removed after use, by ``TemporaryDirectory`` or by a call whose
-    argument is that directory itself (``shutil.rmtree``, ``.cleanup()``) outside an
+    """``safety.clone_cleanup`` (an extra of the tools, no full marks without it): whether
+    each sandboxed clone's temp dir is removed after use, by ``TemporaryDirectory`` or by a
+    call whose argument is that directory itself (``shutil.rmtree``, ``.cleanup()``) outside an
     ``except`` handler, for every place the directory may be made. A removal of a path
     inside it (`whole_paths`), or one made only in an ``except`` handler or a failure branch
     that leaves the function (when the clone or the work failed: `flow`), leaves it behind
@@ -239,7 +249,10 @@ def _cleanup(proved: list[Clone], kept: list[str], removed: list[str],
     shown = early or [*kept, *(q for q, _w in partial)] or removed
     return Finding(
         facet="safety.clone_cleanup", goal="The clone's temporary directory is removed after "
-        "use", found=bool(removed) and not kept and not early, pattern="neutral",
+        "use", found=bool(removed) and not kept and not early,
+        # weighed only where there is a sandboxed clone to clean up (judging.extras: a
+        # directory left behind keeps the tools from full marks)
+        pattern="success" if proved else "neutral",
         location=(shown or ["."])[0].split(": ", 1)[0],
         content=clip("\n".join(dict.fromkeys(shown)), 4000) or None,
         confidence=0.7,
