@@ -116,3 +116,23 @@ def test_extras_count_in_full_once_a_core_element_is_missing() -> None:
                for e in _tools(timeout_found=False)]
     success, failure = evidence_balance(dossier)
     assert round(success, 2) == 0.9 and round(failure, 2) == 0.75 + 0.8 + 0.6 + 0.5
+
+
+def test_a_clone_directory_left_behind_keeps_the_tools_from_full_marks() -> None:
+    """mussewold/the_vibe_code_auditor@interim: a checked, timed, validated clone into a
+    ``mkdtemp`` directory that no call removes: the missing cleanup is no charge, but it
+    caps the criterion at 4; removed on every path, it earns full marks."""
+    full = [e.model_copy(update={"found": True}) if e.pattern == "success" else e
+            for e in _tools(timeout_found=True)]
+    cleanup = make_evidence("safety.clone_cleanup", found=False, pattern="success",
+                            dimension=TOOLS.id, facet="safety.clone_cleanup", confidence=0.7,
+                            location="src/tools/repo_tools.py:261")
+    rubric = load_rubric()
+    for removed, want in ((False, 4), (True, 5)):
+        dossier = [*full, cleanup.model_copy(update={"found": removed})]
+        opinions = [offline_opinion(j, TOOLS, dossier)
+                    for j in ("Prosecutor", "Defense", "TechLead")]
+        assert opinions[0].charges == [], removed
+        assert decide(TOOLS, opinions, dossier, rubric).final_score == want, removed
+        # it caps, and weighs on neither side of the balance
+        assert evidence_balance(dossier) == evidence_balance(full), removed

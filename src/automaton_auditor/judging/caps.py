@@ -257,6 +257,11 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "a shell command built from data", caps_verdict=True, when=on_data),
     FailureCap("safety.eval_exec", ("safe_tool_engineering",), 2, 0.75,
                "eval/exec on data (code injection)", caps_verdict=True, when=on_data),
+    # Tools: the clone's temporary directory is not removed on every path (never removed,
+    # removed only on a failure, or deleted before use: forensics.code.safety
+    # clone_cleanup, a missing extra): the sandbox is not complete, no full marks.
+    FailureCap("safety.clone_cleanup", ("safe_tool_engineering",), 4, 0.7,
+               "the clone's temporary directory is not removed on every path"),
     # Report: a cited file the commit does not hold (a hallucinated path; planned files
     # are neutral facts and never confirm it).
     FailureCap("claims.paths", ("report_accuracy",), 2, 0.85,

@@ -37,9 +37,12 @@ class Extra:
 EXTRAS: tuple[Extra, ...] = (
     # The tools' failure pattern is os.system / shell=True on a URL, a clone into the working
     # directory, no error handling (forensics.code facts safety.*); a timeout, a URL check
-    # and an authentication test harden a clone that is already sandboxed and checked.
+    # and an authentication test harden a clone that is already sandboxed and checked; a
+    # sandbox removed after use on every path completes it (a directory left behind is no
+    # clone into the working directory).
     Extra(("safe_tool_engineering",),
-          ("safety.timeouts", "safety.url_validation", "safety.auth_errors"),
+          ("safety.timeouts", "safety.url_validation", "safety.auth_errors",
+           "safety.clone_cleanup"),
           "shell injection, a clone into the working directory, no error handling"),
     # The diagram criterion's failure pattern is no diagram, generic boxes or a linear
     # pipeline; a box drawing made of characters is a diagram, but the text layer loses its
@@ -52,6 +55,18 @@ EXTRAS: tuple[Extra, ...] = (
     Extra(("report_accuracy",), ("claims.stale_gaps",),
           "hallucinated paths, or features claimed that the code contradicts"),
 )
+
+
+# Extras that only set a ceiling (their `judging.caps` row): neither side of the balance
+# weighs them, so a clone directory left behind costs full marks and nothing more, whatever
+# else is charged (it is no failure pattern of the rubric's).
+CEILING_ONLY: tuple[str, ...] = ("safety.clone_cleanup",)
+
+
+def ceiling_only(fact: Evidence) -> bool:
+    """True for a fact that only caps its criterion (`CEILING_ONLY`), never weighed."""
+    return fact.facet in CEILING_ONLY and any(fact.dimension in row.criteria and
+                                              fact.facet in row.facets for row in EXTRAS)
 
 
 def missing_extra(fact: Evidence) -> bool:

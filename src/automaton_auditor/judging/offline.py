@@ -25,7 +25,7 @@ from automaton_auditor.judging.caps import (
     unchecked,
     weighed,
 )
-from automaton_auditor.judging.extras import EXTRA_WEIGHT, missing_extra
+from automaton_auditor.judging.extras import EXTRA_WEIGHT, ceiling_only, missing_extra
 from automaton_auditor.rubric import Dimension
 from automaton_auditor.state import Evidence, Judge, JudicialOpinion
 
@@ -38,7 +38,7 @@ def evidence_balance(evidence: Sequence[Evidence]) -> tuple[float, float]:
     """Confidence-weighted weight of the success and failure signals in a dossier (facts
     about text aimed at the judges weigh nothing; a missing extra half, while no charge
     stands)."""
-    counted = weighed(evidence)
+    counted = [e for e in weighed(evidence) if not ceiling_only(e)]
     success = sum(e.confidence for e in counted if e.supports_success)
     extra = 1.0 if _charged(counted) else EXTRA_WEIGHT
     failure = sum(e.confidence * (extra if missing_extra(e) else 1.0)
