@@ -315,17 +315,24 @@ def _parallel_findings(main: Topology, g: RebuiltGraph,
         ended = topo is main and not joins and not any(
             m in topo.conditional for m in members) and all(
             d == END for (s, d) in topo.edges if s in members)
+        # judges that do nothing (`node_stubs`) judge nothing in parallel: their wiring
+        # is no evidence of parallel judging, the stubs are named instead
+        stubs = [m for m in members if m in g.stub_nodes] if pattern is JUDGE else []
+        idle = bool(stubs) and len(members) - len(stubs) < 2
         out.append(_g(
             facet, f"{who} run in parallel and are joined", not first and not ended,
-            "success",
-            _op_loc(ops[0]) if ops else topo.builder.get("key", "."), _quote_ops(ops),
+            "neutral" if idle else "success",
+            _op_loc(ops[0]) if ops else topo.builder.get("key", "."),
+            "\n".join([_quote_ops(ops), *(q for m in stubs for q in g.stub_nodes[m])]),
             f"{source} fans out to {', '.join(members)}; joined at "
             f"{', '.join(joins) or '(no static join)'}{where}."
             + (f" {source} is itself a judge and runs before the others: the judges do not "
                "all run in parallel." if first else "")
             + (" Each branch runs straight to END: nothing gathers their results."
-               if ended else "") + _guarded_text(topo, members),
-            0.8, source=source, members=members, joins=joins,
+               if ended else "") + _guarded_text(topo, members)
+            + (f" Stubs: {', '.join(stubs)} only return their input, nothing or a "
+               "placeholder, so no judging runs in parallel." if idle else ""),
+            0.8, source=source, members=members, joins=joins, stubs=stubs,
             subgraph=None if topo is main else topo.builder["key"]))
     return out
 
