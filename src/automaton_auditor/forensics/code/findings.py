@@ -29,6 +29,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.answers import answer_findings
     from automaton_auditor.forensics.code.blocked import undefined_reads
     from automaton_auditor.forensics.code.health import health_findings
+    from automaton_auditor.forensics.code.imports import ImportChecks
     from automaton_auditor.forensics.code.judge_coverage import coverage_finding
     from automaton_auditor.forensics.code.judge_guards import unreached_finding
     from automaton_auditor.forensics.code.model_calls import model_call_finding
@@ -58,10 +59,11 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     judges = judge_scope(facts, wired, main)
     analysis = run_ruff(repo, sorted(facts))
     parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
+    checks = ImportChecks(repo, sorted(facts))  # each module's imports checked once
     prompts = judge_prompts(repo, sorted(facts), parsed, scope, undefined_reads(analysis))
     findings = [*graph_findings(main, rebuilt, others),
                 *state_findings(facts, main),
-                *state_use_findings(facts, repo, main, others),
+                *state_use_findings(facts, repo, main, others, checks),
                 # its own call graph too: resolving every call site first would change the
                 # order the safety trace fills `calls`' memos in
                 model_call_finding(facts, CallGraph(facts), repo),
@@ -74,7 +76,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 *answer_findings(facts, repo, scope),
                 *justice_findings(facts, repo, main, calls, scope),
                 no_graph_finding(repo, facts, calls, main, others, scope),
-                *health_findings(facts, repo, analysis, calls, main),
+                *health_findings(facts, repo, analysis, calls, main, checks),
                 *runtime_findings(facts, calls, main, repo),
                 parse_finding(facts, stats)]
     findings.sort(key=lambda f: (f.facet, f.location, f.goal))

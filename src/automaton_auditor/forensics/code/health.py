@@ -29,7 +29,7 @@ from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.caught import caught_text, split_caught
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import state_param
-from automaton_auditor.forensics.code.imports import broken_imports
+from automaton_auditor.forensics.code.imports import ImportChecks
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.state_schema import state_class, typed_classes
 from automaton_auditor.forensics.code.temp_paths import used_as_paths
@@ -91,15 +91,17 @@ def _finding(facet: str, goal: str, items: list[JSON], analysis: Analysis,
 
 
 def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysis,
-                    graph: CallGraph, main: Topology | None) -> list[Finding]:
-    """Code-health and analyser findings (see the module docstring)."""
+                    graph: CallGraph, main: Topology | None,
+                    checks: ImportChecks | None = None) -> list[Finding]:
+    """Code-health and analyser findings (see the module docstring); `checks`: the
+    repository's import checks, shared with the other callers."""
     undefined, caught = split_caught(repo, [
         {**d, "import_time": not _in_function(graph, d)}
         for d in analysis.diagnostics if d["code"] in UNDEFINED
         and not _local_annotation(graph, repo, d)])
     modules = graph_modules(graph, main)
     if repo is not None:  # a name imported from a repository module that lacks it
-        undefined += broken_imports(repo, facts, modules)
+        undefined += (checks or ImportChecks(repo, facts)).broken(modules)
     undefined += _missing_methods(graph, main)
     state = state_class(typed_classes(facts), main)
     state_file = state[0] if state else None

@@ -114,41 +114,80 @@ def _stored(stmt: ast.stmt) -> set[str]:
     return names
 
 
-def _modules(files: Iterable[str]) -> dict[str, str]:
+def module_files(files: Iterable[str]) -> dict[str, str]:
     """Dotted module name -> file, for every Python file of the repository."""
     return {module_name(path): path for path in sorted(files) if path.endswith(".py")}
+
+
+def _package(path: str) -> list[str]:
+    package = module_name(path).split(".")
+    return package if path.endswith("__init__.py") else package[:-1]
+
+
+def _relative(stmt: ast.ImportFrom, path: str) -> str:
+    """The dotted name a relative import names, whether or not the repository holds it."""
+    package = _package(path)
+    base = package[: len(package) - (stmt.level - 1)] if stmt.level - 1 <= len(package) \
+        else []
+    return ".".join([*base, *([stmt.module] if stmt.module else [])])
+
+
+def _absolute(name: str, path: str, modules: dict[str, str]) -> str | None:
+    """An absolute module name as written, or from the importing file's folder or a ``src``
+    folder as a script run there sees it, when the repository holds it."""
+    for prefix in ("", ".".join(_package(path)), "src"):
+        dotted = f"{prefix}.{name}" if prefix else name
+        if dotted in modules:
+            return dotted
+    return None
 
 
 def _target(stmt: ast.ImportFrom, path: str, modules: dict[str, str]) -> str | None:
     """The dotted name the statement imports from, resolved against the repository (a
     relative import against the importing file's package; an absolute one as written, or
     from the importing file's folder or a ``src`` folder as a script run there sees it)."""
-    package = module_name(path).split(".")
-    if not path.endswith("__init__.py"):
-        package = package[:-1]
     if stmt.level:
-        base = package[: len(package) - (stmt.level - 1)] if stmt.level - 1 <= len(package) \
-            else []
-        dotted = ".".join([*base, *([stmt.module] if stmt.module else [])])
+        dotted = _relative(stmt, path)
         return dotted if dotted in modules else None
-    if not stmt.module:
-        return None
-    for prefix in ("", ".".join(package), "src"):
-        dotted = f"{prefix}.{stmt.module}" if prefix else stmt.module
-        if dotted in modules:
-            return dotted
-    return None
+    return _absolute(stmt.module, path, modules) if stmt.module else None
 
 
-def broken_imports(repo: Path, files: Iterable[str], importers: Iterable[str]) -> list[JSON]:
-    """Module-level ``from X import name`` in `importers` whose ``X`` is a repository file
-    that binds no ``name`` (and has no submodule of that name), as diagnostics."""
-    modules = _modules(files)
-    bindings = _Bindings(repo, modules)
-    found: list[JSON] = []
-    for path in sorted(set(importers)):
+def loaded_files(stmt: ast.Import | ast.ImportFrom, path: str, modules: dict[str, str]
+                 ) -> list[str]:
+    """The repository files an import statement in `path` loads: the module it imports
+    (from), and the submodules a ``from pkg import mod`` names (`modules`: `module_files`)."""
+    if isinstance(stmt, ast.Import):
+        found = [_absolute(alias.name, path, modules) for alias in stmt.names]
+        return [modules[d] for d in found if d]
+    dotted = _target(stmt, path, modules)
+    base = dotted or (_relative(stmt, path) if stmt.level else None)
+    subs = [f"{base}.{alias.name}" for alias in stmt.names if base]
+    return [modules[d] for d in [*([dotted] if dotted else []), *subs] if d in modules]
+
+
+class ImportChecks:
+    """`broken_imports` of one repository, each importing file checked once however many
+    callers ask (the graph's health, the state's models, the modules that cannot load)."""
+
+    def __init__(self, repo: Path, files: Iterable[str]) -> None:
+        self.repo, self.modules = repo, module_files(files)
+        self.bindings = _Bindings(repo, self.modules)
+        self.memo: dict[str, list[JSON]] = {}
+
+    def broken(self, importers: Iterable[str]) -> list[JSON]:
+        """The failing imports of `importers`, in path order (see `broken_imports`)."""
+        found: list[JSON] = []
+        for path in sorted(set(importers)):
+            if path not in self.memo:
+                self.memo[path] = self._check(path)
+            found += self.memo[path]
+        return found
+
+    def _check(self, path: str) -> list[JSON]:
+        repo, modules = self.repo, self.modules
         tree = _tree(repo, path) if path.endswith(".py") else None
         types: set[str] | None = None  # the names it uses as types, once needed
+        found: list[JSON] = []
         for stmt in _top_statements(tree.body if tree else []):
             if not isinstance(stmt, ast.ImportFrom):
                 continue
@@ -158,7 +197,7 @@ def broken_imports(repo: Path, files: Iterable[str], importers: Iterable[str]) -
                 continue
             if modules[dotted] == path:
                 continue
-            names = bindings.bound(modules[dotted])
+            names = self.bindings.bound(modules[dotted])
             if names is None:
                 continue
             for alias in stmt.names:
@@ -171,7 +210,13 @@ def broken_imports(repo: Path, files: Iterable[str], importers: Iterable[str]) -
                               "import_time": True, "target": modules[dotted],
                               "name": alias.name,
                               "as_type": (alias.asname or alias.name) in types})
-    return found
+        return found
+
+
+def broken_imports(repo: Path, files: Iterable[str], importers: Iterable[str]) -> list[JSON]:
+    """Module-level ``from X import name`` in `importers` whose ``X`` is a repository file
+    that binds no ``name`` (and has no submodule of that name), as diagnostics."""
+    return ImportChecks(repo, files).broken(importers)
 
 
 def _missing_module(repo: Path, stmt: ast.ImportFrom, path: str) -> list[JSON]:

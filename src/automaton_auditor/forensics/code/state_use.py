@@ -20,7 +20,7 @@ import re
 from pathlib import Path
 
 from automaton_auditor.forensics.code.common import JSON
-from automaton_auditor.forensics.code.imports import broken_imports
+from automaton_auditor.forensics.code.imports import ImportChecks
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.state_schema import state_class, typed_classes
 from automaton_auditor.forensics.code.topology import Topology, builds_nothing
@@ -37,7 +37,8 @@ def _f(facet: str, goal: str, found: bool, location: str, content: str | None,
 
 
 def state_use_findings(facts: dict[str, JSON], repo: Path | None, main: Topology | None,
-                       others: list[Topology]) -> list[Finding]:
+                       others: list[Topology], checks: ImportChecks | None = None
+                       ) -> list[Finding]:
     """``state.no_graph`` and ``state.missing_models`` (see the module docstring)."""
     classes = typed_classes(facts)
     state = state_class(classes, main)
@@ -48,7 +49,7 @@ def state_use_findings(facts: dict[str, JSON], repo: Path | None, main: Topology
     files = {path} | {p for name, (p, _c, root) in classes.items()
                       if root == "BaseModel" and _MODEL.search(name)}
     return [_no_graph(repo, path, cls, [*([main] if main else []), *others]),
-            _missing_models(facts, repo, files, f"{path}:{cls['line']}")]
+            _missing_models(facts, repo, files, f"{path}:{cls['line']}", checks)]
 
 
 def _no_graph(repo: Path | None, path: str, cls: JSON, builders: list[Topology]) -> Finding:
@@ -67,8 +68,9 @@ def _no_graph(repo: Path | None, path: str, cls: JSON, builders: list[Topology])
 
 
 def _missing_models(facts: dict[str, JSON], repo: Path | None, files: set[str],
-                    loc: str) -> Finding:
-    broken = [d for d in broken_imports(repo, facts, facts) if d["target"] in files] \
+                    loc: str, checks: ImportChecks | None) -> Finding:
+    broken = [d for d in (checks or ImportChecks(repo, facts)).broken(facts)
+              if d["target"] in files] \
         if repo is not None else []
     missing = [d for d in broken if d["as_type"]]
     quotes = "\n".join(line_at(repo, d["path"], d["line"]) for d in missing[:MAX_QUOTED])
