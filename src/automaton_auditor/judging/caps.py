@@ -283,6 +283,17 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "a cited file said to hold work that holds no code", when=empty_file),
     FailureCap("safety.code_injection", ("safe_tool_engineering",), 2, 0.75,
                "eval/exec on data (code injection)", caps_verdict=True, when=on_data),
+    # Code that cannot load (forensics.code.loading): every module the facts crediting a
+    # criterion cite fails when imported (a missing module, a syntax error, an undefined name
+    # at load, or it imports such a module), so the credited code never runs, as for graph
+    # code that cannot run.
+    *(FailureCap(f"{family}.cannot_load", (criterion,), 2, 0.75,
+                 f"the {what} cannot be imported (the modules crediting them fail on import)")
+      for family, criterion, what in (
+          ("judges", "judicial_nuance", "persona prompts"),
+          ("justice", "chief_justice_synthesis", "synthesis rules"),
+          ("llm", "structured_output_enforcement", "structured-output calls"),
+          ("safety", "safe_tool_engineering", "tools"))),
 )
 
 NO_CREDIT_FACETS: tuple[str, ...] = ("doc.injection", "doc.hidden_text")

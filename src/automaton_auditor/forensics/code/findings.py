@@ -32,6 +32,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.imports import ImportChecks
     from automaton_auditor.forensics.code.judge_coverage import coverage_finding
     from automaton_auditor.forensics.code.judge_guards import unreached_finding
+    from automaton_auditor.forensics.code.loading import load_findings
     from automaton_auditor.forensics.code.model_calls import model_call_finding
     from automaton_auditor.forensics.code.node_stubs import stub_nodes
     from automaton_auditor.forensics.code.personas import persona_findings
@@ -79,6 +80,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 *health_findings(facts, repo, analysis, calls, main, checks),
                 *runtime_findings(facts, calls, main, repo),
                 parse_finding(facts, stats)]
+    # credited code in modules that cannot be imported never runs (read off the facts above)
+    findings += load_findings(repo, facts, analysis, findings, checks)
     findings.sort(key=lambda f: (f.facet, f.location, f.goal))
     return findings, rebuilt
 
