@@ -4,9 +4,11 @@ Entry points, one persona each: a function or class named for a persona (its met
 with ``self`` bound, so a subclass's attributes fill its base's template), a call that
 passes a persona's name (``judge_node(state, "Prosecutor", ...)``,
 ``_make_judge_node("Defense")``), and a function whose parameter indexes a dict keyed by
-persona (``PERSONA_CONFIG[persona]``), read once per key. `prompt_eval` follows each entry
-through the repository's functions and records what the model is handed; the longest such
-text is that persona's prompt.
+persona (``PERSONA_CONFIG[persona]``), read once per key; and a call to a node factory whose
+result is a persona's judge (``return self._get_judge_node("The critical lens...", ...)`` in
+``def prosecutor``), its text counted only in the model calls, of the node the factory makes,
+that receive it. `prompt_eval` follows each entry through the repository's functions and
+records what the model is handed; the longest such text is that persona's prompt.
 
 Each piece of a prompt carries the line it comes from, so the comparison is by origin: a piece
 every persona's prompt holds from the same line is shared template; the rest is the
@@ -24,10 +26,10 @@ from pathlib import Path
 from typing import Any
 
 from automaton_auditor.forensics.code.blocked import Undefined, blocked_at
-from automaton_auditor.forensics.code.common import split_loc
+from automaton_auditor.forensics.code.common import dotted, split_loc
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.prompt_eval import Evaluator, Frame, Step
-from automaton_auditor.forensics.code.prompt_values import Fn, Program, Txt
+from automaton_auditor.forensics.code.prompt_values import Fn, Inst, Program, Txt
 
 PERSONAS = {"Prosecutor": re.compile(r"prosecut", re.I),
             "Defense": re.compile(r"defen[cs]e", re.I),
@@ -91,7 +93,7 @@ def _entries(program: Program, path: str,
     for top in tops:
         for call in (n for n in ast.walk(top) if isinstance(n, ast.Call)):
             found += _named_call(program, path, call)
-    return found
+    return found + _factories(program, path, scope)
 
 
 def _keyed(program: Program, path: str,
@@ -133,6 +135,93 @@ def _named_call(program: Program, path: str, call: ast.Call) -> list[tuple[str, 
              ("call", target, call))]
 
 
+def _own(node: ast.AST) -> list[ast.AST]:
+    """The nodes of a function's own code: nested functions, lambdas and classes are listed
+    but not entered (their returns are not its returns)."""
+    out: list[ast.AST] = []
+    todo = list(ast.iter_child_nodes(node))
+    while todo:
+        sub = todo.pop()
+        out.append(sub)
+        if not isinstance(sub, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda |
+                          ast.ClassDef):
+            todo += ast.iter_child_nodes(sub)
+    return out
+
+
+def _returns_closure(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A node factory: the function returns a function it defines (whose body `prompt_eval`
+    reads in place, with the factory's parameters bound)."""
+    own = _own(node)
+    inner = {s.name for s in own if isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef)}
+    return any(isinstance(s, ast.Return) and isinstance(s.value, ast.Name) and
+               s.value.id in inner for s in own)
+
+
+def _registered(node: ast.AST, name: str) -> list[tuple[ast.Call, str]]:
+    """The calls in one function (or module-level value) `name` whose result a persona's
+    judge is: registered as a graph node named for a persona, assigned to a variable,
+    attribute or key named for one, or returned by a function named for one."""
+    found: list[tuple[ast.Call, str | None]] = []
+    if isinstance(node, ast.Call):  # a module-level value: ``prosecutor = make_judge(...)``
+        found.append((node, persona_named(name)))
+    for sub in [node, *_own(node)]:
+        if isinstance(sub, ast.Return) and isinstance(sub.value, ast.Call):
+            found.append((sub.value, persona_named(name)))
+        elif isinstance(sub, ast.Assign) and isinstance(sub.value, ast.Call):
+            found += [(sub.value, persona_named(t.id if isinstance(t, ast.Name) else t.attr))
+                      for t in sub.targets if isinstance(t, ast.Name | ast.Attribute)]
+        elif isinstance(sub, ast.Dict):
+            found += [(v, persona_named(k.value)) for k, v in zip(sub.keys, sub.values,
+                                                                   strict=True)
+                      if isinstance(k, ast.Constant) and isinstance(k.value, str) and
+                      isinstance(v, ast.Call)]
+        elif isinstance(sub, ast.Call) and isinstance(sub.func, ast.Attribute) and \
+                sub.func.attr == "add_node" and len(sub.args) == 2 and \
+                isinstance(sub.args[0], ast.Constant) and isinstance(sub.args[1], ast.Call):
+            found.append((sub.args[1], persona_named(str(sub.args[0].value))))
+    return [(call, persona) for call, persona in found if persona]
+
+
+def _factories(program: Program, path: str,
+               scope: Scope | None) -> list[tuple[str, str, Any]]:
+    """Node factories handed a persona's prompt: a call whose result is a persona's judge
+    (`_registered`) to a repository function or method that returns a function it defines.
+    Its string arguments are that persona's prompt only where the node the factory makes
+    hands them to a model (`_run` keeps only those model calls)."""
+    mod = program.module(path)
+    if mod is None:
+        return []
+    sites: list[tuple[str, str, ast.AST]] = [("", "", e) for e in mod.exprs]
+    for name, node in mod.names.items():
+        if isinstance(node, ast.ClassDef):
+            sites += [(f"{node.name}.{m.name}", f"{path}::{node.name}", m) for m in node.body
+                      if isinstance(m, ast.FunctionDef | ast.AsyncFunctionDef)]
+        else:  # a function, or a module-level value (``prosecutor = make_judge(...)``)
+            sites.append((name if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+                          else "", "", node))
+    evaluator = Evaluator(program)
+    found: list[tuple[str, str, Any]] = []
+    for qual, cls, node in sites:
+        if scope is not None and not scope.runs(path, qual):
+            continue  # a judge nothing in the graph makes
+        name = qual.rsplit(".", 1)[-1] or next((k for k, v in mod.names.items() if v is node),
+                                               "")
+        for call, persona in _registered(node, name):
+            named = {persona_named(a.value) for a in call.args if isinstance(a, ast.Constant)
+                     and isinstance(a.value, str) and len(a.value.split()) <= NAME_WORDS}
+            if named - {None, persona}:
+                continue  # the call names another persona: which judge it makes is unclear
+            func = call.func
+            target = (evaluator.attribute(Inst(cls), func.attr) if cls and
+                      isinstance(func, ast.Attribute) and dotted(func.value) == "self" else
+                      evaluator.expr(func, {}, Frame(path)))
+            if isinstance(target, Fn) and _returns_closure(target.node):
+                found.append((persona, f"{path}:{call.lineno} {dotted(func)}(...)",
+                              ("factory", target, (call, cls if target.owner else ""))))
+    return found
+
+
 def _run(program: Program, path: str,
          how: tuple[str, Any, Any]) -> tuple[list[tuple[Txt, str, tuple[Step, ...]]], int]:
     """Run one entry point: every text a model was handed on the way, with the model call
@@ -140,8 +229,20 @@ def _run(program: Program, path: str,
     evaluator = Evaluator(program)
     kind, target, extra = how
     frame = Frame(path)
+    given: set[tuple[str, str]] = set()
     if kind == "fn":
         evaluator.call(target, [], {}, frame, env=extra)
+    elif kind == "factory":
+        call, cls = extra
+        inst = evaluator.instance(cls, [], {}, frame) if cls else None
+        frame = Frame(path, inst, cls)
+        args = [evaluator.expr(a, {}, frame) for a in call.args]
+        kwargs = {k.arg: evaluator.expr(k.value, {}, frame) for k in call.keywords if k.arg}
+        # the text handed to the factory, beyond a persona's name: its prompt, if it
+        # reaches a model
+        given = {part for v in [*args, *kwargs.values()] if isinstance(v, Txt) and
+                 len(WORD.findall(v.text())) > NAME_WORDS for part in v.parts}
+        evaluator.call(target, args, kwargs, frame, inst)
     elif kind == "call":
         args = [evaluator.expr(a, {}, frame) for a in extra.args]
         kwargs = {k.arg: evaluator.expr(k.value, {}, frame) for k in extra.keywords if k.arg}
@@ -156,7 +257,8 @@ def _run(program: Program, path: str,
                     seen.add(stmt.name)
                     evaluator.call(Fn(where, stmt, f"{where}::{cls.name}"), [], {}, frame, inst)
     inputs = [(text, call, route) for (text, call), route
-              in zip(evaluator.inputs, evaluator.routes, strict=True)]
+              in zip(evaluator.inputs, evaluator.routes, strict=True)
+              if kind != "factory" or given & set(text.parts)]
     return inputs, evaluator.steps
 
 
