@@ -1,9 +1,11 @@
 """Persona prompts that reach the judges other than as constants named for a persona
-(`judge_prompts`, `personas`): a string handed to a node factory whose node puts it in the
-model's messages. A string that only sits in a persona-named function is no prompt."""
+(`judge_prompts`, `persona_data`, `personas`): a string handed to a node factory whose node
+puts it in the model's messages, and per-persona entries the judges read from a data file
+the code names. A string that only sits in a persona-named function is no prompt."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from automaton_auditor.forensics.code.analyze import code_findings
@@ -121,3 +123,100 @@ def tech_lead(state):
     facts = _facts(tmp_path, {"src/judges.py": source})
     assert facts["judges.personas"].rationale == "Persona prompts found for: none."
     assert facts["judges.persona_tone"].found is False
+
+
+LOGIC = {
+    "prosecutor": ["If tool execution relies on raw os.system without sandboxing, charge "
+                   "with Security Negligence. If Pydantic is missing, score max 2.",
+                   "If the graph is purely linear, charge with Orchestration Fraud."],
+    "defense": ["Highlight any creative use of AST parsing despite the constraints.",
+                "Support simpler graph designs if they reward effort and intent."],
+    "tech_lead": ["Assess the state reducers: are they used correctly in parallel?",
+                  "Determine if the fan-in aggregates evidence before the judges, a sound "
+                  "architecture."],
+}
+RUBRIC = json.dumps({"dimensions": [
+    {"id": f"d{i}", "forensic_instruction": "Trace the repository.",
+     "judicial_logic": {p: texts[i] for p, texts in LOGIC.items()}} for i in range(2)]},
+    indent=4)
+LOADER = '''
+import json
+from pathlib import Path
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+
+def load_rubric(filename="rubric/rubric.json"):
+    with open(BASE_DIR / filename, encoding="utf-8") as f:
+        return json.load(f)
+'''
+# The judges read their persona's logic for one criterion and put it in the system message.
+JUDGES = '''
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_openai import ChatOpenAI
+from utils.config_loader import load_rubric
+
+
+class BaseJudge:
+    def __init__(self, name="BaseJudge", persona="general"):
+        self.name = name
+        self.persona = persona.lower()
+        self.rubric = load_rubric()
+        self.llm = ChatOpenAI(model="gpt-4o")
+
+    def evaluate_dimension(self, dimension_id, evidence):
+        dim = next(d for d in self.rubric["dimensions"] if d["id"] == dimension_id)
+        logic = dim["judicial_logic"].get(self.persona, "Evaluate objectively.")
+        prompt = ChatPromptTemplate.from_messages([
+            ("system", f"You are the {self.name}. {logic}"),
+            ("user", f"Evidence gathered:\\n{evidence}")])
+        return self.llm.invoke(prompt.format_messages(evidence=evidence))
+
+
+class Prosecutor(BaseJudge):
+    def __init__(self):
+        super().__init__(name="Prosecutor", persona="prosecutor")
+
+
+class Defense(BaseJudge):
+    def __init__(self):
+        super().__init__(name="Defense", persona="defense")
+
+
+class TechLead(BaseJudge):
+    def __init__(self):
+        super().__init__(name="TechLead", persona="tech_lead")
+'''
+
+
+def test_persona_logic_read_from_the_rubric_file_is_each_personas_text(
+        tmp_path: Path) -> None:
+    facts = _facts(tmp_path, {"rubric/rubric.json": RUBRIC,
+                              "utils/config_loader.py": LOADER, "src/judges.py": JUDGES})
+    personas = facts["judges.personas"]
+    assert personas.found, personas.rationale
+    content = personas.content or ""
+    assert "read by persona at src/judges.py:16, reaching the prompt at src/judges.py:17" \
+        in content
+    assert "rubric/rubric.json:7: If tool execution relies on raw os.system" in content
+    assert "rubric/rubric.json:16: If the graph is purely linear" in content
+    assert not facts["judges.collusion"].found
+    assert facts["judges.persona_tone"].found
+    # one read gives one entry: each persona's own text per call is its longest entry,
+    # under 40 words, and the entry is seen to reach the prompt
+    text = facts["judges.persona_text"]
+    assert text.found is False and text.data["followed"] is True and text.confidence == 0.8
+    assert text.data["own_words"] == {"Prosecutor": 21, "Defense": 10, "TechLead": 13}
+
+
+def test_a_rubric_the_code_does_not_read_by_persona_gives_no_prompt(tmp_path: Path) -> None:
+    """The same data, but the judges hand the model the whole judicial_logic mapping (no
+    read by persona), or the code never names the file: no persona prompt."""
+    whole = JUDGES.replace('dim["judicial_logic"].get(self.persona, "Evaluate objectively.")',
+                           'str(dim["judicial_logic"])')
+    unnamed = LOADER.replace("rubric/rubric.json", "config/settings.toml")
+    for name, files in (("whole", {"utils/config_loader.py": LOADER, "src/judges.py": whole}),
+                        ("unnamed", {"utils/config_loader.py": unnamed,
+                                     "src/judges.py": JUDGES})):
+        facts = _facts(tmp_path / name, {"rubric/rubric.json": RUBRIC, **files})
+        assert facts["judges.personas"].rationale == "Persona prompts found for: none.", name

@@ -6,7 +6,8 @@ each call receives: a template filled with a persona's fields counts only the fi
 reach it, the template itself is shared, and a persona's bare name is no philosophy. The
 personas are compared by their own text, and ``judges.persona_text`` says whether each has
 more than a sentence or two of it. Otherwise the longest string constant or prompt file
-naming each persona stands for its prompt. When what the graph runs is known
+naming each persona stands for its prompt, or the entries the judges read by persona from a
+data file (`persona_data`: a rubric's per-persona logic). When what the graph runs is known
 (`structured_output.wired_scope`), prompts in code nothing runs are left out.
 """
 
@@ -23,6 +24,7 @@ from automaton_auditor.forensics.code.blocked import Undefined
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, own_text
 from automaton_auditor.forensics.code.liveness import Scope
+from automaton_auditor.forensics.code.persona_data import data_candidates
 from automaton_auditor.forensics.code.replies import LLM_PACKAGES
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.walk import read_facts
@@ -141,7 +143,7 @@ def overlap(a: str, b: str) -> float:
 def _pick(candidates: list[JSON]) -> dict[str, JSON]:
     chosen: dict[str, JSON] = {}
     for item in candidates:
-        persona = _persona_of(item["name"], item["text"])
+        persona = item.get("persona") or _persona_of(item["name"], item["text"])
         if persona and len(item["text"]) > len(chosen.get(persona, {}).get("text", "")):
             chosen[persona] = item
     return {p: chosen[p] for p in PERSONAS if p in chosen}
@@ -164,9 +166,14 @@ def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
         resolved = judge_prompts(repo, sorted(facts), parsed, scope, undefined)
     if len(resolved) >= max(2, len(chosen)):
         return _resolved_findings(repo, resolved)
+    # the calls could not be followed: entries the judges read by persona from a data file
+    # (a rubric's per-persona logic) are prompt text too
+    candidates += data_candidates(repo, files, sorted(facts), scope)
+    chosen = _pick(candidates)
     pairs = {f"{a}/{b}": round(overlap(chosen[a]["text"], chosen[b]["text"]), 3)
              for a, b in combinations(chosen, 2)}
-    quote = "\n\n".join(f"[{p}] {i['loc']}:\n{i['text'][:500]}" for p, i in chosen.items())
+    quote = "\n\n".join(f"[{p}] {i['loc']}:\n{i.get('quote') or i['text'][:500]}"
+                        for p, i in chosen.items())
     loc = next(iter(chosen.values()))["loc"] if chosen else "."
     tone = {p: bool(TONE[p].search(i["text"])) for p, i in chosen.items()}
     where = {p: i["loc"] for p, i in chosen.items()}
@@ -184,24 +191,33 @@ def _thin_constants(chosen: dict[str, JSON], candidates: list[JSON], loc: str,
     whose texts add up to under `MIN_OWN_WORDS` words has only a sentence or two of its
     own. Stated only then (long texts may still be mostly a shared template, which only the
     followed call shows), with less confidence than the followed reading."""
-    texts: dict[str, set[str]] = {}
+    texts: dict[str, dict[str, int]] = {}
+    traced: dict[str, bool] = {}
     for item in candidates:
-        persona = _persona_of(item["name"], item["text"])
-        if persona in chosen:
-            texts.setdefault(persona, set()).add(str(item["text"]))
-    words = {p: sum(len(t.split()) for t in texts.get(p, ())) for p in chosen}
+        persona = item.get("persona") or _persona_of(item["name"], item["text"])
+        if persona in chosen:  # a data file's entries, one per read: the longest counts
+            texts.setdefault(persona, {})[str(item["text"])] = int(
+                item.get("per_read", len(str(item["text"]).split())))
+            traced[persona] = traced.get(persona, True) and bool(item.get("reaches"))
+    words = {p: sum(texts.get(p, {}).values()) for p in chosen}
     thin = sorted(p for p, n in words.items() if n < MIN_OWN_WORDS)
     if len(chosen) < 3 or not thin:
         return []
+    # every text of a thin persona is a data entry the code reads by persona and is seen
+    # to put in a prompt: its source is followed, as sure as a followed call
+    followed = all(traced.get(p) for p in thin)
     return [Finding(
         facet="judges.persona_text", goal="Each persona's model call receives instructions "
         "of its own, not only its name in a shared template", found=False, pattern="success",
-        location=loc, content=quote or None, confidence=0.7,
+        location=loc, content=quote or None, confidence=0.8 if followed else 0.7,
         rationale=(f"Words in all the prompt texts named for each persona: {words}; under "
-                   f"{MIN_OWN_WORDS}: {', '.join(thin)}. The judges' model calls could not "
-                   "be followed; this is all the text of their own they can have."),
+                   f"{MIN_OWN_WORDS}: {', '.join(thin)}. "
+                   + ("Each is read by persona from a data file and put in the prompt "
+                      "(entries count by the longest: one read gives one entry)."
+                      if followed else "The judges' model calls could not be followed; "
+                      "this is all the text of their own they can have.")),
         data={"own_words": words, "thin": thin, "min_own_words": MIN_OWN_WORDS,
-              "followed": False})]
+              "followed": followed})]
 
 
 def _model_imports(repo: Path, facts: dict[str, JSON]) -> list[str] | None:
