@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from automaton_auditor.forensics.git.acquire import GitLimits, acquire, git_findings, parse_target
+from automaton_auditor.forensics.git.concentration import bulk_goes
 from automaton_auditor.judging.offline import offline_opinion
 from automaton_auditor.judging.rules import decide
 from automaton_auditor.rubric import load_rubric
@@ -77,33 +78,66 @@ GOES = {3: ["nodes/detectives", "models/evidence", "workflow/wiring", "nodes/jud
         6: ["nodes/justice", "nodes/judge_rules", "tools/report_tools", "models/verdict"]}
 
 
-def two_goes() -> list[tuple[int, str, dict[str, str]]]:
-    """`stepwise`, but two of its eight commits each bring 400 lines over four components:
-    800 of 1,160 lines in two goes."""
+def two_goes(first: int = 100) -> list[tuple[int, str, dict[str, str]]]:
+    """`stepwise`, but two of its eight commits each bring several components at once (four
+    files): `first` lines a file in the first go, 100 in the second (800 of 1,160 lines in
+    two goes by default)."""
     history = stepwise()
     for index, parts in GOES.items():
         when, message, _files = history[index]
-        history[index] = (when, message, {f"src/{part}.py": code(100, part.replace("/", "_"))
+        lines = first if index == 3 else 100
+        history[index] = (when, message, {f"src/{part}.py": code(lines, part.replace("/", "_"))
                                           for part in parts})
     return history
 
 
-def test_two_commits_bringing_most_of_the_code_score_in_the_middle(tmp_path: Path) -> None:
-    # Eight stage commits as above, but two of them are goes of 400 lines: 800 of 1,160.
+def test_two_large_steps_hours_apart_cost_full_marks_only(tmp_path: Path) -> None:
+    # Eight stage commits hours apart, two of them goes of 400 lines (800 of 1,160), neither
+    # over half of the code nor among commits minutes apart: large steps of an iterative
+    # history (not atomic: no full marks), not an upload in two goes.
     found = findings(tmp_path, two_goes())
     assert facet(found, "git.bulk_upload").found is False  # 2 of 8 files each: no upload
     assert facet(found, "git.commit_bursts").found is False
     fact = facet(found, "git.concentration")
-    assert fact.found and fact.data["cap"] == 3 and fact.data["total_lines"] == 1160
+    assert fact.found and fact.data["cap"] == 4 and fact.data["total_lines"] == 1160
     assert fact.data["two_largest_share"] == round(800 / 1160, 3)
     assert fact.data["commits_for_80"] == 5  # 400 + 400 + 60 + 60 + 60 >= 80%
+    assert fact.data["largest_goes"] == [True, True]
+    assert fact.data["largest_in_run"] == [False, False] and fact.data["writer"] is None
+    assert fact.rationale.startswith("Built in a few large steps (no better than 4)")
     # the rationale quotes the two commits: hash, date and lines
     assert "feat: implement nodes/detectives (+400)" in fact.rationale
     assert "feat: implement nodes/justice (+400)" in (fact.content or "")
-    assert fact.data["largest_goes"] == [True, True]
+    assert judged(found).final_score == 4
+
+
+def test_two_goes_one_dominant_score_in_the_middle(tmp_path: Path) -> None:
+    # As above, but the first go brings 800 lines: over half of the 1,560 (a dominant
+    # commit), so the two goes are an upload: part failure pattern, part iteration.
+    found = findings(tmp_path, two_goes(200))
+    assert facet(found, "git.bulk_upload").found is False
+    fact = facet(found, "git.concentration")
+    assert fact.found and fact.data["cap"] == 3
+    assert fact.data["largest_share"] == round(800 / 1560, 3)
+    assert fact.rationale.startswith("Concentrated (no better than 3)")
     result = judged(found)
     assert (result.final_score, result.deciding_rule) == (3, "failure_pattern_cap")
     assert result.verdict_cap is None  # a moderate concentration is no integrity failure
+
+
+def test_two_goes_among_commits_minutes_apart_score_in_the_middle(tmp_path: Path) -> None:
+    # The 400-line goes of the first test, but the first lands two minutes after the commit
+    # before it and two before the one after (520 of 1,160 lines in that run: no burst).
+    history = two_goes()
+    at = history[3][0]
+    for index, when in ((2, at - 120), (4, at + 120)):
+        _when, message, files = history[index]
+        history[index] = (when, message, files)
+    found = findings(tmp_path, history)
+    assert facet(found, "git.commit_bursts").found is False
+    fact = facet(found, "git.concentration")
+    assert fact.found and fact.data["cap"] == 3
+    assert fact.data["largest_in_run"] == [True, False]
 
 
 def test_two_large_commits_that_each_build_one_component_are_steps(tmp_path: Path) -> None:
@@ -252,3 +286,13 @@ def test_a_commit_writing_most_of_todays_code_is_a_go(tmp_path: Path) -> None:
     assert fact.data["largest_goes"][0] is True
     assert fact.data["writer_share"] == round(450 / 690, 3)
     assert "wrote 65% of the code lines present today" in fact.rationale
+
+
+def test_a_commit_adding_most_code_files_makes_the_goes_a_bulk() -> None:
+    # Two goes of under half the code lines each, hours apart: large steps, unless one of
+    # them added most of today's code files (the bulk-upload fact), as a dominant commit.
+    facts = {"largest_share": 0.4, "writer": None, "uploaded": False,
+             "largest_in_run": [False, False]}
+    assert not bulk_goes(facts)
+    assert bulk_goes({**facts, "uploaded": True})
+    assert bulk_goes({**facts, "largest_share": 0.51})

@@ -12,8 +12,13 @@ code (added minus removed, so a rewrite or move brings none):
   more of the build stages: tools, state, graph, judges, synthesis; or adds five or more code
   files; or wrote over half of the code lines present today, rewriting a template counted):
   the code was uploaded in a few goes, not built in steps; part failure pattern, part
-  iteration, a middling score (cap 3). Two large commits that each build one component are
-  steps of a small project, not goes of an upload;
+  iteration, a middling score (cap 3), when the goes show the bulk the failure pattern names:
+  one of them brings over half of the code lines or wrote over half of today's code (one
+  dominant commit), or one of them lands in a run of commits minutes apart. Two goes of
+  under half the code each, hours from any other commit, are large steps of an iterative
+  history (steps that bring several components at once are not atomic, so no full marks:
+  cap 4). Two large commits that each build one component are steps of a small project,
+  not goes of an upload;
 - one run of commits, each within minutes of the one before, brings a third or more: the
   history is partly clustered, so it is not fully step-by-step, though the pieces may still
   tell the progression the rubric asks for (cap 4: no full marks);
@@ -47,7 +52,8 @@ from automaton_auditor.forensics.git.history import (
 )
 from automaton_auditor.state import Finding
 
-TWO_COMMITS_SHARE = 0.5  # two commits bring half the code: cap 3
+TWO_COMMITS_SHARE = 0.5  # two commits bring half the code: cap 3 (or 4 without a bulk)
+DOMINANT_SHARE = 0.5  # one commit brings over this share of the code lines: a bulk
 RUN_SHARE = 1 / 3  # a run of commits minutes apart brings a third of the code: cap 4
 # A bulk needs bulk: below this many lines the concentrated commits are a few atomic steps
 # of a small project, whatever their share (the peers' run or two-commit uploads bring 590
@@ -104,6 +110,7 @@ def measures(inside: list[Commit]) -> dict[str, Any]:
         carried, carrying = carried + _lines(commit), carrying + 1
     stamps = [c.timestamp for c in inside] or [0]
     writer = most_written(inside)
+    in_runs = {c.sha for r in time_clusters(inside, ()) for c in r}
     paths_known = any(c.added or c.changed for c in inside)
     return {"total_lines": total,
             "largest": [_entry(c) for c in ranked[:2]],
@@ -125,6 +132,9 @@ def measures(inside: list[Commit]) -> dict[str, Any]:
             # when the paths each commit touched are unknown)
             "largest_goes": [not paths_known or _go(c) or c.sha == writer for c in ranked[:2]],
             "writer": writer, "writer_share": _share(inside, writer),
+            # the two largest commits show a bulk: one dominates the code, or one lands
+            # among commits minutes apart (else they are large steps hours apart)
+            "largest_in_run": [c.sha in in_runs for c in ranked[:2]],
             "commits_for_80": carrying if total else 0,
             "span_hours": round((max(stamps) - min(stamps)) / 3600, 2)}
 
@@ -164,12 +174,29 @@ def graded_cap(facts: dict[str, Any]) -> int | None:
     """The score the measures leave room for (2, 3 or 4), or None when the code arrives
     spread out (or the concentrated commits bring fewer than `MIN_LINES` lines); see the
     module for the three patterns."""
-    if facts["two_largest_share"] >= TWO_COMMITS_SHARE and any(facts["largest_goes"]) and \
-            facts["two_largest_lines"] >= MIN_LINES and facts["commits_with_code"] <= FEW_COMMITS:
-        return 2 if facts["scripted_commits"] >= BURST_MIN_COMMITS else 3
+    if two_goes(facts):
+        if facts["scripted_commits"] >= BURST_MIN_COMMITS:
+            return 2
+        return 3 if bulk_goes(facts) else 4
     if clustered_run(facts) or facts["batch_share"] >= BATCHES_SHARE:
         return 4
     return None
+
+
+def two_goes(facts: dict[str, Any]) -> bool:
+    """Two commits bring half the code, a bulk, in a history where few commits bring code,
+    and one of them brings several components at once."""
+    return bool(facts["two_largest_share"] >= TWO_COMMITS_SHARE and any(facts["largest_goes"])
+                and facts["two_largest_lines"] >= MIN_LINES
+                and facts["commits_with_code"] <= FEW_COMMITS)
+
+
+def bulk_goes(facts: dict[str, Any]) -> bool:
+    """The two goes show the failure pattern's bulk: one commit brings over half of the code
+    lines, wrote over half of today's code or added most of today's code files
+    (``uploaded``), or one of them lands in a run of commits minutes apart."""
+    return bool(facts["largest_share"] > DOMINANT_SHARE or facts.get("writer")
+                or facts.get("uploaded") or any(facts["largest_in_run"]))
 
 
 def clustered_run(facts: dict[str, Any]) -> bool:
@@ -177,9 +204,11 @@ def clustered_run(facts: dict[str, Any]) -> bool:
     return bool(facts["run_share"] >= RUN_SHARE and facts["run_lines"] >= MIN_LINES)
 
 
-def concentration_finding(commits: list[Commit], boundary: Collection[str] = ()
-                          ) -> Finding:
-    """Finding ``git.concentration`` for a log given oldest first (see the module)."""
+def concentration_finding(commits: list[Commit], boundary: Collection[str] = (),
+                          uploaded: bool = False) -> Finding:
+    """Finding ``git.concentration`` for a log given oldest first (see the module).
+    `uploaded`: one commit added most of today's code files (``git.bulk_upload``), which
+    makes the goes a bulk as a dominant commit does."""
     inside = [c for c in commits if c.sha not in boundary]
     if boundary or not inside or any(c.lines is None for c in inside):
         why = ("the history is shallow" if boundary else
@@ -187,7 +216,7 @@ def concentration_finding(commits: list[Commit], boundary: Collection[str] = ()
         return Finding(facet=FACET, goal=GOAL, found=False, pattern="failure",
                        location="git log", content=None, confidence=0.3,
                        rationale=f"Not judged: {why}.", data={"judged": False, "cap": None})
-    facts = measures(inside)
+    facts = {**measures(inside), "uploaded": uploaded}
     cap = graded_cap(facts)
     by_sha = {c.sha: c for c in inside}
     head, quoted = _headline(facts, cap, by_sha)
@@ -226,6 +255,10 @@ def _headline(facts: dict[str, Any], cap: int | None, by_sha: dict[str, Commit]
                 big + [by_sha[e["sha"]] for e in facts["scripted"]])
     if cap == 3:
         return f"Concentrated (no better than 3): {two}; {minutes}; {carry}.", big
+    if cap == 4 and two_goes(facts):
+        return (f"Built in a few large steps (no better than 4): {two}, but neither brings "
+                f"over half of the code nor lands among commits minutes apart (steps hours "
+                f"apart, each bringing several components); {minutes}; {carry}.", big)
     if batched:
         sizes = ", ".join(f"{b['commits']} commits in {b['seconds']} s from {b['sha'][:8]} "
                           f"{b['date']} (+{b['lines']})" for b in facts["batches"][:6])

@@ -86,9 +86,10 @@ def story_findings(commits: list[Commit], files: list[str], boundary: Collection
     not held against the repository); `paths_error`: why the paths each commit touched are
     unknown; `read`: a file's text at a commit (tells a stage's stubs from its code)."""
     cut = set(boundary)
-    return [_history(commits, cut, paths_error), _bulk(commits, files, cut, paths_error),
+    bulk = _bulk(commits, files, cut, paths_error)
+    return [_history(commits, cut, paths_error), bulk,
             progression_finding(commits, bool(cut), read), _messages(commits, cut),
-            _bursts(commits, cut), concentration_finding(commits, cut),
+            _bursts(commits, cut), concentration_finding(commits, cut, bulk.found),
             hollow_finding(commits, cut), replay_finding(commits, cut, paths_error)]
 
 
