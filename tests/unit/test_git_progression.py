@@ -9,7 +9,10 @@ import pytest
 
 from automaton_auditor.forensics.git import history
 from automaton_auditor.forensics.git.progression import placeholder
-from tests.unit.test_git_narrative import make_repo
+from tests.unit.test_git_concentration import code, facet, findings, stepwise
+from tests.unit.test_git_hollow import audit, commit
+from tests.unit.test_git_narrative import BASE, git, make_repo
+from tests.unit.test_git_replay import slot
 
 
 @pytest.mark.parametrize("source", [
@@ -57,3 +60,58 @@ def test_read_blobs_reads_files_at_their_commit_in_bounds(tmp_path: Path,
     capped = history.read_blobs(repo, 30.0, [(shas[0], "src/graph.py"),
                                              (shas[1], "src/graph.py")])
     assert capped == {(shas[0], "src/graph.py"): "old = 1\n"}  # 8 bytes, then the bound
+
+
+def test_stages_committed_in_a_burst_tell_no_progression(tmp_path: Path) -> None:
+    """Eight stage commits hours apart progress from setup to tools to graph; the same
+    commits a minute apart (a burst bringing all the code) show only the order the finished
+    files were committed in."""
+    fact = facet(findings(tmp_path / "a", stepwise()), "git.progression")
+    assert fact.found
+    burst = [(BASE + i * 60, message, files) for i, (_w, message, files)
+             in enumerate(stepwise())]
+    fact = facet(findings(tmp_path / "b", burst), "git.progression")
+    assert not fact.found
+    assert "start within one run of 8 commits minutes apart" in fact.rationale
+    assert "brings 100% of the code" in fact.rationale
+
+
+def test_stages_committed_in_a_replay_tell_no_progression(tmp_path: Path) -> None:
+    """Twelve commits each adding one finished module in build order: a progression when
+    dated as people commit; none when every date is typed in on a whole minute (a replay)."""
+    modules = ["state", "tools/repo_tools", "tools/doc_tools", "nodes/detectives", "graph",
+               "nodes/judges", "nodes/justice", "report", "config", "llm", "rubric", "main"]
+
+    def repo(root: Path, offset: int) -> Path:
+        root.mkdir(parents=True)
+        git(root, "init", "-q", "-b", "main")
+        commit(root, "chore: setup", {"pyproject.toml": "[project]\nname = 'x'\n"},
+               slot(0) - 3_600 + offset)
+        for index, name in enumerate(modules):
+            commit(root, f"feat: add {name}", {f"src/{name}.py": code(80, name[-4:])},
+                   slot(index) + offset)
+        return root
+
+    lived = audit(tmp_path / "lived", repo(tmp_path / "a", 37))
+    assert facet(lived, "git.progression").found
+    assert not facet(lived, "git.replayed_dates").found
+    staged = audit(tmp_path / "staged", repo(tmp_path / "b", 0))
+    assert facet(staged, "git.replayed_dates").found
+    fact = facet(staged, "git.progression")
+    assert not fact.found and "start in replayed commits" in fact.rationale
+
+
+def test_a_burst_that_orders_nothing_between_tools_and_graph_is_not_held(
+        tmp_path: Path) -> None:
+    """Tools and graph start in one commit: the burst around it orders nothing between them,
+    so the fact rests on what it did before (the state and setup start earlier)."""
+    history = stepwise()
+    tools = next(i for i, (_w, _m, files) in enumerate(history) if "src/tools/repo_tools.py"
+                 in files)
+    graph = next(i for i, (_w, _m, files) in enumerate(history) if "src/graph.py" in files)
+    when, message, files = history[tools]
+    history[tools] = (when, message, {**files, **history[graph][2]})
+    del history[graph]
+    burst = [(BASE + i * 60, message, files) for i, (_w, message, files) in enumerate(history)]
+    fact = facet(findings(tmp_path, burst), "git.progression")
+    assert fact.found and "minutes apart" not in fact.rationale

@@ -8,13 +8,18 @@ NotImplementedError, or returns a constant such as ``{}`` or ``{"opinions": []}`
 nothing: a scaffold that lays out every stage's file with TODO stubs does not start them.
 Without the files' contents (a blobless or long history) a stage starts at its first touch.
 The history progresses only when the code stages (all but setup) start in two commits at
-least: a .gitignore commit before one commit that starts them all tells no story.
+least: a .gitignore commit before one commit that starts them all tells no story. Nor does
+an order of commits that says when finished files were committed rather than built: tools
+and graph starting within a burst (one run of commits minutes apart bringing half of the
+code or more, the failure pattern's "timestamps clustered within minutes"), or in the
+commits of a replayed history (dated on whole minutes, each only adding files:
+`replay.replayed`).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 
 from automaton_auditor.forensics.git.history import (
     NAMES_LIMIT,
@@ -23,9 +28,11 @@ from automaton_auditor.forensics.git.history import (
     Commit,
     code_lines,
     stages_of,
+    time_clusters,
 )
 from automaton_auditor.state import Finding
 
+BURST_SHARE = 0.5  # a run of commits minutes apart bringing this share of the code: a burst
 # A commit that adds most code files but brings under this share of the code lines is a
 # scaffold of placeholders, not an upload of the code.
 SCAFFOLD_SHARE = 0.1
@@ -168,10 +175,37 @@ def _why_not(commits: list[Commit], core: dict[str, int], code: dict[str, int]) 
     return "; ".join(late) or f"only {len(commits)} commit(s)"
 
 
+def _committed_not_built(commits: list[Commit], tools: Commit, graph: Commit,
+                         replayed: Collection[str]) -> str:
+    """Why the order in which tools and graph start says when their finished files were
+    committed, not built ("" when it does not): both start within one run of commits
+    minutes apart that brings half of the code or more, or both in replayed commits. When
+    both start in one commit the history orders nothing between them, so it says nothing."""
+    if tools.sha == graph.sha:
+        return ""
+    if tools.sha in replayed and graph.sha in replayed:
+        return (f"tools ({tools.sha[:8]}) and graph ({graph.sha[:8]}) start in replayed "
+                "commits (dated on whole minutes, each only adding files): the order is "
+                "staged")
+    total = code_lines(commits)
+    for run in time_clusters(commits, ()):
+        shas = {c.sha for c in run}
+        lines = code_lines(run)
+        if tools.sha in shas and graph.sha in shas and total and lines is not None \
+                and lines >= BURST_SHARE * total:
+            return (f"tools ({tools.sha[:8]}) and graph ({graph.sha[:8]}) start within one "
+                    f"run of {len(run)} commits minutes apart ({run[0].date} to "
+                    f"{run[-1].date}) that brings {lines / total:.0%} of the code: the order "
+                    "the finished files were committed in, not the order they were built")
+    return ""
+
+
 def progression_finding(commits: list[Commit], shallow: bool = False,
-                        read: Reader | None = None) -> Finding:
+                        read: Reader | None = None, replayed: Collection[str] = ()
+                        ) -> Finding:
     """Finding ``git.progression``: setup, then tools, then orchestration, in distinct
-    commits, for a log given oldest first (`read` reads a file at a commit)."""
+    commits, for a log given oldest first (`read` reads a file at a commit; `replayed`: the
+    commits of a replayed history, when it is one)."""
     firsts = stage_firsts(commits, read)
     core = {stage: firsts[stage] for stage in CORE if stage in firsts}
     # The rubric's story: environment setup, then tool engineering, then orchestration,
@@ -182,13 +216,17 @@ def progression_finding(commits: list[Commit], shallow: bool = False,
     staged = (len(core) == 3 and core["setup"] <= core["tools"] <= core["graph"]
               and len(set(core.values())) >= 2 and len(set(code.values())) >= 2
               and len(commits) > 3)
+    unbuilt = _committed_not_built(commits, commits[core["tools"]], commits[core["graph"]],
+                                   replayed) if staged else ""
+    staged = staged and not unbuilt
     order = sorted(firsts, key=lambda s: (firsts[s], STAGE_ORDER[s]))
     quoted = [f"{stage}: {commits[firsts[stage]].quote()}" for stage in order]
     how = "first commit with working code, not stubs" if read else "first commit touching them"
     rationale = (f"Stages start ({how}; scaffold commits count as setup) in the order "
                  f"{' -> '.join(order) or '(none)'}; "
                  f"{_inversions(firsts)} out-of-order pair(s)"
-                 + ("." if staged else f". No progression: {_why_not(commits, core, code)}."))
+                 + ("." if staged else
+                    f". No progression: {unbuilt or _why_not(commits, core, code)}."))
     if shallow and not staged:
         rationale += " The history is shallow: earlier stages may lie beyond its boundary."
     return Finding(

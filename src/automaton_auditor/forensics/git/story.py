@@ -36,6 +36,7 @@ from automaton_auditor.forensics.git.progression import (
     scaffold,
 )
 from automaton_auditor.forensics.git.replay import replay_finding
+from automaton_auditor.forensics.git.replay import replayed as is_replayed
 from automaton_auditor.forensics.git.runner import GitStopped
 from automaton_auditor.forensics.git.survival import add_kept_lines, kept_total
 from automaton_auditor.state import Finding
@@ -87,10 +88,12 @@ def story_findings(commits: list[Commit], files: list[str], boundary: Collection
     unknown; `read`: a file's text at a commit (tells a stage's stubs from its code)."""
     cut = set(boundary)
     bulk = _bulk(commits, files, cut, paths_error)
+    replay = replay_finding(commits, cut, paths_error)
+    replayed = {c.sha for c in commits if is_replayed(c)} if replay.found else set()
     return [_history(commits, cut, paths_error), bulk,
-            progression_finding(commits, bool(cut), read), _messages(commits, cut),
+            progression_finding(commits, bool(cut), read, replayed), _messages(commits, cut),
             _bursts(commits, cut), concentration_finding(commits, cut, bulk.found),
-            hollow_finding(commits, cut), replay_finding(commits, cut, paths_error)]
+            hollow_finding(commits, cut), replay]
 
 
 def authored(commits: list[Commit]) -> list[Commit]:
