@@ -106,6 +106,25 @@ class CallGraph(Definitions):
             return None
         return (target.path, target.qual)
 
+    def target(self, path: str, name: str) -> Target | None:
+        """The repository definition a name resolved through `path`'s imports refers to."""
+        return self._symbol(path, name) or (self._dotted(path, name) if "." in name else None)
+
+    def applied(self, path: str, ref: str) -> tuple[str, JSON] | None:
+        """(file, ``{"fn", "decos"}``) of a module-level ``name = deco(fn)`` that `ref`
+        written in `path` names (`walk.module_applied`), here or imported."""
+        head, _, rest = ref.partition(".")
+        imports = self.facts.get(path, {}).get("imports") or {}
+        places = [(path, ref)] if not rest else []
+        if head in imports:
+            module, _, name = (imports[head] + (f".{rest}" if rest else "")).rpartition(".")
+            places += [(f, name) for f in self.module_files(module, path)]
+        for file, name in places:
+            entry = (self.facts.get(file, {}).get("applied") or {}).get(name)
+            if entry is not None:
+                return file, entry
+        return None
+
     def node_function(self, info: JSON, field: str = "fn") -> Key | None:
         """The function a graph operation names in `field` (a node's ``fn``, a router's
         ``router``), looked up where the operation is written (`named`)."""

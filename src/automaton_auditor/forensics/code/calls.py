@@ -203,12 +203,15 @@ class CallCollector:
                  *zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)]
         defaults = {a.arg: resolve(dotted(d), self.imports) for a, d in pairs
                     if d is not None and dotted(d)}
+        listed = node.decorator_list
         decorators = [resolve(dotted(d.func if isinstance(d, ast.Call) else d), self.imports)
-                      or unparse(d, 80) for d in node.decorator_list]
+                      or unparse(d, 80) for d in listed]
         self.functions[qual] = {"line": node.lineno, "end": node.end_lineno or node.lineno,
                                 "params": params, "defaults": defaults,
                                 "retry_hint": any(RETRY_NAME.search(p) for p in params),
                                 "decorators": decorators, "sends": [],
+                                # ``@deco(arg)`` (its answer decorates), not ``@deco``
+                                "decorator_called": [isinstance(d, ast.Call) for d in listed],
                                 "returns": [], "gotos": [], "loops": {},
                                 "flow": self.flow.summarize(node),
                                 "outs": outs_of(node, self.imports),

@@ -4,8 +4,9 @@
   keys of base classes, ``MessagesState``'s ``messages``, and the input/output schemas); a
   key's reducer comes from ``Annotated[T, reducer]``.
 - A node writes the keys its function returns (`outs`, followed through helpers it returns
-  from); keys that are not channels are dropped by LangGraph without a word. A router attached
-  to the node itself still sees them; a router on a later node does not.
+  from and the decorators around it: `node_returns`); keys that are not channels are
+  dropped by LangGraph without a word. A router attached to the node itself still sees
+  them; a router on a later node does not.
 - Supersteps: a node runs in the step after any of its plain-edge predecessors ran (once per
   step, however many arrive); a list-form join ``add_edge([a, b], c)`` waits until all its
   sources ran; a router picks the targets whose returns are not ruled out by what has arrived
@@ -25,8 +26,14 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
-from automaton_auditor.forensics.code.callgraph import CallGraph, Key, Target
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.node_returns import (
+    UNKNOWN,
+    node_outs,
+    node_target,
+    resolved_outs,
+)
 from automaton_auditor.forensics.code.outs import NONEMPTY
 from automaton_auditor.forensics.code.state_schema import class_fields, typed_classes
 from automaton_auditor.forensics.code.topology import END, START, Topology
@@ -34,7 +41,6 @@ from automaton_auditor.forensics.code.topology import END, START, Topology
 MAX_STEPS = 40
 MAX_RUNS = 8  # a node run more often than this is in a loop: counts are not determined
 ABSENT = "<absent>"
-UNKNOWN = "?"
 
 
 @dataclass
@@ -47,6 +53,9 @@ class Node:
     write_lines: dict[str, int] = field(default_factory=dict)
     whole: bool = False  # returns the whole state
     whole_line: int = 0  # where it first returns the whole state
+    # the files those lines are in: a helper's or a decorator's wrapper's, not the function's
+    write_paths: dict[str, str] = field(default_factory=dict)
+    whole_path: str = ""
     open: bool = False  # returns something not determined
     reads: dict[str, int] = field(default_factory=dict)  # key -> first line read
     needs: set[str] = field(default_factory=set)  # keys read as ``state["k"]`` (no default)
@@ -121,49 +130,22 @@ def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Mod
     return Model(topo, channels, set(inputs) if known else None, nodes, routers, complete)
 
 
-def resolved_outs(graph: CallGraph, key: Key, depth: int = 0) -> list[JSON]:
-    """A function's outs, with ``return helper(...)`` replaced by the helper's own outs."""
-    out: list[JSON] = []
-    for item in (graph.functions.get(key) or {}).get("outs") or []:
-        callee = graph.resolve(key, {"name": item["call"]}) if item.get("call") else None
-        called = graph.function_key(callee) if callee is not None else None
-        if called is not None and depth < 3:
-            out += [{**sub, "guards": item["guards"] + sub["guards"]}
-                    for sub in resolved_outs(graph, called, depth + 1)]
-        elif callee is not None and callee.is_class and (keys := model_keys(graph, callee)):
-            out.append({**item, "keys": keys})
-        elif item.get("call"):
-            out.append({**item, "open": True})
-        else:
-            out.append(item)
-    return out
-
-
-def model_keys(graph: CallGraph, target: Target) -> dict[str, str]:
-    """The keys LangGraph takes from a returned Pydantic model instance: its fields (every
-    one known, or none). A node that returns ``Evidence(goal=...)`` writes ``goal``, not
-    ``evidences``."""
-    classes = typed_classes(graph.facts)
-    found = classes.get(target.qual)
-    if found is None or found[2] != "BaseModel" or found[0] != target.path:
-        return {}
-    fields, complete = class_fields(classes, target.qual)
-    return {f["name"]: UNKNOWN for _, f in fields} if complete else {}
-
-
 def _node(graph: CallGraph, name: str, info: JSON) -> Node:
-    key = graph.node_function(info)
+    key, decos = node_target(graph, info)
     node = Node(name, key)
     if key is None:
         node.open = True  # a subgraph, a lambda or a computed callable: not determined
         return node
-    for out in resolved_outs(graph, key):
+    for out in node_outs(graph, key, decos):
         for written, value in (out.get("keys") or {}).items():
             previous = node.writes.get(written, value)
             node.writes[written] = value if previous == value else UNKNOWN
-            node.write_lines.setdefault(written, out["line"])
+            if written not in node.write_lines:
+                node.write_lines[written] = out["line"]
+                node.write_paths[written] = out.get("path") or key[0]
         if out.get("whole") and not node.whole:
             node.whole, node.whole_line = True, out["line"]
+            node.whole_path = out.get("path") or key[0]
         node.open |= bool(out.get("open"))
         node.gotos += [g for g in out.get("gotos", []) if g not in node.gotos]
     if node.whole:

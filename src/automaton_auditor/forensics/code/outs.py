@@ -11,7 +11,8 @@ parameter: ``state.get("k")`` truthy or not) and what it returns:
   the targets of ``Send(...)`` (``count`` when sent over a literal list); ``gotos`` for
   ``Command(goto=...)``; ``many`` when a list is returned (a literal, or one built up with
   ``append``/``extend``/``+=`` of names): LangGraph runs every name in it at once;
-- ``call``: the returned value is another function's answer (followed later, by name);
+- ``call``: the returned value is another function's answer (followed later, by name), also
+  awaited or through ``asyncio.wait_for(fn(...))`` / ``asyncio.to_thread(fn, ...)``;
 - ``open``: anything else (not determined).
 """
 
@@ -24,6 +25,10 @@ from typing import Any
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value, unparse
 
 MAX_OUTS = 60
+# library calls whose answer is their first argument's (an awaitable) or that of the
+# function they are given, called with the other arguments
+AWAITED_ARG = {"asyncio.wait_for", "asyncio.shield"}
+CALLED_ARG = {"asyncio.to_thread"}
 Guard = list[Any]  # [key, True | False]
 
 
@@ -187,6 +192,8 @@ class _Outs:
 
     def value(self, node: ast.expr) -> JSON:
         """What one returned (or assigned) expression is, as an out's fields."""
+        if isinstance(node, ast.Await):  # an async node hands back what it awaited
+            return self.value(node.value)
         if isinstance(node, ast.Constant):
             return {"targets": [node.value]} if isinstance(node.value, str) else {}
         name = dotted(node)
@@ -233,6 +240,10 @@ class _Outs:
             return {"keys": {kw.arg: _literal(kw.value) for kw in node.keywords if kw.arg}}
         if tail == "Send" and node.args:
             return {"sends": [str_value(node.args[0]) or "?"]}
+        if full in AWAITED_ARG and node.args:
+            return self.value(node.args[0])  # ``wait_for(fn(state), timeout=60)``: fn's answer
+        if full in CALLED_ARG and node.args and dotted(node.args[0]):
+            return {"call": dotted(node.args[0])}  # ``to_thread(fn, state)``: fn's answer
         if tail == "Command":
             out: JSON = {}
             for kw in node.keywords:

@@ -79,9 +79,9 @@ def _line(model: Model, name: str, key: str | None = None) -> tuple[str, int] | 
     if node is None or node.key is None:
         return None
     if key is not None and key in node.write_lines:
-        return node.key[0], node.write_lines[key]
-    if key is not None and node.whole_line:
-        return node.key[0], node.whole_line  # written back with the whole state
+        return node.write_paths.get(key, node.key[0]), node.write_lines[key]
+    if key is not None and node.whole_line:  # written back with the whole state
+        return node.whole_path or node.key[0], node.whole_line
     if key is not None and key in node.reads:
         return node.key[0], node.reads[key]
     info = model.topo.nodes[name]["op"]

@@ -15,7 +15,7 @@ from typing import Any
 
 from automaton_auditor.forensics.code.auth import auth_tests
 from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
-from automaton_auditor.forensics.code.common import JSON, dotted, str_value
+from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value
 from automaton_auditor.forensics.code.deadlines import WAITED, wait_bounded
 from automaton_auditor.forensics.code.failures import failure_checks
 from automaton_auditor.forensics.code.interp import Interp, default_flags
@@ -104,6 +104,7 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
                                     if "Parser" in text else []),
         "strings": collector.strings,
         "objects": module_objects(tree),
+        "applied": module_applied(tree, imports),
         "judge_values": sorted(collector.judge_values | _literal_judges(collector.classes)),
         "refs": _references(tree),
     }
@@ -177,6 +178,31 @@ def module_objects(tree: ast.Module) -> dict[str, str]:
             for target in node.targets:
                 if isinstance(target, ast.Name) and callee:
                     found[target.id] = callee
+    return found
+
+
+def module_applied(tree: ast.Module, imports: dict[str, str]) -> dict[str, JSON]:
+    """Module-level ``name = deco(fn)`` / ``name = deco(arg)(fn)`` (a decorator applied by
+    hand, ``timed = timeout_wrapper(900)(node)``): name -> ``{"fn": fn as written,
+    "decos": [{"name": deco through the imports, "called": deco(arg) is the decorator}]}``,
+    outermost first."""
+    found: dict[str, JSON] = {}
+    for node in tree.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and
+                isinstance(node.targets[0], ast.Name)):
+            continue
+        value, decos = node.value, []
+        while isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+            func = value.func
+            called = isinstance(func, ast.Call)
+            name = dotted(func.func if isinstance(func, ast.Call) else func)
+            if name is None:
+                break
+            decos.append({"name": resolve(name, imports) or name, "called": called})
+            value = value.args[0]
+        fn = dotted(value)
+        if decos and fn is not None:
+            found[node.targets[0].id] = {"fn": fn, "decos": decos}
     return found
 
 

@@ -1,0 +1,238 @@
+"""The execution model through decorators, decorators applied by hand and async nodes. The
+sync shapes are differential (`test_code_execution`): the same graph also runs on the
+installed LangGraph; the async ones are read statically."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from automaton_auditor.forensics.code.analyze import collect_facts
+from automaton_auditor.forensics.code.callgraph import CallGraph
+from automaton_auditor.forensics.code.execution import Model, build_model, simulate
+from automaton_auditor.forensics.code.topology import rebuild
+
+from .test_code_ast_graph import write_repo
+from .test_code_execution import HEAD, RAISED, Shape, _both, _same
+
+# the wrapper adds a key of its own to what the node returns
+STAMPED = '''
+import functools
+
+def stamped(fn):
+    @functools.wraps(fn)
+    def wrapper(state):
+        out = fn(state)
+        out["verdict"] = "seen"
+        return out
+    return wrapper
+
+@stamped
+def repo(state):
+    return {"evidences": ["repo"]}
+
+@stamped
+def doc(state):
+    return {"evidences": ["doc"]}
+
+def agg(state):
+    return {"opinions": ["agg"]}
+
+builder = StateGraph(State)
+builder.add_node("repo", repo)
+builder.add_node("agg", agg)
+builder.add_edge(START, "repo")
+builder.add_edge("repo", "agg")
+'''
+# a decorator factory applied by hand: ``timed = limited(5)(node)``
+BY_HAND = '''
+import functools
+
+def limited(seconds):
+    def decorator(fn):
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            return fn(*args, **kwargs)
+        return wrapper
+    return decorator
+
+def judge(state):
+    return {"verdict": "ok", "opinions": ["j"]}
+
+timed_judge = limited(5)(judge)
+
+builder = StateGraph(State)
+builder.add_node("judge", timed_judge)
+builder.add_edge(START, "judge")
+builder.add_edge("judge", END)
+'''
+SHAPES = [
+    pytest.param(Shape(STAMPED, lambda run, ran: run.arrived.get("verdict") == "seen"),
+                 id="decorator-wrapper-adds-a-key"),
+    pytest.param(Shape(STAMPED.replace('builder.add_edge("repo", "agg")', '''
+builder.add_node("doc", doc)
+builder.add_edge(START, "doc")
+builder.add_edge(["repo", "doc"], "agg")'''),
+                       lambda run, ran: [(k, sorted(w)) for _s, k, w in run.parallel]
+                       == [("verdict", ["doc", "repo"])], raises=True),
+                 id="two-decorated-nodes-write-the-wrapper-key-at-once"),
+    pytest.param(Shape(BY_HAND, lambda run, ran: run.arrived.get("verdict") == "ok"
+                       and not run.undetermined), id="decorator-factory-applied-by-hand"),
+]
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_the_model_follows_wrapped_nodes_as_langgraph_runs_them(tmp_path: Path,
+                                                                shape: Shape) -> None:
+    run, ran, final = _both(tmp_path, shape.body, shape.given)
+    assert (final is RAISED) == shape.raises
+    if not shape.raises:
+        _same(run, ran, final, keys=shape.keys)
+    assert shape.check(run, ran)
+
+
+def _model(tmp_path: Path, body: str) -> Model:
+    files = write_repo(tmp_path, {"graph.py": HEAD + body})
+    facts, _ = collect_facts(tmp_path, files)
+    main, _ = rebuild(facts)
+    assert main is not None
+    return build_model(facts, CallGraph(facts), main)
+
+
+ASYNC_TIMEOUT = '''
+import asyncio
+import inspect
+from functools import wraps
+
+def timeout_wrapper(seconds):
+    def decorator(func):
+        @wraps(func)
+        async def wrapper(*args, **kwargs):
+            if inspect.iscoroutinefunction(func):
+                coro = func(*args, **kwargs)
+                return await asyncio.wait_for(coro, timeout=seconds)
+            result = await asyncio.to_thread(func, *args, **kwargs)
+            if inspect.isawaitable(result):
+                return await asyncio.wait_for(result, timeout=seconds)
+            return result
+        return wrapper
+    return decorator
+
+async def helper(state):
+    return {"opinions": ["o"]}
+
+@timeout_wrapper(60)
+async def judge(state):
+    return await helper(state)
+
+def detective(state):
+    return {"verdict": "v"}
+
+timed_detective = timeout_wrapper(60)(detective)
+
+builder = StateGraph(State)
+builder.add_node("judge", judge)
+builder.add_node("detective", timed_detective)
+builder.add_edge(START, "judge")
+builder.add_edge(START, "detective")
+'''
+
+
+def test_async_wrappers_and_awaited_helpers_are_followed(tmp_path: Path) -> None:
+    model = _model(tmp_path, ASYNC_TIMEOUT)
+    judge, detective = model.nodes["judge"], model.nodes["detective"]
+    assert (judge.open, set(judge.writes)) == (False, {"opinions"})
+    assert (detective.open, detective.writes) == (False, {"verdict": "v"})
+    assert detective.key is not None and detective.key[1] == "detective"
+
+
+def test_a_wrapper_of_another_shape_leaves_the_node_open(tmp_path: Path) -> None:
+    body = '''
+def logged(fn):
+    def wrapper(state):
+        return LOG.record(fn, state)
+    return wrapper
+
+@logged
+def judge(state):
+    return {"verdict": "v"}
+
+builder = StateGraph(State)
+builder.add_node("judge", judge)
+builder.add_edge(START, "judge")
+'''
+    model = _model(tmp_path, body)
+    assert model.nodes["judge"].open
+    assert simulate(model).undetermined == ["judge: what it returns is not determined"]
+
+
+def test_a_key_the_wrapper_writes_is_cited_in_the_wrapper_file(tmp_path: Path) -> None:
+    deco = '''
+import functools
+
+def guarded(fn):
+    @functools.wraps(fn)
+    def wrapper(state):
+        try:
+            return fn(state)
+        except ValueError:
+            return {"verdict": "failed"}
+    return wrapper
+'''
+    graph = HEAD + '''
+from deco import guarded
+
+@guarded
+def judge(state):
+    return {"opinions": ["o"]}
+
+builder = StateGraph(State)
+builder.add_node("judge", judge)
+builder.add_edge(START, "judge")
+'''
+    files = write_repo(tmp_path, {"deco.py": deco, "graph.py": graph})
+    facts, _ = collect_facts(tmp_path, files)
+    main, _ = rebuild(facts)
+    assert main is not None
+    node = build_model(facts, CallGraph(facts), main).nodes["judge"]
+    assert set(node.writes) == {"opinions", "verdict"}
+    assert (node.write_paths["verdict"], node.write_lines["verdict"]) == ("deco.py", 10)
+    assert node.write_paths["opinions"] == "graph.py"
+
+
+def test_a_wrapper_that_never_hands_back_the_answer_is_not_followed(tmp_path: Path) -> None:
+    body = '''
+import threading
+
+def timeout_wrapper(seconds):
+    def decorator(func):
+        def wrapper(state):
+            results = []
+            thread = threading.Thread(target=lambda: results.append(func(state)))
+            thread.start()
+            thread.join(timeout=seconds)
+            if thread.is_alive():
+                return {**state, "verdict": "timeout"}
+            return results[0]
+        return wrapper
+    return decorator
+
+def repo(state):
+    return {"evidences": ["repo"]}
+
+def doc(state):
+    return {"evidences": ["doc"]}
+
+builder = StateGraph(State)
+builder.add_node("doc", doc)
+timed = timeout_wrapper(5)(repo)
+builder.add_node("timed", timed)
+builder.add_edge(START, "timed")
+builder.add_edge(START, "doc")
+'''
+    model = _model(tmp_path, body)
+    node = model.nodes["timed"]
+    # its answer is what the thread stored, or the whole state on a timeout: not followed
+    assert node.open and not node.whole and not node.writes
+    assert simulate(model).parallel == []
