@@ -1,6 +1,6 @@
-"""The execution model through decorators, decorators applied by hand and async nodes. The
-sync shapes are differential (`test_code_execution`): the same graph also runs on the
-installed LangGraph; the async ones are read statically."""
+"""The execution model through decorators, decorators applied by hand, bound methods of a
+local instance and async nodes. The sync shapes are differential (`test_code_execution`): the
+same graph also runs on the installed LangGraph; the async ones are read statically."""
 
 from __future__ import annotations
 
@@ -67,6 +67,27 @@ builder.add_node("judge", timed_judge)
 builder.add_edge(START, "judge")
 builder.add_edge("judge", END)
 '''
+# a bound method of an instance made in the same scope
+BOUND = '''
+class Detective:
+    def __init__(self, label):
+        self.label = label
+
+    def run(self, state):
+        return {"evidences": [self.label], "verdict": "found"}
+
+
+def build():
+    graph = StateGraph(State)
+    agent = Detective("repo")
+    graph.add_node("detective", agent.run)
+    graph.add_edge(START, "detective")
+    graph.add_edge("detective", END)
+    return graph
+
+builder = build()
+'''
+
 SHAPES = [
     pytest.param(Shape(STAMPED, lambda run, ran: run.arrived.get("verdict") == "seen"),
                  id="decorator-wrapper-adds-a-key"),
@@ -79,6 +100,8 @@ builder.add_edge(["repo", "doc"], "agg")'''),
                  id="two-decorated-nodes-write-the-wrapper-key-at-once"),
     pytest.param(Shape(BY_HAND, lambda run, ran: run.arrived.get("verdict") == "ok"
                        and not run.undetermined), id="decorator-factory-applied-by-hand"),
+    pytest.param(Shape(BOUND, lambda run, ran: run.arrived.get("verdict") == "found"
+                       and not run.undetermined), id="bound-method-of-a-local-instance"),
 ]
 
 
@@ -165,6 +188,38 @@ builder.add_edge(START, "judge")
     model = _model(tmp_path, body)
     assert model.nodes["judge"].open
     assert simulate(model).undetermined == ["judge: what it returns is not determined"]
+
+
+def test_a_method_of_a_name_bound_twice_is_not_guessed(tmp_path: Path) -> None:
+    body = BOUND.replace('    agent = Detective("repo")\n', '''    agent = Detective("repo")
+    if len(State.__annotations__) > 9:
+        agent = Other()
+''') + '''
+class Other:
+    def run(self, state):
+        return {"opinions": ["x"]}
+'''
+    model = _model(tmp_path, body)
+    assert model.nodes["detective"].key is None and model.nodes["detective"].open
+
+
+def test_an_async_method_of_an_attribute_set_in_init_is_followed(tmp_path: Path) -> None:
+    body = '''
+class Detective:
+    async def run(self, state):
+        return {"verdict": "x"}
+
+class Workflow:
+    def __init__(self):
+        self.detective = Detective()
+        self.builder = StateGraph(State)
+        self.builder.add_node("det", self.detective.run)
+        self.builder.add_edge(START, "det")
+        self.builder.add_edge("det", END)
+'''
+    node = _model(tmp_path, body).nodes["det"]
+    assert node.key == ("graph.py", "Detective.run")
+    assert (node.open, node.writes) == (False, {"verdict": "x"})
 
 
 def test_a_key_the_wrapper_writes_is_cited_in_the_wrapper_file(tmp_path: Path) -> None:

@@ -99,12 +99,27 @@ class CallGraph(Definitions):
         where = self.function_at(path, line) if line is not None else None
         target = self.resolve(where or (path, "<module>"), {"name": ref}) if ref else None
         if target is None and "." in ref:
-            target = self._dotted(path, ref)  # already resolved through the imports
+            target = self._dotted(path, ref) or \
+                self._bound_method(where or (path, "<module>"), ref)
         if target is not None and target.is_class:
             target = self.method(target.path, target.qual, "__call__")
         if target is None or (target.path, target.qual) not in self.functions:
             return None
         return (target.path, target.qual)
+
+    def _bound_method(self, key: Key, ref: str) -> Target | None:
+        """``agent.run`` / ``self.agent.run`` where `key` (or its class, or the module) binds
+        ``agent`` to one repository class's instance and nothing else: that class's method.
+        Bound to anything more (another value, a parameter), it is not determined."""
+        head, _, method = ref.rpartition(".")
+        attr = head.removeprefix("self.")
+        if "." in attr or not attr:
+            return None
+        found = self.sources(key, [f"a:{attr}" if head.startswith("self.") else f"v:{head}"])
+        classes = _classes(found)
+        if len(found) != 1 or len(classes) != 1:
+            return None
+        return self.method(classes[0].path, classes[0].qual, method)
 
     def target(self, path: str, name: str) -> Target | None:
         """The repository definition a name resolved through `path`'s imports refers to."""
