@@ -8,6 +8,7 @@ from typing import Any
 from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.judge_prompts import judge_prompts, persona_named
+from automaton_auditor.forensics.code.own_graph import own_builder_findings
 from automaton_auditor.forensics.code.topology import (
     DETECTIVE,
     END,
@@ -49,7 +50,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.synthesis_reach import no_graph_finding
 
     main, others = rebuild(facts)
-    rebuilt = to_rebuilt(main) if main is not None else None
+    # no LangGraph graph to rebuild from the repository's own graph class (`own_graph`)
+    rebuilt = to_rebuilt(main) if main is not None and main.custom is None else None
     if rebuilt is not None:  # what each node runs, read against the report's statements
         rebuilt.stub_nodes = stub_nodes(facts, repo, main)
     calls = CallGraph(facts)
@@ -136,6 +138,9 @@ def graph_findings(main: Topology | None, rebuilt: RebuiltGraph | None,
                    others: list[Topology]) -> list[Finding]:
     """Builder, topology, fan-out/fan-in, parallel detectives and judges, conditional
     edges, and whether the flow is purely linear."""
+    if main is not None and main.custom is not None:
+        return own_builder_findings(main.builder, main.custom, main.ops,
+                                    [t.builder["key"] for t in others][:20])
     if main is None or rebuilt is None:
         return [_g("graph.builder", "A LangGraph StateGraph is built in code", False,
                    "success", ".", None, "No StateGraph instantiation or builder call was "
@@ -247,7 +252,7 @@ def _find_group(main: Topology, g: RebuiltGraph, others: list[Topology], pattern
                 ) -> tuple[Topology, RebuiltGraph, tuple[str, list[str]]] | None:
     # The main graph first; then subgraphs (judges are often a compiled subgraph that the
     # main graph adds as one node).
-    for topo, graph in [(main, g), *((t, to_rebuilt(t)) for t in others)]:
+    for topo, graph in [(main, g), *((t, to_rebuilt(t)) for t in others if t.custom is None)]:
         group = _parallel_group(graph, pattern)
         if group:
             return topo, graph, group

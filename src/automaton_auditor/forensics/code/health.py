@@ -182,7 +182,9 @@ def _missing_methods(graph: CallGraph, main: Topology | None) -> list[JSON]:
     """Calls on the builder to methods StateGraph does not have (``add_fan_out``), as
     diagnostics: each raises AttributeError when its line runs."""
     found = []
-    for op in sorted((main.ops if main else []), key=lambda o: (o["path"], o["line"])):
+    # a builder of the repository's own class has the methods that class defines
+    for op in sorted((main.ops if main and main.custom is None else []),
+                     key=lambda o: (o["path"], o["line"])):
         if op["op"] == "missing_method":
             item = {"path": op["path"], "line": op["line"], "code": "ATTR",
                     "message": f"`{op['method']}` is not a method of StateGraph"}

@@ -223,7 +223,10 @@ class Interp:
             schemas = {kw.arg.removesuffix("_schema"): resolve(dotted(kw.value), self.imports)
                        for kw in node.keywords if kw.arg in ("input", "output", "input_schema",
                                                              "output_schema")}
+            # ``cls``: the class called, through the imports (``src.graph.StateGraph`` is
+            # the repository's own when src/graph.py defines it: `own_class`)
             self.builders.append({"key": key, "line": node.lineno, "scope": scope,
+                                  "cls": resolve(dotted(node.func), self.imports),
                                   "state": resolve(dotted(state), self.imports),
                                   "input": schemas.get("input"), "output": schemas.get("output"),
                                   "snippet": snippet(self.lines, node)})

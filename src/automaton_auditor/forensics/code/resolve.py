@@ -30,7 +30,9 @@ class Resolver:
                 tail = qual.rsplit(".", 1)[-1]
                 self.functions.setdefault(tail, []).append((path, qual, info))
 
-    def _files_for(self, module: str, path: str) -> list[str]:
+    def files_for(self, module: str, path: str) -> list[str]:
+        """The files of the repository a (possibly relative) module name can mean from
+        `path`."""
         module = module.lstrip(".")
         if not module:
             return [path]
@@ -51,7 +53,7 @@ class Resolver:
             if len(parts) <= k:
                 continue
             attr, module = ".".join(parts[-k:]), ".".join(parts[:-k])
-            for candidate in self._files_for(module, path):
+            for candidate in self.files_for(module, path):
                 consts = self.facts[candidate].get("consts") or {}
                 if attr in consts:
                     return consts[attr]

@@ -57,8 +57,9 @@ def _f(facet: str, goal: str, found: bool, quotes: list[tuple[str, int]], repo: 
 
 def runtime_findings(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
                      repo: Path | None) -> list[Finding]:
-    """The execution facts of the main graph (none when there is no graph)."""
-    if main is None or not main.nodes:
+    """The execution facts of the main graph (none when there is no graph, or when it is
+    the repository's own graph class, which LangGraph does not run)."""
+    if main is None or not main.nodes or main.custom is not None:
         return []
     model = build_model(facts, graph, main)
     run = simulate(model)

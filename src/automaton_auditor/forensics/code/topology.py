@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.own_graph import own_class
 from automaton_auditor.forensics.code.resolve import Resolver
 from automaton_auditor.forensics.code.routers import chooses, targets_of
 from automaton_auditor.state import RebuiltGraph
@@ -37,6 +38,9 @@ class Topology:
     # add_conditional_edges calls whose router's destinations are not determined (it returns
     # a value read from the state, with no path map and no Literal annotation)
     undetermined: list[JSON] = field(default_factory=list)
+    # the repository's own class the builder is made from (`own_graph.own_class`), or None
+    # for LangGraph's: its calls then mean what that class does, not what LangGraph does
+    custom: JSON | None = None
 
 
 def group_builders(facts: dict[str, JSON], resolver: Resolver) -> dict[str, list[JSON]]:
@@ -93,7 +97,13 @@ def rebuild(facts: dict[str, JSON]) -> tuple[Topology | None, list[Topology]]:
         topologies.append(Topology(key, builders[key]))
     if not topologies:
         return None, []
-    ranked = sorted(topologies, key=lambda t: (-len(t.nodes), -len(t.edges), t.key))
+    for topo in topologies:
+        made = topo.builder.get("cls")
+        topo.custom = own_class(str(made), topo.key.rsplit(":", 1)[0], facts, resolver) \
+            if made else None
+    # a LangGraph builder is the main graph before any of the repository's own classes
+    ranked = sorted(topologies, key=lambda t: (t.custom is not None, -len(t.nodes),
+                                               -len(t.edges), t.key))
     return ranked[0], ranked[1:]
 
 
