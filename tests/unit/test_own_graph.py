@@ -81,6 +81,11 @@ def test_imported_own_class_is_not_langgraph(tmp_path: Path) -> None:
     # LangGraph does not run it: no fact of how LangGraph would (reachability, joins, keys)
     assert not [f.facet for f in findings if f.facet == "graph.execution"
                 or f.facet.startswith(("graph.state.", "graph.unreachable", "graph.join"))]
+    # whether that runner applies the state's reducers is its own code
+    no_graph = by_facet(findings, "state.no_graph")
+    assert not no_graph.found
+    assert no_graph.rationale.startswith("Not established: the builder at main.py:6")
+    assert no_graph.data["limitation"]
     # the class defines add_conditional_edge: no call to a method StateGraph lacks
     undefined = by_facet(findings, "graph.undefined_names")
     assert not undefined.found

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.imports import ImportChecks
+from automaton_auditor.forensics.code.own_graph import own_reason
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.state_schema import state_class, typed_classes
 from automaton_auditor.forensics.code.topology import Topology, builds_nothing
@@ -53,6 +54,15 @@ def state_use_findings(facts: dict[str, JSON], repo: Path | None, main: Topology
 
 
 def _no_graph(repo: Path | None, path: str, cls: JSON, builders: list[Topology]) -> Finding:
+    own = [t for t in builders if t.custom is not None]
+    if own and len(own) == len(builders):
+        # the repository's own graph class: whether its runner applies the reducers is its
+        # own code, which is not modelled
+        reason = own_reason(own[0].builder, own[0].custom or {})
+        return _f("state.no_graph", "No StateGraph is built over the typed state", False,
+                  f"{path}:{cls['line']}", None, f"Not established: {reason}.",
+                  state=cls["name"], builders=[str(t.builder.get("key")) for t in own][:20],
+                  limitation=reason)
     unbuilt = all(builds_nothing(t) for t in builders)
     keys = [str(t.builder.get("key")) for t in builders]
     where = ", ".join(keys[:5])
