@@ -162,3 +162,20 @@ def test_langgraph_builder_is_main_beside_an_own_class(tmp_path: Path) -> None:
     builder = by_facet(findings, "graph.builder")
     assert builder.found and builder.location == "lg.py:4"
     assert not by_facet(findings, "graph.parallel_detectives").found
+
+
+def test_an_own_runner_starting_work_side_by_side_is_said_with_its_lines(
+        tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"src/graph.py": OWN_CLASS,
+                                  "main.py": WIRING.format(module="src.graph")})
+    findings, _graph = code_findings(tmp_path, files)
+    runner = by_facet(findings, "graph.own_runner")
+    assert runner.found and runner.pattern == "success"
+    assert runner.content == "src/graph.py:19: ThreadPoolExecutor(...)"  # the with line
+    serial = OWN_CLASS.replace("with ThreadPoolExecutor() as pool:\n                return "
+                               "list(pool.map(", "return list(map(")
+    assert "ThreadPoolExecutor()" not in serial
+    files = write_repo(tmp_path / "serial", {"src/graph.py": serial,
+                                             "main.py": WIRING.format(module="src.graph")})
+    findings, _graph = code_findings(tmp_path / "serial", files)
+    assert not [f for f in findings if f.facet == "graph.own_runner"]

@@ -19,6 +19,9 @@ from automaton_auditor.forensics.code.resolve import Resolver
 from automaton_auditor.state import Finding
 from automaton_auditor.state.models import Pattern
 
+# calls that start work running side by side (a runner's own fan-out)
+CONCURRENT = frozenset({"ThreadPoolExecutor", "ProcessPoolExecutor", "Thread", "gather",
+                        "create_task", "TaskGroup"})
 MAX_HOPS = 5  # re-exports followed (``from .graph import StateGraph`` in a package)
 # the facts that read a builder's wiring as LangGraph runs it: (facet, goal, pattern)
 WIRING_FACETS: tuple[tuple[str, str, Pattern], ...] = (
@@ -54,8 +57,20 @@ def own_class(cls: str | None, path: str, facts: dict[str, JSON], resolver: Reso
                 return None
             source = str(found.get("source") or "").splitlines()
             return {"name": name, "path": file, "line": int(found["line"]),
-                    "quote": source[0].strip() if source else f"class {name}"}
+                    "quote": source[0].strip() if source else f"class {name}",
+                    "concurrent": concurrent_calls(name, facts.get(file, {}))}
     return None
+
+
+def concurrent_calls(name: str, file_facts: JSON) -> list[str]:
+    """``line: call(...)`` of each call in class `name`'s methods that starts work running
+    side by side: a thread or process pool, a thread, an asyncio gather or task (at most
+    5, in line order)."""
+    functions = file_facts.get("functions") or {}
+    calls = {(int(c["line"]), str(c["name"])) for q, fn in functions.items()
+             if q.startswith(f"{name}.") for c in (fn.get("flow") or {}).get("calls") or []
+             if str(c.get("name") or "").rsplit(".", 1)[-1] in CONCURRENT}
+    return [f"{line}: {called}(...)" for line, called in sorted(calls)[:5]]
 
 
 def _langgraph_base(base: str, path: str, facts: dict[str, JSON], resolver: Resolver,
@@ -97,4 +112,12 @@ def own_builder_findings(builder: JSON, own: JSON, ops: list[JSON],
                     rationale=f"Not established: {reason}.", confidence=0.5,
                     data={"limitation": reason})
             for facet, goal, pattern in WIRING_FACETS]
+    if own.get("concurrent"):  # what the class's own code does, quoted: not LangGraph's
+        out.append(Finding(
+            facet="graph.own_runner", goal="The graph's own runner starts work side by side",
+            found=True, pattern="success", location=f"{own['path']}:{own['line']}",
+            content="\n".join(f"{own['path']}:{line}" for line in own["concurrent"]),
+            rationale=f"{own['name']} ({own['path']}) starts work side by side in its own "
+                      "code (a pool, threads or tasks); which nodes it runs that way is not "
+                      "modelled.", confidence=0.6, data={"own_class": own["name"]}))
     return out
