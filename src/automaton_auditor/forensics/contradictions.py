@@ -2,8 +2,10 @@
 
 Each read from a `FeatureClaim` the doc detective kept (`forensics.pdf.claims`): a reducer
 bound to a state field ("operator.add for Evidence lists") against the state's `Annotated`
-hints (`forensics.reducer_claims`); a component said not implemented ("only the detective
-layer is implemented") against the components found built and wired; a feature said absent
+hints (`forensics.reducer_claims`); a component or node said not implemented ("only the
+detective layer is implemented", "DocAnalyst Status: Not started") against the components
+and nodes found built and wired (the report understates the code: out of date, not false,
+a `claims.stale_gaps` fact); a feature said absent
 ("the judges are invoked inside one node in sequence", "no conditional edges", "it does not
 average judge scores", "no structured output") against the facts that show it built (a
 fan-out to the judges, a router, a mean in the synthesis, a structured-output binding): a
@@ -72,16 +74,6 @@ def _reducer_finding(claim: FeatureClaim, wrong: list[tuple[str, Declared]]) -> 
         claim, "The report binds a reducer to a state field the code declares with another "
         "reducer", f"The report says {said}; the state declares {declared}.",
         [f"{d.location}: {d.field}: {d.annotation}" for _, d in wrong], {"kind": "reducer"})
-
-
-def _status_finding(claim: FeatureClaim, components: list[str],
-                    built: dict[str, list[str]]) -> Finding:
-    code = [line for c in components for line in built[c]]
-    return _contradiction(
-        claim, "The report says a component is not implemented that the code builds and "
-        "wires", f"The report leaves out or denies the {', '.join(components)}, which the "
-        f"code implements: {'; '.join(code)}.", code,
-        {"kind": "status", "components": components})
 
 
 def _denial_finding(claim: FeatureClaim, denied: list[tuple[str, bool]],
@@ -159,13 +151,17 @@ def _reducer_check(claim: FeatureClaim, code: _Code) -> Finding | None:
 
 
 def _status_check(claim: FeatureClaim, code: _Code) -> Finding | None:
+    # "the judges are not implemented yet", "only the detectives are built": the report
+    # undersells what the code has built, out of date rather than false
     components = status_contradictions(claim, code.built)
-    return _status_finding(claim, components, code.built) if components else None
+    return _denial_finding(claim, [(c, True) for c in components], code.built) \
+        if components else None
 
 
 def _not_started_check(claim: FeatureClaim, code: _Code) -> Finding | None:
-    begun = not_started_but_wired(claim, code.graph)
-    return _status_finding(claim, sorted(begun), begun) if begun else None
+    begun = not_started_but_wired(claim, code.graph)  # a status line that undersells
+    return _denial_finding(claim, [(n, True) for n in sorted(begun)], begun) \
+        if begun else None
 
 
 def _stub_check(claim: FeatureClaim, code: _Code) -> Finding | None:
