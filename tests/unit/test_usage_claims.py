@@ -264,3 +264,22 @@ def test_an_ast_visitor_no_file_names_is_a_misquote(tmp_path: Path) -> None:
         "        self.generic_visit(node)\n")
     visiting = code_names(tmp_path, ["src/tools/clone.py", "src/tools/ast_tools.py"])
     assert _contradictions(visiting, "A visitor pattern is employed to traverse the AST.") == []
+
+
+def test_a_module_function_said_utilized_in_a_clause_of_its_own(tmp_path: Path) -> None:
+    # "We utilize X for all git clone operations, ensuring code is never dropped ...": the
+    # verb is a use, and the purpose clause after it hedges nothing about the call
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "repo_tools.py").write_text(
+        "import tempfile\n\n\ndef clone(url):\n    return tempfile.mkdtemp(prefix='r_')\n")
+    names = code_names(tmp_path, ["src/repo_tools.py"])
+    found = _contradictions(names, "Temporary Environments: We utilize "
+                                   "tempfile.TemporaryDirectory() for all git clone "
+                                   "operations, ensuring code is never dropped into the live "
+                                   "working directory.")
+    assert len(found) == 1 and found[0].data["said"] == ["tempfile.TemporaryDirectory"]
+    assert "src/repo_tools.py:5:" in (found[0].content or "")
+    # a hedge before the name or in its own clause still takes the claim back
+    assert _contradictions(names, "We never utilize tempfile.TemporaryDirectory() here.") == []
+    assert _contradictions(names, "Later we will leverage tempfile.TemporaryDirectory() for "
+                                  "clones, as planned.") == []

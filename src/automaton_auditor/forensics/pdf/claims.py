@@ -227,7 +227,8 @@ API_USE = re.compile(
 # call it (`forensics.usage.module_misquotes`).
 _DOTTED = r"(?<![\w./])[a-z_][a-z0-9_]*\.[A-Za-z_]\w*(?![\w/]|\.\w)"
 MODULE_API = re.compile(
-    r"\b(?i:uses?|using|via|through|with|relies\s+on|built\s+on|(?:made|created)\s+(?:by|with))"
+    r"\b(?i:uses?|using|utili[sz](?:es?|ing)|employs?|employing|leverages?|leveraging|via|"
+    r"through|with|relies\s+on|built\s+on|(?:made|created)\s+(?:by|with))"
     rf"\b[^.;:]{{0,40}}?(?P<api>{_DOTTED})|(?P<api2>{_DOTTED})(?:\(\))?\s+(?i:is|are)\s+used\b")
 # Code the report quotes that builds an object of a named class with keyword arguments
 # ("llm = ChatOpenAI(model=\"gpt-4o\", temperature=0)"): the class must exist in the code.
@@ -276,10 +277,9 @@ STATEMENTS = {"reducer_binding": (_REDUCER, 24), "implementation_status": (_STAT
 # What a report says is or is not built is read in every section (a gaps list, a plan that
 # says what is missing); what it says the code calls, quotes or binds is read outside
 # future-work sections only ("Proposed Fix: llm = ChatAnthropic(model=...)" is code to write).
-IN_PLANS = {kind: STATEMENTS[kind] for kind in ("implementation_status", "placeholder",
-                                                 "feature_denied", "node_disabled",
-                                                 "component_gap", "node_not_started",
-                                                 "node_works", "node_admitted")}
+IN_PLANS = {kind: STATEMENTS[kind] for kind in (
+    "implementation_status", "placeholder", "feature_denied", "node_disabled", "component_gap",
+    "node_not_started", "node_works", "node_admitted")}
 OUTSIDE_PLANS = {kind: value for kind, value in STATEMENTS.items() if kind not in IN_PLANS}
 # Kinds whose sentence must name a judge ("the system's “Forensic Expert” persona" is no
 # judge's prompt); a claim of what a prompt asks for that names none ("Its prompt ...") is
