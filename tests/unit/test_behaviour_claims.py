@@ -173,10 +173,45 @@ def test_behaviours_of_a_part_the_section_says_is_not_built_yet_are_its_design()
                     "freeform text, the node retries up to two times.", 8, section=gaps)]
     report = ingested(blocks, 8)
     claims = report_facts(report).claims
-    assert [(c.feature, c.page) for c in claims if c.feature == "retry_claim"] == [
-        ("retry_claim", 1)]
+    # p.8 sits in the section; p.1 describes the judges' retries, a layer the gaps section
+    # discloses as not built: both describe the design
+    assert [(c.feature, c.page) for c in claims if c.feature == "retry_claim"] == []
     # what the section says is not built is still read (a stale gap stays visible)
     assert any("not yet wired" in c.sentence for c in claims)
+
+
+def test_a_behaviour_of_a_layer_a_gaps_section_says_is_missing_is_a_disclosed_plan() -> None:
+    # bethel4@interim: "2 Known Gaps" has "2.1 Missing Full Judicial Reasoning
+    # Implementation" (a paragraph the layout did not make a heading); p.16 describes the
+    # judges' validation retries under a failure-modes section
+    failures = ("4 Failure Mode & Conditional Routing Strategy",)
+    design = [Block("heading", failures[0], 16, level=1),
+              Block("list", "\u25cf If validation fails \u2192 automatic retry (max 2 "
+                    "attempts)", 16, section=failures)]
+
+    def retries(*gaps: Block) -> list[int | None]:
+        report = ingested([*design, *gaps], 16)
+        return [c.page for c in report_facts(report).claims if c.feature == "retry_claim"]
+
+    heading = Block("heading", "2 Known Gaps and Forward Plan", 10, level=1)
+    gap = ("2 Known Gaps and Forward Plan",)
+    assert retries(heading, Block("paragraph", "2.1 Missing Full Judicial Reasoning "
+                                  "Implementation", 11, section=gap)) == []
+    assert retries(heading, Block("list", "The Judges are not implemented yet;", 11,
+                                  section=gap)) == []
+    # a gap of another layer, a judge layer said built, or a "missing" outside a gaps
+    # section discloses nothing: the retry is still a claim
+    assert retries(heading, Block("list", "Vision analysis of diagrams is missing.", 11,
+                                  section=gap)) == [16]
+    assert retries(heading, Block("list", "Judicial models are defined.", 11,
+                                  section=gap)) == [16]
+    assert retries(heading, Block("list", "Conditional edges for failure handling (judge "
+                                  "parse failure, retry exhaustion) are not fully wired.", 11,
+                                  section=gap)) == [16]
+    overview = ("1 Overview",)
+    assert retries(Block("heading", overview[0], 2, level=1),
+                   Block("paragraph", "Judges flag missing evidence.", 2,
+                         section=overview)) == [16]
 
 
 def test_a_behaviour_the_report_lists_as_not_built_yet_is_claimed_nowhere_in_it() -> None:

@@ -388,13 +388,3 @@ def _about_persona(previous: str, sentence: str) -> str | None:
         return f"{previous} {sentence}"
     return None
 
-
-def not_disclosed(kinds: dict[str, tuple[re.Pattern[str], int]], texts: Iterable[str],
-                  unbuilt: re.Pattern[str], splitter: re.Pattern[str]
-                  ) -> dict[str, tuple[re.Pattern[str], int]]:
-    """`kinds` without the behaviours a sentence of the report lists as not built yet ("what
-    remains is building the judges with structured output and retry logic"): the report has
-    disclosed them, so its design prose elsewhere ("or the call retries") claims nothing."""
-    pending = [s for text in texts for s in splitter.split(text) if unbuilt.search(s)]
-    return {kind: value for kind, value in kinds.items()
-            if not any(value[0].search(sentence) for sentence in pending)}

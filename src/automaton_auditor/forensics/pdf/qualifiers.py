@@ -8,12 +8,14 @@ not a gap the report still claims; and a lead sentence that says the system work
 something ("deterministic rules, not averaging:") is qualified by what follows it in its
 section (a rule table whose "IF variance ≤ 1 THEN Use average" row states the mean).
 `lead_in` and `around` collect that text per block when the doc detective reads the report;
-`retrospective` and `stated` read it.
+`retrospective` and `stated` read it. What the report says is not built yet qualifies its
+descriptions of behaviour anywhere in it (`not_disclosed`).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from automaton_auditor.forensics.pdf.discussion import run_in_title
 from automaton_auditor.forensics.pdf.model import Block
@@ -107,3 +109,43 @@ def around(blocks: list[Block], index: int) -> str:
             break
     return "\n".join(["\n".join(before)[-BEFORE_CHARS:], block.text,
                       "\n".join(after)[:AFTER_CHARS]])
+
+
+# A section on what is not built ("2 Known Gaps and Forward Plan", "Limitations") and a
+# sentence of it saying a part is missing ("2.1 Missing Full Judicial Reasoning
+# Implementation", "The Judges are not implemented yet").
+_GAPS = re.compile(r"\b(?:gaps?|limitations?|known\s+issues|open\s+issues|shortcomings)\b",
+                   re.IGNORECASE)
+_UNBUILT = re.compile(r"\b(?:missing|absent|unimplemented|not\s+(?:yet\s+)?(?:fully\s+)?"
+                      r"(?:implemented|built|wired|operational|functional|started)|"
+                      r"(?:yet|remains?)\s+to\s+be\s+(?:built|implemented|wired))\b",
+                      re.IGNORECASE)
+# The part of the system each behaviour belongs to: a model reply is retried by the judges
+# that ask for it ("If validation fails -> automatic retry (max 2 attempts)").
+_ASIDE = re.compile(r"\([^()]*\)")
+_LAYER = {"retry_claim": re.compile(r"\b(?:judges?|judicial|judiciary|personas?|"
+                                    r"prosecutors?|tech\s?leads?)\b", re.IGNORECASE)}
+
+
+def not_disclosed(kinds: dict[str, tuple[re.Pattern[str], int]], blocks: Iterable[Block],
+                  unbuilt: re.Pattern[str], splitter: re.Pattern[str]
+                  ) -> dict[str, tuple[re.Pattern[str], int]]:
+    """`kinds` without the behaviours the report discloses as not built: a sentence lists
+    the behaviour as not built yet (`unbuilt`: "what remains is building the judges with
+    structured output and retry logic"), or a gaps section says the part it belongs to is
+    missing ("2.1 Missing Full Judicial Reasoning Implementation" under "Known Gaps"). Its
+    design prose elsewhere ("or the call retries") then describes a plan, not the code."""
+    pending: list[str] = []
+    gaps: list[str] = []
+    for block in blocks:
+        heads = (*block.section, block.text) if block.kind == "heading" else block.section
+        for sentence in splitter.split(block.text):
+            if unbuilt.search(sentence):
+                pending.append(sentence)
+            # a bracketed aside lists examples ("Conditional edges (..., judge parse
+            # failure) are not fully wired"), not the part said to be missing
+            if _UNBUILT.search(sentence) and any(_GAPS.search(h) for h in heads):
+                gaps.append(_ASIDE.sub(" ", sentence))
+    return {kind: value for kind, value in kinds.items()
+            if not any(value[0].search(sentence) for sentence in pending)
+            and not (kind in _LAYER and any(_LAYER[kind].search(s) for s in gaps))}

@@ -35,7 +35,6 @@ from automaton_auditor.forensics.pdf.claims import (
     OUTSIDE_PLANS,
     extract_feature_claims,
     extract_statements,
-    not_disclosed,
 )
 from automaton_auditor.forensics.pdf.concepts import CONTENTS, ConceptVerdict, classify, slug
 from automaton_auditor.forensics.pdf.markdown_marks import markdown_headings
@@ -47,7 +46,7 @@ from automaton_auditor.forensics.pdf.model import (
     ReportLimits,
 )
 from automaton_auditor.forensics.pdf.outline_fill import fill_outline
-from automaton_auditor.forensics.pdf.qualifiers import around, lead_in
+from automaton_auditor.forensics.pdf.qualifiers import around, lead_in, not_disclosed
 from automaton_auditor.state import Finding, ReportFacts
 
 __all__ = ["Block", "Chunk", "IngestedReport", "ReportError", "ReportLimits", "ask",
@@ -361,10 +360,10 @@ def report_facts(report: IngestedReport) -> ReportFacts:
                        + extract_statements([(p, t) for p, t, plan, _ in said if not plan],
                                             SENTENCE_SPLIT, OUTSIDE_PLANS)
                        + extract_statements(built, SENTENCE_SPLIT, not_disclosed(
-                           BEHAVIOURS, (b.text for b in blocks), NOT_YET, SENTENCE_SPLIT),
+                           BEHAVIOURS, blocks, NOT_YET, SENTENCE_SPLIT),
                            FUTURE_SENTENCE)
                        + extract_statements(cloned, SENTENCE_SPLIT, not_disclosed(
-                           HEADED_BEHAVIOURS, (b.text for b in blocks), NOT_YET, SENTENCE_SPLIT),
+                           HEADED_BEHAVIOURS, blocks, NOT_YET, SENTENCE_SPLIT),
                            FUTURE_SENTENCE))
 
 
