@@ -147,7 +147,24 @@ def test_dialectics_described_without_the_term_is_explained_by_substance() -> No
     assert verdict.verdict == "explained" and verdict.by_substance
     first = verdict.deciding()[0]
     assert first.heading == "5. Judicial Layer" and first.page == 11
-    assert "without the term" in first.reason
+    # the term does appear, in the summary: the reason says where, never "without the term"
+    assert first.reason.endswith("; the term itself appears only where nothing explains it "
+                                 "(p.1)")
+    unnamed = ("paragraph", "Our design is built for fairness.", ("Executive Summary",), 1)
+    assert classify("Dialectical Synthesis", _blocks(unnamed, other, *_judicial_section(
+        "5. Judicial Layer", PERSONAS, SYNTHESIS))).deciding()[0].reason.endswith(
+        "without the term")
+    # named only in a forward plan (GrimVad3r@interim p.3): planned work, said so
+    plan = ("paragraph", "Phase 1 (Judicial Maturity): Implement multi-speaker dialogue "
+            "between judges (Dialectical Synthesis) where the Prosecutor can directly "
+            "challenge the Defense.", ("3. Gap Analysis and Forward Plan",), 3)
+    planned = classify("Dialectical Synthesis", _blocks(
+        unnamed, other, plan, *_judicial_section("5. Judicial Layer", PERSONAS, SYNTHESIS)))
+    assert planned.verdict == "explained" and planned.by_substance
+    assert planned.deciding()[0].reason.endswith("; the term itself appears only as planned "
+                                                 "work (p.3)")
+    assert [o.reason for o in planned.occurrences if not o.explained] == [
+        "named only as planned work in '3. Gap Analysis and Forward Plan'"]
     # Without the conflict-resolution rules the personas alone explain no synthesis.
     personas_only = _blocks(named, other, *_judicial_section("5. Judges", PERSONAS, PERSONAS))
     assert classify("Dialectical Synthesis", personas_only).verdict == "dropped"

@@ -292,6 +292,10 @@ def _body_occurrence(block: Block, sentence: str, context: str, concrete: bool,
         return Occurrence(block.page, block.heading, sentence, True,
                           f"discussed in '{where}' with mechanisms: {', '.join(signals[:6])}",
                           strength=len(mechanism_signals(sentence)) + _section_bonus(block))
+    # work to do, not how the system works (the report's title names the document)
+    if any(_PLAN.search(h) for h in block.section if h != title):
+        return Occurrence(block.page, block.heading, sentence, False,
+                          f"named only as planned work in '{where}'")
     return Occurrence(block.page, block.heading, sentence, False,
                       f"named in '{where}' without mechanism ({len(signals)} cues, "
                       f"{words} words around it)")
@@ -347,7 +351,21 @@ def with_substance(verdict: ConceptVerdict, blocks: list[Block],
     found = substance(slug(verdict.term), blocks, skip, names, title)
     if found is None:
         return verdict
-    occurrence = Occurrence(found.page, found.heading, found.quote, True, found.reason,
+    occurrence = Occurrence(found.page, found.heading, found.quote, True,
+                            _where_named(found.reason, verdict.occurrences),
                             strength=found.strength)
     return ConceptVerdict(verdict.term, "explained", [occurrence, *verdict.occurrences],
                           by_substance=True)
+
+
+def _where_named(reason: str, named: Sequence[Occurrence]) -> str:
+    """A reason "... without the term" that says where the term does appear, when it does:
+    only as planned work ("Implement multi-speaker dialogue between judges (Dialectical
+    Synthesis)" in a forward plan) or only without a mechanism."""
+    if not named or not reason.endswith(" without the term"):
+        return reason
+    planned = all(o.reason.startswith("named only as planned work") for o in named)
+    pages = ", ".join(f"p.{p}" for p in sorted({o.page for o in named if o.page}))
+    return (reason.removesuffix(" without the term") + "; the term itself appears only "
+            + ("as planned work" if planned else "where nothing explains it")
+            + (f" ({pages})" if pages else ""))
