@@ -6,7 +6,8 @@ the code lines that show it; and the report sentences they contradict: a compone
 implemented (`status_contradictions`), a feature said absent (`denial_contradictions`, read
 through `Denial`), a node said switched off or not started that the graph wires
 (`disabled_but_wired`, `not_started_but_wired`), an item of a gap list (`component_gaps`).
-`forensics.contradictions` turns them into facts.
+`forensics.contradictions` turns them into facts: all but a description of the built system
+without a feature understate the code (out of date, not false).
 """
 
 from __future__ import annotations
