@@ -58,20 +58,22 @@ def test_a_returned_path_of_a_dropped_temporary_directory_is_deleted_before_use(
         assert f"tools.py:{ret}: return" in (early.content or ""), name
 
 
-def test_a_clone_deleted_before_use_is_no_sandbox(tmp_path: Path) -> None:
+def test_a_clone_deleted_before_use_is_said_and_charged_as_not_cleaned_up(
+        tmp_path: Path) -> None:
     """bethel4/automaton-auditor@interim: the clone writes into a TemporaryDirectory whose
-    path its function returns; the directory is gone when the caller uses it, so the clone
-    is not counted as sandboxed (the deleted-early fact says why)."""
+    path its function returns; the directory is gone when the caller uses it. The clone is
+    still isolated from the working tree (a sandbox, said to be deleted before use), and the
+    cleanup fact, which weighs where there is a sandboxed clone, is not found."""
     for name, text in (("dropped", DROPPED), ("with", WITH_BLOCK)):
         names = write_repo(tmp_path / name, {"tools.py": text})
         findings = code_findings(tmp_path / name, names)[0]
         sandbox = by_facet(findings, "safety.clone_sandbox")
-        assert not sandbox.found, name
+        assert sandbox.found, name
+        assert "Deleted before use: 1 of them write into a TemporaryDirectory deleted as " \
+            "its function returns the path" in sandbox.rationale, name
         # the cleanup fact weighs where there is a sandboxed clone (judging.extras)
         cleanup = by_facet(findings, "safety.clone_cleanup")
         assert cleanup.pattern == "success" and not cleanup.found, name
-        assert "Not a sandbox: 1 clone call(s) write into a TemporaryDirectory deleted as " \
-            "its function returns the path" in sandbox.rationale, name
 
 
 def test_a_directory_that_lives_while_the_caller_uses_it_is_not_deleted_early(

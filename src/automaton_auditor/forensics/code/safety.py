@@ -89,13 +89,14 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     library = [(p, c) for p, c in every if library_clone(c)]
     cleanup = _cleanup_findings(facts, proved, graph, repo)
     # a clone whose every temp dir is deleted as its function returns the path
-    # (``safety.clone_deleted_early``) is no sandbox the caller can use: not counted as one
+    # (``safety.clone_deleted_early``) is still isolated from the working tree, but gone
+    # before the caller uses it: said here, and charged as a directory not cleaned up on
+    # every path (`safety.clone_cleanup`, which keeps the tools from full marks)
     gone = by_made(facts, "temp_gone")
     lost = [c for c in proved if c.temps and all(split_loc(t[2:]) in gone for t in c.temps)]
     return [
         _clone_function(facts, every, repo),
-        *_sandbox_findings(facts, found, [c for c in proved if c not in lost], temps,
-                           never_run, repo, lost),
+        *_sandbox_findings(facts, found, proved, temps, never_run, repo, lost),
         *cleanup,
         errors_finding(sub + library, repo),
         _timeouts_finding([(p, {**c, "timeout": WAITED}) if caller_bounded(facts, graph, p, c)
@@ -152,7 +153,7 @@ def _sandbox_findings(facts: dict[str, JSON], found: list[Clone], proved: list[C
         n := fixed_temp_line(repo, c.path, int(c.call["line"]),
                              facts[c.path].get("imports") or {}))]
     early = [f"{c.path}:{c.call['line']}" for c in lost]
-    aside += (f" Not a sandbox: {len(early)} clone call(s) write into a TemporaryDirectory "
+    aside += (f" Deleted before use: {len(early)} of them write into a TemporaryDirectory "
               f"deleted as its function returns the path (safety.clone_deleted_early: "
               f"{', '.join(early[:3])})." if early else "")
     weak = bool(fixed) and len(fixed) + len(proved) == len(found)
