@@ -125,7 +125,15 @@ def test_a_router_whose_every_way_arrives_late_makes_the_second_run_certain(
     one_way = graph.replace('builder.add_edge("doc_skipped", "evidence_aggregator")',
                             'builder.add_edge("doc_skipped", END)')
     facts = _facts(tmp_path / "one", {**copies.strong(), "graph.py": one_way, "nodes.py": nodes})
-    assert not facts["graph.join_repeats"].found
+    joins = facts["graph.join_repeats"]
+    assert not joins.found
+    # the aggregator runs after that guess: whether it runs once is not established
+    assert joins.data["limitation"].startswith("evidence_aggregator run(s) after a router "
+                                               "whose way depends on the run (step ")
+    assert joins.rationale.startswith("No join is seen to run twice; not established: ")
+    # with every way decided, the join's single run is a fact
+    certain = _facts(tmp_path / "certain", copies.strong())["graph.join_repeats"]
+    assert "limitation" not in certain.data and certain.rationale == "Every join runs once."
 
 
 def test_a_parallel_node_whose_writes_are_unknown_leaves_parallel_writes_open(

@@ -306,13 +306,7 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
            or (_open_text(open_ops) if open_ops else
                "Every node is reachable from START and reaches END."),
            0.85 if unreachable else 0.6, where, unreachable=unreachable, no_end=stuck),
-        _f("graph.join_repeats", "A join runs once per arriving branch", bool(repeats),
-           [q for n in repeats if (q := _line(model, n))], repo,
-           "; ".join(f"{n} runs {r['runs']} times ({', '.join(r['late'])} arrive"
-                     f"{'s' if len(r['late']) == 1 else ''} later)" for n, r in repeats.items())
-           + ": separate add_edge calls from branches of unequal length; the nodes after it "
-             "run again on partial state." if repeats else "Every join runs once.",
-           0.85, where, joins=repeats),
+        _join_finding(model, run, repeats, repo, where),
         _f("graph.state.parallel_writes", "Parallel nodes write a key without a reducer",
            bool(conflicts), list(dict.fromkeys(q for _s, k, w in conflicts for n in sorted(set(w))
                                                 if (q := _line(model, n, k)))), repo,
@@ -323,6 +317,24 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
            **({"limitation": f"what {_names_return(unknown)} is not determined"}
               if blind and not conflicts else {})),
     ]
+
+
+def _join_finding(model: Model, run: Run, repeats: dict[str, Any], repo: Path | None,
+                  where: str) -> Finding:
+    """``graph.join_repeats``; none seen is unknown for a join after a guessed router's step."""
+    guessed = [] if repeats or not run.ambiguous_at else sorted(
+        j for j in _joins(model) if any(s >= run.ambiguous_at for s in run.ran_at.get(j, [])))
+    limitation = guessed and (f"{', '.join(guessed[:4])} run(s) after a router whose way "
+                              f"depends on the run (step {run.ambiguous_at})")
+    return _f("graph.join_repeats", "A join runs once per arriving branch", bool(repeats),
+              [q for n in repeats if (q := _line(model, n))], repo,
+              "; ".join(f"{n} runs {r['runs']} times ({', '.join(r['late'])} arrive"
+                        f"{'s' if len(r['late']) == 1 else ''} later)"
+                        for n, r in repeats.items())
+              + ": separate add_edge calls from branches of unequal length; the nodes after "
+                "it run again on partial state." if repeats else f"No join is seen to run "
+              f"twice; not established: {limitation}." if limitation else "Every join runs once.",
+              0.85, where, joins=repeats, **({"limitation": limitation} if limitation else {}))
 
 
 def _no_conflict_text(unknown: list[str], blind: bool) -> str:
