@@ -127,13 +127,13 @@ def test_a_router_whose_every_way_arrives_late_makes_the_second_run_certain(
     facts = _facts(tmp_path / "one", {**copies.strong(), "graph.py": one_way, "nodes.py": nodes})
     joins = facts["graph.join_repeats"]
     assert not joins.found
-    # the aggregator runs after that guess: whether it runs once is not established
-    assert joins.data["limitation"].startswith("evidence_aggregator run(s) after a router "
-                                               "whose way depends on the run (step ")
-    assert joins.rationale.startswith("No join is seen to run twice; not established: ")
+    # the aggregator runs after that guess: its single run is not claimed, the guess is said
+    assert joins.data["guessed"] == ["evidence_aggregator"]
+    assert joins.rationale.startswith("No join is seen to run twice; evidence_aggregator "
+                                      "run(s) after a router whose way depends on the run")
     # with every way decided, the join's single run is a fact
     certain = _facts(tmp_path / "certain", copies.strong())["graph.join_repeats"]
-    assert "limitation" not in certain.data and certain.rationale == "Every join runs once."
+    assert certain.data["guessed"] == [] and certain.rationale == "Every join runs once."
 
 
 def test_a_parallel_node_whose_writes_are_unknown_leaves_parallel_writes_open(

@@ -321,7 +321,7 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
 
 def _join_finding(model: Model, run: Run, repeats: dict[str, Any], repo: Path | None,
                   where: str) -> Finding:
-    """``graph.join_repeats``; none seen is unknown for a join after a guessed router's step."""
+    """``graph.join_repeats``; none seen is said only up to a guessed router's step."""
     guessed = [] if repeats or not run.ambiguous_at else sorted(
         j for j in _joins(model) if any(s >= run.ambiguous_at for s in run.ran_at.get(j, [])))
     limitation = guessed and (f"{', '.join(guessed[:4])} run(s) after a router whose way "
@@ -333,8 +333,8 @@ def _join_finding(model: Model, run: Run, repeats: dict[str, Any], repo: Path | 
                         for n, r in repeats.items())
               + ": separate add_edge calls from branches of unequal length; the nodes after "
                 "it run again on partial state." if repeats else f"No join is seen to run "
-              f"twice; not established: {limitation}." if limitation else "Every join runs once.",
-              0.85, where, joins=repeats, **({"limitation": limitation} if limitation else {}))
+              f"twice; {limitation}, which orders nothing." if limitation else
+              "Every join runs once.", 0.85, where, joins=repeats, guessed=guessed)
 
 
 def _no_conflict_text(unknown: list[str], blind: bool) -> str:
