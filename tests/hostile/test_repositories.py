@@ -157,6 +157,32 @@ def code_bombs(case: Case) -> Path:
     return repo
 
 
+def _alias_bomb(levels: int = 12) -> str:
+    """Under a kilobyte of YAML whose nested aliases stand for 9**levels strings."""
+    lines = ['l0: &l0 ["prosecutor: argue low", "defense: argue high"]']
+    lines += [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, levels)]
+    return "\n".join([*lines, f"judicial_logic: {{prosecutor: *l{levels - 1}, defense: *l1}}"])
+
+
+def data_bombs(case: Case) -> Path:
+    """Data files the persona readers load without walking them forever: a YAML alias bomb
+    named like a prompt file, the same bomb and a JSON nested past the parser's depth as
+    files the judges' code names and reads by persona."""
+    repo = _repo(case)
+    _commit(repo, {
+        "prompts/persona_prompts.yaml": _alias_bomb(),
+        "config/personas.yaml": _alias_bomb(),
+        "config/rubric.json": "[" * 100_000 + "]" * 100_000,
+        "src/judges.py": (
+            "import json\nimport yaml\n\n\n"
+            "def judge(state, persona):\n"
+            "    logic = yaml.safe_load(open('config/personas.yaml'))\n"
+            "    rubric = json.load(open('config/rubric.json'))\n"
+            "    return {'opinion': logic['judicial_logic'][persona], 'r': rubric}\n"),
+    }, "feat: personas from data")
+    return repo
+
+
 def head_traversal(case: Case) -> Path:
     """HEAD names a "ref" outside .git: the secret (40 hex digits) would pass for a commit."""
     repo = _repo(case)
@@ -278,6 +304,7 @@ CASES: list[tuple[str, Callable[[Case], Path], int, Stream, str, tuple[object, .
     ("lfs-pointer", lfs, 0, "any", "", ()),
     ("big-file-50mb", big_file, 0, "any", "", (pytest.mark.hostile_slow,)),
     ("code-bombs", code_bombs, 0, "any", "", ()),
+    ("data-bombs", data_bombs, 0, "any", "", ()),
     ("head-traversal", head_traversal, 3, "error", "HEAD", ()),
     ("head-absolute", head_absolute, 3, "error", "HEAD", ()),
     ("gitfile-outside", gitfile_outside, 3, "error", ".git", ()),

@@ -220,3 +220,15 @@ def test_a_rubric_the_code_does_not_read_by_persona_gives_no_prompt(tmp_path: Pa
                                      "src/judges.py": JUDGES})):
         facts = _facts(tmp_path / name, {"rubric/rubric.json": RUBRIC, **files})
         assert facts["judges.personas"].rationale == "Persona prompts found for: none.", name
+
+
+def test_data_files_load_without_aliases_or_hostile_nesting() -> None:
+    from automaton_auditor.forensics.code.persona_data import load_data
+
+    assert load_data("p.yaml", "prosecutor: argue low\ndefense: argue high\n") == {
+        "prosecutor": "argue low", "defense": "argue high"}
+    assert load_data("p.json", '{"a": [1]}') == {"a": [1]}
+    # nine aliases a level: a walk over it would visit 9**levels strings
+    bomb = "a: &a [x, y]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b]\n"
+    assert load_data("p.yml", bomb) is None
+    assert load_data("p.json", "[" * 100_000 + "]" * 100_000) is None

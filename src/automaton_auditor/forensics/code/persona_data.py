@@ -42,17 +42,23 @@ def _read(repo: Path, rel: str, limit: int) -> str | None:
         return None
 
 
-def _load(rel: str, text: str) -> Any:
-    if rel.endswith(".json"):
-        try:
-            return json.loads(text)
-        except ValueError:
-            return None
+def load_data(path: str, text: str) -> Any:
+    """A repository's JSON or YAML file as data; None when it cannot be read as such. YAML
+    aliases are refused: a few hundred bytes of nested aliases stand for billions of
+    values, which every walk over the data would visit (or copy into one text)."""
     import yaml  # type: ignore[import-untyped]
 
+    class NoAliases(yaml.SafeLoader):  # type: ignore[misc]
+        def compose_node(self, parent: Any, index: Any) -> Any:
+            if self.check_event(yaml.AliasEvent):
+                raise yaml.YAMLError("aliases are not read")
+            return super().compose_node(parent, index)
+
     try:
-        return yaml.safe_load(text)
-    except yaml.YAMLError:
+        if path.endswith(".json"):
+            return json.loads(text)
+        return yaml.load(text, Loader=NoAliases)  # noqa: S506 - a SafeLoader
+    except (ValueError, RecursionError, yaml.YAMLError):  # hostile nesting included
         return None
 
 
@@ -209,7 +215,7 @@ def data_candidates(repo: Path, files: list[str], python: list[str],
         raw = _read(repo, rel, MAX_DATA_BYTES)
         if raw is None or len({m.group(0).lower()[:4] for m in PERSONA_TEXT.finditer(raw)}) < 2:
             continue  # names fewer than two personas: no mapping by persona
-        found = _mappings(_load(rel, raw))
+        found = _mappings(load_data(rel, raw))
         if found:
             data.append((rel, raw, found))
     if not data:

@@ -13,7 +13,6 @@ data file (`persona_data`: a rubric's per-persona logic). When what the graph ru
 
 from __future__ import annotations
 
-import json
 import re
 from difflib import SequenceMatcher
 from itertools import combinations
@@ -24,7 +23,7 @@ from automaton_auditor.forensics.code.blocked import Undefined
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, own_text
 from automaton_auditor.forensics.code.liveness import Scope
-from automaton_auditor.forensics.code.persona_data import data_candidates
+from automaton_auditor.forensics.code.persona_data import data_candidates, load_data
 from automaton_auditor.forensics.code.replies import LLM_PACKAGES
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.walk import read_facts
@@ -98,22 +97,13 @@ def _file_prompts(repo: Path, path: str) -> list[JSON]:
         text = target.read_text("utf-8", errors="replace")
     except OSError:
         return []
-    data: Any = None
-    if path.endswith((".yaml", ".yml")):
-        import yaml  # type: ignore[import-untyped]
-
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError:
-            data = None
-    elif path.endswith(".json"):
-        try:
-            data = json.loads(text)
-        except ValueError:
-            data = None
+    data = load_data(path, text) if path.endswith((".yaml", ".yml", ".json")) else None
     if isinstance(data, dict):
-        return [{"loc": f"{path}:{_line_of(text, key)}", "name": f"{path}:{key}",
-                 "text": _flatten(value)} for key, value in data.items()]
+        try:
+            return [{"loc": f"{path}:{_line_of(text, key)}", "name": f"{path}:{key}",
+                     "text": _flatten(value)} for key, value in data.items()]
+        except RecursionError:  # nested deeper than a walk can go: read as plain text
+            pass
     return [{"loc": f"{path}:1", "name": path, "text": text}]
 
 
