@@ -6,12 +6,15 @@ Only the standard library is imported here: these modules also run in worker pro
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from typing import Any
 
 from automaton_auditor.text import clip
 
 SNIPPET_CHARS = 800
+# a repository's test code (a tests/ folder, test_*, *_test.py, conftest.py): not the product
+TEST_PATH = re.compile(r"(^|/)(tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)")
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 

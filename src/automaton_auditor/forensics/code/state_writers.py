@@ -22,12 +22,11 @@ from __future__ import annotations
 
 import ast
 import os
-import re
 from collections.abc import Iterator
 from pathlib import Path
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
-from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.common import JSON, TEST_PATH
 from automaton_auditor.forensics.code.execution import Model
 from automaton_auditor.forensics.code.gates import GateReader
 from automaton_auditor.forensics.code.source import parse_file
@@ -36,7 +35,6 @@ from automaton_auditor.safefile import UnsafeFile, open_regular
 
 INVOKES = frozenset({"invoke", "ainvoke", "stream", "astream"})
 DATA_FILES = (".json", ".yaml", ".yml", ".toml")
-TESTS = re.compile(r"(^|/)(tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)")
 MAX_DATA_BYTES = 2_000_000
 MAX_DATA_FILES = 500
 SKIPPED = frozenset({"node_modules", "venv", "site-packages", "__pycache__"})
@@ -145,7 +143,7 @@ def _in_data_files(repo: Path, keys: set[str]) -> set[str]:
         dirs[:] = [d for d in dirs if not d.startswith(".") and d not in SKIPPED]
         for name in names:
             path = os.path.join(folder, name)
-            if not name.endswith(DATA_FILES) or TESTS.search(os.path.relpath(path, repo)):
+            if not name.endswith(DATA_FILES) or TEST_PATH.search(os.path.relpath(path, repo)):
                 continue
             seen += 1
             if seen > MAX_DATA_FILES:
@@ -166,7 +164,7 @@ def never_written(repo: Path | None, facts: dict[str, JSON], fields: list[JSON],
     keys = {str(f["name"]) for f in fields if f.get("required") and f["name"] in channels}
     if repo is None or not keys:
         return set()
-    trees = [t for p in sorted(facts) if "error" not in facts[p] and not TESTS.search(p)
+    trees = [t for p in sorted(facts) if "error" not in facts[p] and not TEST_PATH.search(p)
              if (t := parse_file(str(repo / p))) is not None]
     if _graph_inputs(trees, channels) is None:
         return set()

@@ -13,18 +13,15 @@ repository with no StateGraph at all, or a synthesis some code calls, gives no f
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
-from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.common import JSON, TEST_PATH
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.source import line_at, parse_file
 from automaton_auditor.forensics.code.synthesis import synthesis_roots
 from automaton_auditor.forensics.code.topology import Topology, builds_nothing
 from automaton_auditor.state import Finding
-
-TESTS = re.compile(r"(^|/)(tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$)")
 
 
 def _mentions(repo: Path, facts: dict[str, JSON], names: set[str]) -> list[Key]:
@@ -32,7 +29,7 @@ def _mentions(repo: Path, facts: dict[str, JSON], names: set[str]) -> list[Key]:
     call, or the function handed on as a value (``f`` or ``obj.f``); ``module.f`` of an
     imported module is another module's function."""
     found: list[Key] = []
-    for path in sorted(p for p, f in facts.items() if "error" not in f and not TESTS.search(p)):
+    for path in sorted(p for p, f in facts.items() if "error" not in f and not TEST_PATH.search(p)):
         tree = parse_file(str(repo / path))
         imported = {(a.asname or a.name).split(".")[0] for n in ast.walk(tree) if isinstance(
             n, ast.Import | ast.ImportFrom) for a in n.names} if tree is not None else set()
@@ -52,7 +49,7 @@ def no_graph_finding(repo: Path | None, facts: dict[str, JSON], graph: CallGraph
     builders = [*([main] if main else []), *others]
     roots = synthesis_roots(graph, main, wired)
     callers = sorted({c for r in roots for c, _i in graph.callers(r)
-                      if not TESTS.search(c[0])})
+                      if not TEST_PATH.search(c[0])})
     unbuilt = bool(builders) and all(builds_nothing(t) for t in builders)
     if repo is not None and unbuilt and roots and not callers:
         # every file read again: only when the fact would otherwise be confirmed
