@@ -97,7 +97,7 @@ def test_an_unreadable_report_is_the_doc_fact_with_its_reason(tmp_path: Path) ->
 
 def test_the_reader_gets_no_credentials(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-reader")
-    monkeypatch.setenv("AUDITOR_OCR", "0")
+    monkeypatch.setenv("AUDITOR_DOCLING_FULL", "0")
     request = {"path": str(tmp_path / "none.pdf"), "terms": [],
                "limits": asdict(ReportLimits())}
     job = sandbox.start("doc", request, sandbox.ReaderBounds())
@@ -106,4 +106,4 @@ def test_the_reader_gets_no_credentials(tmp_path: Path, monkeypatch: pytest.Monk
     finally:
         job.cancel()
     assert b"sk-canary-reader" not in environ and b"OPENAI_API_KEY" not in environ
-    assert b"AUDITOR_OCR=0" in environ and b"HF_HUB_OFFLINE=1" in environ
+    assert b"AUDITOR_DOCLING_FULL=0" in environ and b"HF_HUB_OFFLINE=1" in environ

@@ -209,6 +209,8 @@ def test_image_only_pdf_has_no_text_layer(tmp_path: Path) -> None:
         c.showPage()
     c.save()
     assert _kind(path) == "no_text_layer"
+    with pytest.raises(ReportError, match="--ocr"):  # the way to read it is named
+        ingest_report(path, ReportLimits())
 
 
 def test_text_outside_the_page_box_is_ignored(tmp_path: Path) -> None:
@@ -407,7 +409,7 @@ def test_scanned_report_is_read_by_opt_in_ocr(tmp_path: Path) -> None:
     c.drawImage(str(image), 0, 0, 595, 842)
     c.save()
     assert _kind(scan) == "no_text_layer"  # OCR is opt-in
-    report = ingest_report(scan, ReportLimits(), ocr=True)
+    report = ingest_report(scan, ReportLimits(ocr=True))
     assert report.ocr and any("OCR" in w for w in report.warnings)
     assert "Architecture" in report.chunks[0].text
     findings, facts = doc_findings(report, ["Architecture"])

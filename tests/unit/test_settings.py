@@ -191,3 +191,22 @@ def test_help_imports_no_pydantic() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          timeout=60, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_ocr_reaches_the_report_reader_with_room_for_its_engine(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from automaton_auditor.cli.flags import resolve_from_flags
+    from automaton_auditor.nodes.limits import reader_bounds
+
+    plain = Settings()
+    assert not report_limits(plain).ocr
+    assert reader_bounds(plain).memory_mb == plain.reader_memory_mb
+    # `--ocr` (or AUDITOR_OCR=1) goes to the reader in its limits (also the doc facts' cache
+    # key), and the reader's address-space ceiling leaves room for onnxruntime: under the
+    # text reader's 640 MB the engine fails to load and a scan stays unread.
+    flagged = resolve_from_flags({"ocr": True}).settings
+    monkeypatch.setenv("AUDITOR_OCR", "1")
+    from_env = resolve_settings({}).settings
+    for settings in (flagged, from_env):
+        assert report_limits(settings).ocr
+        assert reader_bounds(settings).memory_mb == settings.reader_ocr_memory_mb >= 2048

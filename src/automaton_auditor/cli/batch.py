@@ -84,6 +84,8 @@ def batch(
     rubric: Annotated[Path | None, typer.Option(help="Rubric for rows without one.")] = None,
     model: Annotated[str | None, typer.Option(help="Judge model (env AUDITOR_MODEL).")] = None,
     no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the caches.")] = False,
+    ocr: Annotated[bool, typer.Option(
+        "--ocr", help="Read scanned reports by offline OCR (the 'ocr' extra).")] = False,
     reuse_opinions: Annotated[bool, typer.Option(
         "--reuse-opinions", help="Reuse cached model answers.")] = False,
     fail_under: Annotated[float | None, typer.Option(
@@ -106,7 +108,8 @@ def batch(
         raise fail(str(exc), ExitCode.INPUT) from None
     flags = {"output_dir": str(output_dir) if output_dir else None,
              "rubric_path": str(rubric) if rubric else None, "model": model,
-             "no_cache": no_cache, "reuse_opinions": reuse_opinions, "queue_url": queue}
+             "no_cache": no_cache, "reuse_opinions": reuse_opinions, "queue_url": queue,
+             "ocr": ocr}
     settings = resolve_from_flags(flags, [j.target for j in jobs]).settings
     if output_dir is None:  # rows were placed under the default; follow the settings
         jobs = read_jobs(pairs, Path(settings.output_dir))

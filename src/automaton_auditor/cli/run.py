@@ -101,6 +101,9 @@ def audit(
     dry_run: Annotated[bool, typer.Option(
         "--dry-run", help="Print the planned judge calls and a token estimate; call nothing.")
     ] = False,
+    ocr: Annotated[bool, typer.Option(
+        "--ocr", help="Read a report with no text layer (a scan) by offline OCR; needs the "
+                      "'ocr' extra (`uv sync --extra ocr`; env AUDITOR_OCR).")] = False,
     no_cache: Annotated[bool, typer.Option(
         "--no-cache", help="Neither read nor write the caches (env AUDITOR_CACHE_DIR sets "
                            "where they live).")] = False,
@@ -131,7 +134,7 @@ def audit(
              "max_concurrency": max_concurrency, "persona_models": persona_model,
              "structured_output_method": structured_output_method,
              "call_timeout_s": call_timeout, "no_cache": no_cache,
-             "reuse_opinions": reuse_opinions}
+             "reuse_opinions": reuse_opinions, "ocr": ocr}
     resolved = resolve_from_flags({k: str(v) if isinstance(v, Path) else v
                                    for k, v in flags.items()}, [target])
     if show_settings:

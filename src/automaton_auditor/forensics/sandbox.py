@@ -173,9 +173,10 @@ def _decode(data: bytes) -> Any:
 
 
 # What the child inherits: where Python, its packages and temp files live, the locale, and
-# the two reader switches. No credentials: a parser a hostile PDF subverts finds no API key.
+# docling's switch (OCR comes in the request's limits). No credentials: a parser a hostile
+# PDF subverts finds no API key.
 _INHERITED = ("PATH", "HOME", "LANG", "LANGUAGE", "LC_", "TMPDIR", "TEMP", "TMP", "PYTHON",
-              "VIRTUAL_ENV", "UV_", "XDG_", "HF_", "AUDITOR_OCR", "AUDITOR_DOCLING_FULL")
+              "VIRTUAL_ENV", "UV_", "XDG_", "HF_", "AUDITOR_DOCLING_FULL")
 
 
 def _child_env() -> dict[str, str]:

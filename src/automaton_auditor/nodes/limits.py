@@ -30,14 +30,18 @@ def report_limits(settings: Settings) -> ReportLimits:
 
     return ReportLimits(max_mb=settings.max_report_mb, max_pages=settings.max_report_pages,
                         timeout_s=settings.report_timeout_s,
-                        max_ocr_pages=settings.max_ocr_pages, ocr_budget_s=settings.ocr_budget_s)
+                        ocr=settings.ocr, max_ocr_pages=settings.max_ocr_pages,
+                        ocr_budget_s=settings.ocr_budget_s)
 
 
 def reader_bounds(settings: Settings) -> ReaderBounds:
     """Ceilings of the child process that reads the report."""
     from automaton_auditor.forensics.sandbox import ReaderBounds
 
-    return ReaderBounds(memory_mb=settings.reader_memory_mb, cpu_s=settings.reader_cpu_s,
+    memory_mb = settings.reader_memory_mb
+    if settings.ocr:  # the OCR engine alone needs more than a text report's reading
+        memory_mb = max(memory_mb, settings.reader_ocr_memory_mb)
+    return ReaderBounds(memory_mb=memory_mb, cpu_s=settings.reader_cpu_s,
                         timeout_s=settings.reader_timeout_s)
 
 

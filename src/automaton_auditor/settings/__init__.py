@@ -82,7 +82,9 @@ class Settings(BaseSettings):
     max_report_pages: int = Field(300, ge=1)
     # docling's own per-document timeout; a partial result is kept with a warning.
     report_timeout_s: float = Field(120.0, gt=0)
-    # Opt-in OCR of scanned reports: at most this many pages, within this many seconds.
+    # Opt-in OCR of scanned reports (`--ocr`, the `ocr` extra): at most this many pages,
+    # within this many seconds.
+    ocr: bool = False
     max_ocr_pages: int = Field(40, ge=0)
     ocr_budget_s: float = Field(300.0, gt=0)
     # Diagrams read per report.
@@ -92,6 +94,9 @@ class Settings(BaseSettings):
     # ceiling (docling's timeout plus the OCR budget) and wall-clock deadline. Past one, the
     # report is unreadable with that reason (`forensics.sandbox`).
     reader_memory_mb: int = Field(640, ge=256)
+    # The same ceiling when OCR is on: onnxruntime's models and page renders alone peak near
+    # 0.9 GB resident, 1.7 GB of address space, on a 22-page scan.
+    reader_ocr_memory_mb: int = Field(2048, ge=256)
     reader_cpu_s: int = Field(480, ge=10)
     reader_timeout_s: float = Field(600.0, gt=0)
     # Caches: the directory in use (None: no cache). `resolve_settings` fills it with the

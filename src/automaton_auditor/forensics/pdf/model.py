@@ -41,6 +41,7 @@ class ReportLimits:
     # Below this many non-blank characters a page counts as having no text layer.
     min_page_chars: int = 25
     # Opt-in OCR of scanned reports: at most this many pages, within this many seconds.
+    ocr: bool = default("ocr")
     max_ocr_pages: int = default("max_ocr_pages")
     ocr_budget_s: float = default("ocr_budget_s")
 

@@ -63,8 +63,8 @@ def ingest_report(path: Path, limits: ReportLimits | None = None, *,
     JavaScript. `full_pipeline` (default: env `AUDITOR_DOCLING_FULL=1`) tries docling's
     model pipeline first, offline, and falls back to the native one on any failure.
     `use_outline=False` ignores the PDF's bookmarks (headings then come from typography).
-    `ocr` (default: env `AUDITOR_OCR=1`) reads a scanned report with the offline OCR extra
-    instead of rejecting it as `no_text_layer`.
+    `ocr` (default: `limits.ocr`, the `ocr` setting) reads a scanned report with the offline
+    OCR extra instead of rejecting it as `no_text_layer`.
     """
     limits = limits or ReportLimits()
     path = Path(path)
@@ -75,7 +75,7 @@ def ingest_report(path: Path, limits: ReportLimits | None = None, *,
     if full_pipeline is None:
         full_pipeline = os.environ.get("AUDITOR_DOCLING_FULL") == "1"
     if ocr is None:
-        ocr = os.environ.get("AUDITOR_OCR") == "1"
+        ocr = limits.ocr
     return _ingest_pdf(path, sha, limits, full_pipeline, use_outline, ocr)
 
 
@@ -150,7 +150,8 @@ def _scanned(path: Path, pages: int, limits: ReportLimits, ocr: bool, warnings: 
     `no_text_layer` error."""
     reason = f"report has no text layer on any of its {pages} pages (scanned images?)"
     if not ocr:
-        raise ReportError("no_text_layer", f"{reason}: {path.name}")
+        raise ReportError("no_text_layer", f"{reason}: {path.name}; --ocr (with the 'ocr' "
+                          "extra installed) reads it by OCR")
     if not pdf_ocr.ocr_available():
         raise ReportError("no_text_layer", f"{reason}; OCR was requested but the 'ocr' extra "
                           f"(rapidocr-onnxruntime) is not installed: {path.name}")
