@@ -41,6 +41,15 @@ def test_a_path_whose_underscores_the_text_layer_lost_names_its_one_file() -> No
                             "src/tools/cachetools.py"]
 
 
+def test_a_word_glued_to_a_path_by_ocr_is_set_aside_only_when_a_file_matches() -> None:
+    # OCR of "In src/tools/ast_tools.py" reads `Insrc/tools/ast_tools.py`
+    verified, hallucinated, _ = _check([
+        (20, "Insrc/tools/ast_tools.py the parser walks the tree. Seesrc/graph.py too."),
+        (21, "Made-up files stay made up: Insrc/tools/git_tools.py and Models/x.py.")])
+    assert verified == ["src/graph.py", "src/tools/ast_tools.py"]
+    assert hallucinated == ["Insrc/tools/git_tools.py", "Models/x.py"]
+
+
 def test_a_space_before_an_underscore_or_after_a_slash_is_closed() -> None:
     verified, hallucinated, _ = _check([
         (1, "The Chief Justice lives in src/nodes/chief _justice.py and the AST pass in "

@@ -152,6 +152,18 @@ def sentence_around(text: str, start: int, end: int) -> str:
     return " ".join(text[left:right].split())[:300]
 
 
+def glued_variants(path: str) -> list[str]:
+    """The path without a capitalised word glued to its first folder: OCR and some PDF
+    text layers drop the space in "In src/tools/x.py", giving `Insrc/tools/x.py`. Each
+    split is only a spelling to verify: it counts when the commit holds that file."""
+    head, sep, rest = path.partition("/")
+    if not sep:
+        return []
+    return [f"{head[k:]}/{rest}" for k in range(2, min(len(head) - 2, 10))
+            if head[0].isupper() and head[1:k].isalpha() and head[1:k].islower()
+            and re.match(r"[a-z_.]", head[k])]
+
+
 def _known_ext(path: str) -> bool:
     return path.rsplit(".", 1)[-1].lower() in KNOWN_EXT
 
@@ -240,7 +252,8 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
         cited = _cited(match.group(0), path, passage, sentence_around(text, *match.span()),
                        verify_only=bool(_OPTION_BEFORE.search(before)) or not _known_ext(path),
                        planned=output or bool(_MAKE_BEFORE.search(before)
-                                              or _REQUIRED_BEFORE.search(before)))
+                                              or _REQUIRED_BEFORE.search(before)),
+                       variants=glued_variants(path))
         # an example in a plan ("update the detector, for example src/x.py") is still a plan
         example = not cited.future and bool(_EXAMPLE_BEFORE.search(before))
         yield cited.model_copy(update={"verify_only": True}) if example else cited
