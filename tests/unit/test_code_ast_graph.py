@@ -428,6 +428,30 @@ def test_a_router_beside_static_edges_from_the_same_node_routes_nothing(tmp_path
     assert by_facet(code_findings(tmp_path, files)[0], "graph.conditional_edges").found
 
 
+def test_a_router_whose_every_outcome_leads_to_one_node_routes_nothing(tmp_path: Path) -> None:
+    # {"success": "repo", "failed": "repo"}: a failed clone goes on like a good one
+    source = """
+        from langgraph.graph import StateGraph, START, END
+
+        def cloned(state):
+            return "success" if state.get("path") else "failed"
+
+        b = StateGraph(dict)
+        for n in ["clone", "repo", "doc", "agg"]:
+            b.add_node(n, print)
+        b.add_edge(START, "clone")
+        b.add_conditional_edges("clone", cloned, {"success": "repo", "failed": "repo"})
+        b.add_edge("repo", "doc")
+        b.add_edge("doc", "agg")
+        b.add_edge("agg", END)
+    """
+    files = write_repo(tmp_path, {"g.py": source})
+    cond = by_facet(code_findings(tmp_path, files)[0], "graph.conditional_edges")
+    assert not cond.found and "leads to one node (repo)" in cond.rationale
+    files = write_repo(tmp_path, {"g.py": source.replace('"failed": "repo"', '"failed": END')})
+    assert by_facet(code_findings(tmp_path, files)[0], "graph.conditional_edges").found
+
+
 def test_parallel_branches_that_each_run_to_end_are_not_joined(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {"g.py": """
         from langgraph.graph import StateGraph, START, END

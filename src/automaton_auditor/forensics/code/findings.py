@@ -189,6 +189,9 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
     statics = {src for (src, _dst), info in main.edges.items() if info["kind"] == "static"}
     routing = [s for s in main.conditional if s not in statics]
     beside = sorted(set(main.conditional) - set(routing))
+    # every outcome of the router (``{"success": "x", "failed": "x"}``) leads to one node
+    single = sorted(s for s in routing if _one_way(main, s))
+    routing = [s for s in routing if s not in single]
     if beside and not routing:
         cond_ops += _ops_for(main, [(s, d) for (s, d), i in main.edges.items()
                                     if s in beside and i["kind"] == "static"])
@@ -205,7 +208,8 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
         _g("graph.conditional_edges", "Conditional edges route the flow",
            bool(routing), "success",
            _op_loc(cond_ops[0]) if cond_ops else main.builder.get("key", "."),
-           _quote_ops(cond_ops), _conditional_text(cond_text, beside, bool(routing)),
+           _quote_ops(cond_ops), _conditional_text(cond_text, beside, bool(routing), {
+               s: main.conditional[s]["targets"][0] for s in single}),
            error_routes=sorted({t for c in main.conditional.values() for t in c["targets"]
                                 if any(w in t.lower() for w in ("error", "fail", "abort"))}),
            # sources whose router chooses a branch (not only a list run all at once)
@@ -229,11 +233,23 @@ def _no_graph_text(main: Topology) -> str:
                if calls else "") + ".")
 
 
-def _conditional_text(described: str, beside: list[str], routes: bool) -> str:
+def _one_way(main: Topology, source: str) -> bool:
+    """Whether every outcome of `source`'s routers, all resolved, leads to the same node."""
+    found = main.conditional[source]
+    return len(found["targets"]) == 1 and not found["send"] and not any(
+        router["op"] in main.undetermined for router in found.get("routers", [found]))
+
+
+def _conditional_text(described: str, beside: list[str], routes: bool,
+                      single: dict[str, str]) -> str:
     if not described:
         return "No add_conditional_edges call on the main graph."
     if routes:
         return f"Conditional edges: {described}."
+    if single and not beside:
+        return (f"Conditional edges: {described}; but every outcome of the router at "
+                f"{', '.join(single)} leads to one node ({', '.join(sorted(set(single.values())))}"
+                "): it chooses nothing, so no route stops or redirects the flow.")
     return (f"Conditional edges: {described}; but {', '.join(beside)} also ha"
             f"{'s' if len(beside) == 1 else 've'} unconditional edges, and LangGraph runs "
             "those successors whatever the router returns: no route stops or redirects "
