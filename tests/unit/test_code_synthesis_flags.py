@@ -1,11 +1,14 @@
-"""Tests a function's own boolean flags keep false on every path; flags set on different
-paths, or a flag set from a call, may fire."""
+"""A Chief Justice rule whose test its own function's boolean flags keep false on every path
+never fires; flags set on different paths, or a flag set from a call, may fire."""
 
 from __future__ import annotations
 
 import ast
+from pathlib import Path
 
 from automaton_auditor.forensics.code.flag_paths import dead_tests
+
+from .test_code_synthesis import _justice
 
 # flags set together in the loop: ``all_fail`` true means nothing was found, and then an
 # ``opinions`` that is not empty has already returned: line 12 is never true
@@ -34,6 +37,31 @@ def chief_justice_node(state):
 TOGETHER = "                found_any = True\n                all_fail = False"
 APART = "                found_any = True\n            else:\n                all_fail = False"
 CALLED = "                found_any = True\n                all_fail = e.failed()"
+
+
+def test_a_rule_its_own_flags_keep_false_never_fires(tmp_path: Path) -> None:
+    facts = _justice(tmp_path / "a", RULE.format(found=TOGETHER))
+    rules = facts["justice.rules"]
+    assert rules.data["dead"] == ["nodes/justice.py:12"]
+    # its cap on the evidence was the only security override
+    assert rules.data["rules"] == {"fact_supremacy": ["nodes/justice.py:7",
+                                                      "nodes/justice.py:20"]}
+    assert "flags their code keeps false): `if all_fail and opinions:` (nodes/justice.py:12) " \
+        "is false on every path, given its function's flags (lines 3, 4, 8, 9, 10)" in \
+        rules.rationale
+    # the quote shows why: the flags set together, the early return, the test
+    for line in ("nodes/justice.py:4: all_fail = True", "nodes/justice.py:9: all_fail = False",
+                 "nodes/justice.py:10: if not found_any and opinions:",
+                 "nodes/justice.py:12: if all_fail and opinions:"):
+        assert line in (rules.content or "")
+    # set on different paths: a run may find evidence and keep ``all_fail``
+    apart = _justice(tmp_path / "b", RULE.format(found=APART))["justice.rules"]
+    assert apart.data["dead"] == [] and apart.data["rules"]["security_override"] == [
+        "nodes/justice.py:13"]
+    # a flag set from a call is not followed: unknown, so it may fire
+    called = _justice(tmp_path / "c", RULE.format(found=CALLED))["justice.rules"]
+    assert called.data["dead"] == [] and called.data["rules"]["security_override"] == [
+        "nodes/justice.py:12"]
 
 
 def _dead(code: str) -> dict[int, list[int]]:

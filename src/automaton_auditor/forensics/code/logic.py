@@ -10,6 +10,8 @@ For a function that handles scores, the walk records (JSON, by line):
   criteria) is a mean, never judge weights;
 - ``branches``: every ``if``/conditional expression with what its test reads and what its
   body does (``score``, ``cap``, ``flag``, ``text``);
+  a test the function's own flags make false on every path (`flag_paths`) carries the lines
+  that make it so (``never``);
 - ``pred``: what a predicate helper's answer rests on (the tests guarding its returns);
 - ``judge_tests``: string literals compared with a ``.judge``-like attribute.
 
@@ -55,6 +57,7 @@ from automaton_auditor.forensics.code.exprs import (
     weight_table,
     weighted_sum,
 )
+from automaton_auditor.forensics.code.flag_paths import dead_tests
 from automaton_auditor.forensics.code.gates import branch_gates, test_gates
 from automaton_auditor.forensics.code.paths import same_score
 from automaton_auditor.forensics.code.reader import ExprReader
@@ -90,6 +93,7 @@ class _Reader(ExprReader):
         # the gates a flag is set true under (None: it may be true without them)
         self.gate_stack: list[set[str]] = []
         self.flag_gates: dict[str, set[str] | None] = {}
+        self.never = dead_tests(node)
         self.out: dict[str, list[JSON]] = {"means": [], "spreads": [], "weights": [],
                                            "branches": [], "pred": [], "judge_tests": [],
                                            "spread_keys": [], "passed": []}
@@ -107,8 +111,11 @@ class _Reader(ExprReader):
         if isinstance(node, ast.If | ast.While):
             # the path without the branch: its ``else``, or what follows a body that returns
             other = node.orelse or (rest if isinstance(node, ast.If) else [])
+            count = len(self.out["branches"])
             self.branch(node.test, [*node.body, *node.orelse], node.lineno,
                         same_score(node.body, other, self.sets_score))
+            if len(self.out["branches"]) > count and node.lineno in self.never:
+                self.out["branches"][-1]["never"] = self.never[node.lineno]
             self.guards.append(self.reads(node.test))
             self.gate_stack.append(test_gates(node.test) if isinstance(node, ast.If) else set())
             self.block(node.body)

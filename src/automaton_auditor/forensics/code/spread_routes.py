@@ -36,6 +36,7 @@ class Rule(NamedTuple):
     sets: tuple[int, ...] = ()  # the lines the score is set on
     fn: str = ""  # ``path:qualname`` of the function that makes it
     helpers: tuple[str, ...] = ()  # ``path:qualname`` of helpers whose answer its test reads
+    why: tuple[int, ...] = ()  # a dead test: the lines of the flags that keep it false
 
 
 class Route(NamedTuple):
@@ -237,3 +238,17 @@ def spread_reason(rules: list[Rule], repo: Path | None) -> str:
     code = line_at(repo, first.path, first.sets[0]).split(": ", 1)[-1]
     more = f" and {len(first.sets) - 1} more line(s)" if len(first.sets) > 1 else ""
     return f"{where}: it sets the score with `{code}` ({first.path}:{first.sets[0]}){more}."
+
+
+def dead_reason(rules: list[Rule], repo: Path | None) -> str:
+    """The rules fact's words on decisions that never fire: how many, and for one whose test
+    its function's own flags keep false, that test and the lines that keep it so."""
+    dead = [r for r in rules if r.kind == "dead"]
+    flagged = next((r for r in dead if r.why), None)
+    text = (f"; {len(dead)} decision(s) never fire (they need a value nothing gives, a judge "
+            "no opinion names, or flags their code keeps false)") if dead else ""
+    if flagged is None:
+        return text
+    code = line_at(repo, flagged.path, flagged.line).split(": ", 1)[-1]
+    return (f"{text}: `{code}` ({flagged.path}:{flagged.line}) is false on every path, "
+            f"given its function's flags (lines {', '.join(map(str, flagged.why[:-1]))})")

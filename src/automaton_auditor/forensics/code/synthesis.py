@@ -31,6 +31,7 @@ from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.spread_routes import (
     Route,
     Rule,
+    dead_reason,
     decisions,
     passed_spread,
     read_helpers,
@@ -101,7 +102,7 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
     """Every decision in the synthesis scope, classified by what it reads and does. A
     decision that compares a judge's name with a value no judge carries, or that needs a
     value read from a state key the schema does not declare or nothing ever writes
-    (`state_writers`), never fires (``dead``)."""
+    (`state_writers`), or whose test its function's flags keep false, never fires (``dead``)."""
     known = {v for p in facts for v in facts[p].get("judge_values") or []}
     gates = gate_reader(graph, facts, model if model is not None else _model(
         facts, graph, main), scope, node_roots(graph, main), repo)
@@ -114,7 +115,7 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
             reads = resolved_reads(graph, key, branch["reads"]) | passed_spread(
                 graph, key, branch.get("params", []), scope)
             does = set(branch["does"])
-            never = branch["line"] in dead or any(
+            never = branch["line"] in dead or "never" in branch or any(
                 gates.never_holds(key, name) for name in branch.get("gates", []))
             kinds = {_kind(reads, does, never)}
             # a side of an ``or`` that rests on words alone fires on words whatever the rest
@@ -124,7 +125,8 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
                 graph, key, branch["reads"])))
             rules += [Rule(kind, key[0], branch["line"], tuple(sorted(reads)),
                            tuple(sorted(does)), tuple(branch.get("sets", [])),
-                           f"{key[0]}:{key[1]}", helpers) for kind in kinds]
+                           f"{key[0]}:{key[1]}", helpers, tuple(branch.get("never", [])))
+                      for kind in kinds]
     return sorted(set(rules), key=lambda r: (r.path, r.line, r.kind))
 
 
@@ -315,6 +317,7 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
             if named[n]]
     deciding = _of(rules, "evidence", "spread", "score_cap", "criterion", "judge")
     keyword, dead = _of(rules, "words"), _of(rules, "dead")
+    kept = [(r.path, n) for r in rules if r.kind == "dead" for n in r.why][:MAX_QUOTED // 2]
     # a helper's word test and its callers' tests on its answer are one decision
     words = decisions([r for r in rules if r.kind == "words"])
     averaging = bool(reading.means) and not deciding and not reading.models
@@ -323,12 +326,12 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
     return [
         _f("justice.rules", "Conflict-resolution rules in code (security override, fact "
            "supremacy, functionality weight)", len(core) >= 2, "success",
-           sorted({i for n in present for i in named[n]}), repo,
+           [*sorted({i for n in present for i in named[n]})[:MAX_QUOTED - len(kept)], *kept],
+           repo,
            f"Rules the code applies: {', '.join(present) or 'none'}" + (
                f"; {words} more fire on words in a judge's argument (not counted: no "
-               "detected fact decides them)" if keyword else "") + (
-               f"; {len(dead)} decision(s) never fire (they need a value nothing gives, or a "
-               "judge no opinion names)" if dead else "") + ".", 0.75,
+               "detected fact decides them)" if keyword else "") + dead_reason(rules, repo) + ".",
+           0.75,
            rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present},
            dead=[f"{p}:{line}" for p, line in dead[:10]]),
         _variance(reading, repo),
