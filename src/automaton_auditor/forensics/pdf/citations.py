@@ -153,14 +153,11 @@ def sentence_around(text: str, start: int, end: int) -> str:
 
 
 def glued_variants(path: str) -> list[str]:
-    """The path without a capitalised word glued to its first folder: OCR and some PDF
-    text layers drop the space in "In src/tools/x.py", giving `Insrc/tools/x.py`. Each
-    split is only a spelling to verify: it counts when the commit holds that file."""
-    head, sep, rest = path.partition("/")
-    if not sep:
-        return []
-    return [f"{head[k:]}/{rest}" for k in range(2, min(len(head) - 2, 10))
-            if head[0].isupper() and head[1:k].isalpha() and head[1:k].islower()
+    """`path` without a capitalised word glued to its first folder (OCR reads "In src/x.py"
+    as `Insrc/x.py`): spellings to verify, counted only when the commit holds the file."""
+    head, _, rest = path.partition("/")
+    return [f"{head[k:]}/{rest}" for k in range(2, min(len(head) - 2, 10)) if rest and
+            head[0].isupper() and head[1:k].isalpha() and head[1:k].islower()
             and re.match(r"[a-z_.]", head[k])]
 
 
@@ -251,9 +248,8 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
         output = bool(_OUTPUT_BEFORE.search(before))
         cited = _cited(match.group(0), path, passage, sentence_around(text, *match.span()),
                        verify_only=bool(_OPTION_BEFORE.search(before)) or not _known_ext(path),
-                       planned=output or bool(_MAKE_BEFORE.search(before)
-                                              or _REQUIRED_BEFORE.search(before)),
-                       variants=glued_variants(path))
+                       variants=glued_variants(path), planned=output or bool(
+                           _MAKE_BEFORE.search(before) or _REQUIRED_BEFORE.search(before)))
         # an example in a plan ("update the detector, for example src/x.py") is still a plan
         example = not cited.future and bool(_EXAMPLE_BEFORE.search(before))
         yield cited.model_copy(update={"verify_only": True}) if example else cited
