@@ -145,16 +145,23 @@ def own_exprs(node: ast.stmt) -> list[ast.expr]:
             isinstance(child, ast.expr)]
 
 
-def handed_on(body: list[ast.stmt], name: str) -> bool:
+def handed_on(body: list[ast.stmt], name: str, plain: bool = True) -> bool:
     """True when a local flag leaves its function as itself: returned, stored on an attribute
     or under a key (``state["re_evaluate"] = flag``), or through names rebound to it. Text
-    built from it (``'Yes' if flag else 'No'``) carries a label, not the flag."""
+    built from it (``'Yes' if flag else 'No'``) carries a label, not the flag. Without
+    `plain`, returning the name itself or in a tuple (to a caller that tests it) is not
+    handing it on; returning it in a dict or a call's arguments is."""
     names, todo = {name}, [name]
     while todo and len(names) < 50:
         current = todo.pop()
         for sub in own_nodes(body):
             value = getattr(sub, "value", None)
             if not isinstance(value, ast.expr) or not carries(value, current):
+                continue
+            if isinstance(sub, ast.Return) and not plain and isinstance(
+                    value, ast.Name | ast.Tuple) and not any(
+                    isinstance(e, ast.Dict | ast.Call) and carries(e, current)
+                    for e in getattr(value, "elts", [])):
                 continue
             if isinstance(sub, ast.Return) or (isinstance(sub, ast.Assign) and any(
                     isinstance(t, ast.Attribute | ast.Subscript) for t in sub.targets)):

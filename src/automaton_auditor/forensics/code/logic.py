@@ -61,6 +61,7 @@ from automaton_auditor.forensics.code.flag_paths import dead_tests
 from automaton_auditor.forensics.code.gates import branch_gates, test_gates
 from automaton_auditor.forensics.code.paths import same_score
 from automaton_auditor.forensics.code.reader import ExprReader
+from automaton_auditor.forensics.code.spread_flags import flag_exit, handed_calls, name_exit
 
 # what a decision does to the score (text alone, a dissent note, changes nothing)
 CHANGES = frozenset({"score", "cap", "flag"})
@@ -79,6 +80,7 @@ class LogicBuilder:
         """The ``logic`` facts of one function (nested functions are their own)."""
         reader = _Reader(self.imports, node, set(self.consts))
         reader.block(node.body)
+        reader.out["handed_calls"] = handed_calls(node.body)
         out: JSON = {k: v for k, v in reader.out.items() if v}
         return out
 
@@ -141,7 +143,8 @@ class _Reader(ExprReader):
                     is_text(v, self.binds) or (isinstance(v, ast.Constant) and v.value is None)
                     for v in (sub.body, sub.orelse))
                 side = ast.Return if note else ast.Expr
-                self.branch(sub.test, [side(sub.body), side(sub.orelse)], sub.lineno)
+                self.branch(sub.test, [side(sub.body), side(sub.orelse)], sub.lineno,
+                            choice=True)
             elif isinstance(sub, ast.BinOp):
                 self.binop(sub)
             elif isinstance(sub, ast.Call):
@@ -200,9 +203,10 @@ class _Reader(ExprReader):
                     self.out["passed"].append({"name": arg.id, "reads": reads})
 
     # --- branches --------------------------------------------------------------------------
-    def branch(self, test: ast.expr, body: list[ast.stmt], line: int, same: bool = False
-               ) -> None:
-        """One decision; `same`: it scores as the path without it (it changes no score)."""
+    def branch(self, test: ast.expr, body: list[ast.stmt], line: int, same: bool = False,
+               choice: bool = False) -> None:
+        """One decision; `same`: it scores as the path without it (it changes no score);
+        `choice`: a conditional expression, whose value goes wherever the expression goes."""
         does = sorted(self.does(body) - ({"score", "cap"} if same else set()))
         inner = self.inner_tests(body)
         # ``if not scores: return 3``: whether any score exists decides on no judge's score
@@ -221,6 +225,9 @@ class _Reader(ExprReader):
                 extra["params"] = params
             # where the decision's body ends: a router's returns inside it are its choice
             end = max(getattr(s, "end_lineno", None) or line for s in body)
+            # where a flag it sets goes (`spread_flags`): a flag kept local decides nothing
+            if "flag" in does and not choice:
+                extra.update(flag_exit(body, self.body))
             self.out["branches"].append({"line": line, "end": end, "reads": reads,
                                          "does": does, **extra,
                                          **self.details(test, body, inner, line, same)})
@@ -297,9 +304,13 @@ class _Reader(ExprReader):
         if isinstance(value, ast.Compare) and any(
                 not isinstance(t, ast.Name) or handed_on(self.body, t.id) for t in targets):
             reads = sorted(self.reads(value))
+            exits = [name_exit(self.body, t.id) if isinstance(t, ast.Name) else ("handed", None)
+                     for t in targets]
+            where, index = min(exits, key=lambda e: e[0] != "handed")
             if reads:
                 self.out["branches"].append({"line": node.lineno, "reads": reads,
-                                             "does": ["flag"]})
+                                             "does": ["flag"], "flag": where, **(
+                                                 {} if index is None else {"flag_index": index})})
 
     def flag_set(self, targets: Sequence[ast.expr], value: ast.expr) -> None:
         """A name set true only under gates keeps the gates every such setting is under;

@@ -65,11 +65,11 @@ def read_helpers(graph: CallGraph, key: Key, reads: list[str], depth: int = 0) -
     for read in reads:
         if not read.startswith("call:") or depth > 3:
             continue
-        callee = _callee(graph, key, read[5:])
-        if callee is not None and callee not in out:
-            out.add(callee)
-            for pred in (graph.functions[callee].get("logic") or {}).get("pred", []):
-                out |= read_helpers(graph, callee, pred["reads"], depth + 1)
+        helper = callee(graph, key, read[5:])
+        if helper is not None and helper not in out:
+            out.add(helper)
+            for pred in (graph.functions[helper].get("logic") or {}).get("pred", []):
+                out |= read_helpers(graph, helper, pred["reads"], depth + 1)
     return out
 
 
@@ -103,24 +103,24 @@ def passed_spread(graph: CallGraph, key: Key, params: list[str], scope: list[Key
     return out
 
 
-def _callee(graph: CallGraph, key: Key, name: str) -> Key | None:
+def callee(graph: CallGraph, key: Key, name: str) -> Key | None:
     """The repository function `key` calls under `name` (its first call that resolves)."""
     for site in graph.sites(key):
         if site["name"] != name:
             continue
         target = graph.resolve(key, site)
-        callee = graph.function_key(target) if target is not None else None
-        if callee is not None:
-            return callee
+        found = graph.function_key(target) if target is not None else None
+        if found is not None:
+            return found
     return None
 
 
 def _call_reads(graph: CallGraph, key: Key, name: str, depth: int) -> set[str]:
-    callee = _callee(graph, key, name)
-    if callee is None:
+    helper = callee(graph, key, name)
+    if helper is None:
         return set()
-    preds = (graph.functions[callee].get("logic") or {}).get("pred", [])
-    return set().union(*(resolved_reads(graph, callee, p["reads"], depth + 1) for p in preds))
+    preds = (graph.functions[helper].get("logic") or {}).get("pred", [])
+    return set().union(*(resolved_reads(graph, helper, p["reads"], depth + 1) for p in preds))
 
 
 def spread_routes(graph: CallGraph, model: Model, synthesis: list[Key]) -> list[Route]:
@@ -225,13 +225,14 @@ def route_reason(route: Route) -> str:
 
 def spread_reason(rules: list[Rule], repo: Path | None) -> str:
     """What a score spread does: changes the score itself (quoting where it sets it: taking
-    one judge's score is not re-examining anything), or sets a flag a later decision (a
-    re-scoring or a route) rests on."""
+    one judge's score is not re-examining anything), or sets a flag the synthesis hands on
+    (`spread_flags`: a flag only its own tests read is no decision by itself)."""
     spread = [r for r in rules if r.kind == "spread"]
     scored = [r for r in spread if {"score", "cap"} & set(r.does)]
     first = (scored or spread)[0]
     if not scored:
-        return f"A score spread sets a flag the verdict rests on ({first.path}:{first.line})."
+        return (f"A score spread sets a flag the synthesis hands on as itself (stored in the "
+                f"state or a result, for a later step to act on) ({first.path}:{first.line}).")
     where = f"A score spread changes the score ({first.path}:{first.line})"
     if not first.sets:
         return where + "."

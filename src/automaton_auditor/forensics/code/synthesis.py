@@ -28,6 +28,7 @@ from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.override_evidence import inverted_override
 from automaton_auditor.forensics.code.source import function_source, line_at
+from automaton_auditor.forensics.code.spread_flags import spread_does
 from automaton_auditor.forensics.code.spread_routes import (
     Route,
     Rule,
@@ -114,7 +115,7 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
         for branch in logic.get("branches", []):
             reads = resolved_reads(graph, key, branch["reads"]) | passed_spread(
                 graph, key, branch.get("params", []), scope)
-            does = set(branch["does"])
+            does = spread_does(graph, key, branch, reads, scope)
             never = branch["line"] in dead or "never" in branch or any(
                 gates.never_holds(key, name) for name in branch.get("gates", []))
             kinds = {_kind(reads, does, never)}
