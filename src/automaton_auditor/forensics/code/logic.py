@@ -27,6 +27,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Sequence
 
+from automaton_auditor.forensics.code.argument_words import helper_sides, or_sides, text_call
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve
 from automaton_auditor.forensics.code.exprs import (
     MEAN_CALLS,
@@ -61,7 +62,7 @@ from automaton_auditor.forensics.code.flag_paths import dead_tests
 from automaton_auditor.forensics.code.gates import branch_gates, test_gates
 from automaton_auditor.forensics.code.paths import same_score
 from automaton_auditor.forensics.code.reader import ExprReader
-from automaton_auditor.forensics.code.spread_flags import flag_exit, handed_calls, name_exit
+from automaton_auditor.forensics.code.spread_flags import flag_exit, handed_calls, targets_exit
 
 # what a decision does to the score (text alone, a dissent note, changes nothing)
 CHANGES = frozenset({"score", "cap", "flag"})
@@ -98,7 +99,7 @@ class _Reader(ExprReader):
         self.never = dead_tests(node)
         self.out: dict[str, list[JSON]] = {"means": [], "spreads": [], "weights": [],
                                            "branches": [], "pred": [], "judge_tests": [],
-                                           "spread_keys": [], "passed": []}
+                                           "spread_keys": [], "passed": [], "text_calls": []}
 
     # --- statements ----------------------------------------------------------------------
     def block(self, body: list[ast.stmt]) -> None:
@@ -191,6 +192,9 @@ class _Reader(ExprReader):
             self.out["means"].append({"line": node.lineno, "weighted": False})
         elif name in SPREAD_CALLS and node.args:
             self.out["spreads"].append({"line": node.lineno})
+        # ``_flags(op.argument)``: the helper's word tests on that parameter read a judge's text
+        if (passed := text_call(node, self.reads)) is not None:
+            self.out["text_calls"].append(passed)
         # ``variance_re_evaluation(weighted, dissent)`` with ``dissent`` resting on the spread
         # (or on a helper's answer): a test of that parameter in the callee reads it; a score
         # passed on is not (a spread rule may have set it, testing it decides on the score)
@@ -267,6 +271,7 @@ class _Reader(ExprReader):
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
             out["alts"] = [sorted(self.reads(v).union(*(self.reads(t) for t in inner)))
                            for v in test.values]
+        out.update(helper_sides(test, inner, self.reads))  # and the sides of a helper's ``or``
         sets = {getattr(n, "lineno", line) for n in own_nodes(body) if isinstance(n, SIMPLE)
                 and self.does([n]) & {"score", "cap"}}
         if sets and not same:
@@ -304,13 +309,9 @@ class _Reader(ExprReader):
         if isinstance(value, ast.Compare) and any(
                 not isinstance(t, ast.Name) or handed_on(self.body, t.id) for t in targets):
             reads = sorted(self.reads(value))
-            exits = [name_exit(self.body, t.id) if isinstance(t, ast.Name) else ("handed", None)
-                     for t in targets]
-            where, index = min(exits, key=lambda e: e[0] != "handed")
             if reads:
                 self.out["branches"].append({"line": node.lineno, "reads": reads,
-                                             "does": ["flag"], "flag": where, **(
-                                                 {} if index is None else {"flag_index": index})})
+                                             "does": ["flag"], **targets_exit(targets, self.body)})
 
     def flag_set(self, targets: Sequence[ast.expr], value: ast.expr) -> None:
         """A name set true only under gates keeps the gates every such setting is under;
@@ -337,7 +338,8 @@ class _Reader(ExprReader):
                 self.spread_key(key, value)
         reads = self.reads(node.value).union(*self.guards)
         if isinstance(node.value, ast.Constant) or reads - {"score"}:
-            self.out["pred"].append({"line": node.lineno, "reads": sorted(reads)})
+            self.out["pred"].append({"line": node.lineno, "reads": sorted(reads),
+                                     **or_sides(node.value, self.reads, self.guards)})
 
     def does(self, body: list[ast.stmt]) -> set[str]:
         found: set[str] = set()

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 
+from automaton_auditor.forensics.code.argument_words import param_roots, searched_text, word_kinds
 from automaton_auditor.forensics.code.common import is_literal
 from automaton_auditor.forensics.code.exprs import (
     attr_kind,
@@ -79,13 +80,34 @@ class ExprReader:
                     isinstance(sub.slice.value, str):
                 found |= attr_kind(sub.slice.value)
             elif isinstance(sub, ast.Call):
-                found |= call_reads(sub, self.imports) | self._gap(sub, depth, seen)
+                found |= self._call(sub, depth, seen) | self._gap(sub, depth, seen)
             elif isinstance(sub, ast.Compare):
                 found |= self._compare_reads(sub, depth, seen)
             elif is_spread(sub, self.binds):
                 found.add("spread")
         self.memo[key] = frozenset(found)
         return found
+
+    def _call(self, node: ast.Call, depth: int, seen: frozenset[str]) -> set[str]:
+        """`call_reads`, with a word search (``re.search(r"os\\.system", text)``) reading
+        words only in a judge's text (`argument_words`), and ``op.get("argument")`` a
+        judge's text as ``op["argument"]`` is."""
+        found = call_reads(node, self.imports)
+        if "words" in found:
+            text = searched_text(node, self.imports)
+            found.discard("words")
+            if text is not None:
+                found |= self._words_in(text, depth, seen)
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "get" and node.args \
+                and isinstance(node.args[0], ast.Constant) and \
+                attr_kind(str(node.args[0].value)) == {"text"}:
+            found.add("text")
+        return found
+
+    def _words_in(self, text: ast.expr, depth: int, seen: frozenset[str]) -> set[str]:
+        """What searching a literal in `text` reads (`argument_words.word_kinds`)."""
+        subject = self.reads(text, depth + 1, seen) | plain_kinds(text)
+        return word_kinds(subject, lambda: param_roots(text, self.params, self.binds))
 
     def _gap(self, node: ast.Call, depth: int, seen: frozenset[str]) -> set[str]:
         """``abs(p.score - d.score)``: how far two judges' scores lie apart (a ``gap``)."""
@@ -135,8 +157,6 @@ class ExprReader:
         if not any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
             return found
         # ``"os.system" in argument_lower`` / ``any(k in text for k in KEYWORDS)``
-        right = node.comparators[-1]
-        subject = self.reads(right, depth + 1, seen) | plain_kinds(right)
-        if self.literal(node.left) and (subject & {"text"} or not subject):
-            found.add("words")
+        if self.literal(node.left):
+            found |= self._words_in(node.comparators[-1], depth, seen)
         return found

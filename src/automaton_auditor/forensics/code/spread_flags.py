@@ -17,11 +17,13 @@ the helpers whose answer it hands on (``handed_calls``).
 from __future__ import annotations
 
 import ast
+from collections.abc import Sequence
 
+from automaton_auditor.forensics.code.argument_words import callee
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.exprs import call_name, handed_on, own_nodes
-from automaton_auditor.forensics.code.spread_routes import SPREAD, callee
+from automaton_auditor.forensics.code.spread_routes import SPREAD
 
 STORES = ast.Attribute | ast.Subscript
 
@@ -52,6 +54,15 @@ def flag_exit(body: list[ast.stmt], function: list[ast.stmt]) -> JSON:
             index = indexes[0] if len(set(indexes)) == 1 else None
             return {"flag": where, **({} if index is None else {"flag_index": index})}
     return {}
+
+
+def targets_exit(targets: Sequence[ast.expr], function: list[ast.stmt]) -> JSON:
+    """Where a flag assigned to `targets` (``re_evaluate = spread > 2``) goes, as
+    `flag_exit` says it."""
+    exits = [name_exit(function, t.id) if isinstance(t, ast.Name) else ("handed", None)
+             for t in targets]
+    where, index = min(exits, key=lambda e: e[0] != "handed")
+    return {"flag": where, **({} if index is None else {"flag_index": index})}
 
 
 def name_exit(function: list[ast.stmt], name: str) -> tuple[str, int | None]:

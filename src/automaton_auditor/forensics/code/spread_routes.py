@@ -15,6 +15,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NamedTuple
 
+from automaton_auditor.forensics.code.argument_words import callee, param_words
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import Model, Router, state_param, state_reads
@@ -52,10 +53,25 @@ class Route(NamedTuple):
 def resolved_reads(graph: CallGraph, key: Key, reads: list[str], depth: int = 0) -> set[str]:
     """What a test reads, a helper called in it (``if self._is_violation(op):``) standing
     for what the helper's answer rests on."""
-    out = {r for r in reads if not r.startswith("call:")}
+    out = param_words(graph, key, {r for r in reads if not r.startswith("call:")})
     for read in reads:
         if read.startswith("call:") and depth <= 3:
             out |= _call_reads(graph, key, read[5:], depth)
+    return out
+
+
+def alternatives(graph: CallGraph, key: Key, branch: JSON) -> list[set[str]]:
+    """What each way a decision fires alone reads: each side of its test's ``or``, and each
+    side of an ``or`` a helper it tests answers with (with the test's other conditions)."""
+    out = [resolved_reads(graph, key, alt) for alt in branch.get("alts", [])]
+    for item in branch.get("helper_sides", []):
+        helper = callee(graph, key, item["call"])
+        if helper is None:
+            continue
+        rest = resolved_reads(graph, key, item["with"])
+        out += [resolved_reads(graph, helper, alt) | rest for pred in (
+            graph.functions[helper].get("logic") or {}).get("pred", [])
+            for alt in pred.get("alts", [])]
     return out
 
 
@@ -101,18 +117,6 @@ def passed_spread(graph: CallGraph, key: Key, params: list[str], scope: list[Key
                     if atom.startswith("v:") and atom[2:] in passed:
                         out |= resolved_reads(graph, caller, passed[atom[2:]]) & SPREAD
     return out
-
-
-def callee(graph: CallGraph, key: Key, name: str) -> Key | None:
-    """The repository function `key` calls under `name` (its first call that resolves)."""
-    for site in graph.sites(key):
-        if site["name"] != name:
-            continue
-        target = graph.resolve(key, site)
-        found = graph.function_key(target) if target is not None else None
-        if found is not None:
-            return found
-    return None
 
 
 def _call_reads(graph: CallGraph, key: Key, name: str, depth: int) -> set[str]:

@@ -32,6 +32,7 @@ from automaton_auditor.forensics.code.spread_flags import spread_does
 from automaton_auditor.forensics.code.spread_routes import (
     Route,
     Rule,
+    alternatives,
     dead_reason,
     decisions,
     passed_spread,
@@ -120,8 +121,8 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
                 gates.never_holds(key, name) for name in branch.get("gates", []))
             kinds = {_kind(reads, does, never)}
             # a side of an ``or`` that rests on words alone fires on words whatever the rest
-            kinds |= {"words"} & {_kind(resolved_reads(graph, key, alt), does, never)
-                                  for alt in branch.get("alts", [])}
+            kinds |= {"words"} & {_kind(alt, does, never)
+                                  for alt in alternatives(graph, key, branch)}
             helpers = tuple(sorted(f"{p}:{q}" for p, q in read_helpers(
                 graph, key, branch["reads"])))
             rules += [Rule(kind, key[0], branch["line"], tuple(sorted(reads)),
