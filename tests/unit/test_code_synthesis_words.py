@@ -101,3 +101,25 @@ def chief_justice_node(state):
     assert keyword.found and keyword.location == "nodes/justice.py:16"
     # the evidence side is still a security override on the evidence
     assert "security_override" in facts["justice.rules"].data["rules"]
+
+
+def test_words_searched_in_the_prosecutor_s_charges_are_a_keyword_rule(tmp_path: Path) -> None:
+    """The charges a Prosecutor lists are words it wrote, as its argument is."""
+    facts = _justice(tmp_path, '''
+SEC_KEYWORDS = {"shell injection", "os.system"}
+
+
+def chief_justice_node(state):
+    ops = state["opinions"]
+    final = sum(o.score for o in ops) / len(ops)
+    violation = False
+    for op in ops:
+        if op.judge == "Prosecutor" and op.charges:
+            for charge in op.charges:
+                if any(kw in charge.lower() for kw in SEC_KEYWORDS):
+                    violation = True
+    if violation:
+        final = min(final, 3.0)
+    return {"final_score": round(final)}
+''')
+    assert facts["justice.keyword_rules"].found

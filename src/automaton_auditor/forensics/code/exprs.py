@@ -9,8 +9,10 @@ from collections.abc import Callable
 
 from automaton_auditor.forensics.code.common import dotted, resolve
 
+# what a judge writes: its argument, and the charges and mitigations some opinions list
 OPINION_TEXT = {"argument", "reasoning", "rationale", "explanation", "justification",
-                "comment", "comments", "feedback", "opinion_text", "content_lower"}
+                "comment", "comments", "feedback", "opinion_text", "content_lower",
+                "charges", "mitigations"}
 # scores, a judge's own text (an evidence's ``rationale`` or ``content`` is no judge's
 # argument) or a spread (``max(p, d, t) - min(p, d, t)`` over a helper's parameters)
 SCORE_OR_TEXT = re.compile(r"score|argument|reasoning|justification|max\(|stdev|variance")
@@ -146,11 +148,10 @@ def own_exprs(node: ast.stmt) -> list[ast.expr]:
 
 
 def handed_on(body: list[ast.stmt], name: str, plain: bool = True) -> bool:
-    """True when a local flag leaves its function as itself: returned, stored on an attribute
-    or under a key (``state["re_evaluate"] = flag``), or through names rebound to it. Text
-    built from it (``'Yes' if flag else 'No'``) carries a label, not the flag. Without
-    `plain`, returning the name itself or in a tuple (to a caller that tests it) is not
-    handing it on; returning it in a dict or a call's arguments is."""
+    """True when a local flag leaves its function as itself: returned (without `plain`, not
+    as itself or in a tuple, to a caller that tests it), stored on an attribute or under a
+    key (``state["re_evaluate"] = flag``), or through names rebound to it. Text built from
+    it (``'Yes' if flag else 'No'``) carries a label, not the flag."""
     names, todo = {name}, [name]
     while todo and len(names) < 50:
         current = todo.pop()
