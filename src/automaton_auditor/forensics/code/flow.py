@@ -338,3 +338,20 @@ def _added(node: ast.expr) -> list[ast.expr]:
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add):
         return [*_added(node.left), *_added(node.right)]
     return [node]
+
+
+def local_calls(binds: dict[str, list[str]], name: str) -> set[int]:
+    """Indexes of the calls whose results local `name` is built from, through locals."""
+    seen: set[str] = set()
+    todo, calls = [name], set()
+    while todo:
+        current = todo.pop()
+        if current in seen or len(seen) > 50:
+            continue
+        seen.add(current)
+        for atom in binds.get(current, []):
+            if atom.startswith("c:"):
+                calls.add(int(atom[2:]))
+            elif atom.startswith("v:"):
+                todo.append(atom[2:])
+    return calls

@@ -82,8 +82,7 @@ class LogicBuilder:
         reader = _Reader(self.imports, node, set(self.consts))
         reader.block(node.body)
         reader.out["handed_calls"] = handed_calls(node.body)
-        out: JSON = {k: v for k, v in reader.out.items() if v}
-        return out
+        return {k: v for k, v in reader.out.items() if v}
 
 
 class _Reader(ExprReader):
@@ -97,9 +96,9 @@ class _Reader(ExprReader):
         self.gate_stack: list[set[str]] = []
         self.flag_gates: dict[str, set[str] | None] = {}
         self.never = dead_tests(node)
-        self.out: dict[str, list[JSON]] = {"means": [], "spreads": [], "weights": [],
-                                           "branches": [], "pred": [], "judge_tests": [],
-                                           "spread_keys": [], "passed": [], "text_calls": []}
+        self.out: dict[str, list[JSON]] = {k: [] for k in (
+            "means", "spreads", "weights", "branches", "pred", "judge_tests", "spread_keys",
+            "passed", "text_calls")}
 
     # --- statements ----------------------------------------------------------------------
     def block(self, body: list[ast.stmt]) -> None:
@@ -239,8 +238,7 @@ class _Reader(ExprReader):
     def presence(self, test: ast.expr) -> bool:
         """A test of whether a collection holds anything: ``not scores``, ``len(ops) == 0``,
         ``not len(ops)``, ``ops is None`` (a flag, a name set from a comparison, is not)."""
-        node = test.operand if isinstance(test, ast.UnaryOp) and isinstance(
-            test.op, ast.Not) else test
+        node = test.operand if isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not else test
         if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(
                 node.comparators[0], ast.Constant) and (
                 isinstance(node.ops[0], ast.Is) or call_name(node.left) == "len") and \

@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import Model, build_model
+from automaton_auditor.forensics.code.flow import local_calls
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.override_evidence import inverted_override
@@ -198,26 +199,10 @@ def _model_scores(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
         for name in sorted(binds):
             if "score" not in name.lower() and name != "<return>":
                 continue
-            for index in _local_calls(binds, name):
+            for index in local_calls(binds, name):
                 if index < len(sites) and (key[0], key[1], sites[index]["line"]) in lines:
                     found.append((key[0], sites[index]["line"]))
     return sorted(set(found))
-
-
-def _local_calls(binds: dict[str, list[str]], name: str) -> set[int]:
-    seen: set[str] = set()
-    todo, calls = [name], set()
-    while todo:
-        current = todo.pop()
-        if current in seen or len(seen) > 50:
-            continue
-        seen.add(current)
-        for atom in binds.get(current, []):
-            if atom.startswith("c:"):
-                calls.add(int(atom[2:]))
-            elif atom.startswith("v:"):
-                todo.append(atom[2:])
-    return calls
 
 
 def _quote(repo: Path | None, items: list[tuple[str, int]]) -> str | None:
