@@ -44,6 +44,15 @@ class FailureCap:
     when: Callable[[Evidence], bool] | None = None  # a further test on the fact's data
 
 
+# The code families whose credited functions may never run, the criterion each serves and
+# what its facts credit (`forensics.code.loading`, `forensics.code.raising`).
+_FAMILY_CRITERIA = (
+    ("judges", "judicial_nuance", "persona prompts"),
+    ("justice", "chief_justice_synthesis", "synthesis rules"),
+    ("llm", "structured_output_enforcement", "structured-output calls"),
+    ("safety", "safe_tool_engineering", "tools"))
+
+
 def identical_personas(fact: Evidence, share: float = 0.8) -> bool:
     """Two persona prompts share more than `share` of their text: the rubric's "personas that
     share most of their prompt text and so agree by construction" (the collusion fact's own
@@ -289,11 +298,13 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     # code that cannot run.
     *(FailureCap(f"{family}.cannot_load", (criterion,), 2, 0.75,
                  f"the {what} cannot be imported (the modules crediting them fail on import)")
-      for family, criterion, what in (
-          ("judges", "judicial_nuance", "persona prompts"),
-          ("justice", "chief_justice_synthesis", "synthesis rules"),
-          ("llm", "structured_output_enforcement", "structured-output calls"),
-          ("safety", "safe_tool_engineering", "tools"))),
+      for family, criterion, what in _FAMILY_CRITERIA),
+    # Code that never finishes (forensics.code.raising): the credited code runs only in a
+    # graph node that raises on every run (formatting a literal that cannot be formatted),
+    # so the node never returns and the rules it holds never decide anything.
+    *(FailureCap(f"{family}.always_raises", (criterion,), 2, 0.75,
+                 f"the {what} run only in a graph node that always raises")
+      for family, criterion, what in _FAMILY_CRITERIA),
 )
 
 NO_CREDIT_FACETS: tuple[str, ...] = ("doc.injection", "doc.hidden_text")

@@ -37,6 +37,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.model_calls import model_call_finding
     from automaton_auditor.forensics.code.node_stubs import stub_nodes
     from automaton_auditor.forensics.code.personas import persona_findings
+    from automaton_auditor.forensics.code.raising import raise_findings
     from automaton_auditor.forensics.code.runtime import runtime_findings
     from automaton_auditor.forensics.code.safety import safety_findings
     from automaton_auditor.forensics.code.state_schema import state_findings
@@ -84,6 +85,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 parse_finding(facts, stats)]
     # credited code in modules that cannot be imported never runs (read off the facts above)
     findings += load_findings(repo, facts, analysis, findings, checks)
+    # credited code that only a node which always raises runs never decides anything
+    findings = raise_findings(repo, CallGraph(facts), main, findings)
     findings.sort(key=lambda f: (f.facet, f.location, f.goal))
     return findings, rebuilt
 

@@ -176,11 +176,15 @@ def _strings(value: object) -> list[str]:
     return [s for item in items for s in _strings(item)]
 
 
+def cited_refs(finding: Finding) -> list[str]:
+    """The places a fact cites (``path:line`` or ``path:function``): its location and the
+    places its data lists (the persona prompts' lines, model calls and entry functions)."""
+    return [finding.location, *(s for key in CITING for s in _strings(finding.data.get(key)))]
+
+
 def _cited(finding: Finding) -> set[str]:
-    """The Python files a fact cites: its location and the places its data lists (the
-    persona prompts' lines, model calls and entry functions among them)."""
-    refs = [finding.location, *(s for key in CITING for s in _strings(finding.data.get(key)))]
-    return {p for p in (r.split(":", 1)[0] for r in refs) if p.endswith(".py")}
+    """The Python files a fact cites (`cited_refs`)."""
+    return {p for p in (r.split(":", 1)[0] for r in cited_refs(finding)) if p.endswith(".py")}
 
 
 def _chain(repo: Path, path: str, failed: dict[str, JSON]) -> str:
