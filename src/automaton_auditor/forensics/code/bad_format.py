@@ -55,10 +55,10 @@ def _field_error(node: ast.FormattedValue) -> str | None:
     return None
 
 
-def _said(exc: Exception) -> str:
-    """``ValueError: Invalid format specifier``: the message up to the text it quotes (the
-    field is quoted on its own), on one line."""
-    text = " ".join(str(exc).split(" '", 1)[0].split())
+def _said(exc: Exception, field: bool = True) -> str:
+    """``ValueError: Invalid format specifier``, on one line: for a field, the message up
+    to the spec it quotes (the field is quoted on its own)."""
+    text = " ".join((str(exc).split(" '", 1)[0] if field else str(exc)).split())
     return clip(f"{type(exc).__name__}: {text}", 90)
 
 
@@ -73,7 +73,7 @@ def _template_error(call: ast.Call) -> str | None:
         fields = [f for _text, f, _spec, _conv in string.Formatter().parse(func.value.value)
                   if f is not None]
     except ValueError as exc:
-        return _said(exc)
+        return _said(exc, field=False)
     if any(k.arg is None for k in call.keywords):
         return None  # ``**fields``: any name may be passed
     passed = {k.arg for k in call.keywords}

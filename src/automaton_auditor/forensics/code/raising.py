@@ -58,53 +58,67 @@ class Raiser(NamedTuple):
     failure: Failure
 
 
-def _function(repo: Path, graph: CallGraph, key: Key) -> FunctionNode | None:
-    tree = parse_file(str(repo / key[0]))
-    start = graph.functions[key].get("line")
-    return next((fn for qual, fn in function_defs(tree) if qual == key[1]
-                 and fn.lineno == start), None) if tree is not None else None
+class _Failures:
+    """Where the functions of a repository always fail (`failure`), each file parsed and
+    each function read once."""
 
+    def __init__(self, repo: Path, graph: CallGraph) -> None:
+        self.repo, self.graph = repo, graph
+        self.trees: dict[str, ast.Module | None] = {}
+        self.known: dict[tuple[Key, int], Failure | None] = {}
 
-def _callee(graph: CallGraph, key: Key, call: ast.Call) -> Key | None:
-    """The repository function a call of `key`'s body runs, when it resolves."""
-    name = dotted(call.func)
-    site = next((s for s in graph.sites(key) if s.get("line") == call.lineno
-                 and s.get("name") == name), None)
-    target = graph.resolve(key, site) if site is not None else None
-    if target is None or target.is_class:
+    def _function(self, key: Key) -> FunctionNode | None:
+        if key[0] not in self.trees:
+            self.trees[key[0]] = parse_file(str(self.repo / key[0]))
+        tree, start = self.trees[key[0]], self.graph.functions[key].get("line")
+        return next((fn for qual, fn in function_defs(tree) if qual == key[1]
+                     and fn.lineno == start), None) if tree is not None else None
+
+    def _callee(self, key: Key, call: ast.Call) -> Key | None:
+        """The repository function a call of `key`'s body runs, when it resolves."""
+        name = dotted(call.func)
+        site = next((s for s in self.graph.sites(key) if s.get("line") == call.lineno
+                     and s.get("name") == name), None)
+        target = self.graph.resolve(key, site) if site is not None else None
+        if target is None or target.is_class:
+            return None
+        callee = (target.path, target.qual)
+        return callee if callee in self.graph.functions else None
+
+    def failure(self, key: Key, depth: int = 0) -> Failure | None:
+        """Where every call of the function at `key` fails, outside any handler that may
+        catch the error (`bad_format.runs_always`), or None."""
+        if (key, depth) not in self.known:
+            self.known[(key, depth)] = None  # a recursive call fails nowhere new
+            self.known[(key, depth)] = self._failure(key, depth)
+        return self.known[(key, depth)]
+
+    def _failure(self, key: Key, depth: int) -> Failure | None:
+        func = self._function(key)
+        if func is None:
+            return None
+        for node, handlers in runs_always(func.body):
+            why = format_error(node)
+            found = Failure(key[0], getattr(node, "lineno", func.lineno), why,
+                            quote_field(node)) if why else None
+            if found is None and isinstance(node, ast.Call) and depth < _DEPTH:
+                callee = self._callee(key, node)
+                inner = self.failure(callee, depth + 1) if callee is not None else None
+                if inner is not None:
+                    found = inner._replace(via=(f"{key[0]}:{node.lineno}", *inner.via))
+            if found is not None and not caught(handlers, found.why):
+                return found
         return None
-    callee = (target.path, target.qual)
-    return callee if callee in graph.functions else None
-
-
-def failure(repo: Path, graph: CallGraph, key: Key, depth: int = 0) -> Failure | None:
-    """Where every call of the function at `key` fails, outside any handler that may
-    catch the error (`bad_format.runs_always`), or None."""
-    func = _function(repo, graph, key)
-    if func is None:
-        return None
-    for node, handlers in runs_always(func.body):
-        why = format_error(node)
-        found = Failure(key[0], getattr(node, "lineno", func.lineno), why,
-                        quote_field(node)) if why else None
-        if found is None and isinstance(node, ast.Call) and depth < _DEPTH:
-            callee = _callee(graph, key, node)
-            inner = failure(repo, graph, callee, depth + 1) \
-                if callee is not None and callee != key else None
-            if inner is not None:
-                found = inner._replace(via=(f"{key[0]}:{node.lineno}", *inner.via))
-        if found is not None and not caught(handlers, found.why):
-            return found
-    return None
 
 
 def raising_nodes(repo: Path, graph: CallGraph, main: Topology | None) -> list[Raiser]:
-    """The nodes of `main` whose function always raises (`failure`)."""
+    """The nodes of `main` whose function always raises (`_Failures.failure`)."""
+    reader = _Failures(repo, graph)
     out = []
     for name, info in sorted((main.nodes if main else {}).items()):
         key = graph.node_function(info)
         try:
-            found = failure(repo, graph, key) if key in graph.functions else None
+            found = reader.failure(key) if key in graph.functions else None
         except RecursionError:
             found = None  # hostile nesting: nothing is claimed
         if key is not None and found is not None:
