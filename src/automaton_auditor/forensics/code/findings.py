@@ -49,6 +49,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     )
     from automaton_auditor.forensics.code.synthesis import justice_findings
     from automaton_auditor.forensics.code.synthesis_reach import no_graph_finding
+    from automaton_auditor.forensics.code.timeout_escape import run_nodes
 
     main, others = rebuild(facts)
     # no LangGraph graph to rebuild from the repository's own graph class (`own_graph`)
@@ -71,7 +72,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 # its own call graph too: resolving every call site first would change the
                 # order the safety trace fills `calls`' memos in
                 model_call_finding(facts, CallGraph(facts), repo),
-                *safety_findings(facts, repo, calls),
+                *safety_findings(facts, repo, calls, run_nodes(CallGraph(facts), main)),
                 *llm_findings(facts, repo, scope, judges),
                 *persona_findings(repo, files, facts, scope, undefined_reads(analysis),
                                   prompts),

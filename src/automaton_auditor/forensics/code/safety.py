@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from automaton_auditor.forensics.code.callgraph import CallGraph
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.deadlines import WAITED, caller_bounded
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
@@ -26,6 +26,7 @@ from automaton_auditor.forensics.code.sandbox import (
 from automaton_auditor.forensics.code.shallow import shallow_history
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.temp_paths import fixed_temp_line, temp_root_finding
+from automaton_auditor.forensics.code.timeout_escape import timeout_finding
 from automaton_auditor.forensics.code.unnamed import named_nowhere
 from automaton_auditor.forensics.code.url_checks import url_tests
 from automaton_auditor.state import Finding
@@ -51,9 +52,11 @@ def _dangerous(facet: str, goal: str, items: list[tuple[str, JSON]], what: str) 
 
 
 def safety_findings(facts: dict[str, JSON], repo: Path | None = None,
-                    graph: CallGraph | None = None) -> list[Finding]:
+                    graph: CallGraph | None = None,
+                    nodes: frozenset[Key] = frozenset()) -> list[Finding]:
     """All ``safety.*`` findings (`repo` lets function bodies be read for the clone
-    function's error and input handling; `graph` is the repository's call graph)."""
+    function's error and input handling; `graph` is the repository's call graph; `nodes`
+    the functions the main graph runs as nodes)."""
     processes = calls_of(facts, "process")
     os_calls = [(p, c) for p, c in processes if c["name"].startswith("os.")]
     # a shell that is not os.system's: subprocess's shell=True, asyncio.create_subprocess_shell
@@ -66,12 +69,12 @@ def safety_findings(facts: dict[str, JSON], repo: Path | None = None,
         _dangerous("safety.eval_exec", "eval / exec call", calls_of(facts, "eval_exec"),
                    "eval/exec call(s)"),
     ]
-    out += _clone_findings(facts, processes, repo, graph or CallGraph(facts))
+    out += _clone_findings(facts, processes, repo, graph or CallGraph(facts), nodes)
     return out
 
 
 def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
-                    repo: Path | None, graph: CallGraph) -> list[Finding]:
+                    repo: Path | None, graph: CallGraph, nodes: frozenset[Key]) -> list[Finding]:
     every_clone = clones(facts, repo, graph)
     # beside a clone the code runs, a clone in a function nothing names is an abandoned
     # alternative that never runs: neither sandboxed nor unsafe (alone, it is the tool)
@@ -101,6 +104,9 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
         errors_finding(sub + library, repo),
         _timeouts_finding([(p, {**c, "timeout": WAITED}) if caller_bounded(facts, graph, p, c)
                            else (p, c) for p, c in every], sub),
+        # on a call graph of its own: filling `graph`'s memos here may change what the
+        # later traces resolve
+        timeout_finding(every, CallGraph(facts), repo, nodes),
         *_clone_input_findings(facts, every, repo, graph),
         shallow_history(facts, found, graph, repo),
     ]
