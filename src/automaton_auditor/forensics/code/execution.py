@@ -60,6 +60,8 @@ class Node:
     reads: dict[str, int] = field(default_factory=dict)  # key -> first line read
     needs: set[str] = field(default_factory=set)  # keys read as ``state["k"]`` (no default)
     gotos: list[str] = field(default_factory=list)
+    # key -> (path, line) of a return handing back under it the state's own value of it
+    echoes: dict[str, tuple[str, int]] = field(default_factory=dict)
 
 
 @dataclass
@@ -133,6 +135,9 @@ def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Mod
 def _node(graph: CallGraph, name: str, info: JSON) -> Node:
     key, decos = node_target(graph, info)
     node = Node(name, key)
+    if key is None and info["op"].get("identity"):  # ``lambda x: x``: the state it was given
+        node.whole, node.whole_line, node.whole_path = True, info["op"]["line"], info["op"]["path"]
+        return node
     if key is None:
         node.open = True  # a subgraph, a lambda or a computed callable: not determined
         return node
@@ -147,6 +152,8 @@ def _node(graph: CallGraph, name: str, info: JSON) -> Node:
             node.whole, node.whole_line = True, out["line"]
             node.whole_path = out.get("path") or key[0]
         node.open |= bool(out.get("open"))
+        for echoed in out.get("echo") or []:
+            node.echoes.setdefault(echoed, (out.get("path") or key[0], out["line"]))
         node.gotos += [g for g in out.get("gotos", []) if g not in node.gotos]
     if node.whole:
         # a node that returns the state it was given returns what it stored in it

@@ -274,6 +274,9 @@ class Interp:
             wraps = self.call_value(action, env) if action is not None else None
             if wraps is not None:
                 record["wraps"] = wraps  # a node built by a call: a wrapper or a factory
+            if isinstance(action, ast.Lambda) and [a.arg for a in action.args.args] == [
+                    dotted(action.body)]:
+                record["identity"] = True  # ``lambda x: x`` hands the state back as it got it
         self.ops.append(record)
         return None if op == "compile" else receiver
 

@@ -7,6 +7,9 @@ parameter: ``state.get("k")`` truthy or not) and what it returns:
 - ``keys``: the keys of a returned dict (literal, built up in a variable, ``dict(k=...)``,
   ``Command(update={...})``) with their values when literal (``True``, ``"x"``), else ``"?"``;
 - ``whole``: the state parameter itself (or ``{**state, ...}``) is returned;
+- ``echo``: keys returned with the very value the state holds under them (``{"k":
+  state["k"]}``, a local bound only to ``state.get("k", [])`` and grown in place, ``state["k"]
+  + [x]``): an add reducer appends that list to itself;
 - ``targets`` / ``sends``: node names a router returns (strings, ``END``, lists of them) and
   the targets of ``Send(...)`` (``count`` when sent over a literal list); ``gotos`` for
   ``Command(goto=...)``; ``many`` when a list is returned (a literal, or one built up with
@@ -23,6 +26,7 @@ from collections.abc import Callable
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value, unparse
+from automaton_auditor.forensics.code.state_echo import mirrors_of, state_value
 
 MAX_OUTS = 60
 # library calls whose answer is their first argument's (an awaitable) or that of the
@@ -38,6 +42,7 @@ def outs_of(node: ast.FunctionDef | ast.AsyncFunctionDef, imports: dict[str, str
     state = params[1] if params[:1] in (["self"], ["cls"]) and len(params) > 1 else (
         params[0] if params else "")
     reader = _Outs(state, imports)
+    reader.mirrors = mirrors_of(node, state)
     reader.block(node.body, [])
     return reader.outs[:MAX_OUTS]
 
@@ -111,6 +116,7 @@ class _Outs:
         self.state, self.imports = state, imports
         self.dicts: dict[str, JSON] = {}
         self.outs: list[JSON] = []
+        self.mirrors: dict[str, str] = {}  # local name -> the state key it holds (`mirrors_of`)
 
     # --- statements ----------------------------------------------------------------------
     def block(self, body: list[ast.stmt], guards: list[Guard]) -> None:
@@ -151,6 +157,8 @@ class _Outs:
                     if key is not None:
                         self.dicts[target.value.id].setdefault("keys", {})[key] = \
                             _literal(stmt.value)
+                        if self.echo(stmt.value) == key:
+                            self.dicts[target.value.id].setdefault("echo", []).append(key)
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and \
                 isinstance(stmt.op, ast.Add):
             self.grow(stmt.target.id, stmt.value)
@@ -231,7 +239,13 @@ class _Outs:
                 out["open"] = True
             else:
                 keys[text] = _literal(item)
+                if self.echo(item) == text:
+                    out.setdefault("echo", []).append(text)
         return out
+
+    def echo(self, node: ast.expr) -> str | None:
+        """The state key whose own value `node` carries (`state_value`), else None."""
+        return state_value(node, self.state, self.mirrors)
 
     def call_value(self, node: ast.Call) -> JSON:
         full = resolve(dotted(node.func), self.imports) or ""
