@@ -164,10 +164,20 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "parallel nodes write a key without a reducer (the run stops with an error)"),
     FailureCap("graph.state.parallel_writes", ("state_management_rigor",), 3, 0.85,
                "a key written by parallel nodes has no reducer"),
+    # A node reads a key only its parallel branches (or later nodes) write: it always sees the
+    # earlier value, so what it computes from that key is lost work (forensics.code
+    # .stateflow). The graph runs, short of its data flow: no full marks, charged nothing.
+    FailureCap("graph.stale_reads", ("graph_orchestration", "langgraph_architecture"), 4,
+               0.6, "a node reads what only its parallel branches write (it never sees it)"),
     FailureCap("graph.join_repeats", ("graph_orchestration", "langgraph_architecture"), 3, 0.85,
                "the fan-in does not wait for every branch (the nodes after it run once per "
                "arriving branch, first on partial evidence)"),
     # State.
+    # A node hands an add-reducer list back to itself (forensics.code.stateflow): every item
+    # is doubled at each run. The state's design holds; its use does not: no full marks.
+    FailureCap("state.doubled_lists", ("state_management_rigor",), 4, 0.6,
+               "a node returns an add-reducer list it read from the state (every item is "
+               "doubled)"),
     FailureCap("state.undefined_names", ("state_management_rigor",), 2, 0.75,
                "state code that cannot run (names used but never defined)", caps_verdict=True),
     FailureCap("state.subscript_on_model", ("state_management_rigor",), 2, 0.8,

@@ -63,10 +63,17 @@ EXTRAS: tuple[Extra, ...] = (
 CEILING_ONLY: tuple[str, ...] = ("safety.clone_cleanup",)
 
 
+# Failure facts that only set a ceiling too: a defect in how a state or graph that works is
+# used (forensics.code.stateflow: a list a node appends to itself, a read no parallel
+# branch's write reaches) costs full marks, not the balance the rest of the dossier strikes.
+CEILING_FAILURES: tuple[str, ...] = ("state.doubled_lists", "graph.stale_reads")
+
+
 def ceiling_only(fact: Evidence) -> bool:
-    """True for a fact that only caps its criterion (`CEILING_ONLY`), never weighed."""
-    return fact.facet in CEILING_ONLY and any(fact.dimension in row.criteria and
-                                              fact.facet in row.facets for row in EXTRAS)
+    """True for a fact that only caps its criterion (`CEILING_ONLY`, `CEILING_FAILURES`),
+    never weighed."""
+    return fact.facet in CEILING_FAILURES or (fact.facet in CEILING_ONLY and any(
+        fact.dimension in row.criteria and fact.facet in row.facets for row in EXTRAS))
 
 
 def missing_extra(fact: Evidence) -> bool:

@@ -40,19 +40,10 @@ from automaton_auditor.forensics.code.execution import (
     state_param,
     unknown_view,
 )
-from automaton_auditor.forensics.code.source import line_at
+from automaton_auditor.forensics.code.stateflow import quoted_finding as _f
+from automaton_auditor.forensics.code.stateflow import stateflow_findings
 from automaton_auditor.forensics.code.topology import END, START, Topology, reach
 from automaton_auditor.state import Finding
-
-MAX_QUOTED = 15
-
-
-def _f(facet: str, goal: str, found: bool, quotes: list[tuple[str, int]], repo: Path | None,
-       rationale: str, confidence: float, where: str, **data: Any) -> Finding:
-    loc = f"{quotes[0][0]}:{quotes[0][1]}" if quotes else where
-    content = "\n".join(line_at(repo, p, n) for p, n in quotes[:MAX_QUOTED]) or None
-    return Finding(facet=facet, goal=goal, found=found, pattern="failure", location=loc,
-                   content=content, rationale=rationale, confidence=confidence, data=data)
 
 
 def runtime_findings(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
@@ -71,8 +62,8 @@ def runtime_findings(facts: dict[str, JSON], graph: CallGraph, main: Topology | 
         run.undetermined.append(f"node names computed at run time ({op['path']}:{op['line']})")
         return [*_key_findings(model, run, repo, where, graph), _summary(model, run, where)]
     return [*_key_findings(model, run, repo, where, graph),
-            _route_finding(model, run, repo, where),
-            *_shape_findings(model, run, repo, where), _summary(model, run, where)]
+            _route_finding(model, run, repo, where), *_shape_findings(model, run, repo, where),
+            _summary(model, run, where), *stateflow_findings(facts, graph, model, run, repo, where)]
 
 
 def _line(model: Model, name: str, key: str | None = None) -> tuple[str, int] | None:
@@ -85,8 +76,7 @@ def _line(model: Model, name: str, key: str | None = None) -> tuple[str, int] | 
         return node.whole_path or node.key[0], node.whole_line
     if key is not None and key in node.reads:
         return node.key[0], node.reads[key]
-    info = model.topo.nodes[name]["op"]
-    return info["path"], info["line"]
+    return model.topo.nodes[name]["op"]["path"], model.topo.nodes[name]["op"]["line"]
 
 
 def _readers(model: Model) -> dict[tuple[str, str], tuple[str, int]]:

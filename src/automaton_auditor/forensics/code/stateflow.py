@@ -1,0 +1,262 @@
+"""What the nodes see of the state and what they hand back to it, from the execution model
+(`execution`) of the main graph:
+
+- ``graph.stale_reads``: a node reads a key that only nodes running in the same superstep
+  (parallel branches) or later write. LangGraph gives every node of a step the state as it
+  was before that step, so the read always sees the key's earlier value (the graph's input,
+  or nothing), never what its siblings produce. Not established for a reader that runs after
+  a router whose way depends on the run, or after a node whose writes are not known; a node
+  that hands the value it read back under the same key (read-and-return) is left to the next
+  fact;
+- ``state.doubled_lists``: a node returns under a key with an add reducer (``operator.add``)
+  the very list it read from the state under that key (or returns the state itself, which
+  holds it): LangGraph appends that list to itself, so every item it held is in it twice
+  after each run of the node. ``add_messages`` merges by message id: no doubling.
+
+Each fact quotes the lines it rests on (the read or return, and the reducer's declaration).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.common import JSON, str_value
+from automaton_auditor.forensics.code.execution import Model, Node, Run
+from automaton_auditor.forensics.code.source import line_at, parse_file
+from automaton_auditor.forensics.code.state_echo import state_value
+from automaton_auditor.forensics.code.state_schema import class_fields, typed_classes
+from automaton_auditor.state import Finding
+
+MAX_QUOTED = 15
+ADDERS = frozenset({"operator.add", "operator.iadd", "operator.concat"})
+_ADD_LAMBDA = re.compile(r"lambda\s+(\w+)\s*,\s*(\w+)\s*:\s*\1\s*\+\s*\2$")
+
+
+def quoted_finding(facet: str, goal: str, found: bool, quotes: list[tuple[str, int]],
+                   repo: Path | None, rationale: str, confidence: float, where: str,
+                   **data: object) -> Finding:
+    """A failure fact quoting the (path, line) `quotes` (the first one is its location)."""
+    loc = f"{quotes[0][0]}:{quotes[0][1]}" if quotes else where
+    content = "\n".join(line_at(repo, p, n) for p, n in quotes[:MAX_QUOTED]) or None
+    return Finding(facet=facet, goal=goal, found=found, pattern="failure", location=loc,
+                   content=content, rationale=rationale, confidence=confidence, data=data)
+
+
+def stateflow_findings(facts: dict[str, JSON], graph: CallGraph, model: Model, run: Run,
+                       repo: Path | None, where: str) -> list[Finding]:
+    """``graph.stale_reads`` and ``state.doubled_lists`` (see the module docstring)."""
+    return [_stale_finding(model, run, graph, repo, where),
+            _doubled_finding(facts, model, run, repo, where)]
+
+
+# --- reads that never see a write ---------------------------------------------------------------
+def _writers(model: Model, key: str) -> list[str]:
+    return sorted(n for n, node in model.nodes.items() if key in node.writes)
+
+
+def _stale(model: Model, run: Run, name: str, node: Node,
+           key: str) -> tuple[list[str], list[str]] | None:
+    """(writers in the reader's step, writers only later) when no writer of `key` ever runs
+    before `name` does, and another writer runs with it or after it; None otherwise."""
+    reads = run.ran_at.get(name) or []
+    others = [w for w in _writers(model, key) if w != name and run.ran_at.get(w)]
+    if not reads or not others or key in node.echoes or node.whole:
+        return None  # a node handing back what it read is the doubling fact's
+    last = max(reads)
+    writers = [*others, *([name] if key in node.writes else [])]
+    if any(min(run.ran_at.get(w) or [last]) < last for w in writers):
+        return None
+    same = [w for w in others if set(run.ran_at[w]) & set(reads)]
+    if not same and (model.input_keys is None or key in model.input_keys):
+        return None  # only later writers, and the input may carry what the node reads
+    return same, [w for w in others if w not in same]
+
+
+def _established(model: Model, run: Run, name: str) -> bool:
+    """False when what runs before `name` is a guess: it runs after a router whose way
+    depends on the run, or a node whose writes are not known ran before it."""
+    last = max(run.ran_at[name])
+    if run.ambiguous_at and last >= run.ambiguous_at:
+        return False
+    return not any(min(steps) < last and (n not in model.nodes or model.nodes[n].open)
+                   for n, steps in run.ran_at.items())
+
+
+def _stale_finding(model: Model, run: Run, graph: CallGraph, repo: Path | None,
+                   where: str) -> Finding:
+    sent = {d for (_s, d), e in model.topo.edges.items() if e["kind"] == "send"}
+    found: list[tuple[str, str, list[str], list[str]]] = []
+    quotes: list[tuple[str, int]] = []
+    guessed: list[str] = []
+    for name, node in sorted(model.nodes.items()):
+        if node.key is None or name in sent:  # a Send target reads its payload
+            continue
+        for key, line in sorted(node.reads.items()):
+            stale = _stale(model, run, name, node, key) if key in model.channels else None
+            if stale is None:
+                continue
+            if not _established(model, run, name):
+                guessed.append(name)
+                continue
+            if not _fills_slot(graph, repo, node.key, key, [*stale[0], *stale[1]], model):
+                continue
+            found.append((name, key, *stale))
+            quotes += [(node.key[0], line)] + [q for w in stale[0] if (q := _write(model, w, key))]
+    text = "; ".join(f"{n} reads {k}, written only by {_who(same, later)}"
+                     + (" (and by itself, after the read)" if k in model.nodes[n].writes else "")
+                     for n, k, same, later in found)
+    limitation = guessed and (f"{', '.join(sorted(set(guessed))[:4])} run(s) after a router "
+                              "whose way depends on the run, or after a node whose writes "
+                              "are not known")
+    return quoted_finding(
+        "graph.stale_reads", "A node reads a key only its parallel branches or later nodes "
+        "write", bool(found), list(dict.fromkeys(quotes)), repo,
+        (text + ": LangGraph gives every node of a superstep the state as it was before the "
+         "step, so the read always sees the key's earlier value (the graph's input, or "
+         "nothing), never what those nodes write." if found else
+         f"No read is seen to miss a write; not established for {limitation}." if limitation
+         else "Every key a node reads is written before it runs, or only by the input."),
+        0.65, where, reads=[[n, k] for n, k, _s, _l in found],
+        writers={f"{n}.{k}": sorted([*s, *later]) for n, k, s, later in found},
+        **({"limitation": limitation} if limitation and not found else {}))
+
+
+def _function(graph: CallGraph, repo: Path | None,
+              key: Key) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    tree = parse_file(str(repo / key[0])) if repo is not None else None
+    line = graph.functions[key]["line"]
+    return next((n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                 and n.lineno == line), None) if tree is not None else None
+
+
+def _fills_slot(graph: CallGraph, repo: Path | None, key: Key, read: str, writers: list[str],
+                model: Model) -> bool:
+    """False when the reader only reads named entries of the key (``state["k"]["mine"]``,
+    through a local too) that none of the writers' functions names: it reads its own slot of
+    a shared dict, which nobody else fills. True when that is not known."""
+    fn = _function(graph, repo, key)
+    slots = _slots(fn, graph.functions[key], read) if fn is not None else None
+    if not slots:
+        return True
+    for writer in writers:
+        wkey = model.nodes[writer].key
+        wfn = _function(graph, repo, wkey) if wkey is not None else None
+        if wfn is None or slots & {c.value for c in ast.walk(wfn) if isinstance(c, ast.Constant)}:
+            return True
+    return False
+
+
+def _slots(fn: ast.FunctionDef | ast.AsyncFunctionDef, facts: JSON, read: str) -> set[str] | None:
+    """The entries a function reads from its state's value of `read` (`_fills_slot`), None
+    when it uses that value otherwise (iterates it, hands it on, tests it)."""
+    params = [str(p) for p in facts.get("params") or []]
+    state = params[1] if params[:1] == ["self"] and len(params) > 1 else (params or [""])[0]
+    parents = {id(c): n for n in ast.walk(fn) for c in ast.iter_child_nodes(n)}
+    uses: list[ast.AST] = [
+        n for n in ast.walk(fn) if isinstance(n, ast.Subscript | ast.Call | ast.Attribute)
+        and not (isinstance(n, ast.Call) and getattr(n.func, "attr", "") != "get")
+        and state_value(n, state, {}) == read]
+    names: set[str] = set()
+    slots: set[str] = set()
+    while uses:
+        use = uses.pop()
+        parent = parents.get(id(use))
+        target = _bound_name(parent)
+        if isinstance(parent, ast.BoolOp):  # ``state.get("k") or {}``
+            uses.append(parent)
+        elif target is not None:
+            if target not in names:  # every later read of the local is a use of the value
+                names.add(target)
+                uses += [n for n in ast.walk(fn) if isinstance(n, ast.Name)
+                         and n.id == target and isinstance(n.ctx, ast.Load)]
+        elif (slot := _slot(use, parents)) is not None:
+            slots.add(slot)
+        else:
+            return None
+    return slots
+
+
+def _bound_name(node: ast.AST | None) -> str | None:
+    """The local a plain ``x = value`` / ``x: T = value`` binds."""
+    if isinstance(node, ast.Assign) and len(node.targets) == 1:
+        return node.targets[0].id if isinstance(node.targets[0], ast.Name) else None
+    if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+        return node.target.id
+    return None
+
+
+def _slot(use: ast.AST, parents: dict[int, ast.AST]) -> str | None:
+    """``x["name"]`` or ``x.get("name", ...)`` of `use`: the name."""
+    parent = parents.get(id(use))
+    if isinstance(parent, ast.Subscript) and parent.value is use:
+        return str_value(parent.slice)
+    call = parents.get(id(parent)) if parent is not None else None
+    if isinstance(parent, ast.Attribute) and parent.attr == "get" and \
+            isinstance(call, ast.Call) and call.func is parent and call.args:
+        return str_value(call.args[0])
+    return None
+
+
+def _who(same: list[str], later: list[str]) -> str:
+    parts = ([f"{', '.join(same)}, which run{'s' if len(same) == 1 else ''} in the same "
+              "superstep (parallel branch)"] if same else []) + (
+        [f"{', '.join(later)}, which run{'s' if len(later) == 1 else ''} only later"]
+        if later else [])
+    return " and by ".join(parts)
+
+
+def _write(model: Model, name: str, key: str) -> tuple[str, int] | None:
+    node = model.nodes[name]
+    if key in node.write_lines and node.key is not None:
+        return node.write_paths.get(key, node.key[0]), node.write_lines[key]
+    return None
+
+
+# --- lists appended to themselves ----------------------------------------------------------------
+def _adders(facts: dict[str, JSON], model: Model) -> dict[str, tuple[str, int]]:
+    """The state's keys with an add reducer, each with where it is declared."""
+    fields, _complete = class_fields(typed_classes(facts), model.topo.builder.get("state"))
+    return {str(f["name"]): (path, int(f["line"])) for path, f in fields
+            if model.channels.get(f["name"]) in ADDERS
+            or _ADD_LAMBDA.match(str(model.channels.get(f["name"]) or ""))}
+
+
+def _doubled(model: Model, run: Run, adders: dict[str, tuple[str, int]]
+             ) -> dict[str, dict[str, tuple[str, int]]]:
+    """node -> key -> the return that hands the key's own list back, for the nodes that run."""
+    out: dict[str, dict[str, tuple[str, int]]] = {}
+    for name, node in sorted(model.nodes.items()):
+        if not run.runs.get(name):
+            continue
+        keys = {k: at for k, at in node.echoes.items() if k in adders}
+        if node.whole:  # the state it was given holds every list; a key it sets is replaced
+            keys.update({k: (node.whole_path, node.whole_line) for k in adders
+                         if k not in node.writes and k not in keys})
+        if keys:
+            out[name] = keys
+    return out
+
+
+def _doubled_finding(facts: dict[str, JSON], model: Model, run: Run, repo: Path | None,
+                     where: str) -> Finding:
+    adders = _adders(facts, model)
+    doubled = _doubled(model, run, adders)
+    keys = sorted({k for per in doubled.values() for k in per})
+    quotes = list(dict.fromkeys([*(at for per in doubled.values() for at in per.values()),
+                                 *(adders[k] for k in keys)]))
+    whole = [n for n in doubled if model.nodes[n].whole]
+    text = "; ".join(
+        f"{n} returns {'the state it was given, which holds ' if n in whole else ''}"
+        f"{', '.join(sorted(per))}" for n, per in doubled.items())
+    return quoted_finding(
+        "state.doubled_lists", "A node hands an add-reducer list back to itself",
+        bool(doubled), quotes, repo,
+        (f"{text}: {', '.join(keys)} {'has' if len(keys) == 1 else 'have'} an add reducer "
+         "(operator.add), so LangGraph appends the returned list to the one it holds: every "
+         "item already there is in it twice after each run of the node." if doubled else
+         "No node returns an add-reducer list it read from the state." if adders else
+         "The state declares no add reducer."),
+        0.65, where, nodes={n: sorted(per) for n, per in doubled.items()}, keys=keys)

@@ -1,0 +1,161 @@
+"""What nodes see of the state and hand back to it: reads that only parallel branches feed
+(``graph.stale_reads``) and add-reducer lists returned to themselves (``state.doubled_lists``),
+on the strong test graph and on copies with one such defect each."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.analyze import code_findings
+from automaton_auditor.judging.offline import evidence_balance, offline_opinion
+from automaton_auditor.judging.rules import decide
+from automaton_auditor.rubric import load_rubric
+from automaton_auditor.state import JUDGES, Evidence, Finding
+from tests.conftest import make_evidence
+
+from . import graph_defects as copies
+from .graph_defects import GRAPH, NODES, STATE
+from .test_code_ast_graph import write_repo
+
+FACETS = ("graph.stale_reads", "state.doubled_lists")
+
+
+def _facts(tmp_path: Path, nodes: str = NODES, graph: str = GRAPH,
+           state: str = STATE) -> dict[str, Finding]:
+    files = {"state.py": state, "nodes.py": nodes, "graph.py": graph}
+    findings, _ = code_findings(tmp_path, write_repo(tmp_path, files))
+    return {f.facet: f for f in findings if f.facet in FACETS}
+
+
+def _doc_analyst(*body: str) -> str:
+    """The nodes with doc_analyst's body replaced by `body`'s lines."""
+    return copies.edit(NODES, (
+        'def doc_analyst(state):\n    return {"evidences": [{"goal": "report", "found": True}]}',
+        "def doc_analyst(state):\n" + "\n".join(f"    {line}" for line in body)))
+
+
+def test_the_strong_graph_reads_nothing_stale_and_doubles_nothing(tmp_path: Path) -> None:
+    facts = _facts(tmp_path)
+    assert [f for f in FACETS if facts[f].found] == []
+
+
+def test_a_detective_reading_what_its_parallel_sibling_writes_never_sees_it(
+        tmp_path: Path) -> None:
+    nodes = _doc_analyst('files = state.get("evidences", [])',
+                         'return {"evidences": [{"goal": "report", "found": bool(files)}]}')
+    stale = _facts(tmp_path, nodes)["graph.stale_reads"]
+    assert stale.found and stale.data["reads"] == [["doc_analyst", "evidences"]]
+    assert stale.data["writers"] == {"doc_analyst.evidences": ["repo_investigator",
+                                                               "vision_inspector"]}
+    assert "same superstep (parallel branch)" in stale.rationale
+    assert 'nodes.py:14: files = state.get("evidences", [])' in (stale.content or "")
+    # read after the fan-in, the same key is seen
+    assert not _facts(tmp_path / "after")["graph.stale_reads"].found
+
+
+def test_a_node_reading_its_own_slot_of_a_shared_key_reads_nothing_stale(
+        tmp_path: Path) -> None:
+    own = _doc_analyst('mine = state.get("evidences") or {}',
+                       'return {"evidences": [{"goal": "report", "found": bool(mine.get("doc"))}]}')
+    assert not _facts(tmp_path, own)["graph.stale_reads"].found
+    # the entry it reads is one a parallel sibling writes: the read never sees it
+    theirs = copies.edit(own, ('{"goal": "graph", "found": True}',
+                               '{"goal": "doc", "found": True}'))
+    stale = _facts(tmp_path / "theirs", theirs)["graph.stale_reads"]
+    assert stale.found and stale.data["writers"] == {"doc_analyst.evidences": [
+        "repo_investigator", "vision_inspector"]}
+
+
+def test_a_key_only_later_nodes_write_is_the_input_s_when_the_input_may_carry_it(
+        tmp_path: Path) -> None:
+    nodes = copies.edit(NODES, ('def context_builder(state):\n    return {}',
+                                'def context_builder(state):\n'
+                                '    return {"opinions": [state.get("final_report")]}'))
+    assert not _facts(tmp_path, nodes)["graph.stale_reads"].found
+
+
+def test_a_read_after_a_router_whose_way_depends_on_the_run_is_not_established(
+        tmp_path: Path) -> None:
+    # the router's test is no simple guard: both ways are simulated, so the error handler
+    # and the judges only may run in one step
+    nodes = copies.edit(NODES, ('if not state.get("evidences"):',
+                                'if len(state["evidences"]) < 2:'),
+                        ('return {"opinions": [], "final_report"', 'return {"final_report"'),
+                        ('return {"final_report": "no evidence"}',
+                         'return {"final_report": str(state.get("opinions"))}'))
+    stale = _facts(tmp_path, nodes)["graph.stale_reads"]
+    assert not stale.found
+    assert stale.data["limitation"].startswith("error_handler run(s) after a router")
+
+
+def test_a_node_returning_the_list_it_read_doubles_it(tmp_path: Path) -> None:
+    nodes = copies.edit(NODES, (
+        'def chief_justice(state):\n    return {"final_report": str(len(state["opinions"]))}',
+        'def chief_justice(state):\n    opinions = state.get("opinions", [])\n'
+        '    opinions.append("fallback")\n'
+        '    return {"final_report": "done", "opinions": opinions}'))
+    doubled = _facts(tmp_path, nodes)["state.doubled_lists"]
+    assert doubled.found and doubled.data["nodes"] == {"chief_justice": ["opinions"]}
+    assert 'nodes.py:38: return {"final_report": "done", "opinions": opinions}' in (
+        doubled.content or "")
+    assert "state.py:9: opinions: Annotated[list, operator.add]" in (doubled.content or "")
+    # a sum with the state's list carries its items too; a fresh list does not
+    summed = copies.edit(NODES, ('return {"opinions": [state["repo_url"]]}',
+                                 'return {"opinions": state["opinions"] + [state["repo_url"]]}'))
+    assert _facts(tmp_path / "sum", summed)["state.doubled_lists"].data["nodes"] == {
+        "judge": ["opinions"]}
+    fresh = copies.edit(nodes, ('opinions = state.get("opinions", [])', 'opinions = []'))
+    assert not _facts(tmp_path / "fresh", fresh)["state.doubled_lists"].found
+
+
+def test_a_node_returning_its_state_doubles_every_add_list_it_does_not_set(
+        tmp_path: Path) -> None:
+    nodes = copies.edit(NODES, (
+        'def chief_justice(state):\n    return {"final_report": str(len(state["opinions"]))}',
+        'def chief_justice(state):\n    state["final_report"] = "done"\n    return state'))
+    doubled = _facts(tmp_path, nodes)["state.doubled_lists"]
+    assert doubled.found and doubled.data["keys"] == ["evidences", "opinions"]
+    assert "returns the state it was given" in doubled.rationale
+    # a pass-through ``lambda x: x`` node hands the state back the same way
+    graph = copies.edit(GRAPH, ('builder.add_node("chief_justice", chief_justice)',
+                                'builder.add_node("chief_justice", lambda s: s)'))
+    passed = _facts(tmp_path / "lambda", graph=graph)["state.doubled_lists"]
+    assert passed.found and passed.data["nodes"] == {"chief_justice": ["evidences",
+                                                                       "opinions"]}
+    assert 'graph.py:16: builder.add_node("chief_justice", lambda s: s)' in (
+        passed.content or "")
+
+
+def test_add_messages_merges_by_id_and_doubles_nothing(tmp_path: Path) -> None:
+    state = copies.edit(STATE, ("import operator\n",
+                                "import operator\nfrom langgraph.graph import add_messages\n"),
+                        ("opinions: Annotated[list, operator.add]",
+                         "opinions: Annotated[list, add_messages]"))
+    nodes = copies.edit(NODES, ('return {"opinions": [state["repo_url"]]}',
+                                'return {"opinions": state["opinions"] + [state["repo_url"]]}'))
+    assert not _facts(tmp_path, nodes, state=state)["state.doubled_lists"].found
+
+
+def _dossier(facet: str, dim_id: str, successes: int) -> list[Evidence]:
+    return [*(make_evidence(f"success {i}", dimension=dim_id, facet=f"state.s{i}",
+                            location=f"state.py:{i}", confidence=1.0) for i in range(successes)),
+            Evidence(source="repo", dimension=dim_id, facet=facet, goal="defect",
+                     found=True, pattern="failure", location="nodes.py:1",
+                     confidence=0.65, rationale="defect")]
+
+
+def _offline(facet: str, dim_id: str) -> int:
+    rubric = load_rubric()
+    dim = rubric.dimension(dim_id)
+    dossier = _dossier(facet, dim_id, 12)
+    return decide(dim, [offline_opinion(j, dim, dossier) for j in JUDGES], dossier,
+                  rubric).final_score
+
+
+def test_the_facts_cap_their_criterion_at_four_and_weigh_nothing_else() -> None:
+    assert _offline("state.doubled_lists", "state_management_rigor") == 4
+    assert _offline("graph.stale_reads", "graph_orchestration") == 4
+    # a ceiling only: the balance the rest of the dossier strikes is left as it is
+    for facet, dim_id in (("state.doubled_lists", "state_management_rigor"),
+                          ("graph.stale_reads", "graph_orchestration")):
+        assert evidence_balance(_dossier(facet, dim_id, 2)) == (2.0, 0.0)
