@@ -210,6 +210,14 @@ def test_a_term_quoted_among_search_terms_is_mentioned_not_explained() -> None:
     verdict = classify("Dialectical Synthesis", blocks)
     assert verdict.verdict == "dropped"
     assert "quoted in a list of terms" in verdict.occurrences[0].reason
+    # the fact names every deciding occurrence: a later plan is said beside the list mention
+    plan = ("paragraph", "This implements Dialectical Synthesis - not via an LLM averaging "
+            "scores, but through explicit rules that weigh evidence over opinion.",
+            ("Phase 2: Chief Justice Synthesis (Days 2-3)",), 8)
+    both = concept_finding(classify("Dialectical Synthesis", _blocks(
+        ("paragraph", search, ("PDF Ingestion",), 4), plan)))
+    assert "p.4: quoted in a list of terms" in both.rationale
+    assert "p.8: named in 'Phase 2" in both.rationale
     # One quoted term used in an explanation is still read as an explanation.
     used = search.replace('("Dialectical Synthesis", "Fan-In / Fan-Out", "StateGraph")',
                           '"Dialectical Synthesis" evidence')

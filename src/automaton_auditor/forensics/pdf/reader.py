@@ -308,14 +308,15 @@ def concept_finding(verdict: ConceptVerdict) -> Finding:
                        rationale=f"'{term}' (or a variant) never appears in the report."
                        + (f" {verdict.note}" if verdict.note else ""))
     first = deciding[0]
-    data["loose"] = verdict.loose
-    data["by_substance"] = verdict.by_substance
+    data.update(loose=verdict.loose, by_substance=verdict.by_substance)
     loose = f" {verdict.note}" if verdict.loose and not verdict.by_substance else ""
     if verdict.verdict == "explained":
         why = f"Explained: {first.reason}.{loose}"
     else:
+        reasons = "; ".join(dict.fromkeys(  # every deciding occurrence's reason, page named
+            (f"p.{o.page}: " if o.page and len(deciding) > 1 else "") + o.reason for o in deciding))
         why = (f"Keyword dropping: '{term}' appears {len(verdict.occurrences)} time(s) but "
-               f"never with an explanation ({first.reason}).{loose}")
+               f"never with an explanation ({reasons}).{loose}")
     return Finding(facet=f"doc.concepts.{slug(term)}", goal=goal,
                    found=verdict.verdict == "explained", pattern="success", content=quotes,
                    location=_where(first.page), rationale=why, data=data,
