@@ -169,6 +169,11 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     # .stateflow). The graph runs, short of its data flow: no full marks, charged nothing.
     FailureCap("graph.stale_reads", ("graph_orchestration", "langgraph_architecture"), 4,
                0.6, "a node reads what only its parallel branches write (it never sees it)"),
+    # A route that, once taken, comes back to its router with nothing changed that the router
+    # reads (forensics.code.endless): LangGraph stops the run at its recursion limit.
+    FailureCap("graph.endless_loop", ("graph_orchestration", "langgraph_architecture"), 4,
+               0.6, "a conditional route loops forever once taken (the run stops at the "
+               "recursion limit)"),
     FailureCap("graph.join_repeats", ("graph_orchestration", "langgraph_architecture"), 3, 0.85,
                "the fan-in does not wait for every branch (the nodes after it run once per "
                "arriving branch, first on partial evidence)"),

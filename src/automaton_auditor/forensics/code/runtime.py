@@ -28,6 +28,12 @@ from typing import Any
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.endless import (
+    Loop,
+    endless_finding,
+    endless_loops,
+    reach_text,
+)
 from automaton_auditor.forensics.code.execution import (
     ABSENT,
     Model,
@@ -61,8 +67,10 @@ def runtime_findings(facts: dict[str, JSON], graph: CallGraph, main: Topology | 
         op = main.computed[0]
         run.undetermined.append(f"node names computed at run time ({op['path']}:{op['line']})")
         return [*_key_findings(model, run, repo, where, graph), _summary(model, run, where)]
+    loops = endless_loops(model, graph, repo)
     return [*_key_findings(model, run, repo, where, graph),
-            _route_finding(model, run, repo, where), *_shape_findings(model, run, repo, where),
+            _route_finding(model, run, repo, where),
+            *_shape_findings(model, run, repo, where, loops), endless_finding(loops, repo, where),
             _summary(model, run, where), *stateflow_findings(facts, graph, model, run, repo, where)]
 
 
@@ -269,7 +277,8 @@ def _reach(model: Model, start: str, forward: bool) -> set[str]:
     return reach(edges, start, forward)
 
 
-def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> list[Finding]:
+def _shape_findings(model: Model, run: Run, repo: Path | None, where: str,
+                    loops: list[Loop]) -> list[Finding]:
     nodes = set(model.nodes)
     unreachable = sorted(nodes - _reach(model, START, True))
     stuck = sorted(nodes - _reach(model, END, False) - set(unreachable))
@@ -293,8 +302,7 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str) -> li
            [q for n in [*unreachable, *stuck] if (q := _line(model, n))], repo,
            (f"No path from START to {', '.join(unreachable)}: they never run. " if unreachable
             else "") + (f"No path from {', '.join(stuck)} to END." if stuck else "")
-           or (_open_text(open_ops) if open_ops else
-               "Every node is reachable from START and reaches END."),
+           or (_open_text(open_ops) if open_ops else reach_text(loops)),
            0.85 if unreachable else 0.6, where, unreachable=unreachable, no_end=stuck),
         _join_finding(model, run, repeats, repo, where),
         _f("graph.state.parallel_writes", "Parallel nodes write a key without a reducer",
