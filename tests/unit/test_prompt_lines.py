@@ -120,6 +120,9 @@ def test_a_scoring_guide_repeated_in_each_personas_constant_is_template(
     assert not text.found, text.rationale
     assert all(20 <= n < 40 for n in text.data["own_words"].values()), text.data
     assert text.data["shared_words"] >= 55
+    # each own line is quoted where it sits in the constant, and so is the repeated guide
+    assert "src/nodes/judges.py:4: Philosophy: Assume nothing." in (text.content or "")
+    assert "src/nodes/judges.py:7: - Score 1: Evidence is missing" in (text.content or "")
     # the personas' texts are mostly one guide: collusion, not identical prompts
     pairs = facts["judges.collusion"].data["overlap"]
     assert facts["judges.collusion"].found and all(0.5 < v < 0.8 for v in pairs.values())
@@ -142,6 +145,7 @@ def test_overlap_counts_whole_lines_not_stop_words() -> None:
     b = ("You are a reader of the report.\nGive credit to the intent of the work in it.\n"
          "Criterion: {name}\nEvidence: {evidence}")
     assert overlap(a, b) < 0.3  # the stop-words and the two labels are not the prompt
-    # a line that differs only by the persona's name is the same line
+    # quotes around a phrase, and the persona's name, do not make two lines differ
+    assert overlap("Philosophy: 'Trust No One.'", "Philosophy: Trust No One.") == 1.0
     assert overlap("As the Prosecutor, cite every file.", "As the Defense, cite every file.") \
         == 1.0

@@ -46,9 +46,10 @@ def units(parts: Sequence[Part]) -> list[list[Piece]]:
 
 
 def norm(unit: Sequence[Piece]) -> str:
-    """A unit's words, lower-cased, one space apart (punctuation and spacing dropped), a
-    persona's name read as "persona"."""
-    return _NAME.sub("persona", " ".join(WORD.findall("".join(p[0] for p in unit).lower())))
+    """A unit's words, lower-cased, one space apart (punctuation, quotes and spacing
+    dropped), a persona's name read as "persona"."""
+    words = (w.strip("'") for w in WORD.findall("".join(p[0] for p in unit).lower()))
+    return _NAME.sub("persona", " ".join(w for w in words if w))
 
 
 def template(texts: dict[str, set[str]]) -> set[str]:
