@@ -14,15 +14,6 @@ unknown, so the loop keeps counting as a retry.
 unread (``response = chain.invoke(p); if response: break``, or ``return chain.invoke(p)``)
 goes round again only when the call raises; whether a malformed reply raises depends on the
 binding (``with_structured_output`` does, ``bind_tools`` does not).
-
-`handler_facts`: a try around a model call whose handler calls the same model again (the
-same receiver and method, often with a corrective message appended) retries once, loop or
-not, when the handler catches any error or one a malformed reply raises (``ValueError``,
-a parsing or validation error); one that catches only other errors (a rate limit) does not
-retry a malformed reply. A handler that catches such an error and builds an opinion with a
-constant score (``JudicialOpinion(score=1, ...)``, ``{"score": 3}``) hands on a fabricated
-opinion: a failed or malformed reply looks like a ruling. A handler of other errors only
-(``except EnvironmentError``: no model configured) is not charged.
 """
 
 from __future__ import annotations
@@ -30,18 +21,13 @@ from __future__ import annotations
 import ast
 import re
 
-from automaton_auditor.forensics.code.common import JSON, dotted, unparse
+from automaton_auditor.forensics.code.common import JSON, dotted
 from automaton_auditor.forensics.code.exprs import walk_expr
-from automaton_auditor.forensics.code.replies import LLM_METHODS, LLM_RECEIVER
 
 INVOKES = {"invoke", "ainvoke"}
 LOGGING = re.compile(r"^(?:print|logger\.\w+|logging\.\w+|log\.\w+)$")
 MALFORMED = re.compile(r"pars|json|valid|schema|decod|malformed|format", re.I)
 MAX_WORDS = 8
-# what a handler must catch to catch a malformed structured reply: any error, or the
-# ValueError that pydantic's ValidationError and LangChain's OutputParserException derive from
-BROAD = re.compile(r"^(?:\w+\.)*(?:Exception|BaseException|ValueError)$")
-OPINION = re.compile(r"opinion|verdict|judg|ruling", re.I)
 
 
 def retried(node: ast.Try | ast.TryStar) -> JSON:
@@ -151,59 +137,3 @@ def _tests_error(test: ast.expr, err: set[str]) -> bool:
                 _mentions(sub.args[0], err):
             return True
     return False
-
-
-def _model_calls(body: list[ast.stmt]) -> list[ast.Call]:
-    """Calls of a model method (``invoke``...) on a receiver named like a model, in order."""
-    calls = [sub for stmt in body for sub in ast.walk(stmt) if isinstance(sub, ast.Call)
-             and isinstance(sub.func, ast.Attribute) and sub.func.attr in LLM_METHODS
-             and LLM_RECEIVER.search((dotted(sub.func.value) or "").rsplit(".", 1)[-1])]
-    return sorted(calls, key=lambda c: (c.lineno, c.col_offset))
-
-
-def catches_malformed(kind: ast.expr | None) -> bool:
-    """Whether a handler of this type catches a malformed reply's error."""
-    if kind is None:
-        return True
-    names = kind.elts if isinstance(kind, ast.Tuple) else [kind]
-    return any(BROAD.match(dotted(n) or "") or MALFORMED.search(dotted(n) or "")
-               for n in names)
-
-
-def _constant_score(node: ast.AST) -> float | None:
-    """The constant score of an opinion built here: ``Opinion(score=1)`` or ``{"score": 1}``."""
-    value: ast.expr | None = None
-    if isinstance(node, ast.Call) and OPINION.search(dotted(node.func) or ""):
-        value = next((k.value for k in node.keywords if k.arg == "score"), None)
-    elif isinstance(node, ast.Dict):
-        value = next((v for k, v in zip(node.keys, node.values, strict=True)
-                      if isinstance(k, ast.Constant) and k.value == "score"), None)
-    if isinstance(value, ast.Constant) and isinstance(value.value, int | float) and \
-            not isinstance(value.value, bool):
-        return float(value.value)
-    return None
-
-
-def handler_facts(node: ast.Try | ast.TryStar) -> list[tuple[str, ast.AST, JSON]]:
-    """Call facts (kind, node, extra) of a try around a model call (see the module
-    docstring): ``retry`` at a handler's call of the same model again (``covers``: the line
-    of the call retried), ``fabricated_opinion`` at an opinion with a constant score built in
-    a handler."""
-    tried = {(dotted(c.func), c.lineno) for c in _model_calls(node.body)}
-    if not tried:
-        return []
-    facts: list[tuple[str, ast.AST, JSON]] = []
-    for handler in node.handlers:
-        caught = unparse(handler.type, 80) if handler.type is not None else "any error"
-        again = [c for c in _model_calls(handler.body)
-                 if any(name == dotted(c.func) for name, _line in tried)]
-        if again and catches_malformed(handler.type):
-            first = min(line for name, line in tried if name == dotted(again[0].func))
-            facts.append(("retry", again[0], {
-                "how": f"{dotted(again[0].func)} called again in its except handler ({caught})",
-                "covers": first}))
-        if catches_malformed(handler.type):  # not a missing API key: a failed reply
-            facts += [("fabricated_opinion", sub, {"score": score, "caught": caught})
-                      for stmt in handler.body for sub in ast.walk(stmt)
-                      if (score := _constant_score(sub)) is not None]
-    return facts

@@ -16,12 +16,6 @@ from pathlib import Path, PurePosixPath
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.facts import call_finding, calls_of
-from automaton_auditor.forensics.code.judge_retries import (
-    coverage,
-    fabricated_finding,
-    node_policies,
-    policy_text,
-)
 from automaton_auditor.forensics.code.liveness import (
     Scope,
     imported_files,
@@ -148,13 +142,10 @@ def _library_bindings(facts: dict[str, JSON],
 
 
 def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
-                 scope: Scope | None = None, judges: Scope | None = None,
-                 main: Topology | None = None) -> list[Finding]:
+                 scope: Scope | None = None, judges: Scope | None = None) -> list[Finding]:
     """``llm.structured_output``, ``llm.opinion_schema``, ``llm.retry``,
-    ``llm.freeform_parse``, ``llm.schema_parse``, ``llm.fabricated_opinion``, from the code
-    the graph runs when `scope` is known; `judges` (`judge_scope`) is what the judge nodes
-    run, when known; `main` the graph whose nodes may carry a RetryPolicy."""
-    policies = node_policies(facts, repo, main)
+    ``llm.freeform_parse``, ``llm.schema_parse``, from the code the graph runs when `scope`
+    is known; `judges` (`judge_scope`) is what the judge nodes run, when known."""
     facts, dropped = _wired(facts, scope)
     note = _unwired_note(dropped)
     unwired = [f"{p}:{c['line']}" for p, c in dropped[:50]]
@@ -162,15 +153,25 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
     opinion = [(p, c) for p, c in structured
                if any(OPINION.search(s) for s in c["schemas"])]
     invokes = calls_of(facts, "llm_invoke")
-    loops = _retry_loops(facts, invokes, structured)
+    retry_loops = [(p, c) for p, c in invokes if c["in_try"] and c["in_attempt_loop"]]
+    model_calls = invokes + structured
+    retry_funcs = [(p, c) for p, c in model_calls
+                   if ((facts[p].get("functions") or {}).get(c["func"]) or {}).get("retry_hint")
+                   and c.get("in_try", True)]
+    helpers = [(p, {"line": info["try_in_attempt_loop"]["line"], "func": q,
+                    "snippet": info["try_in_attempt_loop"]["snippet"], "how": f"retry loop in {q}"})
+               for p in sorted(facts) for q, info in sorted((facts[p].get("functions") or
+                                                              {}).items())
+               if info.get("try_in_attempt_loop") and info.get("retry_hint")]
+    seen = {(p, c["func"]) for p, c in retry_funcs + retry_loops}
+    loops = retry_loops + [
+        (p, {**c, "how": f"retry counter in {c['func']}"}) for p, c in retry_funcs] + [
+        (p, c) for p, c in helpers if (p, c["func"]) not in seen]
     tool_only = _tool_bound_functions(structured)
     only = [(p, c, rate_limit_only(facts, p, c) or reply_unread(facts, p, c, tool_only))
             for p, c in loops]
     selective = {(p, t["line"]): (p, t) for p, _c, t in only if t is not None}
     retries = calls_of(facts, "retry") + [(p, c) for p, c, t in only if t is None]
-    reach = coverage(retries, invokes, judges)
-    retries += [(p["path"], {**p, "how": f"RetryPolicy on node {p['node']} "
-                             f"(retry_on={p['retry_on']})"}) for p in policies if p["malformed"]]
     freeform = calls_of(facts, "freeform_parse")
     schemas = sorted({s for _p, c in structured for s in c["schemas"]})
     return [
@@ -185,37 +186,10 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
             "No binding to a schema named like an opinion or verdict.", confidence=0.8)),
         _retry_finding(retries, sorted(selective.values(), key=lambda pt: (pt[0],
                                                                              pt[1]["line"])),
-                       repo, note, unwired, policies, reach),
+                       repo, note, unwired),
         freeform_finding(freeform, judges),
-        fabricated_finding(calls_of(facts, "fabricated_opinion"), judges),
         schema_parse_finding(calls_of(facts, "schema_parse"), bool(structured), note),
     ]
-
-
-def _retry_loops(facts: dict[str, JSON], invokes: list[tuple[str, JSON]],
-                 structured: list[tuple[str, JSON]]) -> list[tuple[str, JSON]]:
-    """Retry loops around model calls, one per call site: a model call in a try of an
-    attempt loop, one in a function with a retry counter, or a retrying helper's loop."""
-    retry_loops = [(p, c) for p, c in invokes if c["in_try"] and c["in_attempt_loop"]]
-    model_calls = invokes + structured
-    retry_funcs = [(p, c) for p, c in model_calls
-                   if ((facts[p].get("functions") or {}).get(c["func"]) or {}).get("retry_hint")
-                   and c.get("in_try", True)]
-    # a binding beside the call it binds is no second retry: count the calls
-    called = {(p, c["func"]) for p, c in retry_funcs if c["kind"] == "llm_invoke"}
-    retry_funcs = [(p, c) for p, c in retry_funcs
-                   if c["kind"] == "llm_invoke" or (p, c["func"]) not in called]
-    helpers = [(p, {"line": info["try_in_attempt_loop"]["line"], "func": q,
-                    "snippet": info["try_in_attempt_loop"]["snippet"], "how": f"retry loop in {q}"})
-               for p in sorted(facts) for q, info in sorted((facts[p].get("functions") or
-                                                              {}).items())
-               if info.get("try_in_attempt_loop") and info.get("retry_hint")]
-    seen = {(p, c["func"]) for p, c in retry_funcs + retry_loops}
-    # one mechanism per call site: a loop with a retry counter is one loop
-    counted = {(p, c["line"]) for p, c in retry_funcs}
-    return [(p, {**c, "how": f"retry counter in {c['func']}"}) for p, c in retry_funcs] + [
-        (p, c) for p, c in retry_loops if (p, c["line"]) not in counted] + [
-        (p, c) for p, c in helpers if (p, c["func"]) not in seen]
 
 
 def judge_scope(facts: dict[str, JSON], graph: CallGraph,
@@ -324,30 +298,17 @@ def reply_unread(facts: dict[str, JSON], path: str, call: JSON,
 
 
 def _retry_finding(retries: list[tuple[str, JSON]], selective: list[tuple[str, JSON]],
-                   repo: Path | None, note: str, unwired: list[str], policies: list[JSON],
-                   reach: tuple[list[str], list[str]] | None) -> Finding:
-    """``llm.retry``: the retries of a failed or malformed reply, with the judges' model
-    calls they reach (`judge_retries.coverage`) and what a node's RetryPolicy retries; a loop
-    that retries only errors its test selects (rate limits) is quoted, with the line where
-    the rest leave."""
-    nodes = policy_text(policies)
+                   repo: Path | None, note: str, unwired: list[str]) -> Finding:
+    """``llm.retry``: the retries of a failed or malformed reply; a loop that retries only
+    errors its test selects (rate limits) is quoted, with the line where the rest leave."""
     if retries or not selective:
         hows = sorted({str(c.get("how", "try/except in a loop")) for _p, c in retries})
-        covered, uncovered = reach or ([], [])
-        reached = "" if not covered + uncovered or not retries else (
-            f" They reach {len(covered)} of the judges' {len(covered) + len(uncovered)} model "
-            f"call(s); not reached: {', '.join(uncovered)}." if uncovered else
-            f" They reach every one of the judges' model calls ({len(covered)}).")
-        quoted = retries or sorted({(p["path"], p["line"]): (p["path"], p) for p in policies
-                                    if not p["malformed"]}.values(), key=lambda pc: pc[0])
         return call_finding(
             "llm.retry", "Retry logic around model calls", bool(retries), "success",
-            sorted(quoted, key=lambda pc: (pc[0], pc[1]["line"])),
+            sorted(retries, key=lambda pc: (pc[0], pc[1]["line"])),
             (f"{len(retries)} retry mechanism(s): {', '.join(hows)}." if retries else
              "No with_retry, max_retries, retry decorator or retry loop around a model "
-             f"call{', and no RetryPolicy that retries a malformed reply' if nodes else ''}.")
-            + reached + nodes + note, confidence=0.75, unwired=unwired,
-            judge_calls=[*covered, *uncovered], reached=covered)
+             "call.") + note, confidence=0.75, unwired=unwired)
     path, first = selective[0]
     lines = sorted({first["line"], *first["tests"], *([first["exit"]] if first["exit"] else [])})
     quoted = [(path, {"line": n, "snippet": line_at(repo, path, n).split(": ", 1)[-1]})
@@ -363,5 +324,5 @@ def _retry_finding(retries: list[tuple[str, JSON]], selective: list[tuple[str, J
                                            else "") + " and is never tried again.")
     return call_finding(
         "llm.retry", "Retry logic around model calls", False, "success", quoted,
-        text + nodes + note, confidence=0.75, unwired=unwired,
+        text + note, confidence=0.75, unwired=unwired,
         selective=[f"{p}:{t['line']}" for p, t in selective])
