@@ -29,7 +29,6 @@ from automaton_auditor.forensics.code.blocked import Undefined, blocked_at
 from automaton_auditor.forensics.code.common import dotted, split_loc
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.prompt_eval import Evaluator, Frame, Step
-from automaton_auditor.forensics.code.prompt_lines import WORD, norm, template, units
 from automaton_auditor.forensics.code.prompt_values import Fn, Inst, Program, Txt
 
 PERSONAS = {"Prosecutor": re.compile(r"prosecut", re.I),
@@ -38,7 +37,7 @@ PERSONAS = {"Prosecutor": re.compile(r"prosecut", re.I),
 MAX_ENTRIES = 60
 TOTAL_STEPS = 600_000  # expression nodes read for all entries together (a bound on time)
 NAME_WORDS = 3  # a piece this short that names a persona is its name, not its philosophy
-__all__ = ["WORD", "Prompt", "judge_prompts", "own_text", "persona_named"]
+WORD = re.compile(r"[A-Za-z0-9_']+")
 
 
 def persona_named(text: str) -> str | None:
@@ -311,52 +310,28 @@ def _is_name(text: str) -> bool:
 
 
 def own_text(prompts: dict[str, Prompt]) -> dict[str, dict[str, Any]]:
-    """Per persona: words of its own text, words of shared template, words that only name
-    the persona, its own text and the lines it comes from, and (``lines``) its normalised
-    lines weighted by the words written for it. Shared template is a piece every persona's
-    prompt holds from the same line, and a line or sentence (`prompt_lines`) two or more
-    personas' prompts hold, wherever each copy is written (a scoring guide repeated in each
-    persona's constant)."""
+    """Per persona: words of its own text, words shared by every persona's prompt, words
+    that only name the persona, its own text and the lines it comes from."""
     keys = {p: set(prompt.text.parts) for p, prompt in prompts.items()}
-    split = {p: units(prompt.text.parts) for p, prompt in prompts.items()}
-    common = template({p: {norm(u) for u in us} for p, us in split.items()})
     out: dict[str, dict[str, Any]] = {}
     for persona, prompt in prompts.items():
-        shared_parts = {part for part in prompt.text.parts
-                        if all(part in other for p, other in keys.items() if p != persona)}
         own = shared = named = 0
         lines: list[str] = []
         texts: list[str] = []
-        written: list[tuple[str, int]] = []  # each line, by the words not from the template
-        # (origin, text) of its own lines, and of lines it repeats from another persona's
-        quoted: dict[bool, list[tuple[str, str]]] = {True: [], False: []}
-        for unit in split[persona]:
-            mine, before, line = 0, own, norm(unit)
-            for piece, index in unit:
-                words, origin = len(WORD.findall(piece)), prompt.text.parts[index][1]
-                if prompt.text.parts[index] in shared_parts:
-                    shared += words
-                    continue
-                mine += words
-                if line in common:
-                    shared += words
-                elif _is_name(prompt.text.parts[index][0]):
-                    named += words
-                else:
-                    own += words
-                    texts.append(piece)
-                    if words and origin not in lines:
-                        lines.append(origin)
-            written.append((line, mine))
-            written_here = [(piece, prompt.text.parts[i][1]) for piece, i in unit
-                            if prompt.text.parts[i] not in shared_parts]
-            if written_here and (own > before or line in common):
-                quoted[own == before].append((written_here[0][1], "".join(
-                    p for p, _ in written_here).strip()))
+        for part in prompt.text.parts:
+            words = len(WORD.findall(part[0]))
+            if all(part in other for p, other in keys.items() if p != persona):
+                shared += words
+            elif _is_name(part[0]):
+                named += words
+            else:
+                own += words
+                texts.append(part[0])
+                if words and part[1] not in lines:
+                    lines.append(part[1])
         total = own + shared + named
         out[persona] = {"own_words": own, "shared_words": shared, "name_words": named,
                         "own_share": round(own / total, 3) if total else 0.0,
                         "own_lines": lines, "own_text": "".join(texts), "call": prompt.call,
-                        "entry": prompt.entry, "lines": [w for w in written if w[1]],
-                        "own_units": quoted[False][:12], "repeated": quoted[True][:12]}
+                        "entry": prompt.entry}
     return out

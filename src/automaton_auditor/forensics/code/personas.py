@@ -14,6 +14,7 @@ data file (`persona_data`: a rubric's per-persona logic). When what the graph ru
 from __future__ import annotations
 
 import re
+from difflib import SequenceMatcher
 from itertools import combinations
 from pathlib import Path
 from typing import Any
@@ -23,9 +24,8 @@ from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, own_text
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.persona_data import data_candidates, load_data
-from automaton_auditor.forensics.code.prompt_lines import line_overlap, text_lines
 from automaton_auditor.forensics.code.replies import LLM_PACKAGES
-from automaton_auditor.forensics.code.source import line_at, line_holding
+from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.walk import read_facts
 from automaton_auditor.state import Finding
 from automaton_auditor.text import clip
@@ -123,11 +123,11 @@ def _flatten(value: Any) -> str:
 
 
 def overlap(a: str, b: str) -> float:
-    """Share of text two prompts have in common (0-1): the words of the lines and sentences
-    both hold, once case, spacing, punctuation and the persona's name are set aside
-    (`prompt_lines`). Whole lines, so that stop-words and a scaffold of labels do not pass
-    for shared instructions."""
-    return line_overlap(text_lines(a), text_lines(b))
+    """Share of text two prompts have in common (word-level matching, 0-1)."""
+    wa, wb = a.lower().split(), b.lower().split()
+    if not wa or not wb:
+        return 0.0
+    return SequenceMatcher(None, wa, wb, autojunk=False).ratio()
 
 
 def _pick(candidates: list[JSON]) -> dict[str, JSON]:
@@ -270,17 +270,14 @@ def _resolved_findings(repo: Path, prompts: dict[str, Prompt]) -> list[Finding]:
     """The facts, from the text each judge's model call receives."""
     counts = own_text(prompts)
     own = {p: str(c.pop("own_text")).strip() for p, c in counts.items()}
-    written = {p: c.pop("lines") or text_lines(prompts[p].text.text())
-               for p, c in counts.items()}
-    units = {p: (c.pop("own_units"), c.pop("repeated")) for p, c in counts.items()}
-    # Compared by the text written for each persona, line by line: a template filled for
-    # every persona agrees with itself by construction, and two prompts with no text of
-    # their own are the same prompt under two names.
+    # Compared by their own text: a shared template agrees with itself by construction,
+    # and two prompts with no text of their own are the same prompt under two names.
     pairs = {f"{a}/{b}": 1.0 if not own[a] and not own[b] else
-             round(line_overlap(written[a], written[b]), 3)
+             round(overlap(own[a] or prompts[a].text.text(), own[b] or
+                           prompts[b].text.text()), 3)
              for a, b in combinations(prompts, 2)}
     tone = {p: bool(TONE[p].search(own[p])) for p in prompts}
-    quote = _quote(repo, prompts, counts, units)
+    quote = _quote(repo, prompts, counts)
     loc = prompts[next(iter(prompts))].call
     data: JSON = {"locations": {p: c.call for p, c in prompts.items()},
                   # whether the whole text the persona's model call receives names security
@@ -336,20 +333,13 @@ def _unreached(repo: Path, prompts: dict[str, Prompt]) -> list[Finding]:
     ]
 
 
-def _quote(repo: Path, prompts: dict[str, Prompt], counts: dict[str, JSON],
-           units: dict[str, tuple[list[tuple[str, str]], list[tuple[str, str]]]]) -> str:
+def _quote(repo: Path, prompts: dict[str, Prompt], counts: dict[str, JSON]) -> str:
     """Per persona: the model call, the entry read, and the lines its own text comes from;
-    then the template lines every persona shares, and lines the personas' own prompts
-    repeat."""
-    def at(origin: str, text: str) -> str:
-        path, line = split_loc(origin)
-        return line_at(repo, path, line_holding(repo, path, line, text), limit=160)
-
+    then the template lines every persona shares."""
     blocks = []
     for persona, prompt in prompts.items():
-        lines = list(dict.fromkeys(at(*u) for u in units[persona][0][:5]))[:4] or [
-            line_at(repo, *split_loc(where), limit=160)
-            for where in counts[persona]["own_lines"][:4]]
+        lines = [line_at(repo, *split_loc(where), limit=160)
+                 for where in counts[persona]["own_lines"][:4]]
         blocks.append(f"[{persona}] model call {prompt.call} (from {prompt.entry}); "
                       f"own text {counts[persona]['own_words']} words:\n" +
                       ("\n".join(lines) or "(none: only the persona's name)"))
@@ -359,8 +349,6 @@ def _quote(repo: Path, prompts: dict[str, Prompt], counts: dict[str, JSON],
                      for w in [part[1]]})[:4]
     blocks.append("shared template:\n" + "\n".join(line_at(repo, *split_loc(w), limit=160)
                                                      for w in shared))
-    repeated = units[next(iter(prompts))][1][:4]
-    if repeated:
-        blocks.append("lines the personas' own prompts repeat (template):\n" +
-                      "\n".join(at(*u) for u in repeated))
     return clip("\n\n".join(blocks), 3000)
+
+

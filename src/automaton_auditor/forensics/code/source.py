@@ -69,15 +69,3 @@ def line_at(repo: Path | None, path: str, line: int, limit: int = 200) -> str:
     lines = _lines(str(repo / path)) if repo is not None else ()
     text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
     return f"{path}:{line}: {clip(text, limit)}"
-
-
-def line_holding(repo: Path, path: str, line: int, text: str, span: int = 400) -> int:
-    """The first line from `line` on (within `span` lines) that holds `text` (its start,
-    stripped): where a piece of a multi-line string literal sits, the literal starting at
-    `line`; `line` itself when no line holds it."""
-    lines = _lines(str(repo / path))
-    probe = " ".join(text.split())[:50]
-    for number in range(max(line, 1), min(line + span, len(lines)) + 1):
-        if probe and probe in " ".join(lines[number - 1].split()):
-            return number
-    return line
