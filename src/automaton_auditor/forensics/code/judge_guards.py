@@ -52,7 +52,7 @@ def _empty(node: ast.AST | None) -> bool:
         isinstance(node, ast.Dict) and not node.keys)
 
 
-def _binds(fn: Fn) -> dict[str, list[ast.AST]]:
+def local_binds(fn: Fn) -> dict[str, list[ast.AST]]:
     """Every binding of each local name (an assignment's value, else the binding node)."""
     out: dict[str, list[ast.AST]] = {}
     for node in ast.walk(fn):
@@ -67,7 +67,7 @@ def _binds(fn: Fn) -> dict[str, list[ast.AST]]:
     return out
 
 
-def _one(node: ast.AST, binds: dict[str, list[ast.AST]]) -> ast.AST:
+def one_value(node: ast.AST, binds: dict[str, list[ast.AST]]) -> ast.AST:
     """A local name's one assigned value (the node itself otherwise)."""
     if isinstance(node, ast.Name) and len(binds.get(node.id, [])) == 1 and \
             isinstance(binds[node.id][0], ast.expr):
@@ -75,7 +75,7 @@ def _one(node: ast.AST, binds: dict[str, list[ast.AST]]) -> ast.AST:
     return node
 
 
-def _channel(node: ast.AST, state: str) -> str | None:
+def state_key(node: ast.AST, state: str) -> str | None:
     """``state.get("k", ...)`` or ``state["k"]``: "k"."""
     key = node.args[0] if isinstance(node, ast.Call) and isinstance(
         node.func, ast.Attribute) and node.func.attr == "get" and isinstance(
@@ -85,15 +85,15 @@ def _channel(node: ast.AST, state: str) -> str | None:
     return key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
 
 
-def _lookup(node: ast.AST, binds: dict[str, list[ast.AST]],
+def evidence_lookup(node: ast.AST, binds: dict[str, list[ast.AST]],
             state: str) -> tuple[str, ast.expr] | None:
     """``d.get(key, <empty>)`` where ``d`` is a state key's value: (state key, key)."""
-    node = _one(node, binds)
+    node = one_value(node, binds)
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and
             node.func.attr == "get" and 1 <= len(node.args) <= 2 and not node.keywords and
             _empty(node.args[1] if len(node.args) == 2 else None)):
         return None
-    channel = _channel(_one(node.func.value, binds), state)
+    channel = state_key(one_value(node.func.value, binds), state)
     return (channel, node.args[0]) if channel else None
 
 
@@ -138,22 +138,23 @@ def _truthy(need: ast.expr) -> ast.expr | None:
     return None if negated else inner
 
 
-def _function(repo: Path, path: str, qual: str) -> Fn | None:
+def parsed_function(repo: Path, path: str, qual: str) -> Fn | None:
+    """The definition of function `qual` of file `path` (None when unreadable)."""
     tree = parse_file(str(repo / path))
     return next((f for q, f in function_defs(tree) if q == qual), None) if tree else None
 
 
 def _dict_keys(value: ast.AST, fn: Fn, state: str, channel: str) -> set[str] | None:
     """The keys a dict written for `channel` may hold (None: not all read)."""
-    binds = _binds(fn)
-    origin = _one(value, binds)
+    binds = local_binds(fn)
+    origin = one_value(value, binds)
     if isinstance(origin, ast.Dict):
         keys = [k.value if isinstance(k, ast.Constant) and isinstance(k.value, str) else None
                 for k in origin.keys]
         if None in keys:
             return None
         found = {str(k) for k in keys}
-    elif _channel(origin, state) == channel:
+    elif state_key(origin, state) == channel:
         found = set()  # the key's own value read back: what it already holds
     else:
         return None
@@ -181,7 +182,7 @@ def _node_writes(repo: Path, graph: CallGraph, node: Any, channel: str) -> set[s
         return set() if not node.open else None
     if node.key is None or node.whole or node.open:
         return None
-    fn = _function(repo, *node.key)
+    fn = parsed_function(repo, *node.key)
     state = (graph.functions[node.key].get("params") or [None])[0]
     if fn is None or state is None:
         return None
@@ -206,10 +207,10 @@ def _inputs(repo: Path, paths: list[str], channel: str) -> set[str] | None:
     for path in paths:
         tree = parse_file(str(repo / path))
         for _q, fn in function_defs(tree) if tree else ():
-            binds = _binds(fn)
+            binds = local_binds(fn)
             for call in (c for c in ast.walk(fn) if isinstance(c, ast.Call) and isinstance(
                     c.func, ast.Attribute) and c.func.attr in INVOKES and c.args):
-                given = _one(call.args[0], binds)
+                given = one_value(call.args[0], binds)
                 for key, value in zip(*((given.keys, given.values) if isinstance(
                         given, ast.Dict) else ([], [])), strict=True):
                     if key is None:
@@ -236,7 +237,7 @@ def written_keys(repo: Path, facts: dict[str, JSON], graph: CallGraph, main: Top
     return None if given is None else found | given
 
 
-def _stamped(fn: Fn, key: ast.expr) -> bool:
+def stamped(fn: Fn, key: ast.expr) -> bool:
     """The judge writes `key` as its opinion's criterion (``criterion_id=key`` or
     ``{"criterion_id": key}``)."""
     if isinstance(key, ast.Constant):
@@ -253,13 +254,13 @@ def _stamped(fn: Fn, key: ast.expr) -> bool:
 def guard_of(fn: Fn, call: ast.AST, state: str) -> tuple[str, ast.expr, list[int]] | None:
     """The state key, lookup key, and lines (test, lookup) of an evidence lookup `call`
     needs to succeed."""
-    binds = _binds(fn)
+    binds = local_binds(fn)
     for need, line in _needs(fn, call):
         truthy = _truthy(need)
-        found = _lookup(truthy, binds, state) if truthy is not None else None
-        if truthy is not None and found is not None and _stamped(fn, found[1]):
-            return found[0], found[1], sorted({line, getattr(_one(truthy, binds), "lineno",
-                                                                line)})
+        found = evidence_lookup(truthy, binds, state) if truthy is not None else None
+        if truthy is not None and found is not None and stamped(fn, found[1]):
+            return found[0], found[1], sorted({line, getattr(
+                one_value(truthy, binds), "lineno", line)})
     return None
 
 
@@ -283,7 +284,7 @@ def state_of(repo: Path, graph: CallGraph, main: Topology, path: str, fn: Fn) ->
     callers = graph.callers(key)
     for caller, index in callers:
         line = int(graph.sites(caller)[index].get("line") or 0)
-        outer = _function(repo, *caller)
+        outer = parsed_function(repo, *caller)
         passed = [c.args[0] for c in ast.walk(outer) if isinstance(c, ast.Call) and
                   c.lineno == line and c.args] if outer else []
         if caller not in nodes or outer is None or not passed or not all(
