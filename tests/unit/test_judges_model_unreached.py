@@ -50,6 +50,20 @@ def run(dimensions):
     initial = {{"rubric_dimensions": dimensions, "evidences": {{}}, "opinions": []}}
     return build().invoke(initial)
 '''
+# the three persona nodes, each running the same judge function `_judge`
+PERSONA_NODES = '''
+
+def prosecutor_node(state):
+    return _judge(state, "Prosecutor", PROSECUTOR)
+
+
+def defense_node(state):
+    return _judge(state, "Defense", DEFENSE)
+
+
+def tech_lead_node(state):
+    return _judge(state, "TechLead", TECH_LEAD)
+'''
 NODES = '''
 from langchain_openai import ChatOpenAI
 
@@ -79,19 +93,7 @@ def _judge(state, name, system):
 {guard}
         opinions.append(llm.invoke([("system", system), ("user", str(relevant))]))
     return {{"opinions": opinions}}
-
-
-def prosecutor_node(state):
-    return _judge(state, "Prosecutor", PROSECUTOR)
-
-
-def defense_node(state):
-    return _judge(state, "Defense", DEFENSE)
-
-
-def tech_lead_node(state):
-    return _judge(state, "TechLead", TECH_LEAD)
-'''
+''' + PERSONA_NODES
 GUARD = '''        if not relevant:
             opinions.append({"judge": name, "criterion_id": dim_id, "score": 1})
             continue'''

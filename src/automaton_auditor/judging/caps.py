@@ -246,6 +246,12 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("judges.model_unreached", ("judicial_nuance",), 4, 0.8,
                "some judges' model calls wait on an evidence lookup that never finds "
                "anything", when=graded_cap(4)),
+    # Judges whose model calls are handed only fixed text and the criterion id, or an
+    # evidence lookup by that id the graph never fills (forensics.code.judge_evidence): the
+    # personas may still argue distinctly, but over no evidence, so modest: 4.
+    FailureCap("judges.no_evidence", ("judicial_nuance",), 4, 0.8,
+               "no judge is given any evidence (its model call holds only fixed text and "
+               "the criterion id)"),
     FailureCap("llm.fail_after_model", ("structured_output_enforcement",), 3, 0.8,
                "every schema-bound judge call's answer is indexed with [] (a TypeError: no "
                "validated opinion reaches the state)"),

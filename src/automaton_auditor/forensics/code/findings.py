@@ -32,6 +32,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.health import health_findings
     from automaton_auditor.forensics.code.imports import ImportChecks
     from automaton_auditor.forensics.code.judge_coverage import coverage_finding
+    from automaton_auditor.forensics.code.judge_evidence import no_evidence_finding
     from automaton_auditor.forensics.code.judge_guards import unreached_finding
     from automaton_auditor.forensics.code.loading import load_findings
     from automaton_auditor.forensics.code.model_calls import model_call_finding
@@ -78,6 +79,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                                   prompts),
                 coverage_finding(repo, facts, CallGraph(facts), main, prompts),
                 unreached_finding(repo, facts, CallGraph(facts), main, prompts),
+                no_evidence_finding(repo, facts, CallGraph(facts), main, prompts),
                 *answer_findings(facts, repo, scope),
                 *justice_findings(facts, repo, main, calls, scope),
                 no_graph_finding(repo, facts, calls, main, others, scope),
