@@ -5,9 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor.forensics.code.blocked import Undefined
 from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON
-from automaton_auditor.forensics.code.judge_prompts import judge_prompts, persona_named
+from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, persona_named
+from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.own_graph import own_builder_findings
 from automaton_auditor.forensics.code.topology import (
     DETECTIVE,
@@ -23,6 +25,21 @@ from automaton_auditor.forensics.code.topology import (
 from automaton_auditor.state import Finding, RebuiltGraph
 
 
+def _judge_findings(repo: Path, files: list[str], facts: dict[str, JSON], scope: Scope | None,
+                    main: Topology | None, undefined: Undefined,
+                    prompts: dict[str, Prompt]) -> list[Finding]:
+    """The facts read off the judges' prompts: personas, coverage, reach and evidence."""
+    from automaton_auditor.forensics.code.judge_coverage import coverage_finding
+    from automaton_auditor.forensics.code.judge_evidence import no_evidence_finding
+    from automaton_auditor.forensics.code.judge_guards import unreached_finding
+    from automaton_auditor.forensics.code.personas import persona_findings
+
+    return [*persona_findings(repo, files, facts, scope, undefined, prompts),
+            coverage_finding(repo, facts, CallGraph(facts), main, prompts),
+            unreached_finding(repo, facts, CallGraph(facts), main, prompts),
+            no_evidence_finding(repo, facts, CallGraph(facts), main, prompts)]
+
+
 def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                    stats: dict[str, int]) -> tuple[list[Finding], RebuiltGraph | None]:
     """All code findings, sorted, and the rebuilt main graph."""
@@ -31,13 +48,9 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.blocked import undefined_reads
     from automaton_auditor.forensics.code.health import health_findings
     from automaton_auditor.forensics.code.imports import ImportChecks
-    from automaton_auditor.forensics.code.judge_coverage import coverage_finding
-    from automaton_auditor.forensics.code.judge_evidence import no_evidence_finding
-    from automaton_auditor.forensics.code.judge_guards import unreached_finding
     from automaton_auditor.forensics.code.loading import load_findings
     from automaton_auditor.forensics.code.model_calls import model_call_finding
     from automaton_auditor.forensics.code.node_stubs import stub_nodes
-    from automaton_auditor.forensics.code.personas import persona_findings
     from automaton_auditor.forensics.code.raising import raise_findings
     from automaton_auditor.forensics.code.runtime import runtime_findings
     from automaton_auditor.forensics.code.safety import safety_findings
@@ -75,11 +88,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 model_call_finding(facts, CallGraph(facts), repo),
                 *safety_findings(facts, repo, calls, run_nodes(CallGraph(facts), main)),
                 *llm_findings(facts, repo, scope, judges),
-                *persona_findings(repo, files, facts, scope, undefined_reads(analysis),
-                                  prompts),
-                coverage_finding(repo, facts, CallGraph(facts), main, prompts),
-                unreached_finding(repo, facts, CallGraph(facts), main, prompts),
-                no_evidence_finding(repo, facts, CallGraph(facts), main, prompts),
+                *_judge_findings(repo, files, facts, scope, main, undefined_reads(analysis),
+                                 prompts),
                 *answer_findings(facts, repo, scope),
                 *justice_findings(facts, repo, main, calls, scope),
                 no_graph_finding(repo, facts, calls, main, others, scope),
