@@ -15,7 +15,7 @@ import ast
 import re
 from typing import Any
 
-from automaton_auditor.forensics.code.common import dotted, function_defs
+from automaton_auditor.forensics.code.common import caught_names, dotted, function_defs
 from automaton_auditor.forensics.code.exprs import own_nodes
 
 AUTH = re.compile(r"auth|credential|permission|\b40[13]\b|username|password|terminal prompts",
@@ -83,8 +83,7 @@ def _tests(node: ast.AST, consts: dict[str, Any]) -> bool:
             node.func.attr if isinstance(node.func, ast.Attribute) else "")
         return tail in SEARCHES and any(_auth_text(a, consts) for a in node.args)
     if isinstance(node, ast.ExceptHandler) and node.type is not None:
-        types = node.type.elts if isinstance(node.type, ast.Tuple) else [node.type]
-        return any(AUTH.search((dotted(t) or "").rsplit(".", 1)[-1]) for t in types)
+        return any(AUTH.search(name) for name in caught_names(node) or [])
     return False
 
 

@@ -23,7 +23,7 @@ import re
 import string
 from collections.abc import Callable, Iterator
 
-from automaton_auditor.forensics.code.common import FunctionNode, dotted, unparse
+from automaton_auditor.forensics.code.common import FunctionNode, caught_types, dotted, unparse
 from automaton_auditor.text import clip
 
 # a format spec asking for a huge width or precision would make the check itself allocate it
@@ -117,8 +117,7 @@ def _catches(handler: ast.ExceptHandler, error: type[BaseException]) -> bool:
     name that is no built-in exception (it may be an alias of one)."""
     if handler.type is None:
         return True
-    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    for node in types:
+    for node in caught_types(handler):
         known = getattr(builtins, dotted(node) or "", None)
         if not (isinstance(known, type) and issubclass(known, BaseException)) \
                 or issubclass(error, known):

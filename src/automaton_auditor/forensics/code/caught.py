@@ -15,7 +15,7 @@ import ast
 from pathlib import Path
 
 from automaton_auditor.forensics.code.analysers import diagnostic_name
-from automaton_auditor.forensics.code.common import JSON, dotted
+from automaton_auditor.forensics.code.common import JSON, caught_names
 from automaton_auditor.forensics.code.exprs import own_nodes
 from automaton_auditor.forensics.code.source import parse_file
 
@@ -26,10 +26,9 @@ _LATER = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 def _swallows(handler: ast.ExceptHandler) -> bool:
     """The handler catches a NameError and does not raise again."""
-    if handler.type is not None:
-        types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-        if not any((dotted(t) or "").rsplit(".", 1)[-1] in CATCHES for t in types):
-            return False
+    names = caught_names(handler)
+    if names is not None and not CATCHES.intersection(names):
+        return False
     return not any(isinstance(node, ast.Raise) for node in own_nodes(handler.body))
 
 

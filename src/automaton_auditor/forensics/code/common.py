@@ -30,6 +30,21 @@ def dotted(node: ast.AST | None) -> str | None:
     return None
 
 
+def caught_types(handler: ast.ExceptHandler) -> list[ast.expr]:
+    """The classes an ``except`` names (one, or each of a tuple); [] for a bare ``except:``."""
+    if handler.type is None:
+        return []
+    return list(handler.type.elts) if isinstance(handler.type, ast.Tuple) else [handler.type]
+
+
+def caught_names(handler: ast.ExceptHandler) -> list[str] | None:
+    """The last part of each class name an ``except`` names ("?" for an expression that is
+    no name); None for a bare ``except:``, which catches everything."""
+    if handler.type is None:
+        return None
+    return [(dotted(t) or "?").rsplit(".", 1)[-1] for t in caught_types(handler)]
+
+
 def resolve(name: str | None, imports: dict[str, str]) -> str | None:
     """Expand the first segment of a dotted name through the file's imports
     (``SG`` -> ``langgraph.graph.StateGraph``, ``sp.run`` -> ``subprocess.run``)."""

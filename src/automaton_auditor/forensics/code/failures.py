@@ -17,7 +17,7 @@ import ast
 from collections.abc import Iterator, Sequence
 
 from automaton_auditor.forensics.code.classify import SUBPROCESS
-from automaton_auditor.forensics.code.common import dotted, keyword, resolve
+from automaton_auditor.forensics.code.common import caught_names, dotted, keyword, resolve
 
 RAISING = {"check_call", "check_output"}  # they raise CalledProcessError on a non-zero exit
 INT_RESULT = {"call", "getstatusoutput"}  # the result (its first item) is the exit code
@@ -46,10 +46,8 @@ def failure_checks(tree: ast.Module, imports: dict[str, str],
 
 
 def _catches(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return True  # a bare ``except:``
-    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any((dotted(t) or "").rsplit(".", 1)[-1] in CATCHES for t in types)
+    names = caught_names(handler)
+    return names is None or bool(CATCHES.intersection(names))  # None: a bare ``except:``
 
 
 class _Scope:

@@ -29,7 +29,7 @@ import re
 from pathlib import Path
 
 from automaton_auditor.forensics.code.analysers import Analysis, diagnostic_name
-from automaton_auditor.forensics.code.common import JSON, dotted
+from automaton_auditor.forensics.code.common import JSON, caught_names
 from automaton_auditor.forensics.code.imports import ImportChecks, loaded_files, module_files
 from automaton_auditor.forensics.code.source import line_at, parse_file
 from automaton_auditor.state import Finding
@@ -44,10 +44,8 @@ CITING = ("locations", "functions", "lines", "prompt_words")
 
 
 def _catches(handler: ast.ExceptHandler) -> bool:
-    if handler.type is None:
-        return True
-    types = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
-    return any((dotted(t) or "").rsplit(".", 1)[-1] in GUARDS for t in types)
+    names = caught_names(handler)
+    return names is None or bool(GUARDS.intersection(names))
 
 
 class LoadWalk:

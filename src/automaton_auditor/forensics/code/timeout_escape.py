@@ -29,7 +29,13 @@ from pathlib import Path
 from typing import NamedTuple
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
-from automaton_auditor.forensics.code.common import JSON, TEST_PATH, dotted, function_defs
+from automaton_auditor.forensics.code.common import (
+    JSON,
+    TEST_PATH,
+    caught_names,
+    dotted,
+    function_defs,
+)
 from automaton_auditor.forensics.code.exprs import own_nodes
 from automaton_auditor.forensics.code.facts import call_finding
 from automaton_auditor.forensics.code.source import line_at, parse_file
@@ -188,10 +194,8 @@ def _caught(repo: Path, key: Key, line: int, passed: list[tuple[str, int, str]])
                 node.body[0].lineno <= line <= (node.body[-1].end_lineno or 0)):
             continue
         for handler in node.handlers:
-            types = [] if handler.type is None else handler.type.elts if isinstance(
-                handler.type, ast.Tuple) else [handler.type]
-            names = [(dotted(t) or "?").rsplit(".", 1)[-1] for t in types]
-            if not names or CATCHES & set(names):
+            names = caught_names(handler)
+            if names is None or CATCHES & set(names):
                 return f"caught at {key[0]}:{handler.lineno}"
             passed.append((key[0], handler.lineno, ", ".join(names)))
     return ""
