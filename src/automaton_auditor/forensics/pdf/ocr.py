@@ -3,7 +3,7 @@
 Uses `rapidocr-onnxruntime` (the `ocr` extra), whose wheel ships its own detection and
 recognition models, so nothing is downloaded at run time. Pages are rendered with pypdfium2
 and each recognised text line becomes a `Line`, so the usual structure rebuilding applies.
-Enabled by `ingest_report(..., ocr=True)` or `AUDITOR_OCR=1`; capped by
+Enabled by `ReportLimits.ocr` (`--ocr`, `AUDITOR_OCR=1`); capped by
 `ReportLimits.max_ocr_pages` and `ReportLimits.ocr_budget_s`.
 """
 

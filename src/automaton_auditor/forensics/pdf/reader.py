@@ -54,8 +54,7 @@ __all__ = ["Block", "Chunk", "IngestedReport", "ReportError", "ReportLimits", "a
 
 
 def ingest_report(path: Path, limits: ReportLimits | None = None, *,
-                  full_pipeline: bool | None = None, use_outline: bool = True,
-                  ocr: bool | None = None) -> IngestedReport:
+                  full_pipeline: bool | None = None, use_outline: bool = True) -> IngestedReport:
     """Read a report (PDF, Markdown, DOCX or HTML) into headings, blocks and chunks.
 
     Raises `ReportError` (one-line message, `kind` set) for missing, empty, oversized,
@@ -63,8 +62,8 @@ def ingest_report(path: Path, limits: ReportLimits | None = None, *,
     JavaScript. `full_pipeline` (default: env `AUDITOR_DOCLING_FULL=1`) tries docling's
     model pipeline first, offline, and falls back to the native one on any failure.
     `use_outline=False` ignores the PDF's bookmarks (headings then come from typography).
-    `ocr` (default: `limits.ocr`, the `ocr` setting) reads a scanned report with the offline
-    OCR extra instead of rejecting it as `no_text_layer`.
+    `limits.ocr` (the `ocr` setting) reads a scanned report with the offline OCR extra
+    instead of rejecting it as `no_text_layer`.
     """
     limits = limits or ReportLimits()
     path = Path(path)
@@ -74,9 +73,7 @@ def ingest_report(path: Path, limits: ReportLimits | None = None, *,
         return _ingest_other(path, sha, kind)
     if full_pipeline is None:
         full_pipeline = os.environ.get("AUDITOR_DOCLING_FULL") == "1"
-    if ocr is None:
-        ocr = limits.ocr
-    return _ingest_pdf(path, sha, limits, full_pipeline, use_outline, ocr)
+    return _ingest_pdf(path, sha, limits, full_pipeline, use_outline, limits.ocr)
 
 
 def _ingest_pdf(path: Path, sha: str, limits: ReportLimits, full: bool,
