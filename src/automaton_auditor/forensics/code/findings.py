@@ -87,7 +87,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 # order the safety trace fills `calls`' memos in
                 model_call_finding(facts, CallGraph(facts), repo),
                 *safety_findings(facts, repo, calls, run_nodes(CallGraph(facts), main)),
-                *llm_findings(facts, repo, scope, judges),
+                *llm_findings(facts, repo, scope, judges, main),
                 *_judge_findings(repo, files, facts, scope, main, undefined_reads(analysis),
                                  prompts),
                 *answer_findings(facts, repo, scope),

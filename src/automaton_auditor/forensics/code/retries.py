@@ -14,6 +14,13 @@ unknown, so the loop keeps counting as a retry.
 unread (``response = chain.invoke(p); if response: break``, or ``return chain.invoke(p)``)
 goes round again only when the call raises; whether a malformed reply raises depends on the
 binding (``with_structured_output`` does, ``bind_tools`` does not).
+
+`handler_retries`: a try around a model call whose handler calls the same model again (the
+same receiver and method, often after appending a corrective message) retries once, loop or
+not, when the handler catches any error or the ``ValueError`` a malformed structured reply
+raises (pydantic's ValidationError and LangChain's OutputParserException derive from it), or
+an error named for parsing or validation. A handler of other errors only (a rate limit, a
+missing API key) does not retry a malformed reply.
 """
 
 from __future__ import annotations
@@ -21,13 +28,17 @@ from __future__ import annotations
 import ast
 import re
 
-from automaton_auditor.forensics.code.common import JSON, dotted
+from automaton_auditor.forensics.code.common import JSON, dotted, unparse
 from automaton_auditor.forensics.code.exprs import walk_expr
+from automaton_auditor.forensics.code.replies import LLM_METHODS, LLM_RECEIVER
 
 INVOKES = {"invoke", "ainvoke"}
 LOGGING = re.compile(r"^(?:print|logger\.\w+|logging\.\w+|log\.\w+)$")
 MALFORMED = re.compile(r"pars|json|valid|schema|decod|malformed|format", re.I)
 MAX_WORDS = 8
+# what a handler must catch to catch a malformed structured reply: any error, or the
+# ValueError that pydantic's ValidationError and LangChain's OutputParserException derive from
+BROAD = re.compile(r"^(?:\w+\.)*(?:Exception|BaseException|ValueError)$")
 
 
 def retried(node: ast.Try | ast.TryStar) -> JSON:
@@ -137,3 +148,38 @@ def _tests_error(test: ast.expr, err: set[str]) -> bool:
                 _mentions(sub.args[0], err):
             return True
     return False
+
+
+def _model_calls(body: list[ast.stmt]) -> list[ast.Call]:
+    """Calls of a model method (``invoke``...) on a receiver named like a model, in order."""
+    calls = [sub for stmt in body for sub in ast.walk(stmt) if isinstance(sub, ast.Call)
+             and isinstance(sub.func, ast.Attribute) and sub.func.attr in LLM_METHODS
+             and LLM_RECEIVER.search((dotted(sub.func.value) or "").rsplit(".", 1)[-1])]
+    return sorted(calls, key=lambda c: (c.lineno, c.col_offset))
+
+
+def catches_malformed(kind: ast.expr | None) -> bool:
+    """Whether a handler of this type (None: a bare ``except``) catches the error a
+    malformed structured reply raises."""
+    if kind is None:
+        return True
+    names = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return any(BROAD.match(dotted(n) or "") or MALFORMED.search(dotted(n) or "")
+               for n in names)
+
+
+def handler_retries(node: ast.Try | ast.TryStar) -> list[tuple[ast.Call, str, int]]:
+    """A handler's call of the model its try calls (see the module docstring): the call,
+    how it retries, and the line of the call it tries again."""
+    tried: dict[str, int] = {}
+    for call in _model_calls(node.body):
+        tried.setdefault(str(dotted(call.func)), call.lineno)
+    found: list[tuple[ast.Call, str, int]] = []
+    for handler in node.handlers if tried else []:
+        again = [c for c in _model_calls(handler.body) if str(dotted(c.func)) in tried]
+        if again and catches_malformed(handler.type):
+            caught = unparse(handler.type, 80).strip("()") if handler.type else "any error"
+            name = str(dotted(again[0].func))
+            found.append((again[0], f"{name} called again in its except handler ({caught})",
+                          tried[name]))
+    return found

@@ -21,6 +21,7 @@ from automaton_auditor.forensics.code.liveness import (
     imported_files,
     live,
 )
+from automaton_auditor.forensics.code.node_retry import node_policies, policy_text
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.topology import JUDGE, Topology
 from automaton_auditor.forensics.code.walk import TRIGGERS
@@ -142,10 +143,13 @@ def _library_bindings(facts: dict[str, JSON],
 
 
 def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
-                 scope: Scope | None = None, judges: Scope | None = None) -> list[Finding]:
+                 scope: Scope | None = None, judges: Scope | None = None,
+                 main: Topology | None = None) -> list[Finding]:
     """``llm.structured_output``, ``llm.opinion_schema``, ``llm.retry``,
     ``llm.freeform_parse``, ``llm.schema_parse``, from the code the graph runs when `scope`
-    is known; `judges` (`judge_scope`) is what the judge nodes run, when known."""
+    is known; `judges` (`judge_scope`) is what the judge nodes run, when known; `main` the
+    graph whose nodes may carry a RetryPolicy (`node_retry`)."""
+    policies = node_policies(facts, repo, main)
     facts, dropped = _wired(facts, scope)
     note = _unwired_note(dropped)
     unwired = [f"{p}:{c['line']}" for p, c in dropped[:50]]
@@ -171,7 +175,9 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
     only = [(p, c, rate_limit_only(facts, p, c) or reply_unread(facts, p, c, tool_only))
             for p, c in loops]
     selective = {(p, t["line"]): (p, t) for p, _c, t in only if t is not None}
-    retries = calls_of(facts, "retry") + [(p, c) for p, c, t in only if t is None]
+    retries = calls_of(facts, "retry") + [(p, c) for p, c, t in only if t is None] + [
+        (p["path"], {**p, "how": f"RetryPolicy on node {p['node']} (retry_on={p['retry_on']})"})
+        for p in policies if p["malformed"]]
     freeform = calls_of(facts, "freeform_parse")
     schemas = sorted({s for _p, c in structured for s in c["schemas"]})
     return [
@@ -186,7 +192,7 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
             "No binding to a schema named like an opinion or verdict.", confidence=0.8)),
         _retry_finding(retries, sorted(selective.values(), key=lambda pt: (pt[0],
                                                                              pt[1]["line"])),
-                       repo, note, unwired),
+                       repo, note, unwired, [p for p in policies if not p["malformed"]]),
         freeform_finding(freeform, judges),
         schema_parse_finding(calls_of(facts, "schema_parse"), bool(structured), note),
     ]
@@ -298,17 +304,20 @@ def reply_unread(facts: dict[str, JSON], path: str, call: JSON,
 
 
 def _retry_finding(retries: list[tuple[str, JSON]], selective: list[tuple[str, JSON]],
-                   repo: Path | None, note: str, unwired: list[str]) -> Finding:
+                   repo: Path | None, note: str, unwired: list[str],
+                   policies: list[JSON]) -> Finding:
     """``llm.retry``: the retries of a failed or malformed reply; a loop that retries only
-    errors its test selects (rate limits) is quoted, with the line where the rest leave."""
+    errors its test selects (rate limits) is quoted, with the line where the rest leave;
+    `policies` are nodes' RetryPolicies that retry no malformed reply, said and quoted."""
     if retries or not selective:
         hows = sorted({str(c.get("how", "try/except in a loop")) for _p, c in retries})
+        quoted = retries or [(p["path"], p) for p in policies]
         return call_finding(
             "llm.retry", "Retry logic around model calls", bool(retries), "success",
-            sorted(retries, key=lambda pc: (pc[0], pc[1]["line"])),
+            sorted(quoted, key=lambda pc: (pc[0], pc[1]["line"])),
             (f"{len(retries)} retry mechanism(s): {', '.join(hows)}." if retries else
              "No with_retry, max_retries, retry decorator or retry loop around a model "
-             "call.") + note, confidence=0.75, unwired=unwired)
+             "call.") + policy_text(policies) + note, confidence=0.75, unwired=unwired)
     path, first = selective[0]
     lines = sorted({first["line"], *first["tests"], *([first["exit"]] if first["exit"] else [])})
     quoted = [(path, {"line": n, "snippet": line_at(repo, path, n).split(": ", 1)[-1]})
