@@ -82,6 +82,11 @@ RETRY = '''    for attempt in range(3):
         except ValueError:
             continue
     return {"opinions": []}'''
+HANDLER_RETRY = '''    try:
+        opinion = chain.invoke({"e": str(state["evidences"])})
+    except Exception:
+        opinion = chain.invoke({"e": "Previous output was malformed."})
+    return {"opinions": [opinion]}'''
 LOOP_AND_RETRY = '''    opinions = []
     for criterion in state["criteria"]:
         for attempt in range(3):
@@ -164,6 +169,13 @@ def test_a_retry_loop_left_once_the_call_succeeds_is_still_one_opinion(
         tmp_path: Path) -> None:
     fact = _fact(tmp_path, body=RETRY)
     assert fact.found, fact.rationale
+
+
+def test_a_call_made_again_in_its_except_handler_is_still_one_opinion(
+        tmp_path: Path) -> None:
+    fact = _fact(tmp_path, body=HANDLER_RETRY)
+    assert fact.found, fact.rationale
+    assert "one model call at judges.py:17" in fact.rationale
 
 
 def test_a_loop_over_the_criteria_is_not_one_opinion(tmp_path: Path) -> None:

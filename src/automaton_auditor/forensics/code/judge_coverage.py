@@ -8,7 +8,8 @@ others get fewer than three opinions.
 ``judges.one_opinion`` is confirmed when, for each of the three personas whose model calls
 `judge_prompts` follows:
 
-- the persona's judges make one model call (one line), an ``invoke``/``ainvoke`` of a runnable
+- the persona's judges make one model call (one line; a call of the same model again in its
+  except handler is a retry of it, no second call), an ``invoke``/``ainvoke`` of a runnable
   bound with ``with_structured_output`` (`answers.Answers`) to a repository model whose fields
   hold one opinion (scalars, lists of scalars, or a model that does so: no list or dict of
   models, no dict);
@@ -148,15 +149,25 @@ class Reader:
 
     def persona(self, prompt: Prompt) -> Verdict:
         """Whether this persona's judges give one opinion per run."""
-        calls = sorted({call for call, _route in prompt.sites}, key=split_loc)
+        calls = self._first_tries(sorted({call for call, _route in prompt.sites},
+                                         key=split_loc))
         if not calls:
             return Verdict("unknown", "its model call was not followed")
         if len(calls) > 1:
             return Verdict("unknown", f"{len(calls)} model calls ({', '.join(calls[:4])}): "
                            "which criteria each covers is not read")
-        verdicts = [self.route(calls[0], route) for _call, route in prompt.sites]
+        verdicts = [self.route(calls[0], route) for call, route in prompt.sites
+                    if call == calls[0]]
         return next((v for v in verdicts if v.state == "many"), None) or next(
             (v for v in verdicts if v.state == "unknown"), verdicts[0])
+
+    def _first_tries(self, calls: list[str]) -> list[str]:
+        """`calls` without those that call a model again in the except handler of another
+        of them (`retries.handler_retries`): a retry of that call gives no opinion more."""
+        again = {f"{path}:{c['line']}" for path in {split_loc(w)[0] for w in calls}
+                 for c in self.facts.get(path, {}).get("calls") or []
+                 if c.get("kind") == "retry" and f"{path}:{c.get('covers')}" in calls}
+        return [c for c in calls if c not in again]
 
     def route(self, call: str, route: tuple[Step, ...]) -> Verdict:
         """One model call reached by `route` (the functions from the persona's entry)."""
