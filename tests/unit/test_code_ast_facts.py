@@ -365,6 +365,45 @@ def clone(repo_url):
     assert "only tests that the URL is given" in url.rationale
 
 
+def test_a_validator_is_credited_for_its_test_not_its_name(tmp_path: Path) -> None:
+    """Melaku-GA: a log callback's ``_sanitize_inputs`` (it truncates values) was listed as
+    a URL validator function; tedoaba's ``sanitize_repo_url`` only strips characters."""
+    clone = '''
+import subprocess
+
+
+def clone(url):
+    subprocess.run(["git", "clone", url, "x"], check=True, timeout=9)
+'''
+    named = write_repo(tmp_path / "a", {"clone.py": clone, "graph.py": '''
+from langgraph.graph import StateGraph
+
+
+class Tracer:
+    def _sanitize_inputs(self, inputs):
+        if isinstance(inputs, str) and len(inputs) > 1000:
+            return inputs[:1000]
+        return str(inputs)
+
+
+def sanitize_repo_url(url):
+    return url.replace(";", "").strip()
+'''})
+    url = by_facet(code_findings(tmp_path / "a", named)[0], "safety.url_validation")
+    assert url.found is False and "validator functions: none" in url.rationale
+    testing = write_repo(tmp_path / "b", {"clone.py": clone, "checks.py": '''
+"""Checks made before a clone."""
+import re
+
+
+def validate_repo_url(url):
+    if not re.match(r"^https://github\\.com/[\\w.-]+/[\\w.-]+$", url):
+        raise ValueError(url)
+'''})
+    url = by_facet(code_findings(tmp_path / "b", testing)[0], "safety.url_validation")
+    assert url.found and "validator functions: checks.py:6" in url.rationale
+
+
 def test_clone_in_a_class_that_owns_the_temporary_directory(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {"repo_manager.py": '''
 import subprocess

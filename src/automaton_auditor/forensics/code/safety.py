@@ -29,14 +29,13 @@ from automaton_auditor.forensics.code.temp_paths import fixed_temp_line, temp_ro
 from automaton_auditor.forensics.code.timeout_escape import timeout_finding
 from automaton_auditor.forensics.code.unnamed import named_nowhere
 from automaton_auditor.forensics.code.url_checks import url_tests
+from automaton_auditor.forensics.code.url_checks import validators as url_validators
 from automaton_auditor.state import Finding
 from automaton_auditor.text import clip
 
 # a test that the URL is given or is a string, no URL validation
 EMPTY_TEST = re.compile(r"^\s*(el)?if\s+not\s+\w*url\b|isinstance\(\s*\w*url\w*\s*,\s*str\b",
                         re.I)
-VALIDATOR = re.compile(r"valid\w*(url|repo|target)|(url|repo|target)\w*valid|saniti[sz]e",
-                       re.I)
 
 
 def _dangerous(facet: str, goal: str, items: list[tuple[str, JSON]], what: str) -> Finding:
@@ -364,9 +363,7 @@ def _auth_finding(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
 
 def _clone_input_findings(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
                           repo: Path | None, graph: CallGraph) -> list[Finding]:
-    validators = sorted(f"{p}:{info['line']}" for p in sorted(facts)
-                        for q, info in (facts[p].get("functions") or {}).items()
-                        if VALIDATOR.search(q.rsplit(".", 1)[-1]))
+    validators = url_validators(facts, repo)
     checked = url_tests(clones, repo)
     empty = [] if checked or validators or repo is None else _emptiness_tests(facts, clones,
                                                                               repo)

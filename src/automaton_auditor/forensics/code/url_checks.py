@@ -8,6 +8,11 @@ url)``, ``PATTERN.fullmatch(url)``), a parse of the URL (``urlparse(url)``), a p
 url``) or a call of a checker with the URL (``validate_url(url)``, or a function of the
 same file whose body makes such a test of it). A word in the function
 (``repo.head.is_valid()`` after the clone, a docstring saying "valid URL") checks nothing.
+
+`validators`: functions named like a URL validator (``validate_url``, ``sanitize_repo``) that
+make such a test of one of their parameters. A function named so that only truncates or
+strips its input (a log callback's ``_sanitize_inputs``, ``url.replace(";", "")``) validates
+nothing.
 """
 
 from __future__ import annotations
@@ -22,6 +27,8 @@ from automaton_auditor.forensics.code.source import line_at, parse_file
 TESTS = frozenset({"urlparse", "urlsplit", "match", "fullmatch", "search", "startswith"})
 OWNERS = frozenset({"self", "cls"})  # the object, not a value the clone is given
 CHECKER = re.compile(r"valid|saniti[sz]e|verify|check", re.I)
+VALIDATOR = re.compile(r"valid\w*(url|repo|target)|(url|repo|target)\w*valid|saniti[sz]e",
+                       re.I)
 
 
 def url_tests(clones: list[tuple[str, JSON]], repo: Path | None) -> list[tuple[str, JSON]]:
@@ -34,6 +41,23 @@ def url_tests(clones: list[tuple[str, JSON]], repo: Path | None) -> list[tuple[s
             code = line_at(repo, path, line).split(": ", 1)[-1]
             found.append((path, {"line": line, "func": call["func"], "snippet": code}))
     return found
+
+
+def validators(facts: dict[str, JSON], repo: Path | None) -> list[str]:
+    """``path:line`` of the functions named like a URL validator whose body tests one of
+    their parameters (see the module docstring)."""
+    found: list[str] = []
+    for path in sorted(facts) if repo is not None else []:
+        named = {q for q in facts[path].get("functions") or {}
+                 if VALIDATOR.search(q.rsplit(".", 1)[-1])}
+        tree = parse_file(str(repo / path)) if named and repo is not None else None
+        for qual, fn in function_defs(tree) if tree is not None else ():
+            params = {a.arg for a in [*fn.args.posonlyargs, *fn.args.args,
+                                      *fn.args.kwonlyargs]} - OWNERS
+            decided = _decided(fn)
+            if qual in named and any(_tests(n, params, decided) for n in ast.walk(fn)):
+                found.append(f"{path}:{fn.lineno}")
+    return sorted(found)
 
 
 def _first_test(repo: Path, path: str, line: int) -> int:
