@@ -126,6 +126,21 @@ def test_a_node_returning_its_state_doubles_every_add_list_it_does_not_set(
         passed.content or "")
 
 
+def test_a_node_that_runs_before_any_writer_of_the_list_doubles_nothing(
+        tmp_path: Path) -> None:
+    """Melaku-GA's load_rubric returns its state at the first step, when the opinions list
+    holds only the graph's input: nothing a node produced is doubled."""
+    first = copies.edit(NODES, ("def context_builder(state):\n    return {}",
+                                "def context_builder(state):\n    return state"))
+    doubled = _facts(tmp_path, first)["state.doubled_lists"]
+    assert not doubled.found, doubled.rationale
+    later = copies.edit(NODES, (
+        'def evidence_aggregator(state):\n    return {"opinions": [], "final_report": '
+        'str(len(state["evidences"]))}', "def evidence_aggregator(state):\n    return state"))
+    doubled = _facts(tmp_path / "later", later)["state.doubled_lists"]
+    assert doubled.found and doubled.data["nodes"] == {"evidence_aggregator": ["evidences"]}
+
+
 def test_add_messages_merges_by_id_and_doubles_nothing(tmp_path: Path) -> None:
     state = copies.edit(STATE, ("import operator\n",
                                 "import operator\nfrom langgraph.graph import add_messages\n"),

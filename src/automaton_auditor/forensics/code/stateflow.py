@@ -11,7 +11,9 @@
 - ``state.doubled_lists``: a node returns under a key with an add reducer (``operator.add``)
   the very list it read from the state under that key (or returns the state itself, which
   holds it): LangGraph appends that list to itself, so every item it held is in it twice
-  after each run of the node. ``add_messages`` merges by message id: no doubling.
+  after each run of the node. ``add_messages`` merges by message id: no doubling. A node that
+  runs before any other node writes the list (the first step, reading only the graph's
+  input) doubles nothing a node produced: not charged.
 
 Each fact quotes the lines it rests on (the read or return, and the reducer's declaration).
 """
@@ -235,9 +237,23 @@ def _doubled(model: Model, run: Run, adders: dict[str, tuple[str, int]]
         if node.whole:  # the state it was given holds every list; a key it sets is replaced
             keys.update({k: (node.whole_path, node.whole_line) for k in adders
                          if k not in node.writes and k not in keys})
+        keys = {k: at for k, at in keys.items() if not _still_empty(model, run, name, k)}
         if keys:
             out[name] = keys
     return out
+
+
+def _still_empty(model: Model, run: Run, name: str, key: str) -> bool:
+    """Whether the list under `key` holds only the graph's input whenever `name` runs: no
+    other node that writes it runs before `name`'s last run, and every node that runs
+    before it is known. Doubling it then doubles nothing a node produced."""
+    last = max(run.ran_at.get(name) or [0])
+    before = [n for n, steps in run.ran_at.items() if n != name and steps and min(steps) < last]
+    if (run.ambiguous_at and last >= run.ambiguous_at) or any(
+            n not in model.nodes or model.nodes[n].open for n in before):
+        return False
+    return not any(key in model.nodes[n].writes or key in model.nodes[n].echoes
+                   or model.nodes[n].whole for n in before)
 
 
 def _doubled_finding(facts: dict[str, JSON], model: Model, run: Run, repo: Path | None,
