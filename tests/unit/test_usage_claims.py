@@ -250,6 +250,22 @@ def test_a_module_function_the_code_never_calls_while_it_uses_the_module(
                                   "args, no os.system.") == []
 
 
+def test_a_module_function_a_table_cell_wrapped_in_two_is_read_whole(tmp_path: Path) -> None:
+    """Ahmed-Hibet p.8: "(used with tempfile.TemporaryDire ctory() in the node)", a name a
+    table cell broke, over code that calls tempfile.TemporaryDirectory()."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "nodes.py").write_text(
+        "import tempfile\n\n\ndef clone(url):\n    with tempfile.TemporaryDirectory() as tmp:\n"
+        "        return tmp\n\n\ndef shot():\n    return tempfile.mkstemp()\n")
+    names = code_names(tmp_path, ["src/nodes.py"])
+    assert _contradictions(names, "clone_repo() requires a target_dir (used with "
+                                  "tempfile.TemporaryDire ctory() in the node).") == []
+    # a join the code does not confirm is no wrap
+    found = _contradictions(names, "The clone is made with tempfile.TemporaryDire ctorial() "
+                                   "in the node.")
+    assert len(found) == 1 and found[0].data["said"] == ["tempfile.TemporaryDire"]
+
+
 def test_an_ast_visitor_no_file_names_is_a_misquote(tmp_path: Path) -> None:
     names = _repo(tmp_path)
     facts = _contradictions(names, "Visitor Pattern: A visitor pattern is employed to traverse "

@@ -12,7 +12,8 @@ the report says the system uses ("ingestion using Docling") that no file imports
 code reads PDFs with another one (pypdf); and a syntax tree said to be walked by a visitor
 ("a visitor pattern is employed to traverse the AST") where no file names one. A file the
 code index does not hold, a module the file never uses, or a hedged sentence ("should use",
-"instead of") contradicts nothing.
+"instead of") contradicts nothing, nor does a name a line wrap broke in two whose halves
+joined are a name the code uses.
 """
 
 from __future__ import annotations
@@ -306,7 +307,7 @@ def module_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list[
             sentence[: sentence.index(a)] + _clause_around(sentence, sentence.index(a)))):
         module, _, attr = api.partition(".")
         kin = sorted(w for name, ws in uses.items() if name.split(".")[0] == module for w in ws)
-        if attr.lower() in _FILE_EXT or not kin \
+        if attr.lower() in _FILE_EXT or not kin or _wrapped(sentence, api, uses) \
                 or any(n == api or n.startswith(api + ".") for n in uses):
             continue
         found.append(Misquote(
@@ -314,6 +315,14 @@ def module_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list[
                  f"code uses {module} as {'; '.join(kin[:MAX_QUOTED])}.",
             kin[:MAX_QUOTED], {"api": api}))
     return found
+
+
+def _wrapped(sentence: str, api: str, uses: dict[str, list[str]]) -> bool:
+    """Whether `api` is the head of a name a line or table-cell wrap broke in two
+    ("tempfile.TemporaryDire ctory()"): joined to the word after it, it is a name the code
+    uses. Only a join the code confirms is made."""
+    tail = re.match(r"\s+([A-Za-z_]\w*)", sentence[sentence.index(api) + len(api):])
+    return tail is not None and f"{api}{tail[1]}" in uses
 
 
 USAGE_KINDS = ("api_use", "quoted_call", "chat_class", "method_use", "library_use",
