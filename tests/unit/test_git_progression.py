@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from automaton_auditor.forensics.git import history
-from automaton_auditor.forensics.git.progression import placeholder
+from automaton_auditor.forensics.git.history import Commit
+from automaton_auditor.forensics.git.progression import placeholder, stage_firsts
 from tests.unit.test_git_concentration import code, facet, findings, stepwise
 from tests.unit.test_git_hollow import audit, commit
 from tests.unit.test_git_narrative import BASE, git, make_repo
@@ -115,3 +116,20 @@ def test_a_burst_that_orders_nothing_between_tools_and_graph_is_not_held(
     burst = [(BASE + i * 60, message, files) for i, (_w, message, files) in enumerate(history)]
     fact = facet(findings(tmp_path, burst), "git.progression")
     assert fact.found and "minutes apart" not in fact.rationale
+
+
+def test_a_graph_file_that_adds_no_node_does_not_start_the_graph_stage() -> None:
+    """Ahmed-Hibet: 9366dc0 "Initial StateGraph skeleton" (``StateGraph(AgentState)
+    .compile()``, no node, no edge) was read as the start of the graph stage, before the
+    tools; the graph starts at the first commit that wires nodes."""
+    files = {
+        ("a", "src/graph.py"): "def build_graph():\n    builder = StateGraph(AgentState)\n"
+                               "    return builder.compile()\n",
+        ("b", "src/tools/repo_tools.py"): "def clone(url):\n    return run(['git', url])\n",
+        ("c", "src/graph.py"): "def build_graph():\n    builder = StateGraph(AgentState)\n"
+                               "    builder.add_node('a', a)\n    return builder.compile()\n"}
+    commits = [Commit("a", 1, "d", "Initial StateGraph skeleton", added=["src/graph.py"]),
+               Commit("b", 2, "d", "tools", added=["src/tools/repo_tools.py"]),
+               Commit("c", 3, "d", "wire nodes", changed=["src/graph.py"])]
+    firsts = stage_firsts(commits, lambda sha, path: files.get((sha, path)))
+    assert firsts["graph"] == 2 and firsts["tools"] == 1

@@ -5,7 +5,8 @@ starts at the first commit that builds it: the first (non-scaffold) commit touch
 in which one of its Python files, read as that commit left it, holds working code. A file
 whose functions are mostly placeholders (a body that only passes, raises
 NotImplementedError, or returns a constant such as ``{}`` or ``{"opinions": []}``) builds
-nothing: a scaffold that lays out every stage's file with TODO stubs does not start them.
+nothing: a scaffold that lays out every stage's file with TODO stubs does not start them;
+nor does a graph file that adds no node and no edge (a ``StateGraph(S).compile()`` skeleton).
 Without the files' contents (a blobless or long history) a stage starts at its first touch.
 The history progresses only when the code stages (all but setup) start in two commits at
 least: a .gitignore commit before one commit that starts them all tells no story. Nor does
@@ -19,6 +20,7 @@ commits of a replayed history (dated on whole minutes, each only adding files:
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Collection
 
 from automaton_auditor.forensics.git.history import (
@@ -39,6 +41,10 @@ SCAFFOLD_SHARE = 0.1
 SCAFFOLD_STAGES = 4
 CORE = ("setup", "tools", "graph")
 READS = 200  # files read to tell placeholders from code, at most
+# A graph file that adds no node and no edge (``StateGraph(S).compile()``) is a skeleton: it
+# builds no graph yet.
+WIRING = re.compile(r"\.(?:add_node|add_edge|add_conditional_edges|add_sequence|"
+                    r"set_entry_point)\s*\(|\bgoto\s*=")
 # (commit sha, path) -> the file's text at that commit; None when it cannot be read.
 Reader = Callable[[str, str], str | None]
 
@@ -114,7 +120,8 @@ def _builds(commit: Commit, stage: str, read: Reader) -> bool:
     the commit left it; True when none can be read (deleted, or not known: a touch)."""
     texts = [read(commit.sha, p) for p in _stage_files(commit, stage)]
     readable = [text for text in texts if text is not None]
-    return not readable or any(not placeholder(text) for text in readable)
+    return not readable or any(not placeholder(text) and (
+        stage != "graph" or WIRING.search(text) is not None) for text in readable)
 
 
 def files_to_read(commits: list[Commit]) -> list[tuple[str, str]]:
