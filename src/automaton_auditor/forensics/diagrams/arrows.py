@@ -5,7 +5,9 @@ Reports draw pipelines this way in code listings and captions. The text layer of
 mangles them (listing line numbers, a comment column interleaved, a page break inside a
 bracket group), so the parser reads segments between arrows and keeps only short ones:
 a segment is a node name, a bracket group of parallel nodes (``[a || b]``, ``[a ∥ b]``,
-``[a, b]``) or a decision (``(conditional: x?)``) with a ``YES``/``NO`` branch marker.
+``[a, b]``) or a decision (``(conditional: x?)``) with a ``YES``/``NO`` branch marker. A
+bracket list of quoted strings (``"Dialectical Synthesis" -> ["dialectical", "courtroom"]``)
+maps a key to its values, keywords or synonyms: it is no group of nodes and ends the chain.
 Only chains of at least three connected nodes with a parallel group, or four connected nodes,
 are kept (names merely listed between arrows do not add up): prose
 such as "graph -> nodes -> tools" is not a diagram.
@@ -32,6 +34,8 @@ _HEAD = re.compile(r"^\s*[vV↓▼]\s*$")  # the trunk's arrow head
 MAX_TRUNK_LINES = 40  # how far up a branch looks for the node it hangs off
 _GROUP = re.compile(r"\[([^\[\]]{1,400})\]")
 _GROUP_SPLIT = re.compile(r"\|\||∥|,|\|")
+# ``"Synthesis" -> ["dialectical", "courtroom"]``: a keyword mapped to quoted synonyms, no flow
+_QUOTED = re.compile(r"\s*([\"“”'‘’]).{0,80}[\"“”'‘’]\s*", re.DOTALL)
 _PAREN = re.compile(r"\((?:[^()\[\]]|\([^()\[\]]*\))*\)")
 _DECISION = re.compile(r"\(\s*conditional:\s*([^()\[\]]{1,60}?)\s*\)", re.IGNORECASE)
 # "Detectives(Parallel)": one name standing for a group of nodes that run in parallel
@@ -97,6 +101,8 @@ def _segment(raw: str, decisions: dict[str, str]) -> _Segment:
     # A bracket group is a node only when it opens the segment: "[a || b] comment" is one,
     # prose that merely contains "x[0]" somewhere is not.
     if group and len(raw) <= 400 and not _idents(text[: group.start()]):
+        if all(_QUOTED.fullmatch(p) for p in _GROUP_SPLIT.split(group.group(1))):
+            return _Segment([], [], False, marker, False)  # a list of strings: data, no nodes
         members = [ids[0] for ids in (_idents(p) for p in _GROUP_SPLIT.split(group.group(1)))
                    if ids]
         return _Segment(members, members, True, marker, len(members) >= 2)

@@ -214,7 +214,10 @@ def parallelism_findings(reading: DiagramReading | None, graph: RebuiltGraph,
         Finding(facet="vision.compare.parallelism",
                 goal="Diagram's parallel split matches the code graph",
                 found=matched, pattern="success",
-                rationale=("The diagram draws the code's parallel split." if
+                rationale=((f"The arrow chain written in the text ({location}) branches as "
+                            "the code does; it is not drawn." if reading and
+                            reading.facts.kind == "arrow" else
+                            "The diagram draws the code's parallel split.") if
                            matched else f"No match: {verdict}."),
                 confidence=conf, **_limited(base, unread if not matched else None)),
         Finding(facet="vision.compare.misleading",

@@ -34,9 +34,8 @@ _PART_GOALS = {
     "parallel_judges": "A diagram shows the three judges running in parallel (fan-out)",
     "synthesis": "A diagram shows the judges' opinions synthesised (fan-in to Chief Justice)",
 }
-# How far a reading can be trusted, by where it came from.
-# a box drawing's rows are read as layers, each box joined to each box of the next (columns
-# are lost in the text layer): trusted less than parsed diagram source
+# How far a reading can be trusted, by where it came from. A character drawing's rows are
+# read as layers, its columns lost in the text layer: trusted less than diagram source.
 MIN_FLOW_NODES = 3  # two boxes and an arrow (a boxed list of rules) show no shape
 _CONFIDENCE = {"vector": 0.85, "mermaid": 0.85, "dot": 0.85, "text_art": 0.7, "arrow": 0.6,
                "model": 0.6}
@@ -201,10 +200,12 @@ def part_findings(readings: list[DiagramReading], part: str) -> Finding:
     goal = _PART_GOALS[part]
     if showing:
         best = max(showing, key=lambda r: (r.confidence, r.score, -r.facts.page))
-        where = ", ".join(sorted({f"p.{r.facts.page} {r.facts.kind}" for r in showing}))
+        where = ", ".join(sorted({f"p.{r.facts.page} {r.facts.kind}" for r in showing})) + "."
+        text = all(r.facts.kind == "arrow" for r in showing)  # written out, not drawn
         return Finding(facet=f"vision.flow.{part}", goal=goal, found=True, pattern="success",
                        content=_part_content(best, part), location=best.location,
-                       rationale=f"Shown by {len(showing)} diagram(s): {where}.",
+                       rationale=("Written only as arrow chain(s) in the text, not drawn: "
+                                  if text else f"Shown by {len(showing)} diagram(s): ") + where,
                        confidence=best.confidence,
                        data={"diagrams": [{"page": r.facts.page, "kind": r.facts.kind,
                                            "source": r.source} for r in showing]})
