@@ -4,8 +4,13 @@ text layer gives them (spaces collapsed), and arrows into lists of quoted string
 from __future__ import annotations
 
 from automaton_auditor.forensics.diagrams.arrows import parse_arrows
+from automaton_auditor.forensics.diagrams.trees import parse_char_drawings, parse_trees
 from automaton_auditor.forensics.vision.candidates import text_candidates
 from automaton_auditor.forensics.vision.findings import vision_findings
+from automaton_auditor.judging.offline import offline_opinion
+from automaton_auditor.judging.rules import decide
+from automaton_auditor.rubric import load_rubric
+from automaton_auditor.state import JUDGES, Evidence
 
 # The text layer of a report's "Figure 1: Complete StateGraph topology" (a code block)
 TOPOLOGY = """The system is built as a LangGraph StateGraph with 9 nodes.
@@ -83,6 +88,47 @@ SYNONYMS = ("Commits went setup → tools.\nSolution: Added keyword_variants dic
             "mapping each rubric keyword to 8-12 regex\nsynonyms. “Dialectical Synthesis” → "
             "[“dialectical”, “courtroom”, "
             "“thesis.*antithesis”,\n“prosecutor.*defense”]. Old: 0 hits. New: 7+ hits.")
+
+
+def test_rows_of_names_between_trunk_lines_are_layers() -> None:
+    (start, end, flow), = parse_trees(TOPOLOGY)
+    assert TOPOLOGY[start:end].startswith("START") and TOPOLOGY[start:end].endswith("END")
+    assert flow.kind == "text_art"
+    assert ("context_builder", "doc_analyst") in flow.edges
+    assert ("vision_insp", "evidence_aggregator") in flow.edges
+    assert ("evidence_aggregator", "tech_lead") in flow.edges
+    assert ("defense", "chief_justice") in flow.edges and ("chief_justice", "END") in flow.edges
+    # the notes in parentheses are comments, not nodes
+    assert len(flow.edges) == 14 and not any("Superstep" in n for n in flow.labels)
+
+
+def test_unreadable_rows_tables_and_prose_give_no_flow() -> None:
+    # a row of several-word names drops the whole drawing: its other rows alone would
+    # read as a chain the picture does not draw
+    assert parse_trees(MULTI_WORD) == []
+    assert parse_trees(TABLE) == []
+    assert parse_trees(TAIL) == []
+    assert parse_trees("A sentence here.\nAnother one, with words.\nAnd a third.") == []
+
+
+def test_equal_rows_joined_by_vertical_lines_are_parallel_lanes() -> None:
+    (_s, _e, flow), = parse_trees(LANES)
+    assert flow.edges == [("ingest_a", "parse_a"), ("ingest_b", "parse_b"),
+                          ("parse_a", "store_a"), ("parse_b", "store_b")]
+
+
+def test_a_trunk_drawing_shows_the_split_as_a_character_drawing() -> None:
+    assert [b[2].kind for b in parse_char_drawings(TOPOLOGY)] == ["text_art"]
+    diagrams = [facts for facts, _png in text_candidates(["Intro.", TOPOLOGY])]
+    assert [d.kind for d in diagrams] == ["text_art"] and diagrams[0].page == 2
+    facts = {f.facet: f for f in vision_findings(diagrams)}
+    assert facts["vision.flow.full_split"].found
+    assert facts["vision.flow.full_split"].location == "report p.2"
+    assert "vision.prose_only" not in facts and not facts["vision.pictured"].found
+    dim = load_rubric().dimension("swarm_visual")
+    evidence = [Evidence.from_finding(f, "vision", dim.id) for f in facts.values()]
+    opinions = [offline_opinion(judge, dim, evidence) for judge in JUDGES]
+    assert decide(dim, opinions, evidence, load_rubric()).final_score == 4
 
 
 def test_an_arrow_into_a_list_of_quoted_strings_is_a_mapping_not_a_flow() -> None:

@@ -9,8 +9,8 @@ can look at):
   look so the likely diagram pages stand out;
 - vector drawings, read back from the drawing operations (`vision_geometry`) and the region
   rendered at `render_dpi`;
-- diagram source in the text layer: Mermaid, DOT and arrow chains (`diagram_parse`,
-  `diagram_arrows`).
+- diagram source in the text layer: Mermaid, DOT, character drawings and arrow chains
+  (`diagram_parse`, `diagrams.trees`, `diagram_arrows`).
 """
 
 from __future__ import annotations
@@ -30,10 +30,10 @@ import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
 from PIL import Image
 
 from automaton_auditor.forensics.diagrams.arrows import parse_arrows, text_art
-from automaton_auditor.forensics.diagrams.boxes import parse_boxes
 from automaton_auditor.forensics.diagrams.flow import ParsedFlow
 from automaton_auditor.forensics.diagrams.pagebreak import join_broken_drawings
 from automaton_auditor.forensics.diagrams.parse import MAX_TEXT_CHARS, parse_dot, parse_mermaid
+from automaton_auditor.forensics.diagrams.trees import parse_char_drawings
 from automaton_auditor.forensics.pdf.hidden import visible_page_text
 from automaton_auditor.forensics.vision import vector as geo
 from automaton_auditor.forensics.vision.drawings import read_vector_diagrams
@@ -372,7 +372,7 @@ def text_candidates(page_texts: list[str]) -> list[Candidate]:
 
     found: list[Candidate] = []
     blank = list(full)
-    for start, end, flow in [*parse_mermaid(full), *parse_dot(full), *parse_boxes(full)]:
+    for start, end, flow in [*parse_mermaid(full), *parse_dot(full), *parse_char_drawings(full)]:
         found.append((_text_facts(flow, page_of(start), full[start:end]), _no_png))
         blank[start:end] = " " * (end - start)  # arrow chains must not re-read a block
     rest = "".join(blank)
