@@ -138,7 +138,8 @@ def parse_trees(text: str) -> list[Block]:
             gap.append(line)  # (a trunk above any row is no part of a drawing read here)
             continue
         label = _words(line) is not None
-        if not (label and (gap or not rows)):  # a label right after a label, or prose
+        # a label right after a label, or prose, ends the run; so does its length bound
+        if not (label and (gap or not rows)) or len(rows) >= MAX_BLOCK_LINES:
             if not _DRAWN.match(before) and not _DRAWN.match(line):
                 _read(rows, found)
             rows, before = [], rows[-1][2] if rows and label else line
