@@ -17,6 +17,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
+from automaton_auditor.forensics.pdf.not_claims import disowns, old_side
 from automaton_auditor.forensics.pdf.textlayer import GAP_CORE
 from automaton_auditor.state import CitedPath
 
@@ -87,10 +88,6 @@ FUTURE_SENTENCE = re.compile(
     r"\bto be (?:added|created|written|introduced)\b|\bplanned\b|\bfuture work\b|"
     r"\bfiles? to (?:modify|create|add|change)\b|\bproposed\b|\bTODO\b|"
     + NOT_YET.pattern, re.IGNORECASE)
-# The sentence says the file does not exist (a peer's or an earlier run's error, quoted).
-_DISOWNED = re.compile(
-    r"non-?existent|hallucinat\w*|no such file|\b(?:does|did)(?: not|n't) exist|renamed|"
-    r"\bfake\b|\brequires? \S+ to exist\b", re.IGNORECASE)
 # Where a sentence ends: ". " (not after "e.g", "i.e", "vs", "cf", "etc") or a line break.
 # Distinct paths a report's citations are checked for: real reports cite tens; past this
 # the rest are counted and a warning says so (the cap keeps the facts and report bounded).
@@ -167,7 +164,7 @@ def _known_ext(path: str) -> bool:
 
 def _cited(raw: str, path: str, passage: Passage, context: str, planned: bool = False,
            **extra: object) -> CitedPath:
-    disowned = bool(_DISOWNED.search(context))
+    disowned = disowns(context)
     future = planned or passage.future or bool(FUTURE_SENTENCE.search(context))
     return CitedPath(raw=raw, path=path, page=passage.page, context=context,
                      future=future, asserted=not (future or disowned), **extra)
@@ -252,7 +249,9 @@ def passage_paths(passage: Passage) -> Iterator[CitedPath]:
                            _MAKE_BEFORE.search(before) or _REQUIRED_BEFORE.search(before)))
         # an example in a plan ("update the detector, for example src/x.py") is still a plan
         example = not cited.future and bool(_EXAMPLE_BEFORE.search(before))
-        yield cited.model_copy(update={"verify_only": True}) if example else cited
+        # the old side of a correction ("Claimed: X → Actual: Y") says X is not there
+        yield cited.model_copy(update={"verify_only": cited.verify_only or example, "asserted":
+                                       cited.asserted and not old_side(masked, *match.span())})
     masked = _mask(masked, (m.span() for m in whole))
     seen = {normalise_path(m.group(0)) for m in whole}  # once: not per repaired citation
     repaired = [(span, cited) for span, cited in _repaired(masked, passage)

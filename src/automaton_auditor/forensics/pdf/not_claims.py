@@ -1,0 +1,40 @@
+"""Cited paths that claim no file of the commit, though the commit has no file there.
+
+A report quotes paths it does not claim: a file it says does not exist (a peer's error, an
+earlier run's) and the old side of a correction ("Claimed: src/tools/git_tools.py → Actual:
+src/tools/repo_tools.py").
+"""
+
+from __future__ import annotations
+
+import re
+
+# The sentence says the file does not exist (a peer's or an earlier run's error, quoted).
+DISOWNED = re.compile(
+    r"non-?existent|hallucinat\w*|no such file|\b(?:does|did)(?: not|n't) exist|renamed|"
+    r"\bfake\b|\brequires? \S+ to exist\b", re.IGNORECASE)
+# Words right before a path that make it the old side of a correction: "renamed from X",
+# "formerly X", "old path: X", "wrong path: X".
+_OLD_BEFORE = re.compile(
+    r"\b(?:(?:renamed|moved)\s+from|formerly|previously(?:\s+(?:named|called|at))?|"
+    r"(?:old|former|previous|wrong|incorrect|stale)\s+(?:file\s*)?(?:name|path|location|"
+    r"reference)\s*[:=]?)\s*[`'\"\u2018\u201c(]?$", re.IGNORECASE)
+# Words right after it: "X → Actual: Y", "X -> corrected to Y", "X (old name)", "X was renamed
+# to Y". An arrow alone is a flow ("graph.py → judges.py"), not a correction.
+_OLD_AFTER = re.compile(
+    r"^[`'\"\u2019\u201d)]?\s*(?:(?:->|\u2192|=>|\u21d2|-->)\s*(?:actual|correct(?:ed)?|"
+    r"now|fixed|real)\b|\(\s*(?:old|former|previous)(?:\s+(?:file\s*)?(?:name|path))?\s*\)|"
+    r",?\s*(?:(?:was|has\s+been|now)\s+)?renamed\s+to\b)", re.IGNORECASE)
+
+
+def disowns(context: str) -> bool:
+    """Does the sentence say the files it names do not exist?"""
+    return bool(DISOWNED.search(context))
+
+
+def old_side(text: str, start: int, end: int) -> bool:
+    """Is text[start:end], a cited path, the old side of a correction? Then the report says
+    the file is not (or no longer) there: no claim that it exists."""
+    before = text[max(0, start - 60):start]
+    return bool(_OLD_BEFORE.search(before) or _OLD_AFTER.match(text[end:end + 40]))
+
