@@ -14,6 +14,7 @@ from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.feature_claims import feature_findings
 from automaton_auditor.forensics.pdf.citations import normalise_path
 from automaton_auditor.forensics.pdf.claims import FEATURES
+from automaton_auditor.forensics.pdf.not_claims import names_the_report
 from automaton_auditor.forensics.synthesis_claims import fact_supremacy_findings
 from automaton_auditor.forensics.tails import Tails
 from automaton_auditor.forensics.tooling_claims import tooling_findings
@@ -61,6 +62,8 @@ class PathSplit:
     hallucinated: list[CitedPath] = field(default_factory=list)
     planned: list[CitedPath] = field(default_factory=list)  # future work, absent: no claim
     disowned: list[str] = field(default_factory=list)  # the report says it does not exist
+    # the report's own file named at another folder -> where the commit holds that name
+    misplaced: dict[str, list[str]] = field(default_factory=dict)
     bare_hit: list[str] = field(default_factory=list)
     bare_miss: list[str] = field(default_factory=list)
 
@@ -107,11 +110,13 @@ def _counts(item: CitedPath, repairs: set[str], folders: set[str]) -> bool:
         folder in folders or (confirmed and not item.asserted))
 
 
-def split_paths(cited: list[CitedPath], repo_files: list[str], repo_url: str | None = None
-                ) -> PathSplit:
+def split_paths(cited: list[CitedPath], repo_files: list[str], repo_url: str | None = None,
+                report_name: str | None = None) -> PathSplit:
     """Split cited paths into verified (any spelling matches a file; a bare name only as a
     top-level file), hallucinated (asserted, no match), planned (future work, no match) and
-    bare names matched to basenames or not; every list sorted."""
+    bare names matched to basenames or not; every list sorted. A missing path that names the
+    audited report itself (`report_name`, the report's file name) at another folder is
+    misplaced: still listed as hallucinated, but a path mismatch, not an invented file."""
     files = {normalise_path(f) for f in repo_files}
     folders = {f.rsplit("/", 1)[0] for f in files if "/" in f}
     folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
@@ -143,6 +148,9 @@ def split_paths(cited: list[CitedPath], repo_files: list[str], repo_url: str | N
             continue  # maybe not a file at all (an API name, a guessed repair)
         if item.asserted:
             split.hallucinated.append(item)
+            where = names_the_report(item, report_name, files)
+            if where:
+                split.misplaced[item.path] = where
         elif item.future:
             split.planned.append(item)
         else:
@@ -182,17 +190,18 @@ def _outermost(hallucinated: list[CitedPath], planned: list[CitedPath]
 
 def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph | None,
                 *, repo_url: str | None = None, code: Sequence[Finding] = (),
-                names: CodeNames | None = None) -> CrossCheck:
+                names: CodeNames | None = None, report_name: str | None = None
+                ) -> CrossCheck:
     """Check the report's cited paths against the commit's files, its feature claims
     against the rebuilt graph and its statements against the code's facts (`code`: the
     repo detective's findings) and the names it uses (`names`). Returns findings (facets
     `claims.paths`, `claims.features`, `claims.contradictions`, `claims.placeholders`) and
     the verified, hallucinated and
     planned paths, each sorted; bare names are reported in a separate finding unless they
-    name a top-level file."""
+    name a top-level file. `report_name` is the audited report's file name, if known."""
     if not facts.readable:
         return CrossCheck([], [], [], [])
-    split = split_paths(facts.cited_paths, repo_files, repo_url)
+    split = split_paths(facts.cited_paths, repo_files, repo_url, report_name)
     findings = _path_findings(facts, split)
     if split.bare_hit or split.bare_miss:
         findings.append(_bare_finding(split.bare_hit, split.bare_miss))
@@ -233,7 +242,11 @@ def empty_file_findings(cited: Sequence[CitedPath], split: PathSplit,
 
 
 def _path_findings(facts: ReportFacts, split: PathSplit) -> list[Finding]:
-    verified, hallucinated = split.verified, split.hallucinated
+    verified = split.verified
+    # the report's own file at another folder is a path mismatch, not a file it invents
+    hallucinated = [c for c in split.hallucinated if c.path not in split.misplaced]
+    mismatches = [_misplaced_finding(c, split.misplaced[c.path]) for c in split.hallucinated
+                  if c.path in split.misplaced]
     pages: dict[str, int | None] = {}
     for cited in facts.cited_paths:
         for spelling in (cited.path, *cited.variants):
@@ -244,7 +257,7 @@ def _path_findings(facts: ReportFacts, split: PathSplit) -> list[Finding]:
                             location="report", confidence=0.7,
                             rationale="The report cites no repository file path, so none of "
                                       "its claims can be tied to the code.")]
-        return findings + _planned_finding(split.planned)
+        return findings + mismatches + _planned_finding(split.planned)
     listing = "\n".join(f"{p} (report p.{pages.get(p)})" for p in verified)
     first = min((pages.get(p) or 0 for p in verified), default=0)
     findings = [Finding(
@@ -252,14 +265,17 @@ def _path_findings(facts: ReportFacts, split: PathSplit) -> list[Finding]:
         content=listing or None, location=f"report p.{first}" if first else "report",
         confidence=0.95,
         rationale=f"{len(verified)} of {len(verified) + len(hallucinated)} cited paths (with a "
-                  f"folder part, or top-level files) exist in the commit's file list.",
+                  f"folder part, or top-level files) exist in the commit's file list"
+                  + (f"; {len(split.misplaced)} more name(s) the report itself at another "
+                     "folder (a path mismatch)." if split.misplaced else "."),
         data={"verified": list(verified), "suffix_matches": sorted(
             p for p, how in verified.items() if how == "suffix"),
               "trimmed_matches": sorted(p for p, how in verified.items() if how == "trimmed"),
               "underscore_matches": sorted(p for p, how in verified.items()
                                            if how == "underscores"),
               "hallucinated": [c.path for c in hallucinated],
-              "planned": [c.path for c in split.planned], "disowned": sorted(split.disowned)})]
+              "planned": [c.path for c in split.planned], "disowned": sorted(split.disowned),
+              "misplaced": sorted(split.misplaced)})]
     for item in hallucinated[:MAX_PATH_FINDINGS]:
         findings.append(Finding(
             facet="claims.paths", goal=f"The report cites '{item.path}', a file that does not "
@@ -268,7 +284,24 @@ def _path_findings(facts: ReportFacts, split: PathSplit) -> list[Finding]:
             location=f"report p.{item.page}" if item.page else "report", confidence=0.9,
             rationale=f"No file '{item.path}' (nor any file ending with it) is in the "
                       f"commit's tree.", data={"path": item.path, "raw": item.raw}))
-    return findings + _planned_finding(split.planned)
+    return findings + mismatches + _planned_finding(split.planned)
+
+
+def _misplaced_finding(item: CitedPath, where: list[str]) -> Finding:
+    """The report's own file cited at a folder where it is not. It names no component the
+    code lacks, so it is no hallucinated path; but the report's file list does not describe
+    the tree as it is: a missing extra of report accuracy (judging.extras), as a gap the code
+    has since closed is (not full marks, no failure)."""
+    return Finding(
+        facet="claims.misplaced", goal=f"The report names its own file where the commit holds "
+                                       f"it (it names itself '{item.path}': a path mismatch, "
+                                       f"not an invented file)",
+        found=False, pattern="success", content=item.context or item.raw,
+        location=f"report p.{item.page}" if item.page else "report", confidence=0.7,
+        rationale=f"No file '{item.path}' is in the commit's tree, but the citation names the "
+                  f"audited report itself (its file name, or 'this document'), which the "
+                  f"commit holds as {', '.join(where)}.",
+        data={"path": item.path, "raw": item.raw, "committed_as": where})
 
 
 def _nothing_invented(split: PathSplit, findings: list[Finding]) -> list[Finding]:

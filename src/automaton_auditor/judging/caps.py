@@ -304,6 +304,9 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     # a gap listed that the code has closed: the report does not describe the code as it is
     FailureCap("claims.stale_gaps", ("report_accuracy",), 4, 0.7,
                "gaps listed that the code has since closed (the report is out of date)"),
+    # the report's own file named at a folder where it is not: a path mismatch, no invention
+    FailureCap("claims.misplaced", ("report_accuracy",), 4, 0.7,
+               "the report names its own file at a path the commit does not hold"),
     FailureCap("claims.placeholders", ("report_accuracy",), 3, 0.8,
                "template placeholders left in the report"),
     FailureCap("claims.contradictions", ("report_accuracy",), 2, 0.8,

@@ -51,8 +51,10 @@ EXTRAS: tuple[Extra, ...] = (
           "no diagram, generic boxes with no parallelism, or a linear pipeline"),
     # Report accuracy's failure pattern is files that do not exist and features claimed that
     # the code lacks; a gap the report lists that the code has since closed (forensics
-    # .contradictions: claims.stale_gaps) undersells the code: not full marks, no failure.
-    Extra(("report_accuracy",), ("claims.stale_gaps",),
+    # .contradictions: claims.stale_gaps) undersells the code, and the report naming its own
+    # file at a folder where it is not (forensics.crosscheck: claims.misplaced) invents no
+    # component: not full marks, no failure.
+    Extra(("report_accuracy",), ("claims.stale_gaps", "claims.misplaced"),
           "hallucinated paths, or features claimed that the code contradicts"),
 )
 

@@ -9,6 +9,7 @@ evidence bound to it, in source order), never a copy.
 from __future__ import annotations
 
 import time
+from pathlib import PurePath
 from typing import Any
 
 from automaton_auditor.forensics.crosscheck import CrossCheck, cross_check
@@ -32,8 +33,11 @@ def _cross_check(state: AgentState) -> CrossCheck:
     target = state.get("target", "")
     # links to the audited repository count as citations; links elsewhere are not ours to check
     repo_url = target if target.startswith("https://") else None
+    # the report's own file name: a report that names itself at another folder invents nothing
+    report_name = PurePath(state.get("report_path") or "").name or None
     return cross_check(facts, files, state.get("code_graph"), repo_url=repo_url,
-                       code=all_evidence(state.get("evidences")), names=state.get("code_names"))
+                       code=all_evidence(state.get("evidences")), names=state.get("code_names"),
+                       report_name=report_name)
 
 
 def _silent_detectives(state: AgentState) -> list[Finding]:

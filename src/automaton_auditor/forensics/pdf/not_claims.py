@@ -1,13 +1,18 @@
 """Cited paths that claim no file of the commit, though the commit has no file there.
 
 A report quotes paths it does not claim: a file it says does not exist (a peer's error, an
-earlier run's) and the old side of a correction ("Claimed: src/tools/git_tools.py → Actual:
-src/tools/repo_tools.py").
+earlier run's), the old side of a correction ("Claimed: src/tools/git_tools.py → Actual:
+src/tools/repo_tools.py"), and its own file named at another folder ("reports/interim_report.pdf
+— This document" while the audited PDF sits at the root). The first two are no claim at all;
+the last is a path mismatch of the report itself, not a component it invents.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
+
+from automaton_auditor.state import CitedPath
 
 # The sentence says the file does not exist (a peer's or an earlier run's error, quoted).
 DISOWNED = re.compile(
@@ -25,6 +30,9 @@ _OLD_AFTER = re.compile(
     r"^[`'\"\u2019\u201d)]?\s*(?:(?:->|\u2192|=>|\u21d2|-->)\s*(?:actual|correct(?:ed)?|"
     r"now|fixed|real)\b|\(\s*(?:old|former|previous)(?:\s+(?:file\s*)?(?:name|path))?\s*\)|"
     r",?\s*(?:(?:was|has\s+been|now)\s+)?renamed\s+to\b)", re.IGNORECASE)
+# The words a report uses for itself, beside a path to a document.
+_ITSELF = re.compile(r"\bthis\s+(?:document|report|pdf)\b", re.IGNORECASE)
+_DOCUMENT_EXT = (".pdf", ".md", ".docx", ".tex", ".html")
 
 
 def disowns(context: str) -> bool:
@@ -38,3 +46,15 @@ def old_side(text: str, start: int, end: int) -> bool:
     before = text[max(0, start - 60):start]
     return bool(_OLD_BEFORE.search(before) or _OLD_AFTER.match(text[end:end + 40]))
 
+
+def names_the_report(item: CitedPath, report_name: str | None, files: Iterable[str]
+                     ) -> list[str]:
+    """The committed files a missing cited path names when it is the audited report itself at
+    another folder: its file name is the report's, or the citation calls it "this document".
+    Empty when it is not (the file name is committed nowhere, or the path is another file)."""
+    name = item.path.rsplit("/", 1)[-1]
+    itself = bool(report_name) and name.lower() == (report_name or "").lower()
+    if not itself and not (name.lower().endswith(_DOCUMENT_EXT) and _ITSELF.search(
+            item.context)):
+        return []
+    return sorted(f for f in files if f.rsplit("/", 1)[-1] == name)
