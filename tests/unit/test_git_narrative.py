@@ -7,6 +7,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from automaton_auditor.forensics.git.acquire import (
     GitLimits,
     acquire,
@@ -14,7 +16,7 @@ from automaton_auditor.forensics.git.acquire import (
     git_findings,
     parse_target,
 )
-from automaton_auditor.forensics.git.history import Commit
+from automaton_auditor.forensics.git.history import Commit, is_vague
 from automaton_auditor.forensics.git.materialize import materialize
 from automaton_auditor.state import Finding
 
@@ -426,3 +428,16 @@ def test_every_blame_shares_one_time_limit(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(survival, "monotonic", lambda: clock[0])
     assert survival.add_kept_lines(repo, 60.0, commits, lambda p: p.endswith(".py")) is False
     assert len(blamed) == 1 and commits[0].kept is None
+
+
+@pytest.mark.parametrize(("subject", "vague"), [
+    ("Updated System", True),            # yakobd 961c698
+    ("makin everything up to date", True),  # ketewodros41-star 1ee7a21
+    ("final submisson", True),
+    (":wq", True),                       # mamee13 7bd6df7
+    ("Fix: Auditing System", False),     # names the auditing system
+    ("appropirate documentation of project", False),
+    ("Add clone timeout to repo_tools", False),
+])
+def test_a_subject_of_only_generic_words_is_vague(subject: str, vague: bool) -> None:
+    assert is_vague(subject) is vague

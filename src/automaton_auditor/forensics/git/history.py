@@ -44,6 +44,17 @@ STAGE_ORDER = {"setup": 0, "tools": 1, "state": 1, "graph": 2, "judges": 3, "syn
 _VAGUE = re.compile(r"^(init(ial)?( commit)?|update[sd]?|wip|fix(es)?|changes?|commit|\.|"
                     r"first commit|add files via upload|upload|final|done|test)\W*$", re.I)
 
+# Words that name no part of the code and no particular change: a subject made only of them
+# says nothing ("update system", "final submission", "making everything up to date").
+_GENERIC = frozenset({
+    "a", "all", "again", "and", "another", "any", "bit", "code", "commit", "commits", "date",
+    "done", "everything", "file", "files", "final", "finally", "fix", "fixed", "fixes",
+    "fixing", "for", "i", "it", "its", "latest", "make", "makin", "making", "minor", "misc",
+    "more", "my", "new", "of", "on", "one", "progress", "project", "push", "pushed", "repo",
+    "small", "some", "stuff", "submission", "submisson", "submit", "submitted", "system",
+    "the", "this", "to", "up", "update", "updated", "updates", "updating", "version", "wip",
+    "work", "working"})
+
 
 @dataclass
 class Commit:
@@ -318,8 +329,12 @@ def iso(ts: int) -> str:
 
 
 def is_vague(subject: str) -> bool:
-    """True for commit subjects that say nothing about the change."""
-    return bool(_VAGUE.match(subject.strip())) or len(subject.strip()) < 8
+    """True for commit subjects that say nothing about the change: a stock word, a few
+    characters (an editor's ``:wq``), or only words that name no part and no change of it
+    ("Updated System", "makin everything up to date", "final submisson")."""
+    words = re.findall(r"[a-z]+", subject.lower())
+    return bool(_VAGUE.match(subject.strip())) or len(subject.strip()) < 8 or (
+        bool(words) and all(w in _GENERIC for w in words))
 
 
 def summary(commits: list[Commit]) -> dict[str, Any]:
