@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from automaton_auditor.forensics.code.branch_reach import untaken
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.deadlines import WAITED, caller_bounded
@@ -75,10 +76,12 @@ def safety_findings(facts: dict[str, JSON], repo: Path | None = None,
 def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
                     repo: Path | None, graph: CallGraph, nodes: frozenset[Key]) -> list[Finding]:
     every_clone = clones(facts, repo, graph)
-    # beside a clone the code runs, a clone in a function nothing names is an abandoned
-    # alternative that never runs: neither sandboxed nor unsafe (alone, it is the tool)
+    # beside a clone the code runs, a clone in a function nothing names, or in a branch no
+    # caller takes, is an alternative that never runs: neither sandboxed nor unsafe (alone,
+    # it is the tool)
     dead = named_nowhere(facts, {(c.path, c.call["func"]) for c in every_clone}, repo)
-    found = [c for c in every_clone if (c.path, c.call["func"]) not in dead] or every_clone
+    found = [c for c in every_clone if (c.path, c.call["func"]) not in dead and not untaken(
+        graph, repo, (c.path, c.call["func"]), int(c.call["line"]))] or every_clone
     never_run = [c for c in every_clone if c not in found]
     every = [(c.path, c.call) for c in found]
     proved = [c for c in found if c.proof]
@@ -153,7 +156,8 @@ def _sandbox_findings(facts: dict[str, JSON], found: list[Clone], proved: list[C
     items = [(c.path, c.call) for c in (proved or found)]
     dead = [f"{c.path}:{c.call['line']}" for c in never_run]
     aside = (f" Not counted: {len(dead)} clone call(s) in functions nothing in the repository "
-             f"names, which never run ({', '.join(dead[:3])})." if dead else "")
+             f"names or in branches no caller takes, which never run ({', '.join(dead[:3])})."
+             if dead else "")
     fixed = [(c.path, {**c.call, "root": n}) for c in found if not c.proof and (
         n := fixed_temp_line(repo, c.path, int(c.call["line"]),
                              facts[c.path].get("imports") or {}))]

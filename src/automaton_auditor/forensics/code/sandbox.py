@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from automaton_auditor.forensics.code.branch_reach import untaken
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.facts import calls_of
@@ -144,13 +145,15 @@ def prove(graph: CallGraph, repo: Path | None, key: Key, atoms: list[str],
     """Quoted lines proving that `atoms` of `key` hold a temp dir (none when they do not):
     directly, or through every caller that passes it in (up to a few callers up)."""
     sources = graph.sources(key, atoms)
-    temps = sorted(s for s in sources if s.startswith("t:"))
+    # a temp dir made in a branch no caller takes (``if dest is None: dest = mkdtemp()``
+    # while every caller passes a directory) is none of the clone's
+    temps = sorted(s for s in sources if s.startswith("t:") and _made(graph, repo, s))
     params = sorted(s[2:] for s in sources if s.startswith("p:"))
     if temps:
         # a temp source is written "t:path:line"
         passed = {s for caller, index in graph.callers(key) for param in params
                   for s in graph.sources(caller, graph.argument(caller, index, key, param) or [])
-                  if s.startswith("t:")}
+                  if s.startswith("t:") and _made(graph, repo, s)}
         return Proof([line_at(repo, *split_loc(t[2:])) for t in temps[:3]],
                      tuple(sorted({*temps, *passed})))
     if not params or depth >= MAX_CALLER_DEPTH:
@@ -163,6 +166,13 @@ def prove(graph: CallGraph, repo: Path | None, key: Key, atoms: list[str],
                 line = graph.sites(caller)[index]["line"]
                 return Proof([*proof.lines, line_at(repo, caller[0], line)], proof.temps)
     return Proof([])
+
+
+def _made(graph: CallGraph, repo: Path | None, temp: str) -> bool:
+    """The temp dir source ``t:path:line`` is made on a path some caller takes."""
+    path, line = split_loc(temp[2:])
+    key = graph.function_at(path, line)
+    return key is None or not untaken(graph, repo, key, line)
 
 
 REMOVERS = {"rmtree", "rmdir", "removedirs", "remove", "unlink", "cleanup"}
