@@ -26,6 +26,7 @@ import ast
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve
+from automaton_auditor.forensics.code.dispatch import applied_calls, function_tables
 
 TEMP_MAKERS = ("tempfile.mkdtemp", "tempfile.TemporaryDirectory")
 MAX_ATOMS = 24
@@ -53,11 +54,13 @@ class FlowBuilder:
 
     def __init__(self, imports: dict[str, str]) -> None:
         self.imports = imports
+        self.tables: dict[str, ast.expr] = {}  # the module's literal tables (`dispatch`)
 
     def summarize(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> JSON:
         """``binds``, ``attrs``, ``calls`` and ``rets`` of one function (nested functions
         and classes are their own scopes and are skipped)."""
         scope = _Scope(self, {a.arg for a in _all_args(node)})
+        scope.tables = function_tables(node, self.tables)
         for stmt in node.body:
             scope.stmt(stmt)
         return {"binds": scope.binds, "attrs": scope.attrs, "calls": scope.calls,
@@ -98,6 +101,7 @@ class _Scope:
         self.keys: list[JSON] = []
         # ``.get`` calls whose None is replaced: ``state.get("k") or default``
         self.defaulted: set[int] = set()
+        self.tables: dict[str, ast.expr] = {}
 
     def key(self, node: ast.AST, op: str, fallback: bool = False) -> None:
         """Record a keyed access on a parameter (what a node reads from or writes to its
@@ -132,6 +136,9 @@ class _Scope:
                 self.rets = _merge(self.rets, self.atoms(node.value))
         elif isinstance(node, ast.For | ast.AsyncFor):
             self.bind(node.target, self.atoms(node.iter))
+            # ``for cond, act in RULES: if cond(x): act(x)`` calls what each entry holds
+            for applied in applied_calls(node, self.tables):
+                self.atoms(applied)
         elif isinstance(node, ast.With | ast.AsyncWith):
             for item in node.items:
                 value = self.atoms(item.context_expr)

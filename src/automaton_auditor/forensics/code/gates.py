@@ -16,8 +16,27 @@ from collections.abc import Callable
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.execution import state_param
+from automaton_auditor.forensics.code.exprs import call_name
 
 MAX_DEPTH = 4
+
+
+def presence(test: ast.expr, binds: dict[str, list[ast.expr]]) -> bool:
+    """A test of whether a collection holds anything: ``not scores``, ``len(ops) == 0``,
+    ``not len(ops)``, ``ops is None`` (a flag, a name set from a comparison, is not)."""
+    node = test.operand if isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not else test
+    if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(
+            node.comparators[0], ast.Constant) and (
+            isinstance(node.ops[0], ast.Is) or call_name(node.left) == "len") and \
+            node.comparators[0].value in (0, None):
+        node = node.left
+    elif node is test:
+        return False  # ``if scores:``: the path with scores, the usual one
+    if isinstance(node, ast.Call) and call_name(node) == "len" and len(node.args) == 1:
+        node = node.args[0]
+    return isinstance(node, ast.Name) and not any(
+        isinstance(b, ast.Compare | ast.BoolOp | ast.UnaryOp | ast.Constant)
+        for b in binds.get(node.id, []))
 
 
 def test_gates(test: ast.expr) -> set[str]:

@@ -29,6 +29,7 @@ from collections.abc import Sequence
 
 from automaton_auditor.forensics.code.argument_words import helper_sides, or_sides, text_call
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve
+from automaton_auditor.forensics.code.dispatch import expand, function_tables
 from automaton_auditor.forensics.code.exprs import (
     MEAN_CALLS,
     SCORE_TARGET,
@@ -59,7 +60,7 @@ from automaton_auditor.forensics.code.exprs import (
     weighted_sum,
 )
 from automaton_auditor.forensics.code.flag_paths import dead_tests
-from automaton_auditor.forensics.code.gates import branch_gates, test_gates
+from automaton_auditor.forensics.code.gates import branch_gates, presence, test_gates
 from automaton_auditor.forensics.code.paths import same_score
 from automaton_auditor.forensics.code.reader import ExprReader
 from automaton_auditor.forensics.code.spread_flags import flag_exit, handed_calls, targets_exit
@@ -76,10 +77,12 @@ class LogicBuilder:
     def __init__(self, imports: dict[str, str], consts: dict[str, object] | None = None) -> None:
         self.imports = imports
         self.consts = consts or {}
+        self.tables: dict[str, ast.expr] = {}  # the module's literal tables (`dispatch`)
 
     def summarize(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> JSON:
         """The ``logic`` facts of one function (nested functions are their own)."""
         reader = _Reader(self.imports, node, set(self.consts))
+        reader.tables = function_tables(node, self.tables)
         reader.block(node.body)
         reader.out["handed_calls"] = handed_calls(node.body)
         return {k: v for k, v in reader.out.items() if v}
@@ -96,6 +99,7 @@ class _Reader(ExprReader):
         self.gate_stack: list[set[str]] = []
         self.flag_gates: dict[str, set[str] | None] = {}
         self.never = dead_tests(node)
+        self.tables: dict[str, ast.expr] = {}
         self.out: dict[str, list[JSON]] = {k: [] for k in (
             "means", "spreads", "weights", "branches", "pred", "judge_tests", "spread_keys",
             "passed", "text_calls")}
@@ -125,6 +129,10 @@ class _Reader(ExprReader):
             self.block(node.orelse)
             self.gate_stack.pop()
             self.guards.pop()
+            return
+        if isinstance(node, ast.For | ast.AsyncFor) and (bodies := expand(node, self.tables)):
+            for body in [*bodies, node.orelse]:  # each entry of a rule table is a rule
+                self.block(body)
             return
         if isinstance(node, ast.Return) and node.value is not None:
             self.returned(node)
@@ -214,7 +222,7 @@ class _Reader(ExprReader):
         inner = self.inner_tests(body)
         # ``if not scores: return 3``: whether any score exists decides on no judge's score
         # (whether any evidence was found still decides on the evidence)
-        own = self.reads(test) - ({"score"} if self.presence(test) else set())
+        own = self.reads(test) - ({"score"} if presence(test, self.binds) else set())
         reads = sorted(own.union(*(self.reads(t) for t in inner)))
         # the parameters it tests: what a caller passes for them is read there (synthesis)
         params = sorted({n.id for t in [test, *inner] for n in walk_expr(t)
@@ -234,23 +242,6 @@ class _Reader(ExprReader):
             self.out["branches"].append({"line": line, "end": end, "reads": reads,
                                          "does": does, **extra,
                                          **self.details(test, body, inner, line, same)})
-
-    def presence(self, test: ast.expr) -> bool:
-        """A test of whether a collection holds anything: ``not scores``, ``len(ops) == 0``,
-        ``not len(ops)``, ``ops is None`` (a flag, a name set from a comparison, is not)."""
-        node = test.operand if isinstance(test, ast.UnaryOp) and type(test.op) is ast.Not else test
-        if isinstance(node, ast.Compare) and len(node.ops) == 1 and isinstance(
-                node.comparators[0], ast.Constant) and (
-                isinstance(node.ops[0], ast.Is) or call_name(node.left) == "len") and \
-                node.comparators[0].value in (0, None):
-            node = node.left
-        elif node is test:
-            return False  # ``if scores:``: the path with scores, the usual one
-        if isinstance(node, ast.Call) and call_name(node) == "len" and len(node.args) == 1:
-            node = node.args[0]
-        return isinstance(node, ast.Name) and not any(
-            isinstance(b, ast.Compare | ast.BoolOp | ast.UnaryOp | ast.Constant)
-            for b in self.binds.get(node.id, []))
 
     def gates(self, test: ast.expr, inner: list[ast.expr]) -> list[str]:
         """What a decision needs to hold a value: its own gates, the enclosing ``if`` bodies'

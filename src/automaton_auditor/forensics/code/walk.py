@@ -17,6 +17,7 @@ from automaton_auditor.forensics.code.auth import auth_tests
 from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value
 from automaton_auditor.forensics.code.deadlines import WAITED, wait_bounded
+from automaton_auditor.forensics.code.dispatch import module_tables
 from automaton_auditor.forensics.code.failures import failure_checks
 from automaton_auditor.forensics.code.interp import Interp, default_flags
 from automaton_auditor.forensics.code.lifetime import gone_on_return, kept_alive, released
@@ -83,6 +84,8 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
     imports = collect_imports(tree)
     consts = module_consts(tree)
     collector = CallCollector(path, lines, imports, consts)
+    # a loop over a module-level table of rules calls what the table holds (`dispatch`)
+    collector.flow.tables = collector.logic.tables = module_tables(tree)
     collector.walk(tree)
     if "subprocess" in text or "clone_from" in text:
         seen = failure_checks(tree, imports)
