@@ -58,3 +58,21 @@ def test_rules_in_a_table_run_by_a_loop_are_rules(tmp_path: Path) -> None:
     assert rules.data["rules"]["variance_re_evaluation"] == ["nodes/justice.py:17"]
     keyword = facts["justice.keyword_rules"]  # the named condition reads words, quoted
     assert keyword.found and "nodes/justice.py:16" in keyword.data["lines"]
+
+
+def test_a_mean_taken_only_when_a_judge_is_missing_is_no_plain_mean(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, {"graph.py": GRAPH, "nodes/justice.py": '''
+def chief_justice_node(state):
+    p, d, t = state["opinions"]
+    scores = [o.score for o in (p, d, t) if o]
+    final_score = t.score if t else sum(scores) // len(scores)
+    return {"final_score": final_score}
+'''})
+    for facet in ("justice.averaging", "justice.unweighted_mean"):
+        assert facts[facet].found is False, facets_text(facts[facet])
+        assert "nodes/justice.py:5" not in facts[facet].data["lines"]
+
+
+def facets_text(finding: object) -> str:
+    """What a finding says, for a failed assertion."""
+    return f"{getattr(finding, 'rationale', '')} {getattr(finding, 'data', '')}"

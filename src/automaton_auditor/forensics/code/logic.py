@@ -61,7 +61,7 @@ from automaton_auditor.forensics.code.exprs import (
 )
 from automaton_auditor.forensics.code.flag_paths import dead_tests
 from automaton_auditor.forensics.code.gates import branch_gates, presence, test_gates
-from automaton_auditor.forensics.code.paths import same_score
+from automaton_auditor.forensics.code.paths import judge_fallback, same_score
 from automaton_auditor.forensics.code.reader import ExprReader
 from automaton_auditor.forensics.code.spread_flags import flag_exit, handed_calls, targets_exit
 
@@ -100,6 +100,7 @@ class _Reader(ExprReader):
         self.flag_gates: dict[str, set[str] | None] = {}
         self.never = dead_tests(node)
         self.tables: dict[str, ast.expr] = {}
+        self.fallback: set[int] = set()  # nodes taken only when a judge is missing
         self.out: dict[str, list[JSON]] = {k: [] for k in (
             "means", "spreads", "weights", "branches", "pred", "judge_tests", "spread_keys",
             "passed", "text_calls")}
@@ -153,6 +154,7 @@ class _Reader(ExprReader):
                 side = ast.Return if note else ast.Expr
                 self.branch(sub.test, [side(sub.body), side(sub.orelse)], sub.lineno,
                             choice=True)
+                self.fallback.update(map(id, judge_fallback(sub)))
             elif isinstance(sub, ast.BinOp):
                 self.binop(sub)
             elif isinstance(sub, ast.Call):
@@ -165,6 +167,8 @@ class _Reader(ExprReader):
     # --- computations ----------------------------------------------------------------------
     def binop(self, node: ast.BinOp) -> None:
         # ``sum(s) // len(s)``: a floor mean is a mean (``round``/``int`` of one is read inside)
+        if id(node) in self.fallback:
+            return  # ``tl.score if tl else mean``: the Tech Lead's score, not a mean
         if isinstance(node.op, ast.Div | ast.FloorDiv) and self._averaged(node.left) and \
                 not (dotted(node.right) or "").rsplit(".", 1)[-1].isupper():
             products = [s for s in through(node.left, self.binds)

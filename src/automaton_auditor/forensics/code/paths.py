@@ -119,3 +119,28 @@ def _unclamped(node: ast.expr) -> ast.expr:
 
 def _dump(node: ast.AST) -> str:
     return ast.dump(node, annotate_fields=False)
+
+
+def judge_fallback(node: ast.IfExp) -> list[ast.AST]:
+    """``tl.score if tl else sum(s) // len(s)``: one judge's own score, the other side taken
+    only when that judge is missing. The nodes of that other side (a mean there is a
+    fallback, not how the verdict is made)."""
+    for mine, other in ((node.body, node.orelse), (node.orelse, node.body)):
+        owner = mine.value if isinstance(mine, ast.Attribute | ast.Subscript) else None
+        key = mine.attr if isinstance(mine, ast.Attribute) else getattr(
+            getattr(mine, "slice", None), "value", None)
+        if isinstance(owner, ast.Name) and key == "score" and _tests_presence(
+                node.test, owner.id, negated=mine is node.orelse):
+            return walk_expr(other)
+    return []
+
+
+def _tests_presence(test: ast.expr, name: str, negated: bool) -> bool:
+    """``tl`` / ``tl is not None`` (`negated`: ``not tl`` / ``tl is None``)."""
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        test, negated = test.operand, not negated
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(
+            test.comparators[0], ast.Constant) and test.comparators[0].value is None:
+        negated ^= isinstance(test.ops[0], ast.Is)
+        test = test.left
+    return isinstance(test, ast.Name) and test.id == name and not negated
