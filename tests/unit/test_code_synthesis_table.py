@@ -76,3 +76,27 @@ def chief_justice_node(state):
 def facets_text(finding: object) -> str:
     """What a finding says, for a failed assertion."""
     return f"{getattr(finding, 'rationale', '')} {getattr(finding, 'data', '')}"
+
+
+def test_synthesis_starts_at_the_node_a_wrapper_hands_back(tmp_path: Path) -> None:
+    graph = GRAPH.replace('g.add_node("chief_justice", chief_justice_node)',
+                          'g.add_node("chief_justice", traced("CJ", chief_justice_node))')
+    graph = graph.replace("def build(State):", '''def traced(name, fn):
+    if name is None:
+        return fn
+    return trace(name)(fn)
+
+
+def build(State):''')
+    facts = _justice(tmp_path, {"graph.py": graph, "nodes/justice.py": '''
+def _clamp(score):
+    return max(1, min(5, int(round(score))))
+
+
+def chief_justice_node(state):
+    scores = [o.score for o in state["opinions"]]
+    return {"final_score": _clamp(sum(scores) / len(scores))}
+'''})
+    node = facts["justice.node"]
+    assert node.location == "nodes/justice.py:6", node.rationale
+    assert "starts at chief_justice_node" in node.rationale

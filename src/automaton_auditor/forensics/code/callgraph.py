@@ -174,7 +174,13 @@ class CallGraph(Definitions):
         if runs:  # a wrapper that runs the callable it is given (None when that is unknown)
             return next((k for a in runs if (k := self.built_node(path, a, line, depth + 1))),
                         None)
-        for returned in self.functions[maker].get("returns") or []:
+        returns = self.functions[maker].get("returns") or []
+        # ``def traced(name, fn): return fn`` (else ``deco(name)(fn)``): it hands back the
+        # callable it is given, which the node runs
+        handed = [arg for param, arg in passed if {"open": param} in returns]
+        if handed:
+            return self.built_node(path, handed[0], line, depth + 1)
+        for returned in returns:
             closure = (maker[0], f"{maker[1]}.{returned.get('ref')}")
             if returned.get("ref") and closure in self.functions:
                 return closure
