@@ -29,6 +29,7 @@ from automaton_auditor.forensics.code.blocked import Undefined, blocked_at
 from automaton_auditor.forensics.code.common import dotted, split_loc
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.prompt_eval import Evaluator, Frame, Step
+from automaton_auditor.forensics.code.prompt_lines import WORD, norm, template, units
 from automaton_auditor.forensics.code.prompt_values import Fn, Inst, Program, Txt
 
 PERSONAS = {"Prosecutor": re.compile(r"prosecut", re.I),
@@ -37,7 +38,6 @@ PERSONAS = {"Prosecutor": re.compile(r"prosecut", re.I),
 MAX_ENTRIES = 60
 TOTAL_STEPS = 600_000  # expression nodes read for all entries together (a bound on time)
 NAME_WORDS = 3  # a piece this short that names a persona is its name, not its philosophy
-WORD = re.compile(r"[A-Za-z0-9_']+")
 
 
 def persona_named(text: str) -> str | None:
@@ -310,25 +310,34 @@ def _is_name(text: str) -> bool:
 
 
 def own_text(prompts: dict[str, Prompt]) -> dict[str, dict[str, Any]]:
-    """Per persona: words of its own text, words shared by every persona's prompt, words
-    that only name the persona, its own text and the lines it comes from."""
+    """Per persona: words of its own text, words of shared template, words that only name
+    the persona, the text written for it and the lines its own text comes from. Shared
+    template is a piece every persona's prompt holds from the same line, and a line or
+    sentence (`prompt_lines`) two or more personas' prompts hold, wherever each copy is
+    written (a scoring guide repeated in each persona's constant). ``own_text`` keeps the
+    repeated lines: they are the text the personas' prompts have in common (collusion)."""
     keys = {p: set(prompt.text.parts) for p, prompt in prompts.items()}
+    split = {p: units(prompt.text.parts) for p, prompt in prompts.items()}
+    common = template({p: {norm(u) for u in us} for p, us in split.items()})
     out: dict[str, dict[str, Any]] = {}
     for persona, prompt in prompts.items():
         own = shared = named = 0
         lines: list[str] = []
         texts: list[str] = []
-        for part in prompt.text.parts:
-            words = len(WORD.findall(part[0]))
-            if all(part in other for p, other in keys.items() if p != persona):
-                shared += words
-            elif _is_name(part[0]):
-                named += words
-            else:
-                own += words
-                texts.append(part[0])
-                if words and part[1] not in lines:
-                    lines.append(part[1])
+        for unit in split[persona]:
+            repeated = norm(unit) in common
+            for piece, index in unit:
+                part, words = prompt.text.parts[index], len(WORD.findall(piece))
+                if all(part in other for p, other in keys.items() if p != persona):
+                    shared += words
+                elif _is_name(part[0]):
+                    named += words
+                else:
+                    texts.append(piece)
+                    shared += words if repeated else 0
+                    own += 0 if repeated else words
+                    if words and not repeated and part[1] not in lines:
+                        lines.append(part[1])
         total = own + shared + named
         out[persona] = {"own_words": own, "shared_words": shared, "name_words": named,
                         "own_share": round(own / total, 3) if total else 0.0,

@@ -20,9 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON
-from automaton_auditor.forensics.code.judge_prompts import WORD, persona_named
+from automaton_auditor.forensics.code.judge_prompts import persona_named
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.prompt_eval import TEMPLATES, Evaluator, Frame
+from automaton_auditor.forensics.code.prompt_lines import WORD
 from automaton_auditor.forensics.code.prompt_values import Fn, Program, Txt
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES
 from automaton_auditor.safefile import read_bounded
