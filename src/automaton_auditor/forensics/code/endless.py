@@ -28,10 +28,10 @@ from pathlib import Path
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import FunctionNode, function_defs
 from automaton_auditor.forensics.code.execution import Model, Router, state_param
+from automaton_auditor.forensics.code.facts import quoted_finding
 from automaton_auditor.forensics.code.inert import inert_writes, none_test, pure
 from automaton_auditor.forensics.code.node_returns import node_target
 from automaton_auditor.forensics.code.source import parse_file
-from automaton_auditor.forensics.code.stateflow import quoted_finding
 from automaton_auditor.forensics.code.topology import END
 from automaton_auditor.state import Finding
 

@@ -1,14 +1,18 @@
 """Call facts of the whole repository: selecting them by kind, quoting them, and turning them
-into a located finding (shared by the safety, structured-output and other finding families)."""
+into a located finding (shared by the safety, structured-output and other finding families);
+and a failure fact quoting (path, line) pairs (`quoted_finding`)."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.state import Finding
 
 MAX_LISTED = 20
+MAX_QUOTED = 15  # lines a failure fact quotes from (path, line) pairs
 
 
 def calls_of(facts: dict[str, JSON], kind: str) -> list[tuple[str, JSON]]:
@@ -32,3 +36,13 @@ def call_finding(facet: str, goal: str, found: bool, pattern: Any,
                    content=quote_calls(items) or None, rationale=rationale, security=security,
                    confidence=confidence,
                    data={"locations": [f"{p}:{c['line']}" for p, c in items[:100]], **data})
+
+
+def quoted_finding(facet: str, goal: str, found: bool, quotes: list[tuple[str, int]],
+                   repo: Path | None, rationale: str, confidence: float, where: str,
+                   **data: object) -> Finding:
+    """A failure fact quoting the (path, line) `quotes` (the first one is its location)."""
+    loc = f"{quotes[0][0]}:{quotes[0][1]}" if quotes else where
+    content = "\n".join(line_at(repo, p, n) for p, n in quotes[:MAX_QUOTED]) or None
+    return Finding(facet=facet, goal=goal, found=found, pattern="failure", location=loc,
+                   content=content, rationale=rationale, confidence=confidence, data=data)

@@ -46,7 +46,7 @@ from automaton_auditor.forensics.code.execution import (
     state_param,
     unknown_view,
 )
-from automaton_auditor.forensics.code.stateflow import quoted_finding as _f
+from automaton_auditor.forensics.code.facts import quoted_finding as _f
 from automaton_auditor.forensics.code.stateflow import stateflow_findings
 from automaton_auditor.forensics.code.topology import END, START, Topology, reach
 from automaton_auditor.state import Finding

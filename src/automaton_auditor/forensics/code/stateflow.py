@@ -27,24 +27,14 @@ from pathlib import Path
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, str_value
 from automaton_auditor.forensics.code.execution import Model, Node, Run
-from automaton_auditor.forensics.code.source import line_at, parse_file
+from automaton_auditor.forensics.code.facts import quoted_finding
+from automaton_auditor.forensics.code.source import parse_file
 from automaton_auditor.forensics.code.state_echo import state_value
 from automaton_auditor.forensics.code.state_schema import class_fields, typed_classes
 from automaton_auditor.state import Finding
 
-MAX_QUOTED = 15
 ADDERS = frozenset({"operator.add", "operator.iadd", "operator.concat"})
 _ADD_LAMBDA = re.compile(r"lambda\s+(\w+)\s*,\s*(\w+)\s*:\s*\1\s*\+\s*\2$")
-
-
-def quoted_finding(facet: str, goal: str, found: bool, quotes: list[tuple[str, int]],
-                   repo: Path | None, rationale: str, confidence: float, where: str,
-                   **data: object) -> Finding:
-    """A failure fact quoting the (path, line) `quotes` (the first one is its location)."""
-    loc = f"{quotes[0][0]}:{quotes[0][1]}" if quotes else where
-    content = "\n".join(line_at(repo, p, n) for p, n in quotes[:MAX_QUOTED]) or None
-    return Finding(facet=facet, goal=goal, found=found, pattern="failure", location=loc,
-                   content=content, rationale=rationale, confidence=confidence, data=data)
 
 
 def stateflow_findings(facts: dict[str, JSON], graph: CallGraph, model: Model, run: Run,
