@@ -37,12 +37,19 @@ def caught_types(handler: ast.ExceptHandler) -> list[ast.expr]:
     return list(handler.type.elts) if isinstance(handler.type, ast.Tuple) else [handler.type]
 
 
+def class_names(kind: ast.expr) -> list[str]:
+    """The dotted class name of each class an expression names, one or each of a tuple ("?"
+    for an expression that is no name): an ``except``'s, a RetryPolicy's ``retry_on``."""
+    items = kind.elts if isinstance(kind, ast.Tuple) else [kind]
+    return [dotted(t) or "?" for t in items]
+
+
 def caught_names(handler: ast.ExceptHandler) -> list[str] | None:
     """The last part of each class name an ``except`` names ("?" for an expression that is
     no name); None for a bare ``except:``, which catches everything."""
     if handler.type is None:
         return None
-    return [(dotted(t) or "?").rsplit(".", 1)[-1] for t in caught_types(handler)]
+    return [name.rsplit(".", 1)[-1] for name in class_names(handler.type)]
 
 
 def resolve(name: str | None, imports: dict[str, str]) -> str | None:

@@ -14,7 +14,14 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from automaton_auditor.forensics.code.common import JSON, dotted, keyword, resolve, unparse
+from automaton_auditor.forensics.code.common import (
+    JSON,
+    class_names,
+    dotted,
+    keyword,
+    resolve,
+    unparse,
+)
 from automaton_auditor.forensics.code.retries import catches_malformed
 from automaton_auditor.forensics.code.source import line_at, parse_file
 from automaton_auditor.forensics.code.topology import Topology
@@ -68,7 +75,8 @@ def node_policies(facts: dict[str, JSON], repo: Path | None,
                           "func": "", "snippet": line_at(repo, op["path"], policy.lineno)
                           .split(": ", 1)[-1],
                           "retry_on": unparse(retry_on, 80) if retry_on is not None else None,
-                          "malformed": retry_on is not None and catches_malformed(retry_on)})
+                          "malformed": retry_on is not None and catches_malformed(
+                              class_names(retry_on))})
     return found
 
 

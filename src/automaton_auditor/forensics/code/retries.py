@@ -28,7 +28,7 @@ from __future__ import annotations
 import ast
 import re
 
-from automaton_auditor.forensics.code.common import JSON, dotted, unparse
+from automaton_auditor.forensics.code.common import JSON, class_names, dotted, unparse
 from automaton_auditor.forensics.code.exprs import walk_expr
 from automaton_auditor.forensics.code.replies import LLM_METHODS, LLM_RECEIVER
 
@@ -38,7 +38,7 @@ MALFORMED = re.compile(r"pars|json|valid|schema|decod|malformed|format", re.I)
 MAX_WORDS = 8
 # what a handler must catch to catch a malformed structured reply: any error, or the
 # ValueError that pydantic's ValidationError and LangChain's OutputParserException derive from
-BROAD = re.compile(r"^(?:\w+\.)*(?:Exception|BaseException|ValueError)$")
+BROAD = {"Exception", "BaseException", "ValueError"}
 
 
 def retried(node: ast.Try | ast.TryStar) -> JSON:
@@ -158,14 +158,11 @@ def _model_calls(body: list[ast.stmt]) -> list[ast.Call]:
     return sorted(calls, key=lambda c: (c.lineno, c.col_offset))
 
 
-def catches_malformed(kind: ast.expr | None) -> bool:
-    """Whether a handler of this type (None: a bare ``except``) catches the error a
-    malformed structured reply raises."""
-    if kind is None:
-        return True
-    names = kind.elts if isinstance(kind, ast.Tuple) else [kind]
-    return any(BROAD.match(dotted(n) or "") or MALFORMED.search(dotted(n) or "")
-               for n in names)
+def catches_malformed(names: list[str] | None) -> bool:
+    """Whether a handler of these classes (`common.class_names`; None: a bare ``except``)
+    catches the error a malformed structured reply raises."""
+    return names is None or any(n.rsplit(".", 1)[-1] in BROAD or MALFORMED.search(n)
+                                for n in names)
 
 
 def handler_retries(node: ast.Try | ast.TryStar) -> list[tuple[ast.Call, str, int]]:
@@ -177,7 +174,7 @@ def handler_retries(node: ast.Try | ast.TryStar) -> list[tuple[ast.Call, str, in
     found: list[tuple[ast.Call, str, int]] = []
     for handler in node.handlers if tried else []:
         again = [c for c in _model_calls(handler.body) if str(dotted(c.func)) in tried]
-        if again and catches_malformed(handler.type):
+        if again and catches_malformed(class_names(handler.type) if handler.type else None):
             caught = unparse(handler.type, 80).strip("()") if handler.type else "any error"
             name = str(dotted(again[0].func))
             found.append((again[0], f"{name} called again in its except handler ({caught})",
