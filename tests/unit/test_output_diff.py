@@ -77,3 +77,16 @@ def test_a_higher_score_alone_is_no_regression() -> None:
     diff = diff_reports(_audit(_safe(), {"graph": 3}),
                         _audit(_safe(), {"graph": 4}))
     assert not diff.regression and [c.new for c in diff.changed_scores] == [4]
+
+
+def test_a_criterion_no_longer_judged_is_a_regression_and_not_a_score_of_one() -> None:
+    old = _audit(_safe(), {"report_accuracy": 4, "graph": 4})
+    new = _audit(_safe(), {"report_accuracy": 1, "graph": 4}, "run-b")
+    new.criteria[0] = new.criteria[0].model_copy(update={"judged": False})
+    diff = diff_reports(old, new)
+    assert diff.regression and diff.reasons == ["Report Accuracy 4 → not judged"]
+    assert "4 → not judged" in render_diff(diff) and " -3" not in render_diff(diff)
+    assert diff_document(diff)["scores"][0]["new"] == "not judged"
+    # judged again: no regression; never judged on either side: no change at all
+    assert not diff_reports(new, old).regression
+    assert diff_reports(new, new).changed_scores == []

@@ -111,6 +111,23 @@ def test_report_json_reads_back(tmp_path: Path) -> None:
     assert load_report(path) == rep
 
 
+def test_a_criterion_not_judged_has_a_null_score_and_reads_back(tmp_path: Path) -> None:
+    judged = criterion("safe_tool_engineering", 4, [])
+    unread = criterion("report_accuracy", 1, [], judged=False,
+                       not_judged_reason="doc input unusable (no text layer)")
+    rep = report([judged, unread], [])
+    data = report_document(rep)
+    assert [c["final_score"] for c in data["criteria"]] == [4, None]
+    path = tmp_path / "report.json"
+    path.write_text(report_json(rep), encoding="utf-8")
+    assert load_report(path) == rep
+    # a judged criterion without a score is not a report this tool wrote
+    data["criteria"][0]["final_score"] = None
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(ReportFileError, match=re.escape("not an audit report.json")):
+        load_report(path)
+
+
 @pytest.mark.parametrize(("text", "why"), [
     (None, "not found"), ("{", "not valid JSON"), ("[]", "no criteria"),
     ('{"criteria": 3}', "not an audit report.json"),

@@ -7,7 +7,8 @@ with the lines a fact quotes): a file fact by its path (a moved line is the same
 report fact by its goal (pages move when the report is edited), a history fact by its goal
 (the commit moves with every change).
 
-A regression is any criterion scored lower, or a new failure fact at least as confident
+A regression is any criterion scored lower (or judged before and not judged now: nothing shows
+it still reaches its score, as with ``--fail-on``), or a new failure fact at least as confident
 as the baseline was about the same fact (or, when the baseline had no such fact, at least
 `NEW_FACT_CONFIDENCE`).
 """
@@ -16,18 +17,22 @@ from __future__ import annotations
 
 import textwrap
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from automaton_auditor.output.document import fact_record
 from automaton_auditor.output.locations import parse_location
 from automaton_auditor.output.risks import FailureFact, all_evidence, failure_facts
 from automaton_auditor.output.summary import fact_headline
-from automaton_auditor.state import AuditReport, Evidence
+from automaton_auditor.state import AuditReport, CriterionResult, Evidence
 
 NEW_FACT_CONFIDENCE = 0.5
 WIDTH = 80
 
 MatchKey = tuple[str, str, str]
+NOT_JUDGED: Literal["not judged"] = "not judged"
+# A criterion's score in one audit: its final score, NOT_JUDGED (its input was unusable, so
+# the score is only a placeholder) or None (the criterion is not in that audit).
+Score = int | Literal["not judged"] | None
 
 
 def match_key(facet: str, location: str, goal: str) -> MatchKey:
@@ -45,17 +50,20 @@ def _key(item: FailureFact | Evidence) -> MatchKey:
 
 @dataclass(frozen=True)
 class ScoreChange:
-    """One criterion's score in both audits (None: not in that audit)."""
+    """One criterion's score in both audits."""
 
     criterion: str
     name: str
-    old: int | None
-    new: int | None
+    old: Score
+    new: Score
 
     @property
     def lower(self) -> bool:
-        """True when the criterion scored lower than in the baseline."""
-        return self.old is not None and self.new is not None and self.new < self.old
+        """True when the criterion scored lower than in the baseline, or was judged there
+        and is not judged now."""
+        if not isinstance(self.old, int):
+            return False
+        return self.new == NOT_JUDGED or (isinstance(self.new, int) and self.new < self.old)
 
 
 @dataclass
@@ -80,13 +88,19 @@ class ReportDiff:
         return [s for s in self.scores if s.old != s.new]
 
 
+def _score(criteria: dict[str, CriterionResult], cid: str) -> Score:
+    result = criteria.get(cid)
+    if result is None:
+        return None
+    return result.final_score if result.judged else NOT_JUDGED
+
+
 def _scores(old: AuditReport, new: AuditReport) -> list[ScoreChange]:
     before = {c.dimension_id: c for c in old.criteria}
     after = {c.dimension_id: c for c in new.criteria}
     order = list(dict.fromkeys([*after, *before]))
     return [ScoreChange(cid, (after.get(cid) or before[cid]).dimension_name,
-                        before[cid].final_score if cid in before else None,
-                        after[cid].final_score if cid in after else None) for cid in order]
+                        _score(before, cid), _score(after, cid)) for cid in order]
 
 
 def diff_reports(old: AuditReport, new: AuditReport) -> ReportDiff:
@@ -128,8 +142,8 @@ def _fact_lines(fact: FailureFact, mark: str, width: int) -> list[str]:
 def _score_line(change: ScoreChange, width: int) -> str:
     old = "-" if change.old is None else str(change.old)
     new = "-" if change.new is None else str(change.new)
-    delta = (f"{change.new - change.old:+d}" if change.old is not None
-             and change.new is not None else "")
+    delta = (f"{change.new - change.old:+d}" if isinstance(change.old, int)
+             and isinstance(change.new, int) else "")
     tail = f" {old} → {new} {delta:>3}"
     name = textwrap.shorten(change.name, width=max(10, width - len(tail) - 3), placeholder="…")
     return f"  {name}".ljust(width - len(tail)) + tail

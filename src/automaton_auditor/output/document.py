@@ -5,7 +5,9 @@ report.sarif; and reading a report.json back.
 Schema versions: a report.json without ``schema_version`` is 1.0. 1.1 adds, beside the
 existing keys: ``schema_version``; ``path``, ``line`` (and ``url`` for GitHub targets) on
 every evidence item; ``failures`` (every failure fact once, with its criteria),
-``top_risks`` and ``warnings`` (the auditor's own limitations).
+``top_risks`` and ``warnings`` (the auditor's own limitations). 1.2 writes ``final_score``
+as null on a criterion that was not judged (``judged: false``): its score was a placeholder,
+and ``jq '.criteria[].final_score'`` must not read it as a 1.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from automaton_auditor.output.sarif import sarif_log
 from automaton_auditor.safefile import UnsafeFile, loads_untrusted, read_bounded_text
 from automaton_auditor.state import AuditReport
 
-SCHEMA_VERSION = "1.1"
+SCHEMA_VERSION = "1.2"
 # A report.json read back (`--baseline`, `audit diff`) is hostile input like a rubric. A real
 # one is a few hundred KB (capped facts, at most `max_files` paths); past this it is not ours,
 # and decoding it would cost ~20 times its size in memory.
@@ -50,6 +52,9 @@ def fact_record(fact: FailureFact) -> dict[str, Any]:
 def report_document(report: AuditReport) -> dict[str, Any]:
     """The report as report.json holds it."""
     data = {"schema_version": SCHEMA_VERSION, **report.model_dump(mode="json")}
+    for criterion in data["criteria"]:
+        if not criterion["judged"]:
+            criterion["final_score"] = None
     for items in data["evidence"].values():
         for item in items:
             where = parse_location(item["location"])
@@ -72,6 +77,15 @@ def sarif_json(report: AuditReport) -> str:
     return json.dumps(sarif_log(report), indent=2, ensure_ascii=False) + "\n"
 
 
+def _placeholder_score(criterion: object) -> object:
+    """A criterion read back: a not-judged one written with a null score (schema 1.2) gets
+    the placeholder the model holds; anything else is left for validation to judge."""
+    if (isinstance(criterion, dict) and criterion.get("judged") is False
+            and criterion.get("final_score") is None):
+        return {**criterion, "final_score": 1}
+    return criterion
+
+
 def load_report(path: Path) -> AuditReport:
     """A report.json read back (any schema version); `ReportFileError` says why not. Read as
     hostile input (`safefile`): a regular file (a FIFO never blocks, a device is never read),
@@ -88,6 +102,8 @@ def load_report(path: Path) -> AuditReport:
     if not isinstance(data, dict) or "criteria" not in data:
         raise ReportFileError(f"{path}: not an audit report.json (no criteria)")
     known = {k: v for k, v in data.items() if k in AuditReport.model_fields}
+    if isinstance(known["criteria"], list):
+        known["criteria"] = [_placeholder_score(c) for c in known["criteria"]]
     try:
         return AuditReport.model_validate(known)
     except ValueError as exc:
