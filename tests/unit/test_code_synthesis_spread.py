@@ -193,3 +193,35 @@ def chief_justice_node(state):
                                         "argument contains a word")
     assert "tested on 6 lines" in keyword.rationale
     assert "; 2 more fire on words" in facts["justice.rules"].rationale
+
+
+_CONSENSUS = '''
+def chief_justice_node(state):
+    final_scores = {}
+    for criterion_id, ops in state["by_criterion"].items():
+        scores = [o.score for o in ops]
+        spread = max(scores) - min(scores)
+        if TEST:
+            final_scores[criterion_id] = sorted(scores)[1]
+            continue
+        final_scores[criterion_id] = round(sum(scores) / len(scores))
+        if spread > 2:
+            state["dissent"].append(f"high variance on {criterion_id}")
+    return {"final_scores": final_scores}
+'''
+
+
+def test_a_median_taken_only_when_the_judges_agree_re_evaluates_no_disagreement(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, _CONSENSUS.replace("TEST", "spread <= 1"))
+    variance, averaging = facts["justice.variance"], facts["justice.averaging"]
+    assert not variance.found
+    assert variance.rationale.startswith(
+        "The score spread changes the score only when the judges agree (nodes/justice.py:7)")
+    # the spread does change the score: the verdict is no plain average
+    assert not averaging.found and averaging.rationale == "1 decision(s) change the mean."
+
+
+def test_the_same_branch_taken_when_the_judges_disagree_re_evaluates(tmp_path: Path) -> None:
+    for test in ("spread > 1", "not spread <= 1", "1 < spread"):
+        _re_evaluates(tmp_path, _CONSENSUS.replace("TEST", test), 7)

@@ -104,9 +104,10 @@ def target_names(target: ast.AST, attributes: bool = False) -> list[str]:
         return [n for e in target.elts for n in target_names(e, attributes)]
     if attributes and isinstance(target, ast.Attribute):
         return [target.attr]
-    if attributes and isinstance(target, ast.Subscript) and isinstance(target.slice,
-                                                                       ast.Constant):
-        return [str(target.slice.value)]
+    if attributes and isinstance(target, ast.Subscript):
+        # ``state["final_score"]`` names its key; ``final_scores[cid]`` (a run-time key) its table
+        return [str(target.slice.value)] if isinstance(target.slice, ast.Constant) else \
+            target_names(target.value, attributes)
     return []
 
 
@@ -348,20 +349,6 @@ def call_reads(node: ast.Call, imports: dict[str, str]) -> set[str]:
             and "." not in name.removeprefix("self.").removeprefix("cls."):
         return {f"call:{name}"}
     return set()
-
-
-def extreme(node: ast.AST, binds: dict[str, list[ast.expr]], name: str) -> bool:
-    """``max(s)`` itself (`name`), or a local name bound only to such a call
-    (``max_s = max(scores)``)."""
-    if isinstance(node, ast.Name) and binds.get(node.id):
-        return all(call_name(b) == name for b in binds[node.id])
-    return call_name(node) == name
-
-
-def is_spread(node: ast.AST, binds: dict[str, list[ast.expr]]) -> bool:
-    """``max(s) - min(s)``, directly or through the names holding each end."""
-    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and \
-        extreme(node.left, binds, "max") and extreme(node.right, binds, "min")
 
 
 def is_text(node: ast.AST, binds: dict[str, list[ast.expr]], depth: int = 0) -> bool:

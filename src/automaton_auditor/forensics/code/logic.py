@@ -9,9 +9,9 @@ For a function that handles scores, the walk records (JSON, by line):
   a weighted mean whose weights are keyed by a criterion's id (an overall score over the
   criteria) is a mean, never judge weights;
 - ``branches``: every ``if``/conditional expression with what its test reads and what its
-  body does (``score``, ``cap``, ``flag``, ``text``);
-  a test the function's own flags make false on every path (`flag_paths`) carries the lines
-  that make it so (``never``);
+  body does (``score``, ``cap``, ``flag``, ``text``); a test the function's own flags make
+  false on every path (`flag_paths`) carries the lines that make it so (``never``), an ``if``
+  taken only when the judges agree (`spreads`) ``agree``;
 - ``pred``: what a predicate helper's answer rests on (the tests guarding its returns);
 - ``judge_tests``: string literals compared with a ``.judge``-like attribute.
 
@@ -42,7 +42,6 @@ from automaton_auditor.forensics.code.exprs import (
     handed_on,
     identity_only,
     is_cap,
-    is_spread,
     is_text,
     judge_tests,
     name_kind,
@@ -64,6 +63,7 @@ from automaton_auditor.forensics.code.gates import branch_gates, presence, test_
 from automaton_auditor.forensics.code.paths import judge_fallback, same_score
 from automaton_auditor.forensics.code.reader import ExprReader
 from automaton_auditor.forensics.code.spread_flags import flag_exit, handed_calls, targets_exit
+from automaton_auditor.forensics.code.spreads import agreement_test, is_spread
 
 # what a decision does to the score (text alone, a dissent note, changes nothing)
 CHANGES = frozenset({"score", "cap", "flag"})
@@ -121,8 +121,8 @@ class _Reader(ExprReader):
             count = len(self.out["branches"])
             self.branch(node.test, [*node.body, *node.orelse], node.lineno,
                         same_score(node.body, other, self.sets_score))
-            if len(self.out["branches"]) > count and node.lineno in self.never:
-                self.out["branches"][-1]["never"] = self.never[node.lineno]
+            if len(self.out["branches"]) > count:
+                self.out["branches"][-1].update(self.marks(node))
             self.guards.append(self.reads(node.test))
             self.gate_stack.append(test_gates(node.test) if isinstance(node, ast.If) else set())
             self.block(node.body)
@@ -143,6 +143,13 @@ class _Reader(ExprReader):
             self.block([s for s in getattr(node, field, None) or [] if isinstance(s, ast.stmt)])
         for handler in getattr(node, "handlers", None) or []:
             self.block(handler.body)
+
+    def marks(self, node: ast.If | ast.While) -> JSON:
+        """``never`` and ``agree`` (with no ``else``: it re-evaluates no disagreement)."""
+        out: JSON = {"never": self.never[node.lineno]} if node.lineno in self.never else {}
+        if not node.orelse and agreement_test(node.test, self.reads):
+            out["agree"] = True
+        return out
 
     def expression(self, node: ast.expr) -> None:
         for sub in walk_expr(node):
@@ -192,10 +199,8 @@ class _Reader(ExprReader):
 
     def _averaged(self, numerator: ast.expr) -> bool:
         """A sum of scores: ``sum(scores)``, ``p + d + t``, a running ``total``."""
-        if call_name(numerator) == "sum" or (isinstance(numerator, ast.BinOp) and
-                                             isinstance(numerator.op, ast.Add)):
-            return True
-        return "score" in self.reads(numerator)
+        return call_name(numerator) == "sum" or (isinstance(numerator, ast.BinOp) and isinstance(
+            numerator.op, ast.Add)) or "score" in self.reads(numerator)
 
     def call(self, node: ast.Call) -> None:
         name = (resolve(dotted(node.func), self.imports) or "").rsplit(".", 1)[-1]

@@ -12,7 +12,6 @@ from automaton_auditor.forensics.code.exprs import (
     attr_kind,
     call_name,
     call_reads,
-    is_spread,
     name_kind,
     own_nodes,
     paired,
@@ -21,6 +20,7 @@ from automaton_auditor.forensics.code.exprs import (
     unnormalised,
     walk_expr,
 )
+from automaton_auditor.forensics.code.spreads import is_spread
 
 MAX_DEPTH = 12
 

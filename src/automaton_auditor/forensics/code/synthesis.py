@@ -124,6 +124,8 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
             # a side of an ``or`` that rests on words alone fires on words whatever the rest
             kinds |= {"words"} & {_kind(alt, does, never)
                                   for alt in alternatives(graph, key, branch)}
+            if branch.get("agree"):  # a rule for agreeing judges re-evaluates no disagreement
+                kinds = {"consensus" if k == "spread" else k for k in kinds}
             helpers = tuple(sorted(f"{p}:{q}" for p, q in read_helpers(
                 graph, key, branch["reads"])))
             rules += [Rule(kind, key[0], branch["line"], tuple(sorted(reads)),
@@ -302,7 +304,7 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
     present = [n for n, items in named.items() if items]
     core = [n for n in ("security_override", "fact_supremacy", "functionality_weight")
             if named[n]]
-    deciding = _of(rules, "evidence", "spread", "score_cap", "criterion", "judge")
+    deciding = _of(rules, "evidence", "spread", "consensus", "score_cap", "criterion", "judge")
     keyword, dead = _of(rules, "words"), _of(rules, "dead")
     kept = [(r.path, n) for r in rules if r.kind == "dead" for n in r.why][:MAX_QUOTED // 2]
     # a helper's word test and its callers' tests on its answer are one decision
@@ -374,14 +376,17 @@ def _variance(reading: Reading, repo: Path | None) -> Finding:
     # the decision's test and where it sets the score, quoted together
     spread = sorted({*spread, *((r.path, n) for r in rules if r.kind == "spread"
                                 for n in r.sets[:2])})
-    fed = [r for r in routes if r.feeds]
+    fed, agree = [r for r in routes if r.feeds], _of(rules, "consensus")
     reason = spread_reason(rules, repo) if spread else route_reason(fed[0]) if fed else " ".join([
+        *([f"The score spread changes the score only when the judges agree "
+           f"({agree[0][0]}:{agree[0][1]}), which re-evaluates no disagreement."] if agree else []),
         "The score spread only adds dissent text." if dissent else
         "No decision in the synthesis reads the score spread." if routes else
+        "No other decision reads the score spread." if agree else
         "No decision reads the score spread.", *map(route_reason, routes[:3])])
     return _f("justice.variance", "Score variance triggers a re-evaluation",
               bool(spread or fed), "success", spread or [
-                  line for r in fed or routes for line in r.lines] + dissent, repo, reason,
+                  line for r in fed or routes for line in r.lines] + agree + dissent, repo, reason,
               0.75, routes=[{"source": r.source, "target": r.target, "writes": list(r.writes),
                              "feeds": list(r.feeds), "lines": [f"{p}:{n}" for p, n in r.lines]}
                             for r in routes])

@@ -1,0 +1,54 @@
+"""How far the judges' scores lie apart, as code computes and tests it.
+
+A spread is ``max(s) - min(s)`` (directly or through names holding each end). A test on it
+points one way: ``spread > 2`` holds when the judges disagree, ``spread <= 1`` when they
+agree. A branch taken only when they agree (a median for a consensus), with no ``else``,
+changes the score but re-evaluates nothing when they disagree.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from automaton_auditor.forensics.code.exprs import call_name
+
+Reads = Callable[[ast.AST], set[str]]
+
+
+def extreme(node: ast.AST, binds: dict[str, list[ast.expr]], name: str) -> bool:
+    """``max(s)`` itself (`name`), or a local name bound only to such a call
+    (``max_s = max(scores)``)."""
+    if isinstance(node, ast.Name) and binds.get(node.id):
+        return all(call_name(b) == name for b in binds[node.id])
+    return call_name(node) == name
+
+
+def is_spread(node: ast.AST, binds: dict[str, list[ast.expr]]) -> bool:
+    """``max(s) - min(s)``, directly or through the names holding each end."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Sub) and \
+        extreme(node.left, binds, "max") and extreme(node.right, binds, "min")
+
+
+def agreement_test(test: ast.expr, reads: Reads) -> bool:
+    """True for a test that holds only when the judges' scores lie close: ``spread <= 1``,
+    ``2 > spread``, ``spread == 0``, ``not spread > 2``."""
+    return _points(test, reads) == "agree"
+
+
+def _points(test: ast.expr, reads: Reads) -> str | None:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        inner = _points(test.operand, reads)
+        return {"agree": "differ", "differ": "agree"}.get(inner or "")
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1:
+        return None
+    op, left, right = test.ops[0], test.left, test.comparators[0]
+    left_spread, right_spread = "spread" in reads(left), "spread" in reads(right)
+    if left_spread == right_spread:
+        return None
+    if isinstance(op, ast.Eq):
+        return "agree"  # ``spread == 0``: every judge gave the same score
+    below = isinstance(op, ast.Lt | ast.LtE)
+    if not below and not isinstance(op, ast.Gt | ast.GtE):
+        return None
+    return "agree" if below == left_spread else "differ"
