@@ -37,6 +37,13 @@ def undefined_reads(analysis: Analysis) -> Undefined:
     return out
 
 
+def failing_read(path: str, line: int, undefined: Undefined) -> str | None:
+    """A name read on `line` that is never defined there (``Repo.clone_from(url, dest)`` in a
+    module that never imports ``Repo``): the call on that line raises NameError first, its
+    callee and arguments being evaluated before it runs, so it does nothing it names."""
+    return min((name for at, name in undefined.get(path, set()) if at == line), default=None)
+
+
 def blocked_at(route: tuple[Step, ...], undefined: Undefined) -> str | None:
     """``path:line`` of the first failing read that stops the route before its model call,
     or None when nothing known stops it."""

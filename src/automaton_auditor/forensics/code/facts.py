@@ -1,6 +1,7 @@
 """Call facts of the whole repository: selecting them by kind, quoting them, and turning them
 into a located finding (shared by the safety, structured-output and other finding families);
-and a failure fact quoting (path, line) pairs (`quoted_finding`)."""
+a failure fact quoting (path, line) pairs (`quoted_finding`); and the dangerous-call facts
+(`dangerous_calls`)."""
 
 from __future__ import annotations
 
@@ -46,3 +47,16 @@ def quoted_finding(facet: str, goal: str, found: bool, quotes: list[tuple[str, i
     content = "\n".join(line_at(repo, p, n) for p, n in quotes[:MAX_QUOTED]) or None
     return Finding(facet=facet, goal=goal, found=found, pattern="failure", location=loc,
                    content=content, rationale=rationale, confidence=confidence, data=data)
+
+
+def dangerous_calls(facet: str, goal: str, items: list[tuple[str, JSON]], what: str) -> Finding:
+    """A failure fact on shell or interpreter calls: data-driven input is the flaw (a
+    security failure); a constant command is poor style, not an injection."""
+    tainted = [(p, c) for p, c in items if not c.get("literal")]
+    chosen = tainted or items
+    if not items:
+        return call_finding(facet, goal, False, "failure", [], f"No {what} in the code.")
+    text = (f"{len(tainted)} {what} on non-literal input (data reaches a shell or "
+            "interpreter)." if tainted else f"{len(items)} {what} with constant input only.")
+    return call_finding(facet, goal, True, "failure", chosen, text, security=bool(tainted),
+                        confidence=0.9 if tainted else 0.6, tainted=len(tainted), total=len(items))

@@ -86,7 +86,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 # its own call graph too: resolving every call site first would change the
                 # order the safety trace fills `calls`' memos in
                 model_call_finding(facts, CallGraph(facts), repo),
-                *safety_findings(facts, repo, calls, run_nodes(CallGraph(facts), main)),
+                *safety_findings(facts, repo, calls, run_nodes(CallGraph(facts), main),
+                                 undefined_reads(analysis)),
                 *llm_findings(facts, repo, scope, judges, main),
                 *_judge_findings(repo, files, facts, scope, main, undefined_reads(analysis),
                                  prompts),

@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from automaton_auditor.forensics.code.blocked import Undefined, failing_read
 from automaton_auditor.forensics.code.branch_reach import untaken
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.deadlines import WAITED, caller_bounded
-from automaton_auditor.forensics.code.facts import call_finding, calls_of
+from automaton_auditor.forensics.code.facts import call_finding, calls_of, dangerous_calls
 from automaton_auditor.forensics.code.lifetime import by_made
 from automaton_auditor.forensics.code.process_errors import errors_finding, through_wrappers
 from automaton_auditor.forensics.code.sandbox import (
@@ -39,42 +40,32 @@ EMPTY_TEST = re.compile(r"^\s*(el)?if\s+not\s+\w*url\b|isinstance\(\s*\w*url\w*\
                         re.I)
 
 
-def _dangerous(facet: str, goal: str, items: list[tuple[str, JSON]], what: str) -> Finding:
-    # Data-driven input is the flaw; a constant command is poor style, not an injection.
-    tainted = [(p, c) for p, c in items if not c.get("literal")]
-    chosen = tainted or items
-    if not items:
-        return call_finding(facet, goal, False, "failure", [], f"No {what} in the code.")
-    text = (f"{len(tainted)} {what} on non-literal input (data reaches a shell or "
-            "interpreter)." if tainted else f"{len(items)} {what} with constant input only.")
-    return call_finding(facet, goal, True, "failure", chosen, text, security=bool(tainted),
-              confidence=0.9 if tainted else 0.6, tainted=len(tainted), total=len(items))
-
-
 def safety_findings(facts: dict[str, JSON], repo: Path | None = None,
-                    graph: CallGraph | None = None,
-                    nodes: frozenset[Key] = frozenset()) -> list[Finding]:
+                    graph: CallGraph | None = None, nodes: frozenset[Key] = frozenset(),
+                    undefined: Undefined | None = None) -> list[Finding]:
     """All ``safety.*`` findings (`repo` lets function bodies be read for the clone
     function's error and input handling; `graph` is the repository's call graph; `nodes`
-    the functions the main graph runs as nodes)."""
+    the functions the main graph runs as nodes; `undefined` the reads that raise NameError)."""
     processes = calls_of(facts, "process")
     os_calls = [(p, c) for p, c in processes if c["name"].startswith("os.")]
     # a shell that is not os.system's: subprocess's shell=True, asyncio.create_subprocess_shell
     shell = [(p, c) for p, c in processes if c["shell"] and not c["name"].startswith("os.")]
     out = [
-        _dangerous("safety.os_system", "os.system / os.popen call", os_calls,
+        dangerous_calls("safety.os_system", "os.system / os.popen call", os_calls,
                    "os.system/os.popen call(s)"),
-        _dangerous("safety.shell_true", "subprocess call through a shell", shell,
+        dangerous_calls("safety.shell_true", "subprocess call through a shell", shell,
                    "subprocess call(s) through a shell (shell=True, create_subprocess_shell)"),
-        _dangerous("safety.eval_exec", "eval / exec call", calls_of(facts, "eval_exec"),
+        dangerous_calls("safety.eval_exec", "eval / exec call", calls_of(facts, "eval_exec"),
                    "eval/exec call(s)"),
     ]
-    out += _clone_findings(facts, processes, repo, graph or CallGraph(facts), nodes)
+    out += _clone_findings(facts, processes, repo, graph or CallGraph(facts), nodes,
+                           undefined or {})
     return out
 
 
 def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
-                    repo: Path | None, graph: CallGraph, nodes: frozenset[Key]) -> list[Finding]:
+                    repo: Path | None, graph: CallGraph, nodes: frozenset[Key],
+                    undefined: Undefined) -> list[Finding]:
     every_clone = clones(facts, repo, graph)
     # beside a clone the code runs, a clone in a function nothing names, or in a branch no
     # caller takes, is an alternative that never runs: neither sandboxed nor unsafe (alone,
@@ -84,7 +75,10 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
         graph, repo, (c.path, c.call["func"]), int(c.call["line"]))] or every_clone
     never_run = [c for c in every_clone if c not in found]
     every = [(c.path, c.call) for c in found]
-    proved = [c for c in found if c.proof]
+    # ``Repo.clone_from`` with ``Repo`` never imported raises NameError: it clones nowhere
+    raising = [(c, name) for c in found
+               if (name := failing_read(c.path, int(c.call["line"]), undefined))]
+    proved = [c for c in found if c.proof and all(c != r for r, _ in raising)]
     temps = calls_of(facts, "tempdir")
     # a helper returning the process call's result leaves the check to its callers
     sub = through_wrappers([(p, c) for p, c in processes if c["name"].startswith("subprocess.")],
@@ -101,7 +95,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
     lost = [c for c in proved if c.temps and all(split_loc(t[2:]) in gone for t in c.temps)]
     return [
         _clone_function(facts, every, repo),
-        *_sandbox_findings(facts, found, proved, temps, never_run, repo, lost),
+        *_sandbox_findings(facts, found, proved, temps, (never_run, raising), repo, lost),
         *cleanup,
         errors_finding(sub + library, repo),
         _timeouts_finding([(p, {**c, "timeout": WAITED}) if caller_bounded(facts, graph, p, c)
@@ -146,13 +140,16 @@ def _timeouts_finding(clones: list[tuple[str, JSON]],
 
 
 def _sandbox_findings(facts: dict[str, JSON], found: list[Clone], proved: list[Clone],
-                      temps: list[tuple[str, JSON]], never_run: list[Clone],
+                      temps: list[tuple[str, JSON]],
+                      unrun: tuple[list[Clone], list[tuple[Clone, str]]],
                       repo: Path | None, lost: list[Clone]) -> list[Finding]:
     """``safety.clone_sandbox``: quoted from the lines that carry the temp dir to the clone;
-    clones in functions nothing names (`never_run`) are listed, not counted. With it
+    clones in functions nothing names (`unrun`'s first list) are listed, not counted, and
+    clones that raise NameError (its second: the undefined name) are sandboxed nowhere. With it
     ``safety.clone_temp_root`` (`temp_paths`): a clone at a fixed path under the system temp
     folder is weak, not the rubric's clone into the working directory, so an unsandboxed
     clone that all goes there is no strong charge."""
+    never_run, raising = unrun
     items = [(c.path, c.call) for c in (proved or found)]
     dead = [f"{c.path}:{c.call['line']}" for c in never_run]
     aside = (f" Not counted: {len(dead)} clone call(s) in functions nothing in the repository "
@@ -161,6 +158,9 @@ def _sandbox_findings(facts: dict[str, JSON], found: list[Clone], proved: list[C
     fixed = [(c.path, {**c.call, "root": n}) for c in found if not c.proof and (
         n := fixed_temp_line(repo, c.path, int(c.call["line"]),
                              facts[c.path].get("imports") or {}))]
+    aside += "".join(f" The clone at {c.path}:{c.call['line']} raises NameError: `{name}` is "
+                     "never defined or imported there, so it clones nothing."
+                     for c, name in raising[:3])
     early = [f"{c.path}:{c.call['line']}" for c in lost]
     aside += (f" Deleted before use: {len(early)} of them write into a TemporaryDirectory "
               f"deleted as its function returns the path (safety.clone_deleted_early: "
@@ -169,7 +169,8 @@ def _sandbox_findings(facts: dict[str, JSON], found: list[Clone], proved: list[C
     finding = call_finding(
         "safety.clone_sandbox", "Clone runs inside a temporary directory",
         bool(proved) and len(proved) == len(found), "success", items,
-        (f"{len(proved)} of {len(found)} clone call(s) write into a fresh temporary "
+        ("No clone runs, so none is sandboxed." if found and len(raising) == len(found) else
+         f"{len(proved)} of {len(found)} clone call(s) write into a fresh temporary "
          "directory (followed through locals, helpers and callers)." if found
          else "No clone call found, so no sandboxed clone.") + aside
         + (f" The other {len(fixed)} write into a fixed path under the system temp folder "
