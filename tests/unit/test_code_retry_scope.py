@@ -108,3 +108,37 @@ def test_a_default_retry_policy_on_a_node_does_not_retry_a_malformed_reply(
         in wide.rationale
     bare = _retry(tmp_path / "d", PLAIN)
     assert not bare.found and "RetryPolicy" not in bare.rationale
+
+
+DECORATED = '''
+from tenacity import retry, stop_after_attempt
+
+
+def read_history(path):
+    return open(path).read()
+
+
+@retry(stop=stop_after_attempt(3))
+def safe_git_forensics(state):
+    return read_history(state["repo"])
+
+
+@retry(stop=stop_after_attempt(3))
+def ask_judge(chain, evidence):
+    return chain.invoke({"evidence": evidence})
+'''
+
+
+def test_a_retry_decorator_counts_only_on_a_function_that_reaches_a_model_call(
+        tmp_path: Path) -> None:
+    """redecon: ``@retry`` wrapped detectives that read files, in a repository with no model
+    call at all, and was credited as a retry around model calls."""
+    detective_only = DECORATED.split("@retry(stop=stop_after_attempt(3))\ndef ask_judge")[0]
+    files = write_repo(tmp_path / "a", {"detectives.py": detective_only})
+    retry = by_facet(code_findings(tmp_path / "a", files)[0], "llm.retry")
+    assert not retry.found
+    assert ("Not counted: 1 retry decorator(s) on functions that reach no model call "
+            "(detectives.py:10).") in retry.rationale
+    files = write_repo(tmp_path / "b", {"detectives.py": DECORATED})
+    retry = by_facet(code_findings(tmp_path / "b", files)[0], "llm.retry")
+    assert retry.found and retry.location == "detectives.py:15", retry.location

@@ -111,6 +111,24 @@ def _unwired_note(dropped: list[tuple[str, JSON]]) -> str:
             f"runs ({where}{', ...' if len(dropped) > MAX_UNWIRED else ''}).")
 
 
+def _model_decorators(facts: dict[str, JSON], retries: list[tuple[str, JSON]],
+                      model_calls: list[tuple[str, JSON]]) -> tuple[list[tuple[str, JSON]], str]:
+    """The retries that retry a model call: a retry decorator counts only on a function from
+    which a model call can be reached (``@retry`` on a detective that reads files retries no
+    model); the others are named in a note."""
+    models = {(p, str(c["func"])) for p, c in model_calls}
+    graph = CallGraph(facts)
+    kept, other = [], []
+    for path, call in retries:
+        wrapped = str(call.get("how", "")).startswith("@")
+        if wrapped and not models.intersection(graph.reachable([(path, str(call["func"]))])):
+            other.append(f"{path}:{call['line']}")
+        else:
+            kept.append((path, call))
+    return kept, (f" Not counted: {len(other)} retry decorator(s) on functions that reach no "
+                  f"model call ({', '.join(other[:MAX_UNWIRED])})." if other else "")
+
+
 def _judge_block(facts: dict[str, JSON], calls: list[tuple[str, JSON]],
                  repo: Path | None, finding: Finding) -> Finding:
     """Quote the whole function that queries the judge model (the rubric asks for it)."""
@@ -175,7 +193,8 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
     only = [(p, c, rate_limit_only(facts, p, c) or reply_unread(facts, p, c, tool_only))
             for p, c in loops]
     selective = {(p, t["line"]): (p, t) for p, _c, t in only if t is not None}
-    retries = calls_of(facts, "retry") + [(p, c) for p, c, t in only if t is None] + [
+    decorated, unmodelled = _model_decorators(facts, calls_of(facts, "retry"), model_calls)
+    retries = decorated + [(p, c) for p, c, t in only if t is None] + [
         (p["path"], {**p, "how": f"RetryPolicy on node {p['node']} (retry_on={p['retry_on']})"})
         for p in policies if p["malformed"]]
     freeform = calls_of(facts, "freeform_parse")
@@ -192,7 +211,8 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
             "No binding to a schema named like an opinion or verdict.", confidence=0.8)),
         _retry_finding(retries, sorted(selective.values(), key=lambda pt: (pt[0],
                                                                              pt[1]["line"])),
-                       repo, note, unwired, [p for p in policies if not p["malformed"]]),
+                       repo, note + unmodelled, unwired,
+                       [p for p in policies if not p["malformed"]]),
         freeform_finding(freeform, judges),
         schema_parse_finding(calls_of(facts, "schema_parse"), bool(structured), note),
     ]
