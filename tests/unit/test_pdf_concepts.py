@@ -256,6 +256,21 @@ def test_a_title_that_names_a_summary_word_is_no_summary_section() -> None:
     assert "summary" in verdict.occurrences[1].reason
 
 
+def test_a_section_titled_with_the_concept_is_its_own_section_not_a_self_audit() -> None:
+    """Addisu-Taye: "3. METACOGNITION AND SELF-AUDIT" is the concept's own section, read on
+    its body; a self-audit section that does not name the concept still restates criteria."""
+    own = "3. METACOGNITION AND SELF-AUDIT"
+    blocks = _blocks(("heading", own, (), 4), ("paragraph", EXPLAINED, (own,), 4))
+    verdict = classify("Metacognition", blocks)
+    assert verdict.verdict == "explained"
+    assert [o.explained for o in verdict.occurrences] == [True, True]
+    other = "4. Self-Audit Criterion Breakdown"
+    verdict = classify("Metacognition", _blocks(("heading", other, (), 6),
+                                                ("paragraph", EXPLAINED, (other,), 6)))
+    assert verdict.verdict != "explained"
+    assert "summary" in verdict.occurrences[0].reason
+
+
 def test_a_table_of_contents_before_the_title_does_not_hide_the_title() -> None:
     # a contents page set at the title's level sits beside it: the title still names the
     # document ("... - Self-Audit Report"), and the design section under it explains

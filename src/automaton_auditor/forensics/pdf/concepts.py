@@ -126,9 +126,14 @@ def report_title(blocks: Sequence[Block]) -> str | None:
     return next(iter(firsts)) if len(firsts) == 1 and nested else None
 
 
-def _in_summary(path: Sequence[str], title: str | None) -> bool:
-    """A path through a summary-like section (the title and `_OPENING`'s subsections aside)."""
+def _in_summary(path: Sequence[str], title: str | None,
+                hit: Callable[[str], bool] | None = None) -> bool:
+    """A path through a summary-like section (the title and `_OPENING`'s subsections aside).
+    With `hit`, a heading that names the concept is that concept's own section, read on its
+    body ("Metacognition and Self-Audit"), unless it opens the report or lists its contents."""
     return any(_SUMMARY.search(h) and not (_OPENING.search(h) and i < len(path) - 1)
+               and not (hit is not None and hit(h) and not _OPENING.search(h)
+                        and not CONTENTS.search(h))
                for i, h in enumerate(path) if not (i == 0 and h == title))
 
 
@@ -232,7 +237,8 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str, str], bo
                 for name in names:  # concept names are not mechanisms
                     unnamed = name.sub(" ", unnamed)
                 occurrences.append(tied(context, _body_occurrence(
-                    block, sentence, context, titled or _concrete(unnamed), title)))
+                    block, sentence, context, titled or _concrete(unnamed), title,
+                    sentence_hit)))
     if not occurrences:
         return ConceptVerdict(term, "absent")
     verdict = "explained" if any(o.explained for o in occurrences) else "dropped"
@@ -275,14 +281,14 @@ def _concrete(text: str) -> bool:
 
 
 def _body_occurrence(block: Block, sentence: str, context: str, concrete: bool,
-                     title: str | None) -> Occurrence:
+                     title: str | None, hit: Callable[[str], bool]) -> Occurrence:
     signals = mechanism_signals(context)
     words = len(context.split())
     where = block.heading or "untitled section"
     if block.kind == "toc":
         return Occurrence(block.page, block.heading, sentence, False,
                           "a table-of-contents entry")
-    if _in_summary(block.section, title):
+    if _in_summary(block.section, title, hit):
         return Occurrence(block.page, block.heading, sentence, False,
                           f"only in a summary/contents section ({where})")
     if block.kind == "list" and words < 40:
@@ -320,7 +326,7 @@ def _heading_occurrence(blocks: list[Block], index: int, hit: Callable[[str], bo
     named = hit(quote)
     if not named:  # show the tie: the heading names the concept, the quote the mechanism
         quote = f"{heading.text}: {quote}"
-    if _in_summary((*heading.section, heading.text), title) or _SUMMARY.search(heading.text):
+    if _in_summary((*heading.section, heading.text), title, hit):
         return Occurrence(page, heading.text, quote, False, "a summary/contents heading")
     if words >= 40 and len(signals) >= 3:
         return Occurrence(page, heading.text, quote, True,
