@@ -136,3 +136,62 @@ def test_a_helper_the_clone_hands_its_failure_to_can_test_for_authentication(
     after = after.replace("    return tmp, None\n",
                           "    _classify_clone_error(result.stderr)\n    return tmp, None\n")
     assert "0 of 1" in _auth(tmp_path / "success", after).rationale
+
+
+# Bnobody47/The-Auditor src/tools/repo_tools.py, shortened: git's message yielded by name
+YIELDED = '''
+import subprocess
+import tempfile
+from contextlib import contextmanager
+
+
+@contextmanager
+def cloned_repo(url):
+    tmp = tempfile.TemporaryDirectory()
+    try:
+        proc = subprocess.run(["git", "clone", url, tmp.name], capture_output=True, text=True)
+        err = (proc.stderr or "").strip()
+        if proc.returncode != 0:
+            yield None, err
+        else:
+            yield tmp.name, err
+    finally:
+        tmp.cleanup()
+'''
+
+# Deregit2025/langgraph-agent-auditor src/tools/git_tools.py, shortened: the clone command
+# handed to a helper that re-raises with git's stderr
+WRAPPED = '''
+import subprocess
+import tempfile
+
+
+class GitToolError(Exception):
+    pass
+
+
+def _safe_run(args):
+    try:
+        return subprocess.run(args, check=True, capture_output=True, text=True)
+    except subprocess.CalledProcessError as exc:
+        raise GitToolError(exc.stderr) from exc
+
+
+def clone_repo_sandbox(url):
+    tmp = tempfile.mkdtemp()
+    _safe_run(["git", "clone", "--depth", "1", url, tmp])
+    return tmp
+'''
+
+
+def test_git_s_error_yielded_by_name_or_raised_by_the_helper_is_passed_on(
+        tmp_path: Path) -> None:
+    """Bnobody47 and Deregit2025: each clone passes git's error on (a yield of the name
+    holding stderr; a helper that re-raises it), and the fact said "0 more pass git's error
+    on"."""
+    for name, text, line in (("yielded", YIELDED, 14), ("wrapped", WRAPPED, 14)):
+        finding = _auth(tmp_path / name, text)
+        assert finding.found and "1 more pass git's error on" in finding.rationale, name
+        assert finding.location == f"tools.py:{line}", (name, finding.location)
+    swallowed = WRAPPED.replace("raise GitToolError(exc.stderr) from exc", "return None")
+    assert not _auth(tmp_path / "swallowed", swallowed).found

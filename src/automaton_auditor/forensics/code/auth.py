@@ -41,7 +41,10 @@ def auth_tests(tree: ast.Module, consts: dict[str, Any]
         nodes = own_nodes(func.body)
         if line := _first_test(nodes, consts):
             tests[qual] = line
-        if reported := [line for line in map(_reported, nodes) if line]:
+        # names holding a failed command's output (``err = proc.stderr.strip()``)
+        held = {t.id for n in nodes if isinstance(n, ast.Assign) and _output(n.value)
+                for t in n.targets if isinstance(t, ast.Name)}
+        if reported := [line for line in (_reported(n, held) for n in nodes) if line]:
             reports[qual] = min(reported)
     return tests, reports
 
@@ -104,22 +107,28 @@ def _auth_text(node: ast.AST, consts: dict[str, Any]) -> bool:
     return isinstance(value, list) and any(AUTH.search(str(v)) for v in value)
 
 
-def _reported(node: ast.AST) -> int:
+def _output(node: ast.AST) -> bool:
+    """The expression holds a command's output (``proc.stderr``, ``exc.output``)."""
+    return any(isinstance(n, ast.Attribute) and n.attr in ("stderr", "stdout", "output")
+               for n in ast.walk(node))
+
+
+def _reported(node: ast.AST, held: set[str]) -> int:
     if isinstance(node, ast.ExceptHandler) and node.name:
         return _carries(node.body, lambda n: isinstance(n, ast.Name) and n.id == node.name)
     if isinstance(node, ast.If) and any(isinstance(n, ast.Attribute) and n.attr == "returncode"
                                         for n in ast.walk(node.test)):
-        return _carries(node.body, lambda n: isinstance(n, ast.Attribute) and n.attr in (
-            "stderr", "stdout", "output"))
+        return _carries(node.body, lambda n: _output(n) if isinstance(n, ast.Attribute) else
+                        isinstance(n, ast.Name) and n.id in held)
     return 0
 
 
 def _carries(body: list[ast.stmt], wanted: Any) -> int:
-    """Line of the first raise, return or call in `body` whose expression holds a node
-    `wanted` accepts (the error passed on), else 0."""
+    """Line of the first raise, return, yield or call in `body` whose expression holds a
+    node `wanted` accepts (the error passed on), else 0."""
     for stmt in body:
         for node in ast.walk(stmt):
-            if isinstance(node, ast.Raise | ast.Return | ast.Call) and any(
+            if isinstance(node, ast.Raise | ast.Return | ast.Yield | ast.Call) and any(
                     wanted(sub) for sub in ast.walk(node)):
                 return getattr(node, "lineno", 0)
     return 0

@@ -9,6 +9,7 @@ from pathlib import Path
 from automaton_auditor.forensics.code.blocked import Undefined, failing_read
 from automaton_auditor.forensics.code.branch_reach import untaken
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.clone_errors import auth_finding
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.deadlines import WAITED, caller_bounded
 from automaton_auditor.forensics.code.facts import call_finding, calls_of, dangerous_calls
@@ -316,56 +317,6 @@ def _clone_function(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
     return finding.model_copy(update={"content": source, "location": f"{path}:{info['line']}"})
 
 
-def _auth_test(facts: dict[str, JSON], graph: CallGraph, path: str,
-               func: str) -> tuple[str, int] | None:
-    """Where a clone function tests for an authentication failure (`auth`): in its own code,
-    or in a helper it calls with arguments only when something failed (in an ``except``
-    handler or a failure branch: ``_classify_clone_error(result.stderr)``), one level
-    deep."""
-    if line := int((facts[path].get("auth_tests") or {}).get(func) or 0):
-        return path, line
-    for site in graph.sites((path, func)):
-        target = graph.resolve((path, func), site) if site.get("handler") and \
-            site.get("args") else None
-        key = graph.function_key(target) if target is not None else None
-        line = int((facts.get(key[0], {}).get("auth_tests") or {}).get(key[1]) or 0) \
-            if key else 0
-        if key and line:
-            return key[0], line
-    return None
-
-
-def _auth_finding(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
-                  repo: Path | None, graph: CallGraph) -> Finding:
-    """``safety.auth_errors``: clone functions whose code, or a helper they hand the failure
-    to (`_auth_test`), singles out an authentication or permission failure (a comparison,
-    search or ``except``: `auth`), quoting that line; the word in an error message is no
-    test."""
-    tests = {(p, c["func"]): _auth_test(facts, graph, p, c["func"]) for p, c in clones}
-    passed = {(p, c["func"]): int((facts[p].get("error_reports") or {}).get(c["func"]) or 0)
-              for p, c in clones}
-    auth = [(p, c) for p, c in clones if tests[(p, c["func"])]]
-    # git's own message names an authentication failure; a clone that passes it on reports
-    # that failure too, though it does not tell it apart
-    reported = [(p, c) for p, c in clones if passed[(p, c["func"])] and (p, c) not in auth]
-    where = sorted({t for p, c in auth if (t := tests[(p, c["func"])])}
-                   | {(p, passed[(p, c["func"])]) for p, c in reported})
-    finding = call_finding(
-        "safety.auth_errors", "Clone handles authentication failures", bool(auth or reported),
-        "success", auth or reported or clones,
-        (f"{len(auth)} of {len(clones)} clone function(s) test for authentication or "
-         "permission errors in code (their own or a helper they call on failure); "
-         f"{len(reported)} more pass git's error on when the clone "
-         "fails (an authentication failure is reported like any other)" +
-         (f" ({', '.join(f'{p}:{n}' for p, n in where)})" if where else "") + "."
-         if clones else "No clone function."), confidence=0.5)
-    if where:
-        quote = "\n".join(line_at(repo, p, n) for p, n in where[:10])
-        finding = finding.model_copy(update={"content": quote,
-                                             "location": f"{where[0][0]}:{where[0][1]}"})
-    return finding
-
-
 def _clone_input_findings(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
                           repo: Path | None, graph: CallGraph) -> list[Finding]:
     validators = url_validators(facts, repo)
@@ -373,7 +324,7 @@ def _clone_input_findings(facts: dict[str, JSON], clones: list[tuple[str, JSON]]
     empty = [] if checked or validators or repo is None else _emptiness_tests(facts, clones,
                                                                               repo)
     return [
-        _auth_finding(facts, clones, repo, graph),
+        auth_finding(facts, clones, repo, graph),
         call_finding("safety.url_validation", "Repository URL is validated before cloning",
            bool(checked or validators), "success", checked or empty or clones,
            (f"URL checks in the clone function: {len(checked)}; validator functions: "
