@@ -109,9 +109,9 @@ def chief_justice_node(state):
 ''')
     rules = facts["justice.rules"]
     assert rules.found
+    # the fixed cap on the evidence is one decision: the security override, not fact supremacy
     assert rules.data["rules"] == {
         "security_override": ["nodes/justice.py:20"],
-        "fact_supremacy": ["nodes/justice.py:20"],
         "functionality_weight": ["nodes/justice.py:14"],
         "variance_re_evaluation": ["nodes/justice.py:23"]}
     assert "nodes/justice.py:23: needs_review = max(scores) - min(scores) > 2" in (

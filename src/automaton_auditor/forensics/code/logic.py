@@ -30,6 +30,7 @@ from collections.abc import Sequence
 from automaton_auditor.forensics.code.argument_words import helper_sides, or_sides, text_call
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve
 from automaton_auditor.forensics.code.dispatch import expand, function_tables
+from automaton_auditor.forensics.code.effects import ceiling, mean_leaves, returned_effect
 from automaton_auditor.forensics.code.exprs import (
     MEAN_CALLS,
     SCORE_TARGET,
@@ -63,7 +64,7 @@ from automaton_auditor.forensics.code.gates import branch_gates, presence, test_
 from automaton_auditor.forensics.code.paths import judge_fallback, same_score
 from automaton_auditor.forensics.code.reader import ExprReader
 from automaton_auditor.forensics.code.spread_flags import flag_exit, handed_calls, targets_exit
-from automaton_auditor.forensics.code.spreads import agreement_test, is_spread
+from automaton_auditor.forensics.code.spreads import agreement_test, is_spread, squares
 
 # what a decision does to the score (text alone, a dissent note, changes nothing)
 CHANGES = frozenset({"score", "cap", "flag"})
@@ -145,11 +146,12 @@ class _Reader(ExprReader):
             self.block(handler.body)
 
     def marks(self, node: ast.If | ast.While) -> JSON:
-        """``never`` and ``agree`` (with no ``else``: it re-evaluates no disagreement)."""
+        """``never``, ``agree`` (with no ``else``: it re-evaluates no disagreement) and
+        ``ceiling`` (it only lowers the score to a fixed cap)."""
         out: JSON = {"never": self.never[node.lineno]} if node.lineno in self.never else {}
         if not node.orelse and agreement_test(node.test, self.reads):
             out["agree"] = True
-        return out
+        return {**out, **({"ceiling": True} if ceiling(node, self.sets_score) else {})}
 
     def expression(self, node: ast.expr) -> None:
         for sub in walk_expr(node):
@@ -176,7 +178,9 @@ class _Reader(ExprReader):
         # ``sum(s) // len(s)``: a floor mean is a mean (``round``/``int`` of one is read inside)
         if id(node) in self.fallback:
             return  # ``tl.score if tl else mean``: the Tech Lead's score, not a mean
-        if isinstance(node.op, ast.Div | ast.FloorDiv) and self._averaged(node.left) and \
+        if isinstance(node.op, ast.Div | ast.FloorDiv) and squares(node.left):
+            self.out["spreads"].append({"line": node.lineno})  # ``sum((s - m) ** 2) / n``
+        elif isinstance(node.op, ast.Div | ast.FloorDiv) and self._averaged(node.left) and \
                 not (dotted(node.right) or "").rsplit(".", 1)[-1].isupper():
             products = [s for s in through(node.left, self.binds)
                         if isinstance(s, ast.BinOp) and isinstance(s.op, ast.Mult)]
@@ -186,16 +190,21 @@ class _Reader(ExprReader):
             # ``sum(dimension_scores.values()) / len(...)``: an overall over the criteria
             over = plain_kinds(summed(node.left)) == {"criterion"} and not products
             self.out["means"].append({"line": node.lineno, "weighted": bool(products),
-                                      "criteria": over or (bool(products) and not weighted)})
+                                      "criteria": over or (bool(products) and not weighted),
+                                      **self.kept(node)})
             if weighted:
                 self.out["weights"].append({"line": node.lineno})
         elif isinstance(node.op, ast.Add) and weighted_sum(node) and "score" in self.reads(node):
-            self.out["means"].append({"line": node.lineno, "weighted": True})
+            self.out["means"].append({"line": node.lineno, "weighted": True, **self.kept(node)})
         elif is_spread(node, self.binds):
             self.out["spreads"].append({"line": node.lineno})
         elif (factor := constant_factor(node)) is not None and 0 < factor < 10 and \
                 factor != 1 and "score" in self.reads(node):
             self.out["weights"].append({"line": node.lineno})
+
+    def kept(self, mean: ast.expr) -> JSON:
+        """``local`` for a mean whose value never leaves the function (`effects`)."""
+        return {} if mean_leaves(self.body, mean, self.binds) else {"local": True}
 
     def _averaged(self, numerator: ast.expr) -> bool:
         """A sum of scores: ``sum(scores)``, ``p + d + t``, a running ``total``."""
@@ -205,7 +214,7 @@ class _Reader(ExprReader):
     def call(self, node: ast.Call) -> None:
         name = (resolve(dotted(node.func), self.imports) or "").rsplit(".", 1)[-1]
         if name in MEAN_CALLS and node.args and "score" in self.reads(node.args[0]):
-            self.out["means"].append({"line": node.lineno, "weighted": False})
+            self.out["means"].append({"line": node.lineno, "weighted": False, **self.kept(node)})
         elif name in SPREAD_CALLS and node.args:
             self.out["spreads"].append({"line": node.lineno})
         # ``_flags(op.argument)``: the helper's word tests on that parameter read a judge's text
@@ -374,27 +383,4 @@ class _Reader(ExprReader):
         return set()
 
     def _returned_effect(self, value: ast.expr) -> set[str]:
-        items = value.elts if isinstance(value, ast.Tuple) else [value]
-        out: set[str] = set()
-        for item in items:
-            if isinstance(item, ast.Dict):
-                # ``return {"final_score": 3, "dissent": "..."}``
-                for key, value in zip(item.keys, item.values, strict=True):
-                    if isinstance(key, ast.Constant) and SCORE_TARGET.search(str(key.value)):
-                        out |= self._returned_effect(value)
-            elif isinstance(item, ast.Call) and (scored := [
-                    k.value for k in item.keywords if k.arg and SCORE_TARGET.search(k.arg)]):
-                for value in scored:  # ``return Opinion(judge="CJ", score=2)``: its score
-                    out |= self._returned_effect(value)
-            elif is_text(item, self.binds) or (isinstance(item, ast.Constant) and
-                                               item.value is None):
-                out.add("text")  # ``return None``: no text where another path returns text
-            elif isinstance(item, ast.Constant) and isinstance(item.value, bool):
-                out.add("flag")
-            elif isinstance(item, ast.Constant) and isinstance(item.value, int | float):
-                out.add("cap" if item.value <= 3 else "score")
-            elif ((numeric(item) or (isinstance(item, ast.Name) and item.id in self.spread_items))
-                  and "score" in self.reads(item)) or SCORE_TARGET.search(
-                    " ".join(target_names(item, attributes=True))) or isinstance(item, ast.Call):
-                out.add("score")  # ``return _weighted_score(...)`` from a scoring function
-        return out
+        return returned_effect(value, self.binds, self.reads, self.spread_items)

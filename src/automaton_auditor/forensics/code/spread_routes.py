@@ -38,6 +38,7 @@ class Rule(NamedTuple):
     fn: str = ""  # ``path:qualname`` of the function that makes it
     helpers: tuple[str, ...] = ()  # ``path:qualname`` of helpers whose answer its test reads
     why: tuple[int, ...] = ()  # a dead test: the lines of the flags that keep it false
+    ceiling: bool = False  # it only lowers the score to a fixed cap
 
 
 class Route(NamedTuple):

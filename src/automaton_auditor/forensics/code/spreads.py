@@ -52,3 +52,11 @@ def _points(test: ast.expr, reads: Reads) -> str | None:
     if not below and not isinstance(op, ast.Gt | ast.GtE):
         return None
     return "agree" if below == left_spread else "differ"
+
+
+def squares(node: ast.AST) -> bool:
+    """``sum((s - mean) ** 2 for s in scores)``: a sum of squared deviations (a variance's
+    numerator), not a sum of scores."""
+    return any(isinstance(s, ast.BinOp) and isinstance(s.op, ast.Pow) and
+               isinstance(s.left, ast.BinOp) and isinstance(s.left.op, ast.Sub)
+               for s in ast.walk(node))

@@ -27,6 +27,7 @@ from automaton_auditor.forensics.code.execution import Model, build_model
 from automaton_auditor.forensics.code.flow import local_calls
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
+from automaton_auditor.forensics.code.named_rules import judge_weights, supremacy
 from automaton_auditor.forensics.code.override_evidence import inverted_override
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.spread_flags import spread_does
@@ -130,7 +131,8 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
                 graph, key, branch["reads"])))
             rules += [Rule(kind, key[0], branch["line"], tuple(sorted(reads)),
                            tuple(sorted(does)), tuple(branch.get("sets", [])),
-                           f"{key[0]}:{key[1]}", helpers, tuple(branch.get("never", [])))
+                           f"{key[0]}:{key[1]}", helpers, tuple(branch.get("never", [])),
+                           bool(branch.get("ceiling")))
                       for kind in kinds]
     return sorted(set(rules), key=lambda r: (r.path, r.line, r.kind))
 
@@ -178,8 +180,10 @@ def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | No
     means, weights = [], []
     for key in scope:
         logic = graph.functions[key].get("logic") or {}
-        # a mean weighted by criterion is an overall over the criteria, not of the judges
-        means += [(key[0], m["line"]) for m in logic.get("means", []) if not m.get("criteria")]
+        # a mean weighted by criterion is an overall over the criteria, not of the judges;
+        # one whose value never leaves its function (text, a variance) is no verdict
+        means += [(key[0], m["line"]) for m in logic.get("means", [])
+                  if not m.get("criteria") and not m.get("local")]
         weights += [(key[0], w["line"]) for w in logic.get("weights", [])]
     return Reading(scope, rules_of(graph, facts, scope, main, model, repo), sorted(set(means)),
                    sorted(set(weights)), _model_scores(graph, facts, scope, set(roots)),
@@ -278,25 +282,16 @@ def _model_findings(facts: dict[str, JSON], reading: Reading,
     ]
 
 
-def _functionality_weights(reading: Reading) -> list[tuple[str, int]]:
-    """Where one judge's score weighs differently when a criterion's scores are combined:
-    judge weights, or a branch on a judge or a criterion that sets the score (one that only
-    caps it is a cap, not a weight)."""
-    branches = [(r.path, r.line) for r in reading.rules
-                if r.kind in ("judge", "criterion") and "cap" not in r.does]
-    return sorted({*reading.weights, *branches})
-
-
 def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
     rules = reading.rules
-    evidence, spread = _of(rules, "evidence"), _of(rules, "spread")
+    spread = _of(rules, "spread")
     # a router that picks, on the spread, a node whose output the synthesis reads
     spread += [line for r in reading.routes if r.feeds for line in r.lines]
     # a cap on detected evidence or on a judge's score, never one on words in an argument
     caps = [(r.path, r.line) for r in rules if r.kind in ("evidence", "score_cap")
             and "cap" in r.does]
-    weights = _functionality_weights(reading)
-    named = {"security_override": caps, "fact_supremacy": evidence,
+    weights = judge_weights(reading.rules, reading.weights)
+    named = {"security_override": caps, "fact_supremacy": supremacy(rules),
              "functionality_weight": weights, "variance_re_evaluation": spread,
              "dissent_requirement": [(r.path, r.line) for r in rules
                                      if {"spread", "gap"} & set(r.reads)

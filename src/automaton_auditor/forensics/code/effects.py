@@ -1,0 +1,134 @@
+"""What a scoring function does with a value: what a returned item does to the score, whether
+a decision only puts a ceiling on it, and whether a mean of the scores leaves the function.
+
+A mean becomes a verdict only if its value leaves the function as a value: returned, stored
+on an attribute or under a key, handed to a call, or through the names and the decisions
+bound from it. A mean that only fills text (an f-string, a log line), the squares of a
+variance (``(s - mean) ** 2``), or a label picked by a test on it (``if avg >= 4.5: grade =
+"MASTER"``) is a report statistic, whatever it is named.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable
+
+from automaton_auditor.forensics.code.exprs import (
+    SCORE_TARGET,
+    call_name,
+    is_cap,
+    is_text,
+    numeric,
+    target_names,
+)
+
+Binds = dict[str, list[ast.expr]]
+Reads = Callable[[ast.AST], set[str]]
+MAX_NAMES = 50  # names followed from a mean
+# calls whose arguments become text: a log line, ``str(x)``, ``"{}".format(x)``
+TEXT_SINKS = {"print", "info", "debug", "warning", "warn", "error", "log", "str", "format"}
+
+
+def returned_effect(value: ast.expr, binds: Binds, reads: Reads,
+                    spread_items: set[str]) -> set[str]:
+    """What returning `value` does to the score (``score``, ``cap``, ``flag``, ``text``)."""
+    items = value.elts if isinstance(value, ast.Tuple) else [value]
+    out: set[str] = set()
+    for item in items:
+        if isinstance(item, ast.Dict):
+            # ``return {"final_score": 3, "dissent": "..."}``
+            for key, val in zip(item.keys, item.values, strict=True):
+                if isinstance(key, ast.Constant) and SCORE_TARGET.search(str(key.value)):
+                    out |= returned_effect(val, binds, reads, spread_items)
+        elif isinstance(item, ast.Call) and (scored := [
+                k.value for k in item.keywords if k.arg and SCORE_TARGET.search(k.arg)]):
+            for val in scored:  # ``return Opinion(judge="CJ", score=2)``: its score
+                out |= returned_effect(val, binds, reads, spread_items)
+        elif is_text(item, binds) or (isinstance(item, ast.Constant) and item.value is None):
+            out.add("text")  # ``return None``: no text where another path returns text
+        elif isinstance(item, ast.Constant) and isinstance(item.value, bool):
+            out.add("flag")
+        elif isinstance(item, ast.Constant) and isinstance(item.value, int | float):
+            out.add("cap" if item.value <= 3 else "score")
+        elif ((numeric(item) or (isinstance(item, ast.Name) and item.id in spread_items))
+              and "score" in reads(item)) or SCORE_TARGET.search(
+                " ".join(target_names(item, attributes=True))) or isinstance(item, ast.Call):
+            out.add("score")  # ``return _weighted_score(...)`` from a scoring function
+    return out
+
+
+def ceiling(node: ast.If | ast.While, sets_score: Callable[[ast.AST], bool]) -> bool:
+    """True when every statement of the taken side of `node` that sets the score puts a
+    ceiling on it (``final = min(final, 3)``, ``final = 2``): the decision lowers the score
+    to a fixed cap and weighs no judge's score against anything."""
+    setting = [s for s in ast.walk(ast.Module(body=node.body, type_ignores=[]))
+               if isinstance(s, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Return)
+               and sets_score(s)]
+    return bool(setting) and all(_capped(getattr(s, "value", None)) for s in setting)
+
+
+def _capped(value: ast.expr | None) -> bool:
+    if isinstance(value, ast.Call) and call_name(value) == "min":
+        return is_cap(value)
+    return isinstance(value, ast.Constant) and isinstance(value.value, int | float) and \
+        not isinstance(value.value, bool) and value.value <= 3
+
+
+def mean_leaves(body: list[ast.stmt], mean: ast.expr, binds: Binds) -> bool:
+    """True when the value of `mean` leaves the function `body` as a value (see the module
+    docstring); false when it only fills text, a variance or labels."""
+    parents = {id(c): p for p in ast.walk(ast.Module(body=body, type_ignores=[]))
+               for c in ast.iter_child_nodes(p)}
+    seen: set[str] = set()
+    todo: list[ast.AST] = [mean]
+    while todo and len(seen) < MAX_NAMES:
+        names = _use(todo.pop(), parents, binds)
+        if names is None:
+            return True
+        for name in names - seen:
+            seen.add(name)
+            todo += [n for s in body for n in ast.walk(s) if isinstance(n, ast.Name)
+                     and n.id == name and isinstance(n.ctx, ast.Load)]
+    return False
+
+
+def _use(node: ast.AST, parents: dict[int, ast.AST], binds: Binds) -> set[str] | None:
+    """The names a use of `node` binds its value to (empty: it goes nowhere, or only into
+    text or a variance), or None when it leaves the function."""
+    child, parent = node, parents.get(id(node))
+    while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.JoinedStr | ast.FormattedValue) or (
+                isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Pow)) or (
+                isinstance(parent, ast.Call) and child is not parent.func and
+                call_name(parent).rsplit(".", 1)[-1] in TEXT_SINKS):
+            return set()
+        if isinstance(parent, ast.Call) and child is not parent.func and \
+                call_name(parent) not in ("round", "int", "float", "min", "max", "abs"):
+            return None  # handed to a call: ``CriterionResult(score=avg)``
+        child, parent = parent, parents.get(id(parent))
+    if isinstance(parent, ast.If | ast.While) and child is parent.test:
+        return _picked(parent, binds)
+    if isinstance(parent, ast.Assign | ast.AnnAssign | ast.AugAssign):
+        targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+        if all(isinstance(t, ast.Name | ast.Tuple | ast.List) for t in targets):
+            return {n for t in targets for n in target_names(t)}
+    return None if not isinstance(parent, ast.Expr) else set()
+
+
+def _picked(test: ast.If | ast.While, binds: Binds) -> set[str] | None:
+    """What a test on a mean picks: the names its sides bind to values other than text,
+    or None when a side returns or stores such a value."""
+    names: set[str] = set()
+    for stmt in [*test.body, *test.orelse]:
+        for sub in ast.walk(stmt):
+            value = getattr(sub, "value", None)
+            if not isinstance(sub, ast.Return | ast.Assign | ast.AnnAssign) or \
+                    not isinstance(value, ast.expr) or is_text(value, binds):
+                continue
+            if isinstance(sub, ast.Return):
+                return None
+            targets = sub.targets if isinstance(sub, ast.Assign) else [sub.target]
+            if any(isinstance(t, ast.Attribute | ast.Subscript) for t in targets):
+                return None
+            names |= {n for t in targets for n in target_names(t)}
+    return names

@@ -1,0 +1,123 @@
+"""Chief Justice facts taken from what sets each criterion's verdict: a mean that only fills
+a report line, a grade label or a variance is no verdict, and a fixed cap on the evidence is
+one rule (the security override), not fact supremacy too."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .test_code_synthesis import _justice
+
+# the verdict is the Tech Lead's score; the percentage over the verdicts only fills text
+TECH_LEAD_WITH_REPORT = '''
+def _deliberate(judgment):
+    tech_lead = next(o for o in judgment.opinions if o.judge == "TechLead")
+    final_score = tech_lead.score
+    return {"criterion_id": judgment.criterion_id, "final_score": final_score}
+
+
+def _report(verdicts):
+    total_score = sum(v["final_score"] for v in verdicts)
+    max_score = len(verdicts) * 5
+    percentage = (total_score / max_score) * 100 if max_score > 0 else 0
+    return f"Overall Score: {total_score}/{max_score} ({percentage:.1f}%)"
+
+
+def chief_justice_node(state):
+    verdicts = [_deliberate(j) for j in state["judgments"]]
+    return {"final_verdicts": verdicts, "report": _report(verdicts)}
+'''
+
+
+def test_a_report_percentage_over_the_verdicts_is_no_plain_average(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, TECH_LEAD_WITH_REPORT)
+    for facet in ("justice.averaging", "justice.unweighted_mean"):
+        assert facts[facet].found is False, facts[facet].rationale
+        assert "percentage" not in (facts[facet].content or "")
+
+
+# the verdict is the highest score; the means only feed a variance and a grade label
+HIGHEST_WITH_VARIANCE = '''
+def calculate_variance(scores):
+    mean = sum(scores) / len(scores)
+    variance = sum((s - mean) ** 2 for s in scores) / len(scores)
+    return variance
+
+
+def summary(results):
+    avg_score = sum(r["score"] for r in results) / len(results)
+    if avg_score >= 4.5:
+        grade = "MASTER THINKER"
+    else:
+        grade = "VIBE CODING"
+    return f"Grade: {grade} ({avg_score:.2f}/5)"
+
+
+def chief_justice_node(state):
+    results = []
+    for ops in state["by_criterion"].values():
+        scores = [o.score for o in ops]
+        note = "split" if calculate_variance(scores) > 2 else ""
+        results.append({"score": max(scores), "note": note})
+    return {"results": results, "summary": summary(results)}
+'''
+
+
+def test_a_mean_inside_a_variance_or_a_grade_label_is_no_plain_average(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, HIGHEST_WITH_VARIANCE)
+    averaging = facts["justice.averaging"]
+    assert averaging.found is False, averaging.rationale
+    assert averaging.rationale == "No mean of the scores."
+
+
+def test_a_mean_that_becomes_the_verdict_is_still_a_plain_average(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    results = []
+    for ops in state["by_criterion"].values():
+        avg = sum(o.score for o in ops) / len(ops)
+        final = min(5, round(avg))
+        results.append({"score": final, "text": f"mean {avg:.1f}"})
+    return {"results": results}
+''')
+    averaging = facts["justice.averaging"]
+    assert averaging.found, averaging.rationale
+    assert "nodes/justice.py:5: avg = sum(o.score for o in ops) / len(ops)" in (
+        averaging.content or "")
+
+
+# a fixed cap when the evidence shows a flaw: the only decision on the evidence
+EVIDENCE_CAP = '''
+def _flawed(evidences):
+    for ev in evidences.get("safe_tool_engineering", []):
+        if not ev.found:
+            return True
+    return False
+
+
+def chief_justice_node(state):
+    flawed = _flawed(state["evidences"])
+    results = []
+    for dim_id, ops in state["by_criterion"].items():
+        scores = {{o.judge: o.score for o in ops}}
+        final_score = scores.get("TechLead", 1)
+        if flawed and dim_id == "safe_tool_engineering":
+{body}
+        results.append({{"criterion": dim_id, "final_score": final_score}})
+    return {{"results": results}}
+'''
+
+
+def test_a_fixed_cap_on_the_evidence_is_the_security_override_not_fact_supremacy(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path / "cap", EVIDENCE_CAP.format(
+        body="            final_score = min(final_score, 3)"))
+    rules = facts["justice.rules"].data["rules"]
+    assert rules["security_override"] == ["nodes/justice.py:15"]
+    assert "fact_supremacy" not in rules, rules
+    # a decision on the evidence that sets the score from a judge's overrules the judges
+    facts = _justice(tmp_path / "overrule", EVIDENCE_CAP.format(
+        body='            final_score = scores.get("Prosecutor", 1)'))
+    assert facts["justice.rules"].data["rules"]["fact_supremacy"] == ["nodes/justice.py:15"]
+
