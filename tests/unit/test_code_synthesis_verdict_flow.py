@@ -121,3 +121,55 @@ def test_a_fixed_cap_on_the_evidence_is_the_security_override_not_fact_supremacy
         body='            final_score = scores.get("Prosecutor", 1)'))
     assert facts["justice.rules"].data["rules"]["fact_supremacy"] == ["nodes/justice.py:15"]
 
+
+def test_a_spread_a_property_computes_is_read_where_it_is_tested(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+class Judgment:
+    def __init__(self, opinions):
+        self.opinions = opinions
+
+    @property
+    def score_variance(self):
+        scores = [o.score for o in self.opinions]
+        return max(scores) - min(scores)
+
+
+def chief_justice_node(state):
+    parts = []
+    for judgment in state["judgments"]:
+        tech_lead = next(o for o in judgment.opinions if o.judge == "TechLead")
+        if judgment.score_variance > 2:
+            parts.append("Significant disagreement resolved by the Tech Lead.")
+        parts.append(f"{judgment.criterion_id}: {tech_lead.score}")
+    return {"report": "\\n".join(parts)}
+''')
+    variance = facts["justice.variance"]
+    assert variance.found is False
+    assert variance.rationale == "The score spread only adds dissent text."
+    assert variance.location == "nodes/justice.py:16"
+
+
+def test_a_variance_a_class_s_helper_computes_is_read_where_it_is_tested(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+class Rules:
+    @staticmethod
+    def calculate_variance(scores):
+        mean = sum(scores) / len(scores)
+        return sum((s - mean) ** 2 for s in scores) / len(scores)
+
+
+def chief_justice_node(state):
+    results = []
+    for ops in state["by_criterion"].values():
+        scores = [o.score for o in ops]
+        final = max(scores)
+        if Rules.calculate_variance(scores) > 2:
+            final = sorted(scores)[1]
+        results.append({"score": final})
+    return {"results": results}
+''')
+    variance = facts["justice.variance"]
+    assert variance.found, variance.rationale
+    assert variance.location == "nodes/justice.py:14"
+    assert facts["justice.averaging"].found is False

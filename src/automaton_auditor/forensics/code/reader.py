@@ -20,7 +20,7 @@ from automaton_auditor.forensics.code.exprs import (
     unnormalised,
     walk_expr,
 )
-from automaton_auditor.forensics.code.spreads import is_spread
+from automaton_auditor.forensics.code.spreads import is_spread, is_variance
 
 MAX_DEPTH = 12
 
@@ -83,7 +83,7 @@ class ExprReader:
                 found |= self._call(sub, depth, seen) | self._gap(sub, depth, seen)
             elif isinstance(sub, ast.Compare):
                 found |= self._compare_reads(sub, depth, seen)
-            elif is_spread(sub, self.binds):
+            elif is_spread(sub, self.binds) or is_variance(sub):
                 found.add("spread")
         self.memo[key] = frozenset(found)
         return found
@@ -154,6 +154,11 @@ class ExprReader:
             for side in sides:
                 if not self.constant(side):
                     found |= plain_kinds(side)
+        # ``judgment.score_variance > 2``: an attribute a property of the repository may
+        # compute (`spread_routes.resolved_reads` reads what the property's answer rests on)
+        if any(isinstance(s, ast.Constant) and type(s.value) in (int, float) for s in sides):
+            found |= {f"prop:{s.attr}" for s in sides
+                      if isinstance(s, ast.Attribute) and not attr_kind(s.attr)}
         if not any(isinstance(op, ast.In | ast.NotIn) for op in node.ops):
             return found
         # ``"os.system" in argument_lower`` / ``any(k in text for k in KEYWORDS)``

@@ -54,10 +54,24 @@ class Route(NamedTuple):
 def resolved_reads(graph: CallGraph, key: Key, reads: list[str], depth: int = 0) -> set[str]:
     """What a test reads, a helper called in it (``if self._is_violation(op):``) standing
     for what the helper's answer rests on."""
-    out = param_words(graph, key, {r for r in reads if not r.startswith("call:")})
+    out = param_words(graph, key, {r for r in reads if not r.startswith(("call:", "prop:"))})
     for read in reads:
         if read.startswith("call:") and depth <= 3:
             out |= _call_reads(graph, key, read[5:], depth)
+        elif read.startswith("prop:") and depth <= 3:
+            out |= _property_reads(graph, read[5:], depth) & SPREAD
+    return out
+
+
+def _property_reads(graph: CallGraph, attr: str, depth: int) -> set[str]:
+    """What the answer of a property named `attr` rests on (``@property def
+    score_variance(self): return max(s) - min(s)``), over every such property."""
+    out: set[str] = set()
+    for key, info in graph.functions.items():
+        if key[1].endswith(f".{attr}") and any(
+                str(d).endswith("property") for d in info.get("decorators") or []):
+            for pred in (info.get("logic") or {}).get("pred", []):
+                out |= resolved_reads(graph, key, pred["reads"], depth + 1)
     return out
 
 

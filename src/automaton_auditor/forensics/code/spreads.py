@@ -60,3 +60,8 @@ def squares(node: ast.AST) -> bool:
     return any(isinstance(s, ast.BinOp) and isinstance(s.op, ast.Pow) and
                isinstance(s.left, ast.BinOp) and isinstance(s.left.op, ast.Sub)
                for s in ast.walk(node))
+
+
+def is_variance(node: ast.AST) -> bool:
+    """``sum((s - mean) ** 2 for s in scores) / len(scores)``: a variance of the scores."""
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and squares(node.left)
