@@ -87,6 +87,24 @@ def chief_justice_node(state):
         averaging.content or "")
 
 
+def test_a_mean_written_into_a_report_that_hands_no_score_out_is_the_verdict(
+        tmp_path: Path) -> None:
+    """Where no function hands a score out, the report text is the verdict: the mean it
+    prints per criterion is a plain average."""
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    lines = []
+    for criterion_id, ops in state["by_criterion"].items():
+        avg = sum(o.score for o in ops) / len(ops)
+        lines.append(f"### {criterion_id}: final score {avg:.1f}")
+    state["final_report"] = "\\n".join(lines)
+    return state
+''')
+    averaging = facts["justice.averaging"]
+    assert averaging.found, averaging.rationale
+    assert averaging.location == "nodes/justice.py:5"
+
+
 # a fixed cap when the evidence shows a flaw: the only decision on the evidence
 EVIDENCE_CAP = '''
 def _flawed(evidences):
@@ -173,3 +191,39 @@ def chief_justice_node(state):
     assert variance.found, variance.rationale
     assert variance.location == "nodes/justice.py:14"
     assert facts["justice.averaging"].found is False
+
+
+def test_an_opinion_overruled_on_the_evidence_through_a_copy_is_fact_supremacy(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def _verified(evidences, location):
+    return any(ev.found and ev.location == location for ev in evidences)
+
+
+def chief_justice_node(state):
+    kept = []
+    for op in state["opinions"]:
+        if op.judge == "Defense" and not _verified(state["evidences"], op.location):
+            op = op.model_copy(update={"score": 1, "argument": "overruled"})
+        kept.append(op)
+    return {"final_score": max(o.score for o in kept)}
+''')
+    assert facts["justice.rules"].data["rules"]["fact_supremacy"] == ["nodes/justice.py:9"]
+
+
+def test_a_cap_on_a_judge_s_claim_the_evidence_refutes_is_fact_supremacy(
+        tmp_path: Path) -> None:
+    facts = _justice(tmp_path, '''
+def _refuted(opinion, evidences):
+    return not any(ev.found for ev in evidences if ev.location in opinion.cited)
+
+
+def chief_justice_node(state):
+    ops = state["opinions"]
+    defense = next((o for o in ops if o.judge == "Defense"), None)
+    final_score = max(o.score for o in ops)
+    if defense and _refuted(defense, state["evidences"]):
+        final_score = min(final_score, 2)
+    return {"final_score": final_score}
+''')
+    assert facts["justice.rules"].data["rules"]["fact_supremacy"] == ["nodes/justice.py:10"]

@@ -57,6 +57,14 @@ def returned_effect(value: ast.expr, binds: Binds, reads: Reads,
     return out
 
 
+def updated_scores(call: ast.Call) -> list[ast.expr]:
+    """The score fields a copy of a record is given: ``op.model_copy(update={"score": 1})``
+    sets that opinion's score to 1."""
+    return [v for k in call.keywords if isinstance(k.value, ast.Dict)
+            for key, v in zip(k.value.keys, k.value.values, strict=True)
+            if isinstance(key, ast.Constant) and SCORE_TARGET.search(str(key.value))]
+
+
 def ceiling(node: ast.If | ast.While, sets_score: Callable[[ast.AST], bool]) -> bool:
     """True when every statement of the taken side of `node` that sets the score puts a
     ceiling on it (``final = min(final, 3)``, ``final = 2``): the decision lowers the score
@@ -74,39 +82,60 @@ def _capped(value: ast.expr | None) -> bool:
         not isinstance(value.value, bool) and value.value <= 3
 
 
-def mean_leaves(body: list[ast.stmt], mean: ast.expr, binds: Binds) -> bool:
-    """True when the value of `mean` leaves the function `body` as a value (see the module
-    docstring); false when it only fills text, a variance or labels."""
+def hands_score(node: ast.stmt, does: Callable[[list[ast.stmt]], set[str]],
+                effect: Callable[[ast.expr], set[str]]) -> bool:
+    """True when a statement hands a score out of its function: returns it, stores it on an
+    attribute or under a key, or hands a result carrying it to a call (``results.append(
+    CriterionResult(score=s))``)."""
+    if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Attribute | ast.Subscript) for t in node.targets):
+        return bool(does([node]) & {"score", "cap"})
+    call = node.value if isinstance(node, ast.Expr) else None
+    values = [node.value] if isinstance(node, ast.Return) and node.value is not None else [
+        a for a in [*call.args, *(k.value for k in call.keywords)]
+        if isinstance(a, ast.Call | ast.Dict)] if isinstance(call, ast.Call) else []
+    return any(effect(v) & {"score", "cap"} for v in values)
+
+
+def mean_leaves(body: list[ast.stmt], mean: ast.expr, binds: Binds) -> str | None:
+    """None when the value of `mean` leaves the function `body` as a value (see the module
+    docstring); else ``text`` when it fills text or labels, ``spread`` when it only feeds a
+    variance (or nothing)."""
     parents = {id(c): p for p in ast.walk(ast.Module(body=body, type_ignores=[]))
                for c in ast.iter_child_nodes(p)}
     seen: set[str] = set()
+    sinks: set[str] = set()
     todo: list[ast.AST] = [mean]
     while todo and len(seen) < MAX_NAMES:
-        names = _use(todo.pop(), parents, binds)
+        names = _use(todo.pop(), parents, binds, sinks)
         if names is None:
-            return True
+            return None
         for name in names - seen:
             seen.add(name)
             todo += [n for s in body for n in ast.walk(s) if isinstance(n, ast.Name)
                      and n.id == name and isinstance(n.ctx, ast.Load)]
-    return False
+    return "text" if "text" in sinks else "spread"
 
 
-def _use(node: ast.AST, parents: dict[int, ast.AST], binds: Binds) -> set[str] | None:
+def _use(node: ast.AST, parents: dict[int, ast.AST], binds: Binds,
+         sinks: set[str]) -> set[str] | None:
     """The names a use of `node` binds its value to (empty: it goes nowhere, or only into
-    text or a variance), or None when it leaves the function."""
+    text or a variance, added to `sinks`), or None when it leaves the function."""
     child, parent = node, parents.get(id(node))
     while parent is not None and not isinstance(parent, ast.stmt):
+        if isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Pow):
+            return set()
         if isinstance(parent, ast.JoinedStr | ast.FormattedValue) or (
-                isinstance(parent, ast.BinOp) and isinstance(parent.op, ast.Pow)) or (
                 isinstance(parent, ast.Call) and child is not parent.func and
                 call_name(parent).rsplit(".", 1)[-1] in TEXT_SINKS):
+            sinks.add("text")
             return set()
         if isinstance(parent, ast.Call) and child is not parent.func and \
                 call_name(parent) not in ("round", "int", "float", "min", "max", "abs"):
             return None  # handed to a call: ``CriterionResult(score=avg)``
         child, parent = parent, parents.get(id(parent))
     if isinstance(parent, ast.If | ast.While) and child is parent.test:
+        sinks.add("text")  # a label picked on the mean
         return _picked(parent, binds)
     if isinstance(parent, ast.Assign | ast.AnnAssign | ast.AugAssign):
         targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]

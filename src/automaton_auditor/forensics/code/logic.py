@@ -30,7 +30,13 @@ from collections.abc import Sequence
 from automaton_auditor.forensics.code.argument_words import helper_sides, or_sides, text_call
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve
 from automaton_auditor.forensics.code.dispatch import expand, function_tables
-from automaton_auditor.forensics.code.effects import ceiling, mean_leaves, returned_effect
+from automaton_auditor.forensics.code.effects import (
+    ceiling,
+    hands_score,
+    mean_leaves,
+    returned_effect,
+    updated_scores,
+)
 from automaton_auditor.forensics.code.exprs import (
     MEAN_CALLS,
     SCORE_TARGET,
@@ -104,7 +110,7 @@ class _Reader(ExprReader):
         self.fallback: set[int] = set()  # nodes taken only when a judge is missing
         self.out: dict[str, list[JSON]] = {k: [] for k in (
             "means", "spreads", "weights", "branches", "pred", "judge_tests", "spread_keys",
-            "passed", "text_calls")}
+            "passed", "text_calls", "scored")}
 
     # --- statements ----------------------------------------------------------------------
     def block(self, body: list[ast.stmt]) -> None:
@@ -136,6 +142,8 @@ class _Reader(ExprReader):
             for body in [*bodies, node.orelse]:  # each entry of a rule table is a rule
                 self.block(body)
             return
+        if hands_score(node, self.does, self._returned_effect):
+            self.out["scored"].append({"line": node.lineno})
         if isinstance(node, ast.Return) and node.value is not None:
             self.returned(node)
         if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
@@ -204,7 +212,8 @@ class _Reader(ExprReader):
 
     def kept(self, mean: ast.expr) -> JSON:
         """``local`` for a mean whose value never leaves the function (`effects`)."""
-        return {} if mean_leaves(self.body, mean, self.binds) else {"local": True}
+        where = mean_leaves(self.body, mean, self.binds)
+        return {} if where is None else {"local": where}
 
     def _averaged(self, numerator: ast.expr) -> bool:
         """A sum of scores: ``sum(scores)``, ``p + d + t``, a running ``total``."""
@@ -371,6 +380,8 @@ class _Reader(ExprReader):
         if is_text(value, self.binds) or (isinstance(value, ast.Constant) and
                                           value.value is None):
             return {"text"}
+        if isinstance(value, ast.Call) and (fields := updated_scores(value)):
+            return set().union(*(self._returned_effect(v) for v in fields))
         names = " ".join(n for t in targets for n in target_names(t, attributes=True))
         if SCORE_TARGET.search(names) or (numeric(value) and "score" in self.reads(value)):
             # ``final = 3`` caps the score; ``tech_weight = 2.0`` weighs a judge's score

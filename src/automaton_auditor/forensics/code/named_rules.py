@@ -2,7 +2,7 @@
 
 One decision is one rule: a fixed cap on the detectives' evidence is the security override;
 fact supremacy needs a decision on the evidence that overrules the judges otherwise (sets the
-score from something other than a fixed cap, or caps it on a judge's score too).
+score from something other than a fixed cap, or caps it on a judge's score or opinion).
 """
 
 from __future__ import annotations
@@ -23,8 +23,9 @@ def judge_weights(rules: list[Rule], weights: Lines) -> Lines:
 
 def supremacy(rules: list[Rule]) -> Lines:
     """The decisions on the evidence, when one of them overrules the judges otherwise than
-    by a fixed cap on the evidence alone (that one is the security override)."""
+    by a fixed cap on the evidence alone (that one is the security override): a cap that
+    reads a judge's opinion too (``if defense_hallucinated:``) weighs it against the facts."""
     evidence = [r for r in rules if r.kind == "evidence"]
-    overrules = any({"score", "cap"} & set(r.does) and (not r.ceiling or "score" in r.reads)
-                    for r in evidence)
+    overrules = any({"score", "cap"} & set(r.does) and (
+        not r.ceiling or {"score", "judge"} & set(r.reads)) for r in evidence)
     return [(r.path, r.line) for r in evidence] if overrules else []

@@ -178,12 +178,15 @@ def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | No
     scope = synthesis_scope(graph, main, wired)
     roots, model = synthesis_roots(graph, main, wired), _model(facts, graph, main)
     means, weights = [], []
+    # a mean whose value never leaves its function is no verdict: one inside a variance
+    # never, one that only fills text where another function hands a score out (a report
+    # statistic); where none does, the text is the verdict
+    scored = any((graph.functions[k].get("logic") or {}).get("scored") for k in scope)
     for key in scope:
         logic = graph.functions[key].get("logic") or {}
-        # a mean weighted by criterion is an overall over the criteria, not of the judges;
-        # one whose value never leaves its function (text, a variance) is no verdict
-        means += [(key[0], m["line"]) for m in logic.get("means", [])
-                  if not m.get("criteria") and not m.get("local")]
+        # a mean weighted by criterion is an overall over the criteria, not of the judges
+        means += [(key[0], m["line"]) for m in logic.get("means", []) if not m.get("criteria")
+                  and m.get("local") not in ("spread", "text" if scored else "")]
         weights += [(key[0], w["line"]) for w in logic.get("weights", [])]
     return Reading(scope, rules_of(graph, facts, scope, main, model, repo), sorted(set(means)),
                    sorted(set(weights)), _model_scores(graph, facts, scope, set(roots)),
