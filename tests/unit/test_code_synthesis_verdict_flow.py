@@ -167,14 +167,11 @@ def chief_justice_node(state):
     assert variance.location == "nodes/justice.py:16"
 
 
-def test_a_variance_a_class_s_helper_computes_is_read_where_it_is_tested(
-        tmp_path: Path) -> None:
+def test_a_variance_a_helper_computes_is_read_where_it_is_tested(tmp_path: Path) -> None:
     facts = _justice(tmp_path, '''
-class Rules:
-    @staticmethod
-    def calculate_variance(scores):
-        mean = sum(scores) / len(scores)
-        return sum((s - mean) ** 2 for s in scores) / len(scores)
+def calculate_variance(scores):
+    mean = sum(scores) / len(scores)
+    return sum((s - mean) ** 2 for s in scores) / len(scores)
 
 
 def chief_justice_node(state):
@@ -182,14 +179,14 @@ def chief_justice_node(state):
     for ops in state["by_criterion"].values():
         scores = [o.score for o in ops]
         final = max(scores)
-        if Rules.calculate_variance(scores) > 2:
+        if calculate_variance(scores) > 2:
             final = sorted(scores)[1]
         results.append({"score": final})
     return {"results": results}
 ''')
     variance = facts["justice.variance"]
     assert variance.found, variance.rationale
-    assert variance.location == "nodes/justice.py:14"
+    assert variance.location == "nodes/justice.py:12"
     assert facts["justice.averaging"].found is False
 
 

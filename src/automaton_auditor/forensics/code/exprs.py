@@ -344,11 +344,9 @@ def call_reads(node: ast.Call, imports: dict[str, str]) -> set[str]:
         return attr_kind(str(node.args[1].value))
     if tail in ("search", "match", "findall", "startswith", "endswith", "find", "count"):
         return {"words"} if any(isinstance(a, ast.Constant) for a in node.args) else set()
-    # a local helper, a method of its own instance or a class's (``Rules.needs_dissent``)
-    own = name.removeprefix("self.").removeprefix("cls.")
     if name and not name.startswith(("str.", "len", "max", "min", "sum", "round", "int",
                                      "float", "abs", "any", "all", "sorted", "list")) \
-            and ("." not in own or (own.count(".") == 1 and own[:1].isupper())):
+            and "." not in name.removeprefix("self.").removeprefix("cls."):
         return {f"call:{name}"}
     return set()
 
