@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from automaton_auditor.forensics.code.output_paths import run_output
 from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.feature_claims import feature_findings
 from automaton_auditor.forensics.pdf.citations import normalise_path
@@ -61,6 +62,8 @@ class PathSplit:
     verified: dict[str, str] = field(default_factory=dict)  # spelling that matched -> how
     hallucinated: list[CitedPath] = field(default_factory=list)
     planned: list[CitedPath] = field(default_factory=list)  # future work, absent: no claim
+    # absent, but a path the code builds for what a run writes -> where it builds it
+    generated: dict[str, tuple[CitedPath, str]] = field(default_factory=dict)
     disowned: list[str] = field(default_factory=list)  # the report says it does not exist
     # the report's own file named at another folder -> where the commit holds that name
     misplaced: dict[str, list[str]] = field(default_factory=dict)
@@ -111,12 +114,15 @@ def _counts(item: CitedPath, repairs: set[str], folders: set[str]) -> bool:
 
 
 def split_paths(cited: list[CitedPath], repo_files: list[str], repo_url: str | None = None,
-                report_name: str | None = None) -> PathSplit:
+                report_name: str | None = None, outputs: dict[str, str] | None = None
+                ) -> PathSplit:
     """Split cited paths into verified (any spelling matches a file; a bare name only as a
-    top-level file), hallucinated (asserted, no match), planned (future work, no match) and
-    bare names matched to basenames or not; every list sorted. A missing path that names the
-    audited report itself (`report_name`, the report's file name) at another folder is
-    misplaced: still listed as hallucinated, but a path mismatch, not an invented file."""
+    top-level file), hallucinated (asserted, no match), planned (future work, no match),
+    generated (asserted, no match, but a path the code builds for a run's output: `outputs`,
+    `CodeNames.outputs`) and bare names matched to basenames or not; every list sorted. A
+    missing path that names the audited report itself (`report_name`, the report's file
+    name) at another folder is misplaced: still listed as hallucinated, but a path mismatch,
+    not an invented file."""
     files = {normalise_path(f) for f in repo_files}
     folders = {f.rsplit("/", 1)[0] for f in files if "/" in f}
     folders |= {f.rsplit("/", i)[0] for f in folders for i in range(1, f.count("/") + 1)}
@@ -146,7 +152,10 @@ def split_paths(cited: list[CitedPath], repo_files: list[str], repo_url: str | N
     for item in unmatched:
         if item.verify_only and not _counts(item, repairs, folders):
             continue  # maybe not a file at all (an API name, a guessed repair)
-        if item.asserted:
+        made = run_output(item.path, outputs) if item.asserted and outputs else None
+        if made:  # one run's output: runs are not committed, so its absence proves nothing
+            split.generated[item.path] = (item, made)
+        elif item.asserted:
             split.hallucinated.append(item)
             where = names_the_report(item, report_name, files)
             if where:
@@ -201,8 +210,9 @@ def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph |
     name a top-level file. `report_name` is the audited report's file name, if known."""
     if not facts.readable:
         return CrossCheck([], [], [], [])
-    split = split_paths(facts.cited_paths, repo_files, repo_url, report_name)
-    findings = _path_findings(facts, split)
+    split = split_paths(facts.cited_paths, repo_files, repo_url, report_name,
+                        names.outputs if names else None)
+    findings = _path_findings(facts, split) + _generated_finding(split)
     if split.bare_hit or split.bare_miss:
         findings.append(_bare_finding(split.bare_hit, split.bare_miss))
     findings.extend(feature_findings([c for c in facts.claims if c.feature in FEATURES],
@@ -212,8 +222,9 @@ def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph |
             *fact_supremacy_findings(facts.claims, code)]
     findings.extend(contradiction_findings(facts.claims, code, graph, names, also=also))
     findings.extend(_nothing_invented(split, findings))
+    # a run's output is listed with the planned files: absent, neither verified nor invented
     return CrossCheck(findings, list(split.verified), [c.path for c in split.hallucinated],
-                      [c.path for c in split.planned])
+                      sorted([*(c.path for c in split.planned), *split.generated]))
 
 
 def empty_file_findings(cited: Sequence[CitedPath], split: PathSplit,
@@ -315,6 +326,31 @@ def _nothing_invented(split: PathSplit, findings: list[Finding]) -> list[Finding
                     "(zero hallucinated paths, no contradicted claim)", found=True,
                     pattern="success", location="report", confidence=0.5, data={"cited": 0},
                     rationale="The report cites no path and no claim of it is contradicted.")]
+
+
+def _generated_finding(split: PathSplit) -> list[Finding]:
+    """The cited files that are outputs of a run of the code (`split.generated`), each with
+    the line that builds its path: neither verified nor hallucinated. Such a file invents no
+    component, but the reader cannot check what the report draws from it: a missing extra of
+    report accuracy (judging.extras), as a misplaced file is (not full marks, no failure)."""
+    if not split.generated:
+        return []
+    first = next(iter(split.generated.values()))[0]
+    return [Finding(
+        facet="claims.run_outputs", goal="Every file the report cites can be checked in the "
+                                         "commit (not only a run output the code writes, "
+                                         "never committed)",
+        found=False, pattern="success", location=f"report p.{first.page}" if first.page
+        else "report", confidence=0.7,
+        content="\n".join(f"{path} (report p.{item.page or '?'}): {item.context or item.raw}\n"
+                          f"  built by {made}" for path, (item, made)
+                          in sorted(split.generated.items()))[:2000],
+        rationale=f"{len(split.generated)} cited file(s) are not in the commit, but the code "
+                  "builds their path for a file a run writes (a template whose run-time "
+                  "parts, such as a timestamp, match), so each names one run's output, "
+                  "not committed and so not checkable, rather than a file the report "
+                  "invents.",
+        data={"generated": sorted(split.generated)})]
 
 
 def _planned_finding(planned: list[CitedPath]) -> list[Finding]:

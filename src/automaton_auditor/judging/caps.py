@@ -307,6 +307,9 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     # the report's own file named at a folder where it is not: a path mismatch, no invention
     FailureCap("claims.misplaced", ("report_accuracy",), 4, 0.7,
                "the report names its own file at a path the commit does not hold"),
+    # a cited run output of the code, never committed: nothing invented, nothing checkable
+    FailureCap("claims.run_outputs", ("report_accuracy",), 4, 0.7,
+               "the report cites a run's output file that is not committed"),
     FailureCap("claims.placeholders", ("report_accuracy",), 3, 0.8,
                "template placeholders left in the report"),
     FailureCap("claims.contradictions", ("report_accuracy",), 2, 0.8,

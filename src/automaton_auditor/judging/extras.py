@@ -52,9 +52,11 @@ EXTRAS: tuple[Extra, ...] = (
     # Report accuracy's failure pattern is files that do not exist and features claimed that
     # the code lacks; a gap the report lists that the code has since closed (forensics
     # .contradictions: claims.stale_gaps) undersells the code, and the report naming its own
-    # file at a folder where it is not (forensics.crosscheck: claims.misplaced) invents no
+    # file at a folder where it is not (forensics.crosscheck: claims.misplaced) or citing a
+    # run output of its code that is not committed (claims.run_outputs) invents no
     # component: not full marks, no failure.
-    Extra(("report_accuracy",), ("claims.stale_gaps", "claims.misplaced"),
+    Extra(("report_accuracy",), ("claims.stale_gaps", "claims.misplaced",
+                                 "claims.run_outputs"),
           "hallucinated paths, or features claimed that the code contradicts"),
 )
 

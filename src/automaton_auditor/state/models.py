@@ -198,8 +198,8 @@ class AuditReport(BaseModel):
     evidence: dict[str, list[Evidence]] = Field(default_factory=dict)
     verified_paths: list[str] = Field(default_factory=list)
     hallucinated_paths: list[str] = Field(default_factory=list)
-    # Cited files the report presents as future work (absent, neither verified nor
-    # hallucinated).
+    # Cited files the report presents as future work, or that the code writes when it runs
+    # (absent, neither verified nor hallucinated).
     planned_paths: list[str] = Field(default_factory=list)
     generated_at: str = ""
     run_id: str = ""
@@ -244,6 +244,9 @@ class CodeNames(BaseModel):
     # Python files (not package __init__ files) that hold no code: blank, or only a
     # docstring, ``pass`` or ``...``.
     empty: list[str] = Field(default_factory=list)
+    # Paths the code builds for the files a run writes, run-time parts as "*"
+    # ("*/audit/report_*.md", `forensics.code.output_paths`) -> "path:line: source".
+    outputs: dict[str, str] = Field(default_factory=dict)
 
 
 class CitedPath(BaseModel):

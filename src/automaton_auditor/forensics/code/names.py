@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from automaton_auditor.forensics.code.analyze import MAX_PYTHON_FILES, python_files
+from automaton_auditor.forensics.code.output_paths import MAX_TEMPLATES, output_templates
 from automaton_auditor.forensics.code.personas import is_prompt_file
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES, collect_imports
 from automaton_auditor.safefile import read_bounded
@@ -126,6 +127,7 @@ def code_names(repo: Path, files: list[str]) -> CodeNames:
     modules: dict[str, dict[str, str]] = {}
     strings: set[str] = set()
     empty: list[str] = []
+    outputs: dict[str, str] = {}
     audited = set(python_files(files))
     # notebooks hold Python too: a class they name is named by the code
     for path in sorted(f for f in files if f.endswith((".py", ".ipynb")))[:MAX_FILES]:
@@ -142,13 +144,16 @@ def code_names(repo: Path, files: list[str]) -> CodeNames:
             if names:
                 modules[path] = names
             strings |= string_texts(tree) if tree is not None else set()
+            found = output_templates(tree, path, text.splitlines()) if tree else {}
+            outputs |= {k: v for k, v in found.items() if k not in outputs}
     for path in [f for f in files if is_prompt_file(f)][:MAX_FILES]:
         data = _read(repo, path)
         strings |= {normalised(data.decode("utf-8", "replace"))} if data else set()
     python = [f for f in files if f.endswith((".py", ".ipynb"))]
     kept = sum(len(s) for s in strings) <= MAX_STRING_CHARS and len(python) <= MAX_FILES
     return CodeNames(identifiers=sorted(words), modules=modules,
-                     strings=sorted(strings) if kept else None, empty=empty)
+                     strings=sorted(strings) if kept else None, empty=empty,
+                     outputs=dict(list(outputs.items())[:MAX_TEMPLATES]))
 
 
 def holds_no_code(tree: ast.Module) -> bool:

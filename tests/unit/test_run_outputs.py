@@ -1,0 +1,110 @@
+"""Cited files that are one run's output of the audited code (a path the code builds from a
+timestamp): no hallucinated-path charge, and no full marks."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from automaton_auditor.forensics.code.names import code_names
+from automaton_auditor.forensics.code.output_paths import output_templates, run_output
+from automaton_auditor.forensics.crosscheck import cross_check
+from automaton_auditor.forensics.pdf.citations import extract_cited_paths
+from automaton_auditor.forensics.pdf.claims import extract_feature_claims
+from automaton_auditor.judging.caps import confirmed_caps
+from automaton_auditor.judging.extras import missing_extra
+from automaton_auditor.state import CodeNames, Evidence, Finding, ReportFacts
+
+# selambeyu/automaton-auditor src/nodes/justice.py:261-263 (the chief justice's report writer)
+JUSTICE = '''
+from datetime import datetime
+from pathlib import Path
+
+def chief_justice_node(state):
+    repo_root = Path(__file__).resolve().parent.parent.parent
+    timestamp = datetime.now().strftime("%Y-%m-%d_%H-%M-%S")
+    out_path = repo_root / "audit" / f"report_{timestamp}.md"
+    print(f"Report saved to: audit/report_{timestamp}.md")
+    return {"report_path": str(out_path)}
+'''
+FILES = ["src/graph.py", "src/nodes/justice.py", "audit/report_onself_generated/r.md"]
+SELF_AUDIT = (11, "Self-audit (`audit/report_2026-02-27_22-11-15.md`, overall 2.5 / 5): the "
+                  "graph in src/graph.py passed.")
+
+
+def _templates(source: str) -> dict[str, str]:
+    return output_templates(ast.parse(source), "src/nodes/justice.py", source.splitlines())
+
+
+def _facts(*passages: tuple[int, str]) -> ReportFacts:
+    return ReportFacts(readable=True, page_count=20, cited_paths=extract_cited_paths(passages),
+                       claims=extract_feature_claims(passages))
+
+
+def _dossier(findings: list[Finding]) -> list[Evidence]:
+    return [Evidence(**f.model_dump(), source="aggregator", dimension="report_accuracy")
+            for f in findings if f.facet.startswith("claims.")]
+
+
+def test_the_code_builds_its_report_path_from_a_timestamp() -> None:
+    templates = _templates(JUSTICE)
+    # the message around the path is no path; the folder chain and the timestamp are followed
+    assert list(templates) == ["*/audit/report_*-*-*_*-*-*.md"]
+    assert templates["*/audit/report_*-*-*_*-*-*.md"].startswith("src/nodes/justice.py:8: ")
+    assert run_output("audit/report_2026-02-27_22-11-15.md", templates)
+    assert not run_output("audit/report_final.md", templates)  # no timestamp there
+    assert not run_output("reports/report_2026-02-27_22-11-15.md", templates)  # another folder
+
+
+def test_only_run_outputs_under_known_folders_are_templates() -> None:
+    source = '''
+import os
+def write(url, is_self, name, run):
+    target = "report_onself_generated" if is_self else "report_onpeer_generated"
+    out_dir = os.path.join("audit", target)
+    md = os.path.join(out_dir, f"report_{name}.md")
+    log = "logs/trace_%s.jsonl" % run
+    code = f"src/nodes/{name}.py"
+    anywhere = os.path.join(url, f"report_{name}.md")
+    fixed = "audit/summary.md"
+    bare = f"audit/{name}.md"
+    return md, log, code, anywhere, fixed, bare
+'''
+    # both branches of the folder choice; not a source file, a folder known only at run
+    # time, a fixed name or a name that is nothing but the run-time part
+    assert sorted(_templates(source)) == ["audit/report_onpeer_generated/report_*.md",
+                                          "audit/report_onself_generated/report_*.md",
+                                          "logs/trace_*.jsonl"]
+    assert not run_output("audit/report_bypeer_received/report_peer_abc.md",
+                          _templates(source))
+
+
+def test_a_cited_run_output_is_neither_verified_nor_hallucinated() -> None:
+    """selambeyu/automaton-auditor: p.11 cites `audit/report_2026-02-27_22-11-15.md`, the
+    output of one run of its own chief justice (justice.py:263), never committed."""
+    names = code_names_of(JUSTICE)
+    findings, verified, hallucinated, planned = cross_check(_facts(SELF_AUDIT), FILES, None,
+                                                            names=names)
+    assert (verified, hallucinated) == (["src/graph.py"], [])
+    assert planned == ["audit/report_2026-02-27_22-11-15.md"]
+    outputs = [f for f in findings if f.facet == "claims.run_outputs"]
+    assert [(f.found, f.pattern) for f in outputs] == [(False, "success")]
+    assert "justice.py:8" in (outputs[0].content or "")
+    # not checkable, nothing invented: no full marks, no hallucinated-path cap of 2
+    dossier = _dossier(findings)
+    assert [row.cap for row, _ in confirmed_caps("report_accuracy", dossier)] == [4]
+    assert missing_extra(next(e for e in dossier if e.facet == "claims.run_outputs"))
+    # without the code that writes it, the same citation is an invented file
+    _, _, hallucinated, _ = cross_check(_facts(SELF_AUDIT), FILES, None)
+    assert hallucinated == ["audit/report_2026-02-27_22-11-15.md"]
+
+
+def code_names_of(source: str) -> CodeNames:
+    """The code's names from a one-file repository holding `source` as the justice node."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "src" / "nodes" / "justice.py"
+        path.parent.mkdir(parents=True)
+        path.write_text(source, encoding="utf-8")
+        return code_names(Path(tmp), ["src/nodes/justice.py"])
