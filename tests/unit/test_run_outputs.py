@@ -1,5 +1,6 @@
 """Cited files that are one run's output of the audited code (a path the code builds from a
-timestamp): no hallucinated-path charge, and no full marks."""
+timestamp), and reports with nothing to cross-reference: neither earns a hallucinated-path
+charge nor a "nothing invented" credit."""
 
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ from automaton_auditor.forensics.pdf.citations import extract_cited_paths
 from automaton_auditor.forensics.pdf.claims import extract_feature_claims
 from automaton_auditor.judging.caps import confirmed_caps
 from automaton_auditor.judging.extras import missing_extra
-from automaton_auditor.state import CodeNames, Evidence, Finding, ReportFacts
+from automaton_auditor.state import CodeNames, Evidence, Finding, RebuiltGraph, ReportFacts
 
 # selambeyu/automaton-auditor src/nodes/justice.py:261-263 (the chief justice's report writer)
 JUSTICE = '''
@@ -108,3 +109,33 @@ def code_names_of(source: str) -> CodeNames:
         path.parent.mkdir(parents=True)
         path.write_text(source, encoding="utf-8")
         return code_names(Path(tmp), ["src/nodes/justice.py"])
+
+
+def test_a_report_with_nothing_to_cross_reference_earns_no_credit() -> None:
+    """eyorata/automation_auditor: the final PDF is a one-page auto-generated stub that cites
+    no path and makes one checkable claim; "it invents nothing" held only because it says
+    nothing, and lifted report accuracy to 4."""
+    stub = (1, "Chief Justice synthesized parallel judicial opinions using deterministic "
+               "rules. Overall 1.00/5.")
+    graph = RebuiltGraph(nodes=["judge_dispatch", "prosecutor", "defense", "techlead"],
+                         edges=[("judge_dispatch", n) for n in ("prosecutor", "defense",
+                                                                "techlead")],
+                         fan_out={"judge_dispatch": ["defense", "prosecutor", "techlead"]},
+                         linear=False)
+    findings = cross_check(_facts(stub), FILES, graph).findings
+    # the one claim is confirmed, and that is all the credit there is
+    assert [f.facet for f in findings if f.found and f.pattern == "success"] == [
+        "claims.features"]
+    nothing = [f for f in findings if f.data.get("cited") == 0]
+    assert [(f.found, f.pattern) for f in nothing] == [(False, "neutral")]
+    assert "Nothing to cross-reference" in nothing[0].rationale
+
+
+def test_a_report_that_says_enough_to_check_keeps_the_credit() -> None:
+    """Natnael-Alemseged/Github-Evaluator@interim: two pages that cite no folder-qualified
+    path, but name repo_tools.py (it exists) and state claims; nothing of it is refuted."""
+    text = (2, "The graph is built by analyze_graph_structure in repo_tools.py. The judges "
+               "run in parallel.")
+    findings = cross_check(_facts(text), [*FILES, "src/tools/repo_tools.py"], None).findings
+    nothing = [f for f in findings if f.data.get("cited") == 0]
+    assert [(f.found, f.pattern) for f in nothing] == [(True, "success")]

@@ -28,6 +28,9 @@ from automaton_auditor.state import (
 )
 
 MAX_PATH_FINDINGS = 25
+# Checkable statements a report citing no path must make before "nothing is refuted" is
+# any support.
+MIN_CHECKED = 2
 # A sentence that calls the file a stub or future work claims no code in it.
 _ADMITS_EMPTY = re.compile(r"\b(?:empty|blank|stubs?|placeholders?|skeletons?|scaffold\w*|"
                            r"not\s+yet|todo|planned|future)\b", re.IGNORECASE)
@@ -221,7 +224,9 @@ def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph |
             *tooling_findings(facts.claims, repo_files),
             *fact_supremacy_findings(facts.claims, code)]
     findings.extend(contradiction_findings(facts.claims, code, graph, names, also=also))
-    findings.extend(_nothing_invented(split, findings))
+    # what the code could check: each sentence holding a claim, each bare name of a file
+    checkable = len({c.sentence for c in facts.claims}) + len(split.bare_hit)
+    findings.extend(_nothing_invented(split, findings, checkable))
     # a run's output is listed with the planned files: absent, neither verified nor invented
     return CrossCheck(findings, list(split.verified), [c.path for c in split.hallucinated],
                       sorted([*(c.path for c in split.planned), *split.generated]))
@@ -315,13 +320,26 @@ def _misplaced_finding(item: CitedPath, where: list[str]) -> Finding:
         data={"path": item.path, "raw": item.raw, "committed_as": where})
 
 
-def _nothing_invented(split: PathSplit, findings: list[Finding]) -> list[Finding]:
+def _nothing_invented(split: PathSplit, findings: list[Finding], checkable: int
+                      ) -> list[Finding]:
     """A report that cites no path is short of the success pattern, but not the failure
     pattern (files that do not exist) while nothing it says is contradicted: "zero
-    hallucinated paths" then holds, weakly."""
+    hallucinated paths" then holds, weakly, when it says enough the code can check
+    (`checkable`: sentences holding a claim and bare file names, at least `MIN_CHECKED`). A
+    report with (almost) nothing to check earns no credit for it: an empty stub would
+    otherwise score above a report that cites files and gets one wrong."""
     if split.verified or split.hallucinated or any(
             f.pattern == "failure" and f.facet.startswith("claims.") for f in findings):
         return []
+    if checkable < MIN_CHECKED:
+        return [Finding(facet="claims.paths", goal="The report gives the code something to "
+                        "cross-reference (cited paths or checkable claims)", found=False,
+                        pattern="neutral", location="report", confidence=0.5,
+                        data={"cited": 0, "checkable": checkable},
+                        rationale=f"Nothing to cross-reference: the report cites no path and "
+                                  f"makes {checkable} checkable statement(s) (a sentence "
+                                  "holding a claim, a file's bare name), so that nothing is "
+                                  "refuted shows little about its accuracy.")]
     return [Finding(facet="claims.paths", goal="The report invents nothing the code refutes "
                     "(zero hallucinated paths, no contradicted claim)", found=True,
                     pattern="success", location="report", confidence=0.5, data={"cited": 0},
