@@ -77,18 +77,24 @@ def _product(parts: list[list[str]], sep: str = "") -> list[str]:
     return out
 
 
-def _part(node: ast.expr, env: dict[str, ast.expr], depth: int) -> list[str]:
-    """A piece of a path: its texts, a name followed to its one value, else `FIELD`."""
+def _part(node: ast.expr, env: dict[str, ast.expr], depth: int,
+          texts: list[str] | None = None) -> list[str]:
+    """A piece of a path: its texts (`texts` when already read: each side is read once, or
+    a long sum would be read exponentially often), a name followed to its one value, else
+    `FIELD`."""
+    if texts is not None:
+        return texts
     if isinstance(node, ast.Name) and node.id in env and depth < _DEPTH:
         return _texts(env[node.id], env, depth + 1) or [FIELD]
-    return _texts(node, env, depth) or [FIELD]
+    return [FIELD] if isinstance(node, ast.Name) else _texts(node, env, depth) or [FIELD]
 
 
 def _binop(node: ast.BinOp, env: dict[str, ast.expr], depth: int) -> list[str] | None:
     left, right = _texts(node.left, env, depth), _texts(node.right, env, depth)
     if isinstance(node.op, ast.Div | ast.Add) and (left is not None or right is not None):
         sep = "/" if isinstance(node.op, ast.Div) else ""
-        return _product([_part(node.left, env, depth), _part(node.right, env, depth)], sep)
+        return _product([_part(node.left, env, depth, left),
+                         _part(node.right, env, depth, right)], sep)
     if isinstance(node.op, ast.Mod) and isinstance(node.left, ast.Constant) \
             and isinstance(node.left.value, str):
         return [_PERCENT.sub(FIELD, node.left.value)]
@@ -102,9 +108,11 @@ def _call(node: ast.Call, env: dict[str, ast.expr], depth: int) -> list[str] | N
         head = [node.func.value] if method == "joinpath" and isinstance(
             node.func, ast.Attribute) else []
         parts = [*head, *node.args]
-        if not parts or all(_texts(p, env, depth) is None for p in parts):
+        read = [_texts(p, env, depth) for p in parts]
+        if all(texts is None for texts in read):
             return None
-        return _product([_part(p, env, depth) for p in parts], "/")
+        return _product([_part(p, env, depth, texts) for p, texts in zip(parts, read,
+                                                                         strict=True)], "/")
     if method == "format" and isinstance(node.func, ast.Attribute) and isinstance(
             node.func.value, ast.Constant) and isinstance(node.func.value.value, str):
         return [_BRACES.sub(FIELD, node.func.value.value)]
