@@ -80,14 +80,15 @@ def write(url, is_self, name, run):
                           _templates(source))
 
 
-def test_a_cited_run_output_is_neither_verified_nor_hallucinated() -> None:
+def test_a_cited_run_output_is_absent_but_invents_nothing() -> None:
     """selambeyu/automaton-auditor: p.11 cites `audit/report_2026-02-27_22-11-15.md`, the
-    output of one run of its own chief justice (justice.py:263), never committed."""
+    output of one run of its own chief justice (justice.py:263), never committed: listed as
+    not in the repository, but its fact says it invents nothing."""
     names = code_names_of(JUSTICE)
     findings, verified, hallucinated, planned = cross_check(_facts(SELF_AUDIT), FILES, None,
                                                             names=names)
-    assert (verified, hallucinated) == (["src/graph.py"], [])
-    assert planned == ["audit/report_2026-02-27_22-11-15.md"]
+    assert (verified, hallucinated) == (["src/graph.py"], ["audit/report_2026-02-27_22-11-15.md"])
+    assert planned == []
     outputs = [f for f in findings if f.facet == "claims.run_outputs"]
     assert [(f.found, f.pattern) for f in outputs] == [(False, "success")]
     assert "justice.py:8" in (outputs[0].content or "")
@@ -95,9 +96,11 @@ def test_a_cited_run_output_is_neither_verified_nor_hallucinated() -> None:
     dossier = _dossier(findings)
     assert [row.cap for row, _ in confirmed_caps("report_accuracy", dossier)] == [4]
     assert missing_extra(next(e for e in dossier if e.facet == "claims.run_outputs"))
-    # without the code that writes it, the same citation is an invented file
-    _, _, hallucinated, _ = cross_check(_facts(SELF_AUDIT), FILES, None)
+    # without the code that writes it, the same citation is an invented file (capped at 2)
+    findings, _, hallucinated, _ = cross_check(_facts(SELF_AUDIT), FILES, None)
     assert hallucinated == ["audit/report_2026-02-27_22-11-15.md"]
+    assert not [f for f in findings if f.facet == "claims.run_outputs"]
+    assert 2 in [row.cap for row, _ in confirmed_caps("report_accuracy", _dossier(findings))]
 
 
 def code_names_of(source: str) -> CodeNames:

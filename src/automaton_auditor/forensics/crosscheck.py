@@ -227,9 +227,11 @@ def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph |
     # what the code could check: each sentence holding a claim, each bare name of a file
     checkable = len({c.sentence for c in facts.claims}) + len(split.bare_hit)
     findings.extend(_nothing_invented(split, findings, checkable))
-    # a run's output is listed with the planned files: absent, neither verified nor invented
-    return CrossCheck(findings, list(split.verified), [c.path for c in split.hallucinated],
-                      sorted([*(c.path for c in split.planned), *split.generated]))
+    # a run's output is cited as in the repository and is not: listed as hallucinated (what
+    # the list means), while its own fact (claims.run_outputs) says it invents nothing
+    return CrossCheck(findings, list(split.verified),
+                      sorted([*(c.path for c in split.hallucinated), *split.generated]),
+                      [c.path for c in split.planned])
 
 
 def empty_file_findings(cited: Sequence[CitedPath], split: PathSplit,

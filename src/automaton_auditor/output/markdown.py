@@ -247,7 +247,7 @@ def render_paths(report: AuditReport) -> list[str]:
     """The report's cited paths, verified or hallucinated (and planned, if any)."""
     if not (report.verified_paths or report.hallucinated_paths or report.planned_paths):
         return []
-    planned = (["Planned (future work, or a run's output; not in the repository): "
+    planned = (["Planned (future work, not yet in the repository): "
                 + ", ".join(f"`{p}`" for p in report.planned_paths), ""]
                if report.planned_paths else [])
     return ["### Report paths cross-checked against the repository", "",

@@ -197,9 +197,11 @@ class AuditReport(BaseModel):
     errors: list[str] = Field(default_factory=list)
     evidence: dict[str, list[Evidence]] = Field(default_factory=dict)
     verified_paths: list[str] = Field(default_factory=list)
+    # Cited as in the repository and not in it (a run's output the code writes included: its
+    # fact, claims.run_outputs, says it invents nothing).
     hallucinated_paths: list[str] = Field(default_factory=list)
-    # Cited files the report presents as future work, or that the code writes when it runs
-    # (absent, neither verified nor hallucinated).
+    # Cited files the report presents as future work (absent, neither verified nor
+    # hallucinated).
     planned_paths: list[str] = Field(default_factory=list)
     generated_at: str = ""
     run_id: str = ""
