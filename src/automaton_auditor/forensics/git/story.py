@@ -7,7 +7,11 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.git.concentration import MIN_LINES, concentration_finding
+from automaton_auditor.forensics.git.concentration import (
+    DOMINANT_SHARE,
+    MIN_LINES,
+    concentration_finding,
+)
 from automaton_auditor.forensics.git.history import (
     BULK_SHARE,
     BURST_GAP,
@@ -205,7 +209,12 @@ def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
     total = code_lines(commits)
     heaviest, heaviest_share = _heaviest(commits, total)
     writer, today_share = _heaviest_today(commits)
+    today = kept_total(commits)
     return {"today_commit": writer.sha if writer else None,
+            # the lines the file-share commit brought (net) and wrote that are still there,
+            # as shares of the code (None when not read)
+            "largest_lines_share": round((best.lines or 0) / total, 3) if total else None,
+            "largest_kept_share": round((best.kept or 0) / today, 3) if today else None,
             "today_share": round(today_share, 3), "today_lines": kept_total(commits),
             "largest_commit": best.sha, "largest_share": round(share, 3),
             "heaviest_commit": heaviest.sha if heaviest else None,
@@ -216,14 +225,26 @@ def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
             "scaffold": scaffold(best, total)}
 
 
+def _uploaded(facts: dict[str, Any]) -> bool:
+    """One commit added `BULK_SHARE` of today's code files, and the code with them: when
+    the lines were read, it brought (net) or wrote (still there today) over half of the code
+    lines. Most files with under half the lines is a skeleton the code grew into later (the
+    failure pattern is "a single commit brings most of the code"), as is a restructure that
+    re-adds files already there."""
+    if facts["largest_share"] < BULK_SHARE or facts["restructure"] or facts["scaffold"]:
+        return False
+    shares = [s for s in (facts["largest_lines_share"], facts["largest_kept_share"])
+              if s is not None]
+    return not shares or max(shares) > DOMINANT_SHARE
+
+
 def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
           paths_error: str) -> Finding:
     if boundary or paths_error:
         return _bulk_partial(commits, files, boundary, paths_error)
     facts = bulk_facts(commits, files)
     single = len(commits) <= 1
-    uploaded = (facts["largest_share"] >= BULK_SHARE and not facts["restructure"]
-                and not facts["scaffold"])
+    uploaded = _uploaded(facts)
     # "A single commit brings most of the code": also when it fills files a scaffold laid out
     heavy = not single and facts["heaviest_share"] >= BULK_SHARE
     # ... or writes most of the code present today, however many scaffold commits came first
@@ -249,17 +270,29 @@ def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
         reasons.append(f"all commits fall within {facts['span_seconds'] // 60} minutes")
     rationale = ("Bulk upload: " + "; ".join(reasons) + "." if bulk else
                  f"No bulk upload: the largest commit ({big.sha[:8]}) added "
-                 f"{facts['largest_share']:.0%} of today's code files"
-                 + (f" but {facts['code_files_added_before']} code files existed before it "
-                    "(a restructure)" if facts["restructure"] else "")
-                 + (f" but brought {facts['largest_lines']} code lines, under "
-                    f"{SCAFFOLD_SHARE:.0%} of the code (placeholders: the code came later)"
-                    if facts["scaffold"] and not facts["restructure"] else "")
-                 + f", and the history spans {facts['span_seconds'] / 3600:.1f} h.")
+                 f"{facts['largest_share']:.0%} of today's code files{_not_bulk(facts)}, "
+                 f"and the history spans {facts['span_seconds'] / 3600:.1f} h.")
     return Finding(facet="git.bulk_upload", goal="Bulk upload of the code in one go",
                    found=bulk, pattern="failure", location=f"commit {big.sha[:12]}",
                    content=big.quote() + _added_preview(big), rationale=rationale,
                    confidence=0.9, data=facts)
+
+
+def _not_bulk(facts: dict[str, Any]) -> str:
+    """Why the commit that added the most code files is no upload ("" when it added few)."""
+    if facts["restructure"]:
+        return (f" but {facts['code_files_added_before']} code files existed before it "
+                "(a restructure)")
+    if facts["scaffold"]:
+        return (f" but brought {facts['largest_lines']} code lines, under "
+                f"{SCAFFOLD_SHARE:.0%} of the code (placeholders: the code came later)")
+    if facts["largest_share"] < BULK_SHARE:
+        return ""
+    kept = facts["largest_kept_share"]
+    return (f" but brought {facts['largest_lines']} code lines, "
+            f"{facts['largest_lines_share']:.0%} of the code"
+            + (f" ({kept:.0%} of the lines present today)" if kept is not None else "")
+            + ", not most of it: the other lines came in later commits")
 
 
 def _bulk_partial(commits: list[Commit], files: list[str], boundary: set[str],
@@ -269,8 +302,7 @@ def _bulk_partial(commits: list[Commit], files: list[str], boundary: set[str],
     a commit past the boundary that visibly added most of today's code counts."""
     inside = [c for c in commits if c.sha not in boundary] if not paths_error else []
     facts = bulk_facts(inside, files) if inside else {}
-    uploaded = bool(facts) and facts["largest_share"] >= BULK_SHARE and \
-        not facts["restructure"] and not facts["scaffold"]
+    uploaded = bool(facts) and _uploaded(facts)
     why = (f"the history is shallow ({len(commits)} commits visible, cut at "
            f"{', '.join(sorted(sha[:8] for sha in boundary)[:5])})" if boundary else
            f"the paths each commit added are unknown ({paths_error[:120]})")
