@@ -1,10 +1,11 @@
-"""The bulk-upload charge rests on the code's lines, not its file count."""
+"""The bulk-upload charge rests on the code's lines, not its file count, and an upload in two
+goes with no steps around them is the failure pattern."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from tests.unit.test_git_concentration import DAY, code, facet, findings
+from tests.unit.test_git_concentration import DAY, HOUR, code, facet, findings, judged
 from tests.unit.test_git_narrative import BASE
 
 PARTS = ["state", "graph", "tools/repo_tools", "tools/doc_tools", "nodes/detectives",
@@ -46,3 +47,28 @@ def test_most_files_with_most_of_the_lines_is_a_bulk_upload(tmp_path: Path) -> N
     bulk = facet(findings(tmp_path, history), "git.bulk_upload")
     assert bulk.found and "added 89% of the 9 code files" in bulk.rationale
 
+
+def test_two_goes_with_no_steps_around_them_are_the_failure_pattern(tmp_path: Path) -> None:
+    # Two goes days apart bring 480 + 420 of 1,000 lines (90%); only two small commits bring
+    # the rest: four commits bring code, no step-by-step build.
+    history = [
+        (BASE, "Initial Commit", {f"src/{part}.py": code(120, part.replace("/", "_"))
+                                  for part in PARTS[:4]}),
+        (BASE + HOUR, "add the cli", {"src/cli.py": code(60, "cli")}),
+        (BASE + 3 * DAY, "Added justice system", {f"src/{part}.py": code(105, part[6:])
+                                                  for part in PARTS[4:7]} |
+         {"src/nodes/aggregator.py": code(105, "agg")}),
+        (BASE + 4 * DAY, "Fix", {"src/report.py": code(40, "report")}),
+    ]
+    found = findings(tmp_path, history)
+    assert facet(found, "git.bulk_upload").found is False  # 4 of 10 files, 48% of lines
+    fact = facet(found, "git.concentration")
+    assert fact.data["two_largest_share"] == 0.9 and fact.data["commits_with_code"] == 4
+    assert fact.data["cap"] == 2
+    assert fact.rationale.startswith("Uploaded in two goes (no better than 2)")
+    assert "only 2 other commit(s) bring code, the remaining 10%" in fact.rationale
+    result = judged(found)
+    assert (result.final_score, result.deciding_rule) == (2, "failure_pattern_cap")
+    # one more small step commit: the goes are steps of a history (no better than 3 or 4)
+    history.append((BASE + 5 * DAY, "feat: logging", {"src/log.py": code(40, "log")}))
+    assert facet(findings(tmp_path / "more", history), "git.concentration").data["cap"] != 2

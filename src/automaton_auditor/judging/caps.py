@@ -95,12 +95,13 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "the code)", caps_verdict=True),
     # The same patterns, graded (forensics.git.concentration sets data["cap"]): two commits
     # bring half the code (an upload in two goes) -> 3, or 2 when its steps were committed by
-    # a script seconds apart; one run of commits minutes apart brings a third of it, or
+    # a script seconds apart or there are no steps (they bring 80%, two commits at most
+    # bring the rest); one run of commits minutes apart brings a third of it, or
     # batches of commits seconds apart bring half (partly clustered, not fully
     # step-by-step) -> 4.
     FailureCap("git.concentration", ("git_forensic_analysis",), 2, 0.75,
-               "the code uploaded in two commits, its step-by-step story committed by a "
-               "script seconds apart", when=graded_cap(2)),
+               "the code uploaded in two commits, with no steps around them or a "
+               "step-by-step story committed by a script seconds apart", when=graded_cap(2)),
     FailureCap("git.concentration", ("git_forensic_analysis",), 3, 0.75,
                "most of the code uploaded in two commits", when=graded_cap(3)),
     FailureCap("git.concentration", ("git_forensic_analysis",), 4, 0.75,

@@ -27,11 +27,13 @@ code (added minus removed, so a rewrite or move brings none):
   fast, so the work was written first and committed in batches afterwards; several such
   batches are the same clustered pattern as one run bringing a third (cap 4).
 
-Only the steps around an upload in two goes lift it above the failure pattern; when those
-steps include a run of authored commits each within `SCRIPTED_GAP` seconds of the one before
-(no one writes and commits a change in two seconds: a script committed them), the
-step-by-step story was staged after the work, and the upload stands as the failure pattern
-(cap 2).
+Only the steps around an upload in two goes lift it above the failure pattern: when the two
+goes bring `CARRY_SHARE` of the code and no more than `FEW_STEPS` other commits bring any
+(the rubric asks for more than three commits that build the system), there are no steps to
+speak of, and the upload stands as the failure pattern (cap 2); when those steps include a
+run of authored commits each within `SCRIPTED_GAP` seconds of the one before (no one writes
+and commits a change in two seconds: a script committed them), the step-by-step story was
+staged after the work, and the upload stands as the failure pattern (cap 2).
 
 The fact quotes the commits it rests on (hash, date, lines) and is not judged on a shallow
 history (its boundary commit shows everything before it as added) or without line counts.
@@ -68,6 +70,9 @@ CARRY_SHARE = 0.8  # "commits carrying the code": the fewest that bring this sha
 # aside), or adds this many code files.
 GO_STAGES = 3
 GO_FILES = 5
+# Other commits bringing code, at most, around two goes that bring `CARRY_SHARE` of it: two
+# uploads and two touch-ups are no step-by-step build (rubric: "more than three commits").
+FEW_STEPS = 2
 SCRIPTED_GAP = 2  # seconds between commits no person can write and commit a change in
 # Seconds under which a commit lands "in the same batch" as the one before: under a minute,
 # so histories dated on whole minutes (one commit a minute) are no batch.
@@ -175,7 +180,7 @@ def graded_cap(facts: dict[str, Any]) -> int | None:
     spread out (or the concentrated commits bring fewer than `MIN_LINES` lines); see the
     module for the three patterns."""
     if two_goes(facts):
-        if facts["scripted_commits"] >= BURST_MIN_COMMITS:
+        if facts["scripted_commits"] >= BURST_MIN_COMMITS or only_goes(facts):
             return 2
         return 3 if bulk_goes(facts) else 4
     if clustered_run(facts) or facts["batch_share"] >= BATCHES_SHARE:
@@ -189,6 +194,13 @@ def two_goes(facts: dict[str, Any]) -> bool:
     return bool(facts["two_largest_share"] >= TWO_COMMITS_SHARE and any(facts["largest_goes"])
                 and facts["two_largest_lines"] >= MIN_LINES
                 and facts["commits_with_code"] <= FEW_COMMITS)
+
+
+def only_goes(facts: dict[str, Any]) -> bool:
+    """The two goes bring `CARRY_SHARE` of the code and at most `FEW_STEPS` other commits
+    bring any: the code was uploaded in two goes, with no steps around them."""
+    return bool(facts["two_largest_share"] >= CARRY_SHARE
+                and 2 <= facts["commits_with_code"] <= 2 + FEW_STEPS)
 
 
 def bulk_goes(facts: dict[str, Any]) -> bool:
@@ -248,6 +260,11 @@ def _headline(facts: dict[str, Any], cap: int | None, by_sha: dict[str, Commit]
     carry = (f"{facts['commits_with_code']} commits bring code, "
              f"{facts['commits_for_80']} of them 80% of it")
     batched = cap == 4 and not clustered_run(facts)
+    if cap == 2 and only_goes(facts):
+        return (f"Uploaded in two goes (no better than 2): {two}; only "
+                f"{facts['commits_with_code'] - 2} other commit(s) bring code, the remaining "
+                f"{1 - facts['two_largest_share']:.0%}: no steps build the system around "
+                f"the two uploads.", big)
     if cap == 2:
         return (f"Uploaded in two goes, its steps scripted (no better than 2): {two}; "
                 f"{facts['scripted_commits']} commits land each within {SCRIPTED_GAP} s of "
