@@ -9,11 +9,49 @@ import pytest
 
 from automaton_auditor.forensics.git import history
 from automaton_auditor.forensics.git.history import Commit
-from automaton_auditor.forensics.git.progression import placeholder, stage_firsts
+from automaton_auditor.forensics.git.progression import (
+    placeholder,
+    progression_finding,
+    stage_firsts,
+)
 from tests.unit.test_git_concentration import code, facet, findings, stepwise
 from tests.unit.test_git_hollow import audit, commit
 from tests.unit.test_git_narrative import BASE, git, make_repo
 from tests.unit.test_git_replay import slot
+
+JUDGES_STUB = '''
+def _opinion(judge, criterion, argument, score):
+    return Opinion(judge=judge, criterion_id=criterion, score=score, argument=argument)
+
+def prosecutor_node(state):
+    """Placeholder implementation."""
+    for dim in state.get("rubric_dimensions", []):
+        argument = f"[Prosecutor] Placeholder assessment for '{dim['name']}'."
+        state.setdefault("opinions", []).append(_opinion("Prosecutor", dim["id"], argument, 1))
+    return state
+
+def defense_node(state):
+    for dim in state.get("rubric_dimensions", []):
+        argument = f"[Defense] Placeholder recognition of effort for '{dim['name']}'."
+        state.setdefault("opinions", []).append(_opinion("Defense", dim["id"], argument, 3))
+    return state
+'''
+# The same judges once a model rules: "Placeholder" stays in a docstring and a fallback.
+JUDGES_REAL = '''
+def _run_judge(judge, state):
+    try:
+        llm = get_chat_model().with_structured_output(Batch)
+    except Exception:
+        return [Opinion(judge=judge, score=3, argument="LLM not configured; placeholder.")]
+    return llm.invoke(prompt(judge, state)).opinions
+
+def prosecutor_node(state):
+    """Placeholder implementation."""
+    return {"opinions": _run_judge("Prosecutor", state)}
+
+def defense_node(state):
+    return {"opinions": _run_judge("Defense", state)}
+'''
 
 
 @pytest.mark.parametrize("source", [
@@ -24,6 +62,10 @@ from tests.unit.test_git_replay import slot
     "def c(s):\n    return a(s)['opinions'] + b(s)\n",
     "class Judge:\n    '''TODO'''\n",
     "def f():\n    raise NotImplementedError('later')\n",
+    # a fan-in node that hands the state back untouched does nothing
+    "def aggregate(state):\n    '''Fan-in.'''\n    return state\n",
+    # judges whose every run writes a fixed score with text calling it a placeholder
+    JUDGES_STUB,
 ])
 def test_placeholders(source: str) -> None:
     assert placeholder(source)
@@ -35,6 +77,8 @@ def test_placeholders(source: str) -> None:
     "class State(TypedDict):\n    evidences: list[str]\n",
     "def a(s):\n    return {}\n\ndef b(s):\n    return len(s)\n",
     "def broken(:\n",
+    # a placeholder only on the fallback path (no model configured) is no placeholder
+    JUDGES_REAL,
 ])
 def test_working_code(source: str) -> None:
     assert not placeholder(source)
@@ -133,3 +177,25 @@ def test_a_graph_file_that_adds_no_node_does_not_start_the_graph_stage() -> None
                Commit("c", 3, "d", "wire nodes", changed=["src/graph.py"])]
     firsts = stage_firsts(commits, lambda sha, path: files.get((sha, path)))
     assert firsts["graph"] == 2 and firsts["tools"] == 1
+
+
+def test_placeholder_judges_do_not_start_their_stage() -> None:
+    """Bnobody47: be3181b "first commit" brings tools, graph and judges whose every run
+    writes a fixed score with "Placeholder assessment"; the model-backed judges arrive in
+    60ff4e6. The judges stage starts there, and the fact says so."""
+    files = {
+        ("a", "src/tools/repo_tools.py"): "def clone(url):\n    return run(['git', url])\n",
+        ("a", "src/graph.py"): "g = StateGraph(S)\ng.add_node('a', a)\n",
+        ("a", "src/nodes/judges.py"): JUDGES_STUB,
+        ("b", "src/nodes/judges.py"): JUDGES_REAL}
+    first = ["pyproject.toml", *(p for s, p in files if s == "a")]
+    commits = [Commit("a", 1, "d", "first commit", added=first, lines=500),
+               Commit("b", 2, "d", "Enhance .env.example", changed=["src/nodes/judges.py"],
+                      lines=200),
+               Commit("c", 3, "d", "docs", changed=["README.md"], lines=0)]
+    read = lambda sha, path: files.get((sha, path))  # noqa: E731
+    firsts = stage_firsts(commits, read)
+    assert firsts["judges"] == 1 and firsts["tools"] == firsts["graph"] == 0
+    fact = progression_finding(commits, read=read)
+    assert "judges: b d Enhance .env.example" in (fact.content or "")
+    assert "all start in one commit, a (later: judges in b)" in fact.rationale

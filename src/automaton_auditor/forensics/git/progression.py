@@ -4,9 +4,11 @@ Each build stage (setup, tools, state, graph, judges, synthesis: `history.STAGES
 starts at the first commit that builds it: the first (non-scaffold) commit touching its paths
 in which one of its Python files, read as that commit left it, holds working code. A file
 whose functions are mostly placeholders (a body that only passes, raises
-NotImplementedError, or returns a constant such as ``{}`` or ``{"opinions": []}``) builds
-nothing: a scaffold that lays out every stage's file with TODO stubs does not start them;
-nor does a graph file that adds no node and no edge (a ``StateGraph(S).compile()`` skeleton).
+NotImplementedError, returns a constant such as ``{}`` or ``{"opinions": []}`` or hands its
+argument back; or one whose every run writes text calling its output a placeholder, such
+as a judge emitting ``"Placeholder assessment"`` with a fixed score) builds nothing: a
+scaffold that lays out every stage's file with TODO stubs does not start them; nor does a
+graph file that adds no node and no edge (a ``StateGraph(S).compile()`` skeleton).
 Without the files' contents (a blobless or long history) a stage starts at its first touch.
 The history progresses only when the code stages (all but setup) start in two commits at
 least: a .gitignore commit before one commit that starts them all tells no story. Nor does
@@ -45,6 +47,9 @@ READS = 200  # files read to tell placeholders from code, at most
 # builds no graph yet.
 WIRING = re.compile(r"\.(?:add_node|add_edge|add_conditional_edges|add_sequence|"
                     r"set_entry_point)\s*\(|\bgoto\s*=")
+# Text a function writes out that calls its own output a placeholder: the code that will
+# replace it is not written yet.
+PLACEHOLDER = re.compile(r"\bplace-?holders?\b|\bnot (?:yet )?implemented\b", re.IGNORECASE)
 # (commit sha, path) -> the file's text at that commit; None when it cannot be read.
 Reader = Callable[[str, str], str | None]
 
@@ -85,6 +90,46 @@ def _stub_body(body: list[ast.stmt]) -> bool:
                for s in body)
 
 
+def _stub(unit: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> bool:
+    """A function or method-less class that does nothing (`_stub_body`), that hands its
+    argument back untouched (``return state``), or whose unconditional path writes text
+    that calls its own output a placeholder (``argument = "Placeholder assessment"``)."""
+    if _stub_body(unit.body):
+        return True
+    if isinstance(unit, ast.ClassDef):
+        return False
+    params = {a.arg for a in unit.args.posonlyargs + unit.args.args + unit.args.kwonlyargs}
+    body = [s for s in unit.body if not _text(s)]
+    if len(body) == 1 and isinstance(body[0], ast.Return) \
+            and isinstance(body[0].value, ast.Name) and body[0].value.id in params:
+        return True
+    return any(isinstance(node, ast.Constant) and isinstance(node.value, str)
+               and PLACEHOLDER.search(node.value) is not None
+               for stmt in _unconditional(unit.body) for node in ast.walk(stmt))
+
+
+def _text(stmt: ast.stmt) -> bool:
+    """A bare string statement (a docstring): text the code never outputs."""
+    return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) \
+        and isinstance(stmt.value.value, str)
+
+
+def _unconditional(body: list[ast.stmt]) -> list[ast.stmt]:
+    """The simple statements of `body` that run whenever it runs: loop, ``with`` and
+    ``try`` bodies are entered; an ``if`` branch or an ``except`` handler (a fallback that
+    may never run, e.g. when no model is configured) and nested definitions are not."""
+    found: list[ast.stmt] = []
+    for stmt in body:
+        if isinstance(stmt, ast.For | ast.AsyncFor | ast.While | ast.With | ast.AsyncWith):
+            found += _unconditional(stmt.body)
+        elif isinstance(stmt, ast.Try):
+            found += _unconditional(stmt.body + stmt.orelse + stmt.finalbody)
+        elif not isinstance(stmt, ast.If | ast.Match | ast.FunctionDef | ast.AsyncFunctionDef
+                            | ast.ClassDef) and not _text(stmt):
+            found.append(stmt)
+    return found
+
+
 def _literal(node: ast.expr) -> bool:
     try:
         ast.literal_eval(node)
@@ -95,7 +140,7 @@ def _literal(node: ast.expr) -> bool:
 
 def placeholder(source: str) -> bool:
     """The file holds no working code: nothing but imports and docstrings, or more than half
-    of its functions (and method-less classes) are stubs (`_stub_body`). Unparsable text
+    of its functions (and method-less classes) are stubs (`_stub`). Unparsable text
     counts as code (it is not known to be a placeholder)."""
     try:
         tree = ast.parse(source)
@@ -105,7 +150,7 @@ def placeholder(source: str) -> bool:
              or (isinstance(n, ast.ClassDef) and not any(
                  isinstance(b, ast.FunctionDef | ast.AsyncFunctionDef) for b in n.body))]
     if units:
-        return 2 * sum(_stub_body(u.body) for u in units) > len(units)
+        return 2 * sum(_stub(u) for u in units) > len(units)
     return _stub_body([s for s in tree.body if not isinstance(s, ast.Import | ast.ImportFrom)])
 
 
@@ -169,8 +214,11 @@ def _why_not(commits: list[Commit], core: dict[str, int], code: dict[str, int]) 
     if missing:
         return f"never touched on their own: {', '.join(missing)}"
     if len(set(core.values())) == 1:
+        later = [f"{stage} in {commits[first].sha[:8]}" for stage, first in code.items()
+                 if first > core["setup"]]
         return (f"setup, tools and graph all start in one commit, "
-                f"{commits[core['setup']].sha[:8]}")
+                f"{commits[core['setup']].sha[:8]}"
+                + (f" (later: {', '.join(later)})" if later else ""))
     if len(set(code.values())) == 1:
         start = commits[next(iter(code.values()))]
         return (f"{', '.join(code)} all start in one commit, {start.quote()}; only setup "
