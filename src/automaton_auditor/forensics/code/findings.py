@@ -18,6 +18,8 @@ from automaton_auditor.forensics.code.topology import (
     START,
     Topology,
     builds_nothing,
+    loop_note,
+    partial_reason,
     rebuild,
     running,
     to_rebuilt,
@@ -172,13 +174,27 @@ def graph_findings(main: Topology | None, rebuilt: RebuiltGraph | None,
            "edges.", 1.0, state=main.builder.get("state"),
            other_builders=[t.builder["key"] for t in others][:20]),
         _g("graph.topology", "Rebuilt graph topology", True, "neutral", loc,
-           _quote_ops(all_ops, 40), _topology_text(rebuilt), 0.9,
+           _quote_ops(all_ops, 40), _topology_text(rebuilt) + loop_note(main), 0.9,
            nodes=rebuilt.nodes, edges=[list(e) for e in rebuilt.edges],
            conditional={s: main.conditional[s]["targets"] for s in sorted(main.conditional)}),
     ]
     out += _fan_findings(main, rebuilt)
     out += _parallel_findings(main, rebuilt, others)
-    return out
+    return _partial(main, out)
+
+
+def _partial(main: Topology, facts: list[Finding]) -> list[Finding]:
+    """With wiring computed at run time left out, no fact denies a branch or a join."""
+    why = partial_reason(main)
+    if why is None:
+        return facts
+    denials = ("graph.fan_out", "graph.fan_in", "graph.linear", "graph.parallel_detectives",
+               "graph.parallel_judges")
+    return [f.model_copy(update={
+        "rationale": f"Not established: {why}." + (
+            "" if f.facet == "graph.linear" else f" In the wiring read: {f.rationale}"),
+        "confidence": 0.5, "data": {**f.data, "limitation": why}})
+        if f.facet in denials and not f.found else f for f in facts]
 
 
 def _topology_text(g: RebuiltGraph) -> str:

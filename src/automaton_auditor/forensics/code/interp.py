@@ -13,6 +13,15 @@ import ast
 from typing import Any
 
 from automaton_auditor.forensics.code.common import dotted, resolve, snippet, str_value, unparse
+from automaton_auditor.forensics.code.loop_items import (
+    COPIES,
+    extend,
+    is_item,
+    item,
+    joined,
+    key_suffix,
+    wires_graph,
+)
 
 GRAPH_METHODS = {"add_node", "add_edge", "add_conditional_edges", "set_entry_point",
                  "set_finish_point", "set_conditional_entry_point", "add_sequence", "compile"}
@@ -22,6 +31,7 @@ BUILDER_CLASSES = ("StateGraph", "MessageGraph", "Graph")
 MAX_UNROLL = 64
 SPECIAL = {"START": "__start__", "END": "__end__"}
 WHEN = "?when"  # env key: the ``if`` tests the current statement sits under (not a name)
+LOOP = "?loop"  # env key: the loop over run-time data read as symbolic copies (`loop_items`)
 
 
 def flag_key(name: str) -> str:
@@ -80,11 +90,16 @@ class Interp:
                             for k, v in zip(node.keys, node.values, strict=True)]}
         if isinstance(node, ast.Lambda):
             return {"lambda": self.lambda_targets(node, env)}
+        if isinstance(node, ast.JoinedStr | ast.BinOp | ast.Subscript | ast.Call):
+            return self.composed(node, env, depth)
         name = dotted(node)
         if name is None:
             return None
         if name in env:
             return env[name]
+        root, _, rest = name.partition(".")
+        if is_item(env.get(root)):  # ``spec.name`` on a symbolic loop item
+            return extend(env[root], f".{rest}")
         if name in self.consts:  # a module-level list or string of this file
             return self.consts[name]
         full = resolve(name, self.imports) or name
@@ -92,6 +107,37 @@ class Interp:
         if tail in SPECIAL and (full.startswith("langgraph") or name == tail):
             return SPECIAL[tail]
         return {"ref": full}
+
+    def composed(self, node: ast.expr, env: dict[str, Any], depth: int) -> Any:
+        """An f-string or ``a + b`` of known parts (strings, symbolic loop items) as one
+        string; a constant key of a symbolic item (``dim["id"]``, ``dim.get("id")``) as a
+        part of it."""
+        if isinstance(node, ast.Subscript):
+            return self.part(node.value, node.slice, env, depth)
+        if isinstance(node, ast.Call):
+            func = node.func
+            return self.part(func.value, node.args[0], env, depth) if isinstance(
+                func, ast.Attribute) and func.attr == "get" and node.args else None
+        if isinstance(node, ast.BinOp):
+            if not isinstance(node.op, ast.Add):
+                return None
+            return joined([self.ev(node.left, env, depth + 1),
+                           self.ev(node.right, env, depth + 1)])
+        assert isinstance(node, ast.JoinedStr)
+        parts: list[Any] = []
+        for value in node.values:
+            if isinstance(value, ast.FormattedValue):
+                # a conversion or a format spec changes the text: not rendered
+                plain = value.conversion == -1 and value.format_spec is None
+                parts.append(self.ev(value.value, env, depth + 1) if plain else None)
+            else:
+                parts.append(str_value(value))
+        return joined(parts)
+
+    def part(self, base: ast.expr, key: ast.expr, env: dict[str, Any], depth: int) -> Any:
+        """``base[key]`` for a symbolic loop item and a constant key, else None."""
+        value, suffix = self.ev(base, env, depth + 1), key_suffix(key)
+        return extend(value, suffix) if is_item(value) and suffix else None
 
     def lambda_targets(self, node: ast.Lambda, env: dict[str, Any]) -> dict[str, Any]:
         """Strings, ``Send`` targets and names of a returned list (``lambda _: ["a", "b"]``:
@@ -187,23 +233,36 @@ class Interp:
                 self.ops.append({"op": "alias", "builder": value["builder"],
                                  "alias": self.attr_key(scope, name), "line": 0,
                                  "path": self.path, "args": [], "kwargs": {}, "snippet": ""})
+        elif isinstance(target, ast.Tuple | ast.List) and is_item(value):
+            for index, elt in enumerate(target.elts):  # ``for name, fn in pairs``
+                self.bind(elt, extend(value, f"[{index}]"), env)
         elif isinstance(target, ast.Tuple | ast.List):
             values = value if isinstance(value, list) and len(value) == len(target.elts) \
                 else [None] * len(target.elts)
-            for elt, item in zip(target.elts, values, strict=True):
-                self.bind(elt, item, env)
+            for elt, part in zip(target.elts, values, strict=True):
+                self.bind(elt, part, env)
 
     def loop(self, scope: str, stmt: ast.For | ast.AsyncFor, env: dict[str, Any]) -> None:
-        """Unroll a loop over a known list; otherwise read its body once."""
+        """Unroll a loop over a known list; read one that wires the graph over run-time data
+        as two symbolic copies (`loop_items`); otherwise read its body once."""
         items = self.ev(stmt.iter, env)
         if isinstance(items, list) and 0 < len(items) <= MAX_UNROLL:
-            for item in items:
-                self.bind(stmt.target, item, env)
+            for value in items:
+                self.bind(stmt.target, value, env)
                 self.run_scope(scope, stmt.body, env)
         elif isinstance(items, dict) and items.get("ref") and isinstance(stmt.target, ast.Name):
             # A list defined in another module: unrolled when the files are combined.
             self.bind(stmt.target, {"each": items["ref"]}, env)
             self.run_scope(scope, stmt.body, env)
+        elif wires_graph(stmt.body) and not isinstance(items, list):
+            # a loop over run-time data wiring the graph: two symbolic copies of its body
+            base = items["item"] if is_item(items) else unparse(stmt.iter, 80)
+            saved = env.get(LOOP)
+            env[LOOP] = {"line": stmt.lineno, "iter": base, "path": self.path}
+            for copy in range(1, COPIES + 1):
+                self.bind(stmt.target, item(f"{base}[#{copy}]"), env)
+                self.run_scope(scope, stmt.body, env)
+            env[LOOP] = saved
         else:
             self.bind(stmt.target, None, env)
             self.run_scope(scope, stmt.body, env)
@@ -235,6 +294,9 @@ class Interp:
             return self.method(scope, node, env)
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
             self.grow(node, env)
+        got = self.composed(node, env, 0)
+        if got is not None:  # ``dim.get("id")`` on a symbolic loop item
+            return got
         if isinstance(node.func, ast.Attribute) and node.func.attr not in BUILDER_METHODS:
             receiver = self.ev(node.func.value, env)
             if isinstance(receiver, dict) and "builder" in receiver:
@@ -267,6 +329,8 @@ class Interp:
                   "snippet": snippet(self.lines, node, 300)}
         if env.get(WHEN):
             record["when"] = env[WHEN]
+        if env.get(LOOP):
+            record["loop"] = env[LOOP]
         if op == "add_node" and node.args:
             args.append(dotted(node.args[-1]) or "")
             action = next((kw.value for kw in node.keywords if kw.arg == "action"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.loop_items import is_item, render
 from automaton_auditor.forensics.tails import Tails
 
 
@@ -73,6 +74,8 @@ class Resolver:
         value = self.value(value, path)
         if isinstance(value, str):
             return value
+        if is_item(value):  # a copy of a loop over run-time data (`loop_items`)
+            return render(value)
         if isinstance(value, dict) and value.get("ref"):
             return str(value["ref"]).rsplit(".", 1)[-1]
         return None

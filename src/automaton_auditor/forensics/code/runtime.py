@@ -61,10 +61,12 @@ def runtime_findings(facts: dict[str, JSON], graph: CallGraph, main: Topology | 
     model = build_model(facts, graph, main)
     run = simulate(model)
     where = str(main.builder.get("key") or ".")
-    if main.computed:
-        # node names computed at run time: the wiring we see is partial, so nothing about
+    looped = [op for op in main.ops if op.get("loop")]
+    if main.computed or looped:
+        # node names computed at run time: the wiring we see is partial (or, for a loop
+        # over run-time data, two symbolic copies, `loop_items`), so nothing about
         # reachability, routes or joins can be concluded
-        op = main.computed[0]
+        op = (main.computed or looped)[0]
         run.undetermined.append(f"node names computed at run time ({op['path']}:{op['line']})")
         return [*_key_findings(model, run, repo, where, graph), _summary(model, run, where)]
     loops = endless_loops(model, graph, repo)

@@ -92,6 +92,7 @@ def rebuild(facts: dict[str, JSON]) -> tuple[Topology | None, list[Topology]]:
             for one in _expand(op, resolver):
                 _apply(topo, one, resolver)
         _command_edges(topo, resolver)
+        _check_copies(topo)
         topologies.append(topo)
     for key in sorted(set(builders) - {t.key for t in topologies}):
         topologies.append(Topology(key, builders[key]))
@@ -142,6 +143,21 @@ def _expand(op: JSON, res: Resolver, depth: int = 0) -> list[JSON]:
                "wraps": _substitute(op.get("wraps"), marker, item)}
         out += _expand(one, res, depth + 1)
     return out
+
+
+def _check_copies(topo: Topology) -> None:
+    """The symbolic copies of a loop over run-time data (`loop_items`) stand for its items
+    only when the copies are wired into the graph and every edge meets a registered node:
+    nodes added in the loop while the edges name others (``add_node(name, judge)`` with
+    ``add_edge("a", "judge")``) leave the wiring partial, as names computed at run time."""
+    looped = [op for op in topo.ops if op.get("loop")]
+    if not looped:
+        return
+    copies = {n for n, info in topo.nodes.items() if info["op"].get("loop") and "{" in n}
+    ends = {n for edge in topo.edges for n in edge} - {START, END}
+    unwired = any(not any(n in edge for edge in topo.edges) for n in copies)
+    if ends - set(topo.nodes) or unwired:
+        topo.computed += [op for op in looped if op not in topo.computed]
 
 
 def _command_edges(topo: Topology, res: Resolver) -> None:
@@ -322,10 +338,34 @@ def to_rebuilt(topo: Topology) -> RebuiltGraph:
         conditional_sources=sorted(topo.conditional),
         fan_out=dict(sorted(fan_out.items())), fan_in=dict(sorted(fan_in.items())),
         # no node, no flow: nothing to call linear (`findings` says no graph is built)
-        linear=not builds_nothing(topo) and not fan_out and not topo.conditional)
+        # wiring computed at run time may branch: the flow is then not known to be linear
+        linear=not builds_nothing(topo) and not fan_out and not topo.conditional
+        and not topo.computed)
 
 
 def builds_nothing(topo: Topology) -> bool:
     """The builder is never given a node (no add_node or add_sequence call): there is no
     graph to run, whatever else is called on it."""
     return not any(op["op"] in ("add_node", "add_sequence") for op in topo.ops)
+
+
+def partial_reason(topo: Topology) -> str | None:
+    """Why the rebuilt wiring is partial (a builder call whose node names are computed at
+    run time was left out), or None."""
+    if not topo.computed:
+        return None
+    op = topo.computed[0]
+    return (f"node names computed at run time ({op['path']}:{op['line']}): the wiring read "
+            "is partial, and what it leaves out may branch or join")
+
+
+def loop_note(topo: Topology) -> str:
+    """How the loops over run-time data that wire the graph were read (`loop_items`)."""
+    loops = sorted({(op["loop"]["path"], op["loop"]["line"], op["loop"]["iter"])
+                    for op in topo.ops if op.get("loop")} if not topo.computed else set())
+    if not loops:
+        return ""
+    where = "; ".join(f"{p}:{line} over {text}" for p, line, text in loops[:6])
+    return (f" Nodes and edges wired in loops over run-time data ({where}) are read as two "
+            "copies of each ([#1], [#2]), one per item.")
+
