@@ -291,3 +291,44 @@ builder.add_edge(START, "doc")
     # its answer is what the thread stored, or the whole state on a timeout: not followed
     assert node.open and not node.whole and not node.writes
     assert simulate(model).parallel == []
+
+
+# a node factory given the judge function (redecon: ``make_judge_node(judges.prosecutor,
+# "Prosecutor", pid)``); its closure calls the judge but returns a value of its own
+FACTORY = '''
+def prosecutor(evidence, dim):
+    return {"score": 1, "argument": "a", "verdict": "v"}
+
+def make_judge_node(judge_func, name):
+    def judge_node(state):
+        try:
+            raw = judge_func(state, name)
+            opinions = [dict(raw, judge=name)]
+            return {"opinions": opinions}
+        except Exception as e:
+            return {"errors": [f"{name} failed: {e}"]}
+    return judge_node
+
+def make_wrapper(fn):
+    async def inner(state):
+        return await fn(state)
+    return inner
+
+async def defense(state):
+    return {"opinions": ["d"]}
+
+builder = StateGraph(State)
+builder.add_node("prosecutor", make_judge_node(prosecutor, "Prosecutor"))
+builder.add_node("defense", make_wrapper(defense))
+builder.add_edge(START, "prosecutor")
+builder.add_edge(START, "defense")
+'''
+
+
+def test_a_factory_whose_closure_builds_its_own_answer_is_the_node(tmp_path: Path) -> None:
+    nodes = _model(tmp_path, FACTORY).nodes
+    # the closure only calls the judge: what LangGraph gets is the closure's own dict
+    assert nodes["prosecutor"].key == ("graph.py", "make_judge_node.judge_node")
+    assert set(nodes["prosecutor"].writes) == {"opinions", "errors"}
+    # ``return await fn(state)`` hands the judge's answer back: the node is the judge
+    assert nodes["defense"].key == ("graph.py", "defense")

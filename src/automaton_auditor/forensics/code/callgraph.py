@@ -152,9 +152,10 @@ class CallGraph(Definitions):
     def built_node(self, path: str, value: object, line: int | None,
                    depth: int = 0) -> Key | None:
         """The function a node built by a call runs (`interp.Interp.call_value`): the callable
-        handed to ``partial``/``RunnableLambda``, the callable a repository wrapper calls
-        (``def wrap(name, fn): def inner(state): return fn(state)``), an instance's
-        ``__call__``, or the closure a factory returns (``make_judge(llm)``)."""
+        handed to ``partial``/``RunnableLambda``, the callable a repository wrapper hands the
+        answer of back (``def wrap(name, fn): def inner(state): return fn(state)``), an
+        instance's ``__call__``, or the closure a factory returns (``make_judge(llm)``, also
+        ``make_node(fn)`` whose closure calls ``fn`` but builds its own return value)."""
         if isinstance(value, dict) and value.get("ref"):
             return self.named(path, str(value["ref"]), line)
         if not isinstance(value, dict) or not value.get("call") or depth > 3:
@@ -166,11 +167,15 @@ class CallGraph(Definitions):
         if maker is None or maker[1].endswith(".__call__"):
             return maker  # an unknown callable, or an instance of a repository class
         params = [p for p in self.functions[maker].get("params") or [] if p != "self"]
-        called = {str(site.get("name")) for key in self.functions
-                  if key[0] == maker[0] and (key[1] + ".").startswith(maker[1] + ".")
-                  for site in self.sites(key)}
+        # a return of the factory or its closure that hands back what the given callable
+        # answers (``return fn(state)``, awaited, through a local): the node's answer is
+        # that callable's. A closure that only calls it (``raw = fn(state); return
+        # {"opinions": ...}``) answers for itself, so the node is the closure (below).
+        answered = {str(out.get("call")) for key in self.functions
+                    if key[0] == maker[0] and (key[1] + ".").startswith(maker[1] + ".")
+                    for out in self.functions[key].get("outs") or []}
         passed = [*zip(params, args, strict=False), *kw.items()]
-        runs = [arg for param, arg in passed if param in called]
+        runs = [arg for param, arg in passed if param in answered]
         if runs:  # a wrapper that runs the callable it is given (None when that is unknown)
             return next((k for a in runs if (k := self.built_node(path, a, line, depth + 1))),
                         None)
