@@ -119,3 +119,26 @@ def test_a_literal_list_is_still_unrolled_with_f_string_names(tmp_path: Path) ->
     assert facts["graph.fan_out"].data["fan_out"]["start"] == [
         "doc_detective", "repo_detective", "vision_detective"]
     assert "two copies" not in facts["graph.topology"].rationale
+
+
+def test_loop_copies_made_by_a_detective_factory_are_parallel_detectives(
+        tmp_path: Path) -> None:
+    # the copies are named by the run-time item only; make_detective says what they are
+    detectives = _facts(tmp_path, LOOPS)["graph.parallel_detectives"]
+    one, two = "{rubric['dimensions'][#1]['id']}", "{rubric['dimensions'][#2]['id']}"
+    assert detectives.found and detectives.data["source"] == "entry"
+    assert detectives.data["members"] == [one, two]
+    assert detectives.data["joins"] == ["aggregate"]
+    assert "make_detective" in detectives.rationale
+
+
+def test_loop_copies_of_unknown_role_are_not_denied_to_be_detectives(tmp_path: Path) -> None:
+    # neither the name nor the factory (make_node) nor its closure (run) says what they are
+    source = LOOPS.replace("make_detective", "make_node")
+    facts = _facts(tmp_path, source)
+    detectives = facts["graph.parallel_detectives"]
+    assert not detectives.found and detectives.rationale.startswith("Not established")
+    assert detectives.data["limitation"] and detectives.data["source"] == "entry"
+    assert "No fan-out point" not in detectives.rationale
+    # the judges are named: still found as before
+    assert facts["graph.parallel_judges"].found

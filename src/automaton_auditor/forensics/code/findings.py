@@ -11,6 +11,14 @@ from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, persona_named
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.own_graph import own_builder_findings
+from automaton_auditor.forensics.code.parallel_groups import (
+    copy_roles,
+    find_group,
+    guarded_text,
+    matched_by_role,
+    meeting_node,
+    unknown_copies,
+)
 from automaton_auditor.forensics.code.topology import (
     DETECTIVE,
     END,
@@ -82,7 +90,9 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
     checks = ImportChecks(repo, sorted(facts))  # each module's imports checked once
     prompts = judge_prompts(repo, sorted(facts), parsed, scope, undefined_reads(analysis))
-    findings = [*graph_findings(main, rebuilt, others),
+    # loop copies named by run-time items: matched by what builds and runs them
+    roles = copy_roles(CallGraph(facts), [main, *others]) if main is not None else {}
+    findings = [*graph_findings(main, rebuilt, others, roles),
                 *state_findings(facts, main),
                 *state_use_findings(facts, repo, main, others, checks),
                 # its own call graph too: resolving every call site first would change the
@@ -154,7 +164,8 @@ def _g(facet: str, goal: str, found: bool, pattern: Any, location: str, content:
 
 
 def graph_findings(main: Topology | None, rebuilt: RebuiltGraph | None,
-                   others: list[Topology]) -> list[Finding]:
+                   others: list[Topology], roles: dict[str, str] | None = None
+                   ) -> list[Finding]:
     """Builder, topology, fan-out/fan-in, parallel detectives and judges, conditional
     edges, and whether the flow is purely linear."""
     if main is not None and main.custom is not None:
@@ -179,7 +190,7 @@ def graph_findings(main: Topology | None, rebuilt: RebuiltGraph | None,
            conditional={s: main.conditional[s]["targets"] for s in sorted(main.conditional)}),
     ]
     out += _fan_findings(main, rebuilt)
-    out += _parallel_findings(main, rebuilt, others)
+    out += _parallel_findings(main, rebuilt, others, roles or {})
     return _partial(main, out)
 
 
@@ -289,74 +300,14 @@ def _conditional_text(described: str, beside: list[str], routes: bool,
             "the flow.")
 
 
-def _parallel_group(g: RebuiltGraph, pattern: Any) -> tuple[str, list[str]] | None:
-    for source, targets in g.fan_out.items():
-        hits = [t for t in targets if pattern.search(t)]
-        if len(hits) >= 2 or (len(targets) == 1 and hits):
-            return source, hits
-    return None
-
-
-def _find_group(main: Topology, g: RebuiltGraph, others: list[Topology], pattern: Any
-                ) -> tuple[Topology, RebuiltGraph, tuple[str, list[str]]] | None:
-    # The main graph first; then subgraphs (judges are often a compiled subgraph that the
-    # main graph adds as one node).
-    for topo, graph in [(main, g), *((t, to_rebuilt(t)) for t in others if t.custom is None)]:
-        group = _parallel_group(graph, pattern)
-        if group:
-            return topo, graph, group
-    return None
-
-
-def meeting_node(topo: Topology, members: list[str]) -> str | None:
-    """The nearest node that every path out of every member passes through before END (a
-    post-dominator of all of them), or None. Routers count with all their branches."""
-    succ: dict[str, set[str]] = {}
-    for src, dst in topo.edges:
-        succ.setdefault(src, set()).add(dst)
-
-    def reach(start: str, avoid: str | None) -> dict[str, int]:
-        seen, todo = {start: 0}, [start]
-        while todo:
-            current = todo.pop(0)
-            for nxt in sorted(succ.get(current, ())):
-                if nxt != avoid and nxt not in seen:
-                    seen[nxt] = seen[current] + 1
-                    todo.append(nxt)
-        return seen
-
-    dist = [reach(m, None) for m in members]
-    common = set.intersection(*(set(d) for d in dist)) - set(members) - {END} if dist else set()
-    for node in sorted(common, key=lambda n: (max(d[n] for d in dist), n)):
-        # passing through it: with it removed, no member reaches END or a dead end
-        if all(not any(n == END or not succ.get(n) for n in reach(m, node)) for m in members):
-            return node
-    return None
-
-
-def _guarded_text(topo: Topology, members: list[str]) -> str:
-    """Members added only under an ``if`` on something known at run time (a configuration
-    flag): they are in the graph only when the test holds."""
-    parts = []
-    for name in members:
-        op = topo.nodes.get(name, {}).get("op") or {}
-        for when in op.get("when") or []:
-            parts.append(f"{name} is added only when `{when['test']}` holds "
-                         f"({op['path']}:{when['line']})")
-    return f" {'; '.join(parts)}." if parts else ""
-
-
-def _parallel_findings(main: Topology, g: RebuiltGraph,
-                       others: list[Topology]) -> list[Finding]:
+def _parallel_findings(main: Topology, g: RebuiltGraph, others: list[Topology],
+                       roles: dict[str, str]) -> list[Finding]:
     out = []
     for facet, who, pattern in (("graph.parallel_detectives", "Detectives", DETECTIVE),
                                 ("graph.parallel_judges", "Judges", JUDGE)):
-        hit = _find_group(main, g, others, pattern)
+        hit = find_group(main, g, others, pattern, roles)
         if hit is None:
-            out.append(_g(facet, f"{who} run in parallel and are joined", False, "success",
-                          main.builder.get("key", "."), None,
-                          f"No fan-out point reaches two or more {who.lower()} "
-                          "(matched by node name).", 0.8, source=None, members=[], joins=[]))
+            out.append(_no_group(main, facet, who, unknown_copies(g, pattern, roles)))
             continue
         topo, graph, (source, members) = hit
         ops = _ops_for(topo, [(source, t) for t in members])
@@ -388,12 +339,32 @@ def _parallel_findings(main: Topology, g: RebuiltGraph,
             + (f" {source} is itself a judge and runs before the others: the judges do not "
                "all run in parallel." if first else "")
             + (" Each branch runs straight to END: nothing gathers their results."
-               if ended else "") + _guarded_text(topo, members)
+               if ended else "") + guarded_text(topo, members)
+            + matched_by_role(members, pattern, roles)
             + (f" Stubs: {', '.join(stubs)} only return their input, nothing or a "
                "placeholder, so no judging runs in parallel." if idle else ""),
             0.8, source=source, members=members, joins=joins, stubs=stubs,
             subgraph=None if topo is main else topo.builder["key"]))
     return out
+
+
+def _no_group(main: Topology, facet: str, who: str,
+              unsure: tuple[str, list[str]] | None) -> Finding:
+    """No fan-out point reaches two members: a plain no, unless it fans out to loop copies
+    nothing tells the role of (they may be the members)."""
+    goal, loc = f"{who} run in parallel and are joined", main.builder.get("key", ".")
+    if unsure is None:
+        return _g(facet, goal, False, "success", loc, None, f"No fan-out point reaches two "
+                  f"or more {who.lower()} (matched by node name).", 0.8, source=None,
+                  members=[], joins=[])
+    source, copies = unsure
+    ops = _ops_for(main, [(source, c) for c in copies])
+    why = (f"{source} fans out to copies of a loop over run-time data ({', '.join(copies)}) "
+           f"named only by the run-time item; neither that nor what builds and runs them "
+           f"says whether they are {who.lower()}")
+    return _g(facet, goal, False, "success", _op_loc(ops[0]) if ops else loc, _quote_ops(ops),
+              f"Not established: {why}.", 0.5, source=source, members=[], joins=[],
+              limitation=why)
 
 
 __all__ = ["END", "START", "build_findings"]
