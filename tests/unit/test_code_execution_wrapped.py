@@ -332,3 +332,27 @@ def test_a_factory_whose_closure_builds_its_own_answer_is_the_node(tmp_path: Pat
     assert set(nodes["prosecutor"].writes) == {"opinions", "errors"}
     # ``return await fn(state)`` hands the judge's answer back: the node is the judge
     assert nodes["defense"].key == ("graph.py", "defense")
+
+
+def test_a_wrapper_handing_back_a_cast_answer_runs_the_given_node(tmp_path: Path) -> None:
+    # yohans-kasaw: ``result = cast(dict[str, object], node(state)); return result`` inside
+    # a closure the factory hands LangGraph as ``RunnableLambda(wrapped)``
+    body = '''
+from typing import cast
+from langchain_core.runnables import RunnableLambda
+
+def as_node(name, node):
+    def wrapped(state):
+        result = cast(dict[str, object], node(state))
+        return result
+    return RunnableLambda(wrapped)
+
+def repo(state):
+    return {"evidences": ["repo"]}
+
+builder = StateGraph(State)
+builder.add_node("repo", as_node("repo", repo))
+builder.add_edge(START, "repo")
+'''
+    node = _model(tmp_path, body).nodes["repo"]
+    assert node.key == ("graph.py", "repo") and set(node.writes) == {"evidences"}

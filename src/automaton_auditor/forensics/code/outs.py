@@ -15,7 +15,8 @@ parameter: ``state.get("k")`` truthy or not) and what it returns:
   ``Command(goto=...)``; ``many`` when a list is returned (a literal, or one built up with
   ``append``/``extend``/``+=`` of names): LangGraph runs every name in it at once;
 - ``call``: the returned value is another function's answer (followed later, by name), also
-  awaited or through ``asyncio.wait_for(fn(...))`` / ``asyncio.to_thread(fn, ...)``;
+  awaited or through ``asyncio.wait_for(fn(...))`` / ``asyncio.to_thread(fn, ...)`` /
+  ``typing.cast(T, fn(...))``;
 - ``open``: anything else (not determined).
 """
 
@@ -33,6 +34,7 @@ MAX_OUTS = 60
 # function they are given, called with the other arguments
 AWAITED_ARG = {"asyncio.wait_for", "asyncio.shield"}
 CALLED_ARG = {"asyncio.to_thread"}
+CASTS = {"typing.cast", "typing_extensions.cast"}  # they hand back their second argument
 Guard = list[Any]  # [key, True | False]
 
 
@@ -254,6 +256,8 @@ class _Outs:
             return {"keys": {kw.arg: _literal(kw.value) for kw in node.keywords if kw.arg}}
         if tail == "Send" and node.args:
             return {"sends": [str_value(node.args[0]) or "?"]}
+        if full in CASTS and len(node.args) == 2:
+            return self.value(node.args[1])  # ``cast(dict, fn(state))`` is fn's answer
         if full in AWAITED_ARG and node.args:
             return self.value(node.args[0])  # ``wait_for(fn(state), timeout=60)``: fn's answer
         if full in CALLED_ARG and node.args and dotted(node.args[0]):
