@@ -170,6 +170,25 @@ def test_a_builder_given_no_node_builds_no_graph_and_is_not_linear(tmp_path: Pat
     assert undefined.data["import_time"] == ["src/graph.py:6", "src/graph.py:7"]
 
 
+def test_a_builder_method_stategraph_lacks_inside_a_function_is_a_sure_failure(
+        tmp_path: Path) -> None:
+    """zumi123: the wiring inside the graph's function calls ``add_nodes`` and ``run``, which
+    StateGraph does not have: the wiring itself fails whenever the function builds the graph,
+    not only on an error path, so the fact is as sure as a module that cannot import."""
+    files = write_repo(tmp_path, {"src/graph.py": """
+    from langgraph.graph import StateGraph
+
+    def run_graph(state):
+        graph = StateGraph(dict)
+        graph.add_node("repo", print)
+        graph.add_nodes(["doc", "agg"])
+        return graph.run(state)
+    """})
+    undefined = by_facet(code_findings(tmp_path, files)[0], "graph.undefined_names")
+    assert undefined.found and undefined.data["names"] == ["add_nodes", "run"]
+    assert undefined.data["import_time"] == [] and undefined.confidence == 0.9
+
+
 def test_a_one_node_chain_is_still_linear(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {"src/graph.py": """
     from langgraph.graph import StateGraph, START, END

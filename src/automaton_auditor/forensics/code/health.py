@@ -49,6 +49,7 @@ SECURITY: dict[str, tuple[str, str, float]] = {
 LOCAL_ANNOTATION = re.compile(r"^[A-Za-z_][\w.]*\s*:\s*([^=]+?)\s*(?:=(.*))?$")
 SAFE_HINT = "seems safe"  # ruff's message for a shell call on a constant command
 MAX_QUOTED = 15
+MISSING_METHOD = "ATTR"  # the diagnostic code of a builder call to a method StateGraph lacks
 
 
 def graph_modules(graph: CallGraph, main: Topology | None) -> set[str]:
@@ -116,9 +117,11 @@ def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysi
         _finding("graph.undefined_names", "The graph's modules use names that are never "
                  "defined", in_graph, analysis, repo,
                  _undefined_text(in_graph, modules) + caught_text(caught_graph),
-                 # a module that cannot import is no graph at all; a name in one function
-                 # fails only when that line runs (often an error path)
-                 0.9 if any(d["import_time"] for d in in_graph) else 0.6,
+                 # a module that cannot import is no graph at all, nor is a builder called
+                 # with a method StateGraph lacks (the wiring itself fails); a name in one
+                 # function fails only when that line runs (often an error path)
+                 0.9 if any(d["import_time"] or d["code"] == MISSING_METHOD
+                            for d in in_graph) else 0.6,
                  where=str(main.builder.get("key") or ".") if main else ".",
                  names=sorted({diagnostic_name(d) for d in in_graph}), modules=sorted(modules),
                  import_time=[f"{d['path']}:{d['line']}" for d in in_graph
@@ -186,7 +189,7 @@ def _missing_methods(graph: CallGraph, main: Topology | None) -> list[JSON]:
     for op in sorted((main.ops if main and main.custom is None else []),
                      key=lambda o: (o["path"], o["line"])):
         if op["op"] == "missing_method":
-            item = {"path": op["path"], "line": op["line"], "code": "ATTR",
+            item = {"path": op["path"], "line": op["line"], "code": MISSING_METHOD,
                     "message": f"`{op['method']}` is not a method of StateGraph"}
             found.append({**item, "import_time": not _in_function(graph, item)})
     return found
