@@ -176,6 +176,12 @@ def test_a_synthesis_said_not_to_average_that_computes_the_mean_is_a_contradicti
     assert "app/justice.py:58: avg = sum(scores) / len(scores)" in (found[0].content or "")
     # no mean in the code: the same sentences contradict nothing
     assert _facts("It does not average judge scores.", code=[PARALLEL_JUDGES]) == []
+    # redecon p.3: a contrast with averaging, the average qualified by any word
+    opaque = _facts("The deterministic approach yields auditable, reproducible verdicts "
+                    "rather than opaque averaged outputs.", code=[MEAN])
+    assert [f.data["features"] for f in opaque] == [["a mean of the judges' scores"]]
+    # "no weighted averaging" denies only the weights, not the mean
+    assert _facts("The Chief Justice uses no weighted averaging of scores.", code=[MEAN]) == []
 
 
 def test_a_negated_denial_affirms_the_feature() -> None:

@@ -110,10 +110,14 @@ NO_CONDITIONAL = re.compile(
     r"|\bconditional\s+(?:edges?|routing)\b(?:(?!\b(?:if|when|unless|routes?|sends?)\b)"
     r"[^.;]){0,80}?\b(?:are|is)\s+(?:still\s+)?(?:missing|absent|lacking)\b",
     re.IGNORECASE)
-# "It does not average judge scores", "rules rather than probabilistic averaging".
+# "It does not average judge scores", "rules rather than probabilistic averaging", "verdicts
+# rather than opaque averaged outputs" (after "rather than", any two words: the contrast
+# itself denies the average; after "not", "no", "without" only a plain-average word, since
+# "no weighted averaging" denies only the weights).
 NO_AVERAGING = re.compile(
     r"\b(?:does\s+not|doesn't|do\s+not|don't|never)\s+(?:simply\s+|just\s+)?average\w*"
-    r"|\b(?:rather\s+than|instead\s+of|not|no|without)\s+(?:a\s+|an\s+)?(?:simple\s+|plain\s+|"
+    r"|\b(?:rather\s+than|instead\s+of)\s+(?:a\s+|an\s+)?(?:[\w-]+\s+){0,2}?averag\w*"
+    r"|\b(?:not|no|without)\s+(?:a\s+|an\s+)?(?:simple\s+|plain\s+|"
     r"naive\s+|probabilistic\s+|mere\s+|score\s+)?averag\w*", re.IGNORECASE)
 # "No prompt engineering or structured output integration", "with_structured_output(
 # JudicialOpinion) not implemented", "no with_structured_output() usage".
