@@ -50,6 +50,20 @@ def _judge_findings(repo: Path, files: list[str], facts: dict[str, JSON], scope:
             no_evidence_finding(repo, facts, CallGraph(facts), main, prompts)]
 
 
+def _rebuild_graphs(facts: dict[str, JSON], repo: Path
+                    ) -> tuple[Topology | None, list[Topology], RebuiltGraph | None]:
+    """The main graph, the others, and the main one as the report is read against (with
+    what each node runs); no LangGraph graph is rebuilt from the repository's own graph
+    class (`own_graph`)."""
+    from automaton_auditor.forensics.code.node_stubs import stub_nodes
+
+    main, others = rebuild(facts)
+    rebuilt = to_rebuilt(main) if main is not None and main.custom is None else None
+    if rebuilt is not None and main is not None:
+        rebuilt.stub_nodes = stub_nodes(facts, repo, main)
+    return main, others, rebuilt
+
+
 def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                    stats: dict[str, int]) -> tuple[list[Finding], RebuiltGraph | None]:
     """All code findings, sorted, and the rebuilt main graph."""
@@ -60,7 +74,6 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.imports import ImportChecks
     from automaton_auditor.forensics.code.loading import load_findings
     from automaton_auditor.forensics.code.model_calls import model_call_finding
-    from automaton_auditor.forensics.code.node_stubs import stub_nodes
     from automaton_auditor.forensics.code.raising import raise_findings
     from automaton_auditor.forensics.code.runtime import runtime_findings
     from automaton_auditor.forensics.code.safety import safety_findings
@@ -75,11 +88,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.synthesis_reach import no_graph_finding
     from automaton_auditor.forensics.code.timeout_escape import run_nodes
 
-    main, others = rebuild(facts)
-    # no LangGraph graph to rebuild from the repository's own graph class (`own_graph`)
-    rebuilt = to_rebuilt(main) if main is not None and main.custom is None else None
-    if rebuilt is not None:  # what each node runs, read against the report's statements
-        rebuilt.stub_nodes = stub_nodes(facts, repo, main)
+    main, others, rebuilt = _rebuild_graphs(facts, repo)
     calls = CallGraph(facts)
     # what the graph runs, when known; on a call graph of its own, because the walk fills
     # the call graph's memos in an order that changes what the safety trace later resolves
@@ -89,7 +98,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     analysis = run_ruff(repo, sorted(facts))
     parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
     checks = ImportChecks(repo, sorted(facts))  # each module's imports checked once
-    prompts = judge_prompts(repo, sorted(facts), parsed, scope, undefined_reads(analysis))
+    undefined = undefined_reads(analysis)
+    prompts = judge_prompts(repo, sorted(facts), parsed, scope, undefined)
     # loop copies named by run-time items: matched by what builds and runs them
     roles = copy_roles(CallGraph(facts), [main, *others]) if main is not None else {}
     findings = [*graph_findings(main, rebuilt, others, roles),
@@ -99,10 +109,9 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 # order the safety trace fills `calls`' memos in
                 model_call_finding(facts, CallGraph(facts), repo),
                 *safety_findings(facts, repo, calls, run_nodes(CallGraph(facts), main),
-                                 undefined_reads(analysis)),
+                                 undefined),
                 *llm_findings(facts, repo, scope, judges, main),
-                *_judge_findings(repo, files, facts, scope, main, undefined_reads(analysis),
-                                 prompts),
+                *_judge_findings(repo, files, facts, scope, main, undefined, prompts),
                 *answer_findings(facts, repo, scope),
                 *justice_findings(facts, repo, main, calls, scope),
                 no_graph_finding(repo, facts, calls, main, others, scope),
