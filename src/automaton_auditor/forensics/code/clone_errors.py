@@ -4,6 +4,7 @@ message, by the clone function or the helper it hands the clone command to."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from automaton_auditor.forensics.code.callgraph import CallGraph
@@ -13,23 +14,28 @@ from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.state import Finding
 
 
+def _own_or_helper(facts: dict[str, JSON], graph: CallGraph, path: str, func: str,
+                   field: str, hands_to: Callable[[JSON], bool]) -> tuple[str, int] | None:
+    """The first line of `field` (a per-function fact of `auth.auth_tests`) in the clone
+    function itself, or else in a helper it calls at a site `hands_to` accepts, one level
+    deep."""
+    if line := int((facts[path].get(field) or {}).get(func) or 0):
+        return path, line
+    for site in graph.sites((path, func)):
+        target = graph.resolve((path, func), site) if hands_to(site) else None
+        key = graph.function_key(target) if target is not None else None
+        if key and (line := int((facts.get(key[0], {}).get(field) or {}).get(key[1]) or 0)):
+            return key[0], line
+    return None
+
+
 def _auth_test(facts: dict[str, JSON], graph: CallGraph, path: str,
                func: str) -> tuple[str, int] | None:
     """Where a clone function tests for an authentication failure (`auth`): in its own code,
     or in a helper it calls with arguments only when something failed (in an ``except``
-    handler or a failure branch: ``_classify_clone_error(result.stderr)``), one level
-    deep."""
-    if line := int((facts[path].get("auth_tests") or {}).get(func) or 0):
-        return path, line
-    for site in graph.sites((path, func)):
-        target = graph.resolve((path, func), site) if site.get("handler") and \
-            site.get("args") else None
-        key = graph.function_key(target) if target is not None else None
-        line = int((facts.get(key[0], {}).get("auth_tests") or {}).get(key[1]) or 0) \
-            if key else 0
-        if key and line:
-            return key[0], line
-    return None
+    handler or a failure branch: ``_classify_clone_error(result.stderr)``)."""
+    return _own_or_helper(facts, graph, path, func, "auth_tests",
+                          lambda site: bool(site.get("handler") and site.get("args")))
 
 
 def _error_report(facts: dict[str, JSON], graph: CallGraph, path: str,
@@ -37,21 +43,12 @@ def _error_report(facts: dict[str, JSON], graph: CallGraph, path: str,
     """Where a clone function passes a failed clone's error on (`auth.auth_tests`): in its
     own code, or in the helper it hands the clone command to (``_safe_run(["git", "clone",
     ...])`` re-raising with git's stderr)."""
-    func = str(clone["func"])
-    if line := int((facts[path].get("error_reports") or {}).get(func) or 0):
-        return path, line
-    for site in graph.sites((path, func)):
-        target = graph.resolve((path, func), site) if site.get("line") == clone["line"] \
-            else None
-        key = graph.function_key(target) if target is not None else None
-        if key and (line := int((facts.get(key[0], {}).get("error_reports") or {}).get(
-                key[1]) or 0)):
-            return key[0], line
-    return None
+    return _own_or_helper(facts, graph, path, str(clone["func"]), "error_reports",
+                          lambda site: site.get("line") == clone["line"])
 
 
 def auth_finding(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
-                  repo: Path | None, graph: CallGraph) -> Finding:
+                 repo: Path | None, graph: CallGraph) -> Finding:
     """``safety.auth_errors``: clone functions whose code, or a helper they hand the failure
     to (`_auth_test`), singles out an authentication or permission failure (a comparison,
     search or ``except``: `auth`), quoting that line; the word in an error message is no
