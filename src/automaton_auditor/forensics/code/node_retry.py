@@ -58,11 +58,14 @@ def node_policies(facts: dict[str, JSON], repo: Path | None,
     text, its ``retry_on`` (None: LangGraph's default) and whether that retries a malformed
     reply."""
     found: list[JSON] = []
+    trees: dict[str, ast.Module | None] = {}  # each graph file parsed once
     for name, node in sorted((main.nodes if main is not None and repo else {}).items()):
         op = node["op"]
         if repo is None or not set(POLICY_KEYWORDS) & set(op.get("kwargs") or {}):
             continue
-        tree = parse_file(str(repo / op["path"]))
+        if op["path"] not in trees:
+            trees[op["path"]] = parse_file(str(repo / op["path"]))
+        tree = trees[op["path"]]
         call = _add_node_call(tree, op["line"]) if tree is not None else None
         value = next((v for k in POLICY_KEYWORDS if call is not None
                       and (v := keyword(call, k)) is not None), None)
