@@ -117,11 +117,12 @@ def _model_decorators(facts: dict[str, JSON], retries: list[tuple[str, JSON]],
     which a model call can be reached (``@retry`` on a detective that reads files retries no
     model); the others are named in a note."""
     models = {(p, str(c["func"])) for p, c in model_calls}
-    graph = CallGraph(facts)
+    graph = CallGraph(facts) if any(str(c.get("how", "")).startswith("@")
+                                    for _p, c in retries) else None
     kept, other = [], []
     for path, call in retries:
-        wrapped = str(call.get("how", "")).startswith("@")
-        if wrapped and not models.intersection(graph.reachable([(path, str(call["func"]))])):
+        if graph is not None and str(call.get("how", "")).startswith("@") and \
+                not models.intersection(graph.reachable([(path, str(call["func"]))])):
             other.append(f"{path}:{call['line']}")
         else:
             kept.append((path, call))
