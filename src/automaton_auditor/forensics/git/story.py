@@ -215,7 +215,7 @@ def bulk_facts(commits: list[Commit], files: list[str]) -> dict[str, Any]:
             # as shares of the code (None when not read)
             "largest_lines_share": round((best.lines or 0) / total, 3) if total else None,
             "largest_kept_share": round((best.kept or 0) / today, 3) if today else None,
-            "today_share": round(today_share, 3), "today_lines": kept_total(commits),
+            "today_share": round(today_share, 3), "today_lines": today,
             "largest_commit": best.sha, "largest_share": round(share, 3),
             "heaviest_commit": heaviest.sha if heaviest else None,
             "heaviest_share": round(heaviest_share, 3),
