@@ -29,6 +29,8 @@ from importlib import metadata, resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
+from automaton_auditor.storage.sqlite_wal import connect_wal
+
 CACHE_ENV = "AUDITOR_CACHE_DIR"
 APP_NAME = "automaton-auditor"
 FACTS_DB = "facts.sqlite"
@@ -132,8 +134,7 @@ class KeyValueStore:
 
     def _connect(self) -> sqlite3.Connection:
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(self.path, timeout=self.timeout_s)
-        conn.execute("PRAGMA journal_mode=WAL")  # parallel batch audits read while one writes
+        conn = connect_wal(self.path, self.timeout_s)  # parallel audits read while one writes
         conn.execute("CREATE TABLE IF NOT EXISTS entries (kind TEXT, key TEXT, body TEXT, "
                      "created REAL, PRIMARY KEY (kind, key))")
         return conn

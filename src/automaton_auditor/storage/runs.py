@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from automaton_auditor.storage.kv import default_cache_dir
+from automaton_auditor.storage.sqlite_wal import connect_wal
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -58,9 +59,7 @@ def checkpointer(root: Path | None = None) -> Iterator[SqliteSaver]:
 
     path = runs_db(root)
     path.parent.mkdir(parents=True, exist_ok=True)
-    conn = sqlite3.connect(path, check_same_thread=False, timeout=30)
-    with closing(conn):
-        conn.execute("PRAGMA journal_mode=WAL")
+    with closing(connect_wal(path, 30.0, check_same_thread=False)) as conn:
         saver = SqliteSaver(conn, serde=serializer())
         saver.setup()
         yield saver
