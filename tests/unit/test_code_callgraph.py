@@ -80,3 +80,26 @@ def f():
     return t
 ''')
     assert graph.sources(("m.py", "f"), ["v:t"]) == {"o:m.py|Tool"}
+
+
+def test_a_method_of_an_object_held_in_a_self_attribute_is_called(tmp_path: Path) -> None:
+    # ``self.git = GitTool()`` in __init__, ``self.git.clone()`` in a node method: the node
+    # reaches ``GitTool.clone`` (a tool's code is not "code the graph never runs")
+    graph = _graph(tmp_path, '''
+import tempfile  # the analysis reads files that import what it looks for
+
+
+class GitTool:
+    def clone(self, url):
+        return tempfile.mkdtemp()
+
+
+class Detectives:
+    def __init__(self):
+        self.git = GitTool()
+
+    def investigate(self, state):
+        return {"path": self.git.clone(state["url"])}
+''')
+    reached = graph.reachable([("m.py", "Detectives.investigate")])
+    assert ("m.py", "GitTool.clone") in reached

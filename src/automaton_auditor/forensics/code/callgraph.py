@@ -56,11 +56,14 @@ class CallGraph(Definitions):
         name = str(site.get("name") or "")
         target, settled = self._by_name(key, name)
         rest = name.partition(".")[2]
-        if settled or "." in rest or not site.get("recv"):
+        # ``self.tool.clone()``: the receiver is the attribute ``tool`` (``a:tool``), whose
+        # classes are what any method of the class assigns to it
+        held = name.startswith("self.") and rest.count(".") == 1
+        if settled or ("." in rest and not held) or not site.get("recv"):
             return target, 0
         found, reach = self._sources(key, site["recv"], depth)
         for cls in _classes(found):
-            hit = self.method(cls.path, cls.qual, rest)
+            hit = self.method(cls.path, cls.qual, rest.rpartition(".")[2])
             if hit is not None:
                 return hit, reach
         return None, reach
