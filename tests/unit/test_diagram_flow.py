@@ -84,6 +84,17 @@ def test_mermaid_edge_text_and_decision_nodes() -> None:
     assert ("valid?", "Judge") in flow.conditional
 
 
+def test_a_rhombus_labelled_as_a_parallel_split_is_a_fan_out_not_a_decision() -> None:
+    # Azazh: ``B{Parallel Fan-Out}`` draws the detectives' split in a decision's shape
+    text = ("graph TD\n  A[START] --> B{Parallel Fan-Out}\n  B --> C[RepoInvestigator]\n"
+            "  B --> D[DocAnalyst]\n  C --> E[EvidenceAggregator]\n  D --> E\n")
+    (_, _, flow), = parse_mermaid(text)
+    assert flow.decisions == []
+    assert not flow.conditional
+    assert flow_graph(flow.edges, flow.conditional).fan_out == {
+        "Parallel Fan-Out": ["DocAnalyst", "RepoInvestigator"]}
+
+
 def test_mermaid_state_and_sequence_diagrams() -> None:
     state = "stateDiagram-v2\n  [*] --> Detect\n  Detect --> Judge : evidence\n  Judge --> [*]\n"
     (_, _, flow), = parse_mermaid(state)

@@ -134,3 +134,43 @@ def test_parallel_branches_meeting_through_routers_are_a_join(tmp_path: Path) ->
     assert by_facet(findings, "graph.fan_in").found
     # only some routes lead to the error handler: it joins nothing
     assert "err" not in graph.fan_in
+
+
+LAYERS = """
+    from langgraph.graph import StateGraph, START, END
+
+    def ok(state):
+        if state.get("error"):
+            return "err"
+        return "agg"
+
+    def judged(state):
+        if state.get("error"):
+            return "err"
+        return "chief"
+
+    def build():
+        g = StateGraph(dict)
+        for n in ["repo", "doc", "agg", "pros", "defe", "chief", "err"]:
+            g.add_node(n, print)
+        g.add_edge(START, "repo")
+        g.add_edge(START, "doc")
+        g.add_conditional_edges("repo", ok, ["agg", "err"])
+        g.add_conditional_edges("doc", ok, ["agg", "err"])
+        g.add_edge("agg", "pros")
+        g.add_edge("agg", "defe")
+        g.add_conditional_edges("pros", judged, ["chief", "err"])
+        g.add_conditional_edges("defe", judged, ["chief", "err"])
+        g.add_edge("chief", END)
+        return g.compile()
+"""
+
+
+def test_an_error_handler_reached_again_past_the_next_fan_out_joins_nothing(
+        tmp_path: Path) -> None:
+    # Azazh: every detective routes to the aggregator or the error node, and the judges
+    # after the aggregator route to the error node too; that does not gather the detectives
+    files = write_repo(tmp_path, {"src/graph.py": LAYERS})
+    _findings, graph = code_findings(tmp_path, files)
+    assert graph is not None
+    assert "err" not in graph.fan_in

@@ -316,11 +316,14 @@ def to_rebuilt(topo: Topology) -> RebuiltGraph:
                if len(t) >= 2 or topo.conditional.get(s, {}).get("send")}
     # parallel siblings that reach a node through their routers also meet there (LangGraph
     # runs it once, in the superstep after theirs, as for plain edges) when every route the
-    # router can take leads to it: a node only some routes reach (an error handler) is no join
+    # router can take leads to it: a node only some routes reach (an error handler) is no join.
+    # "Leads to" stays inside this layer: a path through a later fan-out (the judges after
+    # the aggregator, whose routers also reach the error handler) gathers nothing here.
     siblings = {t for ts in fan_out.values() for t in ts}
+    layer = [(a, b) for a, b in topo.edges if a not in fan_out]
     for (src, dst), info in topo.edges.items():
         if info["kind"] != "static" and src in siblings and dst != src and all(
-                dst in reach(list(topo.edges), t) for (a, t) in topo.edges if a == src):
+                dst in reach(layer, t) for (a, t) in topo.edges if a == src):
             into.setdefault(dst, set()).add(src)
     # a branch from a node that never runs brings nothing to the join
     live = running(topo)

@@ -34,6 +34,9 @@ _M_TEXT_LINKS = (
     (re.compile(r"-\.\s+(.+?)\s+\.->"), r"-.->|\1|"),
     (re.compile(r"==\s+(.+?)\s+==>"), r"==>|\1|"),
 )
+# A label stating a parallel split: such a node is no decision, whatever its shape
+# (``B{Parallel Fan-Out} --> C`` draws the split in a rhombus)
+SPLIT_LABEL = re.compile(r"\b(?:parallel|fan[- ]?out|concurrent(?:ly)?)\b", re.IGNORECASE)
 _SEQ_MSG = re.compile(r"^\s*([\w .]+?)\s*(?:-{1,2}>>|-{1,2}>|-{1,2}x|-{1,2}\))\s*[+-]?"
                       r"\s*([\w .]+?)\s*:")
 _SEQ_ALIAS = re.compile(r"^\s*(?:participant|actor)\s+(\w+)\s+as\s+(.+?)\s*$")
@@ -66,7 +69,8 @@ def _mermaid_group(line: str, pos: int, labels: dict[str, str],
         node_id, shape = match.group(1), match.group(2)
         if shape:
             labels.setdefault(node_id, _shape_label(shape))
-            if shape.startswith("{") and not shape.startswith("{{"):
+            if shape.startswith("{") and not shape.startswith("{{") \
+                    and not SPLIT_LABEL.search(labels[node_id]):
                 decisions.add(node_id)
         ids.append(node_id)
         pos = match.end()

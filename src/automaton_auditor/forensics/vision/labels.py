@@ -15,11 +15,11 @@ import re
 from typing import Any
 
 from automaton_auditor.forensics.diagrams.arrows import text_art
+from automaton_auditor.forensics.diagrams.parse import SPLIT_LABEL
 from automaton_auditor.state import DiagramFacts
 
 _WALLS = "│┃║|"
 _DRAWING = str.maketrans({c: " " for c in "│┃║|┌┐└┘├┤┬┴┼─━═▼▲►◄↓↑"})
-_SPLIT = re.compile(r"\b(?:parallel|fan[- ]?out|concurrent(?:ly)?)\b", re.IGNORECASE)
 # the group the label is about: the detectives or the judges, named as a group
 _GROUPS = (("detective", re.compile(r"\b(?:detectives?|investigators?)\b", re.IGNORECASE)),
            ("judge", re.compile(r"\b(?:judges?|judicial|judiciary)\b", re.IGNORECASE)))
@@ -39,7 +39,7 @@ def split_labels(page_texts: list[str]) -> list[dict[str, Any]]:
         if not text_art(text):
             continue
         for line in text.split("\n"):
-            if not any(wall in line for wall in _WALLS) or not _SPLIT.search(line):
+            if not any(wall in line for wall in _WALLS) or not SPLIT_LABEL.search(line):
                 continue
             label = " ".join(line.translate(_DRAWING).split())
             roles = [role for role, pattern in _GROUPS if pattern.search(label)]
