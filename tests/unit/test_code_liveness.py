@@ -13,6 +13,7 @@ from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.state import Finding
 
 from .test_code_ast_graph import by_facet, write_repo
+from .test_code_synthesis import DETECTIVES_ONLY
 
 GRAPH = '''
 from langgraph.graph import StateGraph, START, END
@@ -280,3 +281,31 @@ def test_a_module_the_prefilter_skipped_cannot_import_model_code_named_by_a_keyw
                                             "tools/reader.py": reader, "nodes/rich.py": DEAD})
     findings, _ = code_findings(tmp_path / "plain", plain)
     assert by_facet(findings, "llm.retry").found
+
+
+UNWIRED_CHIEF = '''
+def chief_justice_node(state):
+    scores = [o["score"] for o in state["opinions"]]
+    if max(scores) - min(scores) > 2:
+        return {"final": min(scores)}
+    return {"final": round(sum(scores) / len(scores))}
+'''
+
+
+def test_judges_and_a_chief_justice_nothing_wired_runs_are_named_not_denied(
+        tmp_path: Path) -> None:
+    # Abedulaziz01: the graph runs the detectives only; the persona prompts and the Chief
+    # Justice's rules sit in modules it never calls: "none found" would deny they exist
+    files = write_repo(tmp_path, {"graph.py": DETECTIVES_ONLY, "nodes/rich.py": DEAD,
+                                  "nodes/detectives.py": "def repo_investigator(state):\n"
+                                  "    return {}\n",
+                                  "nodes/chief.py": UNWIRED_CHIEF})
+    findings, _ = code_findings(tmp_path, files)
+    personas = by_facet(findings, "judges.personas")
+    assert not personas.found
+    assert "In code the graph never runs: Prosecutor (nodes/rich.py:" in personas.rationale
+    assert personas.data["idle"].keys() == {"Prosecutor", "Defense", "TechLead"}
+    node = by_facet(findings, "justice.node")
+    assert not node.found
+    assert node.rationale.endswith("code it never runs applies rules to scores: "
+                                   "nodes/chief.py.")

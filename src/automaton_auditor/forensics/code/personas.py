@@ -168,8 +168,11 @@ def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     tone = {p: bool(TONE[p].search(i["text"])) for p, i in chosen.items()}
     where = {p: i["loc"] for p, i in chosen.items()}
     security = {p: bool(SECURITY.search(i["text"])) for p, i in chosen.items()}
+    # prompts left out because nothing the graph runs holds them are named, not denied
+    idle = {p: i["loc"] for p, i in _pick(_candidates(repo, files, facts)).items()
+            if p not in chosen} if scope is not None and len(chosen) < len(PERSONAS) else {}
     return [*_findings(chosen, pairs, tone, quote, loc, {"locations": where,
-                                                         "security": security}),
+                                                         "security": security, "idle": idle}),
             *_no_model(repo, facts, chosen, quote, loc),
             *_thin_constants(chosen, candidates, loc, quote)]
 
@@ -250,7 +253,10 @@ def _findings(chosen: dict[str, Any], pairs: dict[str, float], tone: dict[str, b
                 "persona prompts exist", found=len(chosen) == 3 and distinct,
                 pattern="success", location=loc, content=quote or None, confidence=0.8,
                 rationale=f"Persona prompts found for: {', '.join(chosen) or 'none'}"
-                + ("." if distinct else " (they differ only by the persona's name)."),
+                + ("." if distinct else " (they differ only by the persona's name).")
+                + (" In code the graph never runs: " + ", ".join(
+                    f"{p} ({at})" for p, at in data["idle"].items()) + "."
+                   if data.get("idle") else ""),
                 data=data),
         Finding(facet="judges.collusion", goal="Persona prompts share more than 50% of text",
                 found=bool(colluding), pattern="failure", location=loc, content=quote or None,

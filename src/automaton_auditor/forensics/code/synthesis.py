@@ -240,12 +240,18 @@ def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
     stub = repo is not None and bool(reading.scope) and all(
         does_nothing(function_source(repo, k[0], graph.functions[k]["line"],
                                      graph.functions[k]["end"])) for k in reading.scope)
-    return [_node(graph, reading, repo, stub), *_model_findings(facts, reading, repo, stub),
+    # synthesis code whose rules change scores, but that nothing the graph runs calls, is
+    # named, not denied (a getter named like synthesis is not)
+    idle = [] if wired is None or reading.scope else sorted({r.path for r in rules_of(
+        graph, facts, synthesis_scope(graph, main), main, None, repo) if r.kind != "none"})
+    return [_node(graph, reading, repo, stub, idle),
+            *_model_findings(facts, reading, repo, stub),
             *_rule_findings(reading, repo),
             *([inverted_override(repo, facts, reading.scope, reading.rules)] if repo else [])]
 
 
-def _node(graph: CallGraph, reading: Reading, repo: Path | None, stub: bool) -> Finding:
+def _node(graph: CallGraph, reading: Reading, repo: Path | None, stub: bool,
+          idle: list[str]) -> Finding:
     scope = reading.scope
     root = scope[0] if scope else None
     info = graph.functions[root] if root else {}
@@ -258,7 +264,9 @@ def _node(graph: CallGraph, reading: Reading, repo: Path | None, stub: bool) -> 
                               "returns its input, a constant or nothing." if root and stub else
                               f"Synthesis starts at {root[1]} and calls {len(scope) - 1} "
                               "function(s) of the repository." if root else
-                              "No synthesis function found."),
+                              "No synthesis function found" + (
+                                  " in code the graph runs; code it never runs applies rules "
+                                  "to scores: " + ", ".join(idle[:4]) if idle else "") + "."),
                    confidence=0.8, data={"functions": [f"{p}:{q}" for p, q in scope[:50]],
                                          "stub": stub})
 
