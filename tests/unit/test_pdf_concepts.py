@@ -453,3 +453,25 @@ def test_a_concept_among_the_patterns_a_check_verifies_is_mentioned_not_explaine
     verdict = classify("Fan-In / Fan-Out", blocks, CONCEPTS)
     assert verdict.verdict == "dropped"
     assert "list of terms" in verdict.occurrences[0].reason
+
+
+def test_a_sentence_ending_with_a_colon_is_explained_by_the_list_it_opens() -> None:
+    # Meseretbolled: "follows a strict fan-out / fan-in pattern:" and five bullets, the
+    # last two on the next page, say which nodes run in parallel and where they meet
+    section = ("2.1 The Digital Courtroom Model",)
+    items = ["The Detectives (RepoInvestigator, DocAnalyst, VisionInspector) execute in "
+             "parallel.", "Their outputs are synchronized in the EvidenceAggregator node.",
+             "The Judges (Prosecutor, Defense, Tech Lead) execute in parallel on the same "
+             "evidence.", "Their opinions are synchronized in the OpinionAggregator node.",
+             "The ChiefJustice node synthesizes the final verdict."]
+    blocks = _blocks(
+        ("paragraph", "This separation prevents hallucination propagation.", section, 2),
+        ("paragraph", "The execution flow implemented in src/graph.py follows a strict "
+         "fan-out / fan-in pattern:", section, 2),
+        *(("list", f"\u25cf {item}", section, 2 if n < 3 else 3)
+          for n, item in enumerate(items)),
+        ("paragraph", "This is not a sequential script.", section, 3))
+    verdict = classify("Fan-In / Fan-Out", blocks)
+    assert verdict.verdict == "explained", verdict.occurrences
+    # without the list it opens, the same sentence names the pattern only
+    assert classify("Fan-In / Fan-Out", blocks[:2] + blocks[-1:]).verdict == "dropped"

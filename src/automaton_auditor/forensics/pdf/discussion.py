@@ -106,6 +106,7 @@ def beside(blocks: list[Block], index: int, step: int) -> Block | None:
 _UNENDED = re.compile(r"[^.!?:;]\s*$")
 _CONTINUES = re.compile(r"^\s*[a-z(]")
 _MAX_LINES = 6  # a run longer than this is no line-broken sentence
+_MAX_ITEMS = 12  # the items a colon opens that are read with it
 
 
 def _line_run(blocks: list[Block], index: int) -> tuple[int, int]:
@@ -124,10 +125,18 @@ def _line_run(blocks: list[Block], index: int) -> tuple[int, int]:
 def neighbours(blocks: list[Block], index: int) -> str:
     """The block's text with its neighbours in the same section (surrounding discussion);
     a block that is one line of a sentence stands for the whole sentence, and so does each
-    neighbour."""
+    neighbour. A block ending with a colon goes on in the list it opens (every item, across
+    a page break: "follows a fan-out / fan-in pattern:" then what runs in parallel)."""
     first, last = _line_run(blocks, index)
     runs = [(first, last)]
-    for step, edge in ((-1, first), (1, last)):
-        if beside(blocks, edge, step) is not None:
-            runs.append(_line_run(blocks, edge + step))
+    if beside(blocks, first, -1) is not None:
+        runs.append(_line_run(blocks, first - 1))
+    end = last
+    while end - last < _MAX_ITEMS and (nxt := beside(blocks, end, 1)) is not None and (
+            nxt.kind == "list" and blocks[last].text.rstrip().endswith(":")):
+        end += 1
+    if end > last:
+        runs.append((last + 1, end))
+    elif beside(blocks, last, 1) is not None:
+        runs.append(_line_run(blocks, last + 1))
     return "\n".join(" ".join(b.text for b in blocks[a:z + 1]) for a, z in sorted(runs))
