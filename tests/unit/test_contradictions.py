@@ -292,3 +292,14 @@ def test_a_wired_node_a_status_line_calls_not_started_is_a_stale_gap() -> None:
     assert _facts("Phase 1 - Scan Status: Not started", "Reporter: not started",
                   "If the aggregate node has not started, the judges wait.",
                   "Aggregate planned for next week.") == []
+
+
+def test_a_no_followed_by_a_verb_is_a_guarantee_not_a_gap() -> None:
+    # Zerubabel-J: "No judge or aggregator can mutate ..." says what frozen evidence
+    # guarantees; it does not list the judges as missing
+    for sentence in ("No judge or aggregator can mutate the factual basis for another "
+                     "node's reasoning.", "The pattern proved correct - no evidence was lost "
+                     "or overwritten across any parallel run."):
+        assert _claims(sentence) == [], sentence
+    assert [c.feature for c in _claims("No judges or aggregator exist yet.")] == [
+        "component_gap"]

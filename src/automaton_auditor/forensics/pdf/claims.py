@@ -60,8 +60,13 @@ NO_PARALLEL_JUDGES = re.compile(
 # "No ChiefJusticeNode or deterministic conflict resolution" (`named`: at most three words,
 # closing the item or followed by a bracket, a dash, "or", "yet"), never a description that
 # goes on ("No judge sees another's opinion").
+# A verb after "no X" makes it a statement about the system, not a missing part: "No judge
+# or aggregator can mutate the evidence", "no evidence was lost or overwritten".
+_NO_VERB = (r"(?:can|cannot|could|may|might|will|would|shall|should|must|is|are|was|were|"
+            r"been|has|have|had|does|do|did|ever)\b")
 NO_COMPONENT = re.compile(
-    r"(?:^|[\u2022\u25cf*-])\s*no\s+(?P<named>(?:[\w/-]+\s+){0,2}[\w/-]+)"
+    rf"(?:^|[\u2022\u25cf*-])\s*no\s+(?P<named>(?:(?!{_NO_VERB})[\w/-]+\s+){{0,2}}"
+    rf"(?!{_NO_VERB})[\w/-]+)(?!\s+or\s+(?:[\w/-]+\s+){{0,2}}?{_NO_VERB})"
     r"\s*(?=$|[(\u2014:;,.]|\bor\b|\byet\b)", re.IGNORECASE)
 DISABLED_NODE = re.compile(
     r"(?P<name>\b[A-Za-z_]\w*(?:\s+(?-i:[A-Z])\w*){0,2})\s+(?:node\s+|agent\s+)?"
