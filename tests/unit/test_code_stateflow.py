@@ -108,6 +108,22 @@ def test_a_node_returning_the_list_it_read_doubles_it(tmp_path: Path) -> None:
     assert not _facts(tmp_path / "fresh", fresh)["state.doubled_lists"].found
 
 
+def test_a_key_stored_with_a_fresh_list_then_returned_doubles_nothing(tmp_path: Path) -> None:
+    # Azazh's judges: ``state["opinions"] = opinions`` (a fresh list), then ``return
+    # {"opinions": state["opinions"]}``: what is returned is the fresh list
+    fresh = copies.edit(NODES, (
+        'def chief_justice(state):\n    return {"final_report": str(len(state["opinions"]))}',
+        'def chief_justice(state):\n    opinions = ["fallback"]\n'
+        '    state["opinions"] = opinions\n'
+        '    return {"final_report": "done", "opinions": state["opinions"]}'))
+    assert not _facts(tmp_path, fresh)["state.doubled_lists"].found
+    # stored back with the state's own items in it, the list is still doubled
+    grown = copies.edit(fresh, ('opinions = ["fallback"]',
+                                'opinions = state["opinions"] + ["fallback"]'))
+    doubled = _facts(tmp_path / "grown", grown)["state.doubled_lists"]
+    assert doubled.found and doubled.data["nodes"] == {"chief_justice": ["opinions"]}
+
+
 def test_a_node_returning_its_state_doubles_every_add_list_it_does_not_set(
         tmp_path: Path) -> None:
     nodes = copies.edit(NODES, (

@@ -27,7 +27,7 @@ from collections.abc import Callable
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value, unparse
-from automaton_auditor.forensics.code.state_echo import mirrors_of, state_value
+from automaton_auditor.forensics.code.state_echo import mirrors_of, rebound_keys, state_value
 
 MAX_OUTS = 60
 # library calls whose answer is their first argument's (an awaitable) or that of the
@@ -44,7 +44,9 @@ def outs_of(node: ast.FunctionDef | ast.AsyncFunctionDef, imports: dict[str, str
     state = params[1] if params[:1] in (["self"], ["cls"]) and len(params) > 1 else (
         params[0] if params else "")
     reader = _Outs(state, imports)
-    reader.mirrors = mirrors_of(node, state)
+    mirrors = mirrors_of(node, state)
+    reader.rebound = rebound_keys(node, state, mirrors)
+    reader.mirrors = {name: key for name, key in mirrors.items() if key not in reader.rebound}
     reader.block(node.body, [])
     return reader.outs[:MAX_OUTS]
 
@@ -119,6 +121,7 @@ class _Outs:
         self.dicts: dict[str, JSON] = {}
         self.outs: list[JSON] = []
         self.mirrors: dict[str, str] = {}  # local name -> the state key it holds (`mirrors_of`)
+        self.rebound: frozenset[str] = frozenset()  # keys stored with a value of its own
 
     # --- statements ----------------------------------------------------------------------
     def block(self, body: list[ast.stmt], guards: list[Guard]) -> None:
@@ -246,8 +249,10 @@ class _Outs:
         return out
 
     def echo(self, node: ast.expr) -> str | None:
-        """The state key whose own value `node` carries (`state_value`), else None."""
-        return state_value(node, self.state, self.mirrors)
+        """The state key whose own value `node` carries (`state_value`), else None; a key
+        the function stored a value of its own into is no longer the state's."""
+        key = state_value(node, self.state, self.mirrors)
+        return None if key in self.rebound else key
 
     def call_value(self, node: ast.Call) -> JSON:
         full = resolve(dotted(node.func), self.imports) or ""

@@ -67,6 +67,23 @@ def mirrors_of(node: ast.FunctionDef | ast.AsyncFunctionDef, state: str) -> dict
             for key in keys if key is not None}
 
 
+def rebound_keys(node: ast.FunctionDef | ast.AsyncFunctionDef, state: str,
+                 mirrors: dict[str, str]) -> frozenset[str]:
+    """Keys the function stores a value of its own into (``state["opinions"] = opinions``,
+    `opinions` a fresh list): a later read of ``state["opinions"]`` is that value, not the
+    state's. Storing the state's own value back (a `mirrors` local) rebinds nothing."""
+    keys: set[str] = set()
+    for sub in ast.walk(node):
+        if not isinstance(sub, ast.Assign):
+            continue
+        for target in sub.targets:
+            key = str_value(target.slice) if isinstance(target, ast.Subscript) and \
+                dotted(target.value) == state else None
+            if key and state_value(sub.value, state, mirrors) != key:
+                keys.add(key)
+    return frozenset(keys)
+
+
 def _stored(target: ast.AST | None) -> list[str]:
     """The names a binding target rebinds (``a``, ``a, b``; not ``d[k]``, which mutates d)."""
     return [n.id for n in ast.walk(target) if isinstance(n, ast.Name)
