@@ -121,6 +121,26 @@ def chief_justice_node(state):
     assert "1 more fire on words in a judge's argument" in rules.rationale
 
 
+def test_a_spread_tested_for_a_helper_s_value_is_read_not_denied(tmp_path: Path) -> None:
+    # Azazh: ``dissent = summarize_dissent(ops) if variance > 2 else None``: the spread is
+    # tested, though what the helper returns is not known to be text
+    facts = _justice(tmp_path, '''
+def summarize_dissent(ops):
+    return [o.argument for o in ops]
+
+
+def chief_justice_node(state):
+    scores = [o.score for o in state["opinions"]]
+    variance = max(scores) - min(scores) if len(scores) > 1 else 0
+    dissent = summarize_dissent(state["opinions"]) if variance > 2 else None
+    return {"final_score": round(sum(scores) / len(scores)), "dissent": dissent}
+''')
+    variance = facts["justice.variance"]
+    assert not variance.found
+    assert variance.rationale == ("The score spread is tested (nodes/justice.py:9) but "
+                                  "changes no score.")
+
+
 def test_a_flag_set_on_a_spread_that_only_picks_text_is_no_re_evaluation(
         tmp_path: Path) -> None:
     facts = _justice(tmp_path, '''

@@ -246,6 +246,9 @@ class _Reader(ExprReader):
         """One decision; `same`: it scores as the path without it (it changes no score);
         `choice`: a conditional expression, whose value goes wherever the expression goes."""
         does = sorted(self.does(body) - ({"score", "cap"} if same else set()))
+        if choice and not does and any(isinstance(s, ast.Expr | ast.Return) and isinstance(
+                s.value, ast.Constant) and s.value.value is None for s in body):
+            does = ["pick"]  # ``helper(ops) if spread > 2 else None``: tested, picks a value
         inner = self.inner_tests(body)
         # ``if not scores: return 3``: whether any score exists decides on no judge's score
         # (whether any evidence was found still decides on the evidence)

@@ -242,6 +242,29 @@ def route_reason(route: Route) -> str:
             "re-evaluation never reaches the verdict.")
 
 
+def read_only(rules: list[Rule]) -> list[tuple[str, int]]:
+    """Decisions that test the score spread but change nothing the verdict carries
+    (``dissent = summarize(ops) if spread > 2 else None`` with a helper's text)."""
+    return [(r.path, r.line) for r in rules if r.kind == "none" and SPREAD & set(r.reads)]
+
+
+def unchanged_reason(rules: list[Rule], routes: list[Route]) -> str:
+    """Why no spread re-evaluates: it changes the score only when the judges agree, only
+    adds dissent text, is tested but changes no score, or is read nowhere."""
+    agree = [r for r in rules if r.kind == "consensus"]
+    tested = read_only(rules)
+    return " ".join([
+        *([f"The score spread changes the score only when the judges agree "
+           f"({agree[0].path}:{agree[0].line}), which re-evaluates no disagreement."]
+          if agree else []),
+        "The score spread only adds dissent text." if any(r.kind == "dissent" for r in rules)
+        else f"The score spread is tested ({tested[0][0]}:{tested[0][1]}) but changes no "
+        "score." if tested else
+        "No decision in the synthesis reads the score spread." if routes else
+        "No other decision reads the score spread." if agree else
+        "No decision reads the score spread.", *map(route_reason, routes[:3])])
+
+
 def spread_reason(rules: list[Rule], repo: Path | None) -> str:
     """What a score spread does: changes the score itself (quoting where it sets it: taking
     one judge's score is not re-examining anything), or sets a flag the synthesis hands on

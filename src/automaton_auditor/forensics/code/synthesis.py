@@ -39,10 +39,12 @@ from automaton_auditor.forensics.code.spread_routes import (
     decisions,
     passed_spread,
     read_helpers,
+    read_only,
     resolved_reads,
     route_reason,
     spread_reason,
     spread_routes,
+    unchanged_reason,
 )
 from automaton_auditor.forensics.code.state_writers import gate_reader
 from automaton_auditor.forensics.code.stubs import does_nothing
@@ -383,16 +385,12 @@ def _variance(reading: Reading, repo: Path | None) -> Finding:
     spread = sorted({*spread, *((r.path, n) for r in rules if r.kind == "spread"
                                 for n in r.sets[:2])})
     fed, agree = [r for r in routes if r.feeds], _of(rules, "consensus")
-    reason = spread_reason(rules, repo) if spread else route_reason(fed[0]) if fed else " ".join([
-        *([f"The score spread changes the score only when the judges agree "
-           f"({agree[0][0]}:{agree[0][1]}), which re-evaluates no disagreement."] if agree else []),
-        "The score spread only adds dissent text." if dissent else
-        "No decision in the synthesis reads the score spread." if routes else
-        "No other decision reads the score spread." if agree else
-        "No decision reads the score spread.", *map(route_reason, routes[:3])])
+    reason = spread_reason(rules, repo) if spread else route_reason(fed[0]) if fed else \
+        unchanged_reason(rules, routes)
     return _f("justice.variance", "Score variance triggers a re-evaluation",
               bool(spread or fed), "success", spread or [
-                  line for r in fed or routes for line in r.lines] + agree + dissent, repo, reason,
+                  line for r in fed or routes for line in r.lines] + agree + dissent
+              + read_only(rules), repo, reason,
               0.75, routes=[{"source": r.source, "target": r.target, "writes": list(r.writes),
                              "feeds": list(r.feeds), "lines": [f"{p}:{n}" for p, n in r.lines]}
                             for r in routes])
