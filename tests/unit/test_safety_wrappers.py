@@ -174,3 +174,41 @@ def test_a_clone_at_a_fixed_path_under_the_temp_folder_is_weak_not_the_worst(
                                                      "safety.clone_temp_root"))
     assert not sandbox.found and sandbox.confidence >= 0.7
     assert not root.found and root.pattern == "neutral"
+
+
+SANDBOX = '''
+import subprocess
+import tempfile
+from urllib.parse import urlparse
+
+
+def is_safe_url(url):
+    parsed = urlparse(url)
+    return parsed.scheme == "https" and "github.com" in parsed.netloc
+
+
+class RepoSandbox:
+    def __init__(self, repo_url):
+        if not is_safe_url(repo_url):
+            raise ValueError(repo_url)
+        self.repo_url = repo_url
+
+    def __enter__(self):
+        self.temp_dir = tempfile.mkdtemp()
+        subprocess.run(["git", "clone", self.repo_url, "."], cwd=self.temp_dir, check=True)
+        return self.temp_dir
+'''
+
+
+def test_a_url_the_constructor_tests_before_storing_it_is_validated(tmp_path: Path) -> None:
+    """Natnael-Alemseged: ``__enter__`` clones ``self.repo_url``, which ``__init__`` only
+    stores after ``is_safe_url`` accepts it: the clone never sees an unchecked URL."""
+    files = write_repo(tmp_path / "a", {"tools.py": SANDBOX})
+    url = by_facet(code_findings(tmp_path / "a", files)[0], "safety.url_validation")
+    assert url.found and "is_safe_url(repo_url)" in (url.content or "")
+    # a constructor that stores the URL untested validates nothing
+    untested = SANDBOX.replace("        if not is_safe_url(repo_url):\n"
+                               "            raise ValueError(repo_url)\n", "")
+    files = write_repo(tmp_path / "b", {"tools.py": untested})
+    assert not by_facet(code_findings(tmp_path / "b", files)[0],
+                        "safety.url_validation").found

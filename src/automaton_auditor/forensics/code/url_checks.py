@@ -33,7 +33,7 @@ VALIDATOR = re.compile(r"valid\w*(url|repo|target)|(url|repo|target)\w*valid|san
 
 def url_tests(clones: list[tuple[str, JSON]], repo: Path | None) -> list[tuple[str, JSON]]:
     """(path, {line, func, snippet}) of each test of a clone's URL made before the clone in
-    the clone's function, first test per clone call."""
+    the clone's function (or its class's constructor), first test per clone call."""
     found: list[tuple[str, JSON]] = []
     for path, call in clones:
         line = _first_test(repo, path, int(call["line"])) if repo is not None else 0
@@ -75,6 +75,25 @@ def _first_test(repo: Path, path: str, line: int) -> int:
     decided = _decided(func)
     tests = [n.lineno for n in ast.walk(func) if isinstance(n, ast.expr) and n.lineno < line
              and (_tests(n, given, decided) or _helper_tests(n, given, helpers))]
+    return min(tests, default=0) or _constructor_test(tree, func, given, helpers)
+
+
+def _constructor_test(tree: ast.AST | None, method: ast.AST, given: set[str],
+                      helpers: dict[str, ast.FunctionDef | ast.AsyncFunctionDef]) -> int:
+    """A clone of ``self.repo_url`` in a method: the first test the class's ``__init__``
+    makes of the value it stores there (``if not is_safe_url(repo_url): raise``), which
+    runs before any method can clone; 0 when there is none."""
+    owner = next((c for c in ast.walk(tree) if isinstance(c, ast.ClassDef)
+                  and method in c.body), None) if tree is not None else None
+    init = next((f for f in owner.body if isinstance(f, ast.FunctionDef)
+                 and f.name == "__init__"), None) if owner is not None else None
+    attrs = {g for g in given if g.startswith("self.")}
+    if init is None or not attrs:
+        return 0
+    stored = _given(init, attrs)
+    decided = _decided(init)
+    tests = [n.lineno for n in ast.walk(init) if isinstance(n, ast.expr)
+             and (_tests(n, stored, decided) or _helper_tests(n, stored, helpers))]
     return min(tests, default=0)
 
 
