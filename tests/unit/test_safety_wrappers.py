@@ -212,3 +212,26 @@ def test_a_url_the_constructor_tests_before_storing_it_is_validated(tmp_path: Pa
     files = write_repo(tmp_path / "b", {"tools.py": untested})
     assert not by_facet(code_findings(tmp_path / "b", files)[0],
                         "safety.url_validation").found
+
+
+def test_a_url_added_to_the_command_by_an_augmented_assignment_is_the_one_tested(
+        tmp_path: Path) -> None:
+    """NebiyouBelaineh: ``cmd += [repo_url, tmp]`` after ``if not
+    repo_url.startswith("https://")``: the clone function's own test was not counted."""
+    source = '''
+import subprocess
+import tempfile
+
+
+def clone(repo_url):
+    if not repo_url.startswith("https://"):
+        return None
+    tmp = tempfile.mkdtemp()
+    cmd: list[str] = ["git", "clone"]
+    cmd += [repo_url, tmp]
+    subprocess.run(cmd, check=True)
+    return tmp
+'''
+    files = write_repo(tmp_path, {"tools.py": source})
+    url = by_facet(code_findings(tmp_path, files)[0], "safety.url_validation")
+    assert url.found and url.rationale.startswith("URL checks in the clone function: 1;")

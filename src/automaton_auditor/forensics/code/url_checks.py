@@ -156,8 +156,10 @@ def _names(node: ast.AST) -> set[str]:
 
 def _given(func: ast.AST, names: set[str]) -> set[str]:
     """`names` and the names they were built from by the function's assignments."""
+    # ``cmd: list[str] = [...]`` and ``cmd += [url, tmp]`` build the command too
     binds = [(t, n.value) for n in ast.walk(func) if isinstance(n, ast.Assign)
-             for t in n.targets]
+             for t in n.targets] + [(n.target, n.value) for n in ast.walk(func) if isinstance(
+                 n, ast.AugAssign | ast.AnnAssign) and n.value is not None]
     for _ in range(3):  # a few steps: ``url = repo_url.strip(); cmd = [..., url]``
         more = {name for t, value in binds if (dotted(t) or "") in names
                 for name in _names(value)} - names
