@@ -199,3 +199,15 @@ def test_placeholder_judges_do_not_start_their_stage() -> None:
     fact = progression_finding(commits, read=read)
     assert "judges: b d Enhance .env.example" in (fact.content or "")
     assert "all start in one commit, a (later: judges in b)" in fact.rationale
+
+
+def test_a_commit_touching_a_stage_by_its_subject_only_and_no_code_starts_nothing() -> None:
+    """NebiyouBelaineh: "chore: update .gitignore to include personal docs directory"
+    ("persona" in its subject, 0 code lines) was quoted as the start of the judges."""
+    files = {("c", "src/nodes/judges.py"): JUDGES_REAL}
+    commits = [Commit("a", 1, "d", "tools", added=["src/tools/repo_tools.py"], lines=50),
+               Commit("b", 2, "d", "chore: update .gitignore to include personal docs",
+                      changed=[".gitignore"], lines=0),
+               Commit("c", 3, "d", "add judges", added=["src/nodes/judges.py"], lines=200)]
+    firsts = stage_firsts(commits, lambda sha, path: files.get((sha, path)))
+    assert firsts["judges"] == 2

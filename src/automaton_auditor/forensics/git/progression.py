@@ -162,8 +162,13 @@ def _stage_files(commit: Commit, stage: str) -> list[str]:
 
 def _builds(commit: Commit, stage: str, read: Reader) -> bool:
     """One of the stage's Python files the commit added or changed holds working code as
-    the commit left it; True when none can be read (deleted, or not known: a touch)."""
-    texts = [read(commit.sha, p) for p in _stage_files(commit, stage)]
+    the commit left it; True when none can be read (deleted, or not known: a touch). A
+    commit named for the stage that changes none of its files builds it only if it brings
+    code ("update .gitignore to include personal docs" brings no judge)."""
+    files = _stage_files(commit, stage)
+    if not files:
+        return commit.lines != 0
+    texts = [read(commit.sha, p) for p in files]
     readable = [text for text in texts if text is not None]
     return not readable or any(not placeholder(text) and (
         stage != "graph" or WIRING.search(text) is not None) for text in readable)
