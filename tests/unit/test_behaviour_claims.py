@@ -69,6 +69,19 @@ def test_a_retry_of_malformed_replies_the_code_lacks_is_a_contradiction(tmp_path
     assert found[0].data["statements"] == 1
 
 
+def test_a_retry_word_in_a_comment_or_a_string_names_no_retry(tmp_path: Path) -> None:
+    # amare1990: '# 1. Attempt Structured Output' kept its report's "automatic retries"
+    # from being read against code that retries nothing
+    said = "Judges use free-tier LLMs with automatic retries on malformed output."
+    commented = PLAIN.replace("def judge", "# 1. Attempt structured output, retry later\n"
+                              "def judge").replace("brief)\n", "brief)  # 'retry'\n")
+    found = _found(_names(tmp_path, commented), said)
+    assert [f.data["kind"] for f in found] == ["retry_claim"]
+    # a name the code writes still may be a retry the facts do not follow
+    assert _found(_names(tmp_path, PLAIN.replace("(llm, brief)", "(llm, brief, attempts=3)")),
+                  said) == []
+
+
 def test_a_retry_holds_when_the_code_may_retry_or_the_sentence_is_hedged(
         tmp_path: Path) -> None:
     said = "A retry loop (up to 2 retries) handles transient parsing failures."

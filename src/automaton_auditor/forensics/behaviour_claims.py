@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from automaton_auditor.forensics.code.names import RETRY_NAME
 from automaton_auditor.forensics.diagrams.flow import match_score
 from automaton_auditor.forensics.pdf.claims import (
     BEHAVIOURS,
@@ -45,9 +46,6 @@ _HEDGE = re.compile(
 _OTHERS = re.compile(r"\b(?:peers?(?!['\u2019]?s?\s+(?:code|repo\w*|submissions?|projects?)\b)|"
                      r"their|they)\b", re.IGNORECASE)
 _OWN = re.compile(r"\b(?:my|our|we|I)\b")
-# Names of retries in any form (a RetryPolicy on a node, a max_attempts setting, tenacity):
-# where the code has one, a retry may exist that `llm.retry` does not follow.
-_RETRY_NAME = re.compile(r"retr(?:y|ies)|attempt|backoff|tenacity", re.IGNORECASE)
 # Weights of criteria in an overall score are not weights of the judges.
 _CRITERIA_WEIGHT = re.compile(r"\b(?:criteri\w*|dimensions?|categor\w*)\s+weights?\b|"
                               r"\bweights?\s+(?:per|of|across)\s+(?:each\s+)?(?:criteri|dimension)",
@@ -126,13 +124,22 @@ def _edges(graph: RebuiltGraph, code: Sequence[Finding], sentence: str) -> list[
     return (quoted or [f"{graph.location}: {', '.join(edges)}"])[:MAX_EDGES]
 
 
+def _retry_named(names: CodeNames) -> bool:
+    """Whether the code names a retry in some form (a RetryPolicy on a node, a max_attempts
+    setting, tenacity): then a retry may exist that `llm.retry` does not follow. Read from
+    the code's own names; every word of the files when those were not read."""
+    if names.retry_names is not None:
+        return bool(names.retry_names)
+    return any(RETRY_NAME.search(n) for n in names.identifiers)
+
+
 def retry_misquote(claim: FeatureClaim, code: Sequence[Finding], graph: RebuiltGraph | None,
                    names: CodeNames | None) -> Misquote | None:
     """A retry of model replies the code does not have (see the module's docstring)."""
     retry = _facts(code).get("llm.retry")
     if retry is None or retry.found or retry.data.get("selective") or names is None \
             or graph is None or not graph.edges or _loops_back(graph) \
-            or any(_RETRY_NAME.search(n) for n in names.identifiers):
+            or _retry_named(names):
         return None
     return Misquote(
         said="a retry of failed or malformed replies",

@@ -249,6 +249,9 @@ class CodeNames(BaseModel):
     # Paths the code builds for the files a run writes, run-time parts as "*"
     # ("*/audit/report_*.md", `forensics.code.output_paths`) -> "path:line: source".
     outputs: dict[str, str] = Field(default_factory=dict)
+    # The audited files' own names (not comments or strings) that speak of retries or
+    # attempts (`forensics.code.names.RETRY_NAME`); None when not read.
+    retry_names: list[str] | None = None
 
 
 class CitedPath(BaseModel):

@@ -30,6 +30,8 @@ MAX_NAMES = 400  # module-qualified names kept per file
 _WORD = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
 MAX_STRING_CHARS = 4_000_000  # more string text than this: no quote is looked up
 FIELD = "\u00a7"  # a part of a string only known at run time (a template's field)
+# Names of retries in any form (a RetryPolicy on a node, a max_attempts setting, tenacity)
+RETRY_NAME = re.compile(r"retr(?:y|ies)|attempt|backoff|tenacity", re.IGNORECASE)
 
 
 def _read(repo: Path, path: str) -> bytes | None:
@@ -128,16 +130,21 @@ def code_names(repo: Path, files: list[str]) -> CodeNames:
     strings: set[str] = set()
     empty: list[str] = []
     outputs: dict[str, str] = {}
+    retry: set[str] = set()
     audited = set(python_files(files))
     # notebooks hold Python too: a class they name is named by the code
     for path in sorted(f for f in files if f.endswith((".py", ".ipynb")))[:MAX_FILES]:
         data = _read(repo, path)
         if data is None:
             continue
-        words.update(w.decode("ascii") for w in _WORD.findall(data))
+        own = {w.decode("ascii") for w in _WORD.findall(data)}
+        words |= own
         if path in audited:
             text = data.decode("utf-8-sig", "replace")
             tree = _parse(text)
+            # what the code names, not its comments ("# 1. Attempt structured output")
+            retry |= {w for w in (code_identifiers(tree) if tree is not None else own)
+                      if RETRY_NAME.search(w)}
             if tree is not None and holds_no_code(tree) and not path.endswith("__init__.py"):
                 empty.append(path)
             names = _used(tree, text) if tree is not None else {}
@@ -151,9 +158,27 @@ def code_names(repo: Path, files: list[str]) -> CodeNames:
         strings |= {normalised(data.decode("utf-8", "replace"))} if data else set()
     python = [f for f in files if f.endswith((".py", ".ipynb"))]
     kept = sum(len(s) for s in strings) <= MAX_STRING_CHARS and len(python) <= MAX_FILES
-    return CodeNames(identifiers=sorted(words), modules=modules,
+    return CodeNames(identifiers=sorted(words), modules=modules, retry_names=sorted(retry),
                      strings=sorted(strings) if kept else None, empty=empty,
                      outputs=dict(list(outputs.items())[:MAX_TEMPLATES]))
+
+
+def code_identifiers(tree: ast.AST) -> set[str]:
+    """The names the code itself writes: variables, attributes, definitions, parameters,
+    keywords and imports (no comment, no string)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            found.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            found.add(node.attr)
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            found.add(node.name)
+        elif isinstance(node, ast.arg | ast.keyword) and node.arg:
+            found.add(node.arg)
+        elif isinstance(node, ast.alias):
+            found.update(node.name.split(".") + ([node.asname] if node.asname else []))
+    return found
 
 
 def holds_no_code(tree: ast.Module) -> bool:
