@@ -219,3 +219,22 @@ def test_the_most_complete_drawing_of_the_code_is_the_one_compared() -> None:
     nodes = _facets(compare_with_code([summary, full], code))["vision.compare.nodes"]
     assert nodes.location == "report p.5"
     assert nodes.rationale.startswith("4 of 4 diagram nodes")
+
+
+def test_a_loop_back_the_code_does_not_have_caps_the_diagram_at_four() -> None:
+    # yohans-kasaw: "CJ -.->|Auto-Cyclic if high variance| Detectives" in a mermaid whose
+    # code runs the Chief Justice once and ends
+    looped = [*PARALLEL_EDGES, ("ChiefJusticeNode", "ContextBuilder")]
+    diagram = DiagramFacts(page=4, kind="mermaid", edges=looped)
+    loops = _facets(compare_with_code([diagram], _code(CODE_EDGES)))["vision.compare.loops"]
+    assert loops.found and loops.location == "report p.4"
+    assert loops.data["drawn_loops"] == ["ChiefJusticeNode -> ContextBuilder"]
+    dossier = [Evidence(source="vision", dimension="swarm_visual", **loops.model_dump())]
+    assert [row.cap for row, _ in confirmed_caps("swarm_visual", dossier)] == [4]
+    # the same loop in the code: the diagram draws it truly
+    code = _code([*CODE_EDGES, ("chief_justice", "context_builder")])
+    assert not _facets(compare_with_code([diagram], code))["vision.compare.loops"].found
+    # no loop drawn: nothing to say
+    plain = DiagramFacts(page=4, kind="mermaid", edges=PARALLEL_EDGES)
+    assert not _facets(compare_with_code([plain], _code(CODE_EDGES)))[
+        "vision.compare.loops"].found

@@ -142,6 +142,8 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     # for code that fans out, or parallel branches the code does not have or runs in sequence.
     FailureCap("vision.compare.misleading", ("swarm_visual",), 2, 0.8,
                "Misleading Architecture Visual (the diagram's flow contradicts the code)"),
+    FailureCap("vision.compare.loops", ("swarm_visual",), 4, 0.75,
+               "the diagram draws a loop back (a re-run) the code's graph does not have"),
     # Graph orchestration.
     FailureCap("graph.linear", ("graph_orchestration", "langgraph_architecture"), 2, 0.8,
                "a purely linear graph"),

@@ -18,6 +18,7 @@ from automaton_auditor.forensics.vision.findings import (
     read_diagram,
 )
 from automaton_auditor.forensics.vision.labels import LABEL_CONFIDENCE, quoted, report_labels
+from automaton_auditor.forensics.vision.loops import loop_findings
 from automaton_auditor.state import DiagramFacts, Finding, RebuiltGraph
 
 _TERMINALS = {"start", "end"}
@@ -274,4 +275,5 @@ def compare_with_code(diagrams: list[DiagramFacts],
     unread = {"limitation": f"{len(pictures)} diagram image(s) could not be read without a "
                             "vision model (--vision-model); a flow read from text does not "
                             "settle the comparison"} if pictures else {}
-    return [nodes, *parallelism_findings(reading, graph, unread, labels)]
+    return [nodes, *parallelism_findings(reading, graph, unread, labels),
+            *loop_findings(reading, graph)]
