@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.pdf.model import Block
+from automaton_auditor.forensics.pdf.qualifiers import retrospective
 from automaton_auditor.forensics.pdf.reader import report_facts
 from automaton_auditor.state import Finding
 from tests.unit.report_helpers import ingested
@@ -56,6 +57,15 @@ def test_a_gap_a_review_caught_and_the_report_says_was_fixed_is_no_current_gap()
     assert _findings(_section("What Peer Feedback Caught", 3,
                               "No conditional edges | Identified as known gap."),
                      [ROUTING]) == [("claims.stale_gaps", 3)]
+
+
+def test_a_gap_in_a_table_of_earlier_runs_is_history() -> None:
+    # Zerubabel-J: "5.2 Score Progression", row "Initial (single judge, Phase 1) 2.6/5
+    # Baseline - no parallel judges": how the first run scored, not a gap claimed today
+    row = "Initial (single judge, Phase 1) 2.6/5 Baseline - no parallel judges"
+    assert retrospective("5.2 Score Progression", row)
+    assert retrospective("Version history: what each release changed", row)
+    assert not retrospective("5.2 Known Limitations", row)
 
 
 def test_a_current_gap_stays_a_gap_though_a_plan_item_after_it_says_done() -> None:

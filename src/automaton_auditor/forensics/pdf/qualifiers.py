@@ -21,11 +21,14 @@ from automaton_auditor.forensics.pdf.discussion import run_in_title
 from automaton_auditor.forensics.pdf.model import Block
 
 # Words of a heading or lead-in that make the gaps under it history: what a review found
-# ("What Peer Feedback Caught", "highlighted:") or what has been closed ("Fixed", "DONE");
+# ("What Peer Feedback Caught", "highlighted:"), what has been closed ("Fixed", "DONE"), or
+# how earlier runs scored ("Score Progression");
 # "added", "updated" and the like only with a verb saying it happened ("the system was
 # upgraded to:", "We added:"), since "Updated Architecture" names a version, not a fix.
 _RETRO = re.compile(
     r"\b(?:caught|highlighted|fixed|resolved|addressed)\b|(?-i:\bDONE\b)"
+    # a table of earlier runs ("5.2 Score Progression": "Initial ... - no parallel judges")
+    r"|\b(?:score|run|version|release)\s+(?:progression|history)\b|\bchangelog\b"
     r"|\b(?:was|were|been|is\s+now|are\s+now|since|already|we|I)\s+(?:\w+\s+)?"
     r"(?:added|updated|upgraded|closed|implemented|extended)\b", re.IGNORECASE)
 # ... unless the word is what is still to happen ("Gaps to be addressed:", "not yet fixed")
