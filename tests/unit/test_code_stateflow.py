@@ -124,6 +124,21 @@ def test_a_key_stored_with_a_fresh_list_then_returned_doubles_nothing(tmp_path: 
     assert doubled.found and doubled.data["nodes"] == {"chief_justice": ["opinions"]}
 
 
+def test_a_copy_of_the_state_returned_doubles_what_it_held_and_only_that(
+        tmp_path: Path) -> None:
+    # ermiyas111: the aggregator returns ``new_state = dict(state)`` with one key set: the
+    # detectives' evidences come back doubled; the judges' list was still empty then
+    copied = copies.edit(NODES, (
+        '    return {"opinions": [], "final_report": str(len(state["evidences"]))}',
+        '    new_state = dict(state)\n'
+        '    new_state["final_report"] = str(len(state["evidences"]))\n'
+        '    return new_state'),
+        ('    return {"opinions": [state["repo_url"]]}',
+         '    return {"opinions": state.get("opinions", []) + [state["repo_url"]]}'))
+    doubled = _facts(tmp_path, copied)["state.doubled_lists"]
+    assert doubled.found and doubled.data["nodes"] == {"evidence_aggregator": ["evidences"]}
+
+
 def test_a_node_returning_its_state_doubles_every_add_list_it_does_not_set(
         tmp_path: Path) -> None:
     nodes = copies.edit(NODES, (

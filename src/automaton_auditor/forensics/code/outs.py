@@ -257,6 +257,8 @@ class _Outs:
     def call_value(self, node: ast.Call) -> JSON:
         full = resolve(dotted(node.func), self.imports) or ""
         tail = full.rsplit(".", 1)[-1]
+        if self.copies_state(node, full):
+            return {"whole": True}  # ``new_state = dict(state)``: every key the state holds
         if tail == "dict" and not node.args:
             return {"keys": {kw.arg: _literal(kw.value) for kw in node.keywords if kw.arg}}
         if tail == "Send" and node.args:
@@ -278,6 +280,16 @@ class _Outs:
             return out
         name = dotted(node.func)
         return {"call": name} if name else {"open": True}
+
+    def copies_state(self, node: ast.Call, full: str) -> bool:
+        """``dict(state)``, ``copy.copy(state)``, ``copy.deepcopy(state)``,
+        ``state.copy()``, ``state.model_copy()``: a copy of the whole state."""
+        if full in ("dict", "copy.copy", "copy.deepcopy") and len(node.args) == 1 \
+                and not node.keywords:
+            return bool(self.state) and dotted(node.args[0]) == self.state
+        return isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "copy", "model_copy") and not node.args and bool(self.state) and \
+            dotted(node.func.value) == self.state
 
     def comprehension(self, node: ast.ListComp) -> JSON:
         """``[Send("judge", {...}) for j in ["a", "b"]]``: a Send per item of a literal list."""

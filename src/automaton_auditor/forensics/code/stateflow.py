@@ -235,15 +235,18 @@ def _doubled(model: Model, run: Run, adders: dict[str, tuple[str, int]]
 
 def _still_empty(model: Model, run: Run, name: str, key: str) -> bool:
     """Whether the list under `key` holds only the graph's input whenever `name` runs: no
-    other node that writes it runs before `name`'s last run, and every node that runs
-    before it is known. Doubling it then doubles nothing a node produced."""
+    other node that writes it runs before `name`'s last run (a node returning the whole
+    state writes it only if it was no longer empty then), and every node that runs before
+    it is known. Doubling it then doubles nothing a node produced."""
     last = max(run.ran_at.get(name) or [0])
     before = [n for n, steps in run.ran_at.items() if n != name and steps and min(steps) < last]
     if (run.ambiguous_at and last >= run.ambiguous_at) or any(
             n not in model.nodes or model.nodes[n].open for n in before):
         return False
+    # a node handing the whole state back adds to the list only what it already held
     return not any(key in model.nodes[n].writes or key in model.nodes[n].echoes
-                   or model.nodes[n].whole for n in before)
+                   or (model.nodes[n].whole and not _still_empty(model, run, n, key))
+                   for n in before)
 
 
 def _doubled_finding(facts: dict[str, JSON], model: Model, run: Run, repo: Path | None,
