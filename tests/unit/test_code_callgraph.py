@@ -103,3 +103,27 @@ class Detectives:
 ''')
     reached = graph.reachable([("m.py", "Detectives.investigate")])
     assert ("m.py", "GitTool.clone") in reached
+
+
+def test_a_node_a_factory_made_at_module_level_is_the_closure_it_returns(
+        tmp_path: Path) -> None:
+    # eyobed7b: ``prosecutor_node = judge_node_factory("Prosecutor", PROMPT)`` in one module,
+    # ``add_node("prosecutor", prosecutor_node)`` in another: the node runs ``node``
+    files = write_repo(tmp_path, {"judges.py": '''
+import tempfile  # the analysis reads files that import what it looks for
+
+
+def judge_node_factory(name, prompt):
+    def node(state):
+        return {"opinions": [name]}
+    return node
+
+
+prosecutor_node = judge_node_factory("Prosecutor", "Find flaws.")
+''', "graph.py": "from judges import prosecutor_node\n"})
+    facts, _ = collect_facts(tmp_path, files)
+    graph = CallGraph(facts)
+    assert graph.named("graph.py", "prosecutor_node") == ("judges.py",
+                                                          "judge_node_factory.node")
+    assert graph.named("graph.py", "judges.prosecutor_node") == ("judges.py",
+                                                                 "judge_node_factory.node")

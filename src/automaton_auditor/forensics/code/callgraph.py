@@ -104,6 +104,9 @@ class CallGraph(Definitions):
         if target is None and "." in ref:
             target = self._dotted(path, ref) or \
                 self._bound_method(where or (path, "<module>"), ref)
+        if target is None and ref and (made := self.module_entry(path, ref, "objects")):
+            # module-level ``prosecutor = make_judge("P", PROMPT)``: the closure it returns
+            return self.built_node(made[0], {"call": str(made[1])}, None)
         if target is not None and target.is_class:
             target = self.method(target.path, target.qual, "__call__")
         if target is None or (target.path, target.qual) not in self.functions:
@@ -127,21 +130,6 @@ class CallGraph(Definitions):
     def target(self, path: str, name: str) -> Target | None:
         """The repository definition a name resolved through `path`'s imports refers to."""
         return self._symbol(path, name) or (self._dotted(path, name) if "." in name else None)
-
-    def applied(self, path: str, ref: str) -> tuple[str, JSON] | None:
-        """(file, ``{"fn", "decos"}``) of a module-level ``name = deco(fn)`` that `ref`
-        written in `path` names (`walk.module_applied`), here or imported."""
-        head, _, rest = ref.partition(".")
-        imports = self.facts.get(path, {}).get("imports") or {}
-        places = [(path, ref)] if not rest else []
-        if head in imports:
-            module, _, name = (imports[head] + (f".{rest}" if rest else "")).rpartition(".")
-            places += [(f, name) for f in self.module_files(module, path)]
-        for file, name in places:
-            entry = (self.facts.get(file, {}).get("applied") or {}).get(name)
-            if entry is not None:
-                return file, entry
-        return None
 
     def node_function(self, info: JSON, field: str = "fn") -> Key | None:
         """The function a graph operation names in `field` (a node's ``fn``, a router's

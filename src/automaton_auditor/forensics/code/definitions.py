@@ -120,3 +120,27 @@ class Definitions:
             return hit
         found = self._dotted(path, name) if "." in name else None
         return found if found is not None and found.is_class else None
+
+    def applied(self, path: str, ref: str) -> tuple[str, JSON] | None:
+        """(file, ``{"fn", "decos"}``) of a module-level ``name = deco(fn)`` that `ref`
+        written in `path` names (`walk.module_applied`), here or imported."""
+        found = self.module_entry(path, ref, "applied")
+        return (found[0], found[1]) if found and isinstance(found[1], dict) else None
+
+    def module_entry(self, path: str, ref: str, field: str) -> tuple[str, object] | None:
+        """(file, entry) of the module-level name `ref` written in `path` names, here or
+        imported, in the file facts' `field` (``applied``, ``objects``)."""
+        head, _, rest = ref.partition(".")
+        imports = self.facts.get(path, {}).get("imports") or {}
+        places = [(path, ref)] if not rest else []
+        # a name through the file's imports, or already written in full (``pkg.mod.name``)
+        full = imports[head] + (f".{rest}" if rest else "") if head in imports else \
+            ref if rest else ""
+        if full:
+            module, _, name = full.rpartition(".")
+            places += [(f, name) for f in self.module_files(module, path)]
+        for file, name in places:
+            entry = (self.facts.get(file, {}).get(field) or {}).get(name)
+            if entry is not None:
+                return file, entry
+        return None
