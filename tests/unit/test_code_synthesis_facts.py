@@ -173,3 +173,27 @@ def chief_justice_node(state):
     assert facts["justice.variance"].rationale == (
         "A score spread changes the score (nodes/justice.py:5): it sets the score with "
         '`return {"final_score": t.score}` (nodes/justice.py:6).')
+
+
+def test_a_helper_s_test_with_an_or_inside_an_and_fires_on_each_side_alone(
+        tmp_path: Path) -> None:
+    # ermiyas111: ``if a["persona"] == "prosecutor" and ("security" in a["rationale"] or
+    # a["score"] <= 2): return True`` caps the mean: its score side is a rule on the score
+    facts = _justice(tmp_path, '''
+def security_override(assessments):
+    for a in assessments:
+        if a["persona"].lower() == "prosecutor" and (
+                "security" in a["rationale"].lower() or a["score"] <= 2):
+            return True
+    return False
+
+
+def chief_justice_node(state):
+    assessments = state["opinions"]
+    scores = [a["score"] for a in assessments]
+    avg = sum(scores) / len(scores)
+    final_score = min(3, avg) if security_override(assessments) else avg
+    return {"final_score": round(final_score)}
+''')
+    assert not facts["justice.averaging"].found
+    assert facts["justice.rules"].data["rules"]["security_override"] == ["nodes/justice.py:14"]

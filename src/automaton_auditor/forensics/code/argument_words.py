@@ -103,13 +103,34 @@ def _passes_text(graph: CallGraph, caller: Key, item: JSON, key: Key,
     return bool(passed & wanted)
 
 
+MAX_SIDES = 8  # ways a test can hold that are told apart
+
+
+def _sides(test: ast.expr, reads: Callable[[ast.expr], set[str]]) -> list[set[str]]:
+    """What each way `test` can hold reads: the sides of an ``or``, distributed over an
+    ``and`` (``a and (b or c)``: ``a, b`` and ``a, c``); a negated test holds one way."""
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
+        return [side for v in test.values for side in _sides(v, reads)][:MAX_SIDES]
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        out: list[set[str]] = [set()]
+        for v in test.values:
+            out = [a | b for a in out for b in _sides(v, reads)][:MAX_SIDES]
+        return out
+    return [reads(test)]
+
+
 def or_sides(value: ast.expr, reads: Callable[[ast.expr], set[str]],
-             guards: list[set[str]]) -> JSON:
+             guards: list[tuple[set[str], ast.expr]]) -> JSON:
     """A helper's answer that is an ``or`` (``return (p.score <= 2 and "unsafe" in arg) or
-    not ev.found``): what each side reads, as each side answers True alone."""
+    not ev.found``), or a constant returned under tests with one (``if p.judge == "P" and
+    ("security" in arg or p.score <= 2): return True``): what each side reads, as each side
+    answers alone."""
     if isinstance(value, ast.BoolOp) and isinstance(value.op, ast.Or):
-        return {"alts": [sorted(reads(v).union(*guards)) for v in value.values]}
-    return {}
+        held = set().union(*(r for r, _t in guards))
+        return {"alts": [sorted(reads(v) | held) for v in value.values]}
+    sides = _sides(ast.BoolOp(op=ast.And(), values=[t for _r, t in guards]), reads) \
+        if guards and isinstance(value, ast.Constant) else []
+    return {"alts": [sorted(side) for side in sides]} if len(sides) > 1 else {}
 
 
 def helper_sides(test: ast.expr, inner: list[ast.expr],

@@ -351,6 +351,11 @@ def call_reads(node: ast.Call, imports: dict[str, str]) -> set[str]:
     return set()
 
 
+def is_none(node: object) -> bool:
+    """The constant ``None``."""
+    return isinstance(node, ast.Constant) and node.value is None
+
+
 def is_text(node: ast.AST, binds: dict[str, list[ast.expr]], depth: int = 0) -> bool:
     """True for a string being built: literals, f-strings, sums and names of them."""
     if depth > MAX_TEXT_DEPTH:

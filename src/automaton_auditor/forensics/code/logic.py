@@ -6,20 +6,19 @@ For a function that handles scores, the walk records (JSON, by line):
   ``statistics.mean``, a weighted sum over a total or by constant weights adding up to 1);
   ``spreads``: a score spread (``max(s) - min(s)``, ``stdev``, ``variance``);
 - ``weights``: judges weighed differently (``{"TechLead": 2.0, ...}``, ``tl.score * 0.5``);
-  a weighted mean whose weights are keyed by a criterion's id (an overall score over the
-  criteria) is a mean, never judge weights;
+  weights keyed by a criterion's id (an overall over the criteria) make a mean, not these;
 - ``branches``: every ``if``/conditional expression with what its test reads and what its
   body does (``score``, ``cap``, ``flag``, ``text``); a test the function's own flags make
   false on every path (`flag_paths`) carries the lines that make it so (``never``), an ``if``
   taken only when the judges agree (`spreads`) ``agree``;
-- ``pred``: what a predicate helper's answer rests on (the tests guarding its returns);
-- ``judge_tests``: string literals compared with a ``.judge``-like attribute.
+- ``pred``: what a predicate helper's answer rests on (the tests guarding its returns, and
+  each way they can hold: `argument_words.or_sides`); ``judge_tests``: string literals
+  compared with a ``.judge``-like attribute.
 
 What a test reads: ``words`` (a literal searched in a judge's argument text), ``evidence``
 (the detectives' evidence, its ``found`` flags, cited evidence), ``spread``, ``score``,
 ``judge`` (a judge's identity), ``criterion`` (the criterion id) and ``call:<name>`` (a
-helper whose own ``pred`` is read across the call graph later). Only code counts: names of
-functions and strings that merely mention rules earn nothing.
+helper whose own ``pred`` is read across the call graph later). Only code counts.
 """
 
 from __future__ import annotations
@@ -49,6 +48,7 @@ from automaton_auditor.forensics.code.exprs import (
     handed_on,
     identity_only,
     is_cap,
+    is_none,
     is_text,
     judge_tests,
     name_kind,
@@ -100,7 +100,7 @@ class _Reader(ExprReader):
                  node: ast.FunctionDef | ast.AsyncFunctionDef, consts: set[str]) -> None:
         super().__init__(imports, node, consts)
         self.body = node.body
-        self.guards: list[set[str]] = []  # what the enclosing ``if`` tests read
+        self.guards: list[tuple[set[str], ast.expr]] = []  # enclosing ``if`` tests, reads
         # the names the enclosing ``if`` bodies need to hold a value (`gates.test_gates`), and
         # the gates a flag is set true under (None: it may be true without them)
         self.gate_stack: list[set[str]] = []
@@ -130,10 +130,11 @@ class _Reader(ExprReader):
                         same_score(node.body, other, self.sets_score))
             if len(self.out["branches"]) > count:
                 self.out["branches"][-1].update(self.marks(node))
-            self.guards.append(self.reads(node.test))
+            self.guards.append((self.reads(node.test), node.test))
             self.gate_stack.append(test_gates(node.test) if isinstance(node, ast.If) else set())
             self.block(node.body)
             self.gate_stack[-1] = set()  # the ``else`` runs when the test fails
+            self.guards[-1] = (self.guards[-1][0], ast.UnaryOp(op=ast.Not(), operand=node.test))
             self.block(node.orelse)
             self.gate_stack.pop()
             self.guards.pop()
@@ -246,8 +247,7 @@ class _Reader(ExprReader):
         """One decision; `same`: it scores as the path without it (it changes no score);
         `choice`: a conditional expression, whose value goes wherever the expression goes."""
         does = sorted(self.does(body) - ({"score", "cap"} if same else set()))
-        if choice and not does and any(isinstance(s, ast.Expr | ast.Return) and isinstance(
-                s.value, ast.Constant) and s.value.value is None for s in body):
+        if choice and not does and any(is_none(getattr(s, "value", None)) for s in body):
             does = ["pick"]  # ``helper(ops) if spread > 2 else None``: tested, picks a value
         inner = self.inner_tests(body)
         # ``if not scores: return 3``: whether any score exists decides on no judge's score
@@ -322,7 +322,7 @@ class _Reader(ExprReader):
                 self.spread_key(target.slice, value)
         if self.guards and isinstance(value, ast.Constant):
             for name in (n for t in targets for n in target_names(t)):
-                self.guarded.setdefault(name, set()).update(*self.guards)
+                self.guarded.setdefault(name, set()).update(*(r for r, _t in self.guards))
             self.memo.clear()  # what a flag's name reads has grown
         self.flag_set(targets, value)
         if isinstance(value, ast.Compare) and any(
@@ -355,7 +355,7 @@ class _Reader(ExprReader):
         if isinstance(node.value, ast.Dict):
             for key, value in zip(node.value.keys, node.value.values, strict=True):
                 self.spread_key(key, value)
-        reads = self.reads(node.value).union(*self.guards)
+        reads = self.reads(node.value).union(*(r for r, _t in self.guards))
         if isinstance(node.value, ast.Constant) or reads - {"score"}:
             self.out["pred"].append({"line": node.lineno, "reads": sorted(reads),
                                      **or_sides(node.value, self.reads, self.guards)})

@@ -124,9 +124,10 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
             never = branch["line"] in dead or "never" in branch or any(
                 gates.never_holds(key, name) for name in branch.get("gates", []))
             kinds = {_kind(reads, does, never)}
-            # a side of an ``or`` that rests on words alone fires on words whatever the rest
-            kinds |= {"words"} & {_kind(alt, does, never)
-                                  for alt in alternatives(graph, key, branch)}
+            # each side of an ``or`` fires alone: one that rests on words fires on words,
+            # one on a judge's score caps on that score, whatever the rest
+            kinds |= {"words", "score_cap"} & {_kind(alt, does, never)
+                                               for alt in alternatives(graph, key, branch)}
             if branch.get("agree"):  # a rule for agreeing judges re-evaluates no disagreement
                 kinds = {"consensus" if k == "spread" else k for k in kinds}
             helpers = tuple(sorted(f"{p}:{q}" for p, q in read_helpers(
