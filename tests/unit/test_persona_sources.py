@@ -232,3 +232,24 @@ def test_data_files_load_without_aliases_or_hostile_nesting() -> None:
     bomb = "a: &a [x, y]\nb: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a]\nc: [*b, *b]\n"
     assert load_data("p.yml", bomb) is None
     assert load_data("p.json", "[" * 100_000 + "]" * 100_000) is None
+
+
+def test_a_prompt_file_named_for_a_persona_beats_a_longer_string_that_mentions_it(
+        tmp_path: Path) -> None:
+    """nebiyuephrata: the Chief Justice's remark "Defense arguments cited unverifiable
+    evidence ..." was taken as the Defense prompt over src/prompts/defense.txt, and the
+    Prosecutor's "Trust no one ... unsafe tooling" read as no adversarial tone."""
+    facts = _facts(tmp_path, {
+        "src/prompts/prosecutor.txt": "You are the Prosecutor. Trust no one. Focus on "
+                                      "architectural violations and unsafe tooling.",
+        "src/prompts/defense.txt": "You are the Defense. Reward effort and emerging "
+                                   "structure, but cite only verified evidence.",
+        "src/prompts/tech_lead.txt": "You are the Tech Lead. Weigh maintainability.",
+        "src/nodes/justice.py": 'def synthesize(state):\n    note = ("Defense arguments cited '
+                                'unverifiable evidence. Add strict evidence cross-checks to '
+                                'block hallucinated acceptance paths in every future run.")\n'
+                                '    return {"note": note}\n'})
+    personas = facts["judges.personas"]
+    assert personas.data["locations"]["Defense"] == "src/prompts/defense.txt:1"
+    assert facts["judges.persona_tone"].data["tone"] == {
+        "Prosecutor": True, "Defense": True, "TechLead": True}

@@ -34,7 +34,8 @@ PERSONAS = {"Prosecutor": re.compile(r"prosecut", re.I),
             "Defense": re.compile(r"defen[cs]e", re.I),
             "TechLead": re.compile(r"tech[\s_-]?lead", re.I)}
 TONE = {"Prosecutor": re.compile(r"gap|flaw|secur|lazy|laziness|strict|critic|advers|skeptic|"
-                                 r"harsh|penal", re.I),
+                                 r"harsh|penal|cynic|suspic|distrust|trust no|unsafe|"
+                                 r"violat|cut corners", re.I),
         "Defense": re.compile(r"effort|intent|creativ|generous|reward|credit|forgiv|spirit",
                               re.I),
         "TechLead": re.compile(r"architect|maintainab|practical|pragmatic|viab|sound", re.I)}
@@ -131,12 +132,19 @@ def overlap(a: str, b: str) -> float:
 
 
 def _pick(candidates: list[JSON]) -> dict[str, JSON]:
-    chosen: dict[str, JSON] = {}
+    """Each persona's prompt: a text whose name (file, function, variable) names the
+    persona before one that only mentions it (a Chief Justice's remark on "Defense
+    arguments"), then the longest."""
+    chosen: dict[str, tuple[tuple[bool, int], JSON]] = {}
     for item in candidates:
         persona = item.get("persona") or _persona_of(item["name"], item["text"])
-        if persona and len(item["text"]) > len(chosen.get(persona, {}).get("text", "")):
-            chosen[persona] = item
-    return {p: chosen[p] for p in PERSONAS if p in chosen}
+        if not persona:
+            continue
+        rank = (bool(item.get("persona") or PERSONAS[persona].search(item["name"])),
+                len(item["text"]))
+        if persona not in chosen or rank > chosen[persona][0]:
+            chosen[persona] = (rank, item)
+    return {p: chosen[p][1] for p in PERSONAS if p in chosen}
 
 
 def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
