@@ -90,3 +90,17 @@ def test_a_relative_import_of_a_module_the_repository_lacks_fails_at_load(
     assert [(d["line"], d["import_time"], d["target"]) for d in found] == [(2, True, None)]
     assert "neither src/nodes/detectives.py nor a src/nodes/detectives/ package" in \
         found[0]["message"]
+
+
+def test_a_module_held_only_in_another_letter_case_fails_at_load(tmp_path: Path) -> None:
+    """hydropython: ``from src.agents.judges.tech_lead import TechLead`` while the file is
+    ``src/agents/judges/Tech_lead.py``: Python matches module names by case."""
+    files = _repo(tmp_path, {
+        "src/graph.py": "from src.agents.judges.tech_lead import TechLead\n"
+                        "from src.agents.judges.defense import Defense\n",
+        "src/agents/judges/Tech_lead.py": "TechLead = 1\n",
+        "src/agents/judges/defense.py": "Defense = 1\n",
+    })
+    found = broken_imports(tmp_path, files, ["src/graph.py"])
+    assert [(d["line"], d["import_time"]) for d in found] == [(1, True)]
+    assert "only in another letter case (src/agents/judges/Tech_lead.py)" in found[0]["message"]

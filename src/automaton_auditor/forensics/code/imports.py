@@ -14,7 +14,7 @@ may bind anything: its names are never reported. A name that is a submodule of a
 importing module uses the name as a type (in an annotation or as a base class): the code
 expects a model of that name. A relative import of a module the repository does not hold
 (``from .nodes.detectives import X`` beside ``nodes/detective.py``) fails the same way, with
-no ``target``.
+no ``target``, and so does one of a module it holds only in another letter case.
 """
 
 from __future__ import annotations
@@ -193,7 +193,7 @@ class ImportChecks:
                 continue
             dotted = _target(stmt, path, modules)
             if dotted is None:
-                found += _missing_module(repo, stmt, path)
+                found += _missing_module(repo, stmt, path) or _other_case(stmt, path, modules)
                 continue
             if modules[dotted] == path:
                 continue
@@ -234,6 +234,25 @@ def _missing_module(repo: Path, stmt: ast.ImportFrom, path: str) -> list[JSON]:
              "message": f"`{'.' * stmt.level}{stmt.module}` is imported relatively, but the "
                         f"repository has neither {where}.py nor a {where}/ package",
              "import_time": True, "target": None, "name": stmt.module, "as_type": False}]
+
+
+def _other_case(stmt: ast.ImportFrom, path: str, modules: dict[str, str]) -> list[JSON]:
+    """An absolute ``from pkg.tech_lead import X`` whose module the repository holds only
+    in another letter case (``pkg/Tech_lead.py``): Python matches module names by case, on
+    every system, so the import fails with ``ModuleNotFoundError``."""
+    if stmt.level or not stmt.module:
+        return []
+    lower = {dotted.lower(): dotted for dotted in modules}
+    for prefix in ("", ".".join(_package(path)), "src"):
+        real = lower.get((f"{prefix}.{stmt.module}" if prefix else stmt.module).lower())
+        if real is not None:
+            return [{"path": path, "line": stmt.lineno, "code": CODE,
+                     "message": f"`{stmt.module}` is imported, but the repository holds it "
+                                f"only in another letter case ({modules[real]}): Python "
+                                "matches module names by case, so the import fails",
+                     "import_time": True, "target": None, "name": stmt.module,
+                     "as_type": False}]
+    return []
 
 
 def _type_names(tree: ast.Module | None) -> set[str]:
