@@ -264,3 +264,27 @@ def scratch(path):
     assert temp.found and temp.data["locations"] == ["tools.py:14"]
     assert temp.data["compared"] == ["tools.py:12", "tools.py:4"]
     assert "call(s) on data" not in temp.rationale
+
+
+def test_a_graph_module_importing_a_module_that_cannot_load_cannot_load(
+        tmp_path: Path) -> None:
+    # graph.py imports nodes.py (its nodes), which imports helpers.py, whose own import
+    # of a module the repository does not hold fails: graph.py fails on its import line
+    files = write_repo(tmp_path, {
+        "app/graph.py": '''
+from langgraph.graph import StateGraph, START, END
+from app.nodes import detective
+
+builder = StateGraph(dict)
+builder.add_node("detective", detective)
+builder.add_edge(START, "detective")
+builder.add_edge("detective", END)
+''',
+        "app/nodes.py": "from app.helpers import clean\n\n\ndef detective(state):\n"
+                        "    return {'evidences': [clean(state)]}\n",
+        "app/helpers.py": "from .missing import tidy\n\n\ndef clean(x):\n    return tidy(x)\n",
+        "app/__init__.py": ""})
+    undefined = by_facet(code_findings(tmp_path, files)[0], "graph.undefined_names")
+    assert undefined.found
+    assert "app/graph.py:3: from app.nodes import detective  [IMPORT imports " \
+        "app/nodes.py, which cannot be imported]" in (undefined.content or "")

@@ -30,6 +30,7 @@ from automaton_auditor.forensics.code.caught import caught_text, split_caught
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import state_param
 from automaton_auditor.forensics.code.imports import ImportChecks
+from automaton_auditor.forensics.code.loading import unimportable
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.state_schema import state_class, typed_classes
 from automaton_auditor.forensics.code.temp_paths import used_as_paths
@@ -50,6 +51,18 @@ LOCAL_ANNOTATION = re.compile(r"^[A-Za-z_][\w.]*\s*:\s*([^=]+?)\s*(?:=(.*))?$")
 SAFE_HINT = "seems safe"  # ruff's message for a shell call on a constant command
 MAX_QUOTED = 15
 MISSING_METHOD = "ATTR"  # the diagnostic code of a builder call to a method StateGraph lacks
+
+
+def inherited(repo: Path, facts: dict[str, JSON], analysis: Analysis, modules: set[str],
+              checks: ImportChecks) -> list[JSON]:
+    """The graph's modules that import, when they load, a repository module that cannot be
+    imported (`loading.unimportable`; their own failing lines are `ImportChecks`'): each
+    fails on that import line, as a diagnostic."""
+    failed = unimportable(repo, facts, analysis, modules, checks)
+    return [{"path": path, "line": why["line"], "code": "IMPORT", "import_time": True,
+             "target": why["via"], "name": why["via"], "as_type": False,
+             "message": f"imports {why['via']}, which cannot be imported"}
+            for path, why in sorted(failed.items()) if path in modules and why.get("via")]
 
 
 def graph_modules(graph: CallGraph, main: Topology | None) -> set[str]:
@@ -102,7 +115,8 @@ def health_findings(facts: dict[str, JSON], repo: Path | None, analysis: Analysi
         and not _local_annotation(graph, repo, d)])
     modules = graph_modules(graph, main)
     if repo is not None:  # a name imported from a repository module that lacks it
-        undefined += (checks or ImportChecks(repo, facts)).broken(modules)
+        checks = checks or ImportChecks(repo, facts)
+        undefined += checks.broken(modules) + inherited(repo, facts, analysis, modules, checks)
     undefined += _missing_methods(graph, main)
     state = state_class(typed_classes(facts), main)
     state_file = state[0] if state else None
