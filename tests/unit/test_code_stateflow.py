@@ -4,7 +4,11 @@ on the strong test graph and on copies with one such defect each."""
 
 from __future__ import annotations
 
+from itertools import pairwise
 from pathlib import Path
+from typing import Any
+
+import pytest
 
 from automaton_auditor.forensics.code.analyze import code_findings
 from automaton_auditor.judging.offline import evidence_balance, offline_opinion
@@ -205,3 +209,33 @@ def test_the_facts_cap_their_criterion_at_four_and_weigh_nothing_else() -> None:
     for facet, dim_id in (("state.doubled_lists", "state_management_rigor"),
                           ("graph.stale_reads", "graph_orchestration")):
         assert evidence_balance(_dossier(facet, dim_id, 2)) == (2.0, 0.0)
+
+
+def test_whole_state_nodes_in_a_loop_or_a_long_chain_are_read_once_each(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a hostile chain of 40 nodes, each returning a copy of its state, the last one looping
+    # back: every question about whether a list is still empty is answered once (asked
+    # again, it was exponential in the chain's length), and the loop ends
+    from automaton_auditor.forensics.code import stateflow
+
+    asked, still_empty = [0], stateflow._still_empty
+
+    def counted(*args: Any) -> bool:
+        asked[0] += 1
+        assert asked[0] <= 40 * 40 * 4, "whether a list is still empty is asked again"
+        return still_empty(*args)
+
+    monkeypatch.setattr(stateflow, "_still_empty", counted)
+    names = [f"n{i}" for i in range(40)]
+    nodes = "\n\n".join(f"def {n}(state):\n    return dict(state)\n" for n in names)
+    graph = ("from langgraph.graph import END, START, StateGraph\n\nfrom state import AgentState\n"
+             f"from nodes import {', '.join(names)}\n\n"
+             "def again(state):\n    return 'n0' if state.get('repo_url') else END\n\n"
+             "builder = StateGraph(AgentState)\n"
+             + "".join(f"builder.add_node('{n}', {n})\n" for n in names)
+             + "builder.add_edge(START, 'n0')\n"
+             + "".join(f"builder.add_edge('{a}', '{b}')\n" for a, b in pairwise(names))
+             + "builder.add_conditional_edges('n39', again, ['n0', END])\n"
+             + "graph = builder.compile()\n")
+    doubled = _facts(tmp_path, nodes, graph)["state.doubled_lists"]
+    assert not doubled.found  # nothing but copies: no list ever holds a node's item

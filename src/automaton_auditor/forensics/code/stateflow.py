@@ -220,6 +220,7 @@ def _doubled(model: Model, run: Run, adders: dict[str, tuple[str, int]]
              ) -> dict[str, dict[str, tuple[str, int]]]:
     """node -> key -> the return that hands the key's own list back, for the nodes that run."""
     out: dict[str, dict[str, tuple[str, int]]] = {}
+    memo: dict[tuple[str, str], bool] = {}
     for name, node in sorted(model.nodes.items()):
         if not run.runs.get(name):
             continue
@@ -227,13 +228,14 @@ def _doubled(model: Model, run: Run, adders: dict[str, tuple[str, int]]
         if node.whole:  # the state it was given holds every list; a key it sets is replaced
             keys.update({k: (node.whole_path, node.whole_line) for k in adders
                          if k not in node.writes and k not in keys})
-        keys = {k: at for k, at in keys.items() if not _still_empty(model, run, name, k)}
+        keys = {k: at for k, at in keys.items() if not _still_empty(model, run, name, k, memo)}
         if keys:
             out[name] = keys
     return out
 
 
-def _still_empty(model: Model, run: Run, name: str, key: str) -> bool:
+def _still_empty(model: Model, run: Run, name: str, key: str,
+                 memo: dict[tuple[str, str], bool]) -> bool:
     """Whether the list under `key` holds only the graph's input whenever `name` runs: no
     other node that writes it runs before `name`'s last run (a node returning the whole
     state writes it only if it was no longer empty then), and every node that runs before
@@ -243,10 +245,14 @@ def _still_empty(model: Model, run: Run, name: str, key: str) -> bool:
     if (run.ambiguous_at and last >= run.ambiguous_at) or any(
             n not in model.nodes or model.nodes[n].open for n in before):
         return False
-    # a node handing the whole state back adds to the list only what it already held
-    return not any(key in model.nodes[n].writes or key in model.nodes[n].echoes
-                   or (model.nodes[n].whole and not _still_empty(model, run, n, key))
-                   for n in before)
+    if (name, key) not in memo:  # each asked once; in a loop of such nodes: not empty
+        memo[(name, key)] = False
+        # a node handing the whole state back adds to the list only what it already held
+        memo[(name, key)] = not any(
+            key in model.nodes[n].writes or key in model.nodes[n].echoes
+            or (model.nodes[n].whole and not _still_empty(model, run, n, key, memo))
+            for n in before)
+    return memo[(name, key)]
 
 
 def _doubled_finding(facts: dict[str, JSON], model: Model, run: Run, repo: Path | None,
