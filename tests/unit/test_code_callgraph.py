@@ -127,3 +127,11 @@ prosecutor_node = judge_node_factory("Prosecutor", "Find flaws.")
                                                           "judge_node_factory.node")
     assert graph.named("graph.py", "judges.prosecutor_node") == ("judges.py",
                                                                  "judge_node_factory.node")
+
+
+def test_module_objects_made_from_each_other_name_no_function(tmp_path: Path) -> None:
+    # hostile: ``a = b()`` and ``b = a()`` at module level: following one to the other
+    # must end (it recursed without end), and neither names a function
+    graph = _graph(tmp_path, "import tempfile\n\na = b()\nb = a()\n")
+    assert graph.named("m.py", "a") is None
+    assert graph.named("m.py", "b") is None

@@ -238,3 +238,13 @@ def test_a_loop_back_the_code_does_not_have_caps_the_diagram_at_four() -> None:
     plain = DiagramFacts(page=4, kind="mermaid", edges=PARALLEL_EDGES)
     assert not _facets(compare_with_code([plain], _code(CODE_EDGES)))[
         "vision.compare.loops"].found
+
+
+def test_a_cycle_in_the_code_graph_is_found_in_one_pass() -> None:
+    from automaton_auditor.forensics.vision.loops import has_cycle
+
+    diamond = [("s", "a"), ("s", "b"), ("a", "c"), ("b", "c")]
+    assert not has_cycle(diamond)  # two ways to one node is no loop
+    assert has_cycle([*diamond, ("c", "s")]) and has_cycle([("a", "a")])
+    chain = [(f"n{i}", f"n{i + 1}") for i in range(20_000)]  # deep: no recursion limit
+    assert not has_cycle(chain) and has_cycle([*chain, ("n20000", "n0")])

@@ -35,6 +35,7 @@ class CallGraph(Definitions):
         # valid at the depth it was asked from.
         self._whole: dict[tuple[Key, str], tuple[frozenset[str], int]] = {}
         self._cut: dict[tuple[Key, str, int], frozenset[str]] = {}
+        self._making: set[tuple[str, str]] = set()  # module objects being resolved (`named`)
 
     # --- definitions ---------------------------------------------------------------------
     def flow(self, key: Key) -> JSON:
@@ -104,9 +105,15 @@ class CallGraph(Definitions):
         if target is None and "." in ref:
             target = self._dotted(path, ref) or \
                 self._bound_method(where or (path, "<module>"), ref)
-        if target is None and ref and (made := self.module_entry(path, ref, "objects")):
+        made = self.module_entry(path, ref, "objects") if target is None and ref else None
+        if made is not None and (path, ref) not in self._making:
             # module-level ``prosecutor = make_judge("P", PROMPT)``: the closure it returns
-            return self.built_node(made[0], {"call": str(made[1])}, None)
+            # (``a = b(); b = a()`` names no function: asked again inside, it is None)
+            self._making.add((path, ref))
+            try:
+                return self.built_node(made[0], {"call": str(made[1])}, None)
+            finally:
+                self._making.discard((path, ref))
         if target is not None and target.is_class:
             target = self.method(target.path, target.qual, "__call__")
         if target is None or (target.path, target.qual) not in self.functions:
