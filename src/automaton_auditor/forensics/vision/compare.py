@@ -3,7 +3,8 @@
 Two questions: do the diagram's node names match the code's (fuzzily: case, underscores,
 a "Node" suffix, camelCase), and does the diagram show the code's parallel split, or
 contradict it ("Misleading Architecture Visual": a linear pipeline drawn for code that fans
-out, or parallel branches drawn that the code does not have, or runs in sequence)?
+out, or parallel branches drawn that the code does not have, or runs in sequence)? A loop
+drawn back that the code lacks is its own fact (`loops`).
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ Public API (called by the vision_inspector node and the evidence aggregator):
   pattern), "vision.flow.linear" (failure pattern), "vision.flow.classification" (neutral),
   and "vision.drawn" (not found) when Mermaid/DOT source printed as text is all there is.
 - `compare_with_code(diagrams, graph)` -> "vision.compare.nodes", "vision.compare.parallelism"
-  (success pattern) and "vision.compare.misleading" (failure pattern: "Misleading
-  Architecture Visual").
+  (success pattern), "vision.compare.misleading" (failure pattern: "Misleading
+  Architecture Visual") and "vision.compare.loops" (a drawn loop the code lacks).
 - `analyze_with_model(diagrams, images, model)` (async) -> diagrams with `analysis` filled
   from a `DiagramAnalysis` (degraded answers marked ``{"degraded": True, ...}``).
 
