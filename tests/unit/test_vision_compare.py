@@ -241,7 +241,7 @@ def test_a_loop_back_the_code_does_not_have_caps_the_diagram_at_four() -> None:
 
 
 def test_a_cycle_in_the_code_graph_is_found_in_one_pass() -> None:
-    from automaton_auditor.forensics.vision.loops import has_cycle
+    from automaton_auditor.forensics.diagrams.flow import has_cycle
 
     diamond = [("s", "a"), ("s", "b"), ("a", "c"), ("b", "c")]
     assert not has_cycle(diamond)  # two ways to one node is no loop

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 
 from automaton_auditor.forensics.code.names import RETRY_NAME
-from automaton_auditor.forensics.diagrams.flow import match_score
+from automaton_auditor.forensics.diagrams.flow import has_cycle, match_score
 from automaton_auditor.forensics.pdf.claims import (
     BEHAVIOURS,
     CLEANUP,
@@ -93,23 +93,6 @@ def _facts(code: Sequence[Finding]) -> dict[str, Finding]:
     return found
 
 
-def _loops_back(graph: RebuiltGraph) -> bool:
-    """Whether some node of the graph can reach itself again (a loop, a retry edge)."""
-    after: dict[str, set[str]] = {}
-    for a, b in graph.edges:
-        after.setdefault(a, set()).add(b)
-    for start in after:
-        seen: set[str] = set()
-        todo = [start]
-        while todo:
-            for nxt in after.get(todo.pop(), set()) - seen:
-                if nxt == start:
-                    return True
-                seen.add(nxt)
-                todo.append(nxt)
-    return False
-
-
 def _edges(graph: RebuiltGraph, code: Sequence[Finding], sentence: str) -> list[str]:
     """The add_edge lines (from `graph.topology`) leaving the nodes the sentence names, or the
     graph's first edges when it names none."""
@@ -138,7 +121,7 @@ def retry_misquote(claim: FeatureClaim, code: Sequence[Finding], graph: RebuiltG
     """A retry of model replies the code does not have (see the module's docstring)."""
     retry = _facts(code).get("llm.retry")
     if retry is None or retry.found or retry.data.get("selective") or names is None \
-            or graph is None or not graph.edges or _loops_back(graph) \
+            or graph is None or not graph.edges or has_cycle(graph.edges) \
             or _retry_named(names):
         return None
     return Misquote(

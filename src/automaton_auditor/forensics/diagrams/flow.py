@@ -236,3 +236,35 @@ def longest_chain(edges: Iterable[Edge], conditional: Iterable[Edge] = ()) -> li
         stack.extend([*path, nxt] for nxt in reversed(succ.get(path[-1], []))
                      if nxt not in path)
     return best
+
+
+def successors(edges: Iterable[Edge]) -> dict[str, set[str]]:
+    """Each node and the nodes its edges lead to."""
+    step: dict[str, set[str]] = {}
+    for a, b in edges:
+        step.setdefault(a, set()).add(b)
+    return step
+
+
+def has_cycle(edges: Iterable[Edge]) -> bool:
+    """Whether some node can reach itself again (linear in the edges: a code graph may be
+    large)."""
+    step = successors(edges)
+    state: dict[str, int] = {}  # node -> 1 on the current path, 2 done
+    for root in sorted(step):
+        if root in state:
+            continue
+        state[root] = 1
+        stack = [(root, iter(sorted(step[root])))]
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                state[node] = 2
+                stack.pop()
+            elif state.get(child) == 1:
+                return True
+            elif child not in state:
+                state[child] = 1
+                stack.append((child, iter(sorted(step.get(child, ())))))
+    return False

@@ -9,18 +9,16 @@ roles counts (a legend's arrows, or a note looping on itself, draw no graph).
 
 from __future__ import annotations
 
-from automaton_auditor.forensics.diagrams.flow import match_names, role_of
+from automaton_auditor.forensics.diagrams.flow import (
+    has_cycle,
+    match_names,
+    role_of,
+    successors,
+)
 from automaton_auditor.forensics.vision.findings import DiagramReading
 from automaton_auditor.state import Finding, RebuiltGraph
 
 MIN_LOOP_PARTS = 2  # code nodes or roles a drawn loop must pass through
-
-
-def _after(edges: list[tuple[str, str]]) -> dict[str, set[str]]:
-    step: dict[str, set[str]] = {}
-    for a, b in edges:
-        step.setdefault(a, set()).add(b)
-    return step
 
 
 def _cycle(step: dict[str, set[str]], src: str, dst: str) -> list[str] | None:
@@ -39,7 +37,7 @@ def _cycle(step: dict[str, set[str]], src: str, dst: str) -> list[str] | None:
 
 def _depths(edges: list[tuple[str, str]]) -> dict[str, int]:
     """How many edges from a node nothing leads to (the flow's start) each node lies."""
-    step, targets = _after(edges), {b for _a, b in edges}
+    step, targets = successors(edges), {b for _a, b in edges}
     depth = {n: 0 for a, b in edges for n in (a, b) if n not in targets}
     todo = sorted(depth)
     while todo:
@@ -54,7 +52,7 @@ def _depths(edges: list[tuple[str, str]]) -> dict[str, int]:
 def back_edges(edges: list[tuple[str, str]]) -> list[tuple[tuple[str, str], list[str]]]:
     """Each edge that leads back (to a node no further from the start than its source)
     and closes a cycle, with the cycle's nodes."""
-    step, depth = _after(edges), _depths(edges)
+    step, depth = successors(edges), _depths(edges)
     found = []
     for src, dst in sorted(set(edges)):
         if depth.get(dst, 0) > depth.get(src, 0):
@@ -63,30 +61,6 @@ def back_edges(edges: list[tuple[str, str]]) -> list[tuple[tuple[str, str], list
         if cycle is not None:
             found.append(((src, dst), cycle))
     return found
-
-
-def has_cycle(edges: list[tuple[str, str]]) -> bool:
-    """Whether some node can reach itself again (linear in the edges: a code graph may be
-    large)."""
-    step = _after(edges)
-    state: dict[str, int] = {}  # node -> 1 on the current path, 2 done
-    for root in sorted(step):
-        if root in state:
-            continue
-        state[root] = 1
-        stack = [(root, iter(sorted(step[root])))]
-        while stack:
-            node, children = stack[-1]
-            child = next(children, None)
-            if child is None:
-                state[node] = 2
-                stack.pop()
-            elif state.get(child) == 1:
-                return True
-            elif child not in state:
-                state[child] = 1
-                stack.append((child, iter(sorted(step.get(child, ())))))
-    return False
 
 
 def loop_findings(reading: DiagramReading | None, graph: RebuiltGraph) -> list[Finding]:
