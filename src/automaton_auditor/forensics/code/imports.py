@@ -171,6 +171,7 @@ class ImportChecks:
 
     def __init__(self, repo: Path, files: Iterable[str]) -> None:
         self.repo, self.modules = repo, module_files(files)
+        self.lowered = {dotted.lower(): dotted for dotted in self.modules}  # `_other_case`
         self.bindings = _Bindings(repo, self.modules)
         self.memo: dict[str, list[JSON]] = {}
 
@@ -193,7 +194,8 @@ class ImportChecks:
                 continue
             dotted = _target(stmt, path, modules)
             if dotted is None:
-                found += _missing_module(repo, stmt, path) or _other_case(stmt, path, modules)
+                found += _missing_module(repo, stmt, path) or \
+                    _other_case(stmt, path, modules, self.lowered)
                 continue
             if modules[dotted] == path:
                 continue
@@ -236,15 +238,16 @@ def _missing_module(repo: Path, stmt: ast.ImportFrom, path: str) -> list[JSON]:
              "import_time": True, "target": None, "name": stmt.module, "as_type": False}]
 
 
-def _other_case(stmt: ast.ImportFrom, path: str, modules: dict[str, str]) -> list[JSON]:
+def _other_case(stmt: ast.ImportFrom, path: str, modules: dict[str, str],
+                lowered: dict[str, str]) -> list[JSON]:
     """An absolute ``from pkg.tech_lead import X`` whose module the repository holds only
     in another letter case (``pkg/Tech_lead.py``): Python matches module names by case, on
-    every system, so the import fails with ``ModuleNotFoundError``."""
+    every system, so the import fails with ``ModuleNotFoundError``. `lowered`: the
+    repository's module names in lower case, to their own spelling."""
     if stmt.level or not stmt.module:
         return []
-    lower = {dotted.lower(): dotted for dotted in modules}
     for prefix in ("", ".".join(_package(path)), "src"):
-        real = lower.get((f"{prefix}.{stmt.module}" if prefix else stmt.module).lower())
+        real = lowered.get((f"{prefix}.{stmt.module}" if prefix else stmt.module).lower())
         if real is not None:
             return [{"path": path, "line": stmt.lineno, "code": CODE,
                      "message": f"`{stmt.module}` is imported, but the repository holds it "
