@@ -69,14 +69,16 @@ def _persona_of(name: str, text: str) -> str | None:
 
 def _candidates(repo: Path, files: list[str], facts: dict[str, JSON],
                 scope: Scope | None = None) -> list[JSON]:
+    """Every string and prompt file that may be a persona's prompt; a string in code the
+    graph never runs (by `scope`) is marked ``idle``."""
     found: list[JSON] = []
     for path in sorted(facts):
         for item in facts[path].get("strings") or []:
-            if scope is not None and not scope.runs(path, str(item["func"])):
-                continue  # a prompt in code the graph never runs
             label = f"{item['func']}.{item['var']}" if item["var"] else item["func"]
             found.append({"loc": f"{path}:{item['line']}", "name": label,
-                          "text": item["text"]})
+                          "text": item["text"], **({"idle": True} if scope is not None
+                                                   and not scope.runs(path, str(item["func"]))
+                                                   else {})})
     for path in files:
         if is_prompt_file(path):
             found += _file_prompts(repo, path)
@@ -157,7 +159,8 @@ def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     graph runs), prompts in code nothing runs are left out; `undefined`
     (`blocked.undefined_reads`) are the names that fail when read; `resolved`: the
     `judge_prompts` already read with them."""
-    candidates = _candidates(repo, files, facts, scope)
+    everything = _candidates(repo, files, facts, scope)
+    candidates = [c for c in everything if not c.get("idle")]
     chosen = _pick(candidates)
     if resolved is None:
         parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
@@ -177,8 +180,8 @@ def persona_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     where = {p: i["loc"] for p, i in chosen.items()}
     security = {p: bool(SECURITY.search(i["text"])) for p, i in chosen.items()}
     # prompts left out because nothing the graph runs holds them are named, not denied
-    idle = {p: i["loc"] for p, i in _pick(_candidates(repo, files, facts)).items()
-            if p not in chosen} if scope is not None and len(chosen) < len(PERSONAS) else {}
+    idle = {p: i["loc"] for p, i in _pick(everything).items()
+            if p not in chosen} if len(chosen) < len(PERSONAS) else {}
     return [*_findings(chosen, pairs, tone, quote, loc, {"locations": where,
                                                          "security": security, "idle": idle}),
             *_no_model(repo, facts, chosen, quote, loc),
