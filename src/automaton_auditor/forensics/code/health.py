@@ -29,6 +29,7 @@ from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.caught import caught_text, split_caught
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import state_param
+from automaton_auditor.forensics.code.imports import CODE as IMPORT
 from automaton_auditor.forensics.code.imports import ImportChecks
 from automaton_auditor.forensics.code.loading import unimportable
 from automaton_auditor.forensics.code.source import line_at
@@ -59,7 +60,7 @@ def inherited(repo: Path, facts: dict[str, JSON], analysis: Analysis, modules: s
     imported (`loading.unimportable`; their own failing lines are `ImportChecks`'): each
     fails on that import line, as a diagnostic."""
     failed = unimportable(repo, facts, analysis, modules, checks)
-    return [{"path": path, "line": why["line"], "code": "IMPORT", "import_time": True,
+    return [{"path": path, "line": why["line"], "code": IMPORT, "import_time": True,
              "target": why["via"], "name": why["via"], "as_type": False,
              "message": f"imports {why['via']}, which cannot be imported"}
             for path, why in sorted(failed.items()) if path in modules and why.get("via")]
