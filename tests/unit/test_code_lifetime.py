@@ -341,3 +341,29 @@ def test_a_clone_into_a_path_inside_the_temp_dir_is_sandboxed_and_its_removal_is
         names = write_repo(tmp_path / f"w{i}", {"tools.py": text})
         assert by_facet(code_findings(tmp_path / f"w{i}", names)[0],
                         "safety.clone_cleanup").found, itself
+
+
+# gashawbekele06's repo_tools.py shape: the path leaves the with-block inside a dict
+IN_A_DICT = '''
+import subprocess
+import tempfile
+
+
+def clone(url):
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        subprocess.run(["git", "clone", url, tmp_dir], check=True)
+        return {"success": True, "path": tmp_dir}
+
+
+def clone_kw(url):
+    with tempfile.TemporaryDirectory() as tmp_dir:
+        subprocess.run(["git", "clone", url, tmp_dir], check=True)
+        return dict(ok=True, path=tmp_dir)
+'''
+
+
+def test_a_path_returned_inside_a_dict_is_deleted_before_use(tmp_path: Path) -> None:
+    cleanup, early = _facets(tmp_path, IN_A_DICT)
+    assert early.found and not cleanup.found
+    assert sorted(early.data["early"]) == sorted(
+        ["tools.py:7", "tools.py:9", "tools.py:13", "tools.py:15"])

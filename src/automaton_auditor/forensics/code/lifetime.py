@@ -12,7 +12,8 @@ Two shapes, both read from the AST:
 A generator (``@contextmanager`` that yields the path) keeps the directory alive while the
 caller works, so it is never such a case. A path "is returned" when the returned value is
 built from it by path operations (``Path(d) / "x"``, ``os.path.join(d, ...)``, ``str(d)``,
-an f-string, a tuple); a call of any other function consumes the path while it exists.
+an f-string) or holds it (a tuple, a list, a dict's value: ``{"path": d}``); a call of
+any other function consumes the path while it exists.
 
 The other way round, `kept_alive`: a ``TemporaryDirectory`` object put into a module-level
 container (``_ACTIVE_CLONES[td.name] = td``) lives as long as that container, so its
@@ -106,14 +107,18 @@ def _carries(node: ast.AST | None, paths: set[str], holder: str) -> bool:
     if isinstance(node, ast.JoinedStr):
         return any(_carries(v.value, paths, holder) for v in node.values
                    if isinstance(v, ast.FormattedValue))
-    if isinstance(node, ast.Tuple | ast.List):
+    if isinstance(node, ast.Tuple | ast.List | ast.Set):
         return any(_carries(e, paths, holder) for e in node.elts)
+    if isinstance(node, ast.Dict):  # {"path": tmp_dir}: the caller reads the path out of it
+        return any(_carries(v, paths, holder) for v in node.values)
     if isinstance(node, ast.IfExp):
         return _carries(node.body, paths, holder) or _carries(node.orelse, paths, holder)
     if isinstance(node, ast.Call):
         tail = (dotted(node.func) or "").rsplit(".", 1)[-1]
         if isinstance(node.func, ast.Attribute) and node.func.attr in PATH_METHODS:
             return _carries(node.func.value, paths, holder)
+        if tail == "dict":
+            return any(_carries(k.value, paths, holder) for k in node.keywords)
         return tail in PATH_CALLS and any(_carries(a, paths, holder) for a in node.args)
     return False
 
