@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from automaton_auditor.forensics.code.analyze import code_findings
+from automaton_auditor.forensics.code.personas import thin_cap
 from automaton_auditor.judging.offline import offline_opinion
 from automaton_auditor.judging.rules import decide
 from automaton_auditor.rubric import load_rubric
@@ -219,6 +220,7 @@ def test_one_sentence_per_persona_in_a_shared_template_is_thin(tmp_path: Path) -
     assert not text.found
     assert text.data["thin"] == ["Defense", "Prosecutor", "TechLead"]
     assert 0 < max(text.data["own_words"].values()) < 40
+    assert text.data["cap"] == 2  # a sentence each: under 30 words
     assert text.data["shared_words"] > 40
     assert "src/nodes/judges.py:18:" in (text.content or "")  # the Prosecutor's sentence
 
@@ -521,3 +523,17 @@ def test_a_persona_named_in_module_level_graph_wiring_is_an_entry(tmp_path: Path
     text = by_facet(findings, "judges.persona_text")
     assert text.data.get("thin") == ["Defense", "Prosecutor", "TechLead"], text.rationale
     assert "(from src/graph.py:6 judge_node(...))" in (text.content or "")
+
+
+def test_two_or_three_sentences_per_persona_leave_room_for_three() -> None:
+    rubric = load_rubric()
+    dim = rubric.dimension("judicial_nuance")
+    good = [make_evidence(f"ok {i}", dimension=dim.id, facet=f"judges.s{i}", confidence=1.0)
+            for i in range(4)]
+    for words, expected in ((12, 2), (29, 2), (31, 3), (39, 3)):
+        own = {"Prosecutor": words, "Defense": 45, "TechLead": 50}
+        thin = make_evidence("persona text", dimension=dim.id, facet="judges.persona_text",
+                             found=False, pattern="success", confidence=0.8,
+                             data={"own_words": own, "cap": thin_cap({"Prosecutor": words})})
+        opinions = [offline_opinion(j, dim, [*good, thin]) for j in JUDGES]
+        assert decide(dim, opinions, [*good, thin], rubric).final_score == expected, words

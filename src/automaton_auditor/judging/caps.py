@@ -77,10 +77,9 @@ def many_statements(fact: Evidence, least: int = 4) -> bool:
     return isinstance(total, int) and total >= least
 
 
-def graded_cap(cap: int) -> Callable[[Evidence], bool]:
-    """A test for a fact that grades its own failure pattern (``data["cap"]``, the score
-    it leaves room for): true when that grade is `cap`."""
-    return lambda fact: fact.data.get("cap") == cap
+def graded_cap(cap: int, default: bool = False) -> Callable[[Evidence], bool]:
+    """True for a fact whose own grade (``data["cap"]``) is `cap`, or none when `default`."""
+    return lambda fact: fact.data.get("cap") == cap or (default and fact.data.get("cap") is None)
 
 
 FAILURE_CAPS: tuple[FailureCap, ...] = (
@@ -203,11 +202,14 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("judges.collusion", ("judicial_nuance",), 2, 0.75,
                "persona prompts that share most of their text (over 80%)",
                when=identical_personas),
-    # The prompt each judge's model call receives is one shared template in which a persona
-    # adds a sentence or two, or only its name (forensics.code.personas).
+    # Each judge's prompt is one shared template plus a persona's sentence or two, or name
+    # (forensics.code.personas). Graded (data["cap"]): under 30 own words -> 2; 30-39 -> 3.
     FailureCap("judges.persona_text", ("judicial_nuance",), 2, 0.75,
                "persona prompts that are one shared template (each persona adds a sentence "
-               "or two of its own, or only its name)"),
+               "or two of its own, or only its name)", when=graded_cap(2, default=True)),
+    FailureCap("judges.persona_text", ("judicial_nuance",), 3, 0.75, "persona prompts "
+               "that are mostly one shared template (two or three sentences each of their own)",
+               when=graded_cap(3)),
     # A name read before every model call of the judges is never bound (forensics.code
     # .blocked): each fails with NameError first and its persona prompt is never sent, so
     # distinct personas count for little. Graded (data["cap"]): every judge fails -> 2,

@@ -54,6 +54,9 @@ MODEL_REACH = (*LLM_PACKAGES, "langchain", "langgraph.prebuilt", "google.generat
                "transformers", "huggingface_hub", "llama_index", "llama_cpp", "dspy",
                "instructor", "boto3", "requests", "httpx", "aiohttp", "urllib.request")
 MIN_OWN_WORDS = 40  # a persona's own instructions: more than a sentence or two
+# Under it, a thin persona with at least this many words has two or three sentences of its
+# own (graded cap 3, `thin_cap`); with fewer, a sentence or only its name (cap 2).
+FEW_OWN_WORDS = 30
 MAX_PROMPT_FILE = 200_000
 
 
@@ -123,6 +126,12 @@ def _flatten(value: Any) -> str:
     if isinstance(value, list):
         return "\n".join(_flatten(v) for v in value)
     return ""
+
+
+def thin_cap(words: dict[str, int]) -> int:
+    """The score a thin persona text leaves room for (``data["cap"]``): 2 when a persona has
+    under `FEW_OWN_WORDS` words of its own, else 3 (two or three sentences each)."""
+    return 2 if min(words.values(), default=0) < FEW_OWN_WORDS else 3
 
 
 def overlap(a: str, b: str) -> float:
@@ -221,7 +230,7 @@ def _thin_constants(chosen: dict[str, JSON], candidates: list[JSON], loc: str,
                       if followed else "The judges' model calls could not be followed; "
                       "this is all the text of their own they can have.")),
         data={"own_words": words, "thin": thin, "min_own_words": MIN_OWN_WORDS,
-              "followed": followed})]
+              "followed": followed, "cap": thin_cap(words)})]
 
 
 def _model_imports(repo: Path, facts: dict[str, JSON]) -> list[str] | None:
@@ -315,7 +324,8 @@ def _resolved_findings(repo: Path, prompts: dict[str, Prompt]) -> list[Finding]:
                    f"words of shared template; under {MIN_OWN_WORDS}: "
                    f"{', '.join(thin) or 'none'}."),
         data={"own_words": {p: c["own_words"] for p, c in counts.items()},
-              "shared_words": shared, "thin": sorted(thin), "min_own_words": MIN_OWN_WORDS})
+              "shared_words": shared, "thin": sorted(thin), "min_own_words": MIN_OWN_WORDS,
+              "cap": thin_cap(thin) if thin else None})
     return [*_findings(prompts, pairs, tone, quote, loc, data, distinct), text_fact,
             *_unreached(repo, prompts)]
 
