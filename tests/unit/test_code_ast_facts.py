@@ -856,3 +856,27 @@ async def clone(url):
 '''})
     shell = by_facet(code_findings(tmp_path, files)[0], "safety.shell_true")
     assert shell.found and shell.security and shell.location == "tools.py:6"
+
+
+def test_a_loop_retrying_its_own_cleanup_is_no_model_retry(tmp_path: Path) -> None:
+    """Miked1991's shape: a retry loop that only removes a directory again (library calls
+    on modules and on an attribute of self) retries no model call."""
+    files = write_repo(tmp_path, {"git_tools.py": '''
+import os
+import shutil
+import time
+
+
+class Forensics:
+    def force_cleanup(self):
+        retries = 3
+        for i in range(retries):
+            try:
+                os.chmod(self.temp_dir.name, 0o700)
+                self.temp_dir.cleanup()
+                return
+            except Exception:
+                time.sleep(1)
+        shutil.rmtree(self.temp_dir.name, ignore_errors=True)
+'''})
+    assert by_facet(code_findings(tmp_path, files)[0], "llm.retry").found is False

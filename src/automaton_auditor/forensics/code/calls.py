@@ -31,7 +31,7 @@ from automaton_auditor.forensics.code.flow import FlowBuilder
 from automaton_auditor.forensics.code.logic import LogicBuilder
 from automaton_auditor.forensics.code.outs import literal_targets, outs_of, returned
 from automaton_auditor.forensics.code.recorder import Ctx
-from automaton_auditor.forensics.code.retries import handler_retries, retried
+from automaton_auditor.forensics.code.retries import calls_param, handler_retries, retried
 
 PERSONA_WORDS = re.compile(r"prosecutor|defen[cs]e|tech[\s_-]?lead|persona|judge", re.I)
 TEMP_NAME = re.compile(r"^(TemporaryDirectory|mkdtemp)$|te?mp\w*_?dir|temporary_?dir|sandbox",
@@ -133,8 +133,8 @@ class CallCollector:
             facts.setdefault("attempt_tries", []).append(retried(node))
         if facts is not None and "try_in_attempt_loop" not in facts:
             # ``for attempt in range(n): try: ... except: continue`` -- a retry loop
-            facts["try_in_attempt_loop"] = {"line": node.lineno,
-                                    "snippet": snippet(self.lines, node, 400)}
+            facts["try_in_attempt_loop"] = {"line": node.lineno, "calls_param": calls_param(
+                node, facts["params"]), "snippet": snippet(self.lines, node, 400)}
         for call, how, tried in handler_retries(node):  # the model called again on failure
             self.add("retry", call, ctx, how=how, covers=tried)
 

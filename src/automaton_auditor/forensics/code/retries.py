@@ -41,6 +41,14 @@ MAX_WORDS = 8
 BROAD = {"Exception", "BaseException", "ValueError"}
 
 
+def calls_param(node: ast.Try | ast.TryStar, params: list[str]) -> bool:
+    """Whether the try's body calls what its function is handed (``fn()``, ``chain.invoke``
+    on a parameter): a retry loop there retries whatever the caller hands in."""
+    handed = set(params) - {"self", "cls"}
+    return any(isinstance(c, ast.Call) and (dotted(c.func) or "").split(".")[0] in handed
+               for stmt in node.body for c in ast.walk(stmt))
+
+
 def retried(node: ast.Try | ast.TryStar) -> JSON:
     """``retries``: ``any`` (some path goes round again whatever the error), ``selected``
     (only under a test of the error) or ``none``; with the test lines, their literals, the

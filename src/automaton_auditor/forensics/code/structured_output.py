@@ -130,6 +130,19 @@ def _model_decorators(facts: dict[str, JSON], retries: list[tuple[str, JSON]],
                   f"model call ({', '.join(other[:MAX_UNWIRED])})." if other else "")
 
 
+def _model_helpers(facts: dict[str, JSON], helpers: list[tuple[str, JSON]],
+                   model_calls: list[tuple[str, JSON]]) -> list[tuple[str, JSON]]:
+    """The retry-loop helpers that may retry a model call: the loop calls what it is handed
+    (``fn()``) or a model call can be reached from the function. One that only does its own
+    work again (removing a directory) retries no model."""
+    models = {(p, str(c["func"])) for p, c in model_calls}
+    graph = CallGraph(facts) if helpers else None
+    return [(p, c) for p, c in helpers if graph is not None and (
+        ((facts[p].get("functions") or {}).get(c["func"]) or {}).get(
+            "try_in_attempt_loop", {}).get("calls_param")
+        or models.intersection(graph.reachable([(p, str(c["func"]))])))]
+
+
 def _judge_block(facts: dict[str, JSON], calls: list[tuple[str, JSON]],
                  repo: Path | None, finding: Finding) -> Finding:
     """Quote the whole function that queries the judge model (the rubric asks for it)."""
@@ -186,6 +199,7 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
                for p in sorted(facts) for q, info in sorted((facts[p].get("functions") or
                                                               {}).items())
                if info.get("try_in_attempt_loop") and info.get("retry_hint")]
+    helpers = _model_helpers(facts, helpers, model_calls)
     seen = {(p, c["func"]) for p, c in retry_funcs + retry_loops}
     loops = retry_loops + [
         (p, {**c, "how": f"retry counter in {c['func']}"}) for p, c in retry_funcs] + [
