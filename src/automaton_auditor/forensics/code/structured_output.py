@@ -135,12 +135,13 @@ def _model_helpers(facts: dict[str, JSON], helpers: list[tuple[str, JSON]],
     """The retry-loop helpers that may retry a model call: the loop calls what it is handed
     (``fn()``) or a model call can be reached from the function. One that only does its own
     work again (removing a directory) retries no model."""
-    models = {(p, str(c["func"])) for p, c in model_calls}
+    # a client made where it is called (``ChatOpenAI(...).invoke(x)``) counts as its call
+    models = {(p, str(c["func"])) for p, c in [*model_calls, *calls_of(facts, "llm_ctor")]}
     graph = CallGraph(facts) if helpers else None
     return [(p, c) for p, c in helpers if graph is not None and (
         ((facts[p].get("functions") or {}).get(c["func"]) or {}).get(
             "try_in_attempt_loop", {}).get("calls_param")
-        or models.intersection(graph.reachable([(p, str(c["func"]))])))]
+        or models.intersection([(p, str(c["func"])), *graph.reachable([(p, str(c["func"]))])]))]
 
 
 def _judge_block(facts: dict[str, JSON], calls: list[tuple[str, JSON]],
