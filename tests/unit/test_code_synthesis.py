@@ -165,6 +165,52 @@ def chief_justice_node(state):
     assert facts["justice.deterministic"].found is False
 
 
+MODELS = '''
+from pydantic import BaseModel
+
+
+class CriterionResult(BaseModel):
+    dimension_id: str
+    final_score: int
+
+
+class AuditReport(BaseModel):
+    executive_summary: str
+    overall_score: float
+    criteria: list[CriterionResult]
+'''
+
+# yohans-kasaw/CodeDueProcess's shape: the model writes the summary, the code its scores
+REPLACED = '''
+from langchain_openai import ChatOpenAI
+from models import AuditReport, CriterionResult
+
+
+def chief_justice_node(state):
+    results = [CriterionResult(dimension_id=k, final_score=min(v)) for k, v in
+               state["scores"].items()]
+    overall = sum(r.final_score for r in results) / len(results)
+    chain = ChatOpenAI(model="gpt-4o").with_structured_output(AuditReport)
+    report = AuditReport.model_validate(chain.invoke("summarise"))
+    report.criteria = results
+    SECOND
+    return {"final_report": report}
+'''
+
+
+def test_a_model_answer_whose_scores_the_code_assigns_again_is_no_verdict(
+        tmp_path: Path) -> None:
+    both = REPLACED.replace("SECOND", "report.overall_score = overall")
+    facts = _justice(tmp_path / "both", both, {"models.py": MODELS})
+    assert facts["justice.model_verdict"].found is False
+    assert facts["justice.deterministic"].found
+    # the model's overall score is kept: it still decides a score
+    one = REPLACED.replace("SECOND", "report.executive_summary += '.'")
+    facts = _justice(tmp_path / "one", one, {"models.py": MODELS})
+    assert facts["justice.model_verdict"].found
+    assert facts["justice.model_verdict"].location == "nodes/justice.py:11"
+
+
 def test_criterion_weights_on_the_overall_are_no_functionality_weight(tmp_path: Path) -> None:
     # the judges' mean with a small Prosecutor penalty, caps on evidence, and weights keyed by
     # criterion that only combine the criteria into an overall score

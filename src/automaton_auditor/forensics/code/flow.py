@@ -57,14 +57,17 @@ class FlowBuilder:
         self.tables: dict[str, ast.expr] = {}  # the module's literal tables (`dispatch`)
 
     def summarize(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> JSON:
-        """``binds``, ``attrs``, ``calls`` and ``rets`` of one function (nested functions
-        and classes are their own scopes and are skipped)."""
+        """``binds``, ``attrs``, ``calls``, ``rets`` and ``fields`` (attributes assigned on
+        a local object) of one function (nested functions and classes are their own scopes
+        and are skipped)."""
         scope = _Scope(self, {a.arg for a in _all_args(node)})
         scope.tables = function_tables(node, self.tables)
         for stmt in node.body:
             scope.stmt(stmt)
         return {"binds": scope.binds, "attrs": scope.attrs, "calls": scope.calls,
-                "rets": scope.rets, "keys": scope.keys}
+                "rets": scope.rets, "keys": scope.keys,
+                **({"fields": {n: sorted(f) for n, f in sorted(scope.fields.items())}}
+                   if scope.fields else {})}
 
 
 def _has_default(call: ast.Call) -> bool:
@@ -94,6 +97,7 @@ class _Scope:
         self.params = params
         self.binds: dict[str, list[str]] = {}
         self.attrs: dict[str, list[str]] = {}
+        self.fields: dict[str, set[str]] = {}  # attributes assigned on a local object
         self.calls: list[JSON] = []
         self.rets: list[str] = []
         self.handlers = 0  # how many ``except`` handlers the statement being read is in
@@ -208,6 +212,9 @@ class _Scope:
             # ``state.k = v`` is no item access: a Pydantic state takes it, ``state["k"] = v``
             # raises
             self.key(target, "set" if isinstance(target, ast.Subscript) else "setattr")
+            if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) and \
+                    target.value.id not in self.params:  # ``report.score = s`` on a local
+                self.fields.setdefault(target.value.id, set()).add(target.attr)
             self.atoms(target)  # calls inside ``d[f(x)] = ...`` still count
 
     # --- expressions ---------------------------------------------------------------------

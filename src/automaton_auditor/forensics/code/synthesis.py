@@ -27,6 +27,7 @@ from automaton_auditor.forensics.code.execution import Model, build_model
 from automaton_auditor.forensics.code.flow import local_calls
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
+from automaton_auditor.forensics.code.model_overwrite import scores_replaced
 from automaton_auditor.forensics.code.named_rules import judge_weights, supremacy
 from automaton_auditor.forensics.code.override_evidence import inverted_override
 from automaton_auditor.forensics.code.source import function_source, line_at
@@ -46,6 +47,7 @@ from automaton_auditor.forensics.code.spread_routes import (
     spread_routes,
     unchanged_reason,
 )
+from automaton_auditor.forensics.code.state_schema import typed_classes
 from automaton_auditor.forensics.code.state_writers import gate_reader
 from automaton_auditor.forensics.code.stubs import does_nothing
 from automaton_auditor.forensics.code.topology import Topology
@@ -199,10 +201,10 @@ def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | No
 def _model_scores(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
                   roots: set[Key]) -> list[tuple[str, int]]:
     """Model calls in scope whose answer is bound to a name holding scores, or is what a
-    synthesis function itself returns."""
+    synthesis function itself returns, unless the code assigns its scores again."""
     lines = {(p, c["func"], c["line"]) for p in facts for c in facts[p].get("calls") or []
              if c["kind"] == "llm_invoke"}
-    found = []
+    found, classes = [], typed_classes(facts)
     for key in scope:
         binds = {**graph.flow(key).get("binds", {})}
         if key in roots:
@@ -212,7 +214,8 @@ def _model_scores(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
             if "score" not in name.lower() and name != "<return>":
                 continue
             for index in local_calls(binds, name):
-                if index < len(sites) and (key[0], key[1], sites[index]["line"]) in lines:
+                if index < len(sites) and (key[0], key[1], sites[index]["line"]) in lines \
+                        and not scores_replaced(graph, classes, key, index):
                     found.append((key[0], sites[index]["line"]))
     return sorted(set(found))
 
