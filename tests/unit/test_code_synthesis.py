@@ -198,6 +198,31 @@ def chief_justice_node(state):
 '''
 
 
+def test_a_copy_of_the_judges_scores_for_the_dissent_text_changes_no_score(
+        tmp_path: Path) -> None:
+    # yohans-kasaw/CodeDueProcess's shape: the spread branch only tabulates the scores
+    code = '''
+def chief_justice_node(state):
+    ops = state["opinions"]
+    final_score = round(sum(o.score for o in ops) / len(ops))
+    dissent = None
+    if max(o.score for o in ops) - min(o.score for o in ops) > 2:
+        TABLE
+        dissent = f"Prosecutor: {scores_by_judge.get('Prosecutor')}"
+    return {"final_score": final_score, "dissent": dissent}
+'''
+    copied = _justice(tmp_path / "copy", code.replace(
+        "TABLE", "scores_by_judge = {op.judge: op.score for op in ops}"))
+    assert copied["justice.variance"].found is False
+    assert "only adds dissent text" in copied["justice.variance"].rationale
+    # a filtered or transformed copy is a new set of scores
+    for name, table in (("filtered", "scores_by_judge = {o.judge: o.score for o in ops "
+                                     "if o.score > 1}"),
+                        ("capped", "scores_by_judge = {o.judge: min(o.score, 3) for o in ops}")):
+        assert _justice(tmp_path / name, code.replace("TABLE", table))[
+            "justice.variance"].found, name
+
+
 def test_a_model_answer_whose_scores_the_code_assigns_again_is_no_verdict(
         tmp_path: Path) -> None:
     both = REPLACED.replace("SECOND", "report.overall_score = overall")

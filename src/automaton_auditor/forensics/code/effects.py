@@ -57,6 +57,16 @@ def returned_effect(value: ast.expr, binds: Binds, reads: Reads,
     return out
 
 
+def plain_copy(value: ast.expr) -> bool:
+    """An unfiltered comprehension copying what it reads (``{o.judge: o.score for o in ops}``):
+    the judges' own scores, none changed, so binding it to a score-like name sets no score."""
+    if not isinstance(value, ast.ListComp | ast.SetComp | ast.DictComp | ast.GeneratorExp):
+        return False
+    items = [value.key, value.value] if isinstance(value, ast.DictComp) else [value.elt]
+    return not any(g.ifs for g in value.generators) and all(
+        isinstance(e, ast.Name | ast.Attribute | ast.Subscript | ast.Constant) for e in items)
+
+
 def updated_scores(call: ast.Call) -> list[ast.expr]:
     """The score fields a copy of a record is given: ``op.model_copy(update={"score": 1})``
     sets that opinion's score to 1."""

@@ -10,15 +10,14 @@ For a function that handles scores, the walk records (JSON, by line):
 - ``branches``: every ``if``/conditional expression with what its test reads and what its
   body does (``score``, ``cap``, ``flag``, ``text``); a test the function's own flags make
   false on every path (`flag_paths`) carries the lines that make it so (``never``), an ``if``
-  taken only when the judges agree (`spreads`) ``agree``;
-- ``pred``: what a predicate helper's answer rests on (the tests guarding its returns, and
-  each way they can hold: `argument_words.or_sides`); ``judge_tests``: string literals
-  compared with a ``.judge``-like attribute.
+  taken only when the judges agree (`spreads`) ``agree``; ``pred``: what a predicate
+  helper's answer rests on (the tests guarding its returns, and each way they can hold:
+  `argument_words.or_sides`); ``judge_tests``: literals compared with a ``.judge``.
 
 What a test reads: ``words`` (a literal searched in a judge's argument text), ``evidence``
 (the detectives' evidence, its ``found`` flags, cited evidence), ``spread``, ``score``,
-``judge`` (a judge's identity), ``criterion`` (the criterion id) and ``call:<name>`` (a
-helper whose own ``pred`` is read across the call graph later). Only code counts.
+``judge``, ``criterion`` (its id) and ``call:<name>`` (a helper whose own ``pred`` is read
+across the call graph later). Only code counts.
 """
 
 from __future__ import annotations
@@ -33,6 +32,7 @@ from automaton_auditor.forensics.code.effects import (
     ceiling,
     hands_score,
     mean_leaves,
+    plain_copy,
     returned_effect,
     updated_scores,
 )
@@ -72,8 +72,7 @@ from automaton_auditor.forensics.code.reader import ExprReader
 from automaton_auditor.forensics.code.spread_flags import flag_exit, handed_calls, targets_exit
 from automaton_auditor.forensics.code.spreads import agreement_test, is_spread, squares
 
-# what a decision does to the score (text alone, a dissent note, changes nothing)
-CHANGES = frozenset({"score", "cap", "flag"})
+CHANGES = frozenset({"score", "cap", "flag"})  # what a decision does that is more than text
 MAX_SETS = 8  # lines where a decision sets the score, recorded to be quoted
 SIMPLE = ast.Assign | ast.AnnAssign | ast.AugAssign | ast.Return | ast.Expr
 
@@ -391,7 +390,8 @@ class _Reader(ExprReader):
             if isinstance(value, ast.Constant) and isinstance(value.value, int | float) and \
                     value.value <= 3 and "weight" not in names.lower():
                 return {"cap"}
-            return set() if evidence_only(targets, self.binds, self.reads) else {"score"}
+            return set() if evidence_only(targets, self.binds, self.reads) or \
+                plain_copy(value) else {"score"}
         if isinstance(value, ast.Compare):
             return {"flag"}
         return set()
