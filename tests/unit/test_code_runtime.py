@@ -121,15 +121,29 @@ def test_a_router_whose_every_way_arrives_late_makes_the_second_run_certain(
     facts = _facts(tmp_path, {**copies.strong(), "graph.py": graph, "nodes.py": nodes})
     assert facts["graph.join_repeats"].data["joins"] == {"evidence_aggregator": {
         "runs": 2, "late": ["doc_analyst", "doc_skipped"]}}
-    # one way only reaches the join: which way is taken is a guess, nothing is concluded
+    # one way only reaches the join late: on that way it runs twice, on the other once, so
+    # the repeat is named with its way, at a confidence that caps nothing
     one_way = graph.replace('builder.add_edge("doc_skipped", "evidence_aggregator")',
                             'builder.add_edge("doc_skipped", END)')
     facts = _facts(tmp_path / "one", {**copies.strong(), "graph.py": one_way, "nodes.py": nodes})
     joins = facts["graph.join_repeats"]
-    assert not joins.found
-    # the aggregator runs after that guess: its single run is not claimed, the guess is said
-    assert joins.data["guessed"] == ["evidence_aggregator"]
-    assert joins.rationale.startswith("No join is seen to run twice; evidence_aggregator "
+    assert joins.found and joins.confidence < 0.85
+    assert joins.data["ways"] == {"vision_inspector": "doc_analyst"}
+    assert joins.rationale.startswith("when vision_inspector routes to doc_analyst (not on "
+                                      "every way it runs): evidence_aggregator runs 2 times")
+    # both ways of an undetermined router reach a join in step: it runs once whichever is
+    # taken; that it runs after a guess is said
+    either = copies.edit(copies.GRAPH, (
+        'builder.add_edge("error_handler", END)',
+        'builder.add_edge("error_handler", "chief_justice")'), (
+        "route_judges, [", "route_env, ["), ("vision_inspector)", "vision_inspector, route_env)"))
+    env = NODES + ('\n\ndef route_env(state):\n    import os\n'
+                   '    if os.environ.get("STRICT"):\n        return "error_handler"\n'
+                   '    return "judge"\n')
+    facts = _facts(tmp_path / "either", {**copies.strong(), "graph.py": either, "nodes.py": env})
+    joins = facts["graph.join_repeats"]
+    assert not joins.found and joins.data["guessed"] == ["chief_justice"]
+    assert joins.rationale.startswith("No join is seen to run twice; chief_justice "
                                       "run(s) after a router whose way depends on the run")
     # with every way decided, the join's single run is a fact
     certain = _facts(tmp_path / "certain", copies.strong())["graph.join_repeats"]
@@ -463,3 +477,29 @@ def test_lost_keys_are_listed_in_a_fixed_order(tmp_path: Path) -> None:
     assert list(lost.data["keys"]) == sorted(keys)  # not the order of a set of strings
     said = [lost.rationale.index(f"{k} (returned by") for k in sorted(keys)]
     assert said == sorted(said)
+
+
+def test_a_join_that_repeats_on_every_way_it_runs_is_a_confirmed_repeat(
+        tmp_path: Path) -> None:
+    """temesgen5335's shape: a router at the start goes to the audit or straight to the
+    end; on the audit way the detectives run one after another and each has its own edge
+    into the aggregator, so the aggregator runs twice wherever it runs at all."""
+    graph = copies.edit(
+        copies.GRAPH,
+        ('builder.add_edge("context_builder", "repo_investigator")\n',
+         'builder.add_conditional_edges("context_builder", route_env, '
+         '["repo_investigator", "chief_justice"])\n'),
+        ('builder.add_edge("context_builder", "doc_analyst")\n',
+         'builder.add_edge("repo_investigator", "doc_analyst")\n'),
+        ('builder.add_edge("context_builder", "vision_inspector")\n',
+         'builder.add_edge("repo_investigator", "vision_inspector")\n'),
+        ("vision_inspector)", "vision_inspector, route_env)"))
+    nodes = NODES + ('\n\ndef route_env(state):\n    import os\n'
+                     '    if os.environ.get("CACHED"):\n        return "chief_justice"\n'
+                     '    return "repo_investigator"\n')
+    joins = _facts(tmp_path, {**copies.strong(), "graph.py": graph,
+                              "nodes.py": nodes})["graph.join_repeats"]
+    assert joins.found and joins.confidence == 0.85
+    assert joins.data["ways"] == {"context_builder": "repo_investigator"}
+    assert joins.data["joins"]["evidence_aggregator"] == {
+        "runs": 2, "late": ["doc_analyst", "vision_inspector"]}

@@ -102,6 +102,7 @@ class Run:
     # from there on, what runs together is only what may run together
     ambiguous_at: int = 0
     step: int = 0
+    choices: dict[str, str] = field(default_factory=dict)  # router source -> the way it takes
 
 
 # --- the model ---------------------------------------------------------------------------------
@@ -243,10 +244,12 @@ def _route_one(router: Router, view: dict[str, Any]) -> tuple[set[str], Counter[
 
 
 # --- supersteps --------------------------------------------------------------------------------
-def simulate(model: Model, input_keys: set[str] | None = None) -> Run:
+def simulate(model: Model, input_keys: set[str] | None = None,
+             choices: dict[str, str] | None = None) -> Run:
     """Run the model from START (the input carries `input_keys`, default: the input schema's
-    keys) until no node is triggered, END, or MAX_STEPS."""
-    run = Run()
+    keys) until no node is triggered, END, or MAX_STEPS; a router whose way is not
+    determined takes the way `choices` gives for its node, when it is one of its ways."""
+    run = Run(choices=dict(choices or {}))
     given = input_keys if input_keys is not None else (
         model.input_keys if model.input_keys is not None else input_needs(model))
     run.arrived = {k: UNKNOWN for k in given if k in model.channels or not model.complete}
@@ -330,6 +333,10 @@ def _successors(model: Model, name: str, run: Run, own: dict[str, Any],
         # without our knowing is not absent
         view = {**unknown_view(model), **run.arrived, **own}
         targets, sends, determined = route(model, name, view)
+        way = run.choices.get(name)
+        if not determined and way in targets | set(sends):
+            sends = Counter({way: sends[way]} if sends[way] else {})
+            targets, determined = targets & {way}, True
         run.routes.setdefault(name, set()).update(targets | set(sends))
         if not determined:
             run.undetermined.append(f"{name}: the router's choice is not determined")

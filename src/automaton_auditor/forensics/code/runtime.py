@@ -15,7 +15,8 @@ state criterion alike (the rubric's "graph.state" family):
 - ``graph.unreachable_nodes``: nodes with no path from START (they never run), and nodes with
   no path to END;
 - ``graph.join_repeats``: a node joined by separate edges from branches of unequal length runs
-  once per arriving branch (and everything after it too);
+  once per arriving branch (and everything after it too); past a router whose way depends on
+  the run, each of its ways is simulated in turn (`joins`);
 - ``graph.state.parallel_writes``: two nodes of one superstep write a key without a reducer
   (LangGraph raises InvalidUpdateError);
 - ``graph.execution``: the simulated supersteps, with what could not be determined.
@@ -47,6 +48,7 @@ from automaton_auditor.forensics.code.execution import (
     unknown_view,
 )
 from automaton_auditor.forensics.code.facts import quoted_finding as _f
+from automaton_auditor.forensics.code.joins import join_repeats
 from automaton_auditor.forensics.code.stateflow import stateflow_findings
 from automaton_auditor.forensics.code.topology import END, START, Topology, reach
 from automaton_auditor.state import Finding
@@ -289,7 +291,7 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str,
         # a router whose destinations are not determined may lead to any node: which nodes
         # run, and which reach END, is not established
         unreachable, stuck = [], []
-    repeats = _repeats(model, run)
+    repeats, ways, every_way = join_repeats(model, run)
     # a node whose writes are not known, running beside others, may write what they write
     unknown = sorted({n for step in run.steps if len(step) > 1 for n in step
                       if n not in model.nodes or model.nodes[n].open})
@@ -306,7 +308,7 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str,
             else "") + (f"No path from {', '.join(stuck)} to END." if stuck else "")
            or (_open_text(open_ops) if open_ops else reach_text(loops)),
            0.85 if unreachable else 0.6, where, unreachable=unreachable, no_end=stuck),
-        _join_finding(model, run, repeats, repo, where),
+        _join_finding(model, run, repeats, ways, repo, where, every_way),
         _f("graph.state.parallel_writes", "Parallel nodes write a key without a reducer",
            bool(conflicts), list(dict.fromkeys(q for _s, k, w in conflicts for n in sorted(set(w))
                                                 if (q := _line(model, n, k)))), repo,
@@ -319,22 +321,27 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str,
     ]
 
 
-def _join_finding(model: Model, run: Run, repeats: dict[str, Any], repo: Path | None,
-                  where: str) -> Finding:
-    """``graph.join_repeats``; none seen is said only up to a guessed router's step."""
+def _join_finding(model: Model, run: Run, repeats: dict[str, Any], ways: dict[str, str],
+                  repo: Path | None, where: str, every_way: bool) -> Finding:
+    """``graph.join_repeats``; none seen is said only up to a guessed router's step, unless
+    a join repeats on one way of the routers (`joins.join_repeats`)."""
     guessed = [] if repeats or not run.ambiguous_at else sorted(
         j for j in _joins(model) if any(s >= run.ambiguous_at for s in run.ran_at.get(j, [])))
     limitation = guessed and (f"{', '.join(guessed[:4])} run(s) after a router whose way "
                               f"depends on the run (step {run.ambiguous_at})")
+    taken = ways and ("when " + ", ".join(f"{s} routes to {t}" for s, t in ways.items())
+                      + ("" if every_way else " (not on every way it runs)") + ": ")
     return _f("graph.join_repeats", "A join runs once per arriving branch", bool(repeats),
               [q for n in repeats if (q := _line(model, n))], repo,
-              "; ".join(f"{n} runs {r['runs']} times ({', '.join(r['late'])} arrive"
-                        f"{'s' if len(r['late']) == 1 else ''} later)"
-                        for n, r in repeats.items())
+              (taken or "") + "; ".join(f"{n} runs {r['runs']} times ({', '.join(r['late'])} "
+                                        f"arrive{'s' if len(r['late']) == 1 else ''} later)"
+                                        for n, r in repeats.items())
               + ": separate add_edge calls from branches of unequal length; the nodes after "
                 "it run again on partial state." if repeats else f"No join is seen to run "
               f"twice; {limitation}, which orders nothing." if limitation else
-              "Every join runs once.", 0.85, where, joins=repeats, guessed=guessed)
+              "Every join runs once.", 0.85 if every_way else 0.6, where, joins=repeats,
+              guessed=guessed,
+              **({"ways": ways} if ways else {}))
 
 
 def _no_conflict_text(unknown: list[str], blind: bool) -> str:
@@ -348,41 +355,6 @@ def _no_conflict_text(unknown: list[str], blind: bool) -> str:
 
 def _names_return(names: list[str]) -> str:
     return f"{', '.join(names)} return{'s' if len(names) == 1 else ''}"
-
-
-def _repeats(model: Model, run: Run) -> dict[str, JSON]:
-    """Joins over separate edges that run more than once, with the late predecessors."""
-    out: dict[str, JSON] = {}
-    if run.undetermined and any("loop" in u for u in run.undetermined):
-        return out
-    for name, count in sorted(run.runs.items()):
-        preds = sorted({s for (s, d), e in model.topo.edges.items()
-                        if d == name and e["kind"] == "static" and s != START})
-        if count < 2 or len(preds) < 2:
-            continue
-        first = {p: min(run.ran_at[p]) for p in preds if p in run.ran_at}
-        late = [p for p in first if first[p] > min(first.values())]
-        repeated = sorted(set(run.ran_at.get(name, [])))
-        # Past an undetermined router the run is a guess, unless the late branches ran
-        # before it: then their arrival, and the join's second run, is certain.
-        if late and (not run.ambiguous_at or repeated[1] < run.ambiguous_at
-                     or all(first[p] < run.ambiguous_at for p in late)
-                     or _late_every_way(model, run, set(preds), min(first.values()))):
-            out[name] = {"runs": count, "late": late}
-    return out
-
-
-def _late_every_way(model: Model, run: Run, preds: set[str], earliest: int) -> bool:
-    """Whether a router that ran while the run was still certain (after the join's first
-    predecessor arrived, at `earliest`, or with it) sends every way it can go straight into the
-    join: whichever it takes, a branch arrives after the first, so the join runs again."""
-    certain = run.ambiguous_at or run.step + 1
-    for source, routers in model.routers.items():
-        ran = run.ran_at.get(source) or []
-        ways = {t for r in routers for t in r.info.get("targets") or []}
-        if ran and ways and ways <= preds and earliest <= ran[0] < certain:
-            return True
-    return False
 
 
 def _summary(model: Model, run: Run, where: str) -> Finding:
