@@ -66,7 +66,7 @@ def test_two_goes_with_no_steps_around_them_are_the_failure_pattern(tmp_path: Pa
     assert fact.data["two_largest_share"] == 0.9 and fact.data["commits_with_code"] == 4
     assert fact.data["cap"] == 2
     assert fact.rationale.startswith("Uploaded in two goes (no better than 2)")
-    assert "only 2 other commit(s) bring code, the remaining 10%" in fact.rationale
+    assert "only 2 other commit(s) add code, the remaining 10%" in fact.rationale
     result = judged(found)
     assert (result.final_score, result.deciding_rule) == (2, "failure_pattern_cap")
     # one more small step commit: the goes are steps of a history (no better than 3 or 4)

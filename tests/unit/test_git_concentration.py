@@ -7,7 +7,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from automaton_auditor.forensics.git.acquire import GitLimits, acquire, git_findings, parse_target
-from automaton_auditor.forensics.git.concentration import bulk_goes
+from automaton_auditor.forensics.git.concentration import bulk_goes, concentration_finding
+from automaton_auditor.forensics.git.history import Commit
 from automaton_auditor.judging.offline import offline_opinion
 from automaton_auditor.judging.rules import decide
 from automaton_auditor.rubric import load_rubric
@@ -43,10 +44,13 @@ def build(root: Path, commits: list[tuple[int, str, dict[str, str]]]) -> Path:
 
 
 def findings(tmp_path: Path, commits: list[tuple[int, str, dict[str, str]]]) -> list[Finding]:
-    repo = build(tmp_path / "target", commits)
+    return audited(build(tmp_path / "target", commits), tmp_path / "work")
+
+
+def audited(repo: Path, work: Path) -> list[Finding]:
+    """The git detective's findings on the repository at `repo`."""
     limits = GitLimits()
-    return git_findings(acquire(parse_target(str(repo), limits), tmp_path / "work", limits).path,
-                        limits)
+    return git_findings(acquire(parse_target(str(repo), limits), work, limits).path, limits)
 
 
 def facet(found: list[Finding], name: str) -> Finding:
@@ -235,15 +239,43 @@ def test_a_small_project_in_few_commits_is_no_bulk(tmp_path: Path) -> None:
     assert fact.found is False and fact.rationale.startswith("Spread:")
 
 
-def test_a_rewrite_brings_no_new_code(tmp_path: Path) -> None:
-    # A reformat that rewrites every line adds as much as it removes: it is no upload.
+def test_moving_or_reindenting_the_code_adds_no_line(tmp_path: Path) -> None:
+    # After eight 60-line steps, one commit moves every module into a package (its first
+    # line rewritten) and another re-indents every line: the first writes eight lines, the
+    # second none, so the eight steps still carry the code.
+    tags = {stage: stage.replace("/", "_") for stage in STAGES}
+    repo = build(tmp_path / "target", [(when, message, {path: code(60, tags[stage])})
+                                       for stage, (when, message, files)
+                                       in zip(STAGES, stepwise(), strict=True)
+                                       for path in files])
+    (repo / "pkg").mkdir()
+    for stage, tag in tags.items():
+        git(repo, "mv", f"src/{stage}.py", f"pkg/{tag}.py")
+        moved = repo / "pkg" / f"{tag}.py"
+        moved.write_text("import os\n" + moved.read_text().split("\n", 1)[1])
+    git(repo, "commit", "-q", "-am", "refactor: move the modules into a package",
+        when=BASE + 3 * DAY)
+    for moved in (repo / "pkg").iterdir():
+        moved.write_text("".join(f"\t{line}\n" for line in moved.read_text().splitlines()))
+    git(repo, "commit", "-q", "-am", "style: indent with tabs", when=BASE + 4 * DAY)
+    fact = facet(audited(repo, tmp_path / "work"), "git.concentration")
+    assert fact.found is False and fact.data["total_lines"] == 488
+    assert fact.data["largest"][0]["lines"] == 60 and fact.data["commits_with_code"] == 9
+
+
+def test_a_rewrite_counts_for_the_lines_it_writes(tmp_path: Path) -> None:
+    # Eight 60-line steps, then one commit rewrites five of the modules (300 lines added,
+    # 300 removed): it grows the code by nothing, yet it writes more than any step. It is
+    # one of the two largest commits, which add 360 of the 780 lines the history adds.
     history = stepwise()
-    later = BASE + 3 * DAY
-    history.append((later, "style: reformat", {f"src/{stage}.py": code(60, "y")
-                                               for stage in STAGES}))
+    history.append((BASE + 3 * DAY, "rewrite the detectives and judges",
+                    {f"src/{stage}.py": code(60, "y") for stage in STAGES[:5]}))
     fact = facet(findings(tmp_path, history), "git.concentration")
-    assert fact.found is False and fact.data["total_lines"] == 480
-    assert fact.data["largest_share"] == 0.125
+    assert fact.data["total_lines"] == 780
+    assert fact.data["largest"][0]["lines"] == 300
+    assert fact.data["two_largest_share"] == round(360 / 780, 3)
+    assert "rewrite the detectives and judges (+300)" in fact.rationale
+    assert "add 46% of the 780 code lines the history adds" in fact.rationale
 
 
 def test_the_strong_patterns_still_cap_at_two(tmp_path: Path) -> None:
@@ -281,7 +313,8 @@ def test_a_commit_writing_most_of_todays_code_is_a_go(tmp_path: Path) -> None:
                     {"src/agent.py": code(300, "a"), "src/models.py": code(150, "m")}))
     found = findings(tmp_path, history)
     fact = facet(found, "git.concentration")
-    assert fact.data["two_largest_share"] == round(450 / 690, 3)  # 250 net + 200
+    # it adds 450 lines and the template 200, of the 890 the history adds
+    assert fact.data["two_largest_share"] == round(650 / 890, 3)
     assert fact.found and fact.data["cap"] == 3
     assert fact.data["largest_goes"][0] is True
     assert fact.data["writer_share"] == round(450 / 690, 3)
@@ -296,3 +329,17 @@ def test_a_commit_adding_most_code_files_makes_the_goes_a_bulk() -> None:
     assert not bulk_goes(facts)
     assert bulk_goes({**facts, "uploaded": True})
     assert bulk_goes({**facts, "largest_share": 0.51})
+
+
+def test_an_upload_with_small_edits_after_it_is_one_go() -> None:
+    # One commit adds 900 of the 973 code lines; a 3-line fix is no commit that adds code,
+    # a 40-line and a 30-line edit are the only steps: uploaded in one go, not two.
+    upload = Commit("a" * 40, BASE, "d1", "Initial commit", written=900, lines=900,
+                    added=[f"src/{stage}.py" for stage in STAGES])
+    edits = [Commit(sha * 40, BASE + i * DAY, f"d{i}", f"edit {i}", written=size, lines=0,
+                    changed=["src/graph.py"])
+             for i, (sha, size) in enumerate((("b", 3), ("c", 40), ("d", 30)), start=1)]
+    fact = concentration_finding([upload, *edits])
+    assert fact.data["commits_with_code"] == 3 and fact.data["cap"] == 2
+    assert fact.rationale.startswith("Uploaded in one go (no better than 2)")
+    assert "only 1 other commit(s) add code" in fact.rationale

@@ -4,39 +4,46 @@ The rubric's git failure pattern is a "bulk upload of all code at once" with "ti
 clustered within minutes"; its success pattern an "atomic, step-by-step history". The strong
 forms are other facts (`git.bulk_upload`: one commit adds most of the code files;
 `git.commit_bursts`: a run of commits minutes apart adds half the code lines) and cap the
-criterion at 2. This fact grades what lies between, from the lines each commit brings to the
-code (added minus removed, so a rewrite or move brings none):
+criterion at 2. This fact grades what lies between, from the code lines each commit adds
+(`Commit.written`: every line it writes, so a commit that rewrites half the code counts for
+what it wrote, not for what it grew the code by; a moved file adds only what the move
+changed). Not the lines of today's code each commit last wrote (``git blame``): blame credits
+a reformat or a file split with every line it touched, forgets steps whose code was later
+rewritten, and stops at its bounds (it marks the one commit that wrote most of today's code,
+below):
 
-- two commits bring half or more of the code, no more than ten commits bring code at all,
+- two commits add half or more of the code lines, no more than ten commits add code at all
+  (`STEP_LINES` lines or more: a fixed import is no step),
   and one of the two is a "go" that brings several components at once (it touches three or
   more of the build stages: tools, state, graph, judges, synthesis; or adds five or more code
   files; or wrote over half of the code lines present today, rewriting a template counted):
   the code was uploaded in a few goes, not built in steps; part failure pattern, part
   iteration, a middling score (cap 3), when the goes show the bulk the failure pattern names:
-  one of them brings over half of the code lines or wrote over half of today's code (one
+  one of them adds over half of the code lines or wrote over half of today's code (one
   dominant commit), or one of them lands in a run of commits minutes apart. Two goes of
   under half the code each, hours from any other commit, are large steps of an iterative
   history (steps that bring several components at once are not atomic, so no full marks:
   cap 4). Two large commits that each build one component are steps of a small project,
   not goes of an upload;
-- one run of commits, each within minutes of the one before, brings a third or more: the
+- one run of commits, each within minutes of the one before, adds a third or more: the
   history is partly clustered, so it is not fully step-by-step, though the pieces may still
   tell the progression the rubric asks for (cap 4: no full marks);
 - batches of commits, each landing less than a minute after the one before and each batch a
-  bulk (`MIN_LINES`), together bring half or more: no one writes and commits a change that
+  bulk (`MIN_LINES`), together add half or more: no one writes and commits a change that
   fast, so the work was written first and committed in batches afterwards; several such
   batches are the same clustered pattern as one run bringing a third (cap 4).
 
 Only the steps around an upload in two goes lift it above the failure pattern: when the two
-goes bring `CARRY_SHARE` of the code and no more than `FEW_STEPS` other commits bring any
+goes add `CARRY_SHARE` of the code lines and no more than `FEW_STEPS` other commits add any
 (the rubric asks for more than three commits that build the system), there are no steps to
 speak of, and the upload stands as the failure pattern (cap 2); when those steps include a
 run of authored commits each within `SCRIPTED_GAP` seconds of the one before (no one writes
 and commits a change in two seconds: a script committed them), the step-by-step story was
 staged after the work, and the upload stands as the failure pattern (cap 2).
 
-The fact quotes the commits it rests on (hash, date, lines) and is not judged on a shallow
-history (its boundary commit shows everything before it as added) or without line counts.
+The fact quotes the commits it rests on (hash, date, lines added) and is not judged on a
+shallow history (its boundary commit shows everything before it as added) or without line
+counts.
 """
 
 from __future__ import annotations
@@ -54,9 +61,9 @@ from automaton_auditor.forensics.git.history import (
 )
 from automaton_auditor.state import Finding
 
-TWO_COMMITS_SHARE = 0.5  # two commits bring half the code: cap 3 (or 4 without a bulk)
-DOMINANT_SHARE = 0.5  # one commit brings over this share of the code lines: a bulk
-RUN_SHARE = 1 / 3  # a run of commits minutes apart brings a third of the code: cap 4
+TWO_COMMITS_SHARE = 0.5  # two commits add half the code lines: cap 3 (or 4 without a bulk)
+DOMINANT_SHARE = 0.5  # one commit adds over this share of the code lines: a bulk
+RUN_SHARE = 1 / 3  # a run of commits minutes apart adds a third of the code lines: cap 4
 # A bulk needs bulk: below this many lines the concentrated commits are a few atomic steps
 # of a small project, whatever their share (the peers' run or two-commit uploads bring 590
 # lines and more; a step-by-step peer's median code commit brings under 300).
@@ -65,7 +72,11 @@ MIN_LINES = 300
 # commits (a held-out peer labelled high has 15 commits bringing code, two of them 61%; the
 # mid peers with two-commit uploads have 7 or 8).
 FEW_COMMITS = 10
-CARRY_SHARE = 0.8  # "commits carrying the code": the fewest that bring this share
+CARRY_SHARE = 0.8  # "commits carrying the code": the fewest that add this share
+# A commit adding fewer code lines than this (a fixed import, a renamed call) is not counted
+# among the commits that add code: with every line a commit writes counted, such edits would
+# otherwise pass for the steps `FEW_COMMITS` and `FEW_STEPS` count.
+STEP_LINES = 5
 # A commit that brings several components at once: it touches this many build stages (setup
 # aside), or adds this many code files.
 GO_STAGES = 3
@@ -77,13 +88,14 @@ SCRIPTED_GAP = 2  # seconds between commits no person can write and commit a cha
 # Seconds under which a commit lands "in the same batch" as the one before: under a minute,
 # so histories dated on whole minutes (one commit a minute) are no batch.
 BATCH_GAP = 59
-BATCHES_SHARE = 0.5  # batches committed seconds apart bring half the code: cap 4
+BATCHES_SHARE = 0.5  # batches committed seconds apart add half the code lines: cap 4
 FACET = "git.concentration"
 GOAL = "The code arrives in a few commits, or in one run of commits minutes apart"
 
 
 def _lines(commit: Commit) -> int:
-    return commit.lines or 0
+    """The code lines the commit adds (`Commit.written`)."""
+    return commit.written or 0
 
 
 def _quote(commit: Commit) -> str:
@@ -95,11 +107,11 @@ def _entry(commit: Commit) -> dict[str, Any]:
 
 
 def measures(inside: list[Commit]) -> dict[str, Any]:
-    """The concentration measures of a history (no shallow boundary) whose `Commit.lines`
-    are read: total code lines, the two largest commits and their shares, the largest run of
-    commits minutes apart and its share, the batches of commits seconds apart that bring a bulk
-    each and their share, how many commits bring code and how few bring `CARRY_SHARE` of it,
-    the span in hours."""
+    """The concentration measures of a history (no shallow boundary) whose `Commit.written`
+    are read: total code lines added, the two largest commits and their shares, the largest
+    run of commits minutes apart and its share, the batches of commits seconds apart that add
+    a bulk each and their share, how many commits add code (`STEP_LINES` lines or more) and how
+    few add `CARRY_SHARE` of it, the span in hours."""
     total = sum(_lines(c) for c in inside)
     ranked = sorted(inside, key=lambda c: (-_lines(c), c.timestamp, c.sha))
     run, run_share = largest_run(inside, (), _lines)
@@ -132,7 +144,7 @@ def measures(inside: list[Commit]) -> dict[str, Any]:
                          "shas": [c.sha for c in b[:50]]} for b in batches[:50]],
             "batch_lines": batch_lines,
             "batch_share": round(batch_lines / total, 3) if total else 0.0,
-            "commits_with_code": sum(1 for c in inside if _lines(c) > 0),
+            "commits_with_code": sum(1 for c in inside if _lines(c) >= STEP_LINES),
             # which of the two largest commits bring several components at once (all of them
             # when the paths each commit touched are unknown)
             "largest_goes": [not paths_known or _go(c) or c.sha == writer for c in ranked[:2]],
@@ -177,7 +189,7 @@ def _share(commits: list[Commit], sha: str | None) -> float:
 
 def graded_cap(facts: dict[str, Any]) -> int | None:
     """The score the measures leave room for (2, 3 or 4), or None when the code arrives
-    spread out (or the concentrated commits bring fewer than `MIN_LINES` lines); see the
+    spread out (or the concentrated commits add fewer than `MIN_LINES` lines); see the
     module for the three patterns."""
     if two_goes(facts):
         if facts["scripted_commits"] >= BURST_MIN_COMMITS or only_goes(facts):
@@ -189,7 +201,7 @@ def graded_cap(facts: dict[str, Any]) -> int | None:
 
 
 def two_goes(facts: dict[str, Any]) -> bool:
-    """Two commits bring half the code, a bulk, in a history where few commits bring code,
+    """Two commits add half the code lines, a bulk, in a history where few commits add code,
     and one of them brings several components at once."""
     return bool(facts["two_largest_share"] >= TWO_COMMITS_SHARE and any(facts["largest_goes"])
                 and facts["two_largest_lines"] >= MIN_LINES
@@ -197,14 +209,14 @@ def two_goes(facts: dict[str, Any]) -> bool:
 
 
 def only_goes(facts: dict[str, Any]) -> bool:
-    """The two goes bring `CARRY_SHARE` of the code and at most `FEW_STEPS` other commits
-    bring any: the code was uploaded in two goes, with no steps around them."""
+    """The two goes add `CARRY_SHARE` of the code lines and at most `FEW_STEPS` other commits
+    add any: the code was uploaded in (at most) two goes, with no steps around them."""
     return bool(facts["two_largest_share"] >= CARRY_SHARE
                 and 2 <= facts["commits_with_code"] <= 2 + FEW_STEPS)
 
 
 def bulk_goes(facts: dict[str, Any]) -> bool:
-    """The two goes show the failure pattern's bulk: one commit brings over half of the code
+    """The two goes show the failure pattern's bulk: one commit adds over half of the code
     lines, wrote over half of today's code or added most of today's code files
     (``uploaded``), or one of them lands in a run of commits minutes apart."""
     return bool(facts["largest_share"] > DOMINANT_SHARE or facts.get("writer")
@@ -212,7 +224,7 @@ def bulk_goes(facts: dict[str, Any]) -> bool:
 
 
 def clustered_run(facts: dict[str, Any]) -> bool:
-    """One run of commits minutes apart brings `RUN_SHARE` of the code, and a bulk."""
+    """One run of commits minutes apart adds `RUN_SHARE` of the code lines, and a bulk."""
     return bool(facts["run_share"] >= RUN_SHARE and facts["run_lines"] >= MIN_LINES)
 
 
@@ -222,7 +234,7 @@ def concentration_finding(commits: list[Commit], boundary: Collection[str] = (),
     `uploaded`: one commit added most of today's code files (``git.bulk_upload``), which
     makes the goes a bulk as a dominant commit does."""
     inside = [c for c in commits if c.sha not in boundary]
-    if boundary or not inside or any(c.lines is None for c in inside):
+    if boundary or not inside or any(c.written is None for c in inside):
         why = ("the history is shallow" if boundary else
                "the lines each commit added could not be read")
         return Finding(facet=FACET, goal=GOAL, found=False, pattern="failure",
@@ -246,8 +258,8 @@ def _headline(facts: dict[str, Any], cap: int | None, by_sha: dict[str, Commit]
     big = [by_sha[e["sha"]] for e in facts["largest"]]
     run = [by_sha[e["sha"]] for e in facts["run"]]
     total = facts["total_lines"]
-    two = (f"the two largest commits ({', '.join(_quote(c) for c in big)}) bring "
-           f"{facts['two_largest_share']:.0%} of the {total} code lines")
+    two = (f"the two largest commits ({', '.join(_quote(c) for c in big)}) add "
+           f"{facts['two_largest_share']:.0%} of the {total} code lines the history adds")
     if facts["two_largest_share"] >= TWO_COMMITS_SHARE and not any(facts["largest_goes"]):
         two += " (each builds one component: steps, not goes of an upload)"
     if facts.get("writer"):
@@ -255,16 +267,17 @@ def _headline(facts: dict[str, Any], cap: int | None, by_sha: dict[str, Commit]
                 f"lines present today: the components at once)")
     minutes = (f"the largest run of commits minutes apart ({facts['run_commits']} commits in "
                f"{facts['run_seconds'] // 60} minutes, from {run[0].sha[:8]} {run[0].date}) "
-               f"brings {facts['run_share']:.0%}" if run else
+               f"adds {facts['run_share']:.0%}" if run else
                f"no {BURST_MIN_COMMITS} commits lie within {BURST_GAP // 60} minutes of each other")
-    carry = (f"{facts['commits_with_code']} commits bring code, "
-             f"{facts['commits_for_80']} of them 80% of it")
+    carry = (f"{facts['commits_with_code']} commits add code ({STEP_LINES} lines or more), "
+             f"{facts['commits_for_80']} of them 80% of the lines")
     batched = cap == 4 and not clustered_run(facts)
     if cap == 2 and only_goes(facts):
-        return (f"Uploaded in two goes (no better than 2): {two}; only "
-                f"{facts['commits_with_code'] - 2} other commit(s) bring code, the remaining "
-                f"{1 - facts['two_largest_share']:.0%}: no steps build the system around "
-                f"the two uploads.", big)
+        one = facts["largest_share"] >= CARRY_SHARE  # the second is no go of an upload
+        return (f"Uploaded in {'one go' if one else 'two goes'} (no better than 2): {two}; "
+                f"only {facts['commits_with_code'] - 2} other commit(s) add code, the "
+                f"remaining {1 - facts['two_largest_share']:.0%}: no steps build the system "
+                f"around {'the upload' if one else 'the two uploads'}.", big)
     if cap == 2:
         return (f"Uploaded in two goes, its steps scripted (no better than 2): {two}; "
                 f"{facts['scripted_commits']} commits land each within {SCRIPTED_GAP} s of "
@@ -273,17 +286,17 @@ def _headline(facts: dict[str, Any], cap: int | None, by_sha: dict[str, Commit]
     if cap == 3:
         return f"Concentrated (no better than 3): {two}; {minutes}; {carry}.", big
     if cap == 4 and two_goes(facts):
-        return (f"Built in a few large steps (no better than 4): {two}, but neither brings "
-                f"over half of the code nor lands among commits minutes apart (steps hours "
+        return (f"Built in a few large steps (no better than 4): {two}, but neither adds "
+                f"over half of the code lines nor lands among commits minutes apart (steps hours "
                 f"apart, each bringing several components); {minutes}; {carry}.", big)
     if batched:
         sizes = ", ".join(f"{b['commits']} commits in {b['seconds']} s from {b['sha'][:8]} "
                           f"{b['date']} (+{b['lines']})" for b in facts["batches"][:6])
         sizes += ", ..." if len(facts["batches"]) > 6 else ""
         return (f"Committed in batches (no better than 4): {len(facts['batches'])} batches of "
-                f"commits each landing under a minute after the one before ({sizes}) bring "
-                f"{facts['batch_share']:.0%} of the {total} code lines, so the work was "
-                f"written first and committed in pieces; {minutes}; {carry}.",
+                f"commits each landing under a minute after the one before ({sizes}) add "
+                f"{facts['batch_share']:.0%} of the {total} code lines the history adds, so "
+                f"the work was written first and committed in pieces; {minutes}; {carry}.",
                 [by_sha[sha] for b in facts["batches"] for sha in b["shas"]])
     if cap == 4:
         return f"Partly clustered (no better than 4): {minutes}; {two}; {carry}.", run
