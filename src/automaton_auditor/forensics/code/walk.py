@@ -24,7 +24,7 @@ from automaton_auditor.forensics.code.lifetime import gone_on_return, kept_alive
 from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.forensics.code.parsers import schema_parses
 
-FACTS_VERSION = 72
+FACTS_VERSION = 73
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
@@ -118,7 +118,8 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
         facts["temp_kept"] = kept_alive(tree, imports)
         facts["temp_released"] = released(tree)
     if "clone" in text:
-        facts["auth_tests"], facts["error_reports"] = auth_tests(tree, consts)
+        facts["auth_tests"], facts["error_reports"], facts["auth_blind"] = auth_tests(
+            tree, consts, imports)
     if "add_node" in text or "add_edge" in text or "StateGraph" in text:
         facts.update(graph_ops(path, lines, tree, imports, consts))
     return facts
