@@ -45,6 +45,24 @@ def failure_checks(tree: ast.Module, imports: dict[str, str],
     return out
 
 
+def raised_line(node: ast.Call, tail: str) -> int:
+    """The line showing that a process call raises when its command fails: its ``check=``
+    (any value but the literal ``False``), or the call itself for ``check_call`` and
+    ``check_output``; 0 when it returns quietly."""
+    check = keyword(node, "check")
+    if check is not None and not (isinstance(check, ast.Constant) and check.value is False):
+        return check.lineno
+    return node.lineno if tail in RAISING else 0
+
+
+def raising_process_call(node: ast.Call, imports: dict[str, str]) -> int:
+    """`raised_line` of a ``subprocess`` call (CalledProcessError), 0 for any other call."""
+    full = resolve(dotted(node.func), imports) or ""
+    tail = full.rsplit(".", 1)[-1]
+    return raised_line(node, tail) if full.startswith("subprocess.") and tail in SUBPROCESS \
+        else 0
+
+
 def _catches(handler: ast.ExceptHandler) -> bool:
     names = caught_names(handler)
     return names is None or bool(CATCHES.intersection(names))  # None: a bare ``except:``
@@ -114,12 +132,7 @@ class _Scope:
         if not ((full.startswith("subprocess.") and tail in SUBPROCESS)
                 or "clone_from" in (tail, method) or (node.lineno, tail) in self.wrappers):
             return
-        check = keyword(node, "check")
-        raises = check is not None and not (isinstance(check, ast.Constant)
-                                            and check.value is False)
-        raised = check.lineno if check is not None and raises else (
-            node.lineno if tail in RAISING else 0)
-        self.calls[id(node)] = (node, tail, raised, handler)
+        self.calls[id(node)] = (node, tail, raised_line(node, tail), handler)
 
     def _bind(self, targets: Sequence[ast.expr], value: ast.expr | None) -> None:
         value = value.value if isinstance(value, ast.Await) else value

@@ -320,15 +320,19 @@ def _clone_function(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
 def _clone_input_findings(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
                           repo: Path | None, graph: CallGraph) -> list[Finding]:
     validators = url_validators(facts, repo)
-    checked = url_tests(clones, repo)
+    checked, passing = url_tests(clones, repo)
     empty = [] if checked or validators or repo is None else _emptiness_tests(facts, clones,
                                                                               repo)
+    passing = [] if checked or validators else passing
     return [
         auth_finding(facts, clones, repo, graph),
         call_finding("safety.url_validation", "Repository URL is validated before cloning",
-           bool(checked or validators), "success", checked or empty or clones,
+           bool(checked or validators), "success", checked or passing or empty or clones,
            (f"URL checks in the clone function: {len(checked)}; validator functions: "
             f"{', '.join(validators[:5]) or 'none'}."
+            + "".join(f" Not a validation: {p}:{c['line']} `{c['snippet']}` tests the URL, "
+                      "but neither branch raises, returns or skips the clone, so every URL "
+                      "reaches git either way." for p, c in passing[:3])
             + (" The clone function only tests that the URL is given (not empty) or is a "
                "string, which checks no scheme, host or pattern." if empty else "")),
            confidence=0.6, validators=validators[:20]),

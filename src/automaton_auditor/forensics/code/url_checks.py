@@ -9,6 +9,13 @@ url``) or a call of a checker with the URL (``validate_url(url)``, or a function
 same file whose body makes such a test of it). A word in the function
 (``repo.head.is_valid()`` after the clone, a docstring saying "valid URL") checks nothing.
 
+A test validates the URL only when a bad URL cannot pass it to the clone: a branch of the
+``if`` it decides raises, returns, exits or leaves the loop, or the clone sits inside that
+``if`` (an ``assert``, a ``while`` or a comprehension filter lets only passing values on; a
+checker called on its own is taken to raise). A test whose branches both reach the clone
+(one only rewrites the URL: ``if token and url.startswith("https://"): url = ...``)
+validates nothing.
+
 `validators`: functions named like a URL validator (``validate_url``, ``sanitize_repo``) that
 make such a test of one of their parameters. A function named so that only truncates or
 strips its input (a log callback's ``_sanitize_inputs``, ``url.replace(";", "")``) validates
@@ -22,25 +29,32 @@ import re
 from pathlib import Path
 
 from automaton_auditor.forensics.code.common import JSON, dotted, function_defs
+from automaton_auditor.forensics.code.exprs import own_nodes
 from automaton_auditor.forensics.code.source import line_at, parse_file
 
 TESTS = frozenset({"urlparse", "urlsplit", "match", "fullmatch", "search", "startswith"})
 OWNERS = frozenset({"self", "cls"})  # the object, not a value the clone is given
 CHECKER = re.compile(r"valid|saniti[sz]e|verify|check", re.I)
+EXITS = frozenset({"exit", "_exit", "quit", "abort"})  # calls that leave the block
 VALIDATOR = re.compile(r"valid\w*(url|repo|target)|(url|repo|target)\w*valid|saniti[sz]e",
                        re.I)
 
 
-def url_tests(clones: list[tuple[str, JSON]], repo: Path | None) -> list[tuple[str, JSON]]:
+def url_tests(clones: list[tuple[str, JSON]], repo: Path | None
+              ) -> tuple[list[tuple[str, JSON]], list[tuple[str, JSON]]]:
     """(path, {line, func, snippet}) of each test of a clone's URL made before the clone in
-    the clone's function (or its class's constructor), first test per clone call."""
+    the clone's function (or its class's constructor) that keeps a bad URL from the clone,
+    first test per clone call; and, for the clone calls without one, the first test of the
+    URL whose branches all reach the clone (not counted: see the module docstring)."""
     found: list[tuple[str, JSON]] = []
+    passing: list[tuple[str, JSON]] = []
     for path, call in clones:
-        line = _first_test(repo, path, int(call["line"])) if repo is not None else 0
-        if line:
-            code = line_at(repo, path, line).split(": ", 1)[-1]
-            found.append((path, {"line": line, "func": call["func"], "snippet": code}))
-    return found
+        gate, other = _first_test(repo, path, int(call["line"])) if repo is not None else (0, 0)
+        for line, into in ((gate, found), (other if not gate else 0, passing)):
+            if line:
+                code = line_at(repo, path, line).split(": ", 1)[-1]
+                into.append((path, {"line": line, "func": call["func"], "snippet": code}))
+    return found, passing
 
 
 def validators(facts: dict[str, JSON], repo: Path | None) -> list[str]:
@@ -60,22 +74,25 @@ def validators(facts: dict[str, JSON], repo: Path | None) -> list[str]:
     return sorted(found)
 
 
-def _first_test(repo: Path, path: str, line: int) -> int:
+def _first_test(repo: Path, path: str, line: int) -> tuple[int, int]:
     """The first line of the function around the clone call at `line` of `path` that tests
-    a value the clone is given, before that call; 0 when there is none."""
+    a value the clone is given before that call and keeps a bad one from it (`_gates`), and
+    the first that tests it without (its branches all reach the clone); 0 for none."""
     tree = parse_file(str(repo / path))
     spans = [n for _q, n in function_defs(tree)
              if n.lineno <= line <= (n.end_lineno or 0)] if tree else []
     if not spans:
-        return 0
+        return 0, 0
     func = max(spans, key=lambda n: n.lineno)  # the innermost function
     calls = [n for n in ast.walk(func) if isinstance(n, ast.Call) and n.lineno == line]
     given = _given(func, {name for c in calls for a in _url_args(c) for name in _names(a)})
     helpers = {n.name: n for _q, n in function_defs(tree)} if tree else {}
-    decided = _decided(func)
-    tests = [n.lineno for n in ast.walk(func) if isinstance(n, ast.expr) and n.lineno < line
-             and (_tests(n, given, decided) or _helper_tests(n, given, helpers))]
-    return min(tests, default=0) or _constructor_test(tree, func, given, helpers)
+    guards = _guards(func)
+    tests = [n for n in ast.walk(func) if isinstance(n, ast.expr) and n.lineno < line
+             and (_tests(n, given, set(guards)) or _helper_tests(n, given, helpers))]
+    gates = [n.lineno for n in tests if _gates(n, guards, line)]
+    return (min(gates, default=0) or _constructor_test(tree, func, given, helpers),
+            min((n.lineno for n in tests), default=0))
 
 
 def _constructor_test(tree: ast.AST | None, method: ast.AST, given: set[str],
@@ -91,9 +108,10 @@ def _constructor_test(tree: ast.AST | None, method: ast.AST, given: set[str],
     if init is None or not attrs:
         return 0
     stored = _given(init, attrs)
-    decided = _decided(init)
+    guards = _guards(init)
     tests = [n.lineno for n in ast.walk(init) if isinstance(n, ast.expr)
-             and (_tests(n, stored, decided) or _helper_tests(n, stored, helpers))]
+             and (_tests(n, stored, set(guards)) or _helper_tests(n, stored, helpers))
+             and _gates(n, guards, 0)]
     return min(tests, default=0)
 
 
@@ -103,20 +121,65 @@ def _decided(func: ast.AST) -> set[int]:
     comparison; and the calls whose result is bound to a name read there (``m =
     PATTERN.match(url); if not m: ...``). ``urlparse(url).path`` used for a name decides
     nothing."""
-    tests: list[ast.AST] = []
+    return set(_guards(func))
+
+
+def _guards(func: ast.AST) -> dict[int, list[ast.AST]]:
+    """`_decided`'s nodes -> the statements or expressions whose test they decide (the
+    ``if``, ``while``, ``assert``, conditional expression, comprehension or ``return``)."""
+    tests: list[tuple[ast.AST, ast.AST]] = []  # (guard, its test)
     for node in ast.walk(func):
         if isinstance(node, ast.If | ast.While | ast.Assert | ast.IfExp):
-            tests.append(node.test)
+            tests.append((node, node.test))
         elif isinstance(node, ast.comprehension):
-            tests += node.ifs
+            tests += [(node, t) for t in node.ifs]
         elif isinstance(node, ast.Return) and isinstance(
                 node.value, ast.Compare | ast.BoolOp | ast.UnaryOp):
-            tests.append(node.value)
-    inside = {id(n) for t in tests for n in ast.walk(t)}
-    read = {n.id for t in tests for n in ast.walk(t) if isinstance(n, ast.Name)}
-    inside |= {id(n.value) for n in ast.walk(func) if isinstance(n, ast.Assign)
-               and any(isinstance(t, ast.Name) and t.id in read for t in n.targets)}
-    return inside
+            tests.append((node, node.value))
+    out: dict[int, list[ast.AST]] = {}
+    for guard, test in tests:
+        for n in ast.walk(test):
+            out.setdefault(id(n), []).append(guard)
+    for n in ast.walk(func):
+        if isinstance(n, ast.Assign):  # ``m = PATTERN.match(url)``, ``url, err = check(url)``
+            names = {t.id for target in n.targets for t in (
+                target.elts if isinstance(target, ast.Tuple | ast.List) else [target])
+                if isinstance(t, ast.Name)}
+            for guard, test in tests:
+                if any(isinstance(r, ast.Name) and r.id in names for r in ast.walk(test)):
+                    out.setdefault(id(n.value), []).append(guard)
+    return out
+
+
+def _stops(guard: ast.AST, line: int) -> bool:
+    """A branch of `guard` keeps the URL from the clone at `line` (0: a clone elsewhere):
+    one of its branches raises, returns, exits or leaves the loop, or the clone sits inside
+    it (only the passing branch clones); a loop, assertion or comprehension filter lets
+    only passing values on. An ``if`` whose branches both reach the clone (one only
+    rewrites the URL: ``if token and url.startswith("https://"): url = with_token(url)``)
+    validates nothing."""
+    if isinstance(guard, ast.If | ast.IfExp):
+        inside = guard.lineno <= line <= (guard.end_lineno or 0)
+        branches = [guard.body, guard.orelse] if isinstance(guard, ast.If) else []
+        return inside or any(_leaves(n) for b in branches for n in own_nodes(b))
+    return True
+
+
+def _leaves(node: ast.AST) -> bool:
+    """`node` leaves the block: a raise, return, ``continue``, ``break`` or an exit."""
+    if isinstance(node, ast.Call):
+        return (dotted(node.func) or "").rsplit(".", 1)[-1] in EXITS
+    return isinstance(node, ast.Raise | ast.Return | ast.Continue | ast.Break)
+
+
+def _gates(node: ast.AST, guards: dict[int, list[ast.AST]], line: int) -> bool:
+    """A test node of the clone's function keeps a bad URL from the clone at `line`: a
+    guard it decides stops (`_stops`); a checker called on its own (``validate_url(url)``)
+    is taken to raise."""
+    found = guards.get(id(node))
+    if not found:
+        return isinstance(node, ast.Call)
+    return any(_stops(g, line) for g in found)
 
 
 def _helper_tests(node: ast.expr, given: set[str],

@@ -118,7 +118,8 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
         facts["temp_kept"] = kept_alive(tree, imports)
         facts["temp_released"] = released(tree)
     if "clone" in text:
-        facts["auth_tests"], facts["error_reports"] = auth_tests(tree, consts)
+        facts["auth_tests"], facts["error_reports"], facts["auth_blind"] = auth_tests(
+            tree, consts, imports)
     if "add_node" in text or "add_edge" in text or "StateGraph" in text:
         facts.update(graph_ops(path, lines, tree, imports, consts))
     return facts
