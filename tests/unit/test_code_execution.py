@@ -488,3 +488,30 @@ def test_the_static_model_predicts_what_langgraph_does(tmp_path: Path, shape: Sh
 
 def test_there_are_at_least_twelve_shapes() -> None:
     assert len({p.id for p in SHAPES}) == len(SHAPES) >= 12
+# LangGraph reads a router's state through the class its state parameter is annotated with:
+# the undeclared keys its own node returned never reach it
+_TYPED = ROUTED.replace("def route(state):", "def route(state: State):")
+_LIST_ADDED = LIST_ROUTER.replace('''    if state.get("repo_url"):
+        return ["repo", "doc"]
+    return ["doc"]''', '''    out = ["doc"]
+    if state.get("pdf_files"):
+        out.append("repo")
+    return out''')
+SHAPES += [
+    pytest.param(Shape(_TYPED + '''
+builder.add_conditional_edges("check", route, {"judges": "judges", "error": "error"})
+''', lambda run, ran: run.routes["check"] == {"error"}),
+                 id="annotated-router-never-sees-its-node-s-undeclared-key"),
+    pytest.param(Shape(_TYPED.replace('''    if state.get("evidence_ok"):
+        return "judges"
+    return "error"''', '''    return not state.get("evidence_ok", False)''') + '''
+builder.add_conditional_edges("check", route, {True: "error", False: "judges"})
+''', lambda run, ran: run.routes["check"] == {"error"}), id="returned-test-mapped-by-bool"),
+    pytest.param(Shape(_TYPED.replace('    if state.get("evidence_ok"):',
+                                      '    status = state.get("evidence_ok", "")\n'
+                                      '    if status == "yes":') + '''
+builder.add_conditional_edges("check", route, {"judges": "judges", "error": "error"})
+''', lambda run, ran: run.routes["check"] == {"error"}), id="local-compared-with-a-literal"),
+    pytest.param(Shape(_LIST_ADDED, lambda run, ran: run.routes["gate"] == {"doc"}
+                       and "agg" not in run.runs), id="list-grown-under-an-absent-key"),
+]

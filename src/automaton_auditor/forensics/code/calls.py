@@ -29,7 +29,7 @@ from automaton_auditor.forensics.code.common import (
 from automaton_auditor.forensics.code.exprs import handles_scores
 from automaton_auditor.forensics.code.flow import FlowBuilder
 from automaton_auditor.forensics.code.logic import LogicBuilder
-from automaton_auditor.forensics.code.outs import literal_targets, outs_of, returned
+from automaton_auditor.forensics.code.outs import return_facts, returned
 from automaton_auditor.forensics.code.recorder import Ctx
 from automaton_auditor.forensics.code.retries import calls_param, handler_retries, retried
 
@@ -216,8 +216,7 @@ class CallCollector:
                                 "decorator_called": [isinstance(d, ast.Call) for d in listed],
                                 "returns": [], "gotos": [], "loops": {},
                                 "flow": self.flow.summarize(node),
-                                "outs": outs_of(node, self.imports),
-                                "literal": literal_targets(node)}
+                                **return_facts(node, self.imports)}
         if handles_scores(self.lines, node.lineno, node.end_lineno or node.lineno):
             self.functions[qual]["logic"] = self.logic.summarize(node)
         for deco in decorators:

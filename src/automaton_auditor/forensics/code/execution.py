@@ -12,6 +12,9 @@
   sources ran; a router picks the targets whose returns are not ruled out by what has arrived
   (``state.get("k")`` is falsy when ``k`` never arrives); each ``Send`` is one more task; two
   writes to a key without a reducer in one step are an error.
+- A router sees its own node's writes; the keys that node returned and the state does not
+  declare only in a dict state, its state parameter not annotated with a class of keys
+  (``def route(state: AgentState)``: LangGraph reads it through that class, `own_view`).
 - The input carries the input schema's keys; with none declared, the keys the first nodes read
   as ``state["k"]`` (`input_needs`), so a node that returns the whole state (``{**state,
   ...}``) writes them back.
@@ -28,6 +31,7 @@ from typing import Any
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.guards import possible
 from automaton_auditor.forensics.code.node_returns import (
     UNKNOWN,
     node_outs,
@@ -35,12 +39,11 @@ from automaton_auditor.forensics.code.node_returns import (
     resolved_outs,
 )
 from automaton_auditor.forensics.code.outs import NONEMPTY
-from automaton_auditor.forensics.code.state_schema import class_fields, typed_classes
+from automaton_auditor.forensics.code.state_schema import class_fields, passthrough, typed_classes
 from automaton_auditor.forensics.code.topology import END, START, Topology
 
 MAX_STEPS = 40
 MAX_RUNS = 8  # a node run more often than this is in a loop: counts are not determined
-ABSENT = "<absent>"
 
 
 @dataclass
@@ -72,6 +75,7 @@ class Router:
     outs: list[JSON]  # empty: not determined
     key: Key | None = None  # the router function, when it resolves
     reads: dict[str, int] = field(default_factory=dict)  # key -> first line read
+    passthrough: bool = True  # it sees the undeclared keys its own node returns (`own_view`)
 
 
 @dataclass
@@ -103,6 +107,7 @@ class Run:
     ambiguous_at: int = 0
     step: int = 0
     choices: dict[str, str] = field(default_factory=dict)  # router source -> the way it takes
+    open_input: bool = False  # the input's keys are guessed (`input_needs`), not known
 
 
 # --- the model ---------------------------------------------------------------------------------
@@ -129,7 +134,9 @@ def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Mod
             fn = graph.node_function(info, "router")
             routers.setdefault(source, []).append(Router(
                 info, resolved_outs(graph, fn) if fn else [], fn,
-                state_reads(graph, fn) if fn else {}))
+                state_reads(graph, fn) if fn else {},
+                passthrough(facts, (graph.functions[fn] if fn else {}).get("typed"),
+                            builder.get("state"), channels)))
     return Model(topo, channels, set(inputs) if known else None, nodes, routers, complete)
 
 
@@ -142,10 +149,12 @@ def _node(graph: CallGraph, name: str, info: JSON) -> Node:
     if key is None:
         node.open = True  # a subgraph, a lambda or a computed callable: not determined
         return node
-    for out in node_outs(graph, key, decos):
+    outs = node_outs(graph, key, decos)
+    for out in outs:
         for written, value in (out.get("keys") or {}).items():
-            previous = node.writes.get(written, value)
-            node.writes[written] = value if previous == value else UNKNOWN
+            # a value another return differs on, or that one leaves unwritten, is not known
+            node.writes[written] = value if all(
+                (o.get("keys") or {}).get(written, UNKNOWN) == value for o in outs) else UNKNOWN
             if written not in node.write_lines:
                 node.write_lines[written] = out["line"]
                 node.write_paths[written] = out.get("path") or key[0]
@@ -192,47 +201,49 @@ def state_accesses(graph: CallGraph, key: Key, stores: bool,
 
 
 # --- routers -----------------------------------------------------------------------------------
-def _truthy(value: Any) -> bool | None:
-    if value in (ABSENT, None, False, 0, ""):
-        return False
-    return None if value == UNKNOWN else True
+def own_view(model: Model, router: Router, own: dict[str, Any]) -> dict[str, Any]:
+    """What the router sees of its own node's return `own`: all of it, or only the keys the
+    state declares (`Router.passthrough`)."""
+    if router.passthrough or not model.complete:
+        return own
+    return {k: v for k, v in own.items() if k in model.channels}
 
 
-def possible(out: JSON, view: dict[str, Any]) -> bool:
-    """False when a guard of the out cannot hold with what the router sees."""
-    for key, wanted in out.get("guards") or []:
-        truth = _truthy(view.get(key, ABSENT))
-        if truth is not None and truth != wanted:
-            return False
-    return True
-
-
-def route(model: Model, source: str, view: dict[str, Any]) -> tuple[set[str], Counter[str],
-                                                                       bool]:
-    """(targets, Send counts, determined) of the routers on `source` given `view` (LangGraph
-    runs every router attached to a node)."""
+def route(model: Model, source: str, view: dict[str, Any], own: dict[str, Any]
+          ) -> tuple[set[str], Counter[str], bool]:
+    """(targets, Send counts, determined) of the routers on `source` given `view` and the
+    node's own return `own` (LangGraph runs every router attached to a node)."""
     targets: set[str] = set()
     sends: Counter[str] = Counter()
     determined = True
     for router in model.routers.get(source, []):
-        more, sent, known = _route_one(router, view)
+        more, sent, known = _route_one(router, {**view, **own_view(model, router, own)})
         targets |= more
         sends.update(sent)
         determined &= known
     return targets, sends, determined
 
 
+def known_outs(router: Router) -> bool:
+    """Whether every return of the router is known: not ``return tasks`` built up in a loop,
+    nor a returned test without a path map of it."""
+    mapping = router.info.get("map") or {}
+    return bool(router.outs) and not any(
+        o.get("open") or not (o.get("targets") or o.get("sends")) or (
+            o.get("test") and not set(o["targets"]) <= set(mapping)) for o in router.outs)
+
+
 def _route_one(router: Router, view: dict[str, Any]) -> tuple[set[str], Counter[str], bool]:
-    info, outs = router.info, router.outs
-    if not outs or any(o.get("open") or not (o.get("targets") or o.get("sends"))
-                       for o in outs):  # e.g. ``return tasks`` built up in a loop
+    info, outs, mapping = router.info, router.outs, router.info.get("map") or {}
+    if not known_outs(router):
         return set(info["targets"]), Counter(), False
-    mapping = info.get("map") or {}
     targets: set[str] = set()
     sends: Counter[str] = Counter()
     determined = True
     chosen = [o for o in outs if possible(o, view)]
-    if len({(tuple(o.get("targets", [])), tuple(o.get("sends", []))) for o in chosen}) > 1:
+    # the parts of one returned list (`outs`) are one choice, taken together
+    if len({("part", o["line"]) if o.get("part") else
+            (tuple(o.get("targets", [])), tuple(o.get("sends", []))) for o in chosen}) > 1:
         determined = False  # the router really branches on data only known at run time
     for out in chosen:
         targets |= {mapping.get(str(t), t) if mapping else t for t in out.get("targets", [])}
@@ -249,7 +260,8 @@ def simulate(model: Model, input_keys: set[str] | None = None,
     """Run the model from START (the input carries `input_keys`, default: the input schema's
     keys) until no node is triggered, END, or MAX_STEPS; a router whose way is not
     determined takes the way `choices` gives for its node, when it is one of its ways."""
-    run = Run(choices=dict(choices or {}))
+    run = Run(choices=dict(choices or {}),
+              open_input=input_keys is None and model.input_keys is None)
     given = input_keys if input_keys is not None else (
         model.input_keys if model.input_keys is not None else input_needs(model))
     run.arrived = {k: UNKNOWN for k in given if k in model.channels or not model.complete}
@@ -329,10 +341,10 @@ def _successors(model: Model, name: str, run: Run, own: dict[str, Any],
                 out[dst] = 1
                 joined[dst].clear()
     if name in model.topo.conditional:
-        # a router on the node itself sees all it returned; a key some node may write
+        # a router sees what its node returned (`own_view`); a key some node may write
         # without our knowing is not absent
-        view = {**unknown_view(model), **run.arrived, **own}
-        targets, sends, determined = route(model, name, view)
+        targets, sends, determined = route(model, name, {**unknown_view(model, run),
+                                                         **run.arrived}, own)
         way = run.choices.get(name)
         if not determined and way in targets | set(sends):
             sends = Counter({way: sends[way]} if sends[way] else {})
@@ -367,10 +379,13 @@ def any_open(model: Model) -> bool:
     return any(n.open or n.whole for n in model.nodes.values())
 
 
-def unknown_view(model: Model) -> dict[str, Any]:
+def unknown_view(model: Model, run: Run) -> dict[str, Any]:
     """Keys a router may see without our knowing: every channel when some node's writes are
-    not determined, every key a router tests when the state's keys are not all known."""
-    view: dict[str, Any] = {k: UNKNOWN for k in model.channels} if any_open(model) else {}
+    not determined, or only the input can write it and the run's input is not known (no
+    input schema); every key a router tests when the state's keys are not all known."""
+    written = {k for n in model.nodes.values() for k in n.writes}
+    view: dict[str, Any] = {k: UNKNOWN for k in model.channels if any_open(model) or (
+        run.open_input and k not in written)}
     if not model.complete:
         view.update({k: UNKNOWN for routers in model.routers.values() for r in routers
                      for out in r.outs for k, _want in out.get("guards") or []})

@@ -28,6 +28,7 @@ from automaton_auditor.forensics.code.topology import (
     builds_nothing,
     loop_note,
     partial_reason,
+    reach,
     rebuild,
     running,
     to_rebuilt,
@@ -55,9 +56,12 @@ def _rebuild_graphs(facts: dict[str, JSON], repo: Path
     """The main graph, the others, and the main one as the report is read against (with
     what each node runs); no LangGraph graph is rebuilt from the repository's own graph
     class (`own_graph`)."""
+    from automaton_auditor.forensics.code.dead_routes import never_taken
     from automaton_auditor.forensics.code.node_stubs import stub_nodes
 
     main, others = rebuild(facts)
+    if main is not None:  # routes never taken run nothing, fan out to nothing
+        main.dead = never_taken(facts, CallGraph(facts), main)
     rebuilt = to_rebuilt(main) if main is not None and main.custom is None else None
     if rebuilt is not None and main is not None:
         rebuilt.stub_nodes = stub_nodes(facts, repo, main)
@@ -232,9 +236,12 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
     # edges into a join from nodes that never run: named, not counted as branches
     dead = {d: sorted({s for (s, t), e in main.edges.items() if t == d and e["kind"] ==
                        "static" and live is not None and s not in live}) for d in g.fan_in}
+    # wired from START, but only through routes never taken (`dead_routes`)
+    wired = reach(list(main.edges), START) if main.dead else set()
     fan_in_text = "; ".join(f"[{', '.join(s)}] -> {d}" + (
         f" ({', '.join(dead[d])} also {'has' if len(dead[d]) == 1 else 'have'} an edge to "
-        f"it but never run{'s' if len(dead[d]) == 1 else ''}: no path from START)"
+        f"it but never run{'s' if len(dead[d]) == 1 else ''}: no path from START"
+        + (" that is ever taken" if set(dead[d]) & wired else "") + ")"
         if dead[d] else "") for d, s in g.fan_in.items())
     cond_text = "; ".join(f"{s} -> {main.conditional[s]['targets']}" for s in
                           sorted(main.conditional))

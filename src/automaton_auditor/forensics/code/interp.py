@@ -85,8 +85,9 @@ class Interp:
             return text
         if isinstance(node, ast.List | ast.Tuple | ast.Set):
             return [self.ev(e, env, depth + 1) for e in node.elts]
-        if isinstance(node, ast.Dict):
-            return {"map": [[self.ev(k, env, depth + 1), self.ev(v, env, depth + 1)]
+        if isinstance(node, ast.Dict):  # ``{True: "a", False: "b"}`` maps a returned test
+            return {"map": [[str(k.value) if isinstance(k, ast.Constant) and isinstance(
+                k.value, bool) else self.ev(k, env, depth + 1), self.ev(v, env, depth + 1)]
                             for k, v in zip(node.keys, node.values, strict=True)]}
         if isinstance(node, ast.Lambda):
             return {"lambda": self.lambda_targets(node, env)}

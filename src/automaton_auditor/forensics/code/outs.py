@@ -13,7 +13,11 @@ parameter: ``state.get("k")`` truthy or not) and what it returns:
 - ``targets`` / ``sends``: node names a router returns (strings, ``END``, lists of them) and
   the targets of ``Send(...)`` (``count`` when sent over a literal list); ``gotos`` for
   ``Command(goto=...)``; ``many`` when a list is returned (a literal, or one built up with
-  ``append``/``extend``/``+=`` of names): LangGraph runs every name in it at once;
+  ``append``/``extend``/``+=`` of names): LangGraph runs every name in it at once; names
+  added under a test of the state the list was not made under (``if state.get("k"):
+  out.append("b")``) are one more out of the same return, ``part`` (as are the names added
+  without one), its guards those of the return and of the test: it is taken with the others
+  whenever its guards can hold;
 - ``call``: the returned value is another function's answer (followed later, by name), also
   awaited or through ``asyncio.wait_for(fn(...))`` / ``asyncio.to_thread(fn, ...)`` /
   ``typing.cast(T, fn(...))``;
@@ -27,6 +31,7 @@ from collections.abc import Callable
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value, unparse
+from automaton_auditor.forensics.code.guards import Guard, Tests
 from automaton_auditor.forensics.code.state_echo import mirrors_of, rebound_keys, state_value
 
 MAX_OUTS = 60
@@ -35,7 +40,6 @@ MAX_OUTS = 60
 AWAITED_ARG = {"asyncio.wait_for", "asyncio.shield"}
 CALLED_ARG = {"asyncio.to_thread"}
 CASTS = {"typing.cast", "typing_extensions.cast"}  # they hand back their second argument
-Guard = list[Any]  # [key, True | False]
 
 
 def outs_of(node: ast.FunctionDef | ast.AsyncFunctionDef, imports: dict[str, str]) -> list[JSON]:
@@ -43,12 +47,28 @@ def outs_of(node: ast.FunctionDef | ast.AsyncFunctionDef, imports: dict[str, str
     params = [a.arg for a in (*node.args.posonlyargs, *node.args.args)]
     state = params[1] if params[:1] in (["self"], ["cls"]) and len(params) > 1 else (
         params[0] if params else "")
-    reader = _Outs(state, imports)
+    reader = _Outs(state, imports, Tests(node, state))
     mirrors = mirrors_of(node, state)
     reader.rebound = rebound_keys(node, state, mirrors)
     reader.mirrors = {name: key for name, key in mirrors.items() if key not in reader.rebound}
     reader.block(node.body, [])
     return reader.outs[:MAX_OUTS]
+
+
+def return_facts(node: ast.FunctionDef | ast.AsyncFunctionDef, imports: dict[str, str]) -> JSON:
+    """A function's ``outs``, its ``literal`` destinations and ``typed``: the class its state
+    parameter is annotated with (a dotted name, else None). LangGraph reads a router's
+    state through that class when it has one, so the router never sees what its own node
+    returned that the state does not declare (`execution.Router.passthrough`)."""
+    params = [*node.args.posonlyargs, *node.args.args]
+    param = params[1] if [a.arg for a in params[:1]] in (["self"], ["cls"]) and \
+        len(params) > 1 else (params[0] if params else None)
+    ann = param.annotation if param is not None else None
+    if isinstance(ann, ast.Constant) and isinstance(ann.value, str):  # a quoted annotation
+        ann = ast.Name(id=ann.value) if ann.value.isidentifier() else None
+    name = dotted(ann) if ann is not None else None
+    return {"outs": outs_of(node, imports), "literal": literal_targets(node),
+            "typed": resolve(name, imports) or name if name else None}
 
 
 def literal_targets(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
@@ -116,11 +136,15 @@ def _is_send(node: ast.expr, imports: dict[str, str]) -> bool:
 
 
 class _Outs:
-    def __init__(self, state: str, imports: dict[str, str]) -> None:
-        self.state, self.imports = state, imports
+    def __init__(self, state: str, imports: dict[str, str], tests: Tests) -> None:
+        self.state, self.imports, self.tests = state, imports, tests
         self.dicts: dict[str, JSON] = {}
         self.outs: list[JSON] = []
         self.mirrors: dict[str, str] = {}  # local name -> the state key it holds (`mirrors_of`)
+        # a list of node names: the guards it was bound under, and the names added to it
+        # under guards of their own (each with those guards)
+        self.made: dict[str, list[Guard]] = {}
+        self.parts: dict[str, list[JSON]] = {}
         self.rebound: frozenset[str] = frozenset()  # keys stored with a value of its own
 
     # --- statements ----------------------------------------------------------------------
@@ -134,14 +158,14 @@ class _Outs:
                     self.ret(stmt.value, guards, stmt.lineno)
                 return
             if isinstance(stmt, ast.If):
-                test = self.guard(stmt.test)
-                self.block(stmt.body, guards + test)
-                self.block(stmt.orelse, guards + _negate(test))
+                yes, no = self.tests.split(stmt.test)
+                self.block(stmt.body, guards + yes)
+                self.block(stmt.orelse, guards + no)
                 if stmt.body and isinstance(stmt.body[-1], ast.Return | ast.Raise) and \
                         not stmt.orelse:
-                    guards += _negate(test)  # ``if not ok: return "error"`` then the rest
+                    guards += no  # ``if not ok: return "error"`` then the rest
                 continue
-            self.track(stmt)
+            self.track(stmt, guards)
             for field in ("body", "orelse", "finalbody"):
                 inner = [s for s in getattr(stmt, field, None) or [] if isinstance(s, ast.stmt)]
                 if inner:
@@ -149,13 +173,15 @@ class _Outs:
             for handler in getattr(stmt, "handlers", None) or []:
                 self.block(handler.body, guards)
 
-    def track(self, stmt: ast.stmt) -> None:
+    def track(self, stmt: ast.stmt, guards: list[Guard]) -> None:
         """Follow a dict being built in a variable: ``out = {}; out["k"] = v``."""
         if isinstance(stmt, ast.Assign | ast.AnnAssign) and stmt.value is not None:
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             for target in targets:
                 if isinstance(target, ast.Name):
                     self.dicts[target.id] = self.value(stmt.value)
+                    self.made[target.id] = list(guards)
+                    self.parts.pop(target.id, None)
                 elif isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) \
                         and target.value.id in self.dicts:
                     key = str_value(target.slice)
@@ -166,7 +192,7 @@ class _Outs:
                             self.dicts[target.value.id].setdefault("echo", []).append(key)
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and \
                 isinstance(stmt.op, ast.Add):
-            self.grow(stmt.target.id, stmt.value)
+            self.grow(stmt.target.id, stmt.value, guards)
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             call = stmt.value
             receiver = call.func.value.id if isinstance(call.func, ast.Attribute) and \
@@ -179,29 +205,55 @@ class _Outs:
                 self.dicts[receiver] = _union(self.dicts[receiver], extra)
             elif call.func.attr in ("append", "extend") and len(call.args) == 1:
                 arg = call.args[0]
-                self.grow(receiver, ast.List(elts=[arg]) if call.func.attr == "append" else arg)
+                self.grow(receiver, ast.List(elts=[arg]) if call.func.attr == "append" else arg,
+                          guards)
 
-    def grow(self, name: str, items: ast.expr) -> None:
+    def grow(self, name: str, items: ast.expr, guards: list[Guard]) -> None:
         """``runnable.append("repo")`` / ``.extend([...])`` / ``+= [...]`` on a list of node
-        names: the router returns all of them. Anything but literal names (a ``Send`` made in
+        names: the router returns all of them, those added under a test the list was not
+        made under only when that test holds. Anything but literal names (a ``Send`` made in
         a loop, a variable) leaves the list not determined, as before."""
         known = self.dicts.get(name)
         if known is None or not known.get("many"):
             return
         names = isinstance(items, ast.List | ast.Tuple) and all(
             str_value(e) is not None for e in items.elts)
-        self.dicts[name] = _union(known, self.value(items)) if names else {"open": True}
+        if not names:
+            self.dicts[name] = {"open": True}
+            self.parts.pop(name, None)
+        elif any(g not in self.made.get(name, []) for g in guards):
+            self.parts.setdefault(name, []).append({"guards": list(guards),
+                                                    **self.value(items)})
+        else:
+            self.dicts[name] = _union(known, self.value(items))
 
     # --- returns -------------------------------------------------------------------------
     def ret(self, value: ast.expr, guards: list[Guard], line: int) -> None:
         if isinstance(value, ast.IfExp):
-            test = self.guard(value.test)
-            self.ret(value.body, guards + test, line)
-            self.ret(value.orelse, guards + _negate(test), line)
+            yes, no = self.tests.split(value.test)
+            self.ret(value.body, guards + yes, line)
+            self.ret(value.orelse, guards + no, line)
+            return
+        test = value.args[0] if isinstance(value, ast.Call) and dotted(value.func) == "bool" \
+            and len(value.args) == 1 else value
+        yes, no = self.tests.split(test) if isinstance(
+            test, ast.UnaryOp | ast.Compare) or test is not value else ([], [])
+        if yes or no:  # a test returned (``return not state.get("failed")``): True or False
+            self.outs += [{"line": line, "guards": guards + when, "targets": [str(result)],
+                           "test": True} for result, when in ((True, yes), (False, no))
+                          ][:MAX_OUTS - len(self.outs)]
             return
         out = {"line": line, "guards": guards, **self.value(value)}
-        if len(self.outs) < MAX_OUTS:
-            self.outs.append(out)
+        parts = [{"line": line, "guards": [*guards, *(g for g in p["guards"] if g not in guards)],
+                  **{k: v for k, v in p.items() if k != "guards"}, "part": True}
+                 for p in (self.parts.get(value.id, []) if isinstance(value, ast.Name)
+                           and out.get("many") else [])
+                 if not any(isinstance(want, bool) and [k, not want] in guards
+                            for k, want in p["guards"])]
+        # names added under a test of their own: one more out each, taken with the others
+        outs = ([{**out, "part": True}] if out.get("targets") or out.get("sends") else []) + \
+            parts if parts else [out]
+        self.outs += outs[:MAX_OUTS - len(self.outs)]
 
     def value(self, node: ast.expr) -> JSON:
         """What one returned (or assigned) expression is, as an out's fields."""
@@ -299,44 +351,6 @@ class _Outs:
         iterable = node.generators[0].iter
         count = len(iterable.elts) if isinstance(iterable, ast.List | ast.Tuple) else None
         return {"sends": inner["sends"], "count": count}
-
-    # --- guards --------------------------------------------------------------------------
-    def guard(self, test: ast.expr) -> list[Guard]:
-        """Simple tests of the state: ``state.get("k")``, ``not state["k"]``, ``"k" in
-        state``, ``state.k is None``; ``and`` of them. Anything else guards nothing."""
-        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-            return [g for value in test.values for g in self.guard(value)]
-        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = self.guard(test.operand)
-            return _negate(inner)
-        if isinstance(test, ast.Compare) and len(test.ops) == 1:
-            op, right = test.ops[0], test.comparators[0]
-            if isinstance(op, ast.In | ast.NotIn) and dotted(right) == self.state:
-                key = str_value(test.left)
-                return [[key, isinstance(op, ast.In)]] if key else []
-            if isinstance(op, ast.Is | ast.IsNot) and isinstance(right, ast.Constant) and \
-                    right.value is None:
-                key = self.key(test.left)
-                return [[key, isinstance(op, ast.IsNot)]] if key else []
-            return []
-        key = self.key(test)
-        return [[key, True]] if key else []
-
-    def key(self, node: ast.expr) -> str | None:
-        """The state key an expression reads: ``state["k"]``, ``state.get("k")``,
-        ``state.k``."""
-        if isinstance(node, ast.Subscript) and dotted(node.value) == self.state:
-            return str_value(node.slice)
-        if isinstance(node, ast.Attribute) and dotted(node.value) == self.state:
-            return node.attr
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
-                node.func.attr == "get" and dotted(node.func.value) == self.state and node.args:
-            return str_value(node.args[0])
-        return None
-
-
-def _negate(guards: list[Guard]) -> list[Guard]:
-    return [[guards[0][0], not guards[0][1]]] if len(guards) == 1 else []
 
 
 NONEMPTY = "<non-empty>"  # a value known to be truthy: ``[x]``, ``{"k": v}``, ``f"..."``

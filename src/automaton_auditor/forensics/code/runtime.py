@@ -29,6 +29,7 @@ from typing import Any
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.dead_routes import route_finding
 from automaton_auditor.forensics.code.endless import (
     Loop,
     endless_finding,
@@ -36,16 +37,13 @@ from automaton_auditor.forensics.code.endless import (
     reach_text,
 )
 from automaton_auditor.forensics.code.execution import (
-    ABSENT,
     Model,
-    Router,
     Run,
     any_open,
     build_model,
-    possible,
+    own_view,
     simulate,
     state_param,
-    unknown_view,
 )
 from automaton_auditor.forensics.code.facts import quoted_finding as _f
 from automaton_auditor.forensics.code.joins import join_repeats
@@ -73,7 +71,7 @@ def runtime_findings(facts: dict[str, JSON], graph: CallGraph, main: Topology | 
         return [*_key_findings(model, run, repo, where, graph), _summary(model, run, where)]
     loops = endless_loops(model, graph, repo)
     return [*_key_findings(model, run, repo, where, graph),
-            _route_finding(model, run, repo, where),
+            route_finding(graph, model, run, repo, where),
             *_shape_findings(model, run, repo, where, loops), endless_finding(loops, repo, where),
             _summary(model, run, where), *stateflow_findings(facts, graph, model, run, repo, where)]
 
@@ -98,12 +96,13 @@ def _readers(model: Model) -> dict[tuple[str, str], tuple[str, int]]:
     out = {(n, k): (node.key[0], line) for n, node in model.nodes.items() if node.key
            and n not in sent for k, line in node.reads.items()}
     for source, routers in model.routers.items():
-        # a router sees its own node's return as given, undeclared keys included
-        own = set(model.nodes[source].writes) if source in model.nodes else set()
+        # a router sees its own node's return (undeclared keys only for some, `own_view`)
+        own = dict(model.nodes[source].writes) if source in model.nodes else {}
         for router in routers:
             name = f"the router {router.key[1]} on {source}" if router.key else source
+            seen = own_view(model, router, own)
             out.update({(name, k): (router.key[0], line) for k, line in router.reads.items()
-                        if router.key and k not in own})
+                        if router.key and k not in seen})
     return out
 
 
@@ -226,43 +225,6 @@ def _unwritten_finding(model: Model, graph: CallGraph,
               fallback=[[n, k] for n, k in fallback])
 
 
-def _route_finding(model: Model, run: Run, repo: Path | None, where: str) -> Finding:
-    dead: list[tuple[str, str, list[str]]] = []
-    quotes: list[tuple[str, int]] = []
-    for source, routers in sorted(model.routers.items()):
-        for router in routers:
-            found = _dead_targets(model, run, source, router)
-            dead += [(source, target, keys) for target, keys in found]
-            quotes += [(router.info["op"]["path"], router.info["op"]["line"])] if found else []
-    text = "; ".join(f"{s} -> {t} needs {', '.join(k)}, which never arrives" for s, t, k in dead)
-    return _f("graph.dead_routes", "A conditional route can never be taken", bool(dead),
-              quotes, repo, text + "." if dead else "Every route can be taken.", 0.8, where,
-              edges=[[s, t] for s, t, _k in dead], keys=sorted({k for *_x, ks in dead
-                                                                 for k in ks}))
-
-
-def _dead_targets(model: Model, run: Run, source: str,
-                  router: Router) -> list[tuple[str, list[str]]]:
-    """(target, keys) of the router's branches whose guard reads keys that never arrive."""
-    outs = router.outs
-    if source not in run.routes or not outs or any(
-            o.get("open") or not (o.get("targets") or o.get("sends")) for o in outs):
-        return []  # never ran, or its choice is not determined
-    mapping = router.info.get("map") or {}
-    seen = {**unknown_view(model), **run.arrived}
-    dead = []
-    for out in outs:
-        if possible(out, {**seen, **_own(model, source)}):
-            continue
-        keys = [k for k, want in out.get("guards") or [] if want
-                and seen.get(k, ABSENT) == ABSENT and k not in _own(model, source)]
-        for target in [*out.get("targets", []), *out.get("sends", [])]:
-            node = mapping.get(str(target), target) if mapping else target
-            if keys and node not in run.routes[source]:
-                dead.append((str(node), keys))
-    return dead
-
-
 def _open_text(ops: list[JSON]) -> str:
     where = ", ".join(f"{op['path']}:{op['line']}" for op in ops[:5])
     return ("Which nodes run and which reach END is not established: the destinations of "
@@ -270,13 +232,10 @@ def _open_text(ops: list[JSON]) -> str:
             "time, with no path map and no Literal return annotation).")
 
 
-def _own(model: Model, name: str) -> dict[str, Any]:
-    node = model.nodes.get(name)
-    return dict(node.writes) if node else {}
-
-
-def _reach(model: Model, start: str, forward: bool) -> set[str]:
-    edges = [(s, d) for s, d in model.topo.edges]
+def _reach(model: Model, start: str, forward: bool, taken: bool = False) -> set[str]:
+    """The nodes a path from `start` reaches (to it when not `forward`); with `taken`, over
+    the routes some router takes only (`dead_routes`)."""
+    edges = list(model.topo.taken() if taken else model.topo.edges)
     edges += [(n, g) for n, node in model.nodes.items() for g in node.gotos]
     return reach(edges, start, forward)
 
@@ -284,13 +243,17 @@ def _reach(model: Model, start: str, forward: bool) -> set[str]:
 def _shape_findings(model: Model, run: Run, repo: Path | None, where: str,
                     loops: list[Loop]) -> list[Finding]:
     nodes = set(model.nodes)
-    unreachable = sorted(nodes - _reach(model, START, True))
+    wired = _reach(model, START, True)
+    unreachable = sorted(nodes - _reach(model, START, True, taken=True))
     stuck = sorted(nodes - _reach(model, END, False) - set(unreachable))
     open_ops = model.topo.undetermined
     if open_ops:
         # a router whose destinations are not determined may lead to any node: which nodes
         # run, and which reach END, is not established
         unreachable, stuck = [], []
+    # wired from START only through routes never taken
+    untaken = [n for n in unreachable if n in wired]
+    unwired = [n for n in unreachable if n not in wired]
     repeats, ways, every_way = join_repeats(model, run)
     # a node whose writes are not known, running beside others, may write what they write
     unknown = sorted({n for step in run.steps if len(step) > 1 for n in step
@@ -304,8 +267,10 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str,
         _f("graph.unreachable_nodes", "Nodes that never run or never reach END",
            bool(unreachable or stuck),
            [q for n in [*unreachable, *stuck] if (q := _line(model, n))], repo,
-           (f"No path from START to {', '.join(unreachable)}: they never run. " if unreachable
-            else "") + (f"No path from {', '.join(stuck)} to END." if stuck else "")
+           (f"No path from START to {', '.join(unwired)}: they never run. " if unwired
+            else "") + (f"{', '.join(untaken)}: wired from START only through routes never "
+                        "taken (graph.dead_routes), they never run. " if untaken else "")
+           + (f"No path from {', '.join(stuck)} to END." if stuck else "")
            or (_open_text(open_ops) if open_ops else reach_text(loops)),
            0.85 if unreachable else 0.6, where, unreachable=unreachable, no_end=stuck),
         _join_finding(model, run, repeats, ways, repo, where, every_way),

@@ -75,6 +75,21 @@ def class_fields(classes: dict[str, tuple[str, JSON, str]], name: str | None,
     return out + [(found[0], field) for field in found[1]["fields"]], complete
 
 
+def passthrough(facts: dict[str, JSON], typed: str | None, state: str | None,
+                channels: dict[str, str | None]) -> bool:
+    """Whether LangGraph hands a router the keys its own node returned that the state does
+    not declare (`channels` are the declared keys, `typed` the class the router's state
+    parameter is annotated with): not when the state is a Pydantic model (the router is
+    given the model, not a dict), nor when `typed` is a class whose keys are all known and
+    all declared (LangGraph reads the router's state through it)."""
+    classes = typed_classes(facts)
+    found = classes.get((state or "").rsplit(".", 1)[-1])
+    if found is not None and found[2] == "BaseModel":
+        return False
+    fields, complete = class_fields(classes, typed) if typed else ([], False)
+    return not (complete and fields and all(f["name"] in channels for _p, f in fields))
+
+
 def state_class(classes: dict[str, tuple[str, JSON, str]],
                  main: Topology | None) -> tuple[str, JSON, str] | None:
     wanted = (main.builder.get("state") or "") if main else ""

@@ -41,6 +41,13 @@ class Topology:
     # the repository's own class the builder is made from (`own_graph.own_class`), or None
     # for LangGraph's: its calls then mean what that class does, not what LangGraph does
     custom: JSON | None = None
+    # (source, target) -> keys: routes no router ever takes (`dead_routes`), left out of
+    # what runs, fans out and joins
+    dead: dict[tuple[str, str], list[str]] = field(default_factory=dict)
+
+    def taken(self) -> dict[tuple[str, str], JSON]:
+        """The edges, those of routes never taken left out."""
+        return {e: info for e, info in self.edges.items() if e not in self.dead}
 
 
 def group_builders(facts: dict[str, JSON], resolver: Resolver) -> dict[str, list[JSON]]:
@@ -298,40 +305,48 @@ def running(topo: Topology) -> set[str] | None:
     destinations are not determined."""
     if topo.computed or topo.undetermined or not any(src == START for src, _dst in topo.edges):
         return None
-    return reach(list(topo.edges), START)
+    return reach(list(topo.taken()), START)
 
 
 def to_rebuilt(topo: Topology) -> RebuiltGraph:
-    """The shared `RebuiltGraph` model, with fan-out/fan-in computed from the edges."""
+    """The shared `RebuiltGraph` model, with fan-out/fan-in computed from the edges (routes
+    never taken left out)."""
     out: dict[str, set[str]] = {}
     into: dict[str, set[str]] = {}
-    statics = {src for (src, _dst), info in topo.edges.items() if info["kind"] == "static"}
-    for (src, dst), info in topo.edges.items():
+    edges = topo.taken()
+    statics = {src for (src, _dst), info in edges.items() if info["kind"] == "static"}
+    for (src, dst), info in edges.items():
         # A branch chosen by a router runs beside the source's static successors.
         if info["kind"] in ("static", "send", "parallel") or src in statics:
             out.setdefault(src, set()).add(dst)
         if info["kind"] == "static":
             into.setdefault(dst, set()).add(src)
-    fan_out = {s: sorted(t) for s, t in out.items()
-               if len(t) >= 2 or topo.conditional.get(s, {}).get("send")}
+    # a router's Send (copies of one node), or a returned list none of whose names was
+    # left out as never taken
+    pruned = {s for s, _d in topo.dead}
+    fans = {s for s, info in topo.conditional.items() if info.get("send") and s not in pruned}
+    fans |= {s for (s, _d), info in edges.items() if info["kind"] == "send"}
+    fan_out = {s: sorted(t) for s, t in out.items() if len(t) >= 2 or s in fans}
     # parallel siblings that reach a node through their routers also meet there (LangGraph
     # runs it once, in the superstep after theirs, as for plain edges) when every route the
     # router can take leads to it: a node only some routes reach (an error handler) is no join.
     # "Leads to" stays inside this layer: a path through a later fan-out (the judges after
     # the aggregator, whose routers also reach the error handler) gathers nothing here.
     siblings = {t for ts in fan_out.values() for t in ts}
-    layer = [(a, b) for a, b in topo.edges if a not in fan_out]
-    for (src, dst), info in topo.edges.items():
+    layer = [(a, b) for a, b in edges if a not in fan_out]
+    for (src, dst), info in edges.items():
         if info["kind"] != "static" and src in siblings and dst != src and all(
-                dst in reach(layer, t) for (a, t) in topo.edges if a == src):
+                dst in reach(layer, t) for (a, t) in edges if a == src):
             into.setdefault(dst, set()).add(src)
     # a branch from a node that never runs brings nothing to the join
     live = running(topo)
     into = {d: {s for s in ss if live is None or s in live} for d, ss in into.items()}
     fan_in = {d: sorted(s) for d, s in into.items() if len(s) >= 2 and d != END}
-    for info in topo.conditional.values():
+    for source, info in topo.conditional.items():
         for target in info["sends"]:
-            for (a, b), edge in topo.edges.items():
+            if source not in fans or (source, target) in topo.dead:
+                continue
+            for (a, b), edge in edges.items():
                 if a == target and edge["kind"] == "static" and b != END:
                     fan_in.setdefault(b, sorted(into.get(b, {target})))
     builder = topo.builder
