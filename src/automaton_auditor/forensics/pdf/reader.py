@@ -32,6 +32,7 @@ from automaton_auditor.forensics.pdf.model import (
 )
 from automaton_auditor.forensics.pdf.outline_fill import fill_outline
 from automaton_auditor.forensics.pdf.report_claims import report_claims
+from automaton_auditor.forensics.pdf.reviews import review_scopes
 from automaton_auditor.state import Finding, ReportFacts
 
 __all__ = ["Block", "Chunk", "IngestedReport", "ReportError", "ReportLimits", "ask",
@@ -310,14 +311,16 @@ def report_facts(report: IngestedReport) -> ReportFacts:
     """Cited paths and feature claims, for the aggregator's cross-check."""
     blocks = textlayer.rejoined(report.blocks)
     future = future_flags((b.kind == "heading", b.level, b.text, b.section) for b in blocks)
-    passages = [Passage(b.page, b.text, flag) for b, flag in zip(blocks, future, strict=True)
-                if b.kind != "furniture"]
+    # a review of a peer's work quotes what an auditor found: its paths claim nothing
+    review = review_scopes(blocks)
+    passages = [Passage(b.page, b.text, flag, seen is not None) for b, flag, seen
+                in zip(blocks, future, review, strict=True) if b.kind != "furniture"]
     cited, total = cited_paths(passages, report.page_texts)
     if total > len(cited):  # the doc detective's warnings reach the report's Errors section
         report.warnings.append(f"the report cites {total} distinct paths; only the first "
                                f"{len(cited)} (in reading order) were checked against the code")
     return ReportFacts(readable=True, page_count=report.page_count, cited_paths=cited,
-                       claims=report_claims(blocks, future))
+                       claims=report_claims(blocks, future, review))
 
 
 def doc_findings(report: IngestedReport, concepts: list[str]

@@ -21,13 +21,20 @@ from automaton_auditor.forensics.pdf.claims import (
 )
 from automaton_auditor.forensics.pdf.concepts import CONTENTS
 from automaton_auditor.forensics.pdf.model import Block
-from automaton_auditor.forensics.pdf.qualifiers import around, lead_in, not_disclosed
+from automaton_auditor.forensics.pdf.qualifiers import around, lead_in, not_disclosed, still_open
+from automaton_auditor.forensics.pdf.reviews import Review
 from automaton_auditor.state import FeatureClaim
 
 
-def report_claims(blocks: list[Block], future: list[bool]) -> list[FeatureClaim]:
+def report_claims(blocks: list[Block], future: list[bool], review: list[Review | None]
+                  ) -> list[FeatureClaim]:
     """The claims of a report's blocks in reading order; `future`: whether each block sits
-    in a future-work section (`citations.future_flags`)."""
+    in a future-work section (`citations.future_flags`), `review`: in which review of a
+    peer's work (`reviews.review_scopes`). A review quotes what an auditor found, here or in
+    the peer's code: only what the author concedes is still open there is read."""
+    conceded = _conceded(blocks, review)
+    kept = [i for i, seen in enumerate(review) if seen is None]
+    blocks, future = [blocks[i] for i in kept], [future[i] for i in kept]
     # Feature claims are read from prose only: a heading or contents entry asserts nothing,
     # and neither does a future-work section ("Fix: add a should_retry conditional edge").
     prose_blocks = [b for b, planned in zip(blocks, future, strict=True)
@@ -47,7 +54,7 @@ def report_claims(blocks: list[Block], future: list[bool]) -> list[FeatureClaim]
     # a removal said of nothing named, under a heading that names the clone ("Sandboxed Git")
     cloned = [(b.page, b.text) for b in prose_blocks if b.section not in unbuilt
               and CLEANUP_SUBJECT.search(b.section[-1] if b.section else "")]
-    return (extract_feature_claims(prose, SENTENCE_SPLIT)
+    return (extract_feature_claims(prose, SENTENCE_SPLIT) + conceded
             + extract_statements([(p, t) for p, t, _, _ in said], SENTENCE_SPLIT,
                                  IN_PLANS, context=lambda k: (
                                      lead_in(blocks, said[k][3]), around(blocks, said[k][3])))
@@ -57,3 +64,14 @@ def report_claims(blocks: list[Block], future: list[bool]) -> list[FeatureClaim]
                 BEHAVIOURS, blocks, NOT_YET, SENTENCE_SPLIT), FUTURE_SENTENCE)
             + extract_statements(cloned, SENTENCE_SPLIT, not_disclosed(
                 HEADED_BEHAVIOURS, blocks, NOT_YET, SENTENCE_SPLIT), FUTURE_SENTENCE))
+
+
+def _conceded(blocks: list[Block], review: list[Review | None]) -> list[FeatureClaim]:
+    """What is or is not built, said in a review of this code a peer's agent made, that
+    the author concedes is still open ("No conditional edges | Identified as known gap"),
+    and the nodes it says are stubs ("VisionInspector was a stub: the peer flagged ..."):
+    the author repeats the finding about their own code."""
+    received = [(b.page, b.text) for b, seen in zip(blocks, review, strict=True)
+                if seen == "received" and b.kind in ("paragraph", "list")]
+    return [claim for claim in extract_statements(received, SENTENCE_SPLIT, IN_PLANS)
+            if claim.feature == "node_admitted" or still_open(claim.sentence)]
