@@ -126,6 +126,7 @@ class Passage:
     page: int | None
     text: str
     future: bool = False
+    quoted: bool = False  # in a review of a peer's work (`reviews`): its paths claim nothing
 
 
 def normalise_path(raw: str) -> str:
@@ -164,7 +165,7 @@ def _known_ext(path: str) -> bool:
 
 def _cited(raw: str, path: str, passage: Passage, context: str, planned: bool = False,
            **extra: object) -> CitedPath:
-    disowned = disowns(context)
+    disowned = disowns(context) or passage.quoted
     future = planned or passage.future or bool(FUTURE_SENTENCE.search(context))
     return CitedPath(raw=raw, path=path, page=passage.page, context=context,
                      future=future, asserted=not (future or disowned), **extra)
@@ -360,9 +361,9 @@ def _reconcile(mine: list[CitedPath], passages: list[Passage],
         skeletons = skeletons or [_skeleton(p.text) for p in passages]
         home = next((p for p, text in zip(passages, skeletons, strict=True) if key in text),
                     None)
-        planned = bool(home and home.future)
-        mentions.append(other.model_copy(update={"future": other.future or planned,
-                                                 "asserted": other.asserted and not planned}))
+        planned, quoted = bool(home and home.future), bool(home and home.quoted)
+        mentions.append(other.model_copy(update={"future": other.future or planned, "asserted":
+                                                 other.asserted and not (planned or quoted)}))
     return mentions
 
 

@@ -16,6 +16,7 @@ from automaton_auditor.forensics.pdf.libraries import (
     MANAGER_CLAIM,
     TESTS_CLAIM,
 )
+from automaton_auditor.forensics.pdf.qualifiers import as_shortfall
 from automaton_auditor.state import FeatureClaim
 
 _PARALLEL = (r"\b(?:in parallel|parallel(?:ly|ism)?|concurrent(?:ly)?|simultaneous(?:ly)?|"
@@ -195,13 +196,13 @@ def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
                     _FUTURE_WORK.search(sentence):
                 continue
             for feature, (subject, claim) in FEATURES.items():
-                if counts.get(feature, 0) >= per_feature:
-                    continue
-                if re.search(subject, sentence, re.IGNORECASE) and \
-                        re.search(claim, sentence, re.IGNORECASE):
-                    counts[feature] = counts.get(feature, 0) + 1
-                    claims.append(FeatureClaim(feature=feature, page=page,
-                                               sentence=" ".join(sentence.split())[:400]))
+                named = re.search(subject, sentence, re.IGNORECASE)
+                if counts.get(feature, 0) >= per_feature or not named or not re.search(
+                        claim, sentence, re.IGNORECASE) or as_shortfall(sentence, *named.span()):
+                    continue  # "weaknesses such as limited conditional edges" claims none
+                counts[feature] = counts.get(feature, 0) + 1
+                claims.append(FeatureClaim(feature=feature, page=page,
+                                           sentence=" ".join(sentence.split())[:400]))
     return claims
 
 

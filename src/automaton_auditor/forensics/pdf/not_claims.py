@@ -14,10 +14,13 @@ from collections.abc import Iterable
 
 from automaton_auditor.state import CitedPath
 
-# The sentence says the file does not exist (a peer's or an earlier run's error, quoted).
+# The sentence says the file does not exist (a peer's or an earlier run's error, quoted:
+# "Peer audit flagged src/graph.py and src/state.py as missing").
 DISOWNED = re.compile(
     r"non-?existent|hallucinat\w*|no such file|\b(?:does|did)(?: not|n't) exist|renamed|"
-    r"\bfake\b|\brequires? \S+ to exist\b", re.IGNORECASE)
+    r"\bfake\b|\brequires? \S+ to exist\b|\b(?:flagged|reported|marked|listed|called\s+out)"
+    r"\b[^;\n]{0,80}?\bas\s+(?:missing|absent|not\s+found)\b"
+    r"(?!\s+(?:an?|the|its|their|some|any)\b)", re.IGNORECASE)  # not "as missing a docstring"
 # Words right before a path that make it the old side of a correction: "renamed from X",
 # "formerly X", "old path: X", "wrong path: X".
 _OLD_BEFORE = re.compile(

@@ -54,16 +54,46 @@ _BODY = ("paragraph", "list")
 _LABEL_WORDS = 3
 
 
+def still_open(text: str) -> bool:
+    """Whether the text says the gap it names is open now ("still", "known gap", "today")."""
+    return bool(_STILL_OPEN.search(text))
+
+
 def retrospective(lead: str, sentence: str) -> bool:
     """Whether the heading and lead-in of a sentence (`lead`) tell of gaps a review caught
     or that were since fixed, or the sentence marks its gap closed, and neither says the
     gap is still open."""
-    if _STILL_OPEN.search(sentence) or _STILL_OPEN.search(lead):
+    if still_open(sentence) or still_open(lead):
         return False
     if _CLOSED_ITEM.search(sentence):
         return True
     return any(not _PENDING_BEFORE.search(lead[max(0, m.start() - 30): m.start()])
                for m in _RETRO.finditer(lead))
+
+
+# A feature named as a shortfall: an item of a list of weaknesses, limitations or future work
+# ("exposes weaknesses such as the stubbed VisionInspector or limited conditional edges"), or
+# qualified as falling short right before it ("limited", "lacks", "without") or after it
+# ("conditional edges are still limited", "... left for future work"). The sentence says the
+# code falls short there, not that it has the feature.
+_SHORTFALL_LIST = re.compile(
+    r"\b(?:weakness(?:es)?|limitations?|shortcomings?|drawbacks?|gaps?|weak\s+(?:spots?|"
+    r"points?)|areas?\s+(?:for|of|needing)\s+improvement|future\s+work)\b[^.;]{0,20}?"
+    r"(?:\bsuch\s+as\b|\blike\b|\binclud\w*|:|\(\s*e\.\s?g\.)[^.;]*$", re.IGNORECASE)
+_SHORT_BEFORE = re.compile(r"\b(?:limited|lacks?|lacking|insufficient|incomplete|partial|weak|"
+                           r"without)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+_SHORT_AFTER = re.compile(
+    r"^\s*(?:[\w-]+\s+){0,3}?(?:(?:is|are|was|were|remains?)\s+(?:still\s+)?(?:limited|"
+    r"lacking|incomplete|partial|weak|missing|absent)|lacks?|lacking|(?:left|deferred)\s+"
+    r"(?:as|for|to)\s+future\s+work)\b", re.IGNORECASE)
+
+
+def as_shortfall(sentence: str, start: int, end: int) -> bool:
+    """Whether sentence[start:end], a feature the sentence names, is named as a weakness,
+    a limitation or future work, not as something the code has."""
+    before = sentence[:start]
+    return bool(_SHORTFALL_LIST.search(before) or _SHORT_BEFORE.search(before)
+                or _SHORT_AFTER.match(sentence[end:]))
 
 
 def stated(near: str, denial: re.Pattern[str], affirmed: re.Pattern[str]) -> bool:

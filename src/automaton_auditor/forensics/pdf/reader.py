@@ -19,24 +19,9 @@ from automaton_auditor.forensics.pdf import ingest as pdf_ingest
 from automaton_auditor.forensics.pdf import injection, textlayer
 from automaton_auditor.forensics.pdf import ocr as pdf_ocr
 from automaton_auditor.forensics.pdf import structure as pdf_structure
-from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT, ask, make_chunks
-from automaton_auditor.forensics.pdf.citations import (
-    FUTURE_SENTENCE,
-    NOT_YET,
-    Passage,
-    cited_paths,
-    future_flags,
-)
-from automaton_auditor.forensics.pdf.claims import (
-    BEHAVIOURS,
-    CLEANUP_SUBJECT,
-    HEADED_BEHAVIOURS,
-    IN_PLANS,
-    OUTSIDE_PLANS,
-    extract_feature_claims,
-    extract_statements,
-)
-from automaton_auditor.forensics.pdf.concepts import CONTENTS, ConceptVerdict, classify, slug
+from automaton_auditor.forensics.pdf.chunks import ask, make_chunks
+from automaton_auditor.forensics.pdf.citations import Passage, cited_paths, future_flags
+from automaton_auditor.forensics.pdf.concepts import ConceptVerdict, classify, slug
 from automaton_auditor.forensics.pdf.markdown_marks import markdown_headings
 from automaton_auditor.forensics.pdf.model import (
     Block,
@@ -46,7 +31,8 @@ from automaton_auditor.forensics.pdf.model import (
     ReportLimits,
 )
 from automaton_auditor.forensics.pdf.outline_fill import fill_outline
-from automaton_auditor.forensics.pdf.qualifiers import around, lead_in, not_disclosed
+from automaton_auditor.forensics.pdf.report_claims import report_claims
+from automaton_auditor.forensics.pdf.reviews import review_scopes
 from automaton_auditor.state import Finding, ReportFacts
 
 __all__ = ["Block", "Chunk", "IngestedReport", "ReportError", "ReportLimits", "ask",
@@ -325,45 +311,16 @@ def report_facts(report: IngestedReport) -> ReportFacts:
     """Cited paths and feature claims, for the aggregator's cross-check."""
     blocks = textlayer.rejoined(report.blocks)
     future = future_flags((b.kind == "heading", b.level, b.text, b.section) for b in blocks)
-    passages = [Passage(b.page, b.text, flag) for b, flag in zip(blocks, future, strict=True)
-                if b.kind != "furniture"]
-    # Feature claims are read from prose only: a heading or contents entry asserts nothing,
-    # and neither does a future-work section ("Fix: add a should_retry conditional edge").
-    prose_blocks = [b for b, planned in zip(blocks, future, strict=True)
-                    if b.kind in ("paragraph", "list") and not planned
-                    and not any(CONTENTS.search(h) for h in b.section)]
-    prose = [(b.page, b.text) for b in prose_blocks]
-    # Statements the code's facts can contradict; a placeholder may sit on a heading's line.
-    said = [(b.page, b.text, plan, at) for at, (b, plan) in enumerate(zip(blocks, future,
-                                                                        strict=True))
-            if b.kind in ("paragraph", "list", "heading")
-            and not any(CONTENTS.search(h) for h in b.section)]
-    # How-it-works claims in a section that says its part is not built yet describe the
-    # design, not the code ("The judicial layer is designed but not yet wired ... the node
-    # retries up to two times"); what such a section says is or is not built is still read.
-    unbuilt = {b.section for b in blocks if b.section and NOT_YET.search(b.text)}
-    built = [(b.page, b.text) for b in prose_blocks if b.section not in unbuilt]
-    # a removal said of nothing named, under a heading that names the clone ("Sandboxed Git")
-    cloned = [(b.page, b.text) for b in prose_blocks if b.section not in unbuilt
-              and CLEANUP_SUBJECT.search(b.section[-1] if b.section else "")]
+    # a review of a peer's work quotes what an auditor found: its paths claim nothing
+    review = review_scopes(blocks)
+    passages = [Passage(b.page, b.text, flag, seen is not None) for b, flag, seen
+                in zip(blocks, future, review, strict=True) if b.kind != "furniture"]
     cited, total = cited_paths(passages, report.page_texts)
     if total > len(cited):  # the doc detective's warnings reach the report's Errors section
         report.warnings.append(f"the report cites {total} distinct paths; only the first "
                                f"{len(cited)} (in reading order) were checked against the code")
     return ReportFacts(readable=True, page_count=report.page_count, cited_paths=cited,
-                       claims=extract_feature_claims(prose, SENTENCE_SPLIT)
-                       + extract_statements([(p, t) for p, t, _, _ in said], SENTENCE_SPLIT,
-                                            IN_PLANS, context=lambda k: (
-                                                lead_in(blocks, said[k][3]),
-                                                around(blocks, said[k][3])))
-                       + extract_statements([(p, t) for p, t, plan, _ in said if not plan],
-                                            SENTENCE_SPLIT, OUTSIDE_PLANS)
-                       + extract_statements(built, SENTENCE_SPLIT, not_disclosed(
-                           BEHAVIOURS, blocks, NOT_YET, SENTENCE_SPLIT),
-                           FUTURE_SENTENCE)
-                       + extract_statements(cloned, SENTENCE_SPLIT, not_disclosed(
-                           HEADED_BEHAVIOURS, blocks, NOT_YET, SENTENCE_SPLIT),
-                           FUTURE_SENTENCE))
+                       claims=report_claims(blocks, future, review))
 
 
 def doc_findings(report: IngestedReport, concepts: list[str]
