@@ -263,13 +263,13 @@ def test_a_chain_of_keyword_free_imports_is_followed_a_bounded_number_of_levels(
     assert "skipped" in facts[f"m{depth - 1}.py"]
 
 
-def test_a_module_the_prefilter_skipped_cannot_import_model_code_named_by_a_keyword(
+def test_a_keyword_free_module_a_node_imports_is_read_so_unimported_model_code_is_dead(
         tmp_path: Path) -> None:
     # nodes/justice.py imports tools/reader.py, which holds no keyword the prefilter looks
-    # for (so its imports are not read); the model code sits in nodes/judges_llm.py, whose
-    # name holds one ("udge"): a file without the keyword cannot name that module, so the
-    # unwired judges cannot run. A model module with a keyword-free name might be imported
-    # by the skipped file: then every file counts, as before.
+    # for: it is read after all, because a module the graph code imports (directly or through
+    # a node module) runs what it calls. It imports nothing, so the model code in
+    # nodes/judges_llm.py (its name holds a keyword) or nodes/rich.py (it holds none) cannot
+    # run: both are unwired.
     stubs = "from tools.reader import read_pdf  # noqa: F401\n" + STUBS
     reader = "def read_pdf(path):\n    return open(path, 'rb').read()\n"
     graph = GRAPH.replace("{prosecutor}", "prosecutor_node")
@@ -280,7 +280,8 @@ def test_a_module_the_prefilter_skipped_cannot_import_model_code_named_by_a_keyw
     plain = write_repo(tmp_path / "plain", {"graph.py": graph, "nodes/justice.py": stubs,
                                             "tools/reader.py": reader, "nodes/rich.py": DEAD})
     findings, _ = code_findings(tmp_path / "plain", plain)
-    assert by_facet(findings, "llm.retry").found
+    retry = by_facet(findings, "llm.retry")
+    assert not retry.found and retry.data["unwired"] == ["nodes/rich.py:7", "nodes/rich.py:10"]
 
 
 UNWIRED_CHIEF = '''

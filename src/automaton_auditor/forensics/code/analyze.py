@@ -181,25 +181,38 @@ def collect_facts(repo: Path, files: list[str], cache_dir: Path | None = None,
 def _imported_by_graph_code(facts: dict[str, JSON], through: set[str] | None = None
                             ) -> list[str]:
     """Prefilter-skipped modules that graph code names (``add_node(names.REPO, ...)``) or
-    imports, or that such a module imports in turn: they are parsed after all (and cached
-    like any file)."""
-    by_suffix = module_suffixes(sorted(p for p, f in facts.items() if "skipped" in f))
+    imports, directly or through modules it imports in turn (parsed or forced): they are
+    parsed after all (and cached like any file)."""
+    skipped = module_suffixes(sorted(p for p, f in facts.items() if "skipped" in f))
+    parsed = module_suffixes(sorted(p for p, f in facts.items() if "skipped" not in f))
     refs: set[str] = set()
+    queue = []
     for path, facts_of in facts.items():
         for op in facts_of.get("ops") or []:
             op_refs([op.get("args"), op.get("kwargs")], refs)
         if facts_of.get("ops") or path in (through or ()):
-            # "pkg.mod.name" -> "pkg.mod.name._": the loop below tries every prefix
-            refs |= {f"{name}._" for name in (facts_of.get("imports") or {}).values()}
-    wanted = set()
-    for ref in refs:
-        parts = ref.split(".")
-        for cut in range(len(parts) - 1, 0, -1):
-            hit = by_suffix.get(".".join(parts[:cut]))
-            if hit:
-                wanted.add(hit)
-                break
-    return sorted(wanted)
+            queue.append(path)
+    # A node module's helper without trigger words (the model client class its nodes call)
+    # runs as much as the node does, so imports are followed through parsed modules too.
+    seen = set(queue)
+    while queue:
+        # "pkg.mod.name" -> "pkg.mod.name._": `_module_of` tries every prefix
+        imported = {f"{name}._" for name in (facts[queue.pop()].get("imports") or {}).values()}
+        refs |= imported
+        for hit in {_module_of(ref, parsed) for ref in imported} - seen - {None}:
+            seen.add(str(hit))
+            queue.append(str(hit))
+    return sorted({hit for ref in refs if (hit := _module_of(ref, skipped)) is not None})
+
+
+def _module_of(ref: str, by_suffix: dict[str, str]) -> str | None:
+    """The module `ref` (``pkg.mod.name``) names, by its longest known prefix."""
+    parts = ref.split(".")
+    for cut in range(len(parts) - 1, 0, -1):
+        hit = by_suffix.get(".".join(parts[:cut]))
+        if hit:
+            return hit
+    return None
 
 
 def code_findings(repo: Path, files: list[str], cache_dir: Path | None = None,
