@@ -880,3 +880,74 @@ class Forensics:
         shutil.rmtree(self.temp_dir.name, ignore_errors=True)
 '''})
     assert by_facet(code_findings(tmp_path, files)[0], "llm.retry").found is False
+
+
+PROVIDER_GRAPH = '''
+from typing import TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+from nodes.detectives import doc_analyst
+
+
+class State(TypedDict):
+    evidences: dict
+
+
+def build():
+    g = StateGraph(State)
+    g.add_node("doc_analyst", doc_analyst)
+    g.add_edge(START, "doc_analyst")
+    g.add_edge("doc_analyst", END)
+    return g.compile()
+'''
+
+DETECTIVE = '''
+import json
+
+from utils.provider import Provider
+
+
+def doc_analyst(state):
+    llm = Provider("gemini")
+    for attempt in range(3):
+        try:
+            reply = llm.chat([{"role": "user", "content": "find claims"}])
+            return {"evidences": {"doc": json.loads(reply)}}
+        except ValueError:
+            continue
+    return {"evidences": {}}
+'''
+
+
+def test_a_retry_loop_around_a_repo_model_client_counts(tmp_path: Path) -> None:
+    """Azazh's shape: the loop calls a method of the repository's own client class, in a
+    module with no trigger word (imported by a node module, not by the graph module), whose
+    method calls a provider SDK. A client whose method only reads a file retries no model."""
+    sdk = '''
+from google import genai
+
+
+class Provider:
+    def __init__(self, name):
+        self.name = name
+
+    def chat(self, messages):
+        client = genai.Client()
+        return client.models.generate_content(model=self.name, contents=str(messages)).text
+'''
+    local = '''
+class Provider:
+    def __init__(self, name):
+        self.name = name
+
+    def chat(self, messages):
+        with open(self.name) as handle:
+            return handle.read()
+'''
+    for name, provider, counted in [("sdk", sdk, True), ("local", local, False)]:
+        files = write_repo(tmp_path / name, {"graph.py": PROVIDER_GRAPH,
+                                             "nodes/detectives.py": DETECTIVE,
+                                             "utils/provider.py": provider})
+        retry = by_facet(code_findings(tmp_path / name, files)[0], "llm.retry")
+        assert retry.found is counted, (name, retry.rationale)

@@ -296,6 +296,23 @@ def _record_llm_ctor(col: CallRecorder, s: Site) -> None:
     col.add("llm_ctor", s.node, s.ctx, name=s.full)
 
 
+# A model provider's own SDK: OpenAI's ``client.chat.completions.create``, Anthropic's
+# ``client.messages.create``, Gemini's ``client.models.generate_content``.
+SDK_REPLIES = {"create": ("completions", "messages"), "acreate": ("completions", "messages"),
+               "generate_content": (), "generate_content_async": ()}
+
+
+def _is_sdk_reply(_col: CallRecorder, s: Site) -> bool:
+    if s.attr not in SDK_REPLIES:
+        return False
+    receiver = _receiver(s).rsplit(".", 1)[-1]
+    return bool(receiver) and (not SDK_REPLIES[s.attr] or receiver in SDK_REPLIES[s.attr])
+
+
+def _record_sdk_reply(col: CallRecorder, s: Site) -> None:
+    col.add("sdk_reply", s.node, s.ctx, receiver=_receiver(s))
+
+
 def _is_validate(_col: CallRecorder, s: Site) -> bool:
     return s.attr in ("model_validate", "model_validate_json", "parse_obj", "parse_raw")
 
@@ -341,6 +358,7 @@ EXCLUSIVE: tuple[Rule, ...] = (
     Rule("git_wrapper_clone", _is_git_wrapper_clone, _record_git_wrapper_clone),
     Rule("llm_invoke", _is_llm_invoke, _record_llm_invoke),
     Rule("llm_ctor", _is_llm_ctor, _record_llm_ctor),
+    Rule("sdk_reply", _is_sdk_reply, _record_sdk_reply),
     Rule("validate", _is_validate, _record_validate),
     Rule("freeform_parse", _is_freeform_parse, _record_freeform_parse),
     Rule("history_read", _is_history_read, _record_history_read),
