@@ -144,3 +144,45 @@ def test_a_history_read_through_a_git_wrapper_is_followed(tmp_path: Path) -> Non
     names = write_repo(tmp_path / "plain", {"tools.py": plain})
     assert not by_facet(code_findings(tmp_path / "plain", names)[0],
                         "safety.shallow_history").found
+
+
+# rafia-10/automaton-auditor src/tools/repo_tools.py, shortened: the depth is a parameter
+# whose default is 1, and the command goes through a wrapper that runs any argv
+DEFAULT_DEPTH = '''
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+def safe_run(cmd, cwd=None, timeout=60):
+    return subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, timeout=timeout)
+
+
+def clone_repo(url, *, depth: int = 1, timeout: int = 120):
+    tmp = Path(tempfile.mkdtemp(prefix="auditor_"))
+    safe_run(["git", "clone", "--depth", str(depth), "--single-branch", url, str(tmp)],
+             timeout=timeout)
+    return tmp
+
+
+def extract_git_history(repo_dir):
+    return safe_run(["git", "log", "--oneline", "--reverse"], cwd=repo_dir).stdout
+'''
+
+
+def test_a_depth_taken_from_a_parameter_default_is_the_clone_depth(tmp_path: Path) -> None:
+    fact = _shallow(tmp_path / "wrapped", DEFAULT_DEPTH)
+    assert fact.found, fact.rationale
+    assert fact.rationale.startswith("The clone is shallow (--depth 1 at tools.py:14)")
+    # the same default in a direct process call
+    direct = TOOLS.replace("def clone_repo(url):", "def clone_repo(url, depth=1):").replace(
+        '"--depth", "1"', '"--depth", str(depth)')
+    assert _shallow(tmp_path / "direct", direct).found
+    # a caller that passes its own depth: the default says nothing about that clone
+    passed = NODES.replace('clone_repo(state["repo_url"])', 'clone_repo(state["repo_url"], '
+                           'depth=0)')
+    for name, tools in [("wrapped-passed", DEFAULT_DEPTH), ("direct-passed", direct)]:
+        assert not _shallow(tmp_path / name, tools, passed).found, name
+    assert not _shallow(tmp_path / "deep", DEFAULT_DEPTH.replace("depth: int = 1",
+                                                                 "depth: int = 50")).found

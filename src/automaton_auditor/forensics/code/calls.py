@@ -19,6 +19,7 @@ from automaton_auditor.forensics.code.common import (
     is_literal,
     is_true,
     keyword,
+    param_defaults,
     qualified,
     reducer_of,
     resolve,
@@ -198,13 +199,8 @@ class CallCollector:
 
     def _function(self, node: ast.FunctionDef | ast.AsyncFunctionDef, ctx: Ctx) -> Ctx:
         qual = qualified(ctx.func, ctx.cls, node.name)
-        positional = [*node.args.posonlyargs, *node.args.args]
-        params = [a.arg for a in positional]
-        pairs = [*zip(positional[len(positional) - len(node.args.defaults):],
-                      node.args.defaults, strict=True),
-                 *zip(node.args.kwonlyargs, node.args.kw_defaults, strict=True)]
-        defaults = {a.arg: resolve(dotted(d), self.imports) for a, d in pairs
-                    if d is not None and dotted(d)}
+        params = [a.arg for a in [*node.args.posonlyargs, *node.args.args]]
+        defaults, numbers = param_defaults(node.args, self.imports)
         listed = node.decorator_list
         decorators = [resolve(dotted(d.func if isinstance(d, ast.Call) else d), self.imports)
                       or unparse(d, 80) for d in listed]
@@ -216,6 +212,7 @@ class CallCollector:
                                 "decorator_called": [isinstance(d, ast.Call) for d in listed],
                                 "returns": [], "gotos": [], "loops": {},
                                 "flow": self.flow.summarize(node),
+                                **({"int_defaults": numbers} if numbers else {}),
                                 **return_facts(node, self.imports)}
         if handles_scores(self.lines, node.lineno, node.end_lineno or node.lineno):
             self.functions[qual]["logic"] = self.logic.summarize(node)
@@ -232,6 +229,10 @@ class CallCollector:
     def defaults(self, func: str) -> dict[str, str]:
         """Parameter defaults of function `func` (``schema=JudicialOpinion``)."""
         return (self.functions.get(func) or {}).get("defaults") or {}
+
+    def int_defaults(self, func: str) -> dict[str, int]:
+        """Parameters of function `func` whose default is an int literal (``depth=1``)."""
+        return (self.functions.get(func) or {}).get("int_defaults") or {}
 
     def note(self, func: str, key: str, value: Any) -> None:
         """Append `value` to the list `key` (``sends``, ``gotos``) of function `func`."""

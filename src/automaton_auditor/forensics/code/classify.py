@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable
+from itertools import pairwise
 from typing import NamedTuple
 
 from automaton_auditor.forensics.code.common import dotted, keyword, resolve, str_value, unparse
@@ -127,7 +128,7 @@ def _process(col: CallRecorder, s: Site, via_shell: bool,
     if is_clone:
         col.add("clone", node, ctx, how=s.full, tempdir=ctx.tempdir, in_try=ctx.in_try,
                 timeout=_git_timeout(s, "timeout"), shell=via_shell, literal=literal,
-                **_depth(arg))
+                **_depth(arg, params=col.int_defaults(ctx.func)))
 
 
 def _words(command: ast.expr | None) -> list[tuple[str, int]]:
@@ -143,10 +144,13 @@ def _history_line(command: ast.expr | None) -> int:
     return next((line for w, line in _words(command) if w in HISTORY_COMMANDS), 0)
 
 
-def _depth(command: ast.expr | None, value: ast.expr | None = None) -> dict[str, int]:
+def _depth(command: ast.expr | None, value: ast.expr | None = None,
+           params: dict[str, int] | None = None) -> dict[str, object]:
     """``{"depth": N, "depth_line": L}`` for a shallow clone: ``--depth N`` or
     ``--depth=N`` among the literal pieces of its command (or GitPython's ``depth=N``:
-    `value`), else empty."""
+    `value`), else empty. ``"--depth", str(depth)`` with `depth` a parameter of the
+    enclosing function whose default is an int (`params`) takes that default, naming the
+    parameter (``depth_param``) so a caller passing another value can be told apart."""
     if isinstance(value, ast.Constant) and isinstance(value.value, int):
         return {"depth": value.value, "depth_line": value.lineno} if value.value > 0 else {}
     words = _words(command)
@@ -155,6 +159,20 @@ def _depth(command: ast.expr | None, value: ast.expr | None = None) -> dict[str,
             if word.startswith("--depth=") else ""
         if number.isdigit() and int(number) > 0:
             return {"depth": int(number), "depth_line": line}
+    return _param_depth(command, params or {})
+
+
+def _param_depth(command: ast.expr | None, params: dict[str, int]) -> dict[str, object]:
+    """``["git", "clone", "--depth", str(depth), ...]`` with `depth` in `params`."""
+    elts = command.elts if isinstance(command, ast.List | ast.Tuple) else []
+    for flag, item in pairwise(elts):
+        if str_value(flag) != "--depth":
+            continue
+        if isinstance(item, ast.Call) and dotted(item.func) == "str" and len(item.args) == 1:
+            item = item.args[0]
+        name = item.id if isinstance(item, ast.Name) else ""
+        if params.get(name, 0) > 0:
+            return {"depth": params[name], "depth_line": flag.lineno, "depth_param": name}
     return {}
 
 
@@ -195,7 +213,8 @@ def _is_git_wrapper_clone(_col: CallRecorder, s: Site) -> bool:
 
 def _record_git_wrapper_clone(col: CallRecorder, s: Site) -> None:
     col.add("clone", s.node, s.ctx, how=s.name, tempdir=s.ctx.tempdir, in_try=s.ctx.in_try,
-            timeout=_timeout(s), **_depth(s.node.args[0] if s.node.args else None))
+            timeout=_timeout(s), **_depth(s.node.args[0] if s.node.args else None,
+                                          params=col.int_defaults(s.ctx.func)))
 
 
 def _elements(arg: ast.expr | None) -> list[ast.expr]:

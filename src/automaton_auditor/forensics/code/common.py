@@ -115,6 +115,19 @@ def is_true(node: ast.AST | None) -> bool:
     return isinstance(node, ast.Constant) and node.value is True
 
 
+def param_defaults(args: ast.arguments, imports: dict[str, str]
+                   ) -> tuple[dict[str, str], dict[str, int]]:
+    """A function's parameter defaults: those that are names (``schema=JudicialOpinion``,
+    through the imports) and those that are int literals (``depth=1``)."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults,
+                  strict=True), *zip(args.kwonlyargs, args.kw_defaults, strict=True)]
+    names = {a.arg: resolve(dotted(d), imports) for a, d in pairs if d is not None and dotted(d)}
+    numbers = {a.arg: d.value for a, d in pairs
+               if isinstance(d, ast.Constant) and type(d.value) is int}
+    return {a: n for a, n in names.items() if n}, numbers
+
+
 def qualified(func: str, cls: str, name: str) -> str:
     """A function's qualified name as the call facts key it: ``outer.inner`` inside a
     function, ``Class.method`` inside a class, else the bare name."""

@@ -29,6 +29,9 @@ class CallRecorder(Protocol):
     def defaults(self, func: str) -> dict[str, str]:
         """Parameter defaults of function `func` (``schema=JudicialOpinion``)."""
 
+    def int_defaults(self, func: str) -> dict[str, int]:
+        """Parameters of function `func` whose default is an int literal (``depth=1``)."""
+
     def note(self, func: str, key: str, value: Any) -> None:
         """Append `value` to the list `key` (``sends``, ``gotos``) of function `func`."""
 

@@ -116,8 +116,23 @@ def wrapper_clones(graph: CallGraph, facts: dict[str, JSON],
                     "how": f"{graph.sites(caller)[index]['name']} -> {process['name']} "
                            f"({process['path']}:{process['line']})",
                     "tempdir": False, "in_try": process.get("in_try", False),
-                    "timeout": process.get("timeout", False), "site": index})
+                    "timeout": process.get("timeout", False), "site": index,
+                    **_wrapper_depth(graph, caller, graph.sources(caller, bound))})
     return [(path, call) for (path, _line), call in sorted(found.items())]
+
+
+def _wrapper_depth(graph: CallGraph, caller: Key, sources: frozenset[str]) -> dict[str, Any]:
+    """The ``--depth`` of a clone command handed to a wrapper, from what builds it (order is
+    not kept there): one number word beside ``--depth``, else the one parameter of the
+    caller with an int default (``def clone(url, depth=1)``: ``"--depth", str(depth)``)."""
+    if "s:--depth" not in sources:
+        return {}
+    numbers = [int(s[2:]) for s in sources if s[2:].isdigit() and s.startswith("s:")]
+    if numbers:
+        return {"depth": numbers[0]} if len(numbers) == 1 and numbers[0] > 0 else {}
+    defaults = graph.functions[caller].get("int_defaults") or {}
+    named = [p[2:] for p in sources if p.startswith("p:") and defaults.get(p[2:], 0) > 0]
+    return {"depth": defaults[named[0]], "depth_param": named[0]} if len(named) == 1 else {}
 
 
 def library_clone(call: JSON) -> bool:

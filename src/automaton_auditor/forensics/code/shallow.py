@@ -71,7 +71,8 @@ def shallow_history(facts: dict[str, JSON], clones: list[Clone], graph: CallGrap
     """``safety.shallow_history`` (context): each clone with ``--depth N`` whose directory
     a history read runs in, quoting the clone, the lines carrying its directory and the
     read."""
-    shallow = [c for c in clones if c.call.get("depth") == 1 and c.temps]
+    shallow = [c for c in clones if c.call.get("depth") == 1 and c.temps
+               and not _depth_passed(graph, c)]
     quotes: list[str] = []
     seen: list[str] = []
     for key, index, line in _reads(facts, graph) if shallow else []:
@@ -101,6 +102,14 @@ def shallow_history(facts: dict[str, JSON], clones: list[Clone], graph: CallGrap
         rationale=("; ".join(s[0].upper() + s[1:] for s in seen[:3]) + "." if seen else
                    "No history read runs in a shallow clone's directory."),
         data={"reads": seen[:20]})
+
+
+def _depth_passed(graph: CallGraph, clone: Clone) -> bool:
+    """Whether a caller of the cloning function passes the parameter whose default gave
+    the clone its depth (``clone_repo(url, depth=0)``): its depth is then not known."""
+    param, key = clone.call.get("depth_param"), (clone.path, str(clone.call["func"]))
+    return bool(param) and any(graph.argument(caller, index, key, str(param)) is not None
+                               for caller, index in graph.callers(key))
 
 
 def _at(quote: str) -> str:
