@@ -186,6 +186,35 @@ def test_add_messages_merges_by_id_and_doubles_nothing(tmp_path: Path) -> None:
     assert not _facts(tmp_path, nodes, state=state)["state.doubled_lists"].found
 
 
+def test_a_reducer_the_repository_writes_that_appends_doubles_too(tmp_path: Path) -> None:
+    """nuhaminae's ``(existing or []) + (new or [])`` (given as a BinaryOperatorAggregate
+    channel) and temesgen5335's per-key merge of a dict of lists append what a node hands
+    back; a merge that keeps only new items, or counts them, appends nothing twice."""
+    nodes = copies.edit(NODES, (
+        'def chief_justice(state):\n    return {"final_report": str(len(state["opinions"]))}',
+        'def chief_justice(state):\n    state["final_report"] = "done"\n    return state'))
+    merge = ("\n\ndef merge(existing, new):\n    return (existing or []) + (new or [])\n"
+             "\n\ndef merge_map(left, right):\n    combined = dict(left)\n"
+             "    for key, value in right.items():\n"
+             "        combined[key] = combined.get(key, []) + value\n    return combined\n")
+    state = copies.edit(STATE, ("evidences: Annotated[list, operator.add]",
+                                "evidences: Annotated[dict, merge_map]"),
+                        ("opinions: Annotated[list, operator.add]",
+                         "opinions: Annotated[list, BinaryOperatorAggregate(list, "
+                         "operator=merge)]"),
+                        ("\n\nclass AgentState", merge + "\n\nclass AgentState"))
+    doubled = _facts(tmp_path, nodes, state=state)["state.doubled_lists"]
+    assert doubled.found and doubled.data["keys"] == ["evidences", "opinions"]
+    assert "appending reducer (BinaryOperatorAggregate(list, operator=merge), merge_map)" in (
+        doubled.rationale)
+    kept = copies.edit(state, ("return (existing or []) + (new or [])",
+                               "return (existing or []) + [x for x in new if x not in "
+                               "existing]"),
+                       ("combined[key] = combined.get(key, []) + value",
+                        "combined[key] = len(value)"))
+    assert not _facts(tmp_path / "kept", nodes, state=kept)["state.doubled_lists"].found
+
+
 def _dossier(facet: str, dim_id: str, successes: int) -> list[Evidence]:
     return [*(make_evidence(f"success {i}", dimension=dim_id, facet=f"state.s{i}",
                             location=f"state.py:{i}", confidence=1.0) for i in range(successes)),

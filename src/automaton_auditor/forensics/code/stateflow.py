@@ -8,12 +8,13 @@
   a router whose way depends on the run, or after a node whose writes are not known; a node
   that hands the value it read back under the same key (read-and-return) is left to the next
   fact;
-- ``state.doubled_lists``: a node returns under a key with an add reducer (``operator.add``)
-  the very list it read from the state under that key (or returns the state itself, which
-  holds it): LangGraph appends that list to itself, so every item it held is in it twice
-  after each run of the node. ``add_messages`` merges by message id: no doubling. A node that
-  runs before any other node writes the list (the first step, reading only the graph's
-  input) doubles nothing a node produced: not charged.
+- ``state.doubled_lists``: a node returns under a key with an add reducer (``operator.add``,
+  or one of the repository's own that appends: `reducers.appending`) the very list it read
+  from the state under that key (or returns the state itself, which holds it): LangGraph
+  appends that list to itself, so every item it held is in it twice after each run of the
+  node. ``add_messages`` merges by message id: no doubling. A node that runs before any other
+  node writes the list (the first step, reading only the graph's input) doubles nothing a
+  node produced: not charged.
 
 Each fact quotes the lines it rests on (the read or return, and the reducer's declaration).
 """
@@ -21,27 +22,24 @@ Each fact quotes the lines it rests on (the read or return, and the reducer's de
 from __future__ import annotations
 
 import ast
-import re
 from pathlib import Path
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, str_value
 from automaton_auditor.forensics.code.execution import Model, Node, Run
 from automaton_auditor.forensics.code.facts import quoted_finding
+from automaton_auditor.forensics.code.reducers import appending
 from automaton_auditor.forensics.code.source import parse_file
 from automaton_auditor.forensics.code.state_echo import state_value
 from automaton_auditor.forensics.code.state_schema import class_fields, typed_classes
 from automaton_auditor.state import Finding
-
-ADDERS = frozenset({"operator.add", "operator.iadd", "operator.concat"})
-_ADD_LAMBDA = re.compile(r"lambda\s+(\w+)\s*,\s*(\w+)\s*:\s*\1\s*\+\s*\2$")
 
 
 def stateflow_findings(facts: dict[str, JSON], graph: CallGraph, model: Model, run: Run,
                        repo: Path | None, where: str) -> list[Finding]:
     """``graph.stale_reads`` and ``state.doubled_lists`` (see the module docstring)."""
     return [_stale_finding(model, run, graph, repo, where),
-            _doubled_finding(facts, model, run, repo, where)]
+            _doubled_finding(facts, graph, model, run, repo, where)]
 
 
 # --- reads that never see a write ---------------------------------------------------------------
@@ -208,12 +206,13 @@ def _write(model: Model, name: str, key: str) -> tuple[str, int] | None:
 
 
 # --- lists appended to themselves ----------------------------------------------------------------
-def _adders(facts: dict[str, JSON], model: Model) -> dict[str, tuple[str, int]]:
-    """The state's keys with an add reducer, each with where it is declared."""
+def _adders(facts: dict[str, JSON], model: Model, graph: CallGraph,
+            repo: Path | None) -> dict[str, tuple[str, int]]:
+    """The state's keys with an appending reducer (`reducers.appending`), each with where it
+    is declared."""
     fields, _complete = class_fields(typed_classes(facts), model.topo.builder.get("state"))
     return {str(f["name"]): (path, int(f["line"])) for path, f in fields
-            if model.channels.get(f["name"]) in ADDERS
-            or _ADD_LAMBDA.match(str(model.channels.get(f["name"]) or ""))}
+            if appending(model.channels.get(f["name"]), graph, repo, path, int(f["line"]))}
 
 
 def _doubled(model: Model, run: Run, adders: dict[str, tuple[str, int]]
@@ -255,9 +254,9 @@ def _still_empty(model: Model, run: Run, name: str, key: str,
     return memo[(name, key)]
 
 
-def _doubled_finding(facts: dict[str, JSON], model: Model, run: Run, repo: Path | None,
-                     where: str) -> Finding:
-    adders = _adders(facts, model)
+def _doubled_finding(facts: dict[str, JSON], graph: CallGraph, model: Model, run: Run,
+                     repo: Path | None, where: str) -> Finding:
+    adders = _adders(facts, model, graph, repo)
     doubled = _doubled(model, run, adders)
     keys = sorted({k for per in doubled.values() for k in per})
     quotes = list(dict.fromkeys([*(at for per in doubled.values() for at in per.values()),
@@ -269,9 +268,10 @@ def _doubled_finding(facts: dict[str, JSON], model: Model, run: Run, repo: Path 
     return quoted_finding(
         "state.doubled_lists", "A node hands an add-reducer list back to itself",
         bool(doubled), quotes, repo,
-        (f"{text}: {', '.join(keys)} {'has' if len(keys) == 1 else 'have'} an add reducer "
-         "(operator.add), so LangGraph appends the returned list to the one it holds: every "
-         "item already there is in it twice after each run of the node." if doubled else
+        (f"{text}: {', '.join(keys)} {'has' if len(keys) == 1 else 'have'} an appending "
+         f"reducer ({', '.join(sorted({str(model.channels[k]) for k in keys}))}), so LangGraph "
+         "appends the returned list to the one it holds: every item already there is in it "
+         "twice after each run of the node." if doubled else
          "No node returns an add-reducer list it read from the state." if adders else
          "The state declares no add reducer."),
         0.65, where, nodes={n: sorted(per) for n, per in doubled.items()}, keys=keys)
