@@ -215,6 +215,57 @@ def test_a_reducer_the_repository_writes_that_appends_doubles_too(tmp_path: Path
     assert not _facts(tmp_path / "kept", nodes, state=kept)["state.doubled_lists"].found
 
 
+ABORT_GRAPH = '''
+from langgraph.graph import END, START, StateGraph
+
+from state import AgentState
+from nodes import context_builder, failure_node, repo_investigator, route
+
+
+builder = StateGraph(AgentState)
+builder.add_node("context_builder", context_builder)
+builder.add_node("repo_investigator", repo_investigator)
+builder.add_node("failure_node", failure_node)
+builder.add_edge(START, "context_builder")
+builder.add_conditional_edges("context_builder", route, ["repo_investigator", "failure_node"])
+builder.add_edge("repo_investigator", END)
+builder.add_edge("failure_node", END)
+graph = builder.compile()
+'''
+
+ABORT_NODES = '''
+def context_builder(state):
+    return {}
+
+
+def route(state):
+    if state.get("repo_url"):
+        return ["repo_investigator"]
+    return "failure_node"
+
+
+def repo_investigator(state):
+    return {"evidences": [state["repo_url"]]}
+
+
+def failure_node(state):
+    return state
+'''
+
+
+def test_an_error_route_taken_before_any_list_is_written_doubles_nothing(
+        tmp_path: Path) -> None:
+    """richh-s: a failure node that hands its state back runs only on the router's other
+    way, straight after the first node: every list is still empty then, whichever way the
+    run takes. Once the first node writes one, that way doubles it."""
+    doubled = _facts(tmp_path, ABORT_NODES, ABORT_GRAPH)["state.doubled_lists"]
+    assert not doubled.found, doubled.rationale
+    written = ABORT_NODES.replace("def context_builder(state):\n    return {}",
+                                  "def context_builder(state):\n    return {\"evidences\": [0]}")
+    doubled = _facts(tmp_path / "written", written, ABORT_GRAPH)["state.doubled_lists"]
+    assert doubled.found and doubled.data["nodes"] == {"failure_node": ["evidences"]}
+
+
 def _dossier(facet: str, dim_id: str, successes: int) -> list[Evidence]:
     return [*(make_evidence(f"success {i}", dimension=dim_id, facet=f"state.s{i}",
                             location=f"state.py:{i}", confidence=1.0) for i in range(successes)),

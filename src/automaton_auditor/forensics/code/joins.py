@@ -28,26 +28,32 @@ def join_repeats(model: Model, run: Run) -> tuple[dict[str, JSON], dict[str, str
     found = repeats(model, run)
     if found or not run.ambiguous_at:
         return found, {}, True
-    undecided = sorted({u.split(":", 1)[0] for u in run.undetermined
-                        if u.endswith("the router's choice is not determined")})
-    ways = [sorted(run.routes.get(s, set())) for s in undecided]
-    if not undecided or any(not w for w in ways) or \
-            len(list(product(*ways))) > MAX_WAYS:
-        return {}, {}, True
     first: tuple[dict[str, JSON], dict[str, str]] | None = None
     ran, again = Counter[str](), Counter[str]()
-    for combo in product(*ways):
-        routed = simulate(model, choices=dict(zip(undecided, combo, strict=True)))
+    for combo, routed in each_way(model, run) or []:
         found = repeats(model, routed) if not routed.ambiguous_at else {}
         ran.update(routed.ran_at.keys())
         again.update(found.keys())
         if found and first is None:  # the ways that led there: routers run before it
             start = min(min(routed.ran_at[j]) for j in found)
-            first = found, {s: t for s, t in zip(undecided, combo, strict=True)
+            first = found, {s: t for s, t in combo.items()
                             if min(routed.ran_at.get(s) or [start]) < start}
     if first is None:
         return {}, {}, True
     return first[0], first[1], all(again[j] == ran[j] for j in first[0])
+
+
+def each_way(model: Model, run: Run) -> list[tuple[dict[str, str], Run]] | None:
+    """`run` simulated again once per combination of the ways its undetermined routers can
+    take (router node -> the node it routes to, with the run), or None when they are more
+    than `MAX_WAYS` or a router's ways are unknown."""
+    undecided = sorted({u.split(":", 1)[0] for u in run.undetermined
+                        if u.endswith("the router's choice is not determined")})
+    ways = [sorted(run.routes.get(s, set())) for s in undecided]
+    if not undecided or any(not w for w in ways) or len(list(product(*ways))) > MAX_WAYS:
+        return None
+    combos = [dict(zip(undecided, combo, strict=True)) for combo in product(*ways)]
+    return [(combo, simulate(model, choices=combo)) for combo in combos]
 
 
 def repeats(model: Model, run: Run) -> dict[str, JSON]:

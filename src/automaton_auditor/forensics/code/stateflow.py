@@ -28,6 +28,7 @@ from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, str_value
 from automaton_auditor.forensics.code.execution import Model, Node, Run
 from automaton_auditor.forensics.code.facts import quoted_finding
+from automaton_auditor.forensics.code.joins import each_way
 from automaton_auditor.forensics.code.reducers import appending
 from automaton_auditor.forensics.code.source import parse_file
 from automaton_auditor.forensics.code.state_echo import state_value
@@ -220,6 +221,7 @@ def _doubled(model: Model, run: Run, adders: dict[str, tuple[str, int]]
     """node -> key -> the return that hands the key's own list back, for the nodes that run."""
     out: dict[str, dict[str, tuple[str, int]]] = {}
     memo: dict[tuple[str, str], bool] = {}
+    ways: list[Run] | None = None
     for name, node in sorted(model.nodes.items()):
         if not run.runs.get(name):
             continue
@@ -228,9 +230,25 @@ def _doubled(model: Model, run: Run, adders: dict[str, tuple[str, int]]
             keys.update({k: (node.whole_path, node.whole_line) for k in adders
                          if k not in node.writes and k not in keys})
         keys = {k: at for k, at in keys.items() if not _still_empty(model, run, name, k, memo)}
+        if keys and run.ambiguous_at and max(run.ran_at.get(name) or [0]) >= run.ambiguous_at:
+            # past a router whose way the run does not know: each way is tried in turn
+            ways = [r for _c, r in each_way(model, run) or []] if ways is None else ways
+            keys = _on_some_way(model, ways, name, keys)
         if keys:
             out[name] = keys
     return out
+
+
+def _on_some_way(model: Model, ways: list[Run], name: str,
+                 keys: dict[str, tuple[str, int]]) -> dict[str, tuple[str, int]]:
+    """The `keys` node `name` doubles on some way through the routers (`joins.each_way`):
+    on a way where the list is still empty whenever it runs (an error route taken straight
+    after the first node), it doubles nothing. All are kept when the ways are not known."""
+    runs = [r for r in ways if r.runs.get(name)]
+    if not runs or any(r.ambiguous_at for r in runs):
+        return keys
+    return {k: at for k, at in keys.items()
+            if any(not _still_empty(model, r, name, k, {}) for r in runs)}
 
 
 def _still_empty(model: Model, run: Run, name: str, key: str,
