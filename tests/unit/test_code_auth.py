@@ -195,3 +195,38 @@ def test_git_s_error_yielded_by_name_or_raised_by_the_helper_is_passed_on(
         assert finding.location == f"tools.py:{line}", (name, finding.location)
     swallowed = WRAPPED.replace("raise GitToolError(exc.stderr) from exc", "return None")
     assert not _auth(tmp_path / "swallowed", swallowed).found
+
+
+# zumi123/automaton_auditor src/tools/repo_tools.py, shortened: git's error raised on a failed
+# exit status, inside the try whose handler drops it
+RAISED_IN_TRY = '''
+import subprocess
+import tempfile
+
+
+def clone_repo(git_url, timeout=60):
+    temp_dir = tempfile.mkdtemp(prefix="auditor_repo_")
+    try:
+        res = subprocess.run(["git", "clone", git_url, temp_dir], capture_output=True,
+                             text=True, timeout=timeout)
+        if res.returncode != 0:
+            raise RuntimeError(f"git clone failed: {res.stderr.strip()}")
+        return temp_dir
+    except Exception:
+        return None
+'''
+
+
+def test_git_s_error_raised_into_a_handler_that_drops_it_is_not_passed_on(
+        tmp_path: Path) -> None:
+    """The raise carries git's message, but ``except Exception: return None`` around it
+    hands the caller None: nothing is passed on. A handler that raises again, or one that
+    catches another error only, lets it through."""
+    finding = _auth(tmp_path / "dropped", RAISED_IN_TRY)
+    assert not finding.found and "0 more pass git's error on" in finding.rationale
+    for name, text in (
+            ("again", RAISED_IN_TRY.replace("return None", "raise")),
+            ("other", RAISED_IN_TRY.replace("except Exception:",
+                                            "except subprocess.TimeoutExpired:"))):
+        finding = _auth(tmp_path / name, text)
+        assert finding.found and "1 more pass git's error on" in finding.rationale, name

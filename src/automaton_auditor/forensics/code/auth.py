@@ -66,8 +66,9 @@ def auth_tests(tree: ast.Module, consts: dict[str, Any], imports: dict[str, str]
                        default=0):
             tests[qual] = line
         ids = {id(h) for h, _ in process}
-        if reported := [line for line in (_reported(n, held, id(n) in ids) for n in nodes)
-                        if line]:
+        swallowed = _swallowed(nodes)
+        if reported := [line for line in (_reported(n, held, id(n) in ids, swallowed)
+                                          for n in nodes) if line]:
             reports[qual] = min(reported)
         if blind:
             blinds[qual] = blind
@@ -218,10 +219,32 @@ def _output(node: ast.AST) -> bool:
     return any(isinstance(n, ast.Attribute) and n.attr in OUTPUTS for n in ast.walk(node))
 
 
-def _reported(node: ast.AST, held: set[str], process: bool) -> int:
+def _swallowed(nodes: list[ast.AST]) -> set[int]:
+    """The raises (ids) a ``try`` around them catches and drops: the first handler that
+    catches what they raise (by name, or ``Exception``) neither raises again nor hands the
+    error on (``except Exception: return None``). What they carry never reaches the caller."""
+    out: set[int] = set()
+    for node in nodes:
+        if not isinstance(node, ast.Try | ast.TryStar):
+            continue
+        for stmt in own_nodes(node.body):
+            if not isinstance(stmt, ast.Raise) or stmt.exc is None:
+                continue
+            raised = dotted(stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc)
+            catching = next((h for h in node.handlers if set(caught_names(h) or BROAD) & (
+                BROAD | {(raised or "").rsplit(".", 1)[-1]})), None)
+            if catching is not None and not any(
+                    isinstance(n, ast.Raise) for n in own_nodes(catching.body)) and not (
+                    catching.name and _reported(catching, set(), False, set())):
+                out.add(id(stmt))
+    return out
+
+
+def _reported(node: ast.AST, held: set[str], process: bool, swallowed: set[int]) -> int:
     """The line passing a failed command's error on, for an ``except`` (`process`: its error
     is a subprocess error, whose output alone carries git's message) or the failure branch
-    of a ``.returncode`` test; else 0."""
+    of a ``.returncode`` test (not by a raise a ``try`` around it drops: `swallowed`);
+    else 0."""
     if isinstance(node, ast.ExceptHandler) and node.name:
         # the error, or a name bound from it (``msg = f"failed: {e}"``)
         named = _spread(own_nodes(node.body), {node.name}, lambda _v: False)[0]
@@ -229,8 +252,8 @@ def _reported(node: ast.AST, held: set[str], process: bool) -> int:
                         lambda n: isinstance(n, ast.Name) and n.id in named)
     if isinstance(node, ast.If) and any(isinstance(n, ast.Attribute) and n.attr == "returncode"
                                         for n in ast.walk(node.test)):
-        return _carries(node.orelse if _succeeded(node.test) else node.body,
-                        lambda n: _held(n, held))
+        return _carries([b for b in (node.orelse if _succeeded(node.test) else node.body)
+                         if id(b) not in swallowed], lambda n: _held(n, held))
     return 0
 
 
