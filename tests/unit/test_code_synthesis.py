@@ -322,6 +322,40 @@ def chief_justice_node(state):
     assert facts["justice.unweighted_mean"].found is False
 
 
+
+def test_a_judge_s_score_adopted_for_a_set_of_criteria_is_a_functionality_weight(
+        tmp_path: Path) -> None:
+    """zumi123/automaton_auditor2: ``if dimension_id in ("graph_orchestration", ...)`` the
+    Tech Lead's score is the verdict. A membership test names the criteria as an equality
+    test does."""
+    code = '''
+def _get_judge_opinion(opinions, judge):
+    for o in opinions:
+        if getattr(o, "judge", None) == judge:
+            return o
+    return None
+
+
+def resolve(opinions, dimension_id):
+    tech_lead = _get_judge_opinion(opinions, "TechLead")
+    t_score = tech_lead.score if tech_lead else 3
+    final = round(sum(o.score for o in opinions) / len(opinions))
+    if dimension_id in ("graph_orchestration", "state_management_rigor"):
+        final = t_score
+    return final
+
+
+def chief_justice_node(state):
+    return {"final_scores": {c: resolve(ops, c) for c, ops in state["opinions"].items()}}
+'''
+    facts = _justice(tmp_path, code)
+    assert facts["justice.rules"].data["rules"].get("functionality_weight") == [
+        "nodes/justice.py:13"], facts["justice.rules"].rationale
+    equal = code.replace('dimension_id in ("graph_orchestration", "state_management_rigor")',
+                         'dimension_id == "graph_orchestration"')
+    assert _justice(tmp_path / "equal", equal)["justice.rules"].data["rules"].get(
+        "functionality_weight") == ["nodes/justice.py:13"]
+
 SPREAD_LABEL = '''
 def _dissent(ops):
     scores = [o.score for o in ops]

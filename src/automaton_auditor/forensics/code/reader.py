@@ -149,8 +149,9 @@ class ExprReader:
         sides = [node.left, *node.comparators]
         found: set[str] = set()
         if any((isinstance(s, ast.Constant) and isinstance(s.value, str)) or
-               (isinstance(s, ast.Name) and self.constant(s)) for s in sides):
-            # ``op.judge == "TechLead"``, ``"graph" in criterion_id.lower()``
+               (isinstance(s, ast.Name) and self.constant(s)) or _strings(s) for s in sides):
+            # ``op.judge == "TechLead"``, ``"graph" in criterion_id.lower()``,
+            # ``dimension_id in ("graph_orchestration", "state_management_rigor")``
             for side in sides:
                 if not self.constant(side):
                     found |= plain_kinds(side)
@@ -165,3 +166,9 @@ class ExprReader:
         if self.literal(node.left):
             found |= self._words_in(node.comparators[-1], depth, seen)
         return found
+
+
+def _strings(node: ast.expr) -> bool:
+    """A tuple, list or set of string literals (what a membership test names)."""
+    return isinstance(node, ast.Tuple | ast.List | ast.Set) and bool(node.elts) and all(
+        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts)
