@@ -356,6 +356,38 @@ def chief_justice_node(state):
     assert _justice(tmp_path / "equal", equal)["justice.rules"].data["rules"].get(
         "functionality_weight") == ["nodes/justice.py:13"]
 
+
+def test_a_judge_weighed_more_only_on_a_wide_spread_leaves_the_mean_plain(
+        tmp_path: Path) -> None:
+    """Miked1991: when the scores are 3 or more apart the Tech Lead's score is adopted on
+    architecture criteria; otherwise the verdict is the judges' plain mean. The weight is a
+    functionality weight, and where no rule fires the mean is still plain. Outside the spread
+    test the same weight applies to every verdict on those criteria."""
+    code = '''
+def resolve(opinions, criterion_id):
+    scores = {o.judge: o.score for o in opinions}
+    techlead_score = scores.get("TechLead", 3)
+    final_score = round(sum(scores.values()) / len(scores))
+    if max(scores.values()) - min(scores.values()) >= 3:
+        if criterion_id in ["forensic_accuracy_code", "langgraph_architecture"]:
+            final_score = techlead_score
+    return final_score
+
+
+def chief_justice_node(state):
+    return {"final_scores": {c: resolve(ops, c) for c, ops in state["opinions"].items()}}
+'''
+    facts = _justice(tmp_path, code)
+    assert "nodes/justice.py:7" in facts["justice.rules"].data["rules"][
+        "functionality_weight"], facts["justice.rules"].rationale
+    plain = facts["justice.unweighted_mean"]
+    assert plain.found and "except when the scores are far apart (nodes/justice.py:7" in (
+        plain.rationale)
+    always = code.replace("    if max(scores.values()) - min(scores.values()) >= 3:\n"
+                          "        if criterion_id", "    if criterion_id").replace(
+        "            final_score = techlead_score", "        final_score = techlead_score")
+    assert not _justice(tmp_path / "always", always)["justice.unweighted_mean"].found
+
 SPREAD_LABEL = '''
 def _dissent(ops):
     scores = [o.score for o in ops]

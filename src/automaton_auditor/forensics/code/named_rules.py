@@ -29,3 +29,31 @@ def supremacy(rules: list[Rule]) -> Lines:
     overrules = any({"score", "cap"} & set(r.does) and (
         not r.ceiling or {"score", "judge"} & set(r.reads)) for r in evidence)
     return [(r.path, r.line) for r in evidence] if overrules else []
+
+
+def ordinary_weights(rules: list[Rule], weights: Lines) -> Lines:
+    """The `weights` that apply where the judges roughly agree: one nested in a decision on
+    the score spread (``if variance >= 3: if criterion in (...): final = techlead``) weighs a
+    judge only when the scores are far apart, which is the variance re-evaluation; where no
+    such rule fires, the judges' mean is still plain."""
+    spread = [r for r in rules if r.kind == "spread" and r.end]
+    return [(path, line) for path, line in weights
+            if not any(r.path == path and r.line < line <= r.end for r in spread)]
+
+
+def unweighted_reason(averaging: bool, models: bool, means: bool, weights: Lines,
+                      ordinary: Lines) -> str:
+    """The rationale of ``justice.unweighted_mean``: why the rule-bound plain mean holds, or
+    which of its parts is missing."""
+    if averaging:
+        return "Every verdict is the mean: no rule on a fact changes it (see the plain average)."
+    if models:
+        return "The score is taken from a model's answer."
+    if not means:
+        return "No mean of the scores."
+    if ordinary:
+        return f"One judge's score weighs differently ({ordinary[0][0]}:{ordinary[0][1]})."
+    return ("The base verdict is a mean of the three scores; rules change it only in special "
+            "cases and no judge (the Tech Lead on architecture) weighs differently" + (
+                f" except when the scores are far apart ({weights[0][0]}:{weights[0][1]}, "
+                "part of the variance re-evaluation)" if weights else "") + ".")

@@ -39,6 +39,7 @@ class Rule(NamedTuple):
     helpers: tuple[str, ...] = ()  # ``path:qualname`` of helpers whose answer its test reads
     why: tuple[int, ...] = ()  # a dead test: the lines of the flags that keep it false
     ceiling: bool = False  # it only lowers the score to a fixed cap
+    end: int = 0  # the last line of its body (a decision nested in it lies within)
 
 
 class Route(NamedTuple):

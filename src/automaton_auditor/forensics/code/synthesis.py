@@ -28,7 +28,12 @@ from automaton_auditor.forensics.code.flow import local_calls
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.model_overwrite import scores_replaced
-from automaton_auditor.forensics.code.named_rules import judge_weights, supremacy
+from automaton_auditor.forensics.code.named_rules import (
+    judge_weights,
+    ordinary_weights,
+    supremacy,
+    unweighted_reason,
+)
 from automaton_auditor.forensics.code.override_evidence import inverted_override
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.spread_flags import spread_does
@@ -137,7 +142,7 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
             rules += [Rule(kind, key[0], branch["line"], tuple(sorted(reads)),
                            tuple(sorted(does)), tuple(branch.get("sets", [])),
                            f"{key[0]}:{key[1]}", helpers, tuple(branch.get("never", [])),
-                           bool(branch.get("ceiling")))
+                           bool(branch.get("ceiling")), int(branch.get("end", 0)))
                       for kind in kinds]
     return sorted(set(rules), key=lambda r: (r.path, r.line, r.kind))
 
@@ -323,7 +328,8 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
     words = decisions([r for r in rules if r.kind == "words"])
     averaging = bool(reading.means) and not deciding and not reading.models
     # rules only on special cases: every other verdict is the judges' mean, no judge weighs more
-    unweighted = bool(reading.means) and not weights and not averaging and not reading.models
+    ordinary = ordinary_weights(rules, weights)
+    unweighted = bool(reading.means) and not ordinary and not averaging and not reading.models
     return [
         _f("justice.rules", "Conflict-resolution rules in code (security override, fact "
            "supremacy, functionality weight)", len(core) >= 2, "success",
@@ -343,9 +349,8 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
         _f("justice.unweighted_mean", "Where no rule fires, the verdict is the judges' plain "
            "mean (no judge's score weighs more)", unweighted, "failure",
            reading.means if unweighted else [], repo,
-           ("The base verdict is a mean of the three scores; rules change it only in special "
-            "cases and no judge (the Tech Lead on architecture) weighs differently."
-            if unweighted else _no_unweighted_reason(reading, averaging, weights)), 0.75),
+           unweighted_reason(averaging, bool(reading.models), bool(reading.means), weights,
+                             ordinary), 0.75),
         _f("justice.keyword_rules", "Rules fire on words in a judge's argument",
            bool(keyword), "failure", keyword, repo,
            (f"{words} decision(s) change the score because a judge's argument "
@@ -366,18 +371,6 @@ def _averaging_reason(reading: Reading, deciding: int, keyword: int) -> str:
     words = f"; {keyword} decision(s) only match words in an argument" if keyword else ""
     return (f"The score is a mean of the opinions{weighted}; no rule on evidence, score "
             f"spread or a judge's score changes it{words}.")
-
-
-def _no_unweighted_reason(reading: Reading, averaging: bool,
-                          weights: list[tuple[str, int]]) -> str:
-    """Why the rule-bound plain mean does not hold: which of its parts is missing."""
-    if averaging:
-        return "Every verdict is the mean: no rule on a fact changes it (see the plain average)."
-    if reading.models:
-        return "The score is taken from a model's answer."
-    if not reading.means:
-        return "No mean of the scores."
-    return f"One judge's score weighs differently ({weights[0][0]}:{weights[0][1]})."
 
 
 def _variance(reading: Reading, repo: Path | None) -> Finding:
