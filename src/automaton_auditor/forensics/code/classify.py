@@ -19,6 +19,7 @@ from automaton_auditor.forensics.code.replies import (
     LLM_METHODS,
     LLM_PACKAGES,
     LLM_RECEIVER,
+    SDK_REPLIES,
     from_content,
 )
 
@@ -313,12 +314,6 @@ def _is_llm_ctor(_col: CallRecorder, s: Site) -> bool:
 
 def _record_llm_ctor(col: CallRecorder, s: Site) -> None:
     col.add("llm_ctor", s.node, s.ctx, name=s.full)
-
-
-# A model provider's own SDK: OpenAI's ``client.chat.completions.create``, Anthropic's
-# ``client.messages.create``, Gemini's ``client.models.generate_content``.
-SDK_REPLIES = {"create": ("completions", "messages"), "acreate": ("completions", "messages"),
-               "generate_content": (), "generate_content_async": ()}
 
 
 def _is_sdk_reply(_col: CallRecorder, s: Site) -> bool:

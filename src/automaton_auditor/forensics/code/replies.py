@@ -24,10 +24,15 @@ LLM_RECEIVER = re.compile(r"llm|model|chat|chain|structured|judge|client|runnabl
 LLM_PACKAGES = ("langchain_openai", "langchain_anthropic", "langchain_google",
                 "langchain_ollama", "langchain_groq", "langchain_mistralai", "openai",
                 "langchain.chat_models", "langchain_community.chat_models", "anthropic")
-# the SDKs' own reply methods (``client.chat.completions.create``, Gemini's
-# ``generate_content``) beside LangChain's
-REPLY_METHODS = LLM_METHODS | {"create", "acreate", "generate_content", "generate_content_async",
-                               "predict", "apredict", "generate", "agenerate"}
+# A model provider's own SDK reply methods, each with the receivers it is called on (none
+# named: any): OpenAI's ``client.chat.completions.create``, Anthropic's
+# ``client.messages.create``, Gemini's ``client.models.generate_content``.
+SDK_REPLIES: dict[str, tuple[str, ...]] = {
+    "create": ("completions", "messages"), "acreate": ("completions", "messages"),
+    "generate_content": (), "generate_content_async": ()}
+# the SDKs' own reply methods beside LangChain's (and its older ``predict``/``generate``)
+REPLY_METHODS = LLM_METHODS | set(SDK_REPLIES) | {"predict", "apredict", "generate",
+                                                  "agenerate"}
 BINDINGS = {"with_structured_output", "bind_tools", "bind", "with_retry", "with_config"}
 MAX_DEPTH = 8  # names followed to their values
 MAX_NEST = 40  # parts of expressions gone into (a long concatenation)

@@ -134,8 +134,8 @@ def _model_helpers(facts: dict[str, JSON], helpers: list[tuple[str, JSON]],
                    model_calls: list[tuple[str, JSON]]) -> list[tuple[str, JSON]]:
     """The retry-loop helpers that may retry a model call: the loop calls what it is handed
     (``fn()``) or a model call (a provider SDK's reply call too) can be reached from the
-    function. One that only does its own
-    work again (removing a directory) retries no model."""
+    function. One that only does its own work again (removing a directory) retries no
+    model."""
     # a client made where it is called (``ChatOpenAI(...).invoke(x)``) counts as its call;
     # so does a provider SDK's own reply call inside a repository's model client class
     models = {(p, str(c["func"])) for p, c in [*model_calls, *calls_of(facts, "llm_ctor"),
