@@ -356,3 +356,24 @@ builder.add_edge(START, "repo")
 '''
     node = _model(tmp_path, body).nodes["repo"]
     assert node.key == ("graph.py", "repo") and set(node.writes) == {"evidences"}
+
+
+def test_a_factory_handing_back_another_factory_s_node_is_followed(tmp_path: Path) -> None:
+    # yohans-kasaw: ``make_prosecutor_node(llm)`` returns ``make_judge_node_with_retry(llm,
+    # "Prosecutor")``, whose closure is what LangGraph runs
+    body = '''
+def make_judge(llm, judge):
+    def judge_node(state):
+        return {"opinions": [judge]}
+    return judge_node
+
+def make_prosecutor(llm):
+    return make_judge(llm, "Prosecutor")
+
+builder = StateGraph(State)
+builder.add_node("prosecutor", make_prosecutor(None))
+builder.add_edge(START, "prosecutor")
+'''
+    node = _model(tmp_path, body).nodes["prosecutor"]
+    assert node.key == ("graph.py", "make_judge.judge_node") and set(node.writes) == {
+        "opinions"}

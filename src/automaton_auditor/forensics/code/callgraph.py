@@ -187,6 +187,12 @@ class CallGraph(Definitions):
             closure = (maker[0], f"{maker[1]}.{returned.get('ref')}")
             if returned.get("ref") and closure in self.functions:
                 return closure
+            # a factory that hands back another factory's answer (``def make_prosecutor(llm):
+            # return make_judge(llm, "Prosecutor")``): the node is what that one builds
+            built = self.built_node(maker[0], {"call": returned["call"]}, int(
+                self.functions[maker]["line"]), depth + 1) if returned.get("call") else None
+            if built is not None:
+                return built
         return None
 
     def function_at(self, path: str, line: int) -> Key | None:
