@@ -52,7 +52,7 @@ def wired_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
             if key is None and topo is main:
                 return None  # a node built at run time (a factory, a subgraph): unknown
             if key is not None:
-                roots.append(key)
+                roots += [key, *_makers(graph, node["op"])]
     functions = live(graph, roots, _references(facts))
     files = imported_files(graph, {k[0] for k in functions} | {op["path"] for op in main.ops})
     scope = Scope(frozenset(functions), frozenset(files))
@@ -64,6 +64,23 @@ def wired_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
         # thread. Model code only in files nothing the graph runs imports cannot run.
         return None
     return scope
+
+
+def _makers(graph: CallGraph, op: JSON) -> list[Key]:
+    """The repository functions a node's construction calls (``judges.prosecutor()``,
+    ``make_judge(llm, "Prosecutor")`` and the calls in their arguments): they run when the
+    graph is built, so what they hand the node (a persona prompt) is live code."""
+    found: list[Key] = []
+    pending = [op.get("wraps")]
+    while pending:
+        value = pending.pop()
+        if not isinstance(value, dict) or not value.get("call"):
+            continue
+        maker = graph.named(str(op["path"]), str(value["call"]), op.get("line"))
+        if maker is not None:
+            found.append(maker)
+        pending += [*(value.get("args") or []), *(value.get("kw") or {}).values()]
+    return found
 
 
 def _imports_unknown(facts: dict[str, JSON], files: frozenset[str] | set[str],
