@@ -223,7 +223,7 @@ def test_a_rubric_the_code_does_not_read_by_persona_gives_no_prompt(tmp_path: Pa
 
 
 def test_data_files_load_without_aliases_or_hostile_nesting() -> None:
-    from automaton_auditor.forensics.code.persona_data import load_data
+    from automaton_auditor.forensics.code.data_files import load_data
 
     assert load_data("p.yaml", "prosecutor: argue low\ndefense: argue high\n") == {
         "prosecutor": "argue low", "defense": "argue high"}
@@ -253,3 +253,64 @@ def test_a_prompt_file_named_for_a_persona_beats_a_longer_string_that_mentions_i
     assert personas.data["locations"]["Defense"] == "src/prompts/defense.txt:1"
     assert facts["judges.persona_tone"].data["tone"] == {
         "Prosecutor": True, "Defense": True, "TechLead": True}
+
+
+# YohannesDereje: one prompt built for all three judges, whose persona part is the rubric's
+# ``judicial_logic[judge_key]`` entry, loaded with ``json.load`` from a path built off
+# ``__file__`` (``parents[2]``); each node passes its own key.
+LOADED = '''
+import json
+from pathlib import Path
+from langchain_openai import ChatOpenAI
+
+RUBRIC_PATH = Path(__file__).resolve().parents[2] / "rubric.json"
+
+
+def load_rubric():
+    with RUBRIC_PATH.open("r", encoding="utf-8") as file:
+        return json.load(file)
+
+
+def run_judge(state, *, judge_key, judge_label):
+    logic = load_rubric().get("judicial_logic", {}).get(judge_key, {})
+    prompt = (f"You are the {judge_label} in a Digital Courtroom.\\n"
+              f"Core Philosophy: {logic.get('core_philosophy', '')}\\n"
+              f"Focus Areas: {json.dumps(logic.get('focus', []))}\\n"
+              f"Evidence: {state['evidence']}")
+    return {"opinions": [ChatOpenAI(model="gpt-4o").invoke(prompt)]}
+
+
+def prosecutor_node(state):
+    return run_judge(state, judge_key="prosecutor", judge_label="Prosecutor")
+
+
+def defense_node(state):
+    return run_judge(state, judge_key="defense", judge_label="Defense")
+
+
+def tech_lead_node(state):
+    return run_judge(state, judge_key="tech_lead", judge_label="TechLead")
+'''
+LOGIC_BY_PERSONA = json.dumps({"judicial_logic": {
+    "prosecutor": {"core_philosophy": "Trust No One. Assume Vibe Coding.",
+                   "focus": ["security flaws", "missing artifacts"]},
+    "defense": {"core_philosophy": "Reward Effort and Intent. Look for the Spirit of the Law.",
+                "focus": ["engineering intent", "creative workarounds"]},
+    "tech_lead": {"core_philosophy": "Does it actually work? Is it maintainable?",
+                  "focus": ["architectural soundness", "technical debt impact"]}}}, indent=2)
+
+
+def test_a_rubric_the_judges_load_puts_each_personas_entry_in_its_prompt(
+        tmp_path: Path) -> None:
+    """The loaded file's strings are prompt text with their lines: each persona's entry is
+    its own (not 0 words beside its name), and the entries are not one shared text."""
+    facts = _facts(tmp_path, {"rubric.json": LOGIC_BY_PERSONA,
+                              "src/nodes/judges.py": LOADED})
+    text = facts["judges.persona_text"]
+    words = text.data["own_words"]
+    # "Trust No One. Assume Vibe Coding." (6 words) and its two focus items (4): 10
+    assert words == {"Prosecutor": 10, "Defense": 15, "TechLead": 12}, text.rationale
+    assert facts["judges.persona_tone"].found
+    collusion = facts["judges.collusion"]
+    assert collusion.found is False, collusion.rationale
+    assert "rubric.json:4" in (facts["judges.personas"].content or "")

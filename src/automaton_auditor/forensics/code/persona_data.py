@@ -14,12 +14,18 @@ model call receives of its own is at most its longest entry (``per_read``).
 from __future__ import annotations
 
 import ast
-import json
 import re
 from pathlib import Path
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.data_files import (
+    DATA,
+    MAX_DATA_BYTES,
+    MAX_DEPTH,
+    line_of,
+    load_data,
+)
 from automaton_auditor.forensics.code.judge_prompts import persona_named
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.prompt_eval import TEMPLATES, Evaluator, Frame
@@ -28,10 +34,7 @@ from automaton_auditor.forensics.code.prompt_values import Fn, Program, Txt
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES
 from automaton_auditor.safefile import read_bounded
 
-DATA = (".json", ".yaml", ".yml")
-MAX_DATA_BYTES = 200_000
 MAX_DATA_FILES = 50
-MAX_DEPTH = 12  # a data file's nesting read, no deeper
 ASIDE = re.compile(r"(^|/)(docs?|reports?|audit|tests?|node_modules|\.[^/]+)/", re.I)
 PERSONA_TEXT = re.compile(r"prosecut|defen[cs]e|tech[\s_-]?lead", re.I)
 
@@ -40,26 +43,6 @@ def _read(repo: Path, rel: str, limit: int) -> str | None:
     try:  # the repository's own regular file, never a link out of it, read bounded
         return read_bounded(repo / rel, limit, root=repo).decode("utf-8-sig", "replace")
     except (OSError, ValueError):
-        return None
-
-
-def load_data(path: str, text: str) -> Any:
-    """A repository's JSON or YAML file as data; None when it cannot be read as such. YAML
-    aliases are refused: a few hundred bytes of nested aliases stand for billions of
-    values, which every walk over the data would visit (or copy into one text)."""
-    import yaml  # type: ignore[import-untyped]
-
-    class NoAliases(yaml.SafeLoader):  # type: ignore[misc]
-        def compose_node(self, parent: Any, index: Any) -> Any:
-            if self.check_event(yaml.AliasEvent):
-                raise yaml.YAMLError("aliases are not read")
-            return super().compose_node(parent, index)
-
-    try:
-        if path.endswith(".json"):
-            return json.loads(text)
-        return yaml.load(text, Loader=NoAliases)  # noqa: S506 - a SafeLoader
-    except (ValueError, RecursionError, yaml.YAMLError):  # hostile nesting included
         return None
 
 
@@ -80,17 +63,6 @@ def _mappings(data: Any, depth: int = 0) -> list[tuple[str, dict[str, str]]]:
     for value in values:
         found += _mappings(value, depth + 1)
     return found
-
-
-def _line(raw: str, text: str, rel: str, cursor: int) -> tuple[int, int]:
-    """The line a text starts on in the raw file (searched from `cursor` on, in the order
-    the entries are read), and the cursor after it."""
-    needle = (json.dumps(text)[1:41] if rel.endswith(".json") else text[:40])
-    index = raw.find(needle, cursor)
-    index = index if index >= 0 else raw.find(needle)
-    if index < 0:
-        return 1, cursor
-    return raw.count("\n", 0, index) + 1, index + 1
 
 
 def _qual(tree: ast.Module) -> list[tuple[str, ast.AST]]:
@@ -238,7 +210,7 @@ def _entries(rel: str, raw: str, found: list[tuple[str, dict[str, str]]],
     cursor = 0
     for key, mapping in found:
         for persona, text in mapping.items():
-            line, cursor = _line(raw, text, rel, cursor)
+            line, cursor = line_of(raw, text, rel.endswith(".json"), cursor)
             groups.setdefault((key, persona), []).append((line, text))
     return [{"loc": f"{rel}:{entries[0][0]}", "name": f"{rel}:{key}[{persona}]",
              "persona": persona, "text": "\n".join(t for _, t in entries),

@@ -21,9 +21,10 @@ from typing import Any
 
 from automaton_auditor.forensics.code.blocked import Undefined
 from automaton_auditor.forensics.code.common import JSON, split_loc
+from automaton_auditor.forensics.code.data_files import load_data
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, own_text
 from automaton_auditor.forensics.code.liveness import Scope
-from automaton_auditor.forensics.code.persona_data import data_candidates, load_data
+from automaton_auditor.forensics.code.persona_data import data_candidates
 from automaton_auditor.forensics.code.replies import LLM_PACKAGES
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.walk import read_facts

@@ -7,7 +7,9 @@ to the repository's own functions and methods with their arguments bound, a few 
 What a model is handed (``.invoke``/``.ainvoke``/... arguments, chat messages, prompt
 templates) is recorded with the source line of every piece of text, so that a caller can
 tell the text one persona's call receives from the text every persona's call shares.
-Values it cannot know (evidence, the rubric, anything computed at run time) add no text.
+A JSON or YAML file of the repository that the code loads (``json.load(f)``) is read as
+data whose strings keep their lines. Values it cannot know (evidence, anything computed at
+run time) add no text.
 """
 
 from __future__ import annotations
@@ -36,6 +38,7 @@ from automaton_auditor.forensics.code.prompt_values import (
 # ``chat``: a provider wrapper's ``llm.chat(messages)`` (and ``ollama.chat``) sends them
 INVOKES = {"invoke", "ainvoke", "stream", "astream", "batch", "abatch", "predict",
            "apredict", "generate", "agenerate", "run", "arun", "create", "call_llm", "chat"}
+DATA_LOADS = {"load", "loads", "safe_load"}
 PATH_CALLS = {"Path", "PurePath", "open", "join", "dirname", "abspath", "realpath"}
 TEMPLATES = {"from_template", "from_messages", "PromptTemplate", "ChatPromptTemplate"}
 MAX_DEPTH = 6
@@ -290,7 +293,11 @@ class Evaluator:
         if isinstance(node, ast.Attribute):
             return self.attr_of(node, env, frame)
         if isinstance(node, ast.Subscript):
-            return item(self.expr(node.value, env, frame), self.expr(node.slice, env, frame))
+            container = self.expr(node.value, env, frame)
+            index = node.slice.value if isinstance(node.slice, ast.Constant) else None
+            if isinstance(container, list) and type(index) is int:  # ``path.parents[2]``
+                return container[index] if -len(container) <= index < len(container) else None
+            return item(container, self.expr(node.slice, env, frame))
         if isinstance(node, ast.Dict):
             return {k.text(): self.expr(v, env, frame) for k, v in
                     ((self.expr(k, env, frame), v) for k, v in zip(node.keys, node.values,
@@ -346,6 +353,11 @@ class Evaluator:
             return string_method(receiver, tail, args, kwargs)
         if isinstance(receiver, RepoPath):
             return path_method(receiver, tail, args, self.program)
+        if tail in DATA_LOADS and isinstance(func, ast.Attribute) and args and \
+                dotted(func.value) in ("json", "yaml"):
+            return self.program.data_file(args[0])  # a rubric's text, line by line
+        if tail == "dumps" and dotted(func) == "json.dumps" and args:
+            return flatten([args[0]])  # the data's text, in the order it is written
         if tail in PATH_CALLS and args:  # ``Path(p)``, ``open(p)``, ``os.path.join(a, b)``
             first = repo_path(args[0].text()) if isinstance(args[0], Txt) else args[0]
             if not isinstance(first, RepoPath):

@@ -13,6 +13,12 @@ from pathlib import Path
 from typing import Any
 
 from automaton_auditor.forensics.code.common import dotted
+from automaton_auditor.forensics.code.data_files import (
+    DATA,
+    MAX_DATA_BYTES,
+    load_data,
+    with_lines,
+)
 from automaton_auditor.forensics.code.resolve import module_name
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES, collect_imports
 from automaton_auditor.forensics.tails import Tails
@@ -61,10 +67,18 @@ class RepoPath:
         """The path joined with text parts (None when a part is not known text)."""
         if not all(isinstance(p, Txt) for p in parts):
             return None
-        return repo_path("/".join([self.rel, *(p.text() for p in parts)]))
+        return repo_path("/".join([*([self.rel] if self.rel else []), *(p.text() for p in parts)]))
 
-    def attr(self, name: str) -> RepoPath | None:
-        """``.parent`` (``.resolve()``/``.absolute()`` as methods: `path_method`)."""
+    def attr(self, name: str) -> RepoPath | list[RepoPath] | None:
+        """``.parent`` and ``.parents`` (``.resolve()``/``.absolute()`` as methods:
+        `path_method`); a parent above the repository's root is left out."""
+        if name == "parents":
+            up: list[RepoPath] = []
+            rel = self.rel
+            while rel:
+                rel = posixpath.dirname(rel)
+                up.append(RepoPath(rel))
+            return up
         return repo_path(posixpath.dirname(self.rel)) if name == "parent" else None
 
 
@@ -78,8 +92,8 @@ def repo_path(text: str) -> RepoPath | None:
 
 def path_method(path: RepoPath, method: str, args: list[Any], program: Program) -> Any:
     """What a path method gives: the same path, a joined one, or the file's text."""
-    if method in ("resolve", "absolute", "expanduser"):
-        return path
+    if method in ("resolve", "absolute", "expanduser", "open"):
+        return path  # an opened file stands for its path: ``json.load(f)`` reads it
     if method == "joinpath":
         return path.join(*args)
     return program.text_file(path.rel) if method in ("read_text", "read") else None
@@ -116,6 +130,7 @@ class Program:
         self.by_module = {module_name(p): p for p in self.paths}
         self._tails = Tails(((p, m) for m, p in self.by_module.items()), ".")
         self._modules: dict[str, Module | None] = {}
+        self._data: dict[str, Any] = {}
 
     def module(self, path: str) -> Module | None:
         """The parsed file (None when unreadable or not Python)."""
@@ -150,6 +165,27 @@ class Program:
             return None
         lines = data.decode("utf-8-sig", errors="replace").splitlines(keepends=True)
         return Txt(tuple((line, f"{rel}:{n}") for n, line in enumerate(lines, 1)))
+
+    def data_file(self, source: Any) -> Any:
+        """The data a JSON or YAML file holds (``json.load(f)``, ``yaml.safe_load(text)``),
+        each string a `Txt` that remembers its line: `source` is the file's path or its whole
+        text (`text_file`). None when that is not a repository data file."""
+        rel = source.rel if isinstance(source, RepoPath) else None
+        if isinstance(source, Txt) and source.parts:
+            files = {origin.rpartition(":")[0] for _, origin in source.parts}
+            rel = files.pop() if len(files) == 1 else None
+        if rel is None or not rel.lower().endswith(DATA):
+            return None
+        if rel not in self._data:
+            try:
+                raw = read_bounded(self.repo / rel, MAX_DATA_BYTES, root=self.repo).decode(
+                    "utf-8-sig", errors="replace")
+            except (OSError, ValueError):
+                raw = ""
+            data = load_data(rel, raw) if raw else None
+            self._data[rel] = with_lines(rel, raw, data, lambda s, at: Txt(((s, at),))) \
+                if data is not None else None
+        return self._data[rel]
 
     def file_of(self, module: str, path: str) -> str | None:
         """The repository file a (possibly relative) module name stands for."""
