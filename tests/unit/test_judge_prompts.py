@@ -537,3 +537,69 @@ def test_two_or_three_sentences_per_persona_leave_room_for_three() -> None:
                              data={"own_words": own, "cap": thin_cap({"Prosecutor": words})})
         opinions = [offline_opinion(j, dim, [*good, thin]) for j in JUDGES]
         assert decide(dim, opinions, [*good, thin], rubric).final_score == expected, words
+
+
+# Miked1991: three system prompts written apart on one skeleton ("You are the X ...",
+# "Your philosophy: ...", "Your job: ...", a list of musts, "Remember: ..."), each with its
+# own philosophy, job and musts, sent with one shared user template.
+PARALLEL = '''
+from langchain_openai import ChatOpenAI
+
+PROSECUTOR = """You are the PROSECUTOR in a digital courtroom for code review.
+Your philosophy: Trust no one and assume vibe coding in every file you read.
+Your job: find violations, security flaws and laziness in the implementation.
+You must:
+- Scrutinize every piece of evidence for gaps and flaws
+- Assume the worst about missing requirements
+- Be extremely strict in your scoring, one or two for any issue
+Remember: finding flaws is the only job you have in this room."""
+
+DEFENSE = """You are the DEFENSE in a digital courtroom for code review.
+Your philosophy: reward effort and intent, and look for the spirit of the law.
+Your job: highlight creative workarounds, deep thought and genuine effort.
+You must:
+- Look for evidence of understanding in the git history
+- Reward creative solutions even when they are imperfect
+- Be generous in your scoring, four or five for signs of understanding
+Remember: finding the good in the work is the only job you have in this room."""
+
+TECH_LEAD = """You are the TECH LEAD in a digital courtroom for code review.
+Your philosophy: does it actually work, and is it maintainable by the next engineer?
+Your job: weigh architectural soundness, code cleanliness and practical viability.
+You must:
+- Focus on whether the code actually runs as the report says
+- Assess technical debt and the cost of maintaining it
+- Be balanced in your scoring, three for functional but messy code
+Remember: being pragmatic and realistic is the only job you have in this room."""
+
+llm = ChatOpenAI(model="gpt-4o")
+
+
+def _judge(system, evidence):
+    return llm.invoke([("system", system), ("user", f"Evidence collected: {evidence}")])
+
+
+def prosecutor(state):
+    return {"opinions": [_judge(PROSECUTOR, state["evidence"])]}
+
+
+def defense(state):
+    return {"opinions": [_judge(DEFENSE, state["evidence"])]}
+
+
+def tech_lead(state):
+    return {"opinions": [_judge(TECH_LEAD, state["evidence"])]}
+'''
+
+
+def test_prompts_written_apart_on_one_skeleton_share_only_their_common_lines(
+        tmp_path: Path) -> None:
+    """The collusion share counts what the own-words count counts: the lines both prompts
+    hold ("You are the X in a digital courtroom for code review.", "You must:"), not common
+    words a word-by-word match lines up between different sentences."""
+    facts = _judges(tmp_path, PARALLEL)
+    text = facts["judges.persona_text"]
+    assert text.found, text.rationale
+    collusion = facts["judges.collusion"]
+    assert not collusion.found, collusion.rationale
+    assert max(collusion.data["overlap"].values()) < 0.25, collusion.rationale

@@ -293,15 +293,26 @@ def _findings(chosen: dict[str, Any], pairs: dict[str, float], tone: dict[str, b
     ]
 
 
+def _shared_share(first: Prompt, second: Prompt) -> float:
+    """The share of two persona prompts' own text that both hold: lines or sentences both
+    hold wherever each copy is written, against all their words apart from the template
+    both receive from the same lines (that agrees with itself by construction); read by
+    `own_text` for the pair alone, so it agrees with the own-words count. Two prompts with
+    no text of their own are the same prompt under two names."""
+    pair = own_text({"a": first, "b": second})
+    if not any(c["own_words"] for c in pair.values()):
+        return 1.0
+    repeated = sum(int(c["repeated_words"]) for c in pair.values())
+    total = sum(int(c["own_words"]) + int(c["repeated_words"]) + int(c["name_words"])
+                for c in pair.values())
+    return round(repeated / total, 3) if total else 0.0
+
+
 def _resolved_findings(repo: Path, prompts: dict[str, Prompt]) -> list[Finding]:
     """The facts, from the text each judge's model call receives."""
     counts = own_text(prompts)
     own = {p: str(c.pop("own_text")).strip() for p, c in counts.items()}
-    # Compared by their own text: a shared template agrees with itself by construction,
-    # and two prompts with no text of their own are the same prompt under two names.
-    pairs = {f"{a}/{b}": 1.0 if not own[a] and not own[b] else
-             round(overlap(own[a] or prompts[a].text.text(), own[b] or
-                           prompts[b].text.text()), 3)
+    pairs = {f"{a}/{b}": _shared_share(prompts[a], prompts[b])
              for a, b in combinations(prompts, 2)}
     tone = {p: bool(TONE[p].search(own[p])) for p in prompts}
     quote = _quote(repo, prompts, counts)
