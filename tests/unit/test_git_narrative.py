@@ -441,3 +441,53 @@ def test_every_blame_shares_one_time_limit(tmp_path: Path, monkeypatch) -> None:
 ])
 def test_a_subject_of_only_generic_words_is_vague(subject: str, vague: bool) -> None:
     assert is_vague(subject) is vague
+
+
+def test_a_burst_counted_in_files_is_today_s_code_not_a_committed_venv() -> None:
+    """zumi123: three commits 58 seconds apart bring five of today's six code files; hours
+    later one commit adds the sixth with a committed .venv of 800 Python files and the next
+    removes the .venv. Counted in files (the lines could not be read), the burst is the
+    code's arrival, not the .venv's churn."""
+    from automaton_auditor.forensics.git.story import story_findings
+
+    venv = [f".venv/lib/site-packages/pkg_{n}.py" for n in range(800)]
+    commits = [
+        Commit(sha="a" * 40, timestamp=BASE, date="d1", subject="add state",
+               added=["src/state.py", "README.md"]),
+        Commit(sha="b" * 40, timestamp=BASE + 8, date="d2", subject="add tools",
+               added=["src/tools/repo_tools.py", "src/tools/doc_tools.py",
+                      "src/nodes/detectives.py"]),
+        Commit(sha="c" * 40, timestamp=BASE + 58, date="d3", subject="add graph",
+               added=["src/graph.py"]),
+        Commit(sha="d" * 40, timestamp=BASE + 12000, date="d4", subject="wire langgraph",
+               added=["src/graph_langgraph.py", *venv]),
+        Commit(sha="e" * 40, timestamp=BASE + 12135, date="d5", subject="remove venv",
+               changed=venv),
+        Commit(sha="f" * 40, timestamp=BASE + 12200, date="d6", subject="readme",
+               changed=["README.md"]),
+    ]
+    today = ["README.md", "src/state.py", "src/tools/repo_tools.py", "src/tools/doc_tools.py",
+             "src/nodes/detectives.py", "src/graph.py", "src/graph_langgraph.py"]
+    burst = facet(story_findings(commits, today), "git.commit_bursts")
+    assert burst.data["unit"] == "files" and burst.data["total"] == 6
+    assert [c["sha"][0] for c in burst.data["burst"]] == ["a", "b", "c"]
+    assert burst.found and burst.data["share"] == round(5 / 6, 3)
+    assert burst.rationale.startswith("Burst: 3 commits within 58 seconds added 83% of the 6 "
+                                      "code files present today")
+
+
+def test_lines_in_a_committed_venv_are_not_code_lines(tmp_path: Path) -> None:
+    """Five commits an hour apart write the code; then three commits a minute apart add a
+    .venv of 900 Python lines: counted in lines, that is no burst of code."""
+    repo = make_repo(tmp_path / "target", [(f"feat: part {i}", {f"src/part_{i}.py": "x = 1\n"
+                                                                * 40}) for i in range(5)])
+    for i in range(3):
+        (repo / ".venv" / "lib").mkdir(parents=True, exist_ok=True)
+        (repo / ".venv" / "lib" / f"pkg_{i}.py").write_text("y = 2\n" * 300)
+        git(repo, "add", "-A")
+        git(repo, "commit", "-q", "-m", f"chore: env {i}", when=BASE + 6 * 3600 + i * 30)
+    limits = GitLimits()
+    checkout = acquire(parse_target(str(repo), limits), tmp_path / "work", limits)
+    burst = facet(git_findings(checkout.path, limits), "git.commit_bursts")
+    assert burst.data["unit"] == "lines" and burst.data["total"] == 200
+    assert not burst.found, burst.rationale

@@ -43,6 +43,7 @@ from automaton_auditor.forensics.git.replay import replay_finding
 from automaton_auditor.forensics.git.replay import replayed as is_replayed
 from automaton_auditor.forensics.git.runner import GitStopped
 from automaton_auditor.forensics.git.survival import add_kept_lines, kept_total
+from automaton_auditor.forensics.vendored import is_vendored
 from automaton_auditor.state import Finding
 
 QUOTE_COMMITS = 12
@@ -74,7 +75,8 @@ def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
     read = None
     if len(commits) <= LINES_LIMIT and not log.paths_error:
         python = any(f.endswith(".py") for f in files)
-        counts = lambda path: path.endswith(".py") or not python  # noqa: E731
+        counts = lambda path: (path.endswith(".py") or not python) and \
+            not is_vendored(path)  # noqa: E731 - a committed .venv is no work of the author
         if add_line_counts(repo, timeout_s, commits, counts):
             if not boundary:  # a boundary commit would be credited with all before it
                 add_kept_lines(repo, timeout_s, commits, counts)
@@ -96,7 +98,7 @@ def story_findings(commits: list[Commit], files: list[str], boundary: Collection
     replayed = {c.sha for c in commits if is_replayed(c)} if replay.found else set()
     return [_history(commits, cut, paths_error), bulk,
             progression_finding(commits, bool(cut), read, replayed), _messages(commits, cut),
-            _bursts(commits, cut), concentration_finding(commits, cut, bulk.found),
+            _bursts(commits, cut, files), concentration_finding(commits, cut, bulk.found),
             hollow_finding(commits, cut), replay]
 
 
@@ -161,8 +163,11 @@ def _history(log: list[Commit], boundary: set[str], paths_error: str) -> Finding
 
 
 def _code_files(files: list[str]) -> set[str]:
-    code = {f for f in files if f.endswith(".py")}
-    return code or set(files)
+    """The author's code files: Python ones (any file when there are none) outside carried
+    folders (a committed .venv's packages are no work of the author's)."""
+    own = [f for f in files if not is_vendored(f)]
+    code = {f for f in own if f.endswith(".py")}
+    return code or set(own)
 
 
 def _heaviest(commits: list[Commit], total: int | None) -> tuple[Commit | None, float]:
@@ -352,16 +357,19 @@ def _messages(log: list[Commit], boundary: set[str]) -> Finding:
 BURST_SHARE = 0.5
 
 
-def _bursts(commits: list[Commit], boundary: set[str]) -> Finding:
+def _bursts(commits: list[Commit], boundary: set[str], files: list[str]) -> Finding:
     """Commits clustered within minutes that add most of the code (a history written in
     one sitting and committed in pieces): lines added per commit when the blobs are there,
-    files touched otherwise. Confidence grows with the burst's share."""
+    otherwise the code files present today (`files`, carried folders such as a committed
+    .venv left out) each commit added. Confidence grows with the burst's share."""
     inside = [c for c in commits if c.sha not in boundary]
     by_lines = bool(inside) and all(c.lines is not None for c in inside)
-    unit = "net lines added to code" if by_lines else "files touched"
+    unit = "net lines added to code" if by_lines else "code files present today"
 
-    def weight(commit: Commit) -> int:
-        return (commit.lines or 0) if by_lines else len(commit.added) + len(commit.changed)
+    today = _code_files(files)
+
+    def weight(commit: Commit) -> int:  # files: today's code files it added (as bulk_facts)
+        return (commit.lines or 0) if by_lines else len(today.intersection(commit.added))
 
     total = sum(weight(c) for c in inside)
     best, share = largest_run(commits, boundary, weight)
@@ -370,7 +378,8 @@ def _bursts(commits: list[Commit], boundary: set[str]) -> Finding:
     if found:
         clarity = min(1.0, (share - BURST_SHARE) / 0.4)
         confidence = (0.55 + 0.35 * clarity) * (1.0 if by_lines else 0.8)
-        rationale = (f"Burst: {len(best)} commits within {span // 60} minutes added "
+        within = f"{span} seconds" if span < 120 else f"{span // 60} minutes"
+        rationale = (f"Burst: {len(best)} commits within {within} added "
                      f"{share:.0%} of the {total} {unit} in the history.")
     else:
         confidence = 0.6 if by_lines else 0.4
