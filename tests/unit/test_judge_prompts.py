@@ -222,6 +222,11 @@ def test_one_sentence_per_persona_in_a_shared_template_is_thin(tmp_path: Path) -
     assert 0 < max(text.data["own_words"].values()) < 40
     assert text.data["cap"] == 2  # a sentence each: under 30 words
     assert text.data["shared_words"] > 40
+    # compared as the rubric compares prompts, template included (ramlla92: 16-23 own words
+    # in a 221-word template read as 0.09-0.15 shared when only the sentences were compared)
+    collusion = facts["judges.collusion"]
+    assert collusion.found and min(collusion.data["overlap"].values()) > 0.6, \
+        collusion.rationale
     assert "src/nodes/judges.py:18:" in (text.content or "")  # the Prosecutor's sentence
 
 

@@ -310,10 +310,8 @@ def _is_name(text: str) -> bool:
 
 
 def own_text(prompts: dict[str, Prompt]) -> dict[str, dict[str, Any]]:
-    """Per persona: words of its own text, words of shared template (of which
-    ``repeated_words`` are lines other personas' prompts hold too, written apart), words
-    that only name the persona, the text written for it and the lines its own text comes
-    from. Shared
+    """Per persona: words of its own text, words of shared template, words that only name
+    the persona, the text written for it and the lines its own text comes from. Shared
     template is a piece every persona's prompt holds from the same line, and a line or
     sentence (`prompt_lines`) two or more personas' prompts hold, wherever each copy is
     written (a scoring guide repeated in each persona's constant). ``own_text`` keeps the
@@ -323,7 +321,7 @@ def own_text(prompts: dict[str, Prompt]) -> dict[str, dict[str, Any]]:
     common = template({p: {norm(u) for u in us} for p, us in split.items()})
     out: dict[str, dict[str, Any]] = {}
     for persona, prompt in prompts.items():
-        own = shared = named = repeated_words = 0
+        own = shared = named = 0
         lines: list[str] = []
         texts: list[str] = []
         for unit in split[persona]:
@@ -337,13 +335,11 @@ def own_text(prompts: dict[str, Prompt]) -> dict[str, dict[str, Any]]:
                 else:
                     texts.append(piece)
                     shared += words if repeated else 0
-                    repeated_words += words if repeated else 0
                     own += 0 if repeated else words
                     if words and not repeated and part[1] not in lines:
                         lines.append(part[1])
         total = own + shared + named
         out[persona] = {"own_words": own, "shared_words": shared, "name_words": named,
-                        "repeated_words": repeated_words,
                         "own_share": round(own / total, 3) if total else 0.0,
                         "own_lines": lines, "own_text": "".join(texts), "call": prompt.call,
                         "entry": prompt.entry}

@@ -294,18 +294,18 @@ def _findings(chosen: dict[str, Any], pairs: dict[str, float], tone: dict[str, b
 
 
 def _shared_share(first: Prompt, second: Prompt) -> float:
-    """The share of two persona prompts' own text that both hold: lines or sentences both
-    hold wherever each copy is written, against all their words apart from the template
-    both receive from the same lines (that agrees with itself by construction); read by
-    `own_text` for the pair alone, so it agrees with the own-words count. Two prompts with
-    no text of their own are the same prompt under two names."""
+    """The share of two persona prompts' words that both hold, as the rubric compares the
+    prompts: template pieces both receive from the same lines, and lines or sentences both
+    hold wherever each copy is written; read by `own_text` for the pair alone, so it agrees
+    with the own-words count. Two prompts with no text of their own are the same prompt
+    under two names."""
     pair = own_text({"a": first, "b": second})
     if not any(c["own_words"] for c in pair.values()):
         return 1.0
-    repeated = sum(int(c["repeated_words"]) for c in pair.values())
-    total = sum(int(c["own_words"]) + int(c["repeated_words"]) + int(c["name_words"])
+    shared = sum(int(c["shared_words"]) for c in pair.values())
+    total = sum(int(c["own_words"]) + int(c["shared_words"]) + int(c["name_words"])
                 for c in pair.values())
-    return round(repeated / total, 3) if total else 0.0
+    return round(shared / total, 3) if total else 0.0
 
 
 def _resolved_findings(repo: Path, prompts: dict[str, Prompt]) -> list[Finding]:
