@@ -139,3 +139,27 @@ def test_an_endless_loop_caps_the_graph_at_four() -> None:
                         confidence=0.8, rationale="loop")]
     assert decide(dim, [offline_opinion(j, dim, dossier) for j in JUDGES], dossier,
                   rubric).final_score == 4
+
+
+def test_a_handler_handing_back_the_state_it_was_given_changes_only_what_it_stores(
+        tmp_path: Path) -> None:
+    """gashawbekele06: loop nodes that ``return state`` write every key again at the value
+    the state held. A router on a key none of them stores into takes the same way forever;
+    one that stores the key (``state["retries"] += 1``) may leave, and a key with a reducer
+    is added again by the hand-back, so it changes."""
+    router = '    if state.get("retries", 0) < 3:\n        return "failure_handler"\n' \
+        '    return "judge"'
+    handed = '    state["final"] = ""\n    return state'
+    loop = _facts(tmp_path / "a", handler=handed, router=router)["graph.endless_loop"]
+    assert loop.found and "reads retries, which nothing on the loop changes" in loop.rationale
+    counted = '    state["retries"] = state.get("retries", 0) + 1\n    return state'
+    assert not _facts(tmp_path / "b", handler=counted, router=router)[
+        "graph.endless_loop"].found
+    on_reduced = '    if not state.get("evidences"):\n        return "failure_handler"\n' \
+        '    return "judge"'
+    assert not _facts(tmp_path / "c", handler=handed, router=on_reduced)[
+        "graph.endless_loop"].found
+    # a copy of the state is not read (what it changes is not followed)
+    copied = '    return {**state, "final": ""}'
+    assert not _facts(tmp_path / "d", handler=copied, router=router)[
+        "graph.endless_loop"].found

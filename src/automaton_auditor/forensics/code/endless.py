@@ -7,7 +7,9 @@ A cycle counts only when the code makes it plain (`inert`):
 - the router reads only its state argument (no call beyond reading ones and logging), and the
   route back from its target is a chain of plain edges (one each, no router, no ``Command``);
 - every node on the loop resolves to a function of the repository, with no decorator, and
-  returns dicts (the whole state or a helper's answer is not read);
+  returns dicts or the state object it was given (``return state``: every key keeps its
+  value unless the node stores into it; a key with a reducer gets it added again), not a
+  copy of the state or a helper's answer;
 - either no node on the loop writes a key the router reads, nor stores into the state's value
   of it (then the router sees the same state), or the ``return`` to the loop sits under a test
   that holds when no item of a key has a field set (``found_items == 0``), every ``return``
@@ -82,13 +84,20 @@ def _loop_functions(model: Model, graph: CallGraph, repo: Path,
     for name in dict.fromkeys(chain):
         node = model.nodes[name]
         key, decos = node_target(graph, model.topo.nodes[name])
-        if key is None or decos or node.open or node.whole:
+        if key is None or decos or node.open:
             return None
         fn, state = _function(repo, graph, key), state_param(graph, key)
-        if fn is None or state is None:
+        if fn is None or state is None or (node.whole and not _hands_back(fn, state)):
             return None
         out.append((fn, state, name))
     return out
+
+
+def _hands_back(fn: FunctionNode, state: str) -> bool:
+    """Every ``return`` hands back the state object the node was given (``return state``):
+    each key keeps its value unless the node stored into it (its writes)."""
+    returns = [n.value for n in ast.walk(fn) if isinstance(n, ast.Return)]
+    return bool(returns) and all(isinstance(v, ast.Name) and v.id == state for v in returns)
 
 
 def _top_returns(fn: FunctionNode) -> dict[int, ast.If | None] | None:
@@ -118,7 +127,10 @@ def _why(model: Model, graph: CallGraph, repo: Path, router: Router, fn: Functio
     """Why the loop never changes the router's choice, or None when that is not plain."""
     name = router.key[1] if router.key else "the router"
     reads = sorted(router.reads)
+    # a node handing the state back writes each key again: a reducer adds it once more
+    handed = any(model.nodes[n].whole for _f, _s, n in loop)
     if reads and all(k not in model.nodes[n].writes and inert_writes(f, s, k, "\0")
+                     and not (handed and model.channels.get(k))
                      for f, s, n in loop for k in reads):
         return (f"the router {name} reads {', '.join(reads)}, which nothing on the loop "
                 "changes", 0)

@@ -293,8 +293,10 @@ def _node_inert(node: ast.AST, state: str, key: str, names: set[str],
         value = node.value
         if value is None or (isinstance(value, ast.Constant) and value.value is None):
             return True
+        if isinstance(value, ast.Name) and value.id == state:
+            return True  # the state it was given: what it held, and the stores read here
         if not isinstance(value, ast.Dict) or None in value.keys:
-            return False  # the whole state, a helper's answer: not read here
+            return False  # a copy of the state, a helper's answer: not read here
         return all(not (isinstance(k, ast.Constant) and k.value == key)
                    or _item_inert(v, field, names, local)
                    for k, v in zip(value.keys, value.values, strict=True))
