@@ -503,3 +503,50 @@ def test_a_join_that_repeats_on_every_way_it_runs_is_a_confirmed_repeat(
     assert joins.data["ways"] == {"context_builder": "repo_investigator"}
     assert joins.data["joins"]["evidence_aggregator"] == {
         "runs": 2, "late": ["doc_analyst", "vision_inspector"]}
+
+
+HANDED_BACK = '''
+from typing import TypedDict
+from langgraph.graph import END, START, StateGraph
+
+
+class Input(TypedDict):
+    repo_url: str
+
+
+class State(TypedDict, total=False):
+    repo_url: str
+    evidences: list
+    repo_report: dict
+    final: str
+
+
+def investigator(state):
+    state["evidences"] = [{"goal": "repo", "found": bool(state["repo_url"])}]
+    return state
+
+
+def aggregator(state):
+    report = state["repo_report"]
+    return {"final": str(report)}
+
+
+builder = StateGraph(State, input=Input)
+builder.add_node("investigator", investigator)
+builder.add_node("aggregator", aggregator)
+builder.add_edge(START, "investigator")
+builder.add_edge("investigator", "aggregator")
+builder.add_edge("aggregator", END)
+'''
+
+
+def test_a_node_handing_back_its_state_writes_only_what_it_stores(tmp_path: Path) -> None:
+    """nuhaminae: nodes that ``return state`` write back only the keys they store into, so
+    a declared key the input does not carry and no node stores or returns is never seen.
+    A node returning a copy (``{**state}``) may have changed any key in it: not
+    determined."""
+    unwritten = _facts(tmp_path, {"graph.py": HANDED_BACK})["graph.state.unwritten_reads"]
+    assert unwritten.found and unwritten.data["reads"] == [["aggregator", "repo_report"]]
+    copied = HANDED_BACK.replace("    return state\n", "    return {**state}\n", 1)
+    unwritten = _facts(tmp_path / "copy", {"graph.py": copied})["graph.state.unwritten_reads"]
+    assert not unwritten.found and "not determined" in unwritten.rationale

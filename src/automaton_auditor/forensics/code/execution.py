@@ -55,6 +55,9 @@ class Node:
     writes: dict[str, Any] = field(default_factory=dict)  # key -> literal value or "?"
     write_lines: dict[str, int] = field(default_factory=dict)
     whole: bool = False  # returns the whole state
+    # a copy of it (``{**state}``, ``dict(state)``): the keys it changes in the copy are not
+    # followed, unlike the state object handed back (``return state``), changed by its stores
+    copied: bool = False
     whole_line: int = 0  # where it first returns the whole state
     # the files those lines are in: a helper's or a decorator's wrapper's, not the function's
     write_paths: dict[str, str] = field(default_factory=dict)
@@ -161,6 +164,7 @@ def _node(graph: CallGraph, name: str, info: JSON) -> Node:
         if out.get("whole") and not node.whole:
             node.whole, node.whole_line = True, out["line"]
             node.whole_path = out.get("path") or key[0]
+        node.copied |= bool(out.get("whole") and out.get("copy"))
         node.open |= bool(out.get("open"))
         for echoed in out.get("echo") or []:
             node.echoes.setdefault(echoed, (out.get("path") or key[0], out["line"]))
@@ -375,8 +379,10 @@ def input_needs(model: Model) -> set[str]:
 
 
 def any_open(model: Model) -> bool:
-    """True when some node writes keys that are not determined (all keys may arrive)."""
-    return any(n.open or n.whole for n in model.nodes.values())
+    """True when some node writes keys that are not determined (all keys may arrive): a
+    node handing back the state it was given writes what it stores, but one returning a
+    copy may have changed any key in it."""
+    return any(n.open or (n.whole and n.copied) for n in model.nodes.values())
 
 
 def unknown_view(model: Model, run: Run) -> dict[str, Any]:

@@ -286,8 +286,9 @@ class _Outs:
         keys: dict[str, Any] = {}
         out: JSON = {"keys": keys}
         for key, item in zip(node.keys, node.values, strict=True):
-            if key is None:  # ``{**state, "k": v}`` / ``{**other}``
+            if key is None:  # ``{**state, "k": v}`` / ``{**other}``: a copy of what it spreads
                 spread = self.value(item)
+                spread = {**spread, "copy": True} if spread.get("whole") else spread
                 out = _union(out, spread)
                 keys = out.setdefault("keys", keys)
                 continue
@@ -309,8 +310,8 @@ class _Outs:
     def call_value(self, node: ast.Call) -> JSON:
         full = resolve(dotted(node.func), self.imports) or ""
         tail = full.rsplit(".", 1)[-1]
-        if self.copies_state(node, full):
-            return {"whole": True}  # ``new_state = dict(state)``: every key the state holds
+        if self.copies_state(node, full):  # ``new_state = dict(state)``: every key it holds,
+            return {"whole": True, "copy": True}  # in a dict whose stores are not followed
         if tail == "dict" and not node.args:
             return {"keys": {kw.arg: _literal(kw.value) for kw in node.keywords if kw.arg}}
         if tail == "Send" and node.args:

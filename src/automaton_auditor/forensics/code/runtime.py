@@ -217,8 +217,8 @@ def _unwritten_finding(model: Model, graph: CallGraph,
     else:
         text = (f"Every key read{' without a fallback' if fallback else ''} is declared in "
                 "the state" + ("; whether a node writes each is not determined (a node "
-                               "returns keys only known at run time, or the state it was "
-                               "given)." if any_open(model) else "."))
+                               "returns keys only known at run time, or a copy of the "
+                               "state)." if any_open(model) else "."))
     return _f("graph.state.unwritten_reads", "Nodes read keys that nothing writes",
               bool(unwritten), [unwritten[wk] for wk in sorted(unwritten)], repo, text + note,
               0.7, where, reads=[[n, k] for n, k in sorted(unwritten)],
