@@ -184,11 +184,23 @@ def test_detectives_writing_one_key_without_reducer_stop_the_run(tmp_path: Path)
 
 
 def test_a_node_without_a_path_to_end_is_named(tmp_path: Path) -> None:
-    graph = copies.GRAPH.replace('builder.add_edge("error_handler", END)\n', "")
+    # the error handler loops back to the aggregator's router only: once there, the run
+    # can still end; sent back to itself it never can
+    graph = copies.GRAPH.replace('builder.add_edge("error_handler", END)\n',
+                                 'builder.add_edge("error_handler", "error_handler")\n')
     facts = _facts(tmp_path, {**copies.strong(), "graph.py": graph})
     stuck = facts["graph.unreachable_nodes"]
     assert stuck.found and stuck.data["no_end"] == ["error_handler"]
     assert stuck.data["unreachable"] == [] and "error_handler" in stuck.rationale
+
+
+def test_a_node_with_no_way_out_ends_the_run_as_end_does(tmp_path: Path) -> None:
+    """nuhaminae: no edge to END at all; LangGraph has no dead-end check, and a node with no
+    edge, router or Command out of it ends the run (as END does)."""
+    graph = copies.GRAPH.replace('builder.add_edge("error_handler", END)\n', "")
+    facts = _facts(tmp_path, {**copies.strong(), "graph.py": graph})
+    reach = facts["graph.unreachable_nodes"]
+    assert not reach.found and reach.data["no_end"] == [], reach.rationale
 
 
 def test_names_computed_at_run_time_are_not_determined_never_a_failure(tmp_path: Path) -> None:

@@ -13,7 +13,7 @@ state criterion alike (the rubric's "graph.state" family):
 - ``graph.dead_routes``: a router branch that can never be taken (its guard reads a key that
   never arrives);
 - ``graph.unreachable_nodes``: nodes with no path from START (they never run), and nodes with
-  no path to END;
+  no path to the run's end (END, or a node with no way out, where the run ends as well);
 - ``graph.join_repeats``: a node joined by separate edges from branches of unequal length runs
   once per arriving branch (and everything after it too); past a router whose way depends on
   the run, each of its ways is simulated in turn (`joins`);
@@ -225,6 +225,15 @@ def _unwritten_finding(model: Model, graph: CallGraph,
               fallback=[[n, k] for n, k in fallback])
 
 
+def _ending(model: Model) -> set[str]:
+    """The nodes with a path to the run's end: to END, or to a node with no way out (no
+    edge, router or ``Command``), where LangGraph ends the run as at END (it has no
+    dead-end check)."""
+    sources = {s for s, _d in model.topo.edges} | set(model.topo.conditional)
+    sinks = [n for n, node in model.nodes.items() if n not in sources and not node.gotos]
+    return set().union(_reach(model, END, False), *(_reach(model, n, False) for n in sinks))
+
+
 def _open_text(ops: list[JSON]) -> str:
     where = ", ".join(f"{op['path']}:{op['line']}" for op in ops[:5])
     return ("Which nodes run and which reach END is not established: the destinations of "
@@ -245,7 +254,7 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str,
     nodes = set(model.nodes)
     wired = _reach(model, START, True)
     unreachable = sorted(nodes - _reach(model, START, True, taken=True))
-    stuck = sorted(nodes - _reach(model, END, False) - set(unreachable))
+    stuck = sorted(nodes - _ending(model) - set(unreachable))
     open_ops = model.topo.undetermined
     if open_ops:
         # a router whose destinations are not determined may lead to any node: which nodes
@@ -270,7 +279,8 @@ def _shape_findings(model: Model, run: Run, repo: Path | None, where: str,
            (f"No path from START to {', '.join(unwired)}: they never run. " if unwired
             else "") + (f"{', '.join(untaken)}: wired from START only through routes never "
                         "taken (graph.dead_routes), they never run. " if untaken else "")
-           + (f"No path from {', '.join(stuck)} to END." if stuck else "")
+           + (f"No path from {', '.join(stuck)} to END (nor to a node with no way out, "
+              "where the run would end too)." if stuck else "")
            or (_open_text(open_ops) if open_ops else reach_text(loops)),
            0.85 if unreachable else 0.6, where, unreachable=unreachable, no_end=stuck),
         _join_finding(model, run, repeats, ways, repo, where, every_way),
