@@ -279,6 +279,8 @@ def _batch_blobs(output: bytes) -> list[tuple[str, str]]:
 
 BURST_GAP = 10 * 60  # commits closer in time than this belong to one run
 BURST_MIN_COMMITS = 3
+BURST_SHARE = 0.5  # a run of commits minutes apart bringing this share of the code: a burst
+QUOTE_COMMITS = 12  # commits quoted in a fact, at most
 
 
 def code_lines(commits: list[Commit]) -> int | None:

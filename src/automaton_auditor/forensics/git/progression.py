@@ -26,6 +26,7 @@ import re
 from collections.abc import Callable, Collection
 
 from automaton_auditor.forensics.git.history import (
+    BURST_SHARE,
     NAMES_LIMIT,
     STAGE_ORDER,
     STAGES,
@@ -36,7 +37,6 @@ from automaton_auditor.forensics.git.history import (
 )
 from automaton_auditor.state import Finding
 
-BURST_SHARE = 0.5  # a run of commits minutes apart bringing this share of the code: a burst
 # A commit that adds most code files but brings under this share of the code lines is a
 # scaffold of placeholders, not an upload of the code.
 SCAFFOLD_SHARE = 0.1

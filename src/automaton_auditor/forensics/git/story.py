@@ -7,6 +7,7 @@ from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
+from automaton_auditor.forensics.git.bursts import burst_finding
 from automaton_auditor.forensics.git.concentration import (
     DOMINANT_SHARE,
     MIN_LINES,
@@ -14,18 +15,16 @@ from automaton_auditor.forensics.git.concentration import (
 )
 from automaton_auditor.forensics.git.history import (
     BULK_SHARE,
-    BURST_GAP,
-    BURST_MIN_COMMITS,
     CLUSTER_SECONDS,
     LINES_LIMIT,
     NAMES_LIMIT,
+    QUOTE_COMMITS,
     Commit,
     add_line_counts,
     code_lines,
     head_files,
     impossible_date,
     is_vague,
-    largest_run,
     read_blobs,
     read_log,
     shallow_boundary,
@@ -45,8 +44,6 @@ from automaton_auditor.forensics.git.runner import GitStopped
 from automaton_auditor.forensics.git.survival import add_kept_lines, kept_total
 from automaton_auditor.forensics.vendored import is_vendored
 from automaton_auditor.state import Finding
-
-QUOTE_COMMITS = 12
 
 
 def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
@@ -98,7 +95,8 @@ def story_findings(commits: list[Commit], files: list[str], boundary: Collection
     replayed = {c.sha for c in commits if is_replayed(c)} if replay.found else set()
     return [_history(commits, cut, paths_error), bulk,
             progression_finding(commits, bool(cut), read, replayed), _messages(commits, cut),
-            _bursts(commits, cut, files), concentration_finding(commits, cut, bulk.found),
+            burst_finding(commits, cut, _code_files(files)),
+            concentration_finding(commits, cut, bulk.found),
             hollow_finding(commits, cut), replay]
 
 
@@ -352,52 +350,3 @@ def _messages(log: list[Commit], boundary: set[str]) -> Finding:
         confidence=0.7,
         data={"descriptive_ratio": round(ratio, 3), "vague": [c.sha for c in vague[:50]],
               "merges": len(log) - len(commits)})
-
-
-BURST_SHARE = 0.5
-
-
-def _bursts(commits: list[Commit], boundary: set[str], files: list[str]) -> Finding:
-    """Commits clustered within minutes that add most of the code (a history written in
-    one sitting and committed in pieces): lines added per commit when the blobs are there,
-    otherwise the code files present today (`files`, carried folders such as a committed
-    .venv left out) each commit added. Confidence grows with the burst's share."""
-    inside = [c for c in commits if c.sha not in boundary]
-    by_lines = bool(inside) and all(c.lines is not None for c in inside)
-    unit = "net lines added to code" if by_lines else "code files present today"
-
-    today = _code_files(files)
-
-    def weight(commit: Commit) -> int:  # files: today's code files it added (as bulk_facts)
-        return (commit.lines or 0) if by_lines else len(today.intersection(commit.added))
-
-    total = sum(weight(c) for c in inside)
-    best, share = largest_run(commits, boundary, weight)
-    found = share >= BURST_SHARE
-    span = best[-1].timestamp - best[0].timestamp if best else 0
-    if found:
-        clarity = min(1.0, (share - BURST_SHARE) / 0.4)
-        confidence = (0.55 + 0.35 * clarity) * (1.0 if by_lines else 0.8)
-        within = f"{span} seconds" if span < 120 else f"{span // 60} minutes"
-        rationale = (f"Burst: {len(best)} commits within {within} added "
-                     f"{share:.0%} of the {total} {unit} in the history.")
-    else:
-        confidence = 0.6 if by_lines else 0.4
-        rationale = (f"No burst: the largest run of commits within {BURST_GAP // 60} minutes "
-                     f"of each other ({len(best)} commits) added {share:.0%} of the {total} "
-                     f"{unit}." if best else f"No burst: no {BURST_MIN_COMMITS} commits "
-                     f"within {BURST_GAP // 60} minutes of each other.")
-    if boundary:
-        rationale += " The history is shallow: only the commits past its boundary count."
-    sizes = sorted(weight(c) for c in inside) or [0]
-    return Finding(
-        facet="git.commit_bursts", goal="Commits clustered within minutes add most of the code",
-        found=found, pattern="failure",
-        location=f"commit {best[0].sha[:12]}" if best else "git log",
-        content="\n".join(f"{c.quote()} (+{weight(c)})" for c in best[:QUOTE_COMMITS]) or None,
-        rationale=rationale, confidence=round(confidence, 2),
-        data={"unit": "lines" if by_lines else "files", "total": total,
-              "share": round(share, 3), "commits": len(best), "span_seconds": span,
-              "burst": [{"sha": c.sha, "date": c.date, "added": weight(c)} for c in best[:50]],
-              "per_commit": {"max": sizes[-1], "median": sizes[len(sizes) // 2]},
-              "shallow": bool(boundary)})
