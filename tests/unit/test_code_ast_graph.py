@@ -497,3 +497,31 @@ def test_a_builder_flag_s_default_picks_its_branch(tmp_path: Path) -> None:
     assert sorted(graph.edges) == [("__start__", "doc"), ("__start__", "repo"),
                                    ("agg", "__end__"), ("doc", "agg"), ("repo", "agg")]
     assert graph.fan_out == {"__start__": ["doc", "repo"]}
+
+
+# zumi123: "pseudo-code" against a top-level ``import langgraph``, which has no StateGraph
+# (AttributeError at run time), and nodes handed over as objects to a made-up API.
+NO_SUCH_BUILDER = """
+    import langgraph as lg
+    from app.state import State
+
+    def run():
+        builder = lg.StateGraph(name="AuditorInterim")
+        repo_node = lg.Node("RepoInvestigator", func=lambda s: None)
+        builder.add_node(repo_node)
+        builder.add_edge(repo_node, repo_node)
+        return builder.run(initial_state={})
+"""
+
+
+def test_a_state_graph_the_langgraph_package_does_not_have_is_no_builder(
+        tmp_path: Path) -> None:
+    files = write_repo(tmp_path, {"app/state.py": STATE, "app/flow.py": NO_SUCH_BUILDER})
+    findings, _ = code_findings(tmp_path, files)
+    assert not by_facet(findings, "graph.builder").found
+    assert by_facet(findings, "state.no_graph").found
+    # the same calls through the module that has it build a graph
+    real = NO_SUCH_BUILDER.replace("import langgraph as lg", "import langgraph.graph as lg")
+    files = write_repo(tmp_path / "real", {"app/state.py": STATE, "app/flow.py": real})
+    findings, _ = code_findings(tmp_path / "real", files)
+    assert by_facet(findings, "graph.builder").found

@@ -175,7 +175,8 @@ class Interp:
         tail = full.rsplit(".", 1)[-1]
         if tail not in BUILDER_CLASSES:
             return False
-        return full.startswith("langgraph") or (tail != "Graph" and name == tail)
+        # ``import langgraph as lg; lg.StateGraph``: only langgraph.graph's modules have it
+        return full.startswith("langgraph.graph.") or (tail != "Graph" and name == tail)
 
     # --- statements --------------------------------------------------------------------
     def run_scope(self, scope: str, body: list[ast.stmt], env: dict[str, Any]) -> None:
@@ -291,6 +292,8 @@ class Interp:
                                   "input": schemas.get("input"), "output": schemas.get("output"),
                                   "snippet": snippet(self.lines, node)})
             return {"builder": key}
+        if (resolve(dotted(node.func), self.imports) or "").rsplit(".", 1)[-1] in BUILDER_CLASSES:
+            return {"no_builder": True}  # no StateGraph (``lg.StateGraph``, ``nx.Graph``)
         if isinstance(node.func, ast.Attribute) and node.func.attr in GRAPH_METHODS:
             return self.method(scope, node, env)
         if isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
@@ -315,7 +318,7 @@ class Interp:
         receiver = self.expr(scope, node.func.value, env)
         if not isinstance(receiver, dict) or "builder" not in receiver:
             name = dotted(node.func.value)
-            if name is None or not self.has_langgraph:
+            if name is None or not self.has_langgraph or receiver == {"no_builder": True}:
                 return None
             # An untyped helper such as ``def wire(g): g.add_edge(...)``: its own builder,
             # merged with the caller's when the caller passes its builder in.
