@@ -453,7 +453,7 @@ def test_a_burst_counted_in_files_is_today_s_code_not_a_committed_venv() -> None
     venv = [f".venv/lib/site-packages/pkg_{n}.py" for n in range(800)]
     commits = [
         Commit(sha="a" * 40, timestamp=BASE, date="d1", subject="add state",
-               added=["src/state.py", "README.md"]),
+               added=["src/state.py", "README.md", "pyproject.toml"]),
         Commit(sha="b" * 40, timestamp=BASE + 8, date="d2", subject="add tools",
                added=["src/tools/repo_tools.py", "src/tools/doc_tools.py",
                       "src/nodes/detectives.py"]),
@@ -474,6 +474,10 @@ def test_a_burst_counted_in_files_is_today_s_code_not_a_committed_venv() -> None
     assert burst.found and burst.data["share"] == round(5 / 6, 3)
     assert burst.rationale.startswith("Burst: 3 commits within 58 seconds added 83% of the 6 "
                                       "code files present today")
+    # the stages' order inside that burst is the order the files were committed in
+    progression = facet(story_findings(commits, today), "git.progression")
+    assert not progression.found
+    assert "start within one run of 3 commits minutes apart" in progression.rationale
 
 
 def test_lines_in_a_committed_venv_are_not_code_lines(tmp_path: Path) -> None:

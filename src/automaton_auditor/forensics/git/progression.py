@@ -26,14 +26,12 @@ import re
 from collections.abc import Callable, Collection
 
 from automaton_auditor.forensics.git.history import (
-    BURST_SHARE,
     NAMES_LIMIT,
     STAGE_ORDER,
     STAGES,
     Commit,
     code_lines,
     stages_of,
-    time_clusters,
 )
 from automaton_auditor.state import Finding
 
@@ -235,37 +233,34 @@ def _why_not(commits: list[Commit], core: dict[str, int], code: dict[str, int]) 
     return "; ".join(late) or f"only {len(commits)} commit(s)"
 
 
-def _committed_not_built(commits: list[Commit], tools: Commit, graph: Commit,
-                         replayed: Collection[str]) -> str:
+def _committed_not_built(tools: Commit, graph: Commit, replayed: Collection[str],
+                         burst: list[Commit], share: float) -> str:
     """Why the order in which tools and graph start says when their finished files were
-    committed, not built ("" when it does not): both start within one run of commits
-    minutes apart that brings half of the code or more, or both in replayed commits. When
-    both start in one commit the history orders nothing between them, so it says nothing."""
+    committed, not built ("" when it does not): both start within the `burst` (the run of
+    commits minutes apart that brings half of the code or more: `bursts.burst_finding`), or
+    both in replayed commits. When both start in one commit the history orders nothing
+    between them, so it says nothing."""
     if tools.sha == graph.sha:
         return ""
     if tools.sha in replayed and graph.sha in replayed:
         return (f"tools ({tools.sha[:8]}) and graph ({graph.sha[:8]}) start in replayed "
                 "commits (dated on whole minutes, each only adding files): the order is "
                 "staged")
-    total = code_lines(commits)
-    for run in time_clusters(commits, ()):
-        shas = {c.sha for c in run}
-        lines = code_lines(run)
-        if tools.sha in shas and graph.sha in shas and total and lines is not None \
-                and lines >= BURST_SHARE * total:
-            return (f"tools ({tools.sha[:8]}) and graph ({graph.sha[:8]}) start within one "
-                    f"run of {len(run)} commits minutes apart ({run[0].date} to "
-                    f"{run[-1].date}) that brings {lines / total:.0%} of the code: the order "
-                    "the finished files were committed in, not the order they were built")
+    if {tools.sha, graph.sha} <= {c.sha for c in burst}:
+        return (f"tools ({tools.sha[:8]}) and graph ({graph.sha[:8]}) start within one "
+                f"run of {len(burst)} commits minutes apart ({burst[0].date} to "
+                f"{burst[-1].date}) that brings {share:.0%} of the code: the order the "
+                "finished files were committed in, not the order they were built")
     return ""
 
 
 def progression_finding(commits: list[Commit], shallow: bool = False,
-                        read: Reader | None = None, replayed: Collection[str] = ()
-                        ) -> Finding:
+                        read: Reader | None = None, replayed: Collection[str] = (),
+                        burst: list[Commit] | None = None, share: float = 0.0) -> Finding:
     """Finding ``git.progression``: setup, then tools, then orchestration, in distinct
     commits, for a log given oldest first (`read` reads a file at a commit; `replayed`: the
-    commits of a replayed history, when it is one)."""
+    commits of a replayed history, when it is one; `burst`: the run of commits minutes
+    apart that brings most of the code, when there is one, and the `share` it brings)."""
     firsts = stage_firsts(commits, read)
     core = {stage: firsts[stage] for stage in CORE if stage in firsts}
     # The rubric's story: environment setup, then tool engineering, then orchestration,
@@ -276,8 +271,8 @@ def progression_finding(commits: list[Commit], shallow: bool = False,
     staged = (len(core) == 3 and core["setup"] <= core["tools"] <= core["graph"]
               and len(set(core.values())) >= 2 and len(set(code.values())) >= 2
               and len(commits) > 3)
-    unbuilt = _committed_not_built(commits, commits[core["tools"]], commits[core["graph"]],
-                                   replayed) if staged else ""
+    unbuilt = _committed_not_built(commits[core["tools"]], commits[core["graph"]], replayed,
+                                   burst or [], share) if staged else ""
     staged = staged and not unbuilt
     order = sorted(firsts, key=lambda s: (firsts[s], STAGE_ORDER[s]))
     quoted = [f"{stage}: {commits[firsts[stage]].quote()}" for stage in order]

@@ -93,10 +93,14 @@ def story_findings(commits: list[Commit], files: list[str], boundary: Collection
     bulk = _bulk(commits, files, cut, paths_error)
     replay = replay_finding(commits, cut, paths_error)
     replayed = {c.sha for c in commits if is_replayed(c)} if replay.found else set()
+    burst = burst_finding(commits, cut, _code_files(files))
+    # the progression's order says nothing when tools and graph arrive in the burst
+    run = [c for c in commits if c.sha in {b["sha"] for b in burst.data["burst"]}] \
+        if burst.found else []
     return [_history(commits, cut, paths_error), bulk,
-            progression_finding(commits, bool(cut), read, replayed), _messages(commits, cut),
-            burst_finding(commits, cut, _code_files(files)),
-            concentration_finding(commits, cut, bulk.found),
+            progression_finding(commits, bool(cut), read, replayed, run,
+                                burst.data["share"]),
+            _messages(commits, cut), burst, concentration_finding(commits, cut, bulk.found),
             hollow_finding(commits, cut), replay]
 
 
