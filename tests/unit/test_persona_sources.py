@@ -314,3 +314,28 @@ def test_a_rubric_the_judges_load_puts_each_personas_entry_in_its_prompt(
     collusion = facts["judges.collusion"]
     assert collusion.found is False, collusion.rationale
     assert "rubric.json:4" in (facts["judges.personas"].content or "")
+
+
+def test_a_loaded_data_file_is_read_bounded_and_only_inside_the_repository(
+        tmp_path: Path) -> None:
+    """The rubric the judges load is hostile input too: a link out of the repository, a
+    file past the size bound and a path above the root give no data; strings past the
+    count bound give none either, and the rest keep their lines."""
+    from automaton_auditor.forensics.code.data_files import MAX_DATA_BYTES, MAX_STRINGS
+    from automaton_auditor.forensics.code.prompt_values import Program, RepoPath
+
+    outside = tmp_path / "outside.json"
+    outside.write_text('{"judicial_logic": {"prosecutor": "secret"}}')
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "linked.json").symlink_to(outside)
+    (repo / "big.json").write_text('{"a": "' + "x" * MAX_DATA_BYTES + '"}')
+    (repo / "many.json").write_text(json.dumps([f"s{n}" for n in range(MAX_STRINGS + 5)],
+                                               indent=1))
+    program = Program(repo, [])
+    assert program.data_file(RepoPath("linked.json")) is None
+    assert program.data_file(RepoPath("big.json")) is None
+    assert program.data_file(RepoPath("../outside.json")) is None
+    many = program.data_file(RepoPath("many.json"))
+    assert many[-1] is None and many[MAX_STRINGS - 1].parts == (
+        (f"s{MAX_STRINGS - 1}", f"many.json:{MAX_STRINGS + 1}"),)
