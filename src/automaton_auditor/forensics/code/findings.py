@@ -43,12 +43,14 @@ def _judge_findings(repo: Path, files: list[str], facts: dict[str, JSON], scope:
     from automaton_auditor.forensics.code.judge_coverage import coverage_finding
     from automaton_auditor.forensics.code.judge_evidence import no_evidence_finding
     from automaton_auditor.forensics.code.judge_guards import unreached_finding
+    from automaton_auditor.forensics.code.judge_skips import skip_finding
     from automaton_auditor.forensics.code.personas import persona_findings
 
     return [*persona_findings(repo, files, facts, scope, undefined, prompts),
             coverage_finding(repo, facts, CallGraph(facts), main, prompts),
             unreached_finding(repo, facts, CallGraph(facts), main, prompts),
-            no_evidence_finding(repo, facts, CallGraph(facts), main, prompts)]
+            no_evidence_finding(repo, facts, CallGraph(facts), main, prompts),
+            skip_finding(repo, prompts)]
 
 
 def _rebuild_graphs(facts: dict[str, JSON], repo: Path
