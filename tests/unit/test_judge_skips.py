@@ -83,3 +83,10 @@ def test_judges_ruling_on_every_criterion_or_skipping_alike_skip_none(tmp_path: 
         'for dimension in state["rubric_dimensions"]:\n        if dimension["target_artifact"]',
         'for dimension in state["evidences"]:\n        if dimension["target_artifact"]')
     assert not _fact(tmp_path / "evidence", evidence).found
+    # the same test written again in each judge (bettyabay): they skip the same criteria
+    alike = JUDGES.replace("SKIP", SKIP).replace(
+        '    for dimension in state["rubric_dimensions"]:\n        opinions.append',
+        '    for dimension in state["rubric_dimensions"]:\n        ' + SKIP +
+        '\n        opinions.append')
+    fact = _fact(tmp_path / "alike", alike)
+    assert not fact.found and len(fact.data["skips"]["TechLead"]) == 1, fact.rationale

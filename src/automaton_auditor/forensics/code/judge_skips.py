@@ -8,8 +8,9 @@ When the personas' judges skip on different tests (one persona's judge skips the
 criteria, the others rule on every criterion), those criteria get fewer than three
 opinions and no dialectic.
 
-Tests are compared by where they are written: one test in a helper every persona's judge
-runs skips the same items for all of them, which this fact does not charge. Only the routes
+Tests are compared as written: one test in a helper every persona's judge runs, or the same
+test written again in each judge, skips the same criteria for all of them, which this fact
+does not charge. Only the routes
 `judge_prompts` followed to each persona's model calls are read; when a persona's calls were
 not followed, nothing is concluded.
 """
@@ -76,10 +77,11 @@ def skip_finding(repo: Path, prompts: dict[str, Prompt]) -> Finding:
     skips = {p: sorted({s for _call, route in prompt.sites for s in route_skips(route)},
                        key=lambda s: (s[0], s[1]))
              for p, prompt in prompts.items() if prompt.sites}
-    origins = {p: {(path, line) for path, line, _t in s} for p, s in skips.items()}
+    # the same test, in one helper or written again in each judge, skips the same criteria
+    tests = {p: frozenset(" ".join(t.split()) for *_w, t in s) for p, s in skips.items()}
     known = len(skips) == PERSONAS == len(prompts)
-    found = known and len({frozenset(o) for o in origins.values()}) > 1
-    skippers = sorted(p for p, o in origins.items() if o)
+    found = known and len(set(tests.values())) > 1
+    skippers = sorted(p for p, t in tests.items() if t)
     if found:
         said = "; ".join(
             f"{p} skips the criteria where {', '.join(f'`{t}`' for *_w, t in skips[p])} "
