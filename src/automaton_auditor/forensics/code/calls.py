@@ -33,6 +33,7 @@ from automaton_auditor.forensics.code.logic import LogicBuilder
 from automaton_auditor.forensics.code.outs import return_facts, returned
 from automaton_auditor.forensics.code.recorder import Ctx
 from automaton_auditor.forensics.code.retries import calls_param, handler_retries, retried
+from automaton_auditor.forensics.code.rubric_ids import criterion_facts
 
 PERSONA_WORDS = re.compile(r"prosecutor|defen[cs]e|tech[\s_-]?lead|persona|judge", re.I)
 TEMP_NAME = re.compile(r"^(TemporaryDirectory|mkdtemp)$|te?mp\w*_?dir|temporary_?dir|sandbox",
@@ -124,8 +125,7 @@ class CallCollector:
             ast.For: self._loop_binding, ast.comprehension: self._loop_binding,
             ast.Constant: self._constant, ast.Expr: self._bare_expr,
             ast.Name: self._ident, ast.Attribute: self._ident,
-            ast.Try: self._try, ast.TryStar: self._try,
-        }
+            ast.Try: self._try, ast.TryStar: self._try}
 
     def _try(self, node: ast.Try | ast.TryStar, ctx: Ctx) -> None:
         facts = self.functions.get(ctx.func) if ctx.func and ctx.in_attempt_loop else None
@@ -213,7 +213,7 @@ class CallCollector:
                                 "returns": [], "gotos": [], "loops": {},
                                 "flow": self.flow.summarize(node),
                                 **({"int_defaults": numbers} if numbers else {}),
-                                **return_facts(node, self.imports)}
+                                **return_facts(node, self.imports), **criterion_facts(node)}
         if handles_scores(self.lines, node.lineno, node.end_lineno or node.lineno):
             self.functions[qual]["logic"] = self.logic.summarize(node)
         for deco in decorators:

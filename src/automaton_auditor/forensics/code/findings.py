@@ -81,6 +81,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.loading import load_findings
     from automaton_auditor.forensics.code.model_calls import model_call_finding
     from automaton_auditor.forensics.code.raising import raise_findings
+    from automaton_auditor.forensics.code.rubric_ids import repository_rubric
     from automaton_auditor.forensics.code.runtime import runtime_findings
     from automaton_auditor.forensics.code.safety import safety_findings
     from automaton_auditor.forensics.code.state_schema import state_findings
@@ -119,7 +120,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 *llm_findings(facts, repo, scope, judges, main),
                 *_judge_findings(repo, files, facts, scope, main, undefined, prompts),
                 *answer_findings(facts, repo, scope),
-                *justice_findings(facts, repo, main, calls, scope),
+                *justice_findings(facts, repo, main, calls, scope,
+                                  repository_rubric(repo, files)),
                 no_graph_finding(repo, facts, calls, main, others, scope),
                 *health_findings(facts, repo, analysis, calls, main, checks),
                 *runtime_findings(facts, calls, main, repo),

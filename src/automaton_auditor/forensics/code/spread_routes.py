@@ -19,6 +19,7 @@ from automaton_auditor.forensics.code.argument_words import callee, param_words
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import Model, Router, state_param, state_reads
+from automaton_auditor.forensics.code.rubric_ids import Rubric, described, holds
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.topology import END, START
 
@@ -40,6 +41,7 @@ class Rule(NamedTuple):
     why: tuple[int, ...] = ()  # a dead test: the lines of the flags that keep it false
     ceiling: bool = False  # it only lowers the score to a fixed cap
     end: int = 0  # the last line of its body (a decision nested in it lies within)
+    absent: str = ""  # a dead test on the criterion: what no criterion of the rubric holds
 
 
 class Route(NamedTuple):
@@ -284,13 +286,31 @@ def spread_reason(rules: list[Rule], repo: Path | None) -> str:
     return f"{where}: it sets the score with `{code}` ({first.path}:{first.sets[0]}){more}."
 
 
+def criterion_dead(graph: CallGraph, key: Key, rubric: Rubric) -> dict[int, str]:
+    """The lines of `key`'s decisions whose tests on the criterion (their own and those that
+    enclose them, a helper's True answer included) hold for no criterion of the repository's
+    rubric files, with what they look for."""
+    out: dict[int, str] = {}
+    for test in graph.functions[key].get("criterion_tests") or [] if rubric.criteria else []:
+        names = {str(c[1]) for alt in test["alts"] for c in alt if c[0] == "call"}
+        helpers = {name: graph.functions[h].get("true_when")
+                   if (h := callee(graph, key, name)) is not None else None for name in names}
+        if not holds(test["alts"], rubric, helpers):
+            out[int(test["line"])] = (f"{described(test['alts'])}, which no criterion of "
+                                      f"{', '.join(rubric.files[:3])} has")
+    return out
+
+
 def dead_reason(rules: list[Rule], repo: Path | None) -> str:
     """The rules fact's words on decisions that never fire: how many, and for one whose test
     its function's own flags keep false, that test and the lines that keep it so."""
     dead = [r for r in rules if r.kind == "dead"]
     flagged = next((r for r in dead if r.why), None)
     text = (f"; {len(dead)} decision(s) never fire (they need a value nothing gives, a judge "
-            "no opinion names, or flags their code keeps false)") if dead else ""
+            "no opinion names, a criterion no rubric has, or flags their code keeps false)"
+            ) if dead else ""
+    if keyed := next((r for r in dead if r.absent), None):
+        text += (f"; one tests for {keyed.absent} ({keyed.path}:{keyed.line})")
     if flagged is None:
         return text
     code = line_at(repo, flagged.path, flagged.line).split(": ", 1)[-1]

@@ -35,12 +35,14 @@ from automaton_auditor.forensics.code.named_rules import (
     unweighted_reason,
 )
 from automaton_auditor.forensics.code.override_evidence import inverted_override
+from automaton_auditor.forensics.code.rubric_ids import NO_RUBRIC, Rubric
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.spread_flags import spread_does
 from automaton_auditor.forensics.code.spread_routes import (
     Route,
     Rule,
     alternatives,
+    criterion_dead,
     dead_reason,
     decisions,
     passed_spread,
@@ -111,11 +113,11 @@ def _model(facts: dict[str, JSON], graph: CallGraph, main: Topology | None) -> M
 
 def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
              main: Topology | None = None, model: Model | None = None,
-             repo: Path | None = None) -> list[Rule]:
-    """Every decision in the synthesis scope, classified by what it reads and does. A
-    decision that compares a judge's name with a value no judge carries, or that needs a
-    value read from a state key the schema does not declare or nothing ever writes
-    (`state_writers`), or whose test its function's flags keep false, never fires (``dead``)."""
+             repo: Path | None = None, rubric: Rubric = NO_RUBRIC) -> list[Rule]:
+    """Every decision in the synthesis scope, classified by what it reads and does. One that
+    compares a judge's name with a value no judge carries, needs a state key the schema does
+    not declare or nothing writes (`state_writers`), whose flags keep it false, or tests for
+    a criterion no rubric file of the repository has (`rubric_ids`) never fires (``dead``)."""
     known = {v for p in facts for v in facts[p].get("judge_values") or []}
     gates = gate_reader(graph, facts, model if model is not None else _model(
         facts, graph, main), scope, node_roots(graph, main), repo)
@@ -124,11 +126,12 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
         logic = graph.functions[key].get("logic") or {}
         dead = {t["line"] for t in logic.get("judge_tests", [])
                 if known and t["value"] not in known}
+        keyed = criterion_dead(graph, key, rubric)
         for branch in logic.get("branches", []):
             reads = resolved_reads(graph, key, branch["reads"]) | passed_spread(
                 graph, key, branch.get("params", []), scope)
             does = spread_does(graph, key, branch, reads, scope)
-            never = branch["line"] in dead or "never" in branch or any(
+            never = branch["line"] in dead | set(keyed) or "never" in branch or any(
                 gates.never_holds(key, name) for name in branch.get("gates", []))
             kinds = {_kind(reads, does, never)}
             # each side of an ``or`` fires alone: one that rests on words fires on words,
@@ -142,7 +145,8 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
             rules += [Rule(kind, key[0], branch["line"], tuple(sorted(reads)),
                            tuple(sorted(does)), tuple(branch.get("sets", [])),
                            f"{key[0]}:{key[1]}", helpers, tuple(branch.get("never", [])),
-                           bool(branch.get("ceiling")), int(branch.get("end", 0)))
+                           bool(branch.get("ceiling")), int(branch.get("end", 0)),
+                           keyed.get(branch["line"], ""))
                       for kind in kinds]
     return sorted(set(rules), key=lambda r: (r.path, r.line, r.kind))
 
@@ -183,7 +187,8 @@ class Reading(NamedTuple):
 
 
 def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | None,
-                   wired: Scope | None = None, repo: Path | None = None) -> Reading:
+                   wired: Scope | None = None, repo: Path | None = None,
+                   rubric: Rubric = NO_RUBRIC) -> Reading:
     """Everything the synthesis findings rest on (`wired`: what the graph runs, if known)."""
     scope = synthesis_scope(graph, main, wired)
     roots, model = synthesis_roots(graph, main, wired), _model(facts, graph, main)
@@ -198,8 +203,9 @@ def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | No
         means += [(key[0], m["line"]) for m in logic.get("means", []) if not m.get("criteria")
                   and m.get("local") not in ("spread", "text" if scored else "")]
         weights += [(key[0], w["line"]) for w in logic.get("weights", [])]
-    return Reading(scope, rules_of(graph, facts, scope, main, model, repo), sorted(set(means)),
-                   sorted(set(weights)), _model_scores(graph, facts, scope, set(roots)),
+    return Reading(scope, rules_of(graph, facts, scope, main, model, repo, rubric),
+                   sorted(set(means)), sorted(set(weights)),
+                   _model_scores(graph, facts, scope, set(roots)),
                    spread_routes(graph, model, roots) if model is not None else [])
 
 
@@ -243,18 +249,19 @@ def _f(facet: str, goal: str, found: bool, pattern: Any, items: list[tuple[str, 
 
 def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
                      main: Topology | None = None, graph: CallGraph | None = None,
-                     wired: Scope | None = None) -> list[Finding]:
+                     wired: Scope | None = None, rubric: Rubric = NO_RUBRIC) -> list[Finding]:
     """``justice.*``: node, deterministic, rules, variance, averaging, unweighted_mean,
-    keyword_rules, model_verdict, inverted_override."""
+    keyword_rules, model_verdict, inverted_override (`rubric`: the repository's own)."""
     graph = graph or CallGraph(facts)
-    reading = read_synthesis(graph, facts, main, wired, repo)
+    reading = read_synthesis(graph, facts, main, wired, repo, rubric)
     stub = repo is not None and bool(reading.scope) and all(
         does_nothing(function_source(repo, k[0], graph.functions[k]["line"],
                                      graph.functions[k]["end"])) for k in reading.scope)
     # synthesis code whose rules change scores, but that nothing the graph runs calls, is
     # named, not denied (a getter named like synthesis is not)
     idle = [] if wired is None or reading.scope else sorted({r.path for r in rules_of(
-        graph, facts, synthesis_scope(graph, main), main, None, repo) if r.kind != "none"})
+        graph, facts, synthesis_scope(graph, main), main, None, repo, rubric)
+        if r.kind != "none"})
     return [_node(graph, reading, repo, stub, idle),
             *_model_findings(facts, reading, repo, stub),
             *_rule_findings(reading, repo),
