@@ -215,12 +215,17 @@ def chief_justice_node(state):
         "TABLE", "scores_by_judge = {op.judge: op.score for op in ops}"))
     assert copied["justice.variance"].found is False
     assert "only adds dissent text" in copied["justice.variance"].rationale
-    # a filtered or transformed copy is a new set of scores
-    for name, table in (("filtered", "scores_by_judge = {o.judge: o.score for o in ops "
-                                     "if o.score > 1}"),
-                        ("capped", "scores_by_judge = {o.judge: min(o.score, 3) for o in ops}")):
-        assert _justice(tmp_path / name, code.replace("TABLE", table))[
-            "justice.variance"].found, name
+    # a filtered copy is a new set of scores, but one only the dissent text reads changes no
+    # score either; made the verdict, it re-evaluates
+    table = "scores_by_judge = {o.judge: o.score for o in ops if o.score > 1}"
+    assert not _justice(tmp_path / "filtered", code.replace("TABLE", table))[
+        "justice.variance"].found
+    verdict = table + "\n        final_score = min(scores_by_judge.values())"
+    assert _justice(tmp_path / "kept", code.replace("TABLE", verdict))["justice.variance"].found
+    # a cap written in the branch (``min(score, 3)``) is a cap wherever its value goes
+    capped = "scores_by_judge = {o.judge: min(o.score, 3) for o in ops}"
+    assert _justice(tmp_path / "capped", code.replace("TABLE", capped))[
+        "justice.variance"].found
 
 
 def test_a_model_answer_whose_scores_the_code_assigns_again_is_no_verdict(

@@ -225,3 +225,29 @@ def test_a_median_taken_only_when_the_judges_agree_re_evaluates_no_disagreement(
 def test_the_same_branch_taken_when_the_judges_disagree_re_evaluates(tmp_path: Path) -> None:
     for test in ("spread > 1", "not spread <= 1", "1 < spread"):
         _re_evaluates(tmp_path, _CONSENSUS.replace("TEST", test), 7)
+
+
+SPREAD_NOTE = '''
+import statistics
+
+
+def chief_justice_node(state):
+    scores = {{o.judge: o.score for o in state["opinions"]}}
+    final_score = round(sum(scores.values()) / len(scores))
+    note = None
+    if max(scores.values()) - min(scores.values()) > 2:
+        median_score = int(statistics.median(list(scores.values())))
+{use}
+    return {{"final_score": final_score, "note": note}}
+'''
+
+
+def test_a_score_named_value_read_only_in_text_is_a_note_not_a_re_evaluation(
+        tmp_path: Path) -> None:
+    # ``median_score`` only fills the note: the spread changes no score
+    text = "        note = f\"median tiebreak: median_score={median_score}\""
+    variance = _justice(tmp_path / "a", SPREAD_NOTE.format(use=text))["justice.variance"]
+    assert not variance.found and "only adds dissent text" in variance.rationale
+    # the same median made the verdict re-evaluates
+    kept = "        final_score = median_score"
+    _re_evaluates(tmp_path / "b", SPREAD_NOTE.format(use=kept), 9)

@@ -107,6 +107,16 @@ def hands_score(node: ast.stmt, does: Callable[[list[ast.stmt]], set[str]],
     return any(effect(v) & {"score", "cap"} for v in values)
 
 
+def local_effect(targets: list[ast.expr], value: ast.expr, body: list[ast.stmt],
+                 binds: Binds) -> set[str]:
+    """What binding a score to local names does: ``score``, unless the value never leaves
+    the function (``median_score = median(s)`` read only in an f-string: ``text``)."""
+    if not all(isinstance(t, ast.Name) for t in targets):
+        return {"score"}
+    kept = mean_leaves(body, value, binds)
+    return {"score"} if kept is None else {"text"} if kept == "text" else set()
+
+
 def mean_leaves(body: list[ast.stmt], mean: ast.expr, binds: Binds) -> str | None:
     """None when the value of `mean` leaves the function `body` as a value (see the module
     docstring); else ``text`` when it fills text or labels, ``spread`` when it only feeds a

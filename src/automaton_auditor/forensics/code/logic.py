@@ -31,6 +31,7 @@ from automaton_auditor.forensics.code.dispatch import expand, function_tables
 from automaton_auditor.forensics.code.effects import (
     ceiling,
     hands_score,
+    local_effect,
     mean_leaves,
     plain_copy,
     returned_effect,
@@ -169,8 +170,7 @@ class _Reader(ExprReader):
                     is_text(v, self.binds) or (isinstance(v, ast.Constant) and v.value is None)
                     for v in (sub.body, sub.orelse))
                 side = ast.Return if note else ast.Expr
-                self.branch(sub.test, [side(sub.body), side(sub.orelse)], sub.lineno,
-                            choice=True)
+                self.branch(sub.test, [side(sub.body), side(sub.orelse)], sub.lineno, choice=True)
                 self.fallback.update(map(id, judge_fallback(sub)))
             elif isinstance(sub, ast.BinOp):
                 self.binop(sub)
@@ -391,7 +391,7 @@ class _Reader(ExprReader):
                     value.value <= 3 and "weight" not in names.lower():
                 return {"cap"}
             return set() if evidence_only(targets, self.binds, self.reads) or \
-                plain_copy(value) else {"score"}
+                plain_copy(value) else local_effect(targets, value, self.body, self.binds)
         if isinstance(value, ast.Compare):
             return {"flag"}
         return set()
