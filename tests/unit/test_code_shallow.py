@@ -1,5 +1,6 @@
-"""A shallow clone (``--depth 1``) whose history the code then reads sees one commit
-(`forensics.code.shallow`); noted as context of the tools, never charged."""
+"""A shallow clone (``--depth 1``) whose history the code then reads sees one commit, at most
+N with ``--depth N`` (`forensics.code.shallow`); noted as context of the tools, never
+charged."""
 
 from __future__ import annotations
 
@@ -69,8 +70,6 @@ def test_a_shallow_clone_whose_history_is_read_is_said_to_show_one_commit(
 def test_a_full_clone_or_a_history_read_elsewhere_is_no_shallow_read(tmp_path: Path) -> None:
     cases = {
         "full": (TOOLS.replace('"--depth", "1", ', ""), NODES),
-        # fifty commits may be the whole history of a project of this size
-        "deeper": (TOOLS.replace('"--depth", "1"', '"--depth=50"'), NODES),
         # the history read runs in another directory than the shallow clone's
         "elsewhere": (TOOLS, NODES.replace("extract_git_history(repo_path)",
                                            'extract_git_history(".")')),
@@ -79,6 +78,15 @@ def test_a_full_clone_or_a_history_read_elsewhere_is_no_shallow_read(tmp_path: P
     }
     for name, (tools, nodes) in cases.items():
         assert not _shallow(tmp_path / name, tools, nodes).found, name
+
+
+def test_a_deeper_shallow_clone_whose_history_is_read_holds_its_last_commits(
+        tmp_path: Path) -> None:
+    fact = _shallow(tmp_path, TOOLS.replace('"--depth", "1"', '"--depth=50"'))
+    assert fact.found and fact.rationale.startswith("The clone is shallow (--depth 50 at "
+                                                    "tools.py:10)")
+    assert fact.rationale.endswith("the history read has at most the last 50 commits (a "
+                                   "longer history is cut).")
 
 
 LIBRARY = '''
@@ -184,5 +192,6 @@ def test_a_depth_taken_from_a_parameter_default_is_the_clone_depth(tmp_path: Pat
                            'depth=0)')
     for name, tools in [("wrapped-passed", DEFAULT_DEPTH), ("direct-passed", direct)]:
         assert not _shallow(tmp_path / name, tools, passed).found, name
-    assert not _shallow(tmp_path / "deep", DEFAULT_DEPTH.replace("depth: int = 1",
-                                                                 "depth: int = 50")).found
+    deep = _shallow(tmp_path / "deep", DEFAULT_DEPTH.replace("depth: int = 1",
+                                                             "depth: int = 50"))
+    assert "--depth 50 at tools.py:14" in deep.rationale

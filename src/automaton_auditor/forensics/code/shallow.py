@@ -1,10 +1,10 @@
 """A shallow clone whose history the code then reads: ``git clone --depth 1 url tmp`` and
 a ``git log`` (``rev-list``, ``shortlog``, GitPython's ``iter_commits``: `classify`) run in
 that clone's directory, followed through locals, helpers and callers as the clone's temp
-dir is (`sandbox.prove`). The history read sees one commit. Context, not a flaw the tools'
-rubric names: the clone is as safe; the git forensics built on it see one commit. A shallow
-clone whose history nothing reads is no such case, nor a deeper one (``--depth 50``), which
-may hold the whole history of a project of this size."""
+dir is (`sandbox.prove`). The history read sees one commit, or at most N (``--depth 50``:
+a longer history is cut, a shorter one whole). Context, not a flaw the tools' rubric names:
+the clone is as safe; the git forensics built on it see only the last commits. A shallow
+clone whose history nothing reads is no such case."""
 
 from __future__ import annotations
 
@@ -71,7 +71,7 @@ def shallow_history(facts: dict[str, JSON], clones: list[Clone], graph: CallGrap
     """``safety.shallow_history`` (context): each clone with ``--depth N`` whose directory
     a history read runs in, quoting the clone, the lines carrying its directory and the
     read."""
-    shallow = [c for c in clones if c.call.get("depth") == 1 and c.temps
+    shallow = [c for c in clones if isinstance(c.call.get("depth"), int) and c.temps
                and not _depth_passed(graph, c)]
     quotes: list[str] = []
     seen: list[str] = []
@@ -91,7 +91,7 @@ def shallow_history(facts: dict[str, JSON], clones: list[Clone], graph: CallGrap
                     f"a git history read runs in its directory at {read_at} (the directory "
                     f"made at {', '.join(made[:2])}" +
                     (f", its path carried through {', '.join(carried[:3])}" if carried
-                     else "") + "): the history read has one commit")
+                     else "") + "): the history read has " + _commits(clone.call["depth"]))
                 quotes += [line_at(repo, *split_loc(depth_at)), *proof.lines,
                            line_at(repo, *split_loc(read_at))]
     return Finding(
@@ -102,6 +102,11 @@ def shallow_history(facts: dict[str, JSON], clones: list[Clone], graph: CallGrap
         rationale=("; ".join(s[0].upper() + s[1:] for s in seen[:3]) + "." if seen else
                    "No history read runs in a shallow clone's directory."),
         data={"reads": seen[:20]})
+
+
+def _commits(depth: int) -> str:
+    return "one commit" if depth <= 1 else \
+        f"at most the last {depth} commits (a longer history is cut)"
 
 
 def _depth_passed(graph: CallGraph, clone: Clone) -> bool:
