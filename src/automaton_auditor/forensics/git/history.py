@@ -79,6 +79,8 @@ class Commit:
     # Lines the commit added to code files, when read (`add_line_counts`): every line it
     # wrote, a rewrite's included; a file it moved, or a line it only re-indented, adds none.
     written: int | None = None
+    # Commits re-made from this one on another branch (`remade_once`), counted in it
+    copies: int = 0
 
     @property
     def merge(self) -> bool:
@@ -88,6 +90,25 @@ class Commit:
     def quote(self) -> str:
         """``<short sha> <date> <subject>``, as evidence quotes it."""
         return f"{self.sha[:8]} {self.date} {self.subject}"
+
+
+def remade_once(commits: list[Commit]) -> list[Commit]:
+    """`commits` with each commit re-made on another branch (a cherry-pick, or a rebased
+    branch merged beside the original: the same author time and subject, another sha)
+    kept once, the first: one piece of work, not two. The survivor keeps the lines today's
+    code owes to either copy (blame credits whichever the walk met first)."""
+    seen: dict[tuple[int, str], Commit] = {}
+    out: list[Commit] = []
+    for commit in commits:
+        first = None if commit.merge else seen.setdefault((commit.timestamp, commit.subject),
+                                                          commit)
+        if first is None or first is commit:
+            out.append(commit)
+            continue
+        first.copies += 1
+        if commit.kept is not None:
+            first.kept = (first.kept or 0) + commit.kept
+    return out
 
 
 @dataclass

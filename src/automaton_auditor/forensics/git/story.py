@@ -27,6 +27,7 @@ from automaton_auditor.forensics.git.history import (
     is_vague,
     read_blobs,
     read_log,
+    remade_once,
     shallow_boundary,
     summary,
 )
@@ -80,7 +81,7 @@ def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
             # the blobs are there: a stage's stubs can be told from its code
             texts = read_blobs(repo, timeout_s, files_to_read(commits))
             read = lambda sha, path: texts.get((sha, path))  # noqa: E731
-    return story_findings(commits, files, boundary, log.paths_error, read)
+    return story_findings(remade_once(commits), files, boundary, log.paths_error, read)
 
 
 def story_findings(commits: list[Commit], files: list[str], boundary: Collection[str] = (),
@@ -140,6 +141,9 @@ def _history(log: list[Commit], boundary: set[str], paths_error: str) -> Finding
     found = len(commits) > 3
     merges = len(log) - len(commits)
     note = f" {merges} merge commit(s) not counted." if merges else ""
+    if copies := sum(c.copies for c in commits):
+        note += (f" {copies} more re-made on another branch (the same author time and "
+                 "subject) are counted once.")
     if boundary:
         cut = ", ".join(sorted(sha[:8] for sha in boundary)[:5])
         note += (f" The history is shallow (cut at {cut}), so this is a lower bound"
