@@ -101,3 +101,17 @@ def test_what_a_test_on_the_criterion_needs() -> None:
     assert _test('criterion_id != "x"') is None
     assert _test('"security" in criterion_id and score <= 2') == [
         [["has", "id", "security", ""]]]
+
+
+def test_a_helper_s_own_helper_is_not_followed_and_may_hold(tmp_path: Path) -> None:
+    code = HELPER.replace('''def is_security_flaw(opinions):
+    for op in opinions:
+        if "security" in op.criterion_id.lower() and op.score <= 2:''', '''def named(op):
+    return "security" in op.criterion_id
+
+
+def is_security_flaw(opinions):
+    for op in opinions:
+        if named(op) and op.score <= 2:''')
+    # ``named`` answers a test rather than True: not read, so the rule may fire
+    assert _rules(tmp_path, code, CHALLENGE).data["dead"] == []
