@@ -76,6 +76,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.analysers import run_ruff
     from automaton_auditor.forensics.code.answers import answer_findings
     from automaton_auditor.forensics.code.blocked import undefined_reads
+    from automaton_auditor.forensics.code.fallback_scores import fallback_finding
     from automaton_auditor.forensics.code.health import health_findings
     from automaton_auditor.forensics.code.imports import ImportChecks
     from automaton_auditor.forensics.code.loading import load_findings
@@ -120,6 +121,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 *llm_findings(facts, repo, scope, judges, main),
                 *_judge_findings(repo, files, facts, scope, main, undefined, prompts),
                 *answer_findings(facts, repo, scope),
+                fallback_finding(repo, sorted(facts), judges),
                 *justice_findings(facts, repo, main, calls, scope,
                                   repository_rubric(repo, files)),
                 no_graph_finding(repo, facts, calls, main, others, scope),

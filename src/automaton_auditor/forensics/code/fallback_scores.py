@@ -1,0 +1,133 @@
+"""``llm.fallback_score``: a judge whose model call fails still hands out a score.
+
+The rubric's Tech Lead asks that failures cannot leak into scores. A judge that, when its
+model call raises or every retry fails, returns an opinion with a score its code writes
+(``except Exception as e: return JudicialOpinion(score=3, argument=f"Error: {e}")``, or the
+same after a retry loop runs out) puts a number no judge reasoned about into the Chief
+Justice's ruling: a neutral 3 lifts a failing criterion, a 1 sinks a sound one.
+
+Read in the code the judge nodes run (`structured_output.judge_scope`): an opinion (a call or
+a dict) with a constant ``score`` built in an ``except`` whose ``try`` calls something, or
+by a function of the same file such a handler returns the answer of; or built after a loop
+that tries its attempts (the code after it runs only when every attempt failed). A constant
+score on another path (no evidence at all: score 1) is a rule, not a failure, and not read.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from automaton_auditor.forensics.code.common import function_defs, keyword
+from automaton_auditor.forensics.code.liveness import Scope
+from automaton_auditor.forensics.code.source import line_at, parse_file
+from automaton_auditor.state import Finding
+from automaton_auditor.text import clip
+
+FACET = "llm.fallback_score"
+GOAL = "A failed judge call still hands out a score its code writes"
+MAX_PLACES = 20
+
+Place = tuple[str, int, int, str]  # path, line, the score, where (an except, after retries)
+
+
+def _fixed_score(node: ast.AST) -> int | None:
+    """The constant score an opinion built by `node` carries (``Opinion(score=3)``,
+    ``{"score": 3}``), else None."""
+    value: ast.expr | None = None
+    if isinstance(node, ast.Call):
+        value = keyword(node, "score")
+    elif isinstance(node, ast.Dict):
+        value = next((v for k, v in zip(node.keys, node.values, strict=True)
+                      if isinstance(k, ast.Constant) and k.value == "score"), None)
+    if isinstance(value, ast.Constant) and isinstance(value.value, int | float) and \
+            not isinstance(value.value, bool):
+        return int(value.value)
+    return None
+
+
+def _own(body: list[ast.stmt]) -> list[ast.AST]:
+    """The nodes of `body`, not those of functions or classes defined in it."""
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = list(body)
+    while todo:
+        node = todo.pop()
+        out.append(node)
+        todo += [c for c in ast.iter_child_nodes(node)
+                 if not isinstance(c, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
+    return out
+
+
+def _builds(body: list[ast.stmt], makers: dict[str, int]) -> list[tuple[int, int]]:
+    """(line, score) of each constant-score opinion `body` builds, or takes from a call
+    to one of `makers` (a function of the file that returns one)."""
+    found = []
+    for node in _own(body):
+        score = _fixed_score(node)
+        if score is None and isinstance(node, ast.Call):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else \
+                node.func.id if isinstance(node.func, ast.Name) else ""
+            score = makers.get(name)
+        if score is not None:
+            found.append((getattr(node, "lineno", 0), score))
+    return sorted(set(found))
+
+
+def _makers(tree: ast.Module) -> dict[str, int]:
+    """The file's functions (by name) whose every return hands out a constant-score
+    opinion: the fallback a handler may return the answer of."""
+    out: dict[str, int] = {}
+    for qual, fn in function_defs(tree):
+        scores = [_fixed_score(r.value) for r in _own(fn.body)
+                  if isinstance(r, ast.Return) and r.value is not None]
+        if scores and all(s is not None for s in scores):
+            out[qual.rsplit(".", 1)[-1]] = int(scores[0] or 0)
+    return out
+
+
+def _tries(loop: ast.For | ast.While | ast.AsyncFor) -> bool:
+    return any(isinstance(n, ast.Try) for n in _own(loop.body))
+
+
+def _places(path: str, fn: ast.FunctionDef | ast.AsyncFunctionDef,
+            makers: dict[str, int]) -> list[Place]:
+    places: list[Place] = []
+    for node in _own(fn.body):
+        if isinstance(node, ast.Try) and any(isinstance(n, ast.Call) for n in _own(node.body)):
+            for handler in node.handlers:
+                places += [(path, line, score, "when the call raises")
+                           for line, score in _builds(handler.body, makers)]
+    blocks = [fn.body, *(b for node in _own(fn.body) for b in (
+        getattr(node, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list))]
+    for block in blocks:
+        for index, stmt in enumerate(block):
+            if isinstance(stmt, ast.For | ast.While | ast.AsyncFor) and _tries(stmt):
+                places += [(path, line, score, "when every attempt fails")
+                           for line, score in _builds(block[index + 1:], makers)]
+    return places
+
+
+def fallback_finding(repo: Path | None, paths: list[str], judges: Scope | None) -> Finding:
+    """``llm.fallback_score`` (see the module docstring), over the judges' functions."""
+    places: list[Place] = []
+    for path in sorted({p for p, _q in judges.functions} if judges and repo else set()):
+        tree = parse_file(str(repo / path)) if repo is not None and path in paths else None
+        if tree is None:
+            continue
+        makers = _makers(tree)
+        for qual, fn in function_defs(tree):
+            if judges is not None and judges.runs(path, qual):
+                places += _places(path, fn, makers)
+    places = sorted(set(places))[:MAX_PLACES]
+    said = "; ".join(f"{p}:{line} score {score} {how}" for p, line, score, how in places[:5])
+    return Finding(
+        facet=FACET, goal=GOAL, found=bool(places), pattern="failure", confidence=0.7,
+        location=f"{places[0][0]}:{places[0][1]}" if places else ".",
+        content=clip("\n".join(line_at(repo, p, line) for p, line, _s, _h in places[:8]),
+                     2000) or None,
+        rationale=(f"{len(places)} place(s) in the judges' code hand out a score the code "
+                   f"writes when the model call fails: {said}. That number enters the "
+                   "ruling as if a judge had reasoned it." if places else
+                   "No constant score is handed out when a judge's model call fails"
+                   + ("." if judges is not None else " (the judges' code is not known).")),
+        data={"places": [f"{p}:{line}" for p, line, _s, _h in places]})

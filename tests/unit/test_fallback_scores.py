@@ -1,0 +1,96 @@
+"""A judge whose model call fails and that still hands out a score its code writes
+(``except Exception: return JudicialOpinion(score=3, ...)``, or the same after a retry loop
+runs out) is the leak the rubric's Tech Lead asks about: ``llm.fallback_score``. Read only in
+the code the judge nodes run; a constant score on another path is a rule, not a failure."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.analyze import code_findings
+from automaton_auditor.state import Finding
+
+from .test_code_ast_graph import by_facet, write_repo
+
+GRAPH = '''
+from typing import TypedDict
+
+from langchain_openai import ChatOpenAI
+from langgraph.graph import StateGraph, START, END
+from state import JudicialOpinion
+
+
+class State(TypedDict):
+    opinions: list
+
+
+def fallback(judge, error):
+    return JudicialOpinion(judge=judge, score=3, argument=f"failed: {{error}}")
+
+
+{judge}
+
+
+def doc_analyst(state):
+    try:
+        return {{"opinions": [ChatOpenAI(model="x").invoke("read")]}}
+    except Exception:
+        return {{"opinions": [{{"score": 2}}]}}
+
+
+builder = StateGraph(State)
+builder.add_node("doc_analyst", doc_analyst)
+builder.add_node("prosecutor", prosecutor)
+builder.add_edge(START, "doc_analyst")
+builder.add_edge("doc_analyst", "prosecutor")
+builder.add_edge("prosecutor", END)
+graph = builder.compile()
+'''
+
+RAISES = '''def prosecutor(state):
+    llm = ChatOpenAI(model="x").with_structured_output(JudicialOpinion)
+    try:
+        return {"opinions": [llm.invoke("judge")]}
+    except Exception as error:
+        return {"opinions": [JudicialOpinion(judge="Prosecutor", score=3,
+                                             argument=str(error))]}'''
+
+RETRIES = '''def prosecutor(state):
+    llm = ChatOpenAI(model="x").with_structured_output(JudicialOpinion)
+    for attempt in range(3):
+        try:
+            return {"opinions": [llm.invoke("judge")]}
+        except Exception as error:
+            last = error
+    return {"opinions": [fallback("Prosecutor", last)]}'''
+
+RULE = '''def prosecutor(state):
+    if not state["opinions"]:
+        return {"opinions": [JudicialOpinion(judge="Prosecutor", score=1, argument="none")]}
+    llm = ChatOpenAI(model="x").with_structured_output(JudicialOpinion)
+    return {"opinions": [llm.invoke("judge")]}'''
+
+
+def _fallback(tmp_path: Path, judge: str) -> Finding:
+    files = write_repo(tmp_path, {"graph.py": GRAPH.format(judge=judge)})
+    return by_facet(code_findings(tmp_path, files)[0], "llm.fallback_score")
+
+
+def test_a_fixed_score_when_the_judge_call_raises_is_a_fallback_score(tmp_path: Path) -> None:
+    fact = _fallback(tmp_path, RAISES)
+    assert fact.found and fact.pattern == "failure"
+    assert fact.data["places"] == ["graph.py:22"], fact.rationale
+    assert "graph.py:22 score 3 when the call raises" in fact.rationale
+
+
+def test_a_helper_s_fixed_score_after_the_retries_run_out_is_one_too(tmp_path: Path) -> None:
+    fact = _fallback(tmp_path, RETRIES)
+    assert fact.data["places"] == ["graph.py:24"], fact.rationale
+    assert "score 3 when every attempt fails" in fact.rationale
+
+
+def test_a_fixed_score_on_another_path_or_outside_the_judges_is_not_one(
+        tmp_path: Path) -> None:
+    # no evidence at all: a rule; the detective's own fallback is no judge's score
+    fact = _fallback(tmp_path, RULE)
+    assert not fact.found, fact.rationale
