@@ -57,8 +57,8 @@ def test_a_rule_on_a_criterion_id_no_rubric_has_never_fires(tmp_path: Path) -> N
     dead = _rules(tmp_path / "a", DIRECT, CHALLENGE)
     assert dead.data["dead"] == ["nodes/justice.py:6"]
     assert "security_override" not in dead.data.get("rules", {})
-    assert "one tests for 'security' in a criterion's id, which no criterion of rubric.json " \
-        "has (nodes/justice.py:6)" in dead.rationale
+    assert "one tests for a criterion id holding 'security', which no criterion of " \
+        "rubric.json has (nodes/justice.py:6)" in dead.rationale
     # a rubric with such a criterion: the cap may fire
     live = _rules(tmp_path / "b", DIRECT, SECURITY)
     assert live.data["dead"] == [] and live.data["rules"]["security_override"] == [
@@ -103,15 +103,21 @@ def test_what_a_test_on_the_criterion_needs() -> None:
         [["has", "id", "security", ""]]]
 
 
-def test_a_helper_s_own_helper_is_not_followed_and_may_hold(tmp_path: Path) -> None:
+def test_a_helper_s_own_helpers_and_flags_are_followed(tmp_path: Path) -> None:
     code = HELPER.replace('''def is_security_flaw(opinions):
     for op in opinions:
         if "security" in op.criterion_id.lower() and op.score <= 2:''', '''def named(op):
-    return "security" in op.criterion_id
+    cid = (op.criterion_id or "").lower()
+    return any(word in cid for word in ["security", "auth"])
 
 
 def is_security_flaw(opinions):
     for op in opinions:
-        if named(op) and op.score <= 2:''')
-    # ``named`` answers a test rather than True: not read, so the rule may fire
-    assert _rules(tmp_path, code, CHALLENGE).data["dead"] == []
+        flagged = named(op)
+        if flagged and op.score <= 2:''')
+    dead = _rules(tmp_path / "a", code, CHALLENGE)
+    # the helper's test, and the rule that reads its answer
+    assert dead.data["dead"] == ["nodes/justice.py:10", "nodes/justice.py:18"], dead.rationale
+    assert "a criterion id holding 'security' or 'auth'" in dead.rationale
+    live = _rules(tmp_path / "b", code, SECURITY)
+    assert live.data["dead"] == [] and live.data["rules"]["security_override"]

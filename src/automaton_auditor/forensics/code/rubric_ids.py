@@ -23,6 +23,7 @@ from automaton_auditor.safefile import read_bounded
 
 MAX_RUBRIC_FILES = 40  # data files read for criteria, no more
 MAX_ALTERNATIVES = 16  # ways a test may hold, kept before it is left unread
+MAX_HELPER_DEPTH = 3  # helpers of helpers followed into a test's answer
 LISTS = ("dimensions", "criteria", "rubric")
 CASE = ("lower", "casefold", "upper")
 PLAIN = ("strip",)
@@ -37,6 +38,16 @@ BASES = {"criterion", "dimension", "dim", "crit"}
 # field), "eq" or "among"; or ["call", name]: the answer of a helper, read where it is known
 Constraint = list[Any]
 Alternatives = list[list[Constraint]]
+
+
+
+class Aliases(NamedTuple):
+    """A function's local names bound to a criterion's id or name (``cid =
+    crit_id.lower()``: the field and the case it is read in), or to a test on one
+    (``is_arch = _is_architecture(cid)``: the ways it holds)."""
+
+    sides: dict[str, tuple[str, str]]
+    flags: dict[str, Alternatives]
 
 
 class Rubric(NamedTuple):
@@ -82,12 +93,16 @@ def _criteria(data: Any) -> list[dict[str, str]]:
     return out
 
 
-def criterion_test(test: ast.expr) -> Alternatives | None:
+def criterion_test(test: ast.expr, aliases: Aliases | None = None) -> Alternatives | None:
     """The ways `test` may hold that rest on a criterion's id or name compared with string
     literals: each a list of constraints one criterion must meet together. None when the
-    test may hold whatever the criterion is (a side that is not such a comparison)."""
+    test may hold whatever the criterion is (a side that is not such a comparison).
+    `aliases`: local names bound to a criterion's id or name (``cid = crit_id.lower()``)."""
+    aliases = aliases or Aliases({}, {})
+    if isinstance(test, ast.Name) and test.id in aliases.flags:
+        return aliases.flags[test.id]
     if isinstance(test, ast.BoolOp):
-        parts = [criterion_test(v) for v in test.values]
+        parts = [criterion_test(v, aliases) for v in test.values]
         if isinstance(test.op, ast.Or):
             if any(p is None for p in parts):
                 return None
@@ -98,22 +113,42 @@ def criterion_test(test: ast.expr) -> Alternatives | None:
         combos = itertools.islice(itertools.product(*known), MAX_ALTERNATIVES)
         return [[c for alt in combo for c in alt] for combo in combos]
     if isinstance(test, ast.Compare) and len(test.ops) == 1:
-        return _comparison(test.left, test.ops[0], test.comparators[0])
+        return _comparison(test.left, test.ops[0], test.comparators[0], aliases)
+    if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and \
+            test.func.id == "any" and len(test.args) == 1:
+        return _any_word(test.args[0], aliases)
     if isinstance(test, ast.Call) and not test.keywords and _helper_name(test.func):
         return [[["call", _helper_name(test.func)]]]
     return None
 
 
-def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr) -> Alternatives | None:
-    if isinstance(op, ast.In) and _text(left) is not None and (side := _side(right)):
+def _any_word(gen: ast.expr, aliases: Aliases) -> Alternatives | None:
+    """``any(word in cid for word in ["security", "auth"])``: one way per word."""
+    if not isinstance(gen, ast.GeneratorExp) or len(gen.generators) != 1:
+        return None
+    loop = gen.generators[0]
+    words = [_text(e) for e in loop.iter.elts] if isinstance(
+        loop.iter, ast.Tuple | ast.List | ast.Set) else []
+    if loop.ifs or not words or any(w is None for w in words) or \
+            not isinstance(loop.target, ast.Name) or not isinstance(gen.elt, ast.Compare) or \
+            len(gen.elt.ops) != 1 or not isinstance(gen.elt.ops[0], ast.In) or \
+            not isinstance(gen.elt.left, ast.Name) or gen.elt.left.id != loop.target.id:
+        return None
+    side = _side(gen.elt.comparators[0], aliases)
+    return [[["has", side[0], w, side[1]]] for w in words][:MAX_ALTERNATIVES] if side else None
+
+
+def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr,
+                aliases: Aliases) -> Alternatives | None:
+    if isinstance(op, ast.In) and _text(left) is not None and (side := _side(right, aliases)):
         return [[["has", side[0], _text(left), side[1]]]]
-    if isinstance(op, ast.In) and (side := _side(left)) and \
+    if isinstance(op, ast.In) and (side := _side(left, aliases)) and \
             isinstance(right, ast.Tuple | ast.List | ast.Set) and right.elts and \
             all(_text(e) is not None for e in right.elts):
         return [[["among", side[0], [_text(e) for e in right.elts], side[1]]]]
     if isinstance(op, ast.Eq):
         for one, other in ((left, right), (right, left)):
-            if (side := _side(one)) and _text(other) is not None:
+            if (side := _side(one, aliases)) and _text(other) is not None:
                 return [[["eq", side[0], _text(other), side[1]]]]
     return None
 
@@ -132,14 +167,21 @@ def _helper_name(func: ast.expr) -> str:
     return ""
 
 
-def _side(node: ast.expr) -> tuple[str, str] | None:
+def _side(node: ast.expr, aliases: Aliases | None = None) -> tuple[str, str] | None:
     """(``id`` or ``name``, the case it is read in) when `node` is a criterion's id or name
-    (``criterion_id``, ``op.dimension_id.lower()``, ``dim["id"]``, ``crit.name``)."""
+    (``criterion_id``, ``op.dimension_id.lower()``, ``(crit_id or "").lower()``,
+    ``dim["id"]``, ``crit.name``, or a local name bound to one: `aliases`)."""
     case = ""
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and \
             node.func.attr in (*CASE, *PLAIN) and not node.args:
         case = case or (node.func.attr if node.func.attr in CASE else "")
         node = node.func.value
+    if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and \
+            len(node.values) == 2 and _text(node.values[1]) == "":
+        node = node.values[0]  # ``(criterion_id or "")``
+    if isinstance(node, ast.Name) and aliases and node.id in aliases.sides:
+        bound, known = aliases.sides[node.id]
+        return bound, case or known
     field = node.attr if isinstance(node, ast.Attribute) else node.id if isinstance(
         node, ast.Name) else _text(node.slice) if isinstance(node, ast.Subscript) else None
     base = node.value if isinstance(node, ast.Attribute | ast.Subscript) else None
@@ -164,8 +206,10 @@ def holds(alternatives: Alternatives, rubric: Rubric,
     return False
 
 
-def _expanded(alternatives: Alternatives, helpers: dict[str, Alternatives | None]
-              ) -> Alternatives:
+def _expanded(alternatives: Alternatives, helpers: dict[str, Alternatives | None],
+              depth: int = 0) -> Alternatives:
+    """`alternatives` with each helper call replaced by the ways its True answer holds
+    (through helpers of helpers, `MAX_HELPER_DEPTH` deep); an unknown helper holds always."""
     out: Alternatives = []
     for alt in alternatives:
         plain = [c for c in alt if c[0] != "call"]
@@ -173,12 +217,14 @@ def _expanded(alternatives: Alternatives, helpers: dict[str, Alternatives | None
         known = [h for h in calls if h is not None]
         for combo in itertools.islice(itertools.product(*known), MAX_ALTERNATIVES):
             out.append(plain + [c for part in combo for c in part])
-    return out
+    if depth < MAX_HELPER_DEPTH and any(c[0] == "call" for alt in out for c in alt):
+        return _expanded(out[:MAX_ALTERNATIVES], helpers, depth + 1)
+    return out[:MAX_ALTERNATIVES]
 
 
 def _meets(constraint: Constraint, criterion: dict[str, str]) -> bool:
     if constraint[0] == "call":
-        return True  # a helper's helper, not followed: it may hold for any criterion
+        return True  # a helper followed no deeper: it may hold for any criterion
     kind, field, value, case = constraint
     text = criterion.get(field)
     if text is None:
@@ -191,18 +237,34 @@ def _meets(constraint: Constraint, criterion: dict[str, str]) -> bool:
     return text in [str(v) for v in value]
 
 
-def described(alternatives: Alternatives) -> str:
-    """The literals a dead test looks for, for the rationale (``'security' in a criterion's
-    id``)."""
-    words = []
-    for alt in alternatives:
+def described(alternatives: Alternatives, helpers: dict[str, Alternatives | None]) -> str:
+    """The literals a dead test looks for (a helper's, through `helpers`), for the
+    rationale (``a criterion id holding 'security' or 'auth'``)."""
+    held: dict[str, list[str]] = {}
+    named: list[str] = []
+    for alt in _expanded(alternatives, helpers):
         for kind, *rest in alt:
             if kind == "has":
-                words.append(f"{rest[1]!r} in a criterion's {rest[0]}")
+                held.setdefault(str(rest[0]), []).append(repr(rest[1]))
             elif kind in ("eq", "among"):
-                words.append(f"a criterion {rest[0]} {'=' if kind == 'eq' else 'among'} "
-                             f"{rest[1]!r}")
-    return " or ".join(dict.fromkeys(words)) or "a criterion a helper tests for"
+                values = [rest[1]] if kind == "eq" else list(rest[1])
+                named += [f"{v!r}" for v in values]
+    parts = [f"a criterion {field} holding {' or '.join(dict.fromkeys(words))}"
+             for field, words in held.items()]
+    if named:
+        parts.append(f"the criterion {' or '.join(dict.fromkeys(named))}")
+    return " or ".join(parts) or "a criterion a helper tests for"
+
+
+def _bind(aliases: Aliases, name: str, value: ast.expr) -> None:
+    """What `name` holds once assigned `value`: a criterion's id or name, a test on one, or
+    neither (an earlier binding is forgotten)."""
+    aliases.sides.pop(name, None)
+    aliases.flags.pop(name, None)
+    if (side := _side(value, aliases)) is not None:  # ``cid = (criterion_id or "").lower()``
+        aliases.sides[name] = side
+    elif (alts := criterion_test(value, aliases)) is not None:
+        aliases.flags[name] = alts
 
 
 def criterion_facts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any]:
@@ -213,24 +275,31 @@ def criterion_facts(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, Any
     tests: list[dict[str, Any]] = []
     true_when: Alternatives = []
     free = False
+    aliases = Aliases({}, {})
 
     def visit(body: list[ast.stmt], guards: list[ast.expr]) -> None:
         nonlocal free
         for stmt in body:
             if isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
                 continue
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and \
+                    isinstance(stmt.targets[0], ast.Name):
+                _bind(aliases, stmt.targets[0].id, stmt.value)
             if isinstance(stmt, ast.Return):
                 value = stmt.value
                 if isinstance(value, ast.Constant) and value.value in (False, None):
                     continue
-                alts = criterion_test(ast.BoolOp(op=ast.And(), values=guards)) \
-                    if guards and isinstance(value, ast.Constant) and value.value is True \
-                    else None
+                # ``return True`` under its tests, or ``return any(w in cid for w in ...)``
+                needs = guards if isinstance(value, ast.Constant) and value.value is True \
+                    else [*guards, value] if value is not None else []
+                alts = criterion_test(ast.BoolOp(op=ast.And(), values=needs), aliases) \
+                    if needs else None
                 free = free or alts is None
                 true_when.extend(alts or [])
                 continue
             if isinstance(stmt, ast.If | ast.While):
-                alts = criterion_test(ast.BoolOp(op=ast.And(), values=[*guards, stmt.test]))
+                alts = criterion_test(ast.BoolOp(op=ast.And(), values=[*guards, stmt.test]),
+                                      aliases)
                 if alts is not None:
                     tests.append({"line": stmt.lineno, "alts": alts})
                 visit(stmt.body, [*guards, stmt.test])

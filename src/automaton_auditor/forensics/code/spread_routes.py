@@ -13,7 +13,7 @@ mediator whose notes nobody reads changes no verdict.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from automaton_auditor.forensics.code.argument_words import callee, param_words
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
@@ -286,17 +286,28 @@ def spread_reason(rules: list[Rule], repo: Path | None) -> str:
     return f"{where}: it sets the score with `{code}` ({first.path}:{first.sets[0]}){more}."
 
 
+def _answers(graph: CallGraph, key: Key, alts: list[Any], depth: int = 0
+             ) -> dict[str, Any]:
+    """The ways the helpers a test calls (and theirs, three deep) answer True
+    (`rubric_ids.criterion_facts`' ``true_when``; None: any way), by the name called."""
+    out: dict[str, Any] = {}
+    for name in sorted({str(c[1]) for alt in alts for c in alt if c[0] == "call"}):
+        helper = callee(graph, key, name)
+        out[name] = graph.functions[helper].get("true_when") if helper is not None else None
+        if helper is not None and out[name] and depth < 2:
+            out = {**_answers(graph, helper, out[name], depth + 1), **out}
+    return out
+
+
 def criterion_dead(graph: CallGraph, key: Key, rubric: Rubric) -> dict[int, str]:
     """The lines of `key`'s decisions whose tests on the criterion (their own and those that
     enclose them, a helper's True answer included) hold for no criterion of the repository's
     rubric files, with what they look for."""
     out: dict[int, str] = {}
     for test in graph.functions[key].get("criterion_tests") or [] if rubric.criteria else []:
-        names = {str(c[1]) for alt in test["alts"] for c in alt if c[0] == "call"}
-        helpers = {name: graph.functions[h].get("true_when")
-                   if (h := callee(graph, key, name)) is not None else None for name in names}
+        helpers = _answers(graph, key, test["alts"])
         if not holds(test["alts"], rubric, helpers):
-            out[int(test["line"])] = (f"{described(test['alts'])}, which no criterion of "
+            out[int(test["line"])] = (f"{described(test['alts'], helpers)}, which no criterion of "
                                       f"{', '.join(rubric.files[:3])} has")
     return out
 
