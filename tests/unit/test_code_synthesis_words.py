@@ -123,3 +123,23 @@ def chief_justice_node(state):
     return {"final_score": round(final)}
 ''')
     assert facts["justice.keyword_rules"].found
+
+
+def test_a_rule_that_needs_a_word_and_the_evidence_fires_on_words(tmp_path: Path) -> None:
+    """IbnuEyni: ``if has_security_concern and not has_security_evidence`` where the concern
+    is a word in the Prosecutor's argument: without the word the rule never fires, so it is
+    a keyword rule, not a security override on the evidence."""
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    ops = state["opinions"]
+    prosecutor = next(o for o in ops if o.judge == "Prosecutor")
+    final = round(sum(o.score for o in ops) / len(ops))
+    concern = "security" in prosecutor.argument.lower()
+    sandboxed = any(e.found for e in state["evidences"]["repo"])
+    if concern and not sandboxed:
+        final = 2
+    return {"final_score": final}
+''')
+    keyword = facts["justice.keyword_rules"]
+    assert keyword.found and keyword.location == "nodes/justice.py:8"
+    assert "security_override" not in facts["justice.rules"].data.get("rules", {})

@@ -135,9 +135,9 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
                 gates.never_holds(key, name) for name in branch.get("gates", []))
             kinds = {_kind(reads, does, never)}
             # each side of an ``or`` fires alone: one that rests on words fires on words,
-            # one on a judge's score caps on that score, whatever the rest
-            kinds |= {"words", "score_cap"} & {_kind(alt, does, never)
-                                               for alt in alternatives(graph, key, branch)}
+            # one on the evidence or a judge's score decides on that, whatever the rest
+            kinds |= {"words", "score_cap", "evidence"} & {
+                _kind(alt, does, never) for alt in alternatives(graph, key, branch)}
             if branch.get("agree"):  # a rule for agreeing judges re-evaluates no disagreement
                 kinds = {"consensus" if k == "spread" else k for k in kinds}
             helpers = tuple(sorted(f"{p}:{q}" for p, q in read_helpers(
@@ -162,10 +162,10 @@ def _kind(reads: set[str], does: set[str], dead: bool) -> str:
         return "spread" if counted else "dissent" if "text" in does else "none"
     if not changes:
         return "none"
+    if "words" in reads:  # a rule that needs a word in an argument fires on words, whatever
+        return "words"  # else it also tests (``if "security" in p.argument and not found:``)
     if "evidence" in reads:
         return "evidence"
-    if "words" in reads:
-        return "words"
     if "score" in reads and "cap" in does:
         return "score_cap"
     if "criterion" in reads:
