@@ -11,6 +11,10 @@ a dict) with a constant ``score`` built in an ``except`` whose ``try`` calls som
 by a function of the same file such a handler returns the answer of; or built after a loop
 that tries its attempts (the code after it runs only when every attempt failed). A constant
 score on another path (no evidence at all: score 1) is a rule, not a failure, and not read.
+
+A defect the rubric's Tech Lead names, not the criterion's failure pattern (free text parsed
+by hand, no schema, no retry): weighed against the schema binding and the retries, not
+charged as that pattern (confidence under the Prosecutor's charge).
 """
 
 from __future__ import annotations
@@ -121,7 +125,7 @@ def fallback_finding(repo: Path | None, paths: list[str], judges: Scope | None) 
     places = sorted(set(places))[:MAX_PLACES]
     said = "; ".join(f"{p}:{line} score {score} {how}" for p, line, score, how in places[:5])
     return Finding(
-        facet=FACET, goal=GOAL, found=bool(places), pattern="failure", confidence=0.7,
+        facet=FACET, goal=GOAL, found=bool(places), pattern="failure", confidence=0.6,
         location=f"{places[0][0]}:{places[0][1]}" if places else ".",
         content=clip("\n".join(line_at(repo, p, line) for p, line, _s, _h in places[:8]),
                      2000) or None,
