@@ -32,13 +32,18 @@ from automaton_auditor.forensics.code.flow import FlowBuilder
 from automaton_auditor.forensics.code.logic import LogicBuilder
 from automaton_auditor.forensics.code.outs import return_facts, returned
 from automaton_auditor.forensics.code.recorder import Ctx
-from automaton_auditor.forensics.code.retries import calls_param, handler_retries, retried
+from automaton_auditor.forensics.code.retries import (
+    RETRY_NAME,
+    attempt_loop,
+    calls_param,
+    handler_retries,
+    retried,
+)
 from automaton_auditor.forensics.code.rubric_ids import criterion_facts
 
 PERSONA_WORDS = re.compile(r"prosecutor|defen[cs]e|tech[\s_-]?lead|persona|judge", re.I)
 TEMP_NAME = re.compile(r"^(TemporaryDirectory|mkdtemp)$|te?mp\w*_?dir|temporary_?dir|sandbox",
                        re.I)
-RETRY_NAME = re.compile(r"retr(y|ies)|attempt|backoff", re.I)
 JUDGE_KEYS = ("judge", "judge_name", "persona", "role", "judge_type", "judge_role")
 MAX_STRING = 6000
 
@@ -147,24 +152,7 @@ class CallCollector:
             return ctx
         if guard == "in_try":
             return ctx._replace(in_try=True)
-        return ctx._replace(in_attempt_loop=True) if self._is_attempt_loop(node) else ctx
-
-    def _is_attempt_loop(self, node: ast.AST) -> bool:
-        """A loop that repeats one action: ``while``, ``for _ in range(n)``/``count()``, or a
-        counter named like an attempt. A loop over items (``for dimension in dims``) is not a
-        retry, even when each item's call sits in a try: a failure there moves on, it does not
-        call again."""
-        if isinstance(node, ast.While):
-            return True
-        if not isinstance(node, ast.For | ast.AsyncFor):
-            return False
-        target = dotted(node.target) or ""
-        if RETRY_NAME.search(target):
-            return True
-        if isinstance(node.iter, ast.Call):
-            full = resolve(dotted(node.iter.func), self.imports) or ""
-            return full in ("range", "itertools.count", "itertools.repeat")
-        return False
+        return ctx._replace(in_attempt_loop=True) if attempt_loop(node, self.imports) else ctx
 
     def _bare_expr(self, node: ast.Expr, _ctx: Ctx) -> bool | None:
         # Docstrings and other bare strings say nothing about what the code does.

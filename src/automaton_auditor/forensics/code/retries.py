@@ -28,11 +28,12 @@ from __future__ import annotations
 import ast
 import re
 
-from automaton_auditor.forensics.code.common import JSON, class_names, dotted, unparse
+from automaton_auditor.forensics.code.common import JSON, class_names, dotted, resolve, unparse
 from automaton_auditor.forensics.code.exprs import walk_expr
 from automaton_auditor.forensics.code.replies import LLM_METHODS, LLM_RECEIVER
 
 INVOKES = {"invoke", "ainvoke"}
+RETRY_NAME = re.compile(r"retr(y|ies)|attempt|backoff", re.I)  # a loop counter, a parameter
 LOGGING = re.compile(r"^(?:print|logger\.\w+|logging\.\w+|log\.\w+)$")
 MALFORMED = re.compile(r"pars|json|valid|schema|decod|malformed|format", re.I)
 MAX_WORDS = 8
@@ -188,3 +189,49 @@ def handler_retries(node: ast.Try | ast.TryStar) -> list[tuple[ast.Call, str, in
             found.append((again[0], f"{name} called again in its except handler ({caught})",
                           tried[name]))
     return found
+
+
+def attempt_loop(node: ast.AST, imports: dict[str, str]) -> bool:
+    """A loop that repeats one action: ``while``, ``for _ in range(n)``/``count()``, a
+    counter named like an attempt, or a chain of models (`model_chain`). A loop over items
+    (``for dimension in dims``) is not a retry, even when each item's call sits in a try: a
+    failure there moves on, it does not call again."""
+    if isinstance(node, ast.While):
+        return True
+    if not isinstance(node, ast.For | ast.AsyncFor):
+        return False
+    if RETRY_NAME.search(dotted(node.target) or ""):
+        return True
+    full = resolve(dotted(node.iter.func), imports) or "" \
+        if isinstance(node.iter, ast.Call) else ""
+    return full in ("range", "itertools.count", "itertools.repeat") or model_chain(node)
+
+
+def model_chain(loop: ast.For | ast.AsyncFor) -> bool:
+    """``for model in llms: try: model.with_structured_output(S).invoke(p); break except:
+    continue``: each round tries the same action on the next model, a retry with fallback.
+    Read from the code: a try in the loop's body calls a method of the loop's item (or of a
+    name bound from one), and the loop is left once a call succeeds (``break``/``return``
+    in that try's body)."""
+    if not isinstance(loop.target, ast.Name):
+        return False
+    held = {loop.target.id}
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                isinstance(node.targets[0], ast.Name) and _receiver(node.value) in held:
+            held.add(node.targets[0].id)  # ``structured = model.with_structured_output(S)``
+    for node in ast.walk(ast.Module(body=loop.body, type_ignores=[])):
+        if isinstance(node, ast.Try) and any(
+                isinstance(c, ast.Call) and _receiver(c) in held for c in ast.walk(
+                    ast.Module(body=node.body, type_ignores=[]))) and any(
+                isinstance(s, ast.Break | ast.Return) for s in ast.walk(
+                    ast.Module(body=node.body, type_ignores=[]))):
+            return True
+    return False
+
+
+def _receiver(node: ast.AST) -> str:
+    """The name a method call's chain starts from (``model`` of ``model.a(x).b(y)``)."""
+    while isinstance(node, ast.Call | ast.Attribute):
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return node.id if isinstance(node, ast.Name) else ""
