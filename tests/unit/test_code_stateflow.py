@@ -57,6 +57,21 @@ def test_a_detective_reading_what_its_parallel_sibling_writes_never_sees_it(
     assert not _facts(tmp_path / "after")["graph.stale_reads"].found
 
 
+def test_a_helper_handed_the_state_reads_for_the_node(tmp_path: Path) -> None:
+    """Heban-7: doc_analyst hands its state to a helper that reads what the parallel
+    repo_investigator writes; the read is the node's, quoted at the call."""
+    nodes = _doc_analyst("return {\"evidences\": [{\"goal\": \"report\", "
+                         "\"found\": _cross_check(\"report\", state)}]}") + \
+        "\n\ndef _cross_check(goal, graph_state):\n" \
+        "    return bool(graph_state.get(\"evidences\", []))\n"
+    stale = _facts(tmp_path, nodes)["graph.stale_reads"]
+    assert stale.found and stale.data["reads"] == [["doc_analyst", "evidences"]]
+    assert "nodes.py:14: return {\"evidences\"" in (stale.content or "")
+    # a helper handed one value of the state reads nothing more
+    valued = nodes.replace("_cross_check(\"report\", state)", "_cross_check(\"report\", {})")
+    assert not _facts(tmp_path / "valued", valued)["graph.stale_reads"].found
+
+
 def test_a_node_reading_its_own_slot_of_a_shared_key_reads_nothing_stale(
         tmp_path: Path) -> None:
     own = _doc_analyst('mine = state.get("evidences") or {}',

@@ -39,6 +39,7 @@ from automaton_auditor.forensics.code.node_returns import (
     resolved_outs,
 )
 from automaton_auditor.forensics.code.outs import NONEMPTY
+from automaton_auditor.forensics.code.state_passing import passed_reads
 from automaton_auditor.forensics.code.state_schema import class_fields, passthrough, typed_classes
 from automaton_auditor.forensics.code.topology import END, START, Topology
 
@@ -174,7 +175,7 @@ def _node(graph: CallGraph, name: str, info: JSON) -> Node:
         for written, line in state_accesses(graph, key, stores=True).items():
             node.writes.setdefault(written, UNKNOWN)
             node.write_lines.setdefault(written, line)
-    node.reads = state_reads(graph, key)
+    node.reads = {**passed_reads(graph, key, state_param(graph, key)), **state_reads(graph, key)}
     node.needs = set(state_accesses(graph, key, stores=False, ops=("get",)))
     return node
 

@@ -1,0 +1,54 @@
+"""Keys a node reads through the helpers it hands its whole state to.
+
+``doc_analyst(state)`` calling ``_collect_report_accuracy(chunks, dim, state)``, which reads
+``state.get("repo_path")``, reads ``repo_path`` as surely as if the node read it itself:
+LangGraph gives the helper the same state the node was given. Each such read is placed on the
+line of the call that hands the state on (a line of the node's own function, to quote), and
+followed through helpers of helpers `MAX_DEPTH` deep. A helper given one of the state's
+values (``state["repo_path"]``) is the node's own read of that key already.
+"""
+
+from __future__ import annotations
+
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+
+MAX_DEPTH = 3
+
+
+def _param_for(graph: CallGraph, callee: Key, site: dict[str, object], atom: str) -> str | None:
+    """The callee's parameter the call hands `atom` to alone (by position or keyword)."""
+    params = list(graph.functions[callee].get("params") or [])
+    if params[:1] in (["self"], ["cls"]):
+        params = params[1:]
+    args = site.get("args") or []
+    for index, group in enumerate(args if isinstance(args, list) else []):
+        if group == [atom] and index < len(params):
+            return str(params[index])
+    kw = site.get("kw") or {}
+    for name, group in (kw.items() if isinstance(kw, dict) else []):
+        if group == [atom] and name in params:
+            return str(name)
+    return None
+
+
+def passed_reads(graph: CallGraph, key: Key, state: str | None,
+                 depth: int = 0) -> dict[str, int]:
+    """Keys the helpers `key` hands its parameter `state` to read from it, each at the line
+    of the call in `key` (the first such call for each key)."""
+    out: dict[str, int] = {}
+    if state is None or depth >= MAX_DEPTH:
+        return out
+    for site in graph.sites(key):
+        target = graph.resolve(key, site)
+        callee = graph.function_key(target) if target is not None else None
+        param = _param_for(graph, callee, site, f"p:{state}") if callee is not None and \
+            callee != key else None
+        if callee is None or param is None:
+            continue
+        line = int(site["line"])
+        for access in graph.flow(callee).get("keys", []):
+            if access["param"] == param and access["op"] not in ("set", "setattr"):
+                out.setdefault(str(access["key"]), line)
+        for read in passed_reads(graph, callee, param, depth + 1):
+            out.setdefault(read, line)
+    return out
