@@ -1,6 +1,6 @@
 """A clone's ``timeout=`` raises ``subprocess.TimeoutExpired``, which ``except
-CalledProcessError`` does not catch (`forensics.code.timeout_escape`): claimed only when it
-leaves a graph node on every path, uncaught."""
+CalledProcessError`` does not catch (`forensics.code.timeout_escape`): claimed when some
+path up the callers leaves a graph node, uncaught."""
 
 from __future__ import annotations
 
@@ -167,3 +167,13 @@ def test_a_context_manager_s_clone_raises_out_of_the_with(tmp_path: Path) -> Non
     assert fact.found and "graph.py:17 (RuntimeError) let it through" in fact.rationale
     caught = graph.replace("except RuntimeError:", "except Exception:")
     assert not _fact(tmp_path / "caught", {"tools.py": tools, "graph.py": caught}).found
+
+
+def test_one_uncaught_path_to_a_node_is_enough_beside_a_decorated_caller(
+        tmp_path: Path) -> None:
+    """NebiyouBelaineh: a @tool wrapper also calls the clone (not followed: a decorator may
+    catch what it wraps), while the graph node calls it directly with no try."""
+    tool = TOOLS + "\n\n@tool\ndef clone_tool(url):\n    return clone(url)\n"
+    fact = _fact(tmp_path, {"tools.py": "from langchain_core.tools import tool\n" + tool,
+                            "graph.py": GRAPH})
+    assert fact.found and "investigate (graph.py:13)" in fact.rationale, fact.rationale

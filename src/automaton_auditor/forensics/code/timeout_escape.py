@@ -11,10 +11,11 @@ few levels up (test code is no caller: it is not the program's run). A call thro
 wrapper that runs the process itself (``_run(["git", "clone", ...])`` ->
 ``subprocess.run(cmd, timeout=60)``) is read in the wrapper first, then from the clone site.
 
-The escape is claimed only when every path ends, uncaught, in a function the main graph runs
-as a node (named directly, not built by a wrapper call that may catch). A path that cannot be
-followed (no resolved caller, a decorated function, which may catch what it wraps, too many
-levels) leaves it not established; a ``@contextmanager`` generator is followed to the
+The escape is claimed when some path up the callers ends, uncaught, in a function the main
+graph runs as a node (named directly, not built by a wrapper call that may catch): that node
+fails on a slow clone, whatever other callers do. A path that cannot be followed (no resolved
+caller, a decorated function, which may catch what it wraps, too many levels) leads to no
+node; when no path does, it is not established; a ``@contextmanager`` generator is followed to the
 ``with`` that enters it. Not covered: GitPython's ``kill_after_timeout`` (the
 killed git exits with an error, raised as ``GitCommandError``, which its handlers catch),
 git's low-speed limit (git fails, no timeout is raised) and ``asyncio.wait_for`` (its
@@ -158,9 +159,10 @@ def _limit(repo: Path, path: str, line: int, name: str) -> str:
 def _up(graph: CallGraph, repo: Path, nodes: frozenset[Key], key: Key, line: int,
         passed: list[tuple[str, int, str]], levels: int, seen: frozenset[Key]
         ) -> tuple[list[Key], str]:
-    """The graph nodes the exception raised at `line` of `key` leaves uncaught, on every
-    path up its callers (`passed` gains the handlers that let it through), and "" ; else
-    where a handler catches it or why a path cannot be followed."""
+    """The graph nodes the exception raised at `line` of `key` leaves uncaught, on some
+    path up its callers (`passed` gains the handlers that let it through), and "" ; else,
+    when no path reaches a node uncaught, where a handler catches it or why a path cannot
+    be followed."""
     stop = _caught(repo, key, line, passed)
     if stop or key in nodes:
         return ([] if stop else [key]), stop
@@ -169,13 +171,14 @@ def _up(graph: CallGraph, repo: Path, nodes: frozenset[Key], key: Key, line: int
         return [], f"not followed: {'no resolved caller of' if not callers else 'callers of'}" \
             f" {key[1]} ({key[0]})" + (f" beyond {MAX_LEVELS} levels" if callers else "")
     ends: list[Key] = []
+    stops: list[str] = []
     for caller, index in callers:
+        # one path that leaves it uncaught up to a node is enough: that node fails
         up, stop = _up(graph, repo, nodes, caller, int(graph.sites(caller)[index]["line"]),
                        passed, levels - 1, seen | {key})
-        if stop:
-            return [], stop
+        stops += [stop] if stop else []
         ends += up
-    return ends, ""
+    return (ends, "") if ends else ([], stops[0] if stops else "")
 
 
 def _caught(repo: Path, key: Key, line: int, passed: list[tuple[str, int, str]]) -> str:
