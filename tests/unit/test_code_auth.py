@@ -138,6 +138,20 @@ def test_a_helper_the_clone_hands_its_failure_to_can_test_for_authentication(
     assert "0 of 1" in _auth(tmp_path / "success", after).rationale
 
 
+def test_a_helper_in_a_module_that_never_says_clone_is_read_too(tmp_path: Path) -> None:
+    """Mistire: ``safety.parse_git_error(result.stderr)`` lives in a module of its own whose
+    text never says "clone"; its test for an authentication failure still counts."""
+    helper, clone = HELPER.split("\n\ndef clone(url):")
+    helper = helper.replace("import subprocess\nimport tempfile\n", "")
+    tools = "import subprocess\nimport tempfile\n\nimport errors\n\n\ndef clone(url):" + \
+        clone.replace("_classify_clone_error(", "errors._classify_git_error(")
+    names = write_repo(tmp_path, {"tools.py": tools,
+                                  "errors.py": helper.replace("clone", "git")})
+    finding = by_facet(code_findings(tmp_path, names)[0], "safety.auth_errors")
+    assert finding.found and "1 of 1" in finding.rationale, finding.rationale
+    assert finding.location.startswith("errors.py:")
+
+
 # Bnobody47/The-Auditor src/tools/repo_tools.py, shortened: git's message yielded by name
 YIELDED = '''
 import subprocess

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.code.auth import auth_tests
+from automaton_auditor.forensics.code.auth import AUTH, auth_tests
 from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value
 from automaton_auditor.forensics.code.deadlines import WAITED, wait_bounded
@@ -24,7 +24,7 @@ from automaton_auditor.forensics.code.lifetime import gone_on_return, kept_alive
 from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.forensics.code.parsers import schema_parses
 
-FACTS_VERSION = 103
+FACTS_VERSION = 104
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
@@ -35,7 +35,8 @@ TRIGGERS: tuple[bytes, ...] = (
     b"structured_output", b"bind_tools", b"Send(", b"Command(", b"rosecutor", b"efense",
     b"efence", b"echLead", b"echlead", b"ech_lead", b"ech_Lead", b"retry",
     b"Retry", b"retries", b"backoff", b"ustice", b"hief", b"ynthes", b"ersona", b"udge",
-    b"OutputParser", b"ToolsParser", b"iter_commits")
+    b"OutputParser", b"ToolsParser", b"iter_commits",
+    b"uthenticat", b"ermission denied")  # a helper telling git's auth failures apart
 
 
 # ``eval(``/``exec(``/``system(`` also end many method names (``_eval(``, ``solve_system(``,
@@ -117,7 +118,7 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
         facts["temp_gone"] = gone_on_return(tree, imports)
         facts["temp_kept"] = kept_alive(tree, imports)
         facts["temp_released"] = released(tree)
-    if "clone" in text:
+    if "clone" in text or AUTH.search(text):  # a helper the clone hands its failure to
         facts["auth_tests"], facts["error_reports"], facts["auth_blind"] = auth_tests(
             tree, consts, imports)
     if "add_node" in text or "add_edge" in text or "StateGraph" in text:
