@@ -562,3 +562,67 @@ def test_a_node_handing_back_its_state_writes_only_what_it_stores(tmp_path: Path
     copied = HANDED_BACK.replace("    return state\n", "    return {**state}\n", 1)
     unwritten = _facts(tmp_path / "copy", {"graph.py": copied})["graph.state.unwritten_reads"]
     assert not unwritten.found and "not determined" in unwritten.rationale
+
+
+ROUTED_JOIN = '''
+import operator
+import os
+from typing import Annotated, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+
+class State(TypedDict):
+    items: Annotated[list, operator.add]
+
+
+def repo(state):
+    return {"items": ["repo"]}
+
+
+def doc(state):
+    return {"items": ["doc"]}
+
+
+def handler(state):
+    return {"items": ["recovered"]}
+
+
+def join(state):
+    return {"items": ["joined"]}
+
+
+def route(state):
+    return "error" if os.environ.get("FAIL") else "ok"
+
+
+builder = StateGraph(State)
+for name, fn in (("repo", repo), ("doc", doc), ("handler", handler), ("join", join)):
+    builder.add_node(name, fn)
+builder.add_edge(START, "repo")
+builder.add_edge(START, "doc")
+builder.add_conditional_edges("repo", route, {"ok": "join", "error": "handler"})
+builder.add_conditional_edges("doc", route, {"ok": "join", "error": "handler"})
+builder.add_edge("handler", "join")
+builder.add_edge("join", END)
+graph = builder.compile()
+'''
+
+
+def test_a_join_reached_by_routes_and_a_later_handler_runs_twice(tmp_path: Path) -> None:
+    """ephrata1888: each detective routes to the aggregator or to an error handler that
+    feeds the aggregator a step later: when one errs and the other does not, the aggregator
+    runs twice."""
+    joins = _facts(tmp_path, {"graph.py": ROUTED_JOIN})["graph.join_repeats"]
+    assert joins.found and joins.confidence < 0.85, joins.rationale
+    assert joins.data["joins"] == {"join": {"runs": 2, "late": ["handler"]}}
+    # a route back into the join from after it is a loop, not a second arrival
+    loop = ROUTED_JOIN.replace('builder.add_edge("join", END)',
+                               'builder.add_conditional_edges("join", route, '
+                               '{"ok": END, "error": "handler"})').replace(
+        'builder.add_conditional_edges("repo", route, {"ok": "join", "error": "handler"})',
+        'builder.add_edge("repo", "join")').replace(
+        'builder.add_conditional_edges("doc", route, {"ok": "join", "error": "handler"})',
+        'builder.add_edge("doc", "join")')
+    assert "handler" not in str(_facts(tmp_path / "loop", {"graph.py": loop})[
+        "graph.join_repeats"].data.get("joins"))

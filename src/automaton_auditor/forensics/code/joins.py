@@ -1,6 +1,6 @@
 """Joins that run more than once: a node joined by separate edges (``add_edge(a, j)``,
-``add_edge(b, j)``) from branches of unequal length runs once per arriving branch, and every
-node after it runs again on partial state.
+``add_edge(b, j)``, or a router's way into it) from branches of unequal length runs once per
+arriving branch, and every node after it runs again on partial state.
 
 `repeats` reads one simulated run (`execution.simulate`). A run past a router whose way
 depends on the run simulates every way at once, which orders nothing; `join_repeats` then
@@ -15,7 +15,7 @@ from itertools import product
 
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import Model, Run, simulate
-from automaton_auditor.forensics.code.topology import START
+from automaton_auditor.forensics.code.topology import START, reach
 
 MAX_WAYS = 16  # combinations of router ways simulated one by one
 
@@ -61,9 +61,16 @@ def repeats(model: Model, run: Run) -> dict[str, JSON]:
     out: dict[str, JSON] = {}
     if run.undetermined and any("loop" in u for u in run.undetermined):
         return out
+    edges = list(model.topo.edges)
     for name, count in sorted(run.runs.items()):
-        preds = sorted({s for (s, d), e in model.topo.edges.items()
-                        if d == name and e["kind"] == "static" and s != START})
+        # a router's way into the join, taken in this run, is an arrival too (ephrata1888:
+        # the detectives route to the aggregator or to an error handler that feeds it next
+        # step), unless it loops back from after the join
+        after = reach(edges, name) if count > 1 else set()
+        preds = sorted({s for (s, d), e in model.topo.edges.items() if d == name and s != START
+                        and (e["kind"] == "static" or (
+                            e["kind"] == "conditional" and s not in after
+                            and name in run.routes.get(s, set())))})
         if count < 2 or len(preds) < 2:
             continue
         first = {p: min(run.ran_at[p]) for p in preds if p in run.ran_at}

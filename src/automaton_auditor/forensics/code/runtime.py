@@ -311,7 +311,7 @@ def _join_finding(model: Model, run: Run, repeats: dict[str, Any], ways: dict[st
               (taken or "") + "; ".join(f"{n} runs {r['runs']} times ({', '.join(r['late'])} "
                                         f"arrive{'s' if len(r['late']) == 1 else ''} later)"
                                         for n, r in repeats.items())
-              + ": separate add_edge calls from branches of unequal length; the nodes after "
+              + ": separate edges (or routes) from branches of unequal length; the nodes after "
                 "it run again on partial state." if repeats else f"No join is seen to run "
               f"twice; {limitation}, which orders nothing." if limitation else
               "Every join runs once.", 0.85 if every_way else 0.6, where, joins=repeats,
