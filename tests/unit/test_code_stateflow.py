@@ -21,7 +21,7 @@ from . import graph_defects as copies
 from .graph_defects import GRAPH, NODES, STATE
 from .test_code_ast_graph import write_repo
 
-FACETS = ("graph.stale_reads", "state.doubled_lists")
+FACETS = ("graph.stale_reads", "state.doubled_lists", "graph.state.router_writes")
 
 
 def _facts(tmp_path: Path, nodes: str = NODES, graph: str = GRAPH,
@@ -334,3 +334,16 @@ def test_whole_state_nodes_in_a_loop_or_a_long_chain_are_read_once_each(
              + "graph = builder.compile()\n")
     doubled = _facts(tmp_path, nodes, graph)["state.doubled_lists"]
     assert not doubled.found  # nothing but copies: no list ever holds a node's item
+
+
+def test_a_router_storing_into_the_state_stores_nothing(tmp_path: Path) -> None:
+    """TsegayIS122123: ``state["errors"] = ...`` in a router before it routes to the error
+    handler; LangGraph keeps nothing a router stores, so the handler never sees it."""
+    test = '    if not state.get("evidences"):\n'
+    nodes = copies.edit(NODES, (test + '        return "error_handler"',
+                                test + '        state["errors"] = ["no evidence"]\n'
+                                '        return "error_handler"'))
+    writes = _facts(tmp_path, nodes)["graph.state.router_writes"]
+    assert writes.found and writes.data["writes"] == ["route_judges.errors"]
+    assert 'nodes.py:27: state["errors"] = ["no evidence"]' in (writes.content or "")
+    assert not _facts(tmp_path / "strong")["graph.state.router_writes"].found

@@ -16,6 +16,11 @@
   node writes the list (the first step, reading only the graph's input) doubles nothing a
   node produced: not charged.
 
+- ``graph.state.router_writes``: a router function stores into the state it is given
+  (``state["errors"] = ... ; return "error_handler"``). A router only picks the way: LangGraph
+  hands it the state to read and keeps nothing it stores (a store into a key, not a change
+  made inside a value it holds), so the node it routes to never sees what it stored.
+
 Each fact quotes the lines it rests on (the read or return, and the reducer's declaration).
 """
 
@@ -26,7 +31,7 @@ from pathlib import Path
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, str_value
-from automaton_auditor.forensics.code.execution import Model, Node, Run
+from automaton_auditor.forensics.code.execution import Model, Node, Run, state_accesses
 from automaton_auditor.forensics.code.facts import quoted_finding
 from automaton_auditor.forensics.code.joins import each_way
 from automaton_auditor.forensics.code.reducers import appending
@@ -38,9 +43,33 @@ from automaton_auditor.state import Finding
 
 def stateflow_findings(facts: dict[str, JSON], graph: CallGraph, model: Model, run: Run,
                        repo: Path | None, where: str) -> list[Finding]:
-    """``graph.stale_reads`` and ``state.doubled_lists`` (see the module docstring)."""
+    """``graph.stale_reads``, ``state.doubled_lists`` and ``graph.state.router_writes``
+    (see the module docstring)."""
     return [_stale_finding(model, run, graph, repo, where),
-            _doubled_finding(facts, graph, model, run, repo, where)]
+            _doubled_finding(facts, graph, model, run, repo, where),
+            _router_writes(model, graph, repo, where)]
+
+
+def _router_writes(model: Model, graph: CallGraph, repo: Path | None, where: str) -> Finding:
+    """``graph.state.router_writes``: a router that stores into the state it is given."""
+    found: list[tuple[str, str, int]] = []  # router, key, line
+    for routers in model.routers.values():
+        for router in routers:
+            if router.key is not None and router.key in graph.functions:
+                found += [(router.key[1], k, line) for k, line in sorted(
+                    state_accesses(graph, router.key, stores=True).items())]
+    found = sorted(set(found), key=lambda f: (f[2], f[1]))
+    quotes = [(next(r.key[0] for rs in model.routers.values() for r in rs
+                    if r.key is not None and r.key[1] == name), line)
+              for name, _k, line in found]
+    return quoted_finding(
+        "graph.state.router_writes", "A router stores into the state (LangGraph discards it)",
+        bool(found), quotes, repo,
+        ("; ".join(f"{name} stores {k}" for name, k, _l in found[:5]) + ": a router only "
+         "picks the way; LangGraph hands it the state to read and keeps nothing it stores, "
+         "so no node ever sees those values." if found else
+         "No router stores into the state it is given."), 0.7, where,
+        writes=[f"{name}.{k}" for name, k, _l in found[:20]])
 
 
 # --- reads that never see a write ---------------------------------------------------------------
