@@ -845,6 +845,15 @@ def test_json_loads_on_a_regex_match_of_the_content_is_a_free_text_parse(
     assert not parse.found and "judges.py" not in " ".join(parse.data.get("outside") or [])
 
 
+def test_json_loads_on_content_read_with_getattr_is_a_free_text_parse(tmp_path: Path) -> None:
+    """ermiyas111: ``content = getattr(response, "content", None)`` is the reply's text."""
+    judges = REGEX_JUDGES.replace("reply.content, re.DOTALL)",
+                                  'getattr(reply, "content", ""), re.DOTALL)')
+    files = write_repo(tmp_path, {"graph.py": FACTORY_GRAPH, "judges.py": judges})
+    parse = by_facet(code_findings(tmp_path, files)[0], "llm.freeform_parse")
+    assert parse.found and parse.location.startswith("judges.py:"), parse.rationale
+
+
 def test_asyncio_shell_is_a_shell_call(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {"tools.py": '''
 import asyncio

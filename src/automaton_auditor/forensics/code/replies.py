@@ -70,6 +70,10 @@ def from_content(col: CallRecorder, node: ast.expr, ctx: Ctx, depth: int = 0,
         value = _value(col, node.id, ctx, within)
         return value is not None and value is not node and from_content(
             col, value, ctx, depth + 1, {**within, node.id: value}, nest + 1)
+    if isinstance(node, ast.Call) and dotted(node.func) == "getattr" and \
+            len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and \
+            node.args[1].value == "content":  # ``getattr(response, "content", None)``
+        return _reply(col, node.args[0], ctx, 0, within)
     if isinstance(node, ast.Call):
         parts = [*node.args, *(k.value for k in node.keywords)]
         if isinstance(node.func, ast.Attribute):
