@@ -52,24 +52,21 @@ def stateflow_findings(facts: dict[str, JSON], graph: CallGraph, model: Model, r
 
 def _router_writes(model: Model, graph: CallGraph, repo: Path | None, where: str) -> Finding:
     """``graph.state.router_writes``: a router that stores into the state it is given."""
-    found: list[tuple[str, str, int]] = []  # router, key, line
+    found: set[tuple[str, int, str, str]] = set()  # path, line, router, key
     for routers in model.routers.values():
         for router in routers:
             if router.key is not None and router.key in graph.functions:
-                found += [(router.key[1], k, line) for k, line in sorted(
-                    state_accesses(graph, router.key, stores=True).items())]
-    found = sorted(set(found), key=lambda f: (f[2], f[1]))
-    quotes = [(next(r.key[0] for rs in model.routers.values() for r in rs
-                    if r.key is not None and r.key[1] == name), line)
-              for name, _k, line in found]
+                found |= {(router.key[0], line, router.key[1], k) for k, line in
+                          state_accesses(graph, router.key, stores=True).items()}
+    stores = sorted(found)
     return quoted_finding(
         "graph.state.router_writes", "A router stores into the state (LangGraph discards it)",
-        bool(found), quotes, repo,
-        ("; ".join(f"{name} stores {k}" for name, k, _l in found[:5]) + ": a router only "
-         "picks the way; LangGraph hands it the state to read and keeps nothing it stores, "
-         "so no node ever sees those values." if found else
+        bool(stores), [(path, line) for path, line, _n, _k in stores], repo,
+        ("; ".join(f"{name} stores {k}" for _p, _l, name, k in stores[:5]) + ": a router "
+         "only picks the way; LangGraph hands it the state to read and keeps nothing it "
+         "stores, so no node ever sees those values." if stores else
          "No router stores into the state it is given."), 0.7, where,
-        writes=[f"{name}.{k}" for name, k, _l in found[:20]])
+        writes=[f"{name}.{k}" for _p, _l, name, k in stores[:20]])
 
 
 # --- reads that never see a write ---------------------------------------------------------------
