@@ -740,3 +740,30 @@ def chief_justice_node(state):
     return {"final": min(o.score for o in state["opinions"])}
 ''')
     assert facts["justice.node"].found and not facts["justice.node"].data["stub"]
+
+
+def test_a_test_on_a_judge_s_score_that_answers_a_flag_weighs_no_judge(tmp_path: Path) -> None:
+    """Heban-7: ``if defense_score <= 2: return False`` in a helper answers whether a rule
+    applies; it weighs no judge's score (no functionality weight), a dict of weights does."""
+    code = '''
+def defense_overruled(ops, evidence):
+    defense_score = next((o.score for o in ops if o.judge == "Defense"), None)
+    if defense_score is None or defense_score <= 2:
+        return False
+    return all(not e.found for e in evidence)
+
+
+def chief_justice_node(state):
+    ops = state["opinions"]
+    final = round(sum(o.score for o in ops) / len(ops))
+    if defense_overruled(ops, state["evidences"]):
+        final = min(final, 3)
+    return {"final_score": final}
+'''
+    rules = _justice(tmp_path / "flag", code)["justice.rules"].data["rules"]
+    assert "functionality_weight" not in rules, rules
+    weighted = code.replace("final = round(sum(o.score for o in ops) / len(ops))",
+                            'w = {"TechLead": 2, "Prosecutor": 1, "Defense": 1}\n'
+                            '    final = round(sum(o.score * w[o.judge] for o in ops) / 4)')
+    assert "functionality_weight" in _justice(tmp_path / "weights", weighted)[
+        "justice.rules"].data["rules"]

@@ -15,9 +15,10 @@ Lines = list[tuple[str, int]]
 def judge_weights(rules: list[Rule], weights: Lines) -> Lines:
     """Where one judge's score weighs differently when a criterion's scores are combined:
     judge `weights`, or a branch on a judge or a criterion that sets the score (one that
-    only caps it is a cap, not a weight)."""
+    only caps it is a cap, and one that only sets a flag or answers a helper's test, as
+    ``if defense_score <= 2: return False``, weighs no score)."""
     branches = [(r.path, r.line) for r in rules
-                if r.kind in ("judge", "criterion") and "cap" not in r.does]
+                if r.kind in ("judge", "criterion") and "score" in r.does and "cap" not in r.does]
     return sorted({*weights, *branches})
 
 
