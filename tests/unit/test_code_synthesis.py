@@ -767,3 +767,23 @@ def chief_justice_node(state):
                             '    final = round(sum(o.score * w[o.judge] for o in ops) / 4)')
     assert "functionality_weight" in _justice(tmp_path / "weights", weighted)[
         "justice.rules"].data["rules"]
+
+
+def test_a_spread_helper_s_default_is_no_cap(tmp_path: Path) -> None:
+    """Heban-7: ``if len(scores) < 2: return 0.0`` in a helper that returns the spread is
+    the spread of too few scores, not a cap on the score (no security override)."""
+    rules = _justice(tmp_path, '''
+def score_variance(ops):
+    scores = [o.score for o in ops]
+    if len(scores) < 2:
+        return 0.0
+    return max(scores) - min(scores)
+
+
+def chief_justice_node(state):
+    ops = state["opinions"]
+    final = round(sum(o.score for o in ops) / len(ops))
+    note = f"spread {score_variance(ops)}"
+    return {"final_score": final, "note": note}
+''')["justice.rules"].data.get("rules", {})
+    assert "security_override" not in rules, rules

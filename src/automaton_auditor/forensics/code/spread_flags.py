@@ -115,8 +115,12 @@ def spread_does(graph: CallGraph, key: Key, branch: JSON, reads: set[str],
                 scope: list[Key]) -> set[str]:
     """What a decision does, without the flag it sets on the spread when the flag never
     leaves its function (or its helper's callers) as itself: then the tests that read the
-    flag decide, and a flag only read to pick text is a dissent."""
+    flag decide, and a flag only read to pick text is a dissent. A function that returns a
+    spread returns a constant as the spread (``if len(scores) < 2: return 0.0``): no cap."""
     does = set(branch["does"])
+    preds = (graph.functions[key].get("logic") or {}).get("pred", [])
+    if does == {"cap"} and any("spread" in p.get("reads", []) for p in preds):
+        return set()
     if "flag" not in does or not SPREAD & reads or _reaches(graph, key, branch, scope):
         return does
     return does - {"flag"}
