@@ -94,3 +94,46 @@ def test_a_fixed_score_on_another_path_or_outside_the_judges_is_not_one(
     # no evidence at all: a rule; the detective's own fallback is no judge's score
     fact = _fallback(tmp_path, RULE)
     assert not fact.found, fact.rationale
+
+
+HEURISTIC = '''def prosecutor(state):
+    llm = ChatOpenAI(model="x").with_structured_output(JudicialOpinion)
+    try:
+        return {"opinions": [llm.invoke("judge")]}
+    except Exception:
+        return {"opinions": [heuristic(state)]}
+
+
+def heuristic(state):
+    found = sum(1 for e in state["opinions"] if e)
+    return JudicialOpinion(judge="Prosecutor", score=min(5, 1 + found), argument="rules")'''
+
+KEPT_ERROR = '''def prosecutor(state, fallback_score=1):
+    llm = ChatOpenAI(model="x").with_structured_output(JudicialOpinion)
+    last_exc = None
+    opinion = None
+    for attempt in range(2):
+        try:
+            opinion = llm.invoke("judge")
+            last_exc = None
+            break
+        except Exception as exc:
+            last_exc = exc
+    if last_exc is not None:
+        opinion = JudicialOpinion(judge="Prosecutor", score=fallback_score, argument="failed")
+    return {"opinions": [JudicialOpinion(judge="Prosecutor", score=opinion.score,
+                                         argument=opinion.argument)]}'''
+
+
+def test_a_score_the_code_computes_or_is_passed_when_the_call_fails_is_one_too(
+        tmp_path: Path) -> None:
+    """Gersum: ``except Exception: return _heuristic_score(...)``, a helper that scores the
+    evidence without the model; Zerubabel-J: ``score=fallback_score`` under ``if last_exc is
+    not None:`` after the attempts. The success path's ``score=opinion.score`` after the
+    loop is the model's answer, not a fallback."""
+    heuristic = _fallback(tmp_path / "heuristic", HEURISTIC)
+    assert heuristic.data["places"] == ["graph.py:22"], heuristic.rationale
+    assert "score from heuristic() when the call raises" in heuristic.rationale
+    kept = _fallback(tmp_path / "kept", KEPT_ERROR)
+    assert kept.data["places"] == ["graph.py:29"], kept.rationale
+    assert "score `fallback_score` when every attempt fails" in kept.rationale

@@ -7,10 +7,12 @@ same after a retry loop runs out) puts a number no judge reasoned about into the
 Justice's ruling: a neutral 3 lifts a failing criterion, a 1 sinks a sound one.
 
 Read in the code the judge nodes run (`structured_output.judge_scope`): an opinion (a call or
-a dict) with a constant ``score`` built in an ``except`` whose ``try`` calls something, or
-by a function of the same file such a handler returns the answer of; or built after a loop
-that tries its attempts (the code after it runs only when every attempt failed). A constant
-score on another path (no evidence at all: score 1) is a rule, not a failure, and not read.
+a dict) with a ``score`` built in an ``except`` whose ``try`` calls something (no model
+answered there: a constant, a parameter, a heuristic over the evidence are all the code's
+score), or by a function of the same file such a handler returns the answer of; or built with
+a constant score after a loop that tries its attempts (the code after it runs when every
+attempt failed; a score read from the answer there is the model's). A constant score on
+another path (no evidence at all: score 1) is a rule, not a failure, and not read.
 
 A defect the rubric's Tech Lead names, not the criterion's failure pattern (free text parsed
 by hand, no schema, no retry): weighed against the schema binding and the retries, not
@@ -32,22 +34,26 @@ FACET = "llm.fallback_score"
 GOAL = "A failed judge call still hands out a score its code writes"
 MAX_PLACES = 20
 
-Place = tuple[str, int, int, str]  # path, line, the score, where (an except, after retries)
+Place = tuple[str, int, str, str]  # path, line, the score as written, where it is handed out
 
 
-def _fixed_score(node: ast.AST) -> int | None:
-    """The constant score an opinion built by `node` carries (``Opinion(score=3)``,
-    ``{"score": 3}``), else None."""
+def _written_score(node: ast.AST) -> str | None:
+    """The score an opinion built by `node` carries, as the code writes it (``3`` of
+    ``Opinion(score=3)`` or ``{"score": 3}``; the expression otherwise: ``fallback_score``,
+    ``_heuristic(evidence)``), else None. In a handler of the model call's failure, no
+    model answered: whatever the expression, the code wrote the score."""
     value: ast.expr | None = None
     if isinstance(node, ast.Call):
         value = keyword(node, "score")
     elif isinstance(node, ast.Dict):
         value = next((v for k, v in zip(node.keys, node.values, strict=True)
                       if isinstance(k, ast.Constant) and k.value == "score"), None)
-    if isinstance(value, ast.Constant) and isinstance(value.value, int | float) and \
-            not isinstance(value.value, bool):
-        return int(value.value)
-    return None
+    if value is None or (isinstance(value, ast.Constant) and (
+            isinstance(value.value, bool) or not isinstance(value.value, int | float))):
+        return None
+    if isinstance(value, ast.Constant) and isinstance(value.value, int | float):
+        return str(int(value.value))
+    return f"`{ast.unparse(value)[:60]}`"
 
 
 def _own(body: list[ast.stmt]) -> list[ast.AST]:
@@ -62,31 +68,41 @@ def _own(body: list[ast.stmt]) -> list[ast.AST]:
     return out
 
 
-def _builds(body: list[ast.stmt], makers: dict[str, int]) -> list[tuple[int, int]]:
-    """(line, score) of each constant-score opinion `body` builds, or takes from a call
-    to one of `makers` (a function of the file that returns one)."""
+def _builds(body: list[ast.stmt], makers: dict[str, str]) -> list[tuple[int, str]]:
+    """(line, score as written) of each opinion `body` builds with a score, or takes from a
+    call to one of `makers` (a function of the file whose every return builds one)."""
     found = []
     for node in _own(body):
-        score = _fixed_score(node)
+        score = _written_score(node)
         if score is None and isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else \
                 node.func.id if isinstance(node.func, ast.Name) else ""
-            score = makers.get(name)
+            made = makers.get(name)  # a fixed fallback's number, or the helper that scores
+            score = made if made is None or made.isdigit() else f"from {name}()"
         if score is not None:
             found.append((getattr(node, "lineno", 0), score))
     return sorted(set(found))
 
 
-def _makers(tree: ast.Module) -> dict[str, int]:
-    """The file's functions (by name) whose every return hands out a constant-score
-    opinion: the fallback a handler may return the answer of."""
-    out: dict[str, int] = {}
+def _makers(tree: ast.Module) -> dict[str, str]:
+    """The file's functions (by name) whose every return builds an opinion with a score
+    (a fixed fallback, or a heuristic that scores the evidence without the model)."""
+    out: dict[str, str] = {}
     for qual, fn in function_defs(tree):
-        scores = [_fixed_score(r.value) for r in _own(fn.body)
+        scores = [_written_score(r.value) for r in _own(fn.body)
                   if isinstance(r, ast.Return) and r.value is not None]
         if scores and all(s is not None for s in scores):
-            out[qual.rsplit(".", 1)[-1]] = int(scores[0] or 0)
+            out[qual.rsplit(".", 1)[-1]] = str(scores[0])
     return out
+
+
+def _errors_kept(loop: ast.For | ast.While | ast.AsyncFor) -> set[str]:
+    """The names the loop's handlers keep the error in (``except Exception as exc:
+    last_exc = exc``)."""
+    return {t.id for h in _own(loop.body) if isinstance(h, ast.ExceptHandler) and h.name
+            for n in _own(h.body) if isinstance(n, ast.Assign)
+            and isinstance(n.value, ast.Name) and n.value.id == h.name
+            for t in n.targets if isinstance(t, ast.Name)}
 
 
 def _tries(loop: ast.For | ast.While | ast.AsyncFor) -> bool:
@@ -94,7 +110,7 @@ def _tries(loop: ast.For | ast.While | ast.AsyncFor) -> bool:
 
 
 def _places(path: str, fn: ast.FunctionDef | ast.AsyncFunctionDef,
-            makers: dict[str, int]) -> list[Place]:
+            makers: dict[str, str]) -> list[Place]:
     places: list[Place] = []
     for node in _own(fn.body):
         if isinstance(node, ast.Try) and any(isinstance(n, ast.Call) for n in _own(node.body)):
@@ -105,9 +121,18 @@ def _places(path: str, fn: ast.FunctionDef | ast.AsyncFunctionDef,
         getattr(node, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list))]
     for block in blocks:
         for index, stmt in enumerate(block):
+            # after the loop runs on success too (a break with the answer): only a
+            # constant there is the fallback, or any score under a test on the error the
+            # attempts kept (``if last_exc is not None:``)
             if isinstance(stmt, ast.For | ast.While | ast.AsyncFor) and _tries(stmt):
-                places += [(path, line, score, "when every attempt fails")
-                           for line, score in _builds(block[index + 1:], makers)]
+                kept = _errors_kept(stmt)
+                for after in block[index + 1:]:
+                    failed = isinstance(after, ast.If) and bool(kept & {
+                        n.id for n in ast.walk(after.test) if isinstance(n, ast.Name)})
+                    places += [(path, line, score, "when every attempt fails")
+                               for line, score in _builds(after.body if failed else [after],
+                                                          makers)
+                               if failed or score.isdigit()]
     return places
 
 
@@ -132,6 +157,6 @@ def fallback_finding(repo: Path | None, paths: list[str], judges: Scope | None) 
         rationale=(f"{len(places)} place(s) in the judges' code hand out a score the code "
                    f"writes when the model call fails: {said}. That number enters the "
                    "ruling as if a judge had reasoned it." if places else
-                   "No constant score is handed out when a judge's model call fails"
+                   "No score the code writes is handed out when a judge's model call fails"
                    + ("." if judges is not None else " (the judges' code is not known).")),
         data={"places": [f"{p}:{line}" for p, line, _s, _h in places]})
