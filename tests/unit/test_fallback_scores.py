@@ -137,3 +137,16 @@ def test_a_score_the_code_computes_or_is_passed_when_the_call_fails_is_one_too(
     kept = _fallback(tmp_path / "kept", KEPT_ERROR)
     assert kept.data["places"] == ["graph.py:29"], kept.rationale
     assert "score `fallback_score` when every attempt fails" in kept.rationale
+
+
+def test_judges_in_a_wrapped_node_are_read_by_their_schema(tmp_path: Path) -> None:
+    """tedoaba: ``timed = timeout_wrapper(900)(evaluate_criterion)`` is the node the judges
+    run in; it does not resolve to a function, so the code that binds a model to the
+    opinion schema is taken as the judges' code."""
+    wrapper = "\n\ndef timeout_wrapper(seconds):\n    def wrap(fn):\n        return fn\n" \
+        "    return wrap\n\n\ntimed = timeout_wrapper(900)(prosecutor)\n"
+    graph = GRAPH.format(judge=RAISES + wrapper).replace(
+        'builder.add_node("prosecutor", prosecutor)', 'builder.add_node("prosecutor", timed)')
+    files = write_repo(tmp_path, {"graph.py": graph})
+    fact = by_facet(code_findings(tmp_path, files)[0], "llm.fallback_score")
+    assert fact.data["places"] == ["graph.py:22"], fact.rationale

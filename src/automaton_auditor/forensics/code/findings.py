@@ -102,7 +102,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     # the call graph's memos in an order that changes what the safety trace later resolves
     wired = CallGraph(facts)
     scope = wired_scope(facts, wired, main, others)
-    judges = judge_scope(facts, wired, main)
+    judges = judge_scope(facts, wired, main, scope)
     analysis = run_ruff(repo, sorted(facts))
     parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
     checks = ImportChecks(repo, sorted(facts))  # each module's imports checked once

@@ -254,26 +254,33 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
     ]
 
 
-def judge_scope(facts: dict[str, JSON], graph: CallGraph,
-                main: Topology | None) -> Scope | None:
-    """What the main graph's judge nodes run (their functions and what those call or hand
-    on), or None when no judge node's function resolves."""
+def judge_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
+                wired: Scope | None = None) -> Scope | None:
+    """What the main graph's judge nodes run (and what they call or hand on); else the code
+    `wired` runs that reaches a model bound to the opinion schema; else None."""
     roots: list[Key] = []
     for name, node in sorted((main.nodes if main else {}).items()):
         key = graph.node_function(node) if JUDGE.search(name) else None
         if key is not None:
             roots.append(key)
         elif JUDGE.search(name) and "." in str(node.get("fn") or ""):
-            # a node made by a factory at import (``prosecutor = make_judge(...)``): the
-            # functions of the module that defines it
+            # a node a factory made at import (``prosecutor = make_judge(...)``): its module's
             module = str(node["fn"]).rsplit(".", 1)[0]
             files = graph.module_files(module, str(node["op"]["path"]))
             roots += sorted(k for k in graph.functions if k[0] in files)
-    if not roots:
-        return None
     # not the module-level code of their files: the graph built there names every node
     refs = {key: names for key, names in _references(facts).items() if key[1]}
-    return Scope(frozenset(live(graph, roots, refs)), frozenset())
+    roots = roots or _opinion_code(facts, graph, wired, refs)
+    return Scope(frozenset(live(graph, roots, refs)), frozenset()) if roots else None
+
+
+def _opinion_code(facts: dict[str, JSON], graph: CallGraph, wired: Scope | None,
+                  refs: dict[Key, set[str]]) -> list[Key]:
+    """Code the graph runs that reaches a model bound to the opinion schema (tedoaba)."""
+    bound = {(p, str(c["func"])) for p, c in calls_of(facts, "structured")
+             if any(OPINION.search(str(s)) for s in c.get("schemas") or [])}
+    return sorted(k for k in graph.functions if k[0] in {p for p, _f in bound} and k[1]
+                  and (wired is None or wired.runs(*k)) and bound & live(graph, [k], refs))
 
 
 def freeform_finding(parses: list[tuple[str, JSON]], judges: Scope | None) -> Finding:
