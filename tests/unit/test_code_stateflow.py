@@ -21,7 +21,7 @@ from . import graph_defects as copies
 from .graph_defects import GRAPH, NODES, STATE
 from .test_code_ast_graph import write_repo
 
-FACETS = ("graph.stale_reads", "state.doubled_lists", "graph.state.router_writes")
+FACETS = ("graph.stale_reads", "state.doubled_lists", "graph.router_writes")
 
 
 def _facts(tmp_path: Path, nodes: str = NODES, graph: str = GRAPH,
@@ -343,7 +343,7 @@ def test_a_router_storing_into_the_state_stores_nothing(tmp_path: Path) -> None:
     nodes = copies.edit(NODES, (test + '        return "error_handler"',
                                 test + '        state["errors"] = ["no evidence"]\n'
                                 '        return "error_handler"'))
-    writes = _facts(tmp_path, nodes)["graph.state.router_writes"]
+    writes = _facts(tmp_path, nodes)["graph.router_writes"]
     assert writes.found and writes.data["writes"] == ["route_judges.errors"]
     assert 'nodes.py:27: state["errors"] = ["no evidence"]' in (writes.content or "")
-    assert not _facts(tmp_path / "strong")["graph.state.router_writes"].found
+    assert not _facts(tmp_path / "strong")["graph.router_writes"].found

@@ -16,10 +16,11 @@
   node writes the list (the first step, reading only the graph's input) doubles nothing a
   node produced: not charged.
 
-- ``graph.state.router_writes``: a router function stores into the state it is given
+- ``graph.router_writes``: a router function stores into the state it is given
   (``state["errors"] = ... ; return "error_handler"``). A router only picks the way: LangGraph
   hands it the state to read and keeps nothing it stores (a store into a key, not a change
-  made inside a value it holds), so the node it routes to never sees what it stored.
+  made inside a value it holds), so the node it routes to never sees what it stored: an
+  error route that loses the error it was taken for (a graph fact, not one of the schema).
 
 Each fact quotes the lines it rests on (the read or return, and the reducer's declaration).
 """
@@ -43,7 +44,7 @@ from automaton_auditor.state import Finding
 
 def stateflow_findings(facts: dict[str, JSON], graph: CallGraph, model: Model, run: Run,
                        repo: Path | None, where: str) -> list[Finding]:
-    """``graph.stale_reads``, ``state.doubled_lists`` and ``graph.state.router_writes``
+    """``graph.stale_reads``, ``state.doubled_lists`` and ``graph.router_writes``
     (see the module docstring)."""
     return [_stale_finding(model, run, graph, repo, where),
             _doubled_finding(facts, graph, model, run, repo, where),
@@ -51,7 +52,7 @@ def stateflow_findings(facts: dict[str, JSON], graph: CallGraph, model: Model, r
 
 
 def _router_writes(model: Model, graph: CallGraph, repo: Path | None, where: str) -> Finding:
-    """``graph.state.router_writes``: a router that stores into the state it is given."""
+    """``graph.router_writes``: a router that stores into the state it is given."""
     found: set[tuple[str, int, str, str]] = set()  # path, line, router, key
     for routers in model.routers.values():
         for router in routers:
@@ -60,7 +61,7 @@ def _router_writes(model: Model, graph: CallGraph, repo: Path | None, where: str
                           state_accesses(graph, router.key, stores=True).items()}
     stores = sorted(found)
     return quoted_finding(
-        "graph.state.router_writes", "A router stores into the state (LangGraph discards it)",
+        "graph.router_writes", "A router stores into the state (LangGraph discards it)",
         bool(stores), [(path, line) for path, line, _n, _k in stores], repo,
         ("; ".join(f"{name} stores {k}" for _p, _l, name, k in stores[:5]) + ": a router "
          "only picks the way; LangGraph hands it the state to read and keeps nothing it "
