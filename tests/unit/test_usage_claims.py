@@ -250,6 +250,21 @@ def test_a_module_function_the_code_never_calls_while_it_uses_the_module(
                                   "args, no os.system.") == []
 
 
+def test_the_repository_s_own_module_run_as_a_script_is_no_function(tmp_path: Path) -> None:
+    """ruthasoll: "run the auditor via uv run python -m src.graph --repo URL": src.graph is
+    src/graph.py, a module of the repository, not a function of a module ``src``."""
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "graph.py").write_text(
+        "from src import tools\n\n\ndef main():\n    return tools.clone('u')\n")
+    (tmp_path / "src" / "tools.py").write_text("def clone(url):\n    return url\n")
+    names = code_names(tmp_path, ["src/graph.py", "src/tools.py"])
+    said = "A senior engineer can run the auditor via uv run python -m src.graph --repo URL."
+    assert _contradictions(names, said) == []
+    # a name no module of the repository carries is still read
+    other = "The graph is built with src.build_everything at start."
+    assert [f.data["said"] for f in _contradictions(names, other)] == [["src.build_everything"]]
+
+
 def test_a_module_function_a_table_cell_wrapped_in_two_is_read_whole(tmp_path: Path) -> None:
     """Ahmed-Hibet p.8: "(used with tempfile.TemporaryDire ctory() in the node)", a name a
     table cell broke, over code that calls tempfile.TemporaryDirectory()."""

@@ -288,6 +288,13 @@ _FILE_EXT = frozenset({"py", "md", "json", "pdf", "txt", "yaml", "yml", "toml", 
                        "png", "svg", "csv", "html", "js", "ts", "sh", "lock", "env", "ipynb"})
 
 
+def _own_module(api: str, names: CodeNames) -> bool:
+    """`api` names one of the repository's own modules (``python -m src.graph`` runs
+    src/graph.py), not a function of a module."""
+    path = api.replace(".", "/")
+    return f"{path}.py" in names.modules or f"{path}/__init__.py" in names.modules
+
+
 def module_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list[Misquote]:
     """Each `module.name` the sentence says the system uses that no audited Python file
     calls, while some file uses other names of that module ("tempfile.TemporaryDirectory is
@@ -308,7 +315,8 @@ def module_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list[
         module, _, attr = api.partition(".")
         kin = sorted(w for name, ws in uses.items() if name.split(".")[0] == module for w in ws)
         if attr.lower() in _FILE_EXT or not kin or _wrapped(sentence, api, uses) \
-                or any(n == api or n.startswith(api + ".") for n in uses):
+                or any(n == api or n.startswith(api + ".") for n in uses) \
+                or _own_module(api, names):
             continue
         found.append(Misquote(
             api, f"The report says the system uses {api}; no Python file calls it, and the "
