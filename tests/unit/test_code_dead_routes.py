@@ -148,3 +148,27 @@ def test_is_not_none_needs_a_value_not_a_truthy_one() -> None:
     outs = _outs("def r(state):\n    if state.get('a') is not None:\n        return 'x'\n"
                  "    return 'y'\n")
     assert [o["guards"] for o in outs] == [[["a", "set"]], [["a", False]]]
+
+
+def test_a_path_map_entry_the_router_never_returns_is_never_taken(tmp_path: Path) -> None:
+    """tedoaba: the path map names "error_handler", but the router (through the helper it
+    hands the choice to) only ever returns "judge" or "end"."""
+    nodes = NODES + '''
+
+def pick(state):
+    return "judge" if state.get("evidences") else "end"
+
+
+def route_mapped(state):
+    return pick(state)
+'''
+    graph = copies.edit(
+        GRAPH, ("route_judges,", "route_mapped,"),
+        ('builder.add_conditional_edges("evidence_aggregator", route_mapped, '
+         '["judge", "error_handler"])',
+         'builder.add_conditional_edges("evidence_aggregator", route_mapped, '
+         '{"judge": "judge", "end": "chief_justice", "error_handler": "error_handler"})'))
+    facts = _facts(tmp_path, {"state.py": STATE, "nodes.py": nodes, "graph.py": graph})
+    dead = facts["graph.dead_routes"]
+    assert dead.found and dead.data["edges"] == [["evidence_aggregator", "error_handler"]]
+    assert "never taken: its router never returns 'error_handler'" in dead.rationale

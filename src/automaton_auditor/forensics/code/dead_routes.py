@@ -12,6 +12,9 @@ arrives at the router when
   whole state) and the graph's input schema is declared and does not carry it (without one
   the input may carry any key).
 
+A path map's entry the router never returns (its returns all known names, none of them that
+entry) is never taken either.
+
 Left alone, as not determined: a router whose returns are not all known, one on a node
 reached by ``Send`` (that node reads its payload), a router the simulated run never reaches,
 and a destination another return of the node's routers also leads to. The destinations
@@ -57,10 +60,13 @@ def dead_routes(graph: CallGraph, model: Model, run: Run) -> list[DeadRoute]:
     sent = {d for (_s, d), e in model.topo.edges.items() if e["kind"] == "send"}
     out: list[DeadRoute] = []
     for source, routers in sorted(model.routers.items()):
-        if source in sent or source not in run.routes:
+        if source in sent:
             continue
         for router in routers:
-            out += _dead_targets(graph, model, run, source, router)
+            # a name the router never returns needs no run to reach it
+            out += _dead_targets(graph, model, run, source, router) if source in run.routes \
+                else _unreturned(model, run, source, router, set()) if known_outs(router) \
+                else []
     return out
 
 
@@ -98,7 +104,25 @@ def _dead_targets(graph: CallGraph, model: Model, run: Run, source: str,
     typed = graph.functions[router.key].get("typed") if router.key else None
     return [DeadRoute(source, target, keys, _why(model, typed, source, keys),
                       _quotes(model, router, source, keys, lines))
-            for target, (keys, lines) in sorted(dead.items())]
+            for target, (keys, lines) in sorted(dead.items())] + _unreturned(
+        model, run, source, router, set(dead))
+
+
+def _unreturned(model: Model, run: Run, source: str, router: Router,
+                dead: set[str]) -> list[DeadRoute]:
+    """The path map's entries the router never returns (tedoaba's ``"error_handler"``: its
+    every return, followed into the helper it hands the choice to, is "judges" or
+    "report"), when it returns names only."""
+    mapping = router.info.get("map") or {}
+    if not mapping or any(out.get("sends") for out in router.outs):
+        return []
+    returned = {str(t) for out in router.outs for t in out.get("targets", [])}
+    quotes = [(str(out.get("path") or router.key[0]), int(out["line"]))
+              for out in router.outs] if router.key else []
+    quotes.append((router.info["op"]["path"], router.info["op"]["line"]))
+    return [DeadRoute(source, str(name), [], f"its router never returns {key!r}", quotes)
+            for key, name in sorted(mapping.items()) if str(key) not in returned
+            and str(name) not in dead and str(name) not in run.routes.get(source, set())]
 
 
 def _never_arrives(model: Model, key: str) -> bool:
@@ -164,9 +188,11 @@ def route_finding(graph: CallGraph, model: Model, run: Run, repo: Path | None,
         grouped.setdefault((d.source, d.why), []).append(d)
     text = "; ".join(
         f"{source} -> {', '.join(d.target for d in ds)} {'is' if len(ds) == 1 else 'are'} "
-        f"never taken: {_router_name(model, source)} takes "
-        f"{'it' if len(ds) == 1 else 'them'} only when {', '.join(ds[0].keys)} "
-        f"{'is' if len(ds[0].keys) == 1 else 'are'} set, and {why}"
+        f"never taken: " + (f"{_router_name(model, source)} takes "
+                            f"{'it' if len(ds) == 1 else 'them'} only when "
+                            f"{', '.join(ds[0].keys)} "
+                            f"{'is' if len(ds[0].keys) == 1 else 'are'} set, and {why}"
+                            if ds[0].keys else why)
         for (source, why), ds in grouped.items())
     return quoted_finding(
         "graph.dead_routes", "A conditional route can never be taken", bool(dead),
