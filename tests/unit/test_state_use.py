@@ -126,3 +126,20 @@ def test_a_missing_name_not_used_as_a_type_is_no_missing_model(tmp_path: Path) -
     dossier = list(facts.values())
     result = decide(dim, [offline_opinion(j, dim, dossier) for j in JUDGES], dossier, rubric)
     assert result.final_score == 4
+
+
+def test_a_missing_model_in_a_module_the_graph_never_loads_is_noted_only(
+        tmp_path: Path) -> None:
+    """hydropython: a leftover node module imports a model the state's module does not
+    define, but nothing the graph runs imports it: it breaks no run."""
+    files = {"src/__init__.py": "", "src/state.py": STATE, "src/graph.py": GRAPH,
+             "src/nodes/old_report.py": JUDGES_PY}
+    missing = _findings(tmp_path, files)["state.missing_models"]
+    assert not missing.found, missing.rationale
+    assert "Not charged: src/nodes/old_report.py, which nothing the graph runs imports." \
+        in missing.rationale
+    # imported by the graph's module, the same import breaks the run
+    loaded = {**files, "src/graph.py": GRAPH.replace(
+        "from src.state import AgentState", "from src.state import AgentState\n"
+        "    from src.nodes.old_report import judge")}
+    assert _findings(tmp_path / "loaded", loaded)["state.missing_models"].found

@@ -112,7 +112,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     roles = copy_roles(CallGraph(facts), [main, *others]) if main is not None else {}
     findings = [*graph_findings(main, rebuilt, others, roles),
                 *state_findings(facts, main),
-                *state_use_findings(facts, repo, main, others, checks),
+                *state_use_findings(facts, repo, main, others, checks, scope),
                 # its own call graph too: resolving every call site first would change the
                 # order the safety trace fills `calls`' memos in
                 model_call_finding(facts, CallGraph(facts), repo),

@@ -21,6 +21,7 @@ from pathlib import Path
 
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.imports import ImportChecks
+from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.own_graph import own_reason
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.state_schema import state_class, typed_classes
@@ -38,9 +39,10 @@ def _f(facet: str, goal: str, found: bool, location: str, content: str | None,
 
 
 def state_use_findings(facts: dict[str, JSON], repo: Path | None, main: Topology | None,
-                       others: list[Topology], checks: ImportChecks | None = None
-                       ) -> list[Finding]:
-    """``state.no_graph`` and ``state.missing_models`` (see the module docstring)."""
+                       others: list[Topology], checks: ImportChecks | None = None,
+                       scope: Scope | None = None) -> list[Finding]:
+    """``state.no_graph`` and ``state.missing_models`` (see the module docstring; `scope`:
+    what the graph runs, when known)."""
     classes = typed_classes(facts)
     state = state_class(classes, main)
     if state is None:
@@ -50,7 +52,7 @@ def state_use_findings(facts: dict[str, JSON], repo: Path | None, main: Topology
     files = {path} | {p for name, (p, _c, root) in classes.items()
                       if root == "BaseModel" and _MODEL.search(name)}
     return [_no_graph(repo, path, cls, [*([main] if main else []), *others]),
-            _missing_models(facts, repo, files, f"{path}:{cls['line']}", checks)]
+            _missing_models(facts, repo, files, f"{path}:{cls['line']}", checks, scope)]
 
 
 def _no_graph(repo: Path | None, path: str, cls: JSON, builders: list[Topology]) -> Finding:
@@ -78,16 +80,21 @@ def _no_graph(repo: Path | None, path: str, cls: JSON, builders: list[Topology])
 
 
 def _missing_models(facts: dict[str, JSON], repo: Path | None, files: set[str],
-                    loc: str, checks: ImportChecks | None) -> Finding:
+                    loc: str, checks: ImportChecks | None, scope: Scope | None) -> Finding:
     broken = [d for d in (checks or ImportChecks(repo, facts)).broken(facts)
               if d["target"] in files] \
         if repo is not None else []
-    missing = [d for d in broken if d["as_type"]]
+    # a module the graph never loads breaks nothing the graph runs: noted, not charged
+    idle = sorted({d["path"] for d in broken if scope is not None and
+                   d["path"] not in scope.files})
+    missing = [d for d in broken if d["as_type"] and d["path"] not in idle]
     quotes = "\n".join(line_at(repo, d["path"], d["line"]) for d in missing[:MAX_QUOTED])
     untyped = sorted({f"{d['name']} ({d['path']}:{d['line']})" for d in broken
                       if not d["as_type"]})
     note = (" Also imported from it without being defined, not used as a type: "
-            + ", ".join(untyped[:6]) + "." if untyped else "")
+            + ", ".join(untyped[:6]) + "." if untyped else "") + (
+        f" Not charged: {', '.join(idle[:4])}, which nothing the graph runs imports."
+        if idle else "")
     return _f(
         "state.missing_models", "Modules use as types names the state's module does not "
         "define", bool(missing), f"{missing[0]['path']}:{missing[0]['line']}" if missing
