@@ -854,6 +854,30 @@ def test_json_loads_on_content_read_with_getattr_is_a_free_text_parse(tmp_path: 
     assert parse.found and parse.location.startswith("judges.py:"), parse.rationale
 
 
+def test_json_loads_in_the_helper_a_reply_is_handed_to_is_a_free_text_parse(
+        tmp_path: Path) -> None:
+    """Hiwot-Beyene: ``parsed = _parse_json_fallback(reply.content)`` and, in the helper,
+    ``json.loads`` over a slice of its parameter. A helper handed other text parses no
+    reply."""
+    judges = REGEX_JUDGES.replace(
+        '''        match = re.search(r"[{].*[}]", reply.content, re.DOTALL)
+        json_str = match.group(0) if match else "{}"
+        data = json.loads(json_str)''', '''        data = parse_fallback(reply.content)''') + '''
+
+def parse_fallback(content):
+    candidate = content.strip()
+    start = candidate.find("{")
+    return json.loads(candidate[start:])
+'''
+    files = write_repo(tmp_path / "a", {"graph.py": FACTORY_GRAPH, "judges.py": judges})
+    parse = by_facet(code_findings(tmp_path / "a", files)[0], "llm.freeform_parse")
+    assert parse.found and parse.location.startswith("judges.py:"), parse.rationale
+    other = judges.replace("data = parse_fallback(reply.content)",
+                           'data = parse_fallback(open("cfg.json").read())')
+    files = write_repo(tmp_path / "b", {"graph.py": FACTORY_GRAPH, "judges.py": other})
+    assert not by_facet(code_findings(tmp_path / "b", files)[0], "llm.freeform_parse").found
+
+
 def test_asyncio_shell_is_a_shell_call(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {"tools.py": '''
 import asyncio

@@ -20,6 +20,7 @@ from automaton_auditor.forensics.code.replies import (
     LLM_PACKAGES,
     LLM_RECEIVER,
     SDK_REPLIES,
+    content_args,
     from_content,
 )
 
@@ -356,6 +357,15 @@ def _record_in_tempdir(col: CallRecorder, s: Site) -> None:
     col.add("in_tempdir", s.node, s.ctx, callee=s.name.rsplit(".", 1)[-1])
 
 
+def _passes_content(col: CallRecorder, s: Site) -> bool:
+    return bool(content_args(col, s.node, s.ctx))
+
+
+def _record_passes_content(col: CallRecorder, s: Site) -> None:
+    col.add("content_passed", s.node, s.ctx, callee=s.name,
+            args=content_args(col, s.node, s.ctx))
+
+
 # The order matters: the first rule that applies decides (``os.system`` is a process, never
 # also a model call; ``with_structured_output(max_retries=...)`` binds a schema).
 EXCLUSIVE: tuple[Rule, ...] = (
@@ -379,4 +389,5 @@ EXCLUSIVE: tuple[Rule, ...] = (
 )
 ALWAYS: tuple[Rule, ...] = (
     Rule("in_tempdir", _in_tempdir, _record_in_tempdir),
+    Rule("content_passed", _passes_content, _record_passes_content),
 )

@@ -78,6 +78,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.blocked import undefined_reads
     from automaton_auditor.forensics.code.fallback_scores import fallback_finding
     from automaton_auditor.forensics.code.health import health_findings
+    from automaton_auditor.forensics.code.helper_parse import helper_parses
     from automaton_auditor.forensics.code.imports import ImportChecks
     from automaton_auditor.forensics.code.loading import load_findings
     from automaton_auditor.forensics.code.model_calls import model_call_finding
@@ -118,7 +119,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 model_call_finding(facts, CallGraph(facts), repo),
                 *safety_findings(facts, repo, calls, run_nodes(CallGraph(facts), main),
                                  undefined),
-                *llm_findings(facts, repo, scope, judges, main),
+                *llm_findings(facts, repo, scope, judges, main,
+                              helper_parses(facts, CallGraph(facts), repo)),
                 *_judge_findings(repo, files, facts, scope, main, undefined, prompts),
                 *answer_findings(facts, repo, scope),
                 fallback_finding(repo, sorted(facts), judges),

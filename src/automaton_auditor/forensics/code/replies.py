@@ -35,6 +35,9 @@ REPLY_METHODS = LLM_METHODS | set(SDK_REPLIES) | {"predict", "apredict", "genera
                                                   "agenerate"}
 BINDINGS = {"with_structured_output", "bind_tools", "bind", "with_retry", "with_config"}
 MAX_DEPTH = 8  # names followed to their values
+# builtins: what they are handed is no reply a helper of the repository may parse
+NOT_HELPERS = frozenset({"len", "str", "print", "isinstance", "getattr", "hasattr", "repr",
+                         "bool", "int", "float", "list", "dict", "set", "tuple", "max", "min"})
 MAX_NEST = 40  # parts of expressions gone into (a long concatenation)
 
 
@@ -126,3 +129,14 @@ def _model(col: CallRecorder, node: ast.expr, ctx: Ctx, depth: int,
         return True
     return isinstance(node.func, ast.Attribute) and node.func.attr in BINDINGS and \
         _model(col, node.func.value, ctx, depth + 1)
+
+
+def content_args(col: CallRecorder, node: ast.Call, ctx: Ctx) -> list[int]:
+    """The positions of a model reply's text among the arguments of a call of a repository
+    helper (a plain name, or ``self.x``): the helper may parse it (`helper_parse`)."""
+    func = node.func
+    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(
+        func, ast.Attribute) and dotted(func.value) in ("self", "cls") else ""
+    if not name or name in NOT_HELPERS or not 0 < len(node.args) <= 6:
+        return []
+    return [i for i, a in enumerate(node.args) if from_content(col, a, ctx)]

@@ -197,11 +197,11 @@ def _library_bindings(facts: dict[str, JSON],
 
 def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
                  scope: Scope | None = None, judges: Scope | None = None,
-                 main: Topology | None = None) -> list[Finding]:
-    """``llm.structured_output``, ``llm.opinion_schema``, ``llm.retry``,
-    ``llm.freeform_parse``, ``llm.schema_parse``, from the code the graph runs when `scope`
-    is known; `judges` (`judge_scope`) is what the judge nodes run, when known; `main` the
-    graph whose nodes may carry a RetryPolicy (`node_retry`)."""
+                 main: Topology | None = None,
+                 parses: list[tuple[str, JSON]] | None = None) -> list[Finding]:
+    """``llm.structured_output``, ``opinion_schema``, ``retry``, ``freeform_parse``,
+    ``schema_parse`` from the code the graph runs (`scope`); `judges`: what the judge nodes
+    run; `main`: the graph (RetryPolicy); `parses`: json.loads in helpers (`helper_parse`)."""
     policies = node_policies(facts, repo, main)
     facts, dropped = _wired(facts, scope)
     note = _unwired_note(dropped)
@@ -233,7 +233,7 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
     retries = decorated + [(p, c) for p, c, t in only if t is None] + [
         (p["path"], {**p, "how": f"RetryPolicy on node {p['node']} (retry_on={p['retry_on']})"})
         for p in policies if p["malformed"]]
-    freeform = calls_of(facts, "freeform_parse")
+    freeform = calls_of(facts, "freeform_parse") + (parses or [])  # `helper_parse`
     schemas = sorted({s for _p, c in structured for s in c["schemas"]})
     return [
         call_finding("llm.structured_output", "LLM calls are bound to a schema "
