@@ -8,6 +8,8 @@ from typing import Any
 from automaton_auditor.forensics.code.blocked import Undefined
 from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.fallback_scores import fallback_finding
+from automaton_auditor.forensics.code.helper_parse import helper_parses
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, persona_named
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.own_graph import own_builder_findings
@@ -19,6 +21,7 @@ from automaton_auditor.forensics.code.parallel_groups import (
     meeting_node,
     unknown_copies,
 )
+from automaton_auditor.forensics.code.rubric_ids import repository_rubric
 from automaton_auditor.forensics.code.topology import (
     DETECTIVE,
     END,
@@ -76,14 +79,11 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.analysers import run_ruff
     from automaton_auditor.forensics.code.answers import answer_findings
     from automaton_auditor.forensics.code.blocked import undefined_reads
-    from automaton_auditor.forensics.code.fallback_scores import fallback_finding
     from automaton_auditor.forensics.code.health import health_findings
-    from automaton_auditor.forensics.code.helper_parse import helper_parses
     from automaton_auditor.forensics.code.imports import ImportChecks
     from automaton_auditor.forensics.code.loading import load_findings
     from automaton_auditor.forensics.code.model_calls import model_call_finding
     from automaton_auditor.forensics.code.raising import raise_findings
-    from automaton_auditor.forensics.code.rubric_ids import repository_rubric
     from automaton_auditor.forensics.code.runtime import runtime_findings
     from automaton_auditor.forensics.code.safety import safety_findings
     from automaton_auditor.forensics.code.state_schema import state_findings
@@ -124,8 +124,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 *_judge_findings(repo, files, facts, scope, main, undefined, prompts),
                 *answer_findings(facts, repo, scope),
                 fallback_finding(repo, sorted(facts), judges),
-                *justice_findings(facts, repo, main, calls, scope,
-                                  repository_rubric(repo, files)),
+                *justice_findings(facts, repo, main, calls, scope, repository_rubric(repo, files)),
                 no_graph_finding(repo, facts, calls, main, others, scope),
                 *health_findings(facts, repo, analysis, calls, main, checks),
                 *runtime_findings(facts, calls, main, repo),
