@@ -125,10 +125,10 @@ def chief_justice_node(state):
     assert facts["justice.keyword_rules"].found
 
 
-def test_a_rule_that_needs_a_word_and_the_evidence_fires_on_words(tmp_path: Path) -> None:
-    """IbnuEyni: ``if has_security_concern and not has_security_evidence`` where the concern
-    is a word in the Prosecutor's argument: without the word the rule never fires, so it is
-    a keyword rule, not a security override on the evidence."""
+def test_a_rule_that_needs_a_word_and_the_evidence_is_both(tmp_path: Path) -> None:
+    """IbnuEyni and Gersum: ``if concern and not sandboxed`` where the concern is a word in the
+    Prosecutor's argument and the other test a detected fact: it fires on words (a keyword
+    rule, said gated) and only where the fact holds (a rule on the evidence too)."""
     facts = _justice(tmp_path, '''
 def chief_justice_node(state):
     ops = state["opinions"]
@@ -142,4 +142,7 @@ def chief_justice_node(state):
 ''')
     keyword = facts["justice.keyword_rules"]
     assert keyword.found and keyword.location == "nodes/justice.py:8"
-    assert "security_override" not in facts["justice.rules"].data.get("rules", {})
+    assert "(1 of them only where a detected fact also holds)" in keyword.rationale
+    rules = facts["justice.rules"]
+    assert rules.data["rules"]["security_override"] == ["nodes/justice.py:8"]
+    assert "more fire on words" not in rules.rationale

@@ -58,3 +58,18 @@ def unweighted_reason(averaging: bool, models: bool, means: bool, weights: Lines
             "cases and no judge (the Tech Lead on architecture) weighs differently" + (
                 f" except when the scores are far apart ({weights[0][0]}:{weights[0][1]}, "
                 "part of the variance re-evaluation)" if weights else "") + ".")
+
+
+def averaging_reason(means: Lines, models: bool, weights: Lines, deciding: int,
+                     keyword: int) -> str:
+    """The rationale of ``justice.averaging``: why the verdict is, or is not, a plain mean
+    of the opinions (`deciding`: decisions that change it; `keyword`: ones on words only)."""
+    if not means:
+        return "No mean of the scores."
+    if deciding or models:
+        return f"{deciding} decision(s) change the mean."
+    weighted = (f", weighted per judge with the same weights whatever the evidence "
+                f"({weights[0][0]}:{weights[0][1]})" if weights else "")
+    words = f"; {keyword} decision(s) only match words in an argument" if keyword else ""
+    return (f"The score is a mean of the opinions{weighted}; no rule on evidence, score "
+            f"spread or a judge's score changes it{words}.")

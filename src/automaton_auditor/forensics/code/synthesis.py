@@ -29,6 +29,7 @@ from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.model_overwrite import scores_replaced
 from automaton_auditor.forensics.code.named_rules import (
+    averaging_reason,
     judge_weights,
     ordinary_weights,
     supremacy,
@@ -133,9 +134,10 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
             does = spread_does(graph, key, branch, reads, scope)
             never = branch["line"] in dead | set(keyed) or "never" in branch or any(
                 gates.never_holds(key, name) for name in branch.get("gates", []))
-            kinds = {_kind(reads, does, never)}
-            # each side of an ``or`` fires alone: one that rests on words fires on words,
-            # one on the evidence or a judge's score decides on that, whatever the rest
+            # each side of an ``or`` fires alone (on words, the evidence, a judge's score), and
+            # words gated on a detected fact are both a keyword rule and one on the evidence
+            both = {_kind(reads, does, never), _kind(reads - {"words"}, does, never)}
+            kinds = both & {"words", "evidence"} or both
             kinds |= {"words", "score_cap", "evidence"} & {
                 _kind(alt, does, never) for alt in alternatives(graph, key, branch)}
             if branch.get("agree"):  # a rule for agreeing judges re-evaluates no disagreement
@@ -333,6 +335,10 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
     kept = [(r.path, n) for r in rules if r.kind == "dead" for n in r.why][:MAX_QUOTED // 2]
     # a helper's word test and its callers' tests on its answer are one decision
     words = decisions([r for r in rules if r.kind == "words"])
+    facts_too = set(_of(rules, "evidence"))  # words gated on a detected fact as well
+    loose = decisions([r for r in rules if r.kind == "words"
+                       and (r.path, r.line) not in facts_too])
+    gated = words - loose
     averaging = bool(reading.means) and not deciding and not reading.models
     # rules only on special cases: every other verdict is the judges' mean, no judge weighs more
     ordinary = ordinary_weights(rules, weights)
@@ -343,15 +349,16 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
            [*sorted({i for n in present for i in named[n]})[:MAX_QUOTED - len(kept)], *kept],
            repo,
            f"Rules the code applies: {', '.join(present) or 'none'}" + (
-               f"; {words} more fire on words in a judge's argument (not counted: no "
-               "detected fact decides them)" if keyword else "") + dead_reason(rules, repo) + ".",
+               f"; {loose} more fire on words in a judge's argument (not counted: no "
+               "detected fact decides them)" if loose else "") + dead_reason(rules, repo) + ".",
            0.75,
            rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present},
            dead=[f"{p}:{line}" for p, line in dead[:10]]),
         _variance(reading, repo),
         _f("justice.averaging", "The verdict is a plain average of the judges' scores",
            averaging, "failure", [*reading.means, *keyword, *dead] if averaging else
-           reading.means, repo, _averaging_reason(reading, len(deciding), words),
+           reading.means, repo, averaging_reason(reading.means, bool(reading.models),
+                                                  reading.weights, len(deciding), words),
            0.85, keyword_rules=words, dead_rules=len(dead)),
         _f("justice.unweighted_mean", "Where no rule fires, the verdict is the judges' plain "
            "mean (no judge's score weighs more)", unweighted, "failure",
@@ -361,23 +368,12 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
         _f("justice.keyword_rules", "Rules fire on words in a judge's argument",
            bool(keyword), "failure", keyword, repo,
            (f"{words} decision(s) change the score because a judge's argument "
-            "contains a word, not because of a detected fact" + (
+            "contains a word" + (f" ({gated} of them only where a detected fact also holds)"
+                                 if gated else ", not because of a detected fact") + (
                 f" (tested on {len(keyword)} lines: a helper's tests and the tests that read "
                 "its answer are one decision)" if len(keyword) > words else "") + "."
             if keyword else "No decision reads words in a judge's argument."), 0.7),
     ]
-
-
-def _averaging_reason(reading: Reading, deciding: int, keyword: int) -> str:
-    if not reading.means:
-        return "No mean of the scores."
-    if deciding or reading.models:
-        return f"{deciding} decision(s) change the mean."
-    weighted = (f", weighted per judge with the same weights whatever the evidence "
-                f"({reading.weights[0][0]}:{reading.weights[0][1]})" if reading.weights else "")
-    words = f"; {keyword} decision(s) only match words in an argument" if keyword else ""
-    return (f"The score is a mean of the opinions{weighted}; no rule on evidence, score "
-            f"spread or a judge's score changes it{words}.")
 
 
 def _variance(reading: Reading, repo: Path | None) -> Finding:
