@@ -52,6 +52,17 @@ def caught_names(handler: ast.ExceptHandler) -> list[str] | None:
     return [name.rsplit(".", 1)[-1] for name in class_names(handler.type)]
 
 
+def own_call_name(func: ast.expr) -> str:
+    """The name a call of one of the repository's helpers is written with (``fn``,
+    ``self.fn``, ``cls.fn``), else "" (a method of some other object, a computed callee)."""
+    if isinstance(func, ast.Name):
+        return func.id
+    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
+            func.value.id in ("self", "cls"):
+        return f"{func.value.id}.{func.attr}"
+    return ""
+
+
 def resolve(name: str | None, imports: dict[str, str]) -> str | None:
     """Expand the first segment of a dotted name through the file's imports
     (``SG`` -> ``langgraph.graph.StateGraph``, ``sp.run`` -> ``subprocess.run``)."""

@@ -7,12 +7,24 @@ from __future__ import annotations
 import bisect
 import json
 import re
+from pathlib import Path
 from typing import Any
+
+from automaton_auditor.safefile import read_bounded
 
 DATA = (".json", ".yaml", ".yml")
 MAX_DATA_BYTES = 200_000
 MAX_DEPTH = 12  # a data file's nesting read, no deeper
 MAX_STRINGS = 2_000  # strings placed on their lines per file (each a bounded search)
+
+
+def read_text(repo: Path, rel: str, limit: int = MAX_DATA_BYTES) -> str | None:
+    """The repository's own regular file `rel` as text (never a link out of it, read
+    bounded); None when it cannot be read."""
+    try:
+        return read_bounded(repo / rel, limit, root=repo).decode("utf-8-sig", "replace")
+    except (OSError, ValueError):
+        return None
 
 
 def load_data(path: str, text: str) -> Any:

@@ -25,6 +25,7 @@ import ast
 from pathlib import Path
 
 from automaton_auditor.forensics.code.common import function_defs, keyword
+from automaton_auditor.forensics.code.exprs import own_nodes
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.source import line_at, parse_file
 from automaton_auditor.state import Finding
@@ -56,23 +57,11 @@ def _written_score(node: ast.AST) -> str | None:
     return f"`{ast.unparse(value)[:60]}`"
 
 
-def _own(body: list[ast.stmt]) -> list[ast.AST]:
-    """The nodes of `body`, not those of functions or classes defined in it."""
-    out: list[ast.AST] = []
-    todo: list[ast.AST] = list(body)
-    while todo:
-        node = todo.pop()
-        out.append(node)
-        todo += [c for c in ast.iter_child_nodes(node)
-                 if not isinstance(c, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef)]
-    return out
-
-
 def _builds(body: list[ast.stmt], makers: dict[str, str]) -> list[tuple[int, str]]:
     """(line, score as written) of each opinion `body` builds with a score, or takes from a
     call to one of `makers` (a function of the file whose every return builds one)."""
     found = []
-    for node in _own(body):
+    for node in own_nodes(body):
         score = _written_score(node)
         if score is None and isinstance(node, ast.Call):
             name = node.func.attr if isinstance(node.func, ast.Attribute) else \
@@ -89,7 +78,7 @@ def _makers(tree: ast.Module) -> dict[str, str]:
     (a fixed fallback, or a heuristic that scores the evidence without the model)."""
     out: dict[str, str] = {}
     for qual, fn in function_defs(tree):
-        scores = [_written_score(r.value) for r in _own(fn.body)
+        scores = [_written_score(r.value) for r in own_nodes(fn.body)
                   if isinstance(r, ast.Return) and r.value is not None]
         if scores and all(s is not None for s in scores):
             out[qual.rsplit(".", 1)[-1]] = str(scores[0])
@@ -99,25 +88,25 @@ def _makers(tree: ast.Module) -> dict[str, str]:
 def _errors_kept(loop: ast.For | ast.While | ast.AsyncFor) -> set[str]:
     """The names the loop's handlers keep the error in (``except Exception as exc:
     last_exc = exc``)."""
-    return {t.id for h in _own(loop.body) if isinstance(h, ast.ExceptHandler) and h.name
-            for n in _own(h.body) if isinstance(n, ast.Assign)
+    return {t.id for h in own_nodes(loop.body) if isinstance(h, ast.ExceptHandler) and h.name
+            for n in own_nodes(h.body) if isinstance(n, ast.Assign)
             and isinstance(n.value, ast.Name) and n.value.id == h.name
             for t in n.targets if isinstance(t, ast.Name)}
 
 
 def _tries(loop: ast.For | ast.While | ast.AsyncFor) -> bool:
-    return any(isinstance(n, ast.Try) for n in _own(loop.body))
+    return any(isinstance(n, ast.Try) for n in own_nodes(loop.body))
 
 
 def _places(path: str, fn: ast.FunctionDef | ast.AsyncFunctionDef,
             makers: dict[str, str]) -> list[Place]:
     places: list[Place] = []
-    for node in _own(fn.body):
-        if isinstance(node, ast.Try) and any(isinstance(n, ast.Call) for n in _own(node.body)):
+    for node in own_nodes(fn.body):
+        if isinstance(node, ast.Try) and any(isinstance(n, ast.Call) for n in own_nodes(node.body)):
             for handler in node.handlers:
                 places += [(path, line, score, "when the call raises")
                            for line, score in _builds(handler.body, makers)]
-    blocks = [fn.body, *(b for node in _own(fn.body) for b in (
+    blocks = [fn.body, *(b for node in own_nodes(fn.body) for b in (
         getattr(node, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list))]
     for block in blocks:
         for index, stmt in enumerate(block):

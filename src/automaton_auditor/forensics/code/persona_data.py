@@ -21,10 +21,10 @@ from typing import Any
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.data_files import (
     DATA,
-    MAX_DATA_BYTES,
     MAX_DEPTH,
     line_of,
     load_data,
+    read_text,
 )
 from automaton_auditor.forensics.code.judge_prompts import persona_named
 from automaton_auditor.forensics.code.liveness import Scope
@@ -32,18 +32,10 @@ from automaton_auditor.forensics.code.prompt_eval import TEMPLATES, Evaluator, F
 from automaton_auditor.forensics.code.prompt_lines import WORD
 from automaton_auditor.forensics.code.prompt_values import Fn, Program, Txt
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES
-from automaton_auditor.safefile import read_bounded
 
 MAX_DATA_FILES = 50
 ASIDE = re.compile(r"(^|/)(docs?|reports?|audit|tests?|node_modules|\.[^/]+)/", re.I)
 PERSONA_TEXT = re.compile(r"prosecut|defen[cs]e|tech[\s_-]?lead", re.I)
-
-
-def _read(repo: Path, rel: str, limit: int) -> str | None:
-    try:  # the repository's own regular file, never a link out of it, read bounded
-        return read_bounded(repo / rel, limit, root=repo).decode("utf-8-sig", "replace")
-    except (OSError, ValueError):
-        return None
 
 
 def _mappings(data: Any, depth: int = 0) -> list[tuple[str, dict[str, str]]]:
@@ -185,7 +177,7 @@ def data_candidates(repo: Path, files: list[str], python: list[str],
     for rel in sorted(f for f in files if f.lower().endswith(DATA) and not ASIDE.search(f)):
         if len(data) >= MAX_DATA_FILES:
             break
-        raw = _read(repo, rel, MAX_DATA_BYTES)
+        raw = read_text(repo, rel)
         if raw is None or len({m.group(0).lower()[:4] for m in PERSONA_TEXT.finditer(raw)}) < 2:
             continue  # names fewer than two personas: no mapping by persona
         found = _mappings(load_data(rel, raw))
@@ -193,7 +185,7 @@ def data_candidates(repo: Path, files: list[str], python: list[str],
             data.append((rel, raw, found))
     if not data:
         return []
-    py = {p: t for p in sorted(python) if (t := _read(repo, p, MAX_FILE_BYTES)) is not None}
+    py = {p: t for p in sorted(python) if (t := read_text(repo, p, MAX_FILE_BYTES)) is not None}
     reads = _reads(py, {k for _, _, found in data for k, _ in found}, scope,
                    Program(repo, sorted(py)))
     out: list[JSON] = []

@@ -15,8 +15,8 @@ from typing import Any
 from automaton_auditor.forensics.code.common import dotted
 from automaton_auditor.forensics.code.data_files import (
     DATA,
-    MAX_DATA_BYTES,
     load_data,
+    read_text,
     with_lines,
 )
 from automaton_auditor.forensics.code.resolve import module_name
@@ -177,11 +177,7 @@ class Program:
         if rel is None or not rel.lower().endswith(DATA):
             return None
         if rel not in self._data:
-            try:
-                raw = read_bounded(self.repo / rel, MAX_DATA_BYTES, root=self.repo).decode(
-                    "utf-8-sig", errors="replace")
-            except (OSError, ValueError):
-                raw = ""
+            raw = read_text(self.repo, rel) or ""
             data = load_data(rel, raw) if raw else None
             self._data[rel] = with_lines(rel, raw, data, lambda s, at: Txt(((s, at),))) \
                 if data is not None else None

@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 import re
 
-from automaton_auditor.forensics.code.common import dotted, resolve
+from automaton_auditor.forensics.code.common import dotted, own_call_name, resolve
 from automaton_auditor.forensics.code.recorder import CallRecorder, Ctx
 
 LLM_METHODS = {"invoke", "ainvoke", "batch", "abatch", "stream", "astream"}
@@ -134,9 +134,7 @@ def _model(col: CallRecorder, node: ast.expr, ctx: Ctx, depth: int,
 def content_args(col: CallRecorder, node: ast.Call, ctx: Ctx) -> list[int]:
     """The positions of a model reply's text among the arguments of a call of a repository
     helper (a plain name, or ``self.x``): the helper may parse it (`helper_parse`)."""
-    func = node.func
-    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(
-        func, ast.Attribute) and dotted(func.value) in ("self", "cls") else ""
+    name = own_call_name(node.func).rsplit(".", 1)[-1]
     if not name or name in NOT_HELPERS or not 0 < len(node.args) <= 6:
         return []
     return [i for i, a in enumerate(node.args) if from_content(col, a, ctx)]

@@ -17,9 +17,9 @@ import itertools
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from automaton_auditor.forensics.code.data_files import DATA, MAX_DATA_BYTES, load_data
+from automaton_auditor.forensics.code.common import own_call_name
+from automaton_auditor.forensics.code.data_files import DATA, load_data, read_text
 from automaton_auditor.forensics.vendored import is_vendored
-from automaton_auditor.safefile import read_bounded
 
 MAX_RUBRIC_FILES = 40  # data files read for criteria, no more
 MAX_ALTERNATIVES = 16  # ways a test may hold, kept before it is left unread
@@ -67,12 +67,8 @@ def repository_rubric(repo: Path, files: list[str]) -> Rubric:
     candidates = [f for f in sorted(files) if f.lower().endswith(DATA) and not is_vendored(f)
                   and not any(part.startswith(".") for part in f.split("/"))]
     for rel in candidates[:MAX_RUBRIC_FILES]:
-        try:  # the repository's own regular file, never a link out of it, read bounded
-            raw = read_bounded(repo / rel, MAX_DATA_BYTES, root=repo).decode("utf-8-sig",
-                                                                            "replace")
-        except (OSError, ValueError):
-            continue
-        found = _criteria(load_data(rel, raw)) if "id" in raw else []
+        raw = read_text(repo, rel)
+        found = _criteria(load_data(rel, raw)) if raw and "id" in raw else []
         if found:
             criteria += found
             sources.append(rel)
@@ -117,8 +113,8 @@ def criterion_test(test: ast.expr, aliases: Aliases | None = None) -> Alternativ
     if isinstance(test, ast.Call) and isinstance(test.func, ast.Name) and \
             test.func.id == "any" and len(test.args) == 1:
         return _any_word(test.args[0], aliases)
-    if isinstance(test, ast.Call) and not test.keywords and _helper_name(test.func):
-        return [[["call", _helper_name(test.func)]]]
+    if isinstance(test, ast.Call) and not test.keywords and own_call_name(test.func):
+        return [[["call", own_call_name(test.func)]]]
     return None
 
 
@@ -156,15 +152,6 @@ def _comparison(left: ast.expr, op: ast.cmpop, right: ast.expr,
 def _text(node: ast.expr) -> str | None:
     return node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) \
         else None
-
-
-def _helper_name(func: ast.expr) -> str:
-    if isinstance(func, ast.Name):
-        return func.id
-    if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and \
-            func.value.id in ("self", "cls"):
-        return f"{func.value.id}.{func.attr}"
-    return ""
 
 
 def _side(node: ast.expr, aliases: Aliases | None = None) -> tuple[str, str] | None:

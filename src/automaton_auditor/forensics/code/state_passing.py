@@ -15,20 +15,11 @@ from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 MAX_DEPTH = 3
 
 
-def _param_for(graph: CallGraph, callee: Key, site: dict[str, object], atom: str) -> str | None:
-    """The callee's parameter the call hands `atom` to alone (by position or keyword)."""
-    params = list(graph.functions[callee].get("params") or [])
-    if params[:1] in (["self"], ["cls"]):
-        params = params[1:]
-    args = site.get("args") or []
-    for index, group in enumerate(args if isinstance(args, list) else []):
-        if group == [atom] and index < len(params):
-            return str(params[index])
-    kw = site.get("kw") or {}
-    for name, group in (kw.items() if isinstance(kw, dict) else []):
-        if group == [atom] and name in params:
-            return str(name)
-    return None
+def _param_for(graph: CallGraph, key: Key, index: int, callee: Key, atom: str) -> str | None:
+    """The callee's parameter site `index` of `key` hands `atom` to alone
+    (`CallGraph.argument`: by position or keyword, ``self`` bound)."""
+    return next((str(p) for p in graph.functions[callee].get("params") or []
+                 if graph.argument(key, index, callee, str(p)) == [atom]), None)
 
 
 def passed_reads(graph: CallGraph, key: Key, state: str | None,
@@ -38,11 +29,11 @@ def passed_reads(graph: CallGraph, key: Key, state: str | None,
     out: dict[str, int] = {}
     if state is None or depth >= MAX_DEPTH:
         return out
-    for site in graph.sites(key):
+    for index, site in enumerate(graph.sites(key)):
         target = graph.resolve(key, site)
         callee = graph.function_key(target) if target is not None else None
-        param = _param_for(graph, callee, site, f"p:{state}") if callee is not None and \
-            callee != key else None
+        param = _param_for(graph, key, index, callee, f"p:{state}") \
+            if callee is not None and callee != key else None
         if callee is None or param is None:
             continue
         line = int(site["line"])
