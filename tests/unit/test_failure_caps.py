@@ -11,6 +11,7 @@ import pytest
 from automaton_auditor.judging.caps import FAILURE_CAPS, confirmed_caps, no_credit, weighed
 from automaton_auditor.judging.offline import evidence_balance, offline_opinion
 from automaton_auditor.judging.rules import decide, fact_supremacy, verdict_for
+from automaton_auditor.output.build import cap_sentence
 from automaton_auditor.rubric import Rubric, load_rubric, route
 from automaton_auditor.state import JUDGES, CriterionResult, Evidence, JudicialOpinion
 from tests.conftest import make_evidence
@@ -188,6 +189,17 @@ def test_a_capped_criterion_caps_the_verdict_band() -> None:
     capped = [_result(5)] * 9 + [_result(2, "os.system on data confirmed at src/t.py:3")]
     assert verdict_for(4.7, capped) == "Competent Orchestrator"
     assert verdict_for(2.0, capped) == "Vibe Coder"
+
+
+def test_the_summary_says_a_cap_decided_the_verdict_only_when_it_did() -> None:
+    cap = "bulk upload confirmed at commit 895e0fe6"
+    high = [_result(5)] * 9 + [_result(2, cap)]  # mean 4.7: Master Thinker but for the cap
+    assert "held at Competent Orchestrator" in cap_sentence(high, 4.7)
+    assert cap in cap_sentence(high, 4.7)
+    low = [_result(4)] * 6 + [_result(2, cap)]  # mean 3.7: the band is Competent anyway
+    said = cap_sentence(low, 3.71)
+    assert "held at" not in said and "would also keep" in said
+    assert cap_sentence([_result(5)] * 10, 5.0) == ""
 
 
 def test_text_aimed_at_the_judges_weighs_nothing() -> None:

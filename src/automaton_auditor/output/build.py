@@ -7,7 +7,13 @@ from datetime import UTC, datetime
 from automaton_auditor.forensics.vision.compare import best_reading
 from automaton_auditor.forensics.vision.findings import read_diagram
 from automaton_auditor.judging.llm_usage import usage_totals, with_earlier_rounds
-from automaton_auditor.judging.rules import overall_score, verdict_for, verdict_of
+from automaton_auditor.judging.rules import (
+    COMPETENT,
+    MASTER,
+    overall_score,
+    verdict_for,
+    verdict_of,
+)
 from automaton_auditor.output.summary import executive_summary, remediation_plan
 from automaton_auditor.settings import Settings
 from automaton_auditor.state import (
@@ -31,10 +37,7 @@ def opening(results: list[CriterionResult], state: AgentState, bench: str) -> st
     text = (f"Overall {score:.2f}/5 ({verdict_for(score, results)}) over {len(judged)} "
             f"criteria, judged by the {bench}: {strong} strong (4–5), {weak} weak (1–2)."
             if judged else "No criterion was judged: there is no score and no verdict.")
-    capped = [r.dimension_name for r in results if r.verdict_cap]
-    if capped:
-        text += (" The verdict is capped by a confirmed security or integrity failure in "
-                 f"{', '.join(capped)}.")
+    text += cap_sentence(results, score)
     missing = [r for r in results if not r.judged]
     if missing:
         text = (f"**Incomplete: {len(missing)} of {len(results)} criteria not judged** "
@@ -42,6 +45,20 @@ def opening(results: list[CriterionResult], state: AgentState, bench: str) -> st
     if state.get("aborted"):
         text += f" The audit was stopped early: {state['aborted']}."
     return text
+
+
+def cap_sentence(results: list[CriterionResult], score: float) -> str:
+    """What the verdict caps did: a capped criterion holds the band below Master Thinker,
+    which changes the verdict only when the mean reaches that band (said so then; otherwise
+    the cap is named as what would hold it, not as what decided it)."""
+    capped = [r for r in results if r.verdict_cap and r.judged]
+    if not capped:
+        return ""
+    where = "; ".join(f"{r.dimension_name}: {r.verdict_cap}" for r in capped[:3])
+    if verdict_for(score) == MASTER:  # the band the mean alone earns
+        return (f" The mean reaches {MASTER}, but the verdict is held at {COMPETENT} by a "
+                f"confirmed failure ({where}).")
+    return f" A confirmed failure would also keep the verdict below {MASTER} ({where})."
 
 
 def compared_diagram(diagrams: list[DiagramFacts] | None,
