@@ -608,3 +608,84 @@ def test_prompts_written_apart_on_one_skeleton_share_only_their_common_lines(
     collusion = facts["judges.collusion"]
     assert not collusion.found, collusion.rationale
     assert max(collusion.data["overlap"].values()) < 0.25, collusion.rationale
+
+
+SHARED_TASK = '''
+from langchain_core.messages import HumanMessage, SystemMessage
+from langchain_openai import ChatOpenAI
+
+PROSECUTOR = """You are the Prosecutor. Trust no one and assume vibe coding. Hunt for
+security flaws, missing schemas, shell injection and lazy shortcuts, and score one or two
+for any gap you can prove from the evidence."""
+DEFENSE = """You are the Defense. Reward effort, intent and creative workarounds; read the
+git history for signs of understanding and argue for the highest score the evidence
+can defend, even where the implementation is imperfect."""
+TECH_LEAD = """You are the Tech Lead. Weigh whether the code runs and can be maintained by
+the next engineer: architectural soundness, technical debt and practical viability decide
+your score, three for functional but messy code."""
+
+llm = ChatOpenAI(model="gpt-4o")
+
+
+def _judge(system, criterion, evidence):
+    task = f"""Evaluate the submission against one rubric criterion.
+Criterion: {criterion}
+Read every piece of evidence below before you score. Cite the evidence ids you rely on,
+quote the lines that decide your score, and keep your argument under two hundred words.
+Do not invent files, commits or functions the evidence does not show.
+Evidence collected:
+{evidence}
+Answer with a JSON object holding score (an integer from 1 to 5), argument (a string) and
+cited_evidence (a list of evidence ids). No markdown and no text outside the JSON object."""
+    return llm.invoke([SystemMessage(content=system), HumanMessage(content=task)])
+
+
+def prosecutor(state):
+    return {"opinions": [_judge(PROSECUTOR, state["criterion"], state["evidence"])]}
+
+
+def defense(state):
+    return {"opinions": [_judge(DEFENSE, state["criterion"], state["evidence"])]}
+
+
+def tech_lead(state):
+    return {"opinions": [_judge(TECH_LEAD, state["criterion"], state["evidence"])]}
+'''
+
+
+def test_the_shared_task_message_is_no_part_of_the_persona_comparison(tmp_path: Path) -> None:
+    """The rubric compares the personas' system prompts: a task, evidence and answer-format
+    message every judge receives from the same lines is left out of the share (it was
+    0.6 with it), while it still counts as shared template beside the own words."""
+    facts = _judges(tmp_path, SHARED_TASK)
+    collusion = facts["judges.collusion"]
+    assert not collusion.found, collusion.rationale
+    assert max(collusion.data["overlap"].values()) < 0.3, collusion.rationale
+    assert "is left out" in collusion.rationale
+    text = facts["judges.persona_text"]
+    assert text.data["shared_words"] > 80, text.rationale  # still the template beside them
+
+
+def test_a_persona_slotted_into_a_shared_system_prompt_shares_that_prompt(
+        tmp_path: Path) -> None:
+    """When the persona's words sit in the same message as the template (one system prompt
+    filled with each persona's lines), that message is the persona's prompt, template and
+    all, and the share counts it."""
+    slotted = SHARED_TASK.replace(
+        "SystemMessage(content=system), HumanMessage(content=task)",
+        "SystemMessage(content=system + task)")
+    collusion = _judges(tmp_path, slotted)["judges.collusion"]
+    assert collusion.found, collusion.rationale
+
+
+def test_message_roles_as_openai_dicts_and_langchain_pairs(tmp_path: Path) -> None:
+    """The same comparison when the messages are OpenAI dicts or (role, text) pairs; the
+    role's name is no text of the prompt."""
+    for call in ('llm.invoke([{"role": "system", "content": system}, '
+                 '{"role": "user", "content": task}])',
+                 'llm.invoke([("system", system), ("human", task)])'):
+        source = SHARED_TASK.replace(
+            "llm.invoke([SystemMessage(content=system), HumanMessage(content=task)])", call)
+        assert call in source
+        collusion = _judges(tmp_path, source)["judges.collusion"]
+        assert max(collusion.data["overlap"].values()) < 0.3, (call, collusion.rationale)

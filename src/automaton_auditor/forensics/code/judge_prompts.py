@@ -304,7 +304,8 @@ def _route_key(call: str, route: tuple[Step, ...]) -> tuple[Any, ...]:
                     for s in route))
 
 
-def _is_name(text: str) -> bool:
+def is_persona_name(text: str) -> bool:
+    """A piece this short that names one persona: its name, not its philosophy."""
     words = WORD.findall(text)
     return 0 < len(words) <= NAME_WORDS and persona_named(text) is not None
 
@@ -330,7 +331,7 @@ def own_text(prompts: dict[str, Prompt]) -> dict[str, dict[str, Any]]:
                 part, words = prompt.text.parts[index], len(WORD.findall(piece))
                 if all(part in other for p, other in keys.items() if p != persona):
                     shared += words
-                elif _is_name(part[0]):
+                elif is_persona_name(part[0]):
                     named += words
                 else:
                     texts.append(piece)
@@ -344,3 +345,38 @@ def own_text(prompts: dict[str, Prompt]) -> dict[str, dict[str, Any]]:
                         "own_lines": lines, "own_text": "".join(texts), "call": prompt.call,
                         "entry": prompt.entry}
     return out
+
+
+def persona_messages(prompt: Prompt, other: Prompt) -> Prompt:
+    """`prompt` cut to its persona's prompt as the rubric compares them ("distinct,
+    conflicting system prompts"): the messages that carry text of the persona's own (a
+    piece `other` does not receive from the same line, beyond the persona's name), and of
+    those the system messages when one of them does. A message both receive whole from the
+    same lines (the shared task, evidence and answer format) is no persona's prompt; a
+    message holding persona text keeps its template (a persona slotted into a shared system
+    prompt shares that prompt)."""
+    theirs = set(other.text.parts)
+    messages = prompt.text.messages()
+    kept = [(role, m) for role, m in messages if any(
+        p not in theirs and WORD.search(p[0]) and not is_persona_name(p[0]) for p in m)]
+    if any(role == "system" for role, _m in kept):
+        kept = [(role, m) for role, m in kept if role == "system"]
+    if not kept or len(kept) == len(messages):
+        return prompt
+    return replace(prompt, text=Txt(tuple(p for _role, m in kept for p in m)))
+
+
+def shared_share(first: Prompt, second: Prompt) -> float:
+    """The share of two persona prompts' words that both hold, as the rubric compares the
+    prompts: template pieces both receive from the same lines, and lines or sentences both
+    hold wherever each copy is written, over the messages that carry persona text
+    (`persona_messages`); read by `own_text` for the pair alone, so it agrees with the
+    own-words count. Two prompts with no text of their own are the same prompt under two
+    names."""
+    pair = own_text({"a": persona_messages(first, second), "b": persona_messages(second, first)})
+    if not any(c["own_words"] for c in pair.values()):
+        return 1.0
+    shared = sum(int(c["shared_words"]) for c in pair.values())
+    total = sum(int(c["own_words"]) + int(c["shared_words"]) + int(c["name_words"])
+                for c in pair.values())
+    return round(shared / total, 3) if total else 0.0

@@ -15,14 +15,20 @@ from __future__ import annotations
 
 import re
 from difflib import SequenceMatcher
-from itertools import combinations
+from itertools import combinations, permutations
 from pathlib import Path
 from typing import Any
 
 from automaton_auditor.forensics.code.blocked import Undefined
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.data_files import load_data
-from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, own_text
+from automaton_auditor.forensics.code.judge_prompts import (
+    Prompt,
+    judge_prompts,
+    own_text,
+    persona_messages,
+    shared_share,
+)
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.persona_data import data_candidates
 from automaton_auditor.forensics.code.replies import LLM_PACKAGES
@@ -282,7 +288,11 @@ def _findings(chosen: dict[str, Any], pairs: dict[str, float], tone: dict[str, b
         Finding(facet="judges.collusion", goal="Persona prompts share more than 50% of text",
                 found=bool(colluding), pattern="failure", location=loc, content=quote or None,
                 confidence=0.8 if len(chosen) >= 2 else 0.4,
-                rationale=(f"Pairwise shared text: {pairs}." if pairs else
+                rationale=(f"Pairwise shared text: {pairs}." + (
+                    " Compared on the messages that carry persona text (the system prompts "
+                    "when they do): a message every judge receives from the same lines (the "
+                    "task, evidence and answer format) is left out." if data.get(
+                        "messages_left_out") else "") if pairs else
                            "Fewer than two persona prompts to compare."),
                 data={"overlap": pairs, "threshold": COLLUSION}),
         Finding(facet="judges.persona_tone", goal="Prosecutor is adversarial, Defense rewards "
@@ -293,26 +303,11 @@ def _findings(chosen: dict[str, Any], pairs: dict[str, float], tone: dict[str, b
     ]
 
 
-def _shared_share(first: Prompt, second: Prompt) -> float:
-    """The share of two persona prompts' words that both hold, as the rubric compares the
-    prompts: template pieces both receive from the same lines, and lines or sentences both
-    hold wherever each copy is written; read by `own_text` for the pair alone, so it agrees
-    with the own-words count. Two prompts with no text of their own are the same prompt
-    under two names."""
-    pair = own_text({"a": first, "b": second})
-    if not any(c["own_words"] for c in pair.values()):
-        return 1.0
-    shared = sum(int(c["shared_words"]) for c in pair.values())
-    total = sum(int(c["own_words"]) + int(c["shared_words"]) + int(c["name_words"])
-                for c in pair.values())
-    return round(shared / total, 3) if total else 0.0
-
-
 def _resolved_findings(repo: Path, prompts: dict[str, Prompt]) -> list[Finding]:
     """The facts, from the text each judge's model call receives."""
     counts = own_text(prompts)
     own = {p: str(c.pop("own_text")).strip() for p, c in counts.items()}
-    pairs = {f"{a}/{b}": _shared_share(prompts[a], prompts[b])
+    pairs = {f"{a}/{b}": shared_share(prompts[a], prompts[b])
              for a, b in combinations(prompts, 2)}
     tone = {p: bool(TONE[p].search(own[p])) for p in prompts}
     quote = _quote(repo, prompts, counts)
@@ -322,7 +317,10 @@ def _resolved_findings(repo: Path, prompts: dict[str, Prompt]) -> list[Finding]:
                   "security": {p: bool(SECURITY.search(c.text.text()))
                                for p, c in prompts.items()},
                   "prompt_words": {p: {**c, "own_lines": c["own_lines"][:12]}
-                                   for p, c in counts.items()}}
+                                   for p, c in counts.items()},
+                  "messages_left_out": any(persona_messages(prompts[a], prompts[b])
+                                           is not prompts[a]
+                                           for a, b in permutations(prompts, 2))}
     distinct = all(c["own_words"] > 0 for c in counts.values())
     thin = {p: c["own_words"] for p, c in counts.items() if c["own_words"] < MIN_OWN_WORDS}
     shared = max(c["shared_words"] for c in counts.values())

@@ -25,6 +25,7 @@ from automaton_auditor.forensics.code.prompt_values import (
     Program,
     RepoPath,
     Txt,
+    as_message,
     concat,
     flatten,
     item,
@@ -348,7 +349,10 @@ class Evaluator:
                 fn = top.fn if top is not None and top.path == frame.path else None
                 self.routes.append((*self._stack[:-1], Step(frame.path, fn, node)))
         if tail.endswith("Message") or tail in TEMPLATES:
-            return flatten([kwargs.get("content", kwargs.get("template")), *args])
+            text = flatten([kwargs.get("content", kwargs.get("template")), *args])
+            # ``SystemMessage(content=...)``: one message, its role in the class's name
+            return as_message(text, tail[:-len("Message")].lower()) \
+                if text is not None and tail.endswith("Message") else text
         if isinstance(receiver, Txt):
             return string_method(receiver, tail, args, kwargs)
         if isinstance(receiver, RepoPath):

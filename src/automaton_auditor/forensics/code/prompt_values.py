@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,9 @@ from automaton_auditor.safefile import read_bounded
 
 Part = tuple[str, str]  # a piece of text and the ``path:line`` it comes from
 ROLES = {"system", "human", "user", "assistant", "ai"}
+# a role as LangChain's message classes and OpenAI's dicts say it, by one name
+ROLE_NAMES = {"system": "system", "human": "human", "user": "human", "ai": "ai",
+              "assistant": "ai"}
 
 
 @dataclass(frozen=True)
@@ -33,10 +37,27 @@ class Txt:
     """Text whose pieces carry the line they come from."""
 
     parts: tuple[Part, ...]
+    # where each chat message (or prompt variable) starts, as an index into `parts`, with
+    # its role ("system", "human", "ai"; "" when not said): set by `flatten` when it joins a
+    # model call's messages; text built any other way is one message of no known role
+    breaks: tuple[tuple[int, str], ...] = ()
 
     def text(self) -> str:
         """The text itself."""
         return "".join(p[0] for p in self.parts)
+
+    def messages(self) -> list[tuple[str, tuple[Part, ...]]]:
+        """Each message the text was joined from, in order: its role and its parts."""
+        starts = {0: "", **{at: role for at, role in self.breaks if at < len(self.parts)}}
+        cuts = sorted(starts)
+        return [(starts[a], self.parts[a:b]) for a, b in pairwise([*cuts, len(self.parts)])
+                if a < b]
+
+
+def as_message(text: Txt, role: str) -> Txt:
+    """`text` as one chat message of `role` (``SystemMessage(content=...)``)."""
+    return replace(text, breaks=((0, ROLE_NAMES.get(role, "")),)) \
+        if len(text.messages()) <= 1 else text
 
 
 @dataclass
@@ -229,20 +250,29 @@ def item(container: Any, key: Any) -> Any:
 
 
 def flatten(values: list[Any]) -> Txt | None:
-    """The text in chat messages, ``(role, text)`` pairs, lists and dicts of variables."""
+    """The text in chat messages, ``(role, text)`` pairs, lists and dicts of variables; each
+    value starts a message (`Txt.breaks`), with the role a pair gives it."""
     parts: list[Part] = []
+    breaks: list[tuple[int, str]] = []
     known = False
     for value in values:
+        role = ""
         if isinstance(value, list | tuple) and len(value) == 2 and isinstance(value[0], Txt) \
                 and value[0].text().lower() in ROLES:
+            role = ROLE_NAMES[value[0].text().lower()]
             value = value[1]
-        if isinstance(value, dict):
+        if isinstance(value, dict) and isinstance(value.get("role"), Txt) and "content" in value:
+            role = ROLE_NAMES.get(value["role"].text().lower(), "")  # OpenAI's message dicts
+            value = [value["content"]]
+        elif isinstance(value, dict):
             value = list(value.values())
         inner = flatten(list(value)) if isinstance(value, list | tuple) else value
         if isinstance(inner, Txt):
             known = True
+            breaks += [(len(parts) + at, said or role) for at, said in inner.breaks] \
+                if inner.breaks else [(len(parts), role)]
             parts += inner.parts
-    return Txt(tuple(parts)) if known else None
+    return Txt(tuple(parts), tuple(breaks)) if known else None
 
 
 def list_method(items: list[Any] | None, method: str, args: list[Any]) -> Any:
