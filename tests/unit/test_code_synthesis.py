@@ -787,3 +787,29 @@ def chief_justice_node(state):
     return {"final_score": final, "note": note}
 ''')["justice.rules"].data.get("rules", {})
     assert "security_override" not in rules, rules
+
+
+def test_a_verdict_that_quotes_the_spread_is_no_spread_helper(tmp_path: Path) -> None:
+    """Melaku-GA: a resolver that measures the spread for its tie-break and quotes it in
+    its text still caps on words in the judges' arguments (``any("security" in a.lower()
+    for a in [p_arg, d_arg, t_arg])``); its constant return is a cap, not the spread of too
+    few scores."""
+    facts = _justice(tmp_path, '''
+def resolve(p_score, d_score, t_score, p_arg, d_arg, t_arg):
+    score_range = max(p_score, d_score, t_score) - min(p_score, d_score, t_score)
+    flaw = any("security" in arg.lower() for arg in [p_arg, d_arg, t_arg])
+    if flaw and p_score <= 2:
+        return {"final_score": 3, "reason": "security"}
+    if score_range >= 3:
+        return {"final_score": t_score, "reason": f"tie-break, range {score_range}"}
+    return {"final_score": round((p_score + d_score + t_score) / 3), "reason": "mean"}
+
+
+def chief_justice_node(state):
+    p, d, t = state["opinions"]
+    return {"final": resolve(p.score, d.score, t.score, p_arg=p.argument, d_arg=d.argument,
+                             t_arg=t.argument)}
+''')
+    keyword = facts["justice.keyword_rules"]
+    assert keyword.found, keyword.rationale
+    assert "if flaw and p_score <= 2:" in (keyword.content or "")

@@ -71,7 +71,7 @@ from automaton_auditor.forensics.code.gates import branch_gates, presence, test_
 from automaton_auditor.forensics.code.paths import judge_fallback, same_score
 from automaton_auditor.forensics.code.reader import ExprReader
 from automaton_auditor.forensics.code.spread_flags import flag_exit, handed_calls, targets_exit
-from automaton_auditor.forensics.code.spreads import agreement_test, is_spread, squares
+from automaton_auditor.forensics.code.spreads import agreement_test, is_spread, measured, squares
 
 CHANGES = frozenset({"score", "cap", "flag"})  # what a decision does that is more than text
 MAX_SETS = 8  # lines where a decision sets the score, recorded to be quoted
@@ -354,10 +354,10 @@ class _Reader(ExprReader):
         if isinstance(node.value, ast.Dict):
             for key, value in zip(node.value.keys, node.value.values, strict=True):
                 self.spread_key(key, value)
-        reads = self.reads(node.value).union(*(r for r, _t in self.guards))
+        reads = (answer := self.reads(node.value)).union(*(r for r, _t in self.guards))
         if isinstance(node.value, ast.Constant) or reads - {"score"}:
-            self.out["pred"].append({"line": node.lineno, "reads": sorted(reads),
-                                     **or_sides(node.value, self.reads, self.guards)})
+            self.out["pred"].append({"line": node.lineno, "reads": sorted(reads), **measured(
+                node.value, answer), **or_sides(node.value, self.reads, self.guards)})
 
     def does(self, body: list[ast.stmt]) -> set[str]:
         found: set[str] = set()

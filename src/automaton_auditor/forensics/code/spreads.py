@@ -65,3 +65,11 @@ def squares(node: ast.AST) -> bool:
 def is_variance(node: ast.AST) -> bool:
     """``sum((s - mean) ** 2 for s in scores) / len(scores)``: a variance of the scores."""
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Div) and squares(node.left)
+
+
+def measured(value: ast.expr, reads: set[str]) -> dict[str, bool]:
+    """``{"spread": True}`` when a returned `value` (reading `reads`) is a spread itself (a
+    helper that measures it), not a verdict returned under a test on one nor a record or a
+    text that quotes it; else ``{}``."""
+    return {"spread": True} if "spread" in reads and not isinstance(
+        value, ast.Dict | ast.JoinedStr) else {}
