@@ -213,6 +213,24 @@ def test_image_only_pdf_has_no_text_layer(tmp_path: Path) -> None:
         ingest_report(path, ReportLimits())
 
 
+
+def test_pages_with_no_text_and_no_image_are_not_called_scanned(tmp_path: Path) -> None:
+    """Blank pages (or content pdfium cannot decode, as in a PDF a text conversion mangled)
+    hold nothing OCR could read: the message says so instead of suggesting --ocr."""
+    path = tmp_path / "blank.pdf"
+    c = canvas.Canvas(str(path))
+    for _ in range(3):
+        c.rect(100, 100, 200, 200)  # a drawn frame, but no text and no picture
+        c.showPage()
+    c.save()
+    assert _kind(path) == "no_text_layer"
+    with pytest.raises(ReportError) as caught:
+        ingest_report(path, ReportLimits(ocr=True))
+    said = str(caught.value)
+    assert "no text and no image on any of its 3 pages" in said
+    assert "--ocr" not in said and "scanned" not in said
+
+
 def test_text_outside_the_page_box_is_ignored(tmp_path: Path) -> None:
     path = tmp_path / "hidden.pdf"
     c = canvas.Canvas(str(path))

@@ -122,3 +122,25 @@ def rejoined(blocks: list[Block]) -> list[Block]:
         else:
             out.append(block)
     return out
+
+
+def image_pages(path: Path, limits: ReportLimits) -> int:
+    """How many pages draw an image (a scanned page is one). A report with no text layer
+    and no image has nothing OCR could read: blank pages, or content pdfium cannot decode
+    (a PDF whose bytes a text conversion mangled)."""
+    import pypdfium2 as pdfium
+    import pypdfium2.raw as pdfium_c  # type: ignore[import-untyped]
+
+    from automaton_auditor.forensics.vision.vector import page_objects
+
+    found = 0
+    pages = each_page(path, limits)
+    try:
+        for _number, page in pages:
+            try:
+                found += any(True for _ in page_objects(page, (pdfium_c.FPDF_PAGEOBJ_IMAGE,)))
+            except pdfium.PdfiumError:
+                continue
+    finally:
+        pages.close()
+    return found
