@@ -174,3 +174,31 @@ def test_an_error_handler_reached_again_past_the_next_fan_out_joins_nothing(
     _findings, graph = code_findings(tmp_path, files)
     assert graph is not None
     assert "err" not in graph.fan_in
+
+
+def test_a_static_edge_added_after_a_route_to_the_same_node_still_runs(
+        tmp_path: Path) -> None:
+    """Melaku-GA: ``add_conditional_edges("judge", done, {END: END, "again": "judge"})`` and
+    then ``add_edge("judge", END)``: LangGraph runs the static edge whatever the router
+    returns, so the route redirects nothing; the later static edge is not lost behind the
+    route to the same node."""
+    files = write_repo(tmp_path, {"graph.py": """
+from langgraph.graph import StateGraph, START, END
+
+def done(state):
+    if state.get("report"):
+        return END
+    return "again"
+
+def build():
+    g = StateGraph(dict)
+    g.add_node("judge", print)
+    g.add_edge(START, "judge")
+    g.add_conditional_edges("judge", done, {END: END, "again": "judge"})
+    g.add_edge("judge", END)
+    return g.compile()
+"""})
+    findings, _ = code_findings(tmp_path, files)
+    conditional = by_facet(findings, "graph.conditional_edges")
+    assert not conditional.found, conditional.rationale
+    assert "judge also has unconditional edges" in conditional.rationale

@@ -183,7 +183,11 @@ def _command_edges(topo: Topology, res: Resolver) -> None:
 
 def _edge(topo: Topology, src: str | None, dst: str | None, op: JSON, kind: str) -> None:
     if src and dst:
-        topo.edges.setdefault((src, dst), {"op": op, "kind": kind})
+        known = topo.edges.get((src, dst))
+        # a static edge runs whatever a router beside it returns: it outweighs a route to the
+        # same node, whichever was added first
+        if known is None or (kind == "static" and known["kind"] != "static"):
+            topo.edges[(src, dst)] = {"op": op, "kind": kind}
     elif op not in topo.computed:
         topo.computed.append(op)
 
