@@ -202,3 +202,27 @@ def build():
     conditional = by_facet(findings, "graph.conditional_edges")
     assert not conditional.found, conditional.rationale
     assert "judge also has unconditional edges" in conditional.rationale
+
+
+def test_a_lambda_that_returns_a_fixed_list_is_a_determined_fan_out(tmp_path: Path) -> None:
+    """Ahmed-Hibet: ``add_conditional_edges(START, lambda _: ["repo", "doc", "vision"])``
+    always runs the three at once: the run model knows its choice (it was "not
+    determined"), and the fan-out is counted."""
+    files = write_repo(tmp_path, {"graph.py": """
+from langgraph.graph import StateGraph, START, END
+
+def build():
+    g = StateGraph(dict)
+    for n in ["repo", "doc", "vision", "agg"]:
+        g.add_node(n, print)
+    g.add_conditional_edges(START, lambda _: ["repo", "doc", "vision"])
+    for n in ["repo", "doc", "vision"]:
+        g.add_edge(n, "agg")
+    g.add_edge("agg", END)
+    return g.compile()
+"""})
+    findings, _ = code_findings(tmp_path, files)
+    run = by_facet(findings, "graph.execution")
+    assert "router's choice is not determined" not in run.rationale, run.rationale
+    assert run.rationale.startswith("2 superstep(s): [doc, repo, vision] -> [agg]"), \
+        run.rationale

@@ -39,6 +39,7 @@ from automaton_auditor.forensics.code.node_returns import (
     resolved_outs,
 )
 from automaton_auditor.forensics.code.outs import NONEMPTY
+from automaton_auditor.forensics.code.routers import fixed_outs
 from automaton_auditor.forensics.code.state_passing import passed_reads
 from automaton_auditor.forensics.code.state_schema import class_fields, passthrough, typed_classes
 from automaton_auditor.forensics.code.topology import END, START, Topology
@@ -137,7 +138,7 @@ def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Mod
         for info in first.get("routers") or [first]:
             fn = graph.node_function(info, "router")
             routers.setdefault(source, []).append(Router(
-                info, resolved_outs(graph, fn) if fn else [], fn,
+                info, resolved_outs(graph, fn) if fn else fixed_outs(topo.edges, source, info), fn,
                 state_reads(graph, fn) if fn else {},
                 passthrough(facts, (graph.functions[fn] if fn else {}).get("typed"),
                             builder.get("state"), channels)))

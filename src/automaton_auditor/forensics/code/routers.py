@@ -108,3 +108,19 @@ def _function_sends(info: JSON, path: str, res: Resolver) -> set[str]:
             if value:
                 names.add(value)
     return names
+
+
+def fixed_outs(edges: dict[tuple[str, str], JSON], source: str, info: JSON) -> list[JSON]:
+    """The one answer of a router that chooses nothing and is no function of the
+    repository (``lambda _: ["a", "b"]``: every name at once; ``lambda s: "next"``): it
+    always returns its targets (`info`: the router's entry in ``Topology.conditional``,
+    `edges`: the topology's). [] for anything else (its answer is not determined)."""
+    targets = list(info.get("targets") or [])
+    if info.get("chooses") or info.get("router") or info.get("map") or not targets:
+        return []
+    line = {"line": info["op"].get("line", 0), "guards": []}
+    kinds = {edges.get((source, t), {}).get("kind") for t in targets}
+    if kinds == {"parallel"}:
+        return [{**line, "targets": targets, "many": True}]
+    return [{**line, "targets": targets}] if len(targets) == 1 and not info.get("sends") \
+        else []
