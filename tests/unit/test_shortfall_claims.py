@@ -15,6 +15,8 @@ from automaton_auditor.forensics.pdf.claims import extract_feature_claims
     "Limitations include conditional routing for failed clones.",
     "Conditional edges are still limited to the entry node.",
     "Conditional edges for retries are left for future work.",
+    "The only shortcoming is absence of explicit conditional edges for error handling.",
+    "A lack of conditional routing means a failed clone still reaches the judges.",
 ])
 def test_a_feature_named_as_a_shortfall_is_not_claimed(sentence: str) -> None:
     assert extract_feature_claims([(4, sentence)]) == []

@@ -81,7 +81,8 @@ _SHORTFALL_LIST = re.compile(
     r"points?)|areas?\s+(?:for|of|needing)\s+improvement|future\s+work)\b[^.;]{0,20}?"
     r"(?:\bsuch\s+as\b|\blike\b|\binclud\w*|:|\(\s*e\.\s?g\.)[^.;]*$", re.IGNORECASE)
 _SHORT_BEFORE = re.compile(r"\b(?:limited|lacks?|lacking|insufficient|incomplete|partial|weak|"
-                           r"without)\s+(?:[\w-]+\s+){0,2}$", re.IGNORECASE)
+                           r"without|(?:absence|lack)\s+of|missing)\s+(?:[\w-]+\s+){0,2}$",
+                           re.IGNORECASE)
 _SHORT_AFTER = re.compile(
     r"^\s*(?:[\w-]+\s+){0,3}?(?:(?:is|are|was|were|remains?)\s+(?:still\s+)?(?:limited|"
     r"lacking|incomplete|partial|weak|missing|absent)|lacks?|lacking|(?:left|deferred)\s+"
