@@ -161,6 +161,19 @@ def test_check_feature_verdicts() -> None:
     assert check_feature("parallel_judges", None)[0] == "unverified"
 
 
+def test_conditional_routing_is_confirmed_only_by_a_router_that_routes() -> None:
+    """nahdes: each detective's router maps "ok" and "error" to the aggregator, so the
+    conditional edges change nothing: the report's routing claim earns no confirmation
+    (nor a contradiction: the edges are there). A router that can send the flow elsewhere
+    confirms it."""
+    graph = PARALLEL.model_copy(update={"conditional_sources": ["repo"],
+                                        "routing_sources": []})
+    verdict, why = check_feature("conditional_routing", graph)
+    assert verdict == "unverified" and "none changes where the flow goes" in why
+    graph.routing_sources = ["repo"]
+    assert check_feature("conditional_routing", graph)[0] == "confirmed"
+
+
 def test_parallel_judges_without_judge_names_uses_the_second_parallel_layer() -> None:
     graph = RebuiltGraph(
         nodes=["context_builder", "repo", "docs", "aggregator", "evaluate_criterion",

@@ -226,3 +226,8 @@ def build():
     assert "router's choice is not determined" not in run.rationale, run.rationale
     assert run.rationale.startswith("2 superstep(s): [doc, repo, vision] -> [agg]"), \
         run.rationale
+    # it fans out; it routes nothing
+    assert by_facet(findings, "graph.fan_out").found
+    conditional = by_facet(findings, "graph.conditional_edges")
+    assert not conditional.found, conditional.rationale
+    assert "always returns the same nodes" in conditional.rationale

@@ -112,8 +112,22 @@ def check_feature(feature: str, graph: RebuiltGraph | None) -> tuple[str, str]:
             return "contradicted", "The rebuilt graph is linear: no node gathers branches."
         return "unverified", "No fan-in node was recognised in the rebuilt graph."
     if feature == "conditional_routing":
-        if graph.conditional_sources:
-            return "confirmed", ("Conditional edges leave "
-                                 f"{', '.join(sorted(graph.conditional_sources)[:4])}.")
-        return "contradicted", "The rebuilt graph has no add_conditional_edges call."
+        return _routing(graph)
     return "unverified", f"No check is defined for '{feature}'."
+
+
+def _routing(graph: RebuiltGraph) -> tuple[str, str]:
+    """Conditional routing is confirmed by a router that can change where the flow goes;
+    routers beside static edges, or whose every outcome leads to one node, route nothing
+    (`forensics.code.routing`): the claim then earns nothing, and is not contradicted
+    either (the edges are there)."""
+    if not graph.conditional_sources:
+        return "contradicted", "The rebuilt graph has no add_conditional_edges call."
+    routing = graph.routing_sources
+    if routing is None or routing:
+        leave = routing or graph.conditional_sources
+        return "confirmed", f"Conditional edges leave {', '.join(sorted(leave)[:4])}."
+    return "unverified", ("Conditional edges leave "
+                          f"{', '.join(sorted(graph.conditional_sources)[:4])}, but none "
+                          "changes where the flow goes (each sits beside a static edge from "
+                          "the same node, or all its outcomes lead to one node).")

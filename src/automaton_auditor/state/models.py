@@ -222,6 +222,9 @@ class RebuiltGraph(BaseModel):
     nodes: list[str] = Field(default_factory=list)
     edges: list[tuple[str, str]] = Field(default_factory=list)
     conditional_sources: list[str] = Field(default_factory=list)
+    # The sources whose routers can change where the flow goes (no static edge beside them,
+    # more than one place to go); None when not read.
+    routing_sources: list[str] | None = None
     fan_out: dict[str, list[str]] = Field(default_factory=dict)
     fan_in: dict[str, list[str]] = Field(default_factory=dict)
     linear: bool = True

@@ -21,6 +21,7 @@ from automaton_auditor.forensics.code.parallel_groups import (
     meeting_node,
     unknown_copies,
 )
+from automaton_auditor.forensics.code.routing import one_way, routing_sources, static_sources
 from automaton_auditor.forensics.code.rubric_ids import repository_rubric
 from automaton_auditor.forensics.code.topology import (
     DETECTIVE,
@@ -68,6 +69,8 @@ def _rebuild_graphs(facts: dict[str, JSON], repo: Path
     if main is not None:  # routes never taken run nothing, fan out to nothing
         main.dead = never_taken(facts, CallGraph(facts), main)
     rebuilt = to_rebuilt(main) if main is not None and main.custom is None else None
+    if rebuilt is not None and main is not None:
+        rebuilt.routing_sources = routing_sources(main)
     if rebuilt is not None and main is not None:
         rebuilt.stub_nodes = stub_nodes(facts, repo, main)
     return main, others, rebuilt
@@ -252,13 +255,12 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
         if dead[d] else "") for d, s in g.fan_in.items())
     cond_text = "; ".join(f"{s} -> {main.conditional[s]['targets']}" for s in
                           sorted(main.conditional))
-    # A router beside static edges from the same node adds branches; it stops nothing.
-    statics = {src for (src, _dst), info in main.edges.items() if info["kind"] == "static"}
-    routing = [s for s in main.conditional if s not in statics]
-    beside = sorted(set(main.conditional) - set(routing))
-    # every outcome of the router (``{"success": "x", "failed": "x"}``) leads to one node
-    single = sorted(s for s in routing if _one_way(main, s))
-    routing = [s for s in routing if s not in single]
+    # A router beside static edges from the same node adds branches; it stops nothing;
+    # one whose every outcome (``{"success": "x", "failed": "x"}``) leads to one node
+    # chooses nothing (`routing`)
+    beside = sorted(set(main.conditional) & static_sources(main))
+    single = sorted(s for s in main.conditional if s not in beside and one_way(main, s))
+    routing = routing_sources(main)
     if beside and not routing:
         cond_ops += _ops_for(main, [(s, d) for (s, d), i in main.edges.items()
                                     if s in beside and i["kind"] == "static"])
@@ -300,13 +302,6 @@ def _no_graph_text(main: Topology) -> str:
                if calls else "") + ".")
 
 
-def _one_way(main: Topology, source: str) -> bool:
-    """Whether every outcome of `source`'s routers, all resolved, leads to the same node."""
-    found = main.conditional[source]
-    return len(found["targets"]) == 1 and not found["send"] and not any(
-        router["op"] in main.undetermined for router in found.get("routers", [found]))
-
-
 def _conditional_text(described: str, beside: list[str], routes: bool,
                       single: dict[str, str]) -> str:
     if not described:
@@ -317,6 +312,10 @@ def _conditional_text(described: str, beside: list[str], routes: bool,
         return (f"Conditional edges: {described}; but every outcome of the router at "
                 f"{', '.join(single)} leads to one node ({', '.join(sorted(set(single.values())))}"
                 "): it chooses nothing, so no route stops or redirects the flow.")
+    if not beside:  # routers that always return the same list of nodes
+        return (f"Conditional edges: {described}; but each router always returns the same "
+                "nodes, run at once (a fan-out): it chooses nothing, so no route stops or "
+                "redirects the flow.")
     return (f"Conditional edges: {described}; but {', '.join(beside)} also ha"
             f"{'s' if len(beside) == 1 else 've'} unconditional edges, and LangGraph runs "
             "those successors whatever the router returns: no route stops or redirects "
