@@ -626,3 +626,63 @@ def test_a_join_reached_by_routes_and_a_later_handler_runs_twice(tmp_path: Path)
         'builder.add_edge("doc", "join")')
     assert "handler" not in str(_facts(tmp_path / "loop", {"graph.py": loop})[
         "graph.join_repeats"].data.get("joins"))
+
+
+DEBATE_LOOP = '''
+import operator
+import os
+from typing import Annotated, TypedDict
+
+from langgraph.graph import END, START, StateGraph
+
+
+class State(TypedDict):
+    items: Annotated[list, operator.add]
+    debated: bool
+
+
+def work(state):
+    return {"items": ["x"]}
+
+
+def debate(state):
+    return {"items": ["debated"], "debated": True}
+
+
+def check_evidence(state):
+    return "error" if os.environ.get("FAIL") else "ok"
+
+
+def check_conflict(state):
+    if os.environ.get("SPLIT") and not state.get("debated"):
+        return "debate"
+    return END
+
+
+builder = StateGraph(State)
+for name in ("repo", "doc", "agg", "start", "prosecutor", "defense", "handler", "chief"):
+    builder.add_node(name, work)
+builder.add_node("debate", debate)
+builder.add_edge(START, "repo")
+builder.add_edge(START, "doc")
+builder.add_edge("repo", "agg")
+builder.add_edge("doc", "agg")
+builder.add_conditional_edges("agg", check_evidence, {"ok": "start", "error": "handler"})
+builder.add_edge("start", "prosecutor")
+builder.add_edge("start", "defense")
+builder.add_edge("prosecutor", "chief")
+builder.add_edge("defense", "chief")
+builder.add_edge("handler", "chief")
+builder.add_edge("debate", "chief")
+builder.add_conditional_edges("chief", check_conflict, {"debate": "debate", END: END})
+graph = builder.compile()
+'''
+
+
+def test_a_static_edge_back_into_the_join_from_a_node_only_it_reaches_is_a_loop(
+        tmp_path: Path) -> None:
+    """chacha1921: the Chief Justice's router sends a debate back into it by a static edge
+    (``add_edge("Debate", "ChiefJustice")``); the debate runs only after the Chief Justice,
+    so its arrival re-enters the join: a loop, not a late branch of the judges' fan-in."""
+    joins = _facts(tmp_path, {"graph.py": DEBATE_LOOP})["graph.join_repeats"]
+    assert "debate" not in str(joins.data.get("joins")), joins.rationale

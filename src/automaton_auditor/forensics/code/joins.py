@@ -67,8 +67,11 @@ def repeats(model: Model, run: Run) -> dict[str, JSON]:
         # the detectives route to the aggregator or to an error handler that feeds it next
         # step), unless it loops back from after the join
         after = reach(edges, name) if count > 1 else set()
+        # a node the run reaches only through the join (a debate the join's router sends
+        # back into it) re-enters it: a loop, not a late branch
+        before = reach([e for e in edges if e[0] != name], START) if count > 1 else set()
         preds = sorted({s for (s, d), e in model.topo.edges.items() if d == name and s != START
-                        and (e["kind"] == "static" or (
+                        and s in before and (e["kind"] == "static" or (
                             e["kind"] == "conditional" and s not in after
                             and name in run.routes.get(s, set())))})
         if count < 2 or len(preds) < 2:
