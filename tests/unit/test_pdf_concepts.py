@@ -475,3 +475,16 @@ def test_a_sentence_ending_with_a_colon_is_explained_by_the_list_it_opens() -> N
     assert verdict.verdict == "explained", verdict.occurrences
     # without the list it opens, the same sentence names the pattern only
     assert classify("Fan-In / Fan-Out", blocks[:2] + blocks[-1:]).verdict == "dropped"
+
+
+def test_a_loose_keyword_drop_does_not_say_the_phrase_appears() -> None:
+    """chacha1921: only 'synchroniz…' in a planned-work list, said of documentation and
+    state: the fact says words of the term appear, not that 'State Synchronization' does."""
+    blocks = _blocks(("heading", "Remediation Plan", (), 5),
+                     ("list", "Documentation Synchronization: keep the reducer notes on the "
+                      "state merge in step with the code.", ("Remediation Plan",), 5))
+    verdict = classify("State Synchronization", blocks)
+    said = concept_finding(verdict).rationale
+    assert verdict.verdict != "explained" and verdict.loose, said
+    assert "words of 'State Synchronization' appear" in said, said
+    assert "'State Synchronization' appears" not in said, said

@@ -302,7 +302,9 @@ def concept_finding(verdict: ConceptVerdict) -> Finding:
     else:
         reasons = "; ".join(dict.fromkeys(  # every deciding occurrence's reason, page named
             (f"p.{o.page}: " if o.page and len(deciding) > 1 else "") + o.reason for o in deciding))
-        why = (f"Keyword dropping: '{term}' appears {len(verdict.occurrences)} time(s) but "
+        # read loosely (its key word, or its words apart), the phrase itself is not what appears
+        what = f"words of '{term}' appear" if verdict.loose else f"'{term}' appears"
+        why = (f"Keyword dropping: {what} {len(verdict.occurrences)} time(s) but "
                f"never with an explanation ({reasons}).{loose}")
     return Finding(facet=f"doc.concepts.{slug(term)}", goal=goal,
                    found=verdict.verdict == "explained", pattern="success", content=quotes,
