@@ -17,6 +17,8 @@ from automaton_auditor.forensics.pdf.claims import extract_feature_claims
     "Conditional edges for retries are left for future work.",
     "The only shortcoming is absence of explicit conditional edges for error handling.",
     "A lack of conditional routing means a failed clone still reaches the judges.",
+    "When the peer found issues I had missed (conditional edges, format assumptions), it "
+    "expanded my auditor's coverage.",
 ])
 def test_a_feature_named_as_a_shortfall_is_not_claimed(sentence: str) -> None:
     assert extract_feature_claims([(4, sentence)]) == []

@@ -79,7 +79,10 @@ def retrospective(lead: str, sentence: str) -> bool:
 _SHORTFALL_LIST = re.compile(
     r"\b(?:weakness(?:es)?|limitations?|shortcomings?|drawbacks?|gaps?|weak\s+(?:spots?|"
     r"points?)|areas?\s+(?:for|of|needing)\s+improvement|future\s+work)\b[^.;]{0,20}?"
-    r"(?:\bsuch\s+as\b|\blike\b|\binclud\w*|:|\(\s*e\.\s?g\.)[^.;]*$", re.IGNORECASE)
+    r"(?:\bsuch\s+as\b|\blike\b|\binclud\w*|:|\(\s*e\.\s?g\.)[^.;]*$"
+    # "the issues I had missed (conditional edges, format assumptions)": found problems, listed
+    r"|\b(?:issues|problems|flaws|bugs|defects|mistakes)\s+(?:\w+\s+){0,4}?"
+    r"(?:missed|overlooked|found|caught|flagged|raised)\s*\([^)]*$", re.IGNORECASE)
 _SHORT_BEFORE = re.compile(r"\b(?:limited|lacks?|lacking|insufficient|incomplete|partial|weak|"
                            r"without|(?:absence|lack)\s+of|missing)\s+(?:[\w-]+\s+){0,2}$",
                            re.IGNORECASE)
