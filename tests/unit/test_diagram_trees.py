@@ -145,3 +145,20 @@ def test_findings_say_when_a_flow_is_only_written_as_an_arrow_chain() -> None:
     judges = facts["vision.flow.parallel_judges"]
     assert judges.found and "arrow chain" in judges.rationale and "not drawn" in \
         judges.rationale
+
+
+def test_an_arrow_chain_beside_an_unread_image_is_not_said_to_be_undrawn() -> None:
+    """MamaMoh: the flow is written as an arrow chain on p.9, and p.10 holds a drawn
+    diagram (an image) that no vision model read: what the report draws is not known, so
+    the facts do not say the flow is "not drawn"."""
+    from automaton_auditor.state import DiagramFacts
+
+    text = "Flow: START -> EvidenceAggregator -> [Prosecutor || Defense || TechLead] -> Chief"
+    diagrams = [facts for facts, _png in text_candidates([text])]
+    image = DiagramFacts(page=10, kind="raster", width=900, height=700)
+    facts = {f.facet: f for f in vision_findings([*diagrams, image])}
+    judges = facts["vision.flow.parallel_judges"]
+    assert judges.found and "arrow chain" in judges.rationale
+    assert "not drawn" not in judges.rationale, judges.rationale
+    assert "could not be read without a vision model (--vision-model) (p.10)" in \
+        judges.rationale

@@ -217,7 +217,8 @@ def parallelism_findings(reading: DiagramReading | None, graph: RebuiltGraph,
                 goal="Diagram's parallel split matches the code graph",
                 found=matched, pattern="success",
                 rationale=((f"The arrow chain written in the text ({location}) branches as "
-                            "the code does; it is not drawn." if reading and
+                            "the code does" + (f"; {unread['limitation']}." if unread else
+                                               "; it is not drawn.") if reading and
                             reading.facts.kind == "arrow" else
                             "The diagram draws the code's parallel split.") if
                            matched else f"No match: {verdict}."),

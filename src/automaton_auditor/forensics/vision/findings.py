@@ -202,9 +202,13 @@ def part_findings(readings: list[DiagramReading], part: str) -> Finding:
         best = max(showing, key=lambda r: (r.confidence, r.score, -r.facts.page))
         where = ", ".join(sorted({f"p.{r.facts.page} {r.facts.kind}" for r in showing})) + "."
         text = all(r.facts.kind == "arrow" for r in showing)  # written out, not drawn
+        # beside a diagram image no one read, what the report draws is not known
+        unread = unread_limitation(readings).get("limitation")
         return Finding(facet=f"vision.flow.{part}", goal=goal, found=True, pattern="success",
                        content=_part_content(best, part), location=best.location,
-                       rationale=("Written only as arrow chain(s) in the text, not drawn: "
+                       rationale=(f"Written as arrow chain(s) in the text ({unread}): "
+                                  if text and unread else
+                                  "Written only as arrow chain(s) in the text, not drawn: "
                                   if text else f"Shown by {len(showing)} diagram(s): ") + where,
                        confidence=best.confidence,
                        data={"diagrams": [{"page": r.facts.page, "kind": r.facts.kind,
