@@ -195,3 +195,25 @@ def test_a_depth_taken_from_a_parameter_default_is_the_clone_depth(tmp_path: Pat
     deep = _shallow(tmp_path / "deep", DEFAULT_DEPTH.replace("depth: int = 1",
                                                              "depth: int = 50"))
     assert "--depth 50 at tools.py:14" in deep.rationale
+
+
+def test_a_shallow_clone_read_through_the_graph_state_is_not_denied(tmp_path: Path) -> None:
+    """mamee13: one node stores the shallow clone's path in the state and another runs the
+    history read there. The path is not traced through the state, so the fact says it is
+    not established, and never that no history read runs in a shallow clone."""
+    nodes = NODES.replace('''def repo_investigator(state):
+    repo_path = clone_repo(state["repo_url"])
+    history = extract_git_history(repo_path)
+    return {"history": history}''', '''def prepare(state):
+    return {"repo_path": clone_repo(state["repo_url"])}
+
+
+def repo_investigator(state):
+    return {"history": extract_git_history(state["repo_path"])}''')
+    assert "def prepare(state):" in nodes
+    fact = _shallow(tmp_path, TOOLS, nodes)
+    assert not fact.found and fact.data["untraced"] and "limitation" not in fact.data
+    assert fact.rationale.startswith("Not established: the code makes a shallow clone "
+                                     "(--depth 1 at tools.py:10) and reads a git history "
+                                     "(tools.py:18)"), fact.rationale
+    assert "No history read runs" not in fact.rationale
