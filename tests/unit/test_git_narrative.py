@@ -438,6 +438,12 @@ def test_every_blame_shares_one_time_limit(tmp_path: Path, monkeypatch) -> None:
     ("Fix: Auditing System", False),     # names the auditing system
     ("appropirate documentation of project", False),
     ("Add clone timeout to repo_tools", False),
+    # a conventional-commit type names the kind of change, not the change
+    ("Feat : Bug fix", True),            # GrimVad3r
+    ("chore: update", True),
+    ("code added", True),                # Melaku-GA
+    ("feat(graph): add conditional edges", False),
+    ("docs: add README", False),
 ])
 def test_a_subject_of_only_generic_words_is_vague(subject: str, vague: bool) -> None:
     assert is_vague(subject) is vague

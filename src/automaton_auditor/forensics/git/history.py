@@ -44,10 +44,13 @@ STAGE_ORDER = {"setup": 0, "tools": 1, "state": 1, "graph": 2, "judges": 3, "syn
 _VAGUE = re.compile(r"^(init(ial)?( commit)?|update[sd]?|wip|fix(es)?|changes?|commit|\.|"
                     r"first commit|add files via upload|upload|final|done|test)\W*$", re.I)
 
+_TYPE_PREFIX = re.compile(r"^[A-Za-z]{2,10}(?:\([^)]{0,30}\))?!?\s*:\s*")
+
 # Words that name no part of the code and no particular change: a subject made only of them
 # says nothing ("update system", "final submission", "making everything up to date").
 _GENERIC = frozenset({
-    "a", "all", "again", "and", "another", "any", "bit", "code", "commit", "commits", "date",
+    "a", "add", "added", "all", "again", "and", "another", "any", "bit", "bug", "bugs",
+    "change", "changes", "changed", "code", "commit", "commits", "date",
     "done", "everything", "file", "files", "final", "finally", "fix", "fixed", "fixes",
     "fixing", "for", "i", "it", "its", "latest", "make", "makin", "making", "minor", "misc",
     "more", "my", "new", "of", "on", "one", "progress", "project", "push", "pushed", "repo",
@@ -378,8 +381,11 @@ def is_vague(subject: str) -> bool:
     """True for commit subjects that say nothing about the change: a stock word, a few
     characters (an editor's ``:wq``), or only words that name no part and no change of it
     ("Updated System", "makin everything up to date", "final submisson")."""
-    words = re.findall(r"[a-z]+", subject.lower())
-    return bool(_VAGUE.match(subject.strip())) or len(subject.strip()) < 8 or (
+    # a conventional-commit type ("feat:", "chore(repo):") names the kind of change, not
+    # the change: "chore: update" says as little as "update"
+    rest = _TYPE_PREFIX.sub("", subject.strip(), count=1) or subject.strip()
+    words = re.findall(r"[a-z]+", rest.lower())
+    return bool(_VAGUE.match(rest)) or len(subject.strip()) < 8 or (
         bool(words) and all(w in _GENERIC for w in words))
 
 
