@@ -196,12 +196,18 @@ def build():
     g.add_edge(START, "judge")
     g.add_conditional_edges("judge", done, {END: END, "again": "judge"})
     g.add_edge("judge", END)
+    g.add_node("check", print)
+    g.add_edge(START, "check")
+    g.add_conditional_edges("check", done, {END: "judge", "again": "judge"})
     return g.compile()
 """})
     findings, _ = code_findings(tmp_path, files)
     conditional = by_facet(findings, "graph.conditional_edges")
     assert not conditional.found, conditional.rationale
     assert "judge also has unconditional edges" in conditional.rationale
+    # each reason the graph has is said: the router whose outcomes all lead to one node too
+    assert "every outcome of the router at check leads to one node (judge)" in \
+        conditional.rationale
 
 
 def test_a_lambda_that_returns_a_fixed_list_is_a_determined_fan_out(tmp_path: Path) -> None:

@@ -304,22 +304,23 @@ def _no_graph_text(main: Topology) -> str:
 
 def _conditional_text(described: str, beside: list[str], routes: bool,
                       single: dict[str, str]) -> str:
+    """What the conditional edges do: route the flow, or why none does (each reason the
+    graph has: routers beside static edges, routers with one destination, fixed lists)."""
     if not described:
         return "No add_conditional_edges call on the main graph."
     if routes:
         return f"Conditional edges: {described}."
-    if single and not beside:
-        return (f"Conditional edges: {described}; but every outcome of the router at "
-                f"{', '.join(single)} leads to one node ({', '.join(sorted(set(single.values())))}"
-                "): it chooses nothing, so no route stops or redirects the flow.")
-    if not beside:  # routers that always return the same list of nodes
-        return (f"Conditional edges: {described}; but each router always returns the same "
-                "nodes, run at once (a fan-out): it chooses nothing, so no route stops or "
-                "redirects the flow.")
-    return (f"Conditional edges: {described}; but {', '.join(beside)} also ha"
-            f"{'s' if len(beside) == 1 else 've'} unconditional edges, and LangGraph runs "
-            "those successors whatever the router returns: no route stops or redirects "
-            "the flow.")
+    reasons = [f"{', '.join(beside)} also ha{'s' if len(beside) == 1 else 've'} "
+               "unconditional edges, and LangGraph runs those successors whatever the router "
+               "returns"] if beside else []
+    if single:
+        reasons.append(f"every outcome of the router at {', '.join(single)} leads to one "
+                       f"node ({', '.join(sorted(set(single.values())))}): it chooses nothing")
+    if not reasons:  # routers that always return the same list of nodes
+        reasons.append("each router always returns the same nodes, run at once (a fan-out): "
+                       "it chooses nothing")
+    return (f"Conditional edges: {described}; but " + "; and ".join(reasons)
+            + ": no route stops or redirects the flow.")
 
 
 def _parallel_findings(main: Topology, g: RebuiltGraph, others: list[Topology],
