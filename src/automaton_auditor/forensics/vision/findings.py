@@ -179,10 +179,9 @@ def _may_be_diagram(reading: DiagramReading) -> bool:
 
 
 def unread_limitation(readings: list[DiagramReading]) -> dict[str, str]:
-    """``{"limitation": why}`` when a diagram of the report could not be read (an image
-    without a vision model): a fact that no diagram shows something is then not
-    established, since the unread image may show it; the auditor, not the report, fell
-    short. Empty when every diagram was read."""
+    """``{"limitation": why}`` when a diagram could not be read (an image without a vision
+    model): that no diagram shows something is then not established, since the unread image
+    may show it (the auditor, not the report, fell short). Empty when every one was read."""
     unread = [r for r in readings if _may_be_diagram(r)]
     if readings and all(r.source == "none" for r in readings):
         unread = readings
@@ -202,8 +201,7 @@ def part_findings(readings: list[DiagramReading], part: str) -> Finding:
         best = max(showing, key=lambda r: (r.confidence, r.score, -r.facts.page))
         where = ", ".join(sorted({f"p.{r.facts.page} {r.facts.kind}" for r in showing})) + "."
         text = all(r.facts.kind == "arrow" for r in showing)  # written out, not drawn
-        # beside a diagram image no one read, what the report draws is not known
-        unread = unread_limitation(readings).get("limitation")
+        unread = unread_limitation(readings).get("limitation")  # the image may draw it
         return Finding(facet=f"vision.flow.{part}", goal=goal, found=True, pattern="success",
                        content=_part_content(best, part), location=best.location,
                        rationale=(f"Written as arrow chain(s) in the text ({unread}): "
@@ -394,11 +392,9 @@ def vision_findings(diagrams: list[DiagramFacts]) -> list[Finding]:
     arrow chains in the prose, vision.stacked when every drawing's labels lie on one
     another, and vision.off_subject when the report never names the audited graph."""
     readings = [read_diagram(d) for d in diagrams]
-    findings = [extract_finding(diagrams), full_split_finding(readings)]
-    findings.extend(part_findings(readings, part) for part in PARTS)
-    findings.append(linear_finding(readings))
-    findings.append(classification_finding(readings))
     extra = [f for f in (drawn_finding(diagrams), pictured_finding(diagrams),
                          prose_flow_finding(diagrams), stacked_finding(diagrams),
                          off_subject_finding(diagrams)) if f]
-    return [*findings, *extra]
+    return [extract_finding(diagrams), full_split_finding(readings),
+            *(part_findings(readings, part) for part in PARTS), linear_finding(readings),
+            classification_finding(readings), *extra]
