@@ -118,9 +118,9 @@ def check_feature(feature: str, graph: RebuiltGraph | None) -> tuple[str, str]:
 
 def _routing(graph: RebuiltGraph) -> tuple[str, str]:
     """Conditional routing is confirmed by a router that can change where the flow goes;
-    routers beside static edges, or whose every outcome leads to one node, route nothing
-    (`forensics.code.routing`): the claim then earns nothing, and is not contradicted
-    either (the edges are there)."""
+    routers beside static edges, whose every outcome leads to one node, or that always
+    return the same list route nothing (`forensics.code.routing`): the claim then earns
+    nothing, and is not contradicted either (the edges are there)."""
     if not graph.conditional_sources:
         return "contradicted", "The rebuilt graph has no add_conditional_edges call."
     routing = graph.routing_sources

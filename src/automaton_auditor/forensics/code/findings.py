@@ -71,7 +71,6 @@ def _rebuild_graphs(facts: dict[str, JSON], repo: Path
     rebuilt = to_rebuilt(main) if main is not None and main.custom is None else None
     if rebuilt is not None and main is not None:
         rebuilt.routing_sources = routing_sources(main)
-    if rebuilt is not None and main is not None:
         rebuilt.stub_nodes = stub_nodes(facts, repo, main)
     return main, others, rebuilt
 

@@ -118,8 +118,8 @@ def spread_does(graph: CallGraph, key: Key, branch: JSON, reads: set[str],
     flag decide, and a flag only read to pick text is a dissent. A function that returns a
     spread returns a constant as the spread (``if len(scores) < 2: return 0.0``): no cap."""
     does = set(branch["does"])
-    preds = (graph.functions[key].get("logic") or {}).get("pred", [])
-    if does == {"cap"} and any(p.get("spread") for p in preds):
+    if does == {"cap"} and any(p.get("spread") for p in (
+            graph.functions[key].get("logic") or {}).get("pred", [])):
         return set()
     if "flag" not in does or not SPREAD & reads or _reaches(graph, key, branch, scope):
         return does

@@ -131,7 +131,7 @@ def _scanned(path: Path, pages: int, limits: ReportLimits, ocr: bool, warnings: 
              ) -> tuple[list[Any], dict[int, tuple[float, float]]]:
     """Lines of a report without a text layer: OCR when enabled and installed, else the
     `no_text_layer` error."""
-    if not textlayer.image_pages(path, limits):
+    if not textlayer.draws_an_image(path, limits):
         raise ReportError("no_text_layer", f"report has no text and no image on any of its "
                           f"{pages} pages (blank, or page content that cannot be decoded): "
                           f"{path.name}; OCR would find nothing to read")

@@ -124,8 +124,8 @@ def rejoined(blocks: list[Block]) -> list[Block]:
     return out
 
 
-def image_pages(path: Path, limits: ReportLimits) -> int:
-    """How many pages draw an image (a scanned page is one). A report with no text layer
+def draws_an_image(path: Path, limits: ReportLimits) -> bool:
+    """Whether some page draws an image (a scanned page is one). A report with no text layer
     and no image has nothing OCR could read: blank pages, or content pdfium cannot decode
     (a PDF whose bytes a text conversion mangled)."""
     import pypdfium2 as pdfium
@@ -133,14 +133,14 @@ def image_pages(path: Path, limits: ReportLimits) -> int:
 
     from automaton_auditor.forensics.vision.vector import page_objects
 
-    found = 0
     pages = each_page(path, limits)
     try:
         for _number, page in pages:
             try:
-                found += any(True for _ in page_objects(page, (pdfium_c.FPDF_PAGEOBJ_IMAGE,)))
+                if next(page_objects(page, (pdfium_c.FPDF_PAGEOBJ_IMAGE,)), None) is not None:
+                    return True
             except pdfium.PdfiumError:
                 continue
     finally:
         pages.close()
-    return found
+    return False
