@@ -150,3 +150,54 @@ def test_judges_in_a_wrapped_node_are_read_by_their_schema(tmp_path: Path) -> No
     files = write_repo(tmp_path, {"graph.py": graph})
     fact = by_facet(code_findings(tmp_path, files)[0], "llm.fallback_score")
     assert fact.data["places"] == ["graph.py:22"], fact.rationale
+
+
+GIVES_UP = '''def prosecutor(state):
+    llm = ChatOpenAI(model="x").with_structured_output(JudicialOpinion)
+    opinion = invoke_with_retries(llm)
+    if opinion:
+        return {"opinions": [opinion]}
+    else:
+        return {"opinions": [JudicialOpinion(judge="Prosecutor", score=1, argument="failed")]}
+
+
+def invoke_with_retries(llm):
+    for attempt in range(3):
+        try:
+            return llm.invoke("judge")
+        except Exception:
+            continue
+    return None'''
+
+KEEPS_NONE = GIVES_UP.replace('''    if opinion:
+        return {"opinions": [opinion]}
+    else:
+        return {"opinions": [JudicialOpinion(judge="Prosecutor", score=1, argument="failed")]}''',
+                              '''    if opinion is None:
+        return {"opinions": []}
+    return {"opinions": [opinion]}''')
+
+IS_NONE = GIVES_UP.replace('''    if opinion:
+        return {"opinions": [opinion]}
+    else:
+        return {"opinions": [JudicialOpinion(judge="Prosecutor", score=1, argument="failed")]}''',
+                           '''    if opinion is None:
+        opinion = JudicialOpinion(judge="Prosecutor", score=3, argument="failed")
+    return {"opinions": [opinion]}''')
+
+RAISES_AFTER = GIVES_UP.replace("    return None", '    raise RuntimeError("no answer")')
+
+
+def test_a_fixed_score_after_a_helper_gives_up_with_none_is_one_too(tmp_path: Path) -> None:
+    """MamaMoh: ``_invoke_judicial_chain`` tries three times and returns None; the judge's
+    ``else:`` then appends ``JudicialOpinion(score=1, ...)``. A judge that leaves the
+    criterion without an opinion when the helper gives up hands out nothing, and a helper
+    that raises once its attempts run out gives no None to branch on."""
+    gives_up = _fallback(tmp_path / "gives_up", GIVES_UP)
+    assert gives_up.data["places"] == ["graph.py:23"], gives_up.rationale
+    assert "score 1 when every attempt fails" in gives_up.rationale
+    is_none = _fallback(tmp_path / "is_none", IS_NONE)  # yakobd: ``if opinion is None:``
+    assert is_none.data["places"] == ["graph.py:21"], is_none.rationale
+    for name, judge in (("keeps_none", KEEPS_NONE), ("raises", RAISES_AFTER)):
+        fact = _fallback(tmp_path / name, judge)
+        assert not fact.found, (name, fact.rationale)

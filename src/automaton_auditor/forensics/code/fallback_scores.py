@@ -64,13 +64,18 @@ def _builds(body: list[ast.stmt], makers: dict[str, str]) -> list[tuple[int, str
     for node in own_nodes(body):
         score = _written_score(node)
         if score is None and isinstance(node, ast.Call):
-            name = node.func.attr if isinstance(node.func, ast.Attribute) else \
-                node.func.id if isinstance(node.func, ast.Name) else ""
+            name = _callee(node)
             made = makers.get(name)  # a fixed fallback's number, or the helper that scores
             score = made if made is None or made.isdigit() else f"from {name}()"
         if score is not None:
             found.append((getattr(node, "lineno", 0), score))
     return sorted(set(found))
+
+
+def _callee(call: ast.Call) -> str:
+    func = call.func
+    return func.attr if isinstance(func, ast.Attribute) else \
+        func.id if isinstance(func, ast.Name) else ""
 
 
 def _makers(tree: ast.Module) -> dict[str, str]:
@@ -98,9 +103,55 @@ def _tries(loop: ast.For | ast.While | ast.AsyncFor) -> bool:
     return any(isinstance(n, ast.Try) for n in own_nodes(loop.body))
 
 
+def _gives_up(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """True when `fn` answers None once its attempts run out: a loop that tries, then
+    ``return None`` (or the end of the function) with no ``raise`` after it (MamaMoh's
+    ``_invoke_judicial_chain``: three tries, then ``return None``)."""
+    for index, stmt in enumerate(fn.body):
+        if isinstance(stmt, ast.For | ast.While | ast.AsyncFor) and _tries(stmt):
+            rest = fn.body[index + 1:]
+            if any(isinstance(s, ast.Raise) for s in rest):
+                return False
+            returns = [s for s in rest if isinstance(s, ast.Return)]
+            return not returns or any(
+                r.value is None or (isinstance(r.value, ast.Constant) and r.value.value is None)
+                for r in returns)
+    return False
+
+
+def _none_branch(test: ast.expr, names: set[str]) -> str | None:
+    """Which branch of an ``if`` runs when one of `names` is None: "body" for ``if not x``
+    and ``if x is None``, "orelse" for ``if x`` and ``if x is not None``; None otherwise."""
+    negated = isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not)
+    inner = test.operand if isinstance(test, ast.UnaryOp) and negated else test
+    if isinstance(inner, ast.Compare) and len(inner.ops) == 1 and isinstance(
+            inner.comparators[0], ast.Constant) and inner.comparators[0].value is None:
+        negated ^= isinstance(inner.ops[0], ast.Is)
+        inner = inner.left if isinstance(inner.ops[0], ast.Is | ast.IsNot) else test
+    if not (isinstance(inner, ast.Name) and inner.id in names):
+        return None
+    return "body" if negated else "orelse"
+
+
+def _after_giving_up(fn: ast.FunctionDef | ast.AsyncFunctionDef,
+                     quitters: set[str]) -> list[ast.stmt]:
+    """The statements `fn` runs when a helper of `quitters` answered None: the branch of an
+    ``if`` on the name its answer was bound to."""
+    bound = {t.id for n in own_nodes(fn.body) if isinstance(n, ast.Assign)
+             and isinstance(n.value, ast.Call) and _callee(n.value) in quitters
+             for t in n.targets if isinstance(t, ast.Name)}
+    branches: list[ast.stmt] = []
+    for node in own_nodes(fn.body) if bound else []:
+        side = _none_branch(node.test, bound) if isinstance(node, ast.If) else None
+        if side is not None:
+            branches += getattr(node, side)
+    return branches
+
+
 def _places(path: str, fn: ast.FunctionDef | ast.AsyncFunctionDef,
-            makers: dict[str, str]) -> list[Place]:
-    places: list[Place] = []
+            makers: dict[str, str], quitters: set[str]) -> list[Place]:
+    places: list[Place] = [(path, line, score, "when every attempt fails")
+                           for line, score in _builds(_after_giving_up(fn, quitters), makers)]
     for node in own_nodes(fn.body):
         if isinstance(node, ast.Try) and any(isinstance(n, ast.Call) for n in own_nodes(node.body)):
             for handler in node.handlers:
@@ -133,9 +184,11 @@ def fallback_finding(repo: Path | None, paths: list[str], judges: Scope | None) 
         if tree is None:
             continue
         makers = _makers(tree)
+        quitters = {qual.rsplit(".", 1)[-1] for qual, fn in function_defs(tree)
+                    if _gives_up(fn)}
         for qual, fn in function_defs(tree):
             if judges is not None and judges.runs(path, qual):
-                places += _places(path, fn, makers)
+                places += _places(path, fn, makers, quitters)
     places = sorted(set(places))[:MAX_PLACES]
     said = "; ".join(f"{p}:{line} score {score} {how}" for p, line, score, how in places[:5])
     return Finding(
