@@ -689,3 +689,18 @@ def test_message_roles_as_openai_dicts_and_langchain_pairs(tmp_path: Path) -> No
         assert call in source
         collusion = _judges(tmp_path, source)["judges.collusion"]
         assert max(collusion.data["overlap"].values()) < 0.3, (call, collusion.rationale)
+
+
+def test_a_call_s_run_options_are_no_text_the_model_reads(tmp_path: Path) -> None:
+    """bethel4: ``llm.invoke(prompt, config={"metadata": {"philosophy": PROSECUTOR if ...
+    else ...}})``. The config is tracing metadata; the model reads only `prompt`. Read as
+    prompt text, the Prosecutor's prompt sat in all three calls and it had no words of its
+    own."""
+    source = SHARED_TASK.replace(
+        "llm.invoke([SystemMessage(content=system), HumanMessage(content=task)])",
+        'llm.invoke([SystemMessage(content=system), HumanMessage(content=task)], '
+        'config={"tags": ["judge"], "metadata": {"philosophy": PROSECUTOR if system == '
+        'PROSECUTOR else DEFENSE if system == DEFENSE else TECH_LEAD}})')
+    assert "config=" in source
+    text = _judges(tmp_path, source)["judges.persona_text"]
+    assert min(text.data["own_words"].values()) > 25, text.rationale

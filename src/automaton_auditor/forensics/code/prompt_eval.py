@@ -20,6 +20,8 @@ from typing import Any, NamedTuple
 
 from automaton_auditor.forensics.code.common import dotted
 from automaton_auditor.forensics.code.prompt_values import (
+    INVOKES,
+    RUN_OPTIONS,
     Fn,
     Inst,
     Program,
@@ -36,9 +38,6 @@ from automaton_auditor.forensics.code.prompt_values import (
     string_method,
 )
 
-# ``chat``: a provider wrapper's ``llm.chat(messages)`` (and ``ollama.chat``) sends them
-INVOKES = {"invoke", "ainvoke", "stream", "astream", "batch", "abatch", "predict",
-           "apredict", "generate", "agenerate", "run", "arun", "create", "call_llm", "chat"}
 DATA_LOADS = {"load", "loads", "safe_load"}
 PATH_CALLS = {"Path", "PurePath", "open", "join", "dirname", "abspath", "realpath"}
 TEMPLATES = {"from_template", "from_messages", "PromptTemplate", "ChatPromptTemplate"}
@@ -341,7 +340,7 @@ class Evaluator:
             else None
         if tail in INVOKES:
             given = flatten([receiver if isinstance(receiver, Txt) else None, *args,
-                             *kwargs.values()])
+                             *(v for k, v in kwargs.items() if k not in RUN_OPTIONS)])
             if given is not None and given.parts:
                 self.inputs.append((given, f"{frame.path}:{node.lineno}"))
                 # a constant read in another file runs at module level there, not in `top`

@@ -26,6 +26,13 @@ from automaton_auditor.forensics.tails import Tails
 from automaton_auditor.safefile import read_bounded
 
 Part = tuple[str, str]  # a piece of text and the ``path:line`` it comes from
+# ``chat``: a provider wrapper's ``llm.chat(messages)`` (and ``ollama.chat``) sends them
+INVOKES = {"invoke", "ainvoke", "stream", "astream", "batch", "abatch", "predict",
+           "apredict", "generate", "agenerate", "run", "arun", "create", "call_llm", "chat"}
+# Run options of a model call, not what the model reads: ``invoke(prompt, config={"metadata":
+# {"philosophy": PROSECUTOR_PROMPT if ... else ...}})`` hands the model only `prompt`.
+RUN_OPTIONS = frozenset({"config", "stop", "callbacks", "tags", "metadata", "run_name",
+                         "run_id", "timeout"})
 ROLES = {"system", "human", "user", "assistant", "ai"}
 # a role as LangChain's message classes and OpenAI's dicts say it, by one name
 ROLE_NAMES = {"system": "system", "human": "human", "user": "human", "ai": "ai",
