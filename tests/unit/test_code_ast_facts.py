@@ -237,6 +237,17 @@ def test_persona_collusion_from_prompt_files(tmp_path: Path) -> None:
     assert overlap("a b c d", "w x y z") == 0.0
 
 
+def test_empty_prompt_files_are_no_persona_prompts(tmp_path: Path) -> None:
+    """amare1990: three 0-byte ``src/prompts/*.txt`` named for the personas were "distinct
+    persona prompts" sharing 0.0 of their (absent) text."""
+    files = write_repo(tmp_path, {f"src/prompts/{name}.txt": "" if name != "defense" else "\n"
+                                  for name in ("prosecutor", "defense", "techlead")})
+    findings, _ = code_findings(tmp_path, files)
+    assert not by_facet(findings, "judges.personas").found
+    collusion = by_facet(findings, "judges.collusion")
+    assert collusion.data["overlap"] == {}, collusion.rationale
+
+
 def test_justice_rules_come_from_behaviour_not_from_names(tmp_path: Path) -> None:
     files = write_repo(tmp_path, {"nodes/justice.py": '''
 def chief_justice(state, llm):

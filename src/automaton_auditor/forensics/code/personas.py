@@ -152,11 +152,12 @@ def overlap(a: str, b: str) -> float:
 def _pick(candidates: list[JSON]) -> dict[str, JSON]:
     """Each persona's prompt: a text whose name (file, function, variable) names the
     persona before one that only mentions it (a Chief Justice's remark on "Defense
-    arguments"), then the longest."""
+    arguments"), then the longest. A text with no word (an empty ``prosecutor.txt``) is
+    no prompt, whatever its name."""
     chosen: dict[str, tuple[tuple[bool, int], JSON]] = {}
     for item in candidates:
         persona = item.get("persona") or _persona_of(item["name"], item["text"])
-        if not persona:
+        if not persona or not str(item["text"]).strip():
             continue
         rank = (bool(item.get("persona") or PERSONAS[persona].search(item["name"])),
                 len(item["text"]))
