@@ -136,3 +136,26 @@ def test_a_clone_directory_left_behind_keeps_the_tools_from_full_marks() -> None
         assert decide(TOOLS, opinions, dossier, rubric).final_score == want, removed
         # it caps, and weighs on neither side of the balance
         assert evidence_balance(dossier) == evidence_balance(full), removed
+
+
+def test_a_clone_directory_deleted_before_use_holds_the_tools_in_the_middle() -> None:
+    """amare1990@interim, bethel4@interim and six more: a TemporaryDirectory whose path the
+    clone function returns is removed as it returns, so every tool reads a directory that
+    is gone. Otherwise sound tools (list arguments, checked, timed, validated) are held at
+    3, with the rule said; a clone used where it is made is not."""
+    full = [e.model_copy(update={"found": True}) if e.pattern == "success" else e
+            for e in _tools(timeout_found=True)]
+    early = make_evidence("safety.clone_deleted_early", found=True, pattern="failure",
+                          dimension=TOOLS.id, facet="safety.clone_deleted_early",
+                          confidence=0.6, location="src/tools/repo_tools.py:16")
+    rubric = load_rubric()
+    for deleted, want in ((True, 3), (False, 5)):
+        dossier = [*full, early.model_copy(update={"found": deleted})]
+        opinions = [offline_opinion(j, TOOLS, dossier)
+                    for j in ("Prosecutor", "Defense", "TechLead")]
+        result = decide(TOOLS, opinions, dossier, rubric)
+        assert result.final_score <= want, (deleted, result.final_score)
+        if deleted:
+            assert result.final_score == 3
+            assert "deleted before the clone is used" in " ".join(
+                r.detail for r in result.rules_applied)

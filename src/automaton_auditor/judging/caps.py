@@ -260,11 +260,9 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("llm.fail_after_model", ("structured_output_enforcement",), 3, 0.8,
                "every schema-bound judge call's answer is indexed with [] (a TypeError: no "
                "validated opinion reaches the state)"),
-    # No row for judges.one_opinion (forensics.code.judge_coverage: each judge gives one
-    # opinion per run, so it rules on one criterion, not on each): the rubric asks for every
-    # criterion in its forensic instruction and success pattern, not in its failure pattern
-    # (a single grader, colluding personas), so it is charged like any failure fact, never
-    # a ceiling.
+    # No row for judges.one_opinion (forensics.code.judge_coverage: one opinion per run, not
+    # one per criterion): the rubric asks for every criterion in its success pattern, not in
+    # its failure pattern, so it is charged like any failure fact, never a ceiling.
     # Chief Justice. (Not justice.deterministic: a model that only writes the ruling's text
     # is allowed; justice.model_verdict is the fact that a model's answer becomes the score.)
     FailureCap("justice.model_verdict", ("chief_justice_synthesis",), 2, 0.8,
@@ -292,11 +290,13 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "a shell command built from data", caps_verdict=True, when=on_data),
     FailureCap("safety.eval_exec", ("safe_tool_engineering",), 2, 0.75,
                "eval/exec on data (code injection)", caps_verdict=True, when=on_data),
-    # Tools: the clone's temporary directory is not removed on every path (never removed,
-    # removed only on a failure, or deleted before use: forensics.code.safety
-    # clone_cleanup, a missing extra): the sandbox is not complete, no full marks.
+    # Tools: the clone's temporary directory is not removed on every path (never removed or
+    # only on a failure: forensics.code.safety clone_cleanup): no full marks; removed before
+    # use (clone_deleted_early), the tools read a directory that is gone: the middle at best.
     FailureCap("safety.clone_cleanup", ("safe_tool_engineering",), 4, 0.7,
                "the clone's temporary directory is not removed on every path"),
+    FailureCap("safety.clone_deleted_early", ("safe_tool_engineering",), 3, 0.6,
+               "the clone's temporary directory is deleted before the clone is used"),
     # Report: a cited file the commit does not hold (a hallucinated path; planned files
     # are neutral facts and never confirm it).
     FailureCap("claims.paths", ("report_accuracy",), 2, 0.85,
