@@ -7,7 +7,8 @@ from pathlib import Path
 
 from automaton_auditor.forensics.code.names import code_names
 from automaton_auditor.forensics.contradictions import contradiction_findings
-from automaton_auditor.forensics.pdf.claims import BEHAVIOURS, extract_statements
+from automaton_auditor.forensics.pdf.behaviours import BEHAVIOURS
+from automaton_auditor.forensics.pdf.claims import extract_statements
 from automaton_auditor.forensics.pdf.model import Block
 from automaton_auditor.forensics.pdf.reader import report_facts
 from automaton_auditor.judging.caps import confirmed_caps
@@ -376,3 +377,36 @@ def test_a_cleanup_said_under_a_heading_naming_the_clone_is_a_cleanup_claim(
     assert [f.data["kind"] for f in found] == ["cleanup_claim"]
     assert contradiction_findings(claims, [*CODE, _cleanup(kept=False)], GRAPH,
                                   _names(tmp_path, PLAIN)) == []
+
+
+def _bindings(bound: bool, personas: int = 3, unwired: bool = False) -> list[Finding]:
+    where = {p: f"app/judges.py:{40 + i}" for i, p in
+             enumerate(("Prosecutor", "Defense", "TechLead")[:personas])}
+    return [*CODE,
+            Finding(facet="llm.structured_output", goal="LLM calls are bound to a schema",
+                    found=bound, pattern="success", location="app/judges.py:40" if bound
+                    else ".", confidence=0.8, rationale="0 binding(s) to: nothing.",
+                    data={"unwired": ["app/old.py:9"] if unwired else []}),
+            Finding(facet="judges.personas", goal="Distinct persona prompts exist",
+                    found=personas == 3, pattern="success", location="app/judges.py:40",
+                    confidence=0.8, rationale="...", data={"locations": where})]
+
+
+def test_judges_said_bound_with_with_structured_output_that_no_call_is(
+        tmp_path: Path) -> None:
+    """Addisu-Taye, bethel4 and ermiyas111 (final): "All judge nodes use
+    with_structured_output() bound to the JudicialOpinion Pydantic schema" while no model
+    call of the code is bound to a schema (a PydanticOutputParser, or json.loads). Not
+    when a call is bound (even in code the graph never runs), when the judges send no
+    persona prompts (an interim report describing judges still to build), or hedged."""
+    names = _names(tmp_path, PLAIN)
+    said = ("Structured Output Enforcement (5/5): All judge nodes use with_structured_output() "
+            "bound to the JudicialOpinion Pydantic schema.")
+    found = _found(names, said, code=_bindings(bound=False))
+    assert [f.data["kind"] for f in found] == ["structured_claim"]
+    assert "app/judges.py:41" in (found[0].content or "")
+    for code in (_bindings(bound=True), _bindings(bound=False, personas=0),
+                 _bindings(bound=False, unwired=True)):
+        assert _found(names, said, code=code) == []
+    assert _found(names, "Each judge should use with_structured_output(JudicialOpinion).",
+                  code=_bindings(bound=False)) == []

@@ -1,6 +1,6 @@
 """Report descriptions of how the built system behaves, read against the code's facts.
 
-Four clear cases, each read from a sentence of the report's prose (`forensics.pdf.claims`,
+Five clear cases, each read from a sentence of the report's prose (`forensics.pdf.claims`,
 `BEHAVIOURS`; never a future-work section): a model reply said to be retried when it fails or
 is malformed ("triggers a “Validation Retry” loop") when no model call is retried
 (`llm.retry`), no edge of the compiled graph leads back to an earlier node and no name in the
@@ -10,7 +10,9 @@ when the graph has no conditional edge and the code never calls ``add_conditiona
 builds a ``Command``; the judges' scores said to be weighed ("performs Weighted
 Reconciliation") when the synthesis takes their plain mean and weighs no judge differently;
 and the clone's temporary directory said to be removed ("purged after auditing") when it is
-made with ``mkdtemp`` and no call removes it (`safety.clone_cleanup`).
+made with ``mkdtemp`` and no call removes it (`safety.clone_cleanup`); and the judges'
+model calls said to be bound with ``with_structured_output``/``bind_tools`` when the judges
+send persona prompts and no model call of the code is bound to a schema.
 A hedged sentence (a plan, an absence, what a rubric asks), a clause about a peer's system,
 or code the facts do not cover contradicts nothing.
 """
@@ -22,12 +24,13 @@ from collections.abc import Sequence
 
 from automaton_auditor.forensics.code.names import RETRY_NAME
 from automaton_auditor.forensics.diagrams.flow import has_cycle, match_score
-from automaton_auditor.forensics.pdf.claims import (
+from automaton_auditor.forensics.pdf.behaviours import (
     BEHAVIOURS,
     CLEANUP,
     CLEANUP_UNDER_HEADING,
     GATE,
     RETRY,
+    STRUCTURED,
     WEIGHED,
 )
 from automaton_auditor.forensics.usage import Misquote
@@ -70,7 +73,7 @@ def _said(claim: FeatureClaim) -> str | None:
     """The clause of the sentence that describes the system, or None when it is hedged or
     speaks of another team's system."""
     pattern = {"retry_claim": RETRY, "gate_claim": GATE, "weight_claim": WEIGHED,
-               "cleanup_claim": CLEANUP}[claim.feature]
+               "cleanup_claim": CLEANUP, "structured_claim": STRUCTURED}[claim.feature]
     match = pattern.search(claim.sentence) or (
         CLEANUP_UNDER_HEADING.search(claim.sentence) if pattern is CLEANUP else None)
     if match is None:
@@ -188,11 +191,35 @@ def cleanup_misquote(code: Sequence[Finding]) -> Misquote | None:
         code=(cleanup.content or cleanup.location).splitlines()[:MAX_EDGES])
 
 
+def structured_misquote(code: Sequence[Finding]) -> Misquote | None:
+    """The judges' model calls said to be bound with ``with_structured_output``/``bind_tools``
+    when the judges send persona prompts and no model call of the code is bound to a schema
+    (`llm.structured_output`), not even in code the graph never runs."""
+    facts = _facts(code)
+    bound, personas = facts.get("llm.structured_output"), facts.get("judges.personas")
+    if bound is None or bound.found or bound.data.get("unwired") or personas is None \
+            or len(personas.data.get("locations") or {}) < 2:
+        return None  # bound, bound in idle code, or no judges whose calls could be
+    parser = facts.get("llm.schema_parse")
+    return Misquote(
+        said="the judges' model calls bound to a schema (with_structured_output/bind_tools)",
+        rationale="The report says the judges' model calls are bound to a schema with "
+                  "with_structured_output or bind_tools; no model call in the code is: the "
+                  "judges' replies are " + (
+                      f"parsed from their text by an output parser ({parser.location})."
+                      if parser is not None and parser.found else
+                      "parsed from free text or taken as they come."),
+        code=[f"{bound.location if bound.location != '.' else 'code'}: {bound.rationale}",
+              *(f"{persona}: model call at {where}" for persona, where
+                in sorted((personas.data.get("locations") or {}).items()))][:MAX_EDGES])
+
+
 def behaviour_misquotes(claim: FeatureClaim, code: Sequence[Finding],
                         graph: RebuiltGraph | None, names: CodeNames | None,
                         mean: Sequence[str] | None) -> list[Misquote]:
     """What a sentence of one of the `BEHAVIOUR_KINDS` says the system does that the code's
-    facts show it does not (a retry, a conditional gate, weighed judges, a removed clone);
+    facts show it does not (a retry, a conditional gate, weighed judges, a removed clone, a
+    schema binding);
     empty when the sentence is hedged or the facts do not settle it."""
     if _said(claim) is None:
         return []
@@ -202,6 +229,8 @@ def behaviour_misquotes(claim: FeatureClaim, code: Sequence[Finding],
         wrong = gate_misquote(claim, code, graph, names)
     elif claim.feature == "cleanup_claim":
         wrong = cleanup_misquote(code)
+    elif claim.feature == "structured_claim":
+        wrong = structured_misquote(code)
     else:
         wrong = weight_misquote(claim, mean)
     return [wrong] if wrong else []

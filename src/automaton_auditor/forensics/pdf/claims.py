@@ -297,61 +297,6 @@ OUTSIDE_PLANS = {kind: value for kind, value in STATEMENTS.items() if kind not i
 _ABOUT_PERSONA = {"prompt_quote": False, "prompt_security": True}
 
 
-# --- how the built system behaves, read from prose only (forensics.behaviour_claims) -------
-# A judge's reply retried when it fails or is malformed ("triggers a “Validation Retry”
-# loop", "retries up to 3 times on a ValidationError"): a sentence about model replies.
-RETRY = re.compile(r"^(?=.*?\b(?:outputs?|responses?|repl(?:y|ies)|validat\w*|pars\w*|"
-                   r"malformed|schemas?|json|llms?|models?|judges?)\b)"
-                   r".*?\bretr(?:y|ies|ied|ying)\b", re.IGNORECASE | re.DOTALL)
-# A node said to keep later nodes from running on a condition ("a gatekeeper that prevents
-# the Judges from firing if the Evidence is malformed", "routes to the judges only if ...",
-# "otherwise skips"): routing that needs a conditional edge. "Does not start until all
-# data is collected" is a fan-in, not a gate.
-GATE = re.compile(
-    r"\b(?:prevents?|blocks?|stops?|halts?|keeps?)\s+(?:the\s+)?(?:[\w-]+\s+){0,3}?from\s+"
-    r"(?:firing|running|executing|proceeding|starting|being\s+(?:invoked|called|run))\b"
-    r"(?=[^.;]{0,40}?\b(?:if|when|whenever|unless)\b)"
-    r"|\broutes?\s+(?:[\w-]+\s+){0,3}?to\s+[\w-]+\s+(?:only\s+)?(?:if|when|unless)\b"
-    r"|\botherwise\s+(?:it\s+)?(?:skips?|routes?|jumps?|goes)\b"
-    r"|\b(?:routes?|loops?|goes|sends?\s+\w+)\s+back\s+(?:for|to)\b", re.IGNORECASE)
-# The judges' scores said to be weighed ("performs Weighted Reconciliation", "a weighted
-# average where the Tech Lead holds 50% of the weight", "the Tech Lead's score carries
-# double weight"), never a criterion's weight in an overall score.
-_WHO = r"(?:judges?|personas?|prosecutor|defen[cs]e|tech\s?lead|opinions?)"
-WEIGHED = re.compile(
-    r"\bweighted\s+(?:average|mean|sum|scor\w*|reconciliation|synthesis|rubric|vot\w*|"
-    r"combination|aggregat\w*|consensus|verdict|\d)"
-    rf"|\b{_WHO}(?:['\u2019]s?)?\s+(?:\w+\s+){{0,2}}?(?:carr(?:y|ies)|has|have|gets?|receives?|"
-    r"holds?|given|assigned)\s+(?:\w+\s+){0,3}?weights?\b"
-    rf"|\bweights?\s+(?:the\s+|each\s+)?{_WHO}|\b{_WHO}\s+weights?\b"
-    rf"|\bweight(?:ed|s|ing)?\s+(?:of|for|per|by|toward|towards)\s+(?:the\s+|each\s+)?{_WHO}",
-    re.IGNORECASE)
-# The cloned repository's temporary directory said to be removed after the audit ("each
-# repository clone exists in a temporary path, purged after auditing", "the sandbox is
-# deleted when the run ends").
-_CLEAN_SUBJECT = (r"\b(?:clon\w*|repositor\w*|repos?|temp\w*|sandbox\w*|director\w*|"
-                  r"workspaces?|checkouts?|disk)\b")
-CLEANUP_SUBJECT = re.compile(_CLEAN_SUBJECT, re.IGNORECASE)
-CLEANUP = re.compile(
-    rf"^(?=.*?{_CLEAN_SUBJECT})"
-    r".*?\b(?:purged|clean(?:ed|ing|s)?[\s-]up|deleted|removed|wiped|destroyed|discarded|"
-    r"torn\s+down|(?:automatic(?:ally)?|auto)[\s-](?:deletion|removal|clean[\s-]?up)|"
-    r"(?:purges?|deletes?|removes?|wipes?|destroys?|discards?)\s+(?:it|them|the\s+\w+))\b",
-    re.IGNORECASE | re.DOTALL)
-# The same said of nothing named, under a heading that names the clone ("3. Sandboxed Git
-# Operations" ... "Cleanup: Automatic deletion on exit"): only a removal said to happen by
-# itself or at the run's end, so another removal ("shell=True was removed") is not read.
-CLEANUP_UNDER_HEADING = re.compile(
-    rf"^(?!.*?{_CLEAN_SUBJECT}).*?(?:\b(?:automatic(?:ally)?|auto)[\s-](?:deleted|deletion|"
-    r"removed|removal|clean(?:ed)?[\s-]?up)\b|\b(?:deleted|removed|purged|cleaned[\s-]up|wiped)"
-    r"\s+(?:automatically\s+)?(?:on|at|after|when)\s+(?:the\s+)?(?:exit|completion|"
-    r"shutdown|audit\w*|run\s+ends?)\b)", re.IGNORECASE | re.DOTALL)
-BEHAVIOURS = {"retry_claim": (RETRY, 4), "gate_claim": (GATE, 4), "weight_claim": (WEIGHED, 4),
-              "cleanup_claim": (CLEANUP, 4)}
-# Behaviours read in a section whose heading names what they are said of (`CLEANUP_SUBJECT`).
-HEADED_BEHAVIOURS = {"cleanup_claim": (CLEANUP_UNDER_HEADING, 4)}
-
-
 def extract_statements(passages: Iterable[tuple[int | None, str]],
                        sentence_splitter: re.Pattern[str] | None = None,
                        kinds: dict[str, tuple[re.Pattern[str], int]] | None = None,

@@ -8,12 +8,14 @@ built system behaves from prose whose section does not say its part is not built
 
 from __future__ import annotations
 
-from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT
-from automaton_auditor.forensics.pdf.citations import FUTURE_SENTENCE, NOT_YET
-from automaton_auditor.forensics.pdf.claims import (
+from automaton_auditor.forensics.pdf.behaviours import (
     BEHAVIOURS,
     CLEANUP_SUBJECT,
     HEADED_BEHAVIOURS,
+)
+from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT
+from automaton_auditor.forensics.pdf.citations import FUTURE_SENTENCE, NOT_YET
+from automaton_auditor.forensics.pdf.claims import (
     IN_PLANS,
     OUTSIDE_PLANS,
     extract_feature_claims,
