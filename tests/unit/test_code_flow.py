@@ -309,3 +309,44 @@ def endpoint(url, tasks):
                             "holder = tempfile.TemporaryDirectory()\n    root = holder.name"
                             ).replace("return root", "return holder")
     assert _cleanup(tmp_path / "context", {"tools.py": context}).found
+
+
+SANDBOX_CLASS = '''
+import shutil
+import subprocess
+import tempfile
+
+
+class Sandbox:
+    def __init__(self, url):
+        self.url = url
+        self.root = None
+
+    def open(self):
+        self.root = tempfile.mkdtemp(prefix="audit_")
+        subprocess.run(["git", "clone", self.url, self.root], check=True, timeout=60)
+        return self.root
+
+    def cleanup(self):
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def audit(url):
+    box = Sandbox(url)
+    where = box.open()
+    return len(where)
+'''
+
+
+def test_a_removal_in_a_method_no_code_calls_removes_nothing(tmp_path: Path) -> None:
+    """Natnael-Alemseged: ``RepoSandbox.cleanup()`` removes the clone's mkdtemp directory,
+    but no code calls it (its class is named, the method never is, and a class with no
+    base class has no framework calling what it overrides): the directory stays, and the
+    dead removal is named. Called, it removes the directory."""
+    kept = _cleanup(tmp_path / "idle", {"tools.py": SANDBOX_CLASS})
+    assert not kept.found, kept.rationale
+    assert "tools.py:18 is in Sandbox.cleanup, which no code calls" in kept.rationale
+    called = SANDBOX_CLASS.replace("    return len(where)",
+                                   "    try:\n        return len(where)\n"
+                                   "    finally:\n        box.cleanup()")
+    assert _cleanup(tmp_path / "called", {"tools.py": called}).found

@@ -203,7 +203,12 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
     early: list[str] = []
     partial: list[tuple[str, str]] = []  # (quoted removal, what it misses)
     gone, alive = by_made(facts, "temp_gone"), by_made(facts, "temp_kept")
-    sites = removal_sites(graph) if proved else []
+    every_site = removal_sites(graph) if proved else []
+    # a removal in a method nothing names never runs (a ``cleanup()`` no code calls); a
+    # function nothing names may be the entry point of the tool (a script's ``main``)
+    idle = named_nowhere(facts, {r.key for r in every_site if "." in r.key[1]}, repo) - {
+        (c.path, str(c.call["func"])) for c in proved}
+    sites = [r for r in every_site if r.key not in idle]
     whole = whole_paths(graph) if sites else graph
     for clone in proved:
         lost = [m for m in map(split_loc, (t[2:] for t in clone.temps)) if m in gone]
@@ -230,6 +235,9 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
                          "removes it only in an except handler or a failure branch (when "
                          "something failed)")
                         for p, n, failing in removals(graph, {temp}, sites)]
+            partial += [(line_at(repo, r.key[0], r.line), f"is in {r.key[1]}, which no code "
+                         "calls") for r in every_site if r.key in idle
+                        and removals(graph, {temp}, [r])]
     if kept:  # a removal of a path read back from the state may be of this directory
         partial += [(line_at(repo, p, n), f"removes a path read from its state ('{k}'), not "
                      "traced to this directory") for p, n, k in state_reads(graph, sites)]

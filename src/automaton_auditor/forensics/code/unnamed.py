@@ -9,7 +9,9 @@ repository.
 
 The test errs towards "named": a method or a nested function counts as named when its
 class or enclosing function is (a framework calls the methods it overrides, such as a tool's
-``_run``), a dunder or a function a library's decorator may register always does, and a
+``_run``), unless the class has no base class to override (``RepoSandbox.cleanup()`` that
+no code calls never runs), a dunder or a function a library's decorator may register always
+does, and a
 Python file the facts skipped (no trigger words, too large, not parsed) names every word it
 holds.
 """
@@ -60,6 +62,17 @@ def _registered(decorators: list[str], local: set[str]) -> bool:
                for name in decorators)
 
 
+def _naming(data: JSON, parts: list[str]) -> list[str]:
+    """The names that name a function: itself, or its class or enclosing function too (a
+    framework calls the methods a class overrides), but a method of a class with no base
+    class only by its own name."""
+    classes = {c.get("name"): c for c in data.get("classes") or []}
+    owner = classes.get(parts[-2]) if len(parts) >= 2 else None
+    if owner is not None and not [b for b in owner.get("bases") or [] if b != "object"]:
+        return parts[-1:]
+    return parts
+
+
 def named_nowhere(facts: dict[str, JSON], keys: Iterable[Key],
                   repo: Path | None) -> set[Key]:
     """The functions of `keys` (``(path, qual)``) that nothing names (see the module)."""
@@ -74,7 +87,7 @@ def named_nowhere(facts: dict[str, JSON], keys: Iterable[Key],
         parts = qual.split(".")
         info = (facts.get(path, {}).get("functions") or {}).get(qual) or {}
         if _registered(info.get("decorators") or [], local) or parts[-1].startswith("__") \
-                or any(part in read for part in parts):
+                or any(part in read for part in _naming(facts.get(path, {}), parts)):
             continue
         if texts is None:
             texts = _unparsed_texts(facts, repo)
