@@ -55,10 +55,13 @@ CLEANUP_UNDER_HEADING = re.compile(
     r"removed|removal|clean(?:ed)?[\s-]?up)\b|\b(?:deleted|removed|purged|cleaned[\s-]up|wiped)"
     r"\s+(?:automatically\s+)?(?:on|at|after|when)\s+(?:the\s+)?(?:exit|completion|"
     r"shutdown|audit\w*|run\s+ends?)\b)", re.IGNORECASE | re.DOTALL)
-# The judges' model calls said to be bound to a schema by LangChain's API ("All judge nodes
-# use .with_structured_output() bound to the JudicialOpinion Pydantic schema"): the call's
-# name is what the code either holds or does not.
-STRUCTURED = re.compile(r"\b(?:with_structured_output|bind_tools)\b", re.IGNORECASE)
+# The judges' model calls said to be bound to a schema by LangChain's API, the judges named
+# before the call ("All judge nodes use .with_structured_output() bound to the
+# JudicialOpinion Pydantic schema"), never a file's name ("Modify src/nodes/judges.py to
+# bind ... using .with_structured_output()") nor the call alone ("Original
+# with_structured_output() failed with LM Studio"): the call the code holds or does not.
+STRUCTURED = re.compile(r"(?<![/\w.])(?:judges?|judge\s+nodes?|personas?)(?![\w.])[^;:]{0,80}?"
+                        r"\b(?:with_structured_output|bind_tools)\b", re.IGNORECASE)
 BEHAVIOURS = {"retry_claim": (RETRY, 4), "gate_claim": (GATE, 4), "weight_claim": (WEIGHED, 4),
               "cleanup_claim": (CLEANUP, 4), "structured_claim": (STRUCTURED, 4)}
 # Behaviours read in a section whose heading names what they are said of (`CLEANUP_SUBJECT`).
