@@ -211,3 +211,24 @@ def test_a_commit_touching_a_stage_by_its_subject_only_and_no_code_starts_nothin
                Commit("c", 3, "d", "add judges", added=["src/nodes/judges.py"], lines=200)]
     firsts = stage_firsts(commits, lambda sha, path: files.get((sha, path)))
     assert firsts["judges"] == 2
+
+
+@pytest.mark.parametrize(("minutes", "staged"), [(17, True), (2, False), (45, False)])
+def test_tools_started_in_the_same_sitting_after_the_graph_invert_nothing(
+        minutes: int, staged: bool) -> None:
+    """amare1990: setup and state in the afternoon, the graph runner at 20:42 and the
+    detectives' tools at 20:59, then the judges: built in turn in one sitting, the order of
+    the two says nothing against the progression. Two minutes apart the two were committed
+    together (no order shown); three quarters of an hour apart the tools came later."""
+    base = 1_700_000_000
+    commits = [Commit("a", base, "d", "Initialize project with uv", added=["pyproject.toml"]),
+               Commit("b", base + 3600, "d", "Define state", added=["src/state.py"]),
+               Commit("c", base + 7200, "d", "Add graph runner", added=["src/graph.py"]),
+               Commit("d", base + 7200 + minutes * 60, "d", "Implement detectives",
+                      added=["src/tools/repo_tools.py"]),
+               Commit("e", base + 9000 + minutes * 60, "d", "Add judges",
+                      added=["src/nodes/judges.py"])]
+    fact = progression_finding(commits)
+    assert fact.found is staged, fact.rationale
+    if not staged:
+        assert "tools starts after graph" in fact.rationale

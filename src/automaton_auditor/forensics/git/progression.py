@@ -40,6 +40,10 @@ from automaton_auditor.state import Finding
 SCAFFOLD_SHARE = 0.1
 SCAFFOLD_STAGES = 4
 CORE = ("setup", "tools", "graph")
+# Seconds between the graph's first commit and the tools' (the tools after): up to BATCH,
+# finished files committed together (the order says nothing, and shows no build); up to
+# SITTING, built in turn in one sitting (the order inverts nothing worth a verdict).
+BATCH, SITTING = 5 * 60, 30 * 60
 READS = 200  # files read to tell placeholders from code, at most
 # A graph file that adds no node and no edge (``StateGraph(S).compile()``) is a skeleton: it
 # builds no graph yet.
@@ -233,6 +237,16 @@ def _why_not(commits: list[Commit], core: dict[str, int], code: dict[str, int]) 
     return "; ".join(late) or f"only {len(commits)} commit(s)"
 
 
+def _one_sitting(commits: list[Commit], core: dict[str, int]) -> bool:
+    """Whether graph orchestration starts before the tools only within one sitting: the
+    tools' first commit more than `BATCH` and at most `SITTING` seconds after the graph's
+    (amare1990: graph at 20:42, the detectives' tools at 20:59, in a history of 26 commits
+    over a day). A minute or two apart, the two were committed together, not built in turn:
+    no progression is shown."""
+    tools, graph = commits[core["tools"]], commits[core["graph"]]
+    return BATCH < tools.timestamp - graph.timestamp <= SITTING
+
+
 def _committed_not_built(tools: Commit, graph: Commit, replayed: Collection[str],
                          burst: list[Commit], share: float) -> str:
     """Why the order in which tools and graph start says when their finished files were
@@ -268,7 +282,8 @@ def progression_finding(commits: list[Commit], shallow: bool = False,
     # The code stages (all but setup) start in two commits at least: a setup commit (a
     # .gitignore, a pyproject) before one commit that starts every code stage is no story.
     code = {stage: first for stage, first in firsts.items() if stage != "setup"}
-    staged = (len(core) == 3 and core["setup"] <= core["tools"] <= core["graph"]
+    staged = (len(core) == 3 and core["setup"] <= min(core["tools"], core["graph"])
+              and (core["tools"] <= core["graph"] or _one_sitting(commits, core))
               and len(set(core.values())) >= 2 and len(set(code.values())) >= 2
               and len(commits) > 3)
     unbuilt = _committed_not_built(commits[core["tools"]], commits[core["graph"]], replayed,
