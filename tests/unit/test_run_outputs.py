@@ -142,3 +142,14 @@ def test_a_report_that_says_enough_to_check_keeps_the_credit() -> None:
     findings = cross_check(_facts(text), [*FILES, "src/tools/repo_tools.py"], None).findings
     nothing = [f for f in findings if f.data.get("cited") == 0]
     assert [(f.found, f.pattern) for f in nothing] == [(True, "success")]
+
+
+def test_claims_the_code_could_check_none_of_earn_no_credit() -> None:
+    """amare1990@interim, ephrata1888@interim: no path cited, and every claim about the
+    graph "not checkable" (no graph rebuilt to check them on): "the report
+    invents nothing the code refutes" rested on nothing checked."""
+    text = (1, "The judges run in parallel. The graph routes with conditional edges.")
+    findings = cross_check(_facts(text), FILES, None).findings  # no graph to check them on
+    nothing = [f for f in findings if f.data.get("cited") == 0]
+    assert [(f.found, f.pattern) for f in nothing] == [(False, "neutral")], nothing
+    assert "Nothing checked" in nothing[0].rationale

@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from automaton_auditor.forensics import crosscheck
-from automaton_auditor.forensics.crosscheck import split_paths
+from automaton_auditor.forensics import path_split
+from automaton_auditor.forensics.path_split import split_paths
 from automaton_auditor.forensics.pdf import citations
 from automaton_auditor.forensics.pdf.model import Block
 from automaton_auditor.forensics.pdf.reader import report_facts
@@ -52,7 +52,7 @@ def test_cited_paths_match_files_as_a_scan_would() -> None:
     files = {n for n in _names(rng, 200, "/") if n}
     index = Tails(((f, f) for f in sorted(files)), "/")
     for path in _names(rng, 400, "/"):
-        assert crosscheck._verify(path, files, index) == _verify_by_scan(path, files)
+        assert path_split._verify(path, files, index) == _verify_by_scan(path, files)
 
 
 class _Counting(str):
