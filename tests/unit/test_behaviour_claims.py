@@ -399,11 +399,16 @@ def test_judges_said_bound_with_with_structured_output_that_no_call_is(
     call of the code is bound to a schema (a PydanticOutputParser, or json.loads). Not
     when a call is bound (even in code the graph never runs), when the judges send no
     persona prompts (an interim report describing judges still to build), or hedged."""
-    names = _names(tmp_path, PLAIN)
+    # bethel4: the name is in the code (a mock's method, an analyser's string), no call binds
+    names = _names(tmp_path, PLAIN + "\n\nclass MockLLM:\n    def with_structured_output("
+                             "self, schema):\n        return self\n")
     said = ("Structured Output Enforcement (5/5): All judge nodes use with_structured_output() "
             "bound to the JudicialOpinion Pydantic schema.")
     found = _found(names, said, code=_bindings(bound=False))
     assert [f.data["kind"] for f in found] == ["structured_claim"]
+    # a name no file holds at all is the method-use check's to say, once
+    unnamed = _found(_names(tmp_path, PLAIN), said, code=_bindings(bound=False))
+    assert "structured_claim" not in [f.data.get("kind") for f in unnamed]
     assert "app/judges.py:41" in (found[0].content or "")
     for code in (_bindings(bound=True), _bindings(bound=False, personas=0),
                  _bindings(bound=False, unwired=True)):

@@ -191,15 +191,19 @@ def cleanup_misquote(code: Sequence[Finding]) -> Misquote | None:
         code=(cleanup.content or cleanup.location).splitlines()[:MAX_EDGES])
 
 
-def structured_misquote(code: Sequence[Finding]) -> Misquote | None:
+def structured_misquote(claim: FeatureClaim, code: Sequence[Finding],
+                        names: CodeNames | None) -> Misquote | None:
     """The judges' model calls said to be bound with ``with_structured_output``/``bind_tools``
     when the judges send persona prompts and no model call of the code is bound to a schema
-    (`llm.structured_output`), not even in code the graph never runs."""
+    (`llm.structured_output`), not even in code the graph never runs. A method no file
+    names at all is `forensics.usage`'s case (said once, there)."""
     facts = _facts(code)
     bound, personas = facts.get("llm.structured_output"), facts.get("judges.personas")
+    method = re.search(r"with_structured_output|bind_tools", claim.sentence, re.IGNORECASE)
     if bound is None or bound.found or bound.data.get("unwired") or personas is None \
-            or len(personas.data.get("locations") or {}) < 2:
-        return None  # bound, bound in idle code, or no judges whose calls could be
+            or len(personas.data.get("locations") or {}) < 2 or names is None or \
+            method is None or method.group(0).lower() not in names.identifiers:
+        return None  # bound, bound in idle code, no judges whose calls could be, or unnamed
     parser = facts.get("llm.schema_parse")
     return Misquote(
         said="the judges' model calls bound to a schema (with_structured_output/bind_tools)",
@@ -230,7 +234,7 @@ def behaviour_misquotes(claim: FeatureClaim, code: Sequence[Finding],
     elif claim.feature == "cleanup_claim":
         wrong = cleanup_misquote(code)
     elif claim.feature == "structured_claim":
-        wrong = structured_misquote(code)
+        wrong = structured_misquote(claim, code, names)
     else:
         wrong = weight_misquote(claim, mean)
     return [wrong] if wrong else []
