@@ -144,12 +144,13 @@ def test_a_report_that_says_enough_to_check_keeps_the_credit() -> None:
     assert [(f.found, f.pattern) for f in nothing] == [(True, "success")]
 
 
-def test_claims_the_code_could_check_none_of_earn_no_credit() -> None:
-    """amare1990@interim, ephrata1888@interim: no path cited, and every claim about the
-    graph "not checkable" (no graph rebuilt to check them on): "the report
-    invents nothing the code refutes" rested on nothing checked."""
+def test_a_report_none_of_whose_claims_could_be_checked_says_so() -> None:
+    """amare1990@interim, ephrata1888@interim: no path cited, and every claim about the graph
+    "not checkable" (no graph rebuilt to check them on): "the report invents nothing the code
+    refutes" says that none was checked."""
     text = (1, "The judges run in parallel. The graph routes with conditional edges.")
-    findings = cross_check(_facts(text), FILES, None).findings  # no graph to check them on
+    findings = cross_check(_facts(text), FILES, None).findings
     nothing = [f for f in findings if f.data.get("cited") == 0]
-    assert [(f.found, f.pattern) for f in nothing] == [(False, "neutral")], nothing
-    assert "Nothing checked" in nothing[0].rationale
+    assert [(f.found, f.pattern) for f in nothing] == [(True, "success")], nothing
+    assert nothing[0].data["borne_out"] == 0
+    assert "none was checked against the code" in nothing[0].rationale

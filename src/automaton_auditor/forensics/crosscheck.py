@@ -168,34 +168,35 @@ def _nothing_invented(split: PathSplit, findings: list[Finding], checkable: int
     """A report that cites no path is short of the success pattern, but not the failure
     pattern (files that do not exist) while nothing it says is contradicted: "zero
     hallucinated paths" then holds, weakly, when it says enough the code can check
-    (`checkable`: sentences holding a claim and bare file names, at least `MIN_CHECKED`)
-    and the code bears out some of it (a feature claim confirmed, a file named by its bare
-    name). A report with (almost) nothing to check, or whose claims the code could check
-    none of, earns no credit for it: an empty stub would otherwise score above a report that
-    cites files and gets one wrong, and "nothing refuted" would rest on nothing checked."""
+    (`checkable`: sentences holding a claim and bare file names, at least `MIN_CHECKED`). A
+    report with (almost) nothing to check earns no credit for it: an empty stub would
+    otherwise score above a report that cites files and gets one wrong. The fact says how
+    much of it the code bore out (a feature claim confirmed, a file named by its bare name):
+    "nothing refuted" may rest on nothing checked."""
     if split.verified or split.hallucinated or any(
             f.pattern == "failure" and f.facet.startswith("claims.") for f in findings):
         return []
-    borne_out = len(split.bare_hit) + sum(
-        1 for f in findings if f.facet == "claims.features" and f.data.get("verdict") ==
-        "confirmed")
-    if checkable < MIN_CHECKED or not borne_out:
+    if checkable < MIN_CHECKED:
         return [Finding(facet="claims.paths", goal="The report gives the code something to "
                         "cross-reference (cited paths or checkable claims)", found=False,
                         pattern="neutral", location="report", confidence=0.5,
-                        data={"cited": 0, "checkable": checkable, "borne_out": borne_out},
-                        rationale=(f"Nothing to cross-reference: the report cites no path "
-                                   f"and makes {checkable} checkable statement(s) (a sentence "
-                                   "holding a claim, a file's bare name)" if checkable <
-                                   MIN_CHECKED else "Nothing checked: the report cites no "
-                                   f"path, and none of its {checkable} checkable statement(s) "
-                                   "is borne out by the code (no feature claim confirmed, no "
-                                   "file named)") + ", so that nothing is refuted shows "
-                                   "little about its accuracy.")]
+                        data={"cited": 0, "checkable": checkable},
+                        rationale=f"Nothing to cross-reference: the report cites no path and "
+                                  f"makes {checkable} checkable statement(s) (a sentence "
+                                  "holding a claim, a file's bare name), so that nothing is "
+                                  "refuted shows little about its accuracy.")]
+    borne_out = len(split.bare_hit) + sum(
+        1 for f in findings if f.facet == "claims.features" and f.data.get("verdict") ==
+        "confirmed")
     return [Finding(facet="claims.paths", goal="The report invents nothing the code refutes "
                     "(zero hallucinated paths, no contradicted claim)", found=True,
-                    pattern="success", location="report", confidence=0.5, data={"cited": 0},
-                    rationale="The report cites no path and no claim of it is contradicted.")]
+                    pattern="success", location="report", confidence=0.5,
+                    data={"cited": 0, "checkable": checkable, "borne_out": borne_out},
+                    rationale=f"The report cites no path and no claim of it is contradicted; "
+                              f"of its {checkable} checkable statement(s), the code bears "
+                              f"out {borne_out} (feature claims confirmed, files named by "
+                              "their bare name)" + ("." if borne_out else
+                                                    ": none was checked against the code."))]
 
 
 def _generated_finding(split: PathSplit) -> list[Finding]:
