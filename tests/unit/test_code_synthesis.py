@@ -813,3 +813,35 @@ def chief_justice_node(state):
     keyword = facts["justice.keyword_rules"]
     assert keyword.found, keyword.rationale
     assert "if flaw and p_score <= 2:" in (keyword.content or "")
+
+
+TIE_BREAK = '''
+def chief_justice_node(state):
+    ops = {o.judge: o for o in state["opinions"]}
+    p, d, t = ops["Prosecutor"].score, ops["Defense"].score, ops["TechLead"].score
+    final = round((p + d + 2 * t) / 4)
+    if max(p, d, t) - min(p, d, t) >= 3:
+        final = t  # the Tech Lead breaks the tie
+    return {"final_score": final}
+'''
+
+
+def test_a_spread_that_only_picks_a_judge_s_score_is_a_tie_break(tmp_path: Path) -> None:
+    """Natnael-Alemseged@interim: ``if score_range >= 3: computed_score = t_score`` is a
+    variance rule (credited as one), but no evidence is read again: a tie-break, which holds
+    the criterion from full marks. A spread that hands the scores to a helper that reads the
+    evidence again is a re-evaluation; a clamp (``max(1, final - 1)``) picks no judge."""
+    picked = _justice(tmp_path / "picked", TIE_BREAK)
+    assert picked["justice.variance"].found
+    tie = picked["justice.tie_break"]
+    assert tie.found and tie.location == "nodes/justice.py:7", tie.rationale
+    assert "final = t" in tie.rationale
+    median = TIE_BREAK.replace("final = t  #", "final = statistics.median([p, d, t])  #")
+    assert _justice(tmp_path / "median", "import statistics\n" + median)[
+        "justice.tie_break"].found
+    for name, line in (("reread", "final = reread(state['evidences'], t)"),
+                       ("clamp", "final = max(1, final - 1)")):
+        source = TIE_BREAK.replace("final = t  # the Tech Lead breaks the tie", line)
+        if name == "reread":
+            source += "\n\ndef reread(evidences, t):\n    return t if evidences else 1\n"
+        assert not _justice(tmp_path / name, source)["justice.tie_break"].found, name

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from automaton_auditor.judging.caps import confirmed_caps
 from automaton_auditor.judging.offline import evidence_balance, evidence_score, offline_opinion
 from automaton_auditor.judging.rules import decide
 from automaton_auditor.rubric import load_rubric
@@ -159,3 +160,15 @@ def test_a_clone_directory_deleted_before_use_holds_the_tools_in_the_middle() ->
             assert result.final_score == 3
             assert "deleted before the clone is used" in " ".join(
                 r.detail for r in result.rules_applied)
+
+
+def test_a_tie_break_on_the_spread_holds_the_synthesis_from_full_marks_only() -> None:
+    """``justice.tie_break`` (a spread that takes the Tech Lead's score) caps the Chief
+    Justice at 4 and weighs on neither side of the balance: the variance rule is there, the
+    re-evaluation of the evidence is not."""
+    tie = make_evidence("justice.tie_break", found=True, pattern="failure",
+                        dimension="chief_justice_synthesis", facet="justice.tie_break",
+                        confidence=0.7, location="src/nodes/judges.py:191")
+    caps = confirmed_caps("chief_justice_synthesis", [tie])
+    assert [row.cap for row, _fact in caps] == [4]
+    assert evidence_balance([tie]) == (0.0, 0.0)

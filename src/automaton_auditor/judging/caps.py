@@ -269,15 +269,15 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "an LLM decides the final score"),
     FailureCap("justice.averaging", ("chief_justice_synthesis",), 2, 0.8,
                "a plain average of the judges' scores"),
-    # A synthesis nothing runs (forensics.code.synthesis_reach): every StateGraph is given no
-    # node and no code calls it, so its rules never decide a verdict (the rubric asks that
-    # each rule be reachable from the graph), as judges that never send their prompt.
+    # A synthesis nothing runs (forensics.code.synthesis_reach): its rules never decide.
     FailureCap("justice.no_graph", ("chief_justice_synthesis",), 2, 0.8,
                "the Chief Justice is run by nothing (no graph can be built, no code calls it)"),
-    # A cap on the evidence that fires when the detectives' check finds nothing and never when
-    # it finds something (forensics.code.override_evidence): the override punishes the clean
-    # repositories and lets the caught ones through, a rule that does the opposite of its
-    # purpose: the middle at best.
+    # A spread that only picks among the judges' scores (forensics.code.tie_breaks): a
+    # variance rule, but no re-evaluation of the evidence: no full marks.
+    FailureCap("justice.tie_break", ("chief_justice_synthesis",), 4, 0.7,
+               "the score spread only picks among the judges' scores (no re-evaluation)"),
+    # An evidence cap that fires when the check finds nothing and never when it finds
+    # something (forensics.code.override_evidence): the opposite of its purpose.
     FailureCap("justice.inverted_override", ("chief_justice_synthesis",), 3, 0.8,
                "the evidence cap is inverted (it fires when the check finds nothing and never "
                "when it finds a violation)"),

@@ -69,9 +69,10 @@ CEILING_ONLY: tuple[str, ...] = ("safety.clone_cleanup",)
 
 # Failure facts that only set a ceiling too: a defect in how a state or graph that works is
 # used (forensics.code.stateflow: a list a node appends to itself, a read no parallel
-# branch's write reaches) costs full marks, not the balance the rest of the dossier strikes.
+# branch's write reaches), or a variance rule that only breaks the tie (forensics.code
+# .tie_breaks), costs full marks, not the balance the rest of the dossier strikes.
 CEILING_FAILURES: tuple[str, ...] = ("state.doubled_lists", "graph.stale_reads",
-                                     "graph.endless_loop")
+                                     "graph.endless_loop", "justice.tie_break")
 
 
 def ceiling_only(fact: Evidence) -> bool:

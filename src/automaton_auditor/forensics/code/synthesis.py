@@ -58,6 +58,7 @@ from automaton_auditor.forensics.code.spread_routes import (
 from automaton_auditor.forensics.code.state_schema import typed_classes
 from automaton_auditor.forensics.code.state_writers import gate_reader
 from automaton_auditor.forensics.code.stubs import does_nothing
+from automaton_auditor.forensics.code.tie_breaks import tie_break_finding
 from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.state import Finding
 
@@ -354,7 +355,7 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
            0.75,
            rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present},
            dead=[f"{p}:{line}" for p, line in dead[:10]]),
-        _variance(reading, repo),
+        _variance(reading, repo), tie_break_finding(reading.rules, reading.routes, repo),
         _f("justice.averaging", "The verdict is a plain average of the judges' scores",
            averaging, "failure", [*reading.means, *keyword, *dead] if averaging else
            reading.means, repo, averaging_reason(reading.means, bool(reading.models),
