@@ -887,6 +887,17 @@ def parse_fallback(content):
                            'data = parse_fallback(open("cfg.json").read())')
     files = write_repo(tmp_path / "b", {"graph.py": FACTORY_GRAPH, "judges.py": other})
     assert not by_facet(code_findings(tmp_path / "b", files)[0], "llm.freeform_parse").found
+    # bethel4: the text taken into a local on one branch (``str(reply)`` on the other)
+    branched = judges.replace("        data = parse_fallback(reply.content)",
+                              "        if hasattr(reply, 'content'):\n"
+                              "            text = reply.content\n"
+                              "        else:\n"
+                              "            text = str(reply)\n"
+                              "        data = parse_fallback(text)")
+    assert "text = str(reply)" in branched
+    files = write_repo(tmp_path / "c", {"graph.py": FACTORY_GRAPH, "judges.py": branched})
+    parse = by_facet(code_findings(tmp_path / "c", files)[0], "llm.freeform_parse")
+    assert parse.found, parse.rationale
 
 
 def test_asyncio_shell_is_a_shell_call(tmp_path: Path) -> None:

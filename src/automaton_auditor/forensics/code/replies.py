@@ -39,6 +39,7 @@ MAX_DEPTH = 8  # names followed to their values
 NOT_HELPERS = frozenset({"len", "str", "print", "isinstance", "getattr", "hasattr", "repr",
                          "bool", "int", "float", "list", "dict", "set", "tuple", "max", "min"})
 MAX_NEST = 40  # parts of expressions gone into (a long concatenation)
+MAX_BINDINGS = 4  # values a local may hold at a read, latest first (an if/else assigns two)
 
 
 Within = dict[str, ast.expr]  # name -> the value of it being read (``x = x.strip()``)
@@ -69,10 +70,15 @@ def from_content(col: CallRecorder, node: ast.expr, ctx: Ctx, depth: int = 0,
         return (isinstance(node.slice, ast.Constant) and node.slice.value == "content"
                 and _reply(col, node.value, ctx, 0, within)) \
             or from_content(col, node.value, ctx, depth, within, nest + 1)
-    if isinstance(node, ast.Name):
-        value = _value(col, node.id, ctx, within)
-        return value is not None and value is not node and from_content(
-            col, value, ctx, depth + 1, {**within, node.id: value}, nest + 1)
+    if isinstance(node, ast.Name):  # any value it may hold here: ``text = reply.content``
+        value = _value(col, node.id, ctx, within)  # in an ``if``, ``str(reply)`` in its else
+        for _binding in range(MAX_BINDINGS):
+            if value is None or value is node:
+                return False
+            if from_content(col, value, ctx, depth + 1, {**within, node.id: value}, nest + 1):
+                return True
+            value = col.bound(node.id, ctx, value)
+        return False
     if isinstance(node, ast.Call) and dotted(node.func) == "getattr" and \
             len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and \
             node.args[1].value == "content":  # ``getattr(response, "content", None)``
