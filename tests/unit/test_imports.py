@@ -104,3 +104,22 @@ def test_a_module_held_only_in_another_letter_case_fails_at_load(tmp_path: Path)
     found = broken_imports(tmp_path, files, ["src/graph.py"])
     assert [(d["line"], d["import_time"]) for d in found] == [(1, True)]
     assert "only in another letter case (src/agents/judges/Tech_lead.py)" in found[0]["message"]
+
+
+def test_a_module_the_repository_s_own_package_lacks_fails_at_load(tmp_path: Path) -> None:
+    """bethel4@interim: ``src/graph.py`` imports ``src.nodes.detectives`` while the file is
+    ``nodes/detectives.py`` at the root: the repository's ``src`` package has no such module.
+    A module it holds, a package folder without ``__init__``, or a library whose name is no
+    folder of the repository is no such failure."""
+    files = _repo(tmp_path, {
+        "src/graph.py": "from src.nodes.detectives import repo_investigator\n"
+                        "from src.state import AgentState\n"
+                        "from src.tools import repo_tools\n"
+                        "from langgraph.graph import StateGraph\n",
+        "src/state.py": "AgentState = dict\n",
+        "src/tools/repo_tools.py": "X = 1\n",
+        "nodes/detectives.py": "repo_investigator = 1\n",
+    })
+    found = broken_imports(tmp_path, files, ["src/graph.py"])
+    assert [(d["line"], d["import_time"]) for d in found] == [(1, True)], found
+    assert "the repository's `src` package has no such module" in found[0]["message"]

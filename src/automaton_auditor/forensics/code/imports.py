@@ -195,7 +195,8 @@ class ImportChecks:
             dotted = _target(stmt, path, modules)
             if dotted is None:
                 found += _missing_module(repo, stmt, path) or \
-                    _other_case(stmt, path, modules, self.lowered)
+                    _other_case(stmt, path, modules, self.lowered) or \
+                    _absent_module(stmt, path, modules)
                 continue
             if modules[dotted] == path:
                 continue
@@ -256,6 +257,25 @@ def _other_case(stmt: ast.ImportFrom, path: str, modules: dict[str, str],
                      "import_time": True, "target": None, "name": stmt.module,
                      "as_type": False}]
     return []
+
+
+def _absent_module(stmt: ast.ImportFrom, path: str, modules: dict[str, str]) -> list[JSON]:
+    """An absolute ``from src.nodes.detectives import X`` whose first part is a package of
+    the repository's own (``src``) and whose module it lacks (bethel4: the file is at
+    ``nodes/detectives.py``): the name resolves to that package, which has no such module,
+    so the import fails with ``ModuleNotFoundError`` (an installed package of the same name
+    is shadowed by the repository's when run from its root)."""
+    if stmt.level or not stmt.module or "." not in stmt.module:
+        return []
+    head, dotted = stmt.module.split(".")[0], stmt.module
+    if not any(m.startswith(f"{head}.") for m in modules) or any(
+            m == dotted or m.startswith(f"{dotted}.") for m in modules):
+        return []
+    return [{"path": path, "line": stmt.lineno, "code": CODE,
+             "message": f"`{dotted}` is imported, but the repository's `{head}` package has "
+                        f"no such module (neither {dotted.replace('.', '/')}.py nor a "
+                        "package of that name)",
+             "import_time": True, "target": None, "name": dotted, "as_type": False}]
 
 
 def _type_names(tree: ast.Module | None) -> set[str]:
