@@ -152,6 +152,23 @@ def test_parallel_judges_claim_against_a_linear_graph_is_a_contradiction() -> No
     assert [f.pattern for f in confirmed if f.facet == "claims.features"] == ["success"]
 
 
+def test_a_fan_in_said_of_the_evidence_is_read_on_the_detectives_side() -> None:
+    """amare1990: "Fan-In Barrier: ... complete evidence collection before judicial
+    reasoning" was confirmed by the Chief Justice gathering the three judges; the detectives
+    run inside one node. A join the sentence's side has, or a sentence of both sides,
+    confirms as before."""
+    evidence = "Fan-In Barrier: the aggregator ensures complete evidence collection first."
+    verdict, why = check_feature("fan_in", PARALLEL, evidence)
+    assert verdict == "unverified" and "detectives' fan-in" in why, why
+    assert check_feature("fan_in", PARALLEL, "The opinions are gathered by the chief.")[0] \
+        == "confirmed"
+    both = "The evidence is gathered before the judges' opinions are."
+    assert check_feature("fan_in", PARALLEL, both)[0] == "confirmed"
+    detectives = PARALLEL.model_copy(update={"fan_in": {
+        **PARALLEL.fan_in, "aggregator": ["doc_analyst", "repo_investigator"]}})
+    assert check_feature("fan_in", detectives, evidence)[0] == "confirmed"
+
+
 def test_check_feature_verdicts() -> None:
     assert check_feature("fan_in", PARALLEL)[0] == "confirmed"
     assert check_feature("fan_in", LINEAR)[0] == "contradicted"

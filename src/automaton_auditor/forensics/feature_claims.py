@@ -11,6 +11,12 @@ from automaton_auditor.forensics.pdf.claims import FEATURES
 from automaton_auditor.state import FeatureClaim, Finding, RebuiltGraph
 
 _JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead|bench|opinion", re.IGNORECASE)
+# The side a fan-in sentence speaks of: the evidence gathered, or the opinions; a word of
+# the other side's ("before judicial reasoning") says what comes after, unless it is the
+# subject too.
+_EVIDENCE_SIDE = re.compile(r"\b(?:evidence|detectives?|investigat\w*|forensic\w*)\b",
+                            re.IGNORECASE)
+_JUDGES_SIDE = re.compile(r"\b(?:opinions?|verdicts?|judges?|personas?)\b", re.IGNORECASE)
 FEATURE_LABELS = {
     "parallel_judges": "the judges run in parallel",
     "parallel_detectives": "the detectives run in parallel",
@@ -43,7 +49,7 @@ def feature_findings(claims: list[FeatureClaim], graph: RebuiltGraph | None) -> 
         if claim.feature in seen:
             continue
         seen.add(claim.feature)
-        verdict, why = check_feature(claim.feature, graph)
+        verdict, why = check_feature(claim.feature, graph, claim.sentence)
         if claim.feature in named:
             claim, why = named[claim.feature]
             verdict = "contradicted"
@@ -96,8 +102,21 @@ def _parallel(graph: RebuiltGraph, kind: re.Pattern[str], noun: str) -> tuple[st
     return "unverified", f"No fan-out to the {noun} nodes ({', '.join(members[:5])}) was found."
 
 
-def check_feature(feature: str, graph: RebuiltGraph | None) -> tuple[str, str]:
-    """("confirmed" | "contradicted" | "unverified", why) for one feature claim."""
+def _side(sentence: str) -> tuple[re.Pattern[str], str] | None:
+    """Whose fan-in a sentence speaks of, when it names one side only: the detectives'
+    evidence ("complete evidence collection before judicial reasoning") or the judges'
+    opinions; with the pattern of the other side's node names (a join of those only is
+    not this side's)."""
+    evidence, judges = _EVIDENCE_SIDE.search(sentence), _JUDGES_SIDE.search(sentence)
+    if evidence and not judges:  # the pattern of the other side's nodes, and this side
+        return _JUDGE_NODE, "detectives"
+    return (DETECTIVE_NODE, "judges") if judges and not evidence else None
+
+
+def check_feature(feature: str, graph: RebuiltGraph | None,
+                  sentence: str = "") -> tuple[str, str]:
+    """("confirmed" | "contradicted" | "unverified", why) for one feature claim (a fan-in
+    said of one side, the detectives' or the judges', is read on that side)."""
     if graph is None or not graph.nodes:
         return "unverified", "No graph could be rebuilt from the code to check the claim."
     if feature == "parallel_judges":
@@ -105,9 +124,16 @@ def check_feature(feature: str, graph: RebuiltGraph | None) -> tuple[str, str]:
     if feature == "parallel_detectives":
         return _parallel(graph, DETECTIVE_NODE, "detectives")
     if feature == "fan_in":
-        if graph.fan_in:
-            joins = ", ".join(sorted(graph.fan_in)[:4])
-            return "confirmed", f"Fan-in node(s) in the rebuilt graph: {joins}."
+        side = _side(sentence)  # a join of the other side's nodes only gathers not this one
+        joins = sorted(j for j, preds in graph.fan_in.items()
+                       if side is None or not all(side[0].search(p) for p in preds))
+        if joins:
+            return "confirmed", f"Fan-in node(s) in the rebuilt graph: {', '.join(joins[:4])}."
+        if graph.fan_in and side is not None:
+            return "unverified", (
+                f"The sentence speaks of the {side[1]}' fan-in; the rebuilt graph gathers "
+                f"other branches only ({', '.join(sorted(graph.fan_in)[:4])}): the "
+                f"{side[1]} are not parallel nodes of the graph.")
         if graph.linear:
             return "contradicted", "The rebuilt graph is linear: no node gathers branches."
         return "unverified", "No fan-in node was recognised in the rebuilt graph."
