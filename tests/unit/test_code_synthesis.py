@@ -815,6 +815,34 @@ def chief_justice_node(state):
     assert "if flaw and p_score <= 2:" in (keyword.content or "")
 
 
+def test_a_result_record_that_quotes_the_spread_is_no_spread_helper(tmp_path: Path) -> None:
+    """nebiyuephrata: ``return CriterionResult(final_score=..., dissent_summary=...)`` after
+    a variance branch; the word rule before it (``"linear" in op.argument`` on architecture
+    criteria: ``final_score = 1``) is a cap on words, not a spread helper's default."""
+    facts = _justice(tmp_path, '''
+class CriterionResult:
+    def __init__(self, **fields):
+        self.fields = fields
+
+
+def resolve(ops, name):
+    scores = [o.score for o in ops]
+    final = round(sum(scores) / len(scores))
+    fraud = any("linear" in o.argument.lower() for o in ops)
+    if fraud and "architecture" in name:
+        final = 1
+    spread = max(scores) - min(scores)
+    return CriterionResult(final_score=final, dissent=f"spread {spread}", spread=spread)
+
+
+def chief_justice_node(state):
+    return {"final": resolve(state["opinions"], state["name"])}
+''')
+    keyword = facts["justice.keyword_rules"]
+    assert keyword.found, keyword.rationale
+    assert "if fraud and \"architecture\" in name:" in (keyword.content or "")
+
+
 TIE_BREAK = '''
 def chief_justice_node(state):
     ops = {o.judge: o for o in state["opinions"]}

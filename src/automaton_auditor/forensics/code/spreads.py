@@ -70,6 +70,9 @@ def is_variance(node: ast.AST) -> bool:
 def measured(value: ast.expr, reads: set[str]) -> dict[str, bool]:
     """``{"spread": True}`` when a returned `value` (reading `reads`) is a spread itself (a
     helper that measures it), not a verdict returned under a test on one nor a record or a
-    text that quotes it; else ``{}``."""
-    return {"spread": True} if "spread" in reads and not isinstance(
-        value, ast.Dict | ast.JoinedStr) else {}
+    text that quotes it (a dict, a tuple, an f-string, an object built with named fields:
+    nebiyuephrata's ``return CriterionResult(final_score=..., dissent_summary=...)``); else
+    ``{}``."""
+    record = isinstance(value, ast.Dict | ast.JoinedStr | ast.Tuple) or (
+        isinstance(value, ast.Call) and bool(value.keywords))
+    return {"spread": True} if "spread" in reads and not record else {}
