@@ -11,9 +11,9 @@ from automaton_auditor.forensics.pdf.claims import FEATURES
 from automaton_auditor.state import FeatureClaim, Finding, RebuiltGraph
 
 _JUDGE_NODE = re.compile(r"judge|prosecutor|defen[cs]e|tech_?lead|bench|opinion", re.IGNORECASE)
-# The side a fan-in sentence speaks of: the evidence gathered, or the opinions; a word of
-# the other side's ("before judicial reasoning") says what comes after, unless it is the
-# subject too.
+# The side a fan-in sentence speaks of: the detectives' evidence, or the judges' opinions
+# ("judicial" is not read: "evidence collection before judicial reasoning" speaks of the
+# evidence).
 _EVIDENCE_SIDE = re.compile(r"\b(?:evidence|detectives?|investigat\w*|forensic\w*)\b",
                             re.IGNORECASE)
 _JUDGES_SIDE = re.compile(r"\b(?:opinions?|verdicts?|judges?|personas?)\b", re.IGNORECASE)
@@ -108,7 +108,7 @@ def _side(sentence: str) -> tuple[re.Pattern[str], str] | None:
     opinions; with the pattern of the other side's node names (a join of those only is
     not this side's)."""
     evidence, judges = _EVIDENCE_SIDE.search(sentence), _JUDGES_SIDE.search(sentence)
-    if evidence and not judges:  # the pattern of the other side's nodes, and this side
+    if evidence and not judges:
         return _JUDGE_NODE, "detectives"
     return (DETECTIVE_NODE, "judges") if judges and not evidence else None
 
@@ -124,16 +124,16 @@ def check_feature(feature: str, graph: RebuiltGraph | None,
     if feature == "parallel_detectives":
         return _parallel(graph, DETECTIVE_NODE, "detectives")
     if feature == "fan_in":
-        side = _side(sentence)  # a join of the other side's nodes only gathers not this one
+        side = _side(sentence)  # a join of the other side's nodes alone is not this side's
         joins = sorted(j for j, preds in graph.fan_in.items()
                        if side is None or not all(side[0].search(p) for p in preds))
         if joins:
             return "confirmed", f"Fan-in node(s) in the rebuilt graph: {', '.join(joins[:4])}."
         if graph.fan_in and side is not None:
             return "unverified", (
-                f"The sentence speaks of the {side[1]}' fan-in; the rebuilt graph gathers "
-                f"other branches only ({', '.join(sorted(graph.fan_in)[:4])}): the "
-                f"{side[1]} are not parallel nodes of the graph.")
+                f"The sentence speaks of the {side[1]}' fan-in; the rebuilt graph's joins "
+                f"({', '.join(sorted(graph.fan_in)[:4])}) gather the other side only: no "
+                f"join of the graph gathers the {side[1]}.")
         if graph.linear:
             return "contradicted", "The rebuilt graph is linear: no node gathers branches."
         return "unverified", "No fan-in node was recognised in the rebuilt graph."
