@@ -221,11 +221,20 @@ def test_a_spread_history_has_no_burst(tmp_path: Path) -> None:
 
 
 def test_a_blobless_clone_measures_bursts_in_files(tmp_path: Path) -> None:
-    # The old blobs are not there (and never fetched): files touched stand in for lines.
+    # The old blobs are not there (and never fetched). Only notes.md's old versions are
+    # missing here: left out of the count (no code), the code lines are read exactly.
     repo = _burst_repo(tmp_path / "target")
     git(repo, "config", "uploadpack.allowFilter", "true")
     limits = GitLimits()
-    dest, _commit = _clone(tmp_path, repo, limits)
+    (tmp_path / "a").mkdir()
+    dest, _commit = _clone(tmp_path / "a", repo, limits)
+    burst = facet(git_findings(dest, limits), "git.commit_bursts")
+    assert burst.data["unit"] == "lines" and burst.data["commits"] == 9
+    # a code file rewritten later: its old blob is missing, so files touched stand in
+    (repo / "src" / "late_8.py").write_text("z = 3\n" * 40)
+    git(repo, "commit", "-q", "-am", "fix: late 8", when=BASE + 11 * 3600)
+    (tmp_path / "b").mkdir()
+    dest, _commit = _clone(tmp_path / "b", repo, limits)
     burst = facet(git_findings(dest, limits), "git.commit_bursts")
     assert burst.data["unit"] == "files" and burst.data["commits"] == 9
     assert burst.found and burst.confidence < 0.8

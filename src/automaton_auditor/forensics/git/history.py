@@ -194,64 +194,6 @@ def head_files(repo: Path, timeout_s: float) -> list[str]:
     return sorted(p.decode("utf-8", "replace") for p in result.records if p)
 
 
-# Renamed files looked for among this many added and as many removed files of a commit, at
-# most (git's own default is 1000): a bounded cost per commit; beyond it a move is read as
-# the files it removed and added.
-RENAME_LIMIT = 100
-
-
-def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
-                    counts: Callable[[str], bool]) -> bool:
-    """Set `Commit.lines` to the lines each commit brought to the paths `counts` accepts
-    (``git log --numstat``: added minus removed, at least 0), `Commit.written` to the lines
-    it added to them and `Commit.grown` to the lines it added to any file (renames detected,
-    so a moved file adds only what the move changed; ``-w``, so a line whose indentation or
-    line ending alone changed is no line added); False when the object store
-    lacks old blobs (a blobless or partial clone), since git then stops at the first one
-    rather than fetch it."""
-    with scratch_dir("git-home-") as home_dir:
-        result = run_git(["log", "--numstat", "-M", f"-l{RENAME_LIMIT}", "-w", "--no-color",
-                          "--format=%x1e%H", "--no-walk=unsorted", "--stdin", "--"], cwd=repo,
-                         home=Path(home_dir), timeout_s=timeout_s,
-                         stdin="".join(f"{c.sha}\n" for c in commits).encode("ascii"),
-                         split=b"\n")
-    if result.returncode != 0:
-        return False
-    by_sha = {c.sha: c for c in commits}
-    current: Commit | None = None
-    for raw in result.records:
-        line = raw.decode("utf-8", "replace")
-        if line.startswith("\x1e"):
-            current = by_sha.get(line[1:].strip())
-            if current is not None:
-                current.lines, current.grown, current.written = 0, 0, 0
-            continue
-        added, _, rest_of_line = line.partition("\t")
-        removed, _, path = rest_of_line.partition("\t")
-        if current is None or not path:
-            continue
-        # a binary file shows "-": it counts as one line
-        current.grown = (current.grown or 0) + (int(added) if added.isdigit() else 1)
-        if added.isdigit() and removed.isdigit() and counts(_renamed_to(path)):
-            current.lines = (current.lines or 0) + int(added) - int(removed)
-            current.written = (current.written or 0) + int(added)
-    for commit in commits:
-        if commit.lines is not None:
-            commit.lines = max(commit.lines, 0)
-    return True
-
-
-def _renamed_to(path: str) -> str:
-    """The path a ``--numstat`` rename entry names after the move (``a.py => b.py``,
-    ``src/{a => b}/c.py``); any other path as it is."""
-    if " => " not in path:
-        return path
-    if match := re.fullmatch(r"(.*)\{(.*) => (.*)\}(.*)", path):
-        head, _, new, tail = match.groups()
-        return (head + new + tail).replace("//", "/")
-    return path.split(" => ", 1)[1]
-
-
 # Blobs read whole for one audit, at most: each one and all of them together (a hostile
 # history's 500 MB "graph.py" is left unread rather than loaded).
 BLOB_BYTES = 256 * 1024

@@ -20,7 +20,6 @@ from automaton_auditor.forensics.git.history import (
     NAMES_LIMIT,
     QUOTE_COMMITS,
     Commit,
-    add_line_counts,
     code_lines,
     head_files,
     impossible_date,
@@ -32,6 +31,7 @@ from automaton_auditor.forensics.git.history import (
     summary,
 )
 from automaton_auditor.forensics.git.hollow import hollow_claims, hollow_finding
+from automaton_auditor.forensics.git.numstat import add_line_counts
 from automaton_auditor.forensics.git.progression import (
     SCAFFOLD_SHARE,
     Reader,
