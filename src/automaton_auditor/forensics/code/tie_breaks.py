@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from automaton_auditor.forensics.code.common import dotted
+from automaton_auditor.forensics.code.exprs import call_name
 from automaton_auditor.forensics.code.source import line_at, parse_file
 from automaton_auditor.forensics.code.spread_routes import Route, Rule
 from automaton_auditor.state import Finding
@@ -27,42 +27,35 @@ WRAPPERS = frozenset({"int", "float", "round"})  # a number's form, not a new va
 
 def _picked(value: ast.expr | None) -> bool:
     """Whether `value` is a score already given, or a statistic of the scores given."""
-    if isinstance(value, ast.Call) and dotted(value.func) in WRAPPERS and len(value.args) == 1:
+    if isinstance(value, ast.Call) and call_name(value) in WRAPPERS and len(value.args) == 1:
         return _picked(value.args[0])
     if isinstance(value, ast.Name | ast.Attribute):
         return True  # a score read as it is: one judge's, or one held before
     if isinstance(value, ast.Call):  # of the scores, not a clamp (``max(1, base - 1)``)
-        return (dotted(value.func) or "").rsplit(".", 1)[-1] in STATISTICS and \
-            len(value.args) == 1
-    return isinstance(value, ast.Subscript) and isinstance(value.value, ast.Call) and \
-        dotted(value.value.func) == "sorted"  # ``sorted(scores)[1]``: the middle one
+        return call_name(value).rsplit(".", 1)[-1] in STATISTICS and len(value.args) == 1
+    return isinstance(value, ast.Subscript) and call_name(value.value) == "sorted"
 
 
-def _sets_value(tree: ast.Module, line: int) -> ast.expr | None:
-    """The value the statement at `line` sets (an assignment's, a return's), else None."""
-    for node in ast.walk(tree):
-        if getattr(node, "lineno", None) != line:
-            continue
-        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
-            return node.value
-        if isinstance(node, ast.Return) and node.value is not None:
-            return node.value
-    return None
+def _set_values(repo: Path | None, path: str) -> dict[int, ast.expr]:
+    """The value each assignment or return of the file sets, by its line (the file parsed
+    once for every line a decision sets the score on)."""
+    tree = parse_file(str(repo / path)) if repo is not None else None
+    values: dict[int, ast.expr] = {}
+    for node in ast.walk(tree) if tree is not None else []:
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.Return) and node.value is not None:
+            values.setdefault(node.lineno, node.value)  # the first statement of a line
+    return values
 
 
 def tie_break_finding(rules: list[Rule], routes: list[Route], repo: Path | None) -> Finding:
     """``justice.tie_break`` (see the module docstring)."""
     spread = [r for r in rules if r.kind == "spread"]
     scored = [r for r in spread if {"score", "cap"} & set(r.does) and r.sets]
-    picks: list[tuple[str, int]] = []
-    for rule in scored if len(scored) == len(spread) else []:
-        tree = parse_file(str(repo / rule.path)) if repo is not None else None
-        values = [_sets_value(tree, line) for line in rule.sets] if tree else [None]
-        if not all(_picked(v) for v in values):
-            picks = []
-            break
-        picks += [(rule.path, line) for line in rule.sets]
-    picks = sorted(set(picks))
+    values = {path: _set_values(repo, path) for path in sorted({r.path for r in scored})}
+    picks = sorted({(r.path, line) for r in scored for line in r.sets})
+    if len(scored) != len(spread) or not all(
+            _picked(values[path].get(line)) for path, line in picks):
+        picks = []
     found = bool(picks) and not any(r.feeds for r in routes)
     quoted = [line_at(repo, p, n) for p, n in picks[:6]]
     return Finding(

@@ -35,14 +35,15 @@ def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
     so a moved file adds only what the move changed; ``-w``, so a line whose indentation or
     line ending alone changed is no line added); False when they cannot be read (see the
     module docstring)."""
-    todo, excluded = list(commits), list[str]()
+    todo, excluded = list(commits), list[str]()  # excluded: paths of missing blobs
     with scratch_dir("git-home-") as home_dir:
         home = Path(home_dir)
         for _attempt in range(MAX_MISSING + 1):
             result = run_git(["log", "--numstat", "-M", f"-l{RENAME_LIMIT}", "-w",
                               "--no-color", "--format=%x1e%H", "--no-walk=unsorted",
-                              "--stdin", "--", *excluded], cwd=repo, home=home,
-                             timeout_s=timeout_s,
+                              "--stdin", "--",
+                              *(f":(exclude,literal){path}" for path in excluded)],
+                             cwd=repo, home=home, timeout_s=timeout_s,
                              stdin="".join(f"{c.sha}\n" for c in todo).encode("ascii"),
                              split=b"\n")
             seen = _read(result, {c.sha: c for c in todo}, counts)
@@ -54,7 +55,7 @@ def add_line_counts(repo: Path, timeout_s: float, commits: list[Commit],
                 return False
             # the commit git stopped in is read again, with the ones it did not reach
             todo = todo[next(i for i, c in enumerate(todo) if c.sha == seen[-1]):]
-            excluded.append(f":(exclude,literal){path}")
+            excluded.append(path)
         else:
             return False
     for commit in commits:
@@ -67,10 +68,9 @@ def _left_out(todo: list[Commit], seen: set[str], excluded: list[str]) -> None:
     """The commits an exclusion hid (git lists a commit only when it touches a path the
     pathspec keeps): they touched only the left-out paths, no code. A commit that added or
     changed one of them grew by a line (a binary file counts as one)."""
-    paths = {spec.split(")", 1)[1] for spec in excluded}
     for commit in (c for c in todo if excluded and c.sha not in seen):
         commit.lines, commit.written = 0, 0
-        commit.grown = int(bool(paths & {*commit.added, *commit.changed}))
+        commit.grown = int(bool(set(excluded) & {*commit.added, *commit.changed}))
 
 
 def _read(result: GitResult, by_sha: dict[str, Commit],
