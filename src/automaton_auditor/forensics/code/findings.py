@@ -86,6 +86,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.loading import load_findings
     from automaton_auditor.forensics.code.model_calls import model_call_finding
     from automaton_auditor.forensics.code.raising import raise_findings
+    from automaton_auditor.forensics.code.report_file import markdown_report_finding
     from automaton_auditor.forensics.code.runtime import runtime_findings
     from automaton_auditor.forensics.code.safety import safety_findings
     from automaton_auditor.forensics.code.state_schema import state_findings
@@ -95,7 +96,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
         llm_findings,
         wired_scope,
     )
-    from automaton_auditor.forensics.code.synthesis import justice_findings
+    from automaton_auditor.forensics.code.synthesis import justice_findings, synthesis_scope
     from automaton_auditor.forensics.code.synthesis_reach import no_graph_finding
     from automaton_auditor.forensics.code.timeout_escape import run_nodes
 
@@ -127,6 +128,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 *answer_findings(facts, repo, scope),
                 fallback_finding(repo, sorted(facts), judges),
                 *justice_findings(facts, repo, main, calls, scope, repository_rubric(repo, files)),
+                markdown_report_finding(repo, files, facts, CallGraph(facts),
+                                        synthesis_scope(CallGraph(facts), main, scope)),
                 no_graph_finding(repo, facts, calls, main, others, scope),
                 *health_findings(facts, repo, analysis, calls, main, checks),
                 *runtime_findings(facts, calls, main, repo),

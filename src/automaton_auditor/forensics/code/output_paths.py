@@ -28,7 +28,7 @@ _BRACES = re.compile(r"\{[^{}]*\}")
 _PATHLIKE = re.compile(r"[\w.*-][\w.*/-]*")
 
 
-def _scopes(tree: ast.Module) -> dict[ast.AST, dict[str, ast.expr]]:
+def assigned_once(tree: ast.Module) -> dict[ast.AST, dict[str, ast.expr]]:
     """For the module and each function: the names it assigns exactly once, with the value
     (a name bound twice may hold either, so it is not followed)."""
     out: dict[ast.AST, dict[str, ast.expr]] = {}
@@ -49,7 +49,7 @@ def _scopes(tree: ast.Module) -> dict[ast.AST, dict[str, ast.expr]]:
     return out
 
 
-def _texts(node: ast.expr, env: dict[str, ast.expr], depth: int = 0) -> list[str] | None:
+def path_texts(node: ast.expr, env: dict[str, ast.expr], depth: int = 0) -> list[str] | None:
     """The paths an expression can build, each run-time part as `FIELD` (both branches of
     ``a if c else b``); None when it is no string or path expression (a bare name or a call
     alone says nothing)."""
@@ -60,7 +60,7 @@ def _texts(node: ast.expr, env: dict[str, ast.expr], depth: int = 0) -> list[str
                          else _part(v.value, env, depth) if isinstance(v, ast.FormattedValue)
                          else [FIELD] for v in node.values])
     if isinstance(node, ast.IfExp):
-        body, other = _texts(node.body, env, depth), _texts(node.orelse, env, depth)
+        body, other = path_texts(node.body, env, depth), path_texts(node.orelse, env, depth)
         return None if body is None or other is None else [*body, *other][:_CHOICES]
     if isinstance(node, ast.BinOp):
         return _binop(node, env, depth)
@@ -85,12 +85,12 @@ def _part(node: ast.expr, env: dict[str, ast.expr], depth: int,
     if texts is not None:
         return texts
     if isinstance(node, ast.Name) and node.id in env and depth < _DEPTH:
-        return _texts(env[node.id], env, depth + 1) or [FIELD]
-    return [FIELD] if isinstance(node, ast.Name) else _texts(node, env, depth) or [FIELD]
+        return path_texts(env[node.id], env, depth + 1) or [FIELD]
+    return [FIELD] if isinstance(node, ast.Name) else path_texts(node, env, depth) or [FIELD]
 
 
 def _binop(node: ast.BinOp, env: dict[str, ast.expr], depth: int) -> list[str] | None:
-    left, right = _texts(node.left, env, depth), _texts(node.right, env, depth)
+    left, right = path_texts(node.left, env, depth), path_texts(node.right, env, depth)
     if isinstance(node.op, ast.Div | ast.Add) and (left is not None or right is not None):
         sep = "/" if isinstance(node.op, ast.Div) else ""
         return _product([_part(node.left, env, depth, left),
@@ -108,7 +108,7 @@ def _call(node: ast.Call, env: dict[str, ast.expr], depth: int) -> list[str] | N
         head = [node.func.value] if method == "joinpath" and isinstance(
             node.func, ast.Attribute) else []
         parts = [*head, *node.args]
-        read = [_texts(p, env, depth) for p in parts]
+        read = [path_texts(p, env, depth) for p in parts]
         if all(texts is None for texts in read):
             return None
         return _product([_part(p, env, depth, texts) for p, texts in zip(parts, read,
@@ -149,11 +149,11 @@ def output_templates(tree: ast.Module, path: str, lines: list[str]) -> dict[str,
     """Templates of the output paths a module builds (`FIELD` for run-time parts), each with
     where it is built ("path:line: source")."""
     out: dict[str, str] = {}
-    for scope, env in _scopes(tree).items():
+    for scope, env in assigned_once(tree).items():
         for node in _own_nodes(scope):
             if not isinstance(node, ast.BinOp | ast.Call | ast.JoinedStr):
                 continue
-            for text in _texts(node, env) or []:
+            for text in path_texts(node, env) or []:
                 template = _template(text)
                 if template and template not in out and len(out) < MAX_TEMPLATES:
                     line = getattr(node, "lineno", 0)

@@ -1,0 +1,116 @@
+"""``justice.markdown_report``: the verdict written to a Markdown file, read from what the code
+writes (a file opened for writing, its path, the headings around it), never from names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from automaton_auditor.forensics.code.analyze import code_findings
+from automaton_auditor.state import Finding
+
+from .test_code_ast_graph import write_repo
+from .test_code_synthesis import GRAPH
+
+JUSTICE = '''
+def chief_justice_node(state):
+    scores = [o.score for o in state["opinions"]]
+    lines = ["# Audit", "## Executive Summary", f"Overall {min(scores)}",
+             "## Criterion Breakdown"]
+    for o in state["opinions"]:
+        lines.append(f"### {o.criterion}")
+    lines.append("## Remediation Plan")
+    return {"final_report_markdown": "\\n".join(lines)}
+'''
+
+
+def _fact(tmp_path: Path, files: dict[str, str]) -> Finding:
+    names = write_repo(tmp_path, {"graph.py": GRAPH, "nodes/justice.py": JUSTICE, **files})
+    findings, _ = code_findings(tmp_path, names)
+    return next(f for f in findings if f.facet == "justice.markdown_report")
+
+
+def test_a_runner_that_writes_the_synthesis_text_to_a_file_writes_the_markdown_report(
+        tmp_path: Path) -> None:
+    # run.py holds none of the code pass's trigger words: the writer is still read
+    fact = _fact(tmp_path, {"run.py": '''
+import sys
+from pathlib import Path
+
+def main(app):
+    out = app.invoke({"opinions": []})
+    md = out.get("final_report_markdown") or ""
+    if not md:
+        md = "nothing"
+    Path(sys.argv[1]).write_text(md, encoding="utf-8")
+
+main(None)
+'''})
+    assert fact.found, fact.rationale
+    assert fact.location == "run.py:10"
+    assert fact.data["sections"] == ["Executive Summary", "Criterion Breakdown",
+                                     "Remediation Plan"]
+
+
+def test_a_report_that_is_only_printed_is_no_markdown_file(tmp_path: Path) -> None:
+    fact = _fact(tmp_path, {"run.py": '''
+def main(app):
+    out = app.invoke({"opinions": []})
+    print(out["final_report_markdown"])
+
+main(None)
+'''})
+    assert not fact.found
+    assert "No code writes" in fact.rationale
+
+
+def test_a_log_file_beside_the_headings_is_no_markdown_report(tmp_path: Path) -> None:
+    fact = _fact(tmp_path, {"run.py": '''
+def _log(line):
+    with open("logs/run.log", "a") as f:
+        f.write(line)
+
+def main(app):
+    out = app.invoke({"opinions": []})
+    _log(str(out["final_report_markdown"]))
+    print("# Executive Summary", "## Remediation Plan")
+
+main(None)
+'''})
+    assert not fact.found, fact.rationale
+
+
+def test_a_writer_nothing_calls_writes_nothing(tmp_path: Path) -> None:
+    # (a file the code pass parses: "judges" is one of its trigger words; a file it skips
+    # names every word it holds, its own functions included)
+    fact = _fact(tmp_path, {"report_writer.py": '''
+def save_markdown(report, judges, path="audit/report.md"):
+    with open(path, "w") as handle:
+        handle.write("# Executive Summary\\n## Remediation Plan\\n" + report)
+'''})
+    assert not fact.found
+    assert "save_markdown, which no code calls" in fact.rationale
+
+
+def test_a_markdown_path_with_sections_in_the_writers_callees(tmp_path: Path) -> None:
+    # the file name is a parameter's default; the headings are in the function that builds
+    # the text, which the writer's caller calls
+    fact = _fact(tmp_path, {"nodes/report.py": '''
+from pathlib import Path
+
+FILENAME = "audit_report.md"
+
+def render(report):
+    return "\\n".join(["# Executive Summary", "## Criterion Breakdown", str(report)])
+
+def save(markdown, out_dir, filename=FILENAME):
+    path = Path(out_dir) / filename
+    path.write_text(markdown)
+    return path
+
+def report_node(state):
+    save(render(state), "audit")
+    return {}
+'''})
+    assert fact.found, fact.rationale
+    assert fact.data["writes"] == ["nodes/report.py:11"]
+    assert fact.data["sections"][:2] == ["Executive Summary", "Criterion Breakdown"]
