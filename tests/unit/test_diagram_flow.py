@@ -187,6 +187,19 @@ def test_text_art_branches_fan_out_from_the_trunk_node() -> None:
         "graph_builder": ["DocAnalyst", "RepoInvestigator", "Vision"]}
 
 
+def test_a_trunk_under_a_heading_hangs_its_branches_off_the_node_above_it() -> None:
+    """A heading and prose above the trunk node are no part of its label (the branches hang
+    off START, not off the paragraph), and only a line's first arrow is the branch: in
+    '|---> DocAnalyst ---+---> EvidenceAggregator' the aggregator follows DocAnalyst."""
+    art = ("the results reproducible and auditable.\n2.4 StateGraph Architecture Diagram\n"
+           "START\n|\n|---> RepoInvestigator ----\\\n"
+           "|---> DocAnalyst -----+---> EvidenceAggregator --\\\n"
+           "|---> VisionInspector ----/ | |\nv |\n")
+    edges = {e for _, flow in parse_arrows(art) for e in flow.edges}
+    assert edges == {("START", "RepoInvestigator"), ("START", "DocAnalyst"),
+                     ("START", "VisionInspector"), ("DocAnalyst", "EvidenceAggregator")}
+
+
 def test_an_edge_list_closed_by_each_joins_the_fan_out_it_just_listed() -> None:
     """'S → a, S → b, S → c; each Judge plus Fallback → Chief' is a fan-in of a, b, c (the
     targets just listed) and Fallback into Chief, not an edge from a node named 'Judge'."""

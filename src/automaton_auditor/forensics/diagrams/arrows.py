@@ -204,8 +204,9 @@ def _trunk_node(lines: list[str], index: int) -> str | None:
         if not _is_text(lines[row]):
             row -= 1
             continue
-        top = row  # a wrapped label: climb to the block's first line
-        while top > 0 and _is_text(lines[top - 1]):
+        top = row  # a wrapped label: climb to the block's first line (a heading or prose
+        # above the drawing is no part of its label)
+        while top > 0 and _is_text(lines[top - 1]) and _node_name(lines[top - 1]):
             top -= 1
         if top > 0 and _BRANCH.match(lines[top - 1]):
             row = top - 1  # the continuation of a sibling branch's text
@@ -241,6 +242,9 @@ def _mark_branches(text: str, arrows: list[re.Match[str]], segments: list[_Segme
         row = bisect.bisect_right(starts, at) - 1
         rows.append(row)
         branch = _BRANCH.match(lines[row][: at - starts[row] + 8])
+        # only the line's first arrow is the branch (``|---> A ---+---> B``: A hangs off the
+        # trunk, B follows A)
+        branch = branch if branch and branch.end() > at - starts[row] else None
         sources.append(_trunk_node(lines, row) if branch else None)
     run: list[str] = []  # the branches so far of the current run off one trunk node
     for index, source in enumerate(sources):
