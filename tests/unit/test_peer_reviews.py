@@ -138,3 +138,16 @@ def test_a_title_naming_peer_repositories_covers_no_review() -> None:
                      ("paragraph", DENIAL.replace("Their", "Our"), 2, body))
     assert review_scopes(blocks) == [None, None, None]
     assert _contradicted(blocks) == [2]
+
+
+def test_a_judges_quoted_words_are_no_claim_of_the_author() -> None:
+    """A self-audit quoting its judges ("Prosecutor (1): '...'") reports what the tool said,
+    often on another run: no claim of the author, true or false."""
+    section = ("3.1 Chief Justice Synthesis (Score: 1/5)",)
+    own = DENIAL.replace("Their", "Our").replace(", a clear strength", "")
+    quoted = f"Dialectical Tension: Defense (5): '{own}' Prosecutor (1): 'Rewarding nothing.'"
+    blocks = _blocks(("heading", section[0], 3, ()), ("paragraph", quoted, 3, section))
+    assert _contradicted(blocks) == []
+    said = _blocks(("heading", section[0], 3, ()),
+                   ("paragraph", own, 3, section))
+    assert _contradicted(said) == [3]

@@ -8,6 +8,8 @@ built system behaves from prose whose section does not say its part is not built
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from automaton_auditor.forensics.pdf.behaviours import (
     BEHAVIOURS,
     CLEANUP_SUBJECT,
@@ -24,7 +26,7 @@ from automaton_auditor.forensics.pdf.claims import (
 from automaton_auditor.forensics.pdf.concepts import CONTENTS
 from automaton_auditor.forensics.pdf.model import Block
 from automaton_auditor.forensics.pdf.qualifiers import around, lead_in, not_disclosed, still_open
-from automaton_auditor.forensics.pdf.reviews import Review
+from automaton_auditor.forensics.pdf.reviews import Review, unquote_judges
 from automaton_auditor.state import FeatureClaim
 
 
@@ -33,7 +35,10 @@ def report_claims(blocks: list[Block], future: list[bool], review: list[Review |
     """The claims of a report's blocks in reading order; `future`: whether each block sits
     in a future-work section (`citations.future_flags`), `review`: in which review of a
     peer's work (`reviews.review_scopes`). A review quotes what an auditor found, here or in
-    the peer's code: only what the author concedes is still open there is read."""
+    the peer's code: only what the author concedes is still open there is read. A judge's
+    quoted words (`reviews.unquote_judges`) are read as none."""
+    # a judge's quoted words are what the author's tool said, not what the author says
+    blocks = [replace(b, text=unquote_judges(b.text)) for b in blocks]
     conceded = _conceded(blocks, review)
     kept = [i for i, seen in enumerate(review) if seen is None]
     blocks, future = [blocks[i] for i in kept], [future[i] for i in kept]

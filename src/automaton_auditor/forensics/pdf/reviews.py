@@ -116,3 +116,19 @@ def review_scopes(blocks: list[Block]) -> list[Review | None]:
         scopes.append(_heading_review(block, title) if lead is None
                       else None if lead == "own" else lead)
     return scopes
+
+
+# A judge's words quoted in the report (a self-audit's "Dialectical Tension: Prosecutor (1):
+# 'No parallel orchestration detected.'"): what the author's tool said, often of another
+# run, not what the author says of the code. Read as no claim, like a review's findings.
+_SPEAKER = (r"\b(?:Prosecutor|Defen[cs]e|Tech\s*Lead|Judge|Chief\s*Justice)"
+            r"(?:\s*\(\s*\d(?:\.\d+)?(?:\s*/\s*5)?\s*\))?\s*[:\uff1a]\s*")
+JUDGE_QUOTE = re.compile(_SPEAKER + r"(?:'[^'\n]{1,400}'|\"[^\"\n]{1,400}\"|"
+                         r"\u2018[^\u2019\n]{1,400}\u2019|\u201c[^\u201d\n]{1,400}\u201d)",
+                         re.IGNORECASE)
+
+
+def unquote_judges(text: str) -> str:
+    """`text` with every judge's quoted words blanked (the same length: offsets hold)."""
+    return JUDGE_QUOTE.sub(lambda m: " " * len(m.group(0)), text) if ":" in text or \
+        "\uff1a" in text else text
