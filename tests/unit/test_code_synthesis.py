@@ -867,6 +867,10 @@ def test_a_spread_that_only_picks_a_judge_s_score_is_a_tie_break(tmp_path: Path)
     median = TIE_BREAK.replace("final = t  #", "final = statistics.median([p, d, t])  #")
     assert _justice(tmp_path / "median", "import statistics\n" + median)[
         "justice.tie_break"].found
+    # one score of a table of the judges' scores (Melaku-GA: ``final = scores["techlead"]``)
+    table = TIE_BREAK.replace("final = t  #", "final = {'p': p, 't': t}['t']  #").replace(
+        "final = {'p': p, 't': t}['t']", "scores = {'p': p, 't': t}\n        final = scores['t']")
+    assert _justice(tmp_path / "table", table)["justice.tie_break"].found
     for name, line in (("reread", "final = reread(state['evidences'], t)"),
                        ("clamp", "final = max(1, final - 1)")):
         source = TIE_BREAK.replace("final = t  # the Tech Lead breaks the tie", line)

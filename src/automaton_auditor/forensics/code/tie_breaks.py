@@ -33,6 +33,11 @@ def _picked(value: ast.expr | None) -> bool:
         return True  # a score read as it is: one judge's, or one held before
     if isinstance(value, ast.Call):  # of the scores, not a clamp (``max(1, base - 1)``)
         return call_name(value).rsplit(".", 1)[-1] in STATISTICS and len(value.args) == 1
+    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) \
+            and isinstance(value.value, ast.Name | ast.Attribute):
+        return True  # one score of a table of them (``scores["techlead"]``)
+    if isinstance(value, ast.Dict) and value.values:  # the table itself, of scores given
+        return all(v is not None and _picked(v) for v in value.values)
     return isinstance(value, ast.Subscript) and call_name(value.value) == "sorted"
 
 

@@ -24,7 +24,7 @@ from automaton_auditor.forensics.code.lifetime import gone_on_return, kept_alive
 from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.forensics.code.parsers import schema_parses
 
-FACTS_VERSION = 132
+FACTS_VERSION = 133
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
