@@ -157,6 +157,24 @@ def code_bombs(case: Case) -> Path:
     return repo
 
 
+def deep_graph_code(case: Case) -> Path:
+    """Graph code that parses but is deeper than the readers recurse (each ``elif`` nests the
+    next test, ``"n" + "n" + ...`` nests each sum, ``not not ... x``), and a quoted return
+    annotation 100,000 attributes deep: the file is left out of the analysis, the audit goes
+    on (it once ended with a RecursionError and 8 criteria not judged)."""
+    repo = _repo(case)
+    elif_chain = "".join(f"    elif x == {i}:\n        return 'b'\n" for i in range(1, 400))
+    _commit(repo, {"src/router.py": (
+        "from langgraph.graph import StateGraph, START\n\n\n"
+        "def route(state):\n    x = state['k']\n    if x == 0:\n        return 'a'\n"
+        + elif_chain + "\n\ndef build(builder: StateGraph):\n"
+        + "    builder.add_node(" + " + ".join(['"n"'] * 1000) + ", route)\n"
+        + "    builder.add_conditional_edges(START, lambda s: " + "not " * 900 + "s)\n"
+        + "\n\ndef later(state) -> \"x" + ".b" * 100_000 + "\":\n    return 'a'\n")},
+        "feat: router")
+    return repo
+
+
 def _alias_bomb(levels: int = 12) -> str:
     """Under a kilobyte of YAML whose nested aliases stand for 9**levels strings."""
     lines = ['l0: &l0 ["prosecutor: argue low", "defense: argue high"]']
@@ -304,6 +322,7 @@ CASES: list[tuple[str, Callable[[Case], Path], int, Stream, str, tuple[object, .
     ("lfs-pointer", lfs, 0, "any", "", ()),
     ("big-file-50mb", big_file, 0, "any", "", (pytest.mark.hostile_slow,)),
     ("code-bombs", code_bombs, 0, "any", "", ()),
+    ("deep-graph-code", deep_graph_code, 0, "any", "", ()),
     ("data-bombs", data_bombs, 0, "any", "", ()),
     ("head-traversal", head_traversal, 3, "error", "HEAD", ()),
     ("head-absolute", head_absolute, 3, "error", "HEAD", ()),

@@ -18,6 +18,15 @@ TEST_PATH = re.compile(r"(^|/)(tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
+def parse_module(text: str, filename: str = "<unknown>") -> ast.Module | None:
+    """The syntax tree of a module's source, or None when it does not parse (a syntax error,
+    a NUL byte, nesting past the parser's limits)."""
+    try:
+        return ast.parse(text, filename=filename)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
 def dotted(node: ast.AST | None) -> str | None:
     """``a.b.c`` for a Name/Attribute chain, else None."""
     parts: list[str] = []

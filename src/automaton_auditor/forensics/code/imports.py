@@ -23,7 +23,7 @@ import ast
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.common import JSON, parse_module
 from automaton_auditor.forensics.code.resolve import module_name
 from automaton_auditor.safefile import read_bounded
 
@@ -34,10 +34,10 @@ _BLOCKS = (ast.If, ast.Try, ast.With, ast.For, ast.While)
 
 def _tree(repo: Path, path: str) -> ast.Module | None:
     try:
-        source = read_bounded(repo / path, MAX_SOURCE_BYTES, root=repo)
-        return ast.parse(source.decode("utf-8-sig"), filename=path)
-    except (OSError, ValueError, SyntaxError, RecursionError, MemoryError):
-        return None  # unreadable, not UTF-8 or not Python: nothing is claimed about it
+        source = read_bounded(repo / path, MAX_SOURCE_BYTES, root=repo).decode("utf-8-sig")
+    except (OSError, ValueError):
+        return None  # unreadable or not UTF-8: nothing is claimed about it
+    return parse_module(source, path)  # None: not Python, or nested too deep
 
 
 def _top_statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:

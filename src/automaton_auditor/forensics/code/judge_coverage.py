@@ -216,7 +216,7 @@ class Reader:
         """``one``, ``many`` or ``unknown`` for one field's type."""
         try:
             tree = ast.parse(text, mode="eval")
-        except SyntaxError:
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             return "unknown"
         prefixes = {id(n.value) for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
         for node in ast.walk(tree):

@@ -17,6 +17,7 @@ import re
 from pathlib import Path
 
 from automaton_auditor.forensics.code.analyze import MAX_PYTHON_FILES, python_files
+from automaton_auditor.forensics.code.common import parse_module
 from automaton_auditor.forensics.code.output_paths import MAX_TEMPLATES, output_templates
 from automaton_auditor.forensics.code.personas import is_prompt_file
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES, collect_imports
@@ -52,10 +53,7 @@ def _dotted(node: ast.expr) -> list[str] | None:
 
 
 def _parse(text: str) -> ast.Module | None:
-    try:
-        return ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    return parse_module(text)
 
 
 def module_names(text: str) -> dict[str, str]:
@@ -103,6 +101,13 @@ def string_texts(tree: ast.Module) -> set[str]:
     return out
 
 
+def _read_tree(tree: ast.Module, text: str, path: str
+               ) -> tuple[dict[str, str], dict[str, str], set[str]]:
+    """A parsed file's qualified names, output-path templates and string texts."""
+    return (_used(tree, text), output_templates(tree, path, text.splitlines()),
+            string_texts(tree))
+
+
 def _used(tree: ast.Module, text: str) -> dict[str, str]:
     imports = collect_imports(tree)
     lines = text.splitlines()
@@ -139,20 +144,23 @@ def code_names(repo: Path, files: list[str]) -> CodeNames:
             continue
         own = {w.decode("ascii") for w in _WORD.findall(data)}
         words |= own
-        if path in audited:
-            text = data.decode("utf-8-sig", "replace")
-            tree = _parse(text)
-            # what the code names, not its comments ("# 1. Attempt structured output")
-            retry |= {w for w in (code_identifiers(tree) if tree is not None else own)
-                      if RETRY_NAME.search(w)}
-            if tree is not None and holds_no_code(tree) and not path.endswith("__init__.py"):
-                empty.append(path)
-            names = _used(tree, text) if tree is not None else {}
-            if names:
-                modules[path] = names
-            strings |= string_texts(tree) if tree is not None else set()
-            found = output_templates(tree, path, text.splitlines()) if tree else {}
-            outputs |= {k: v for k, v in found.items() if k not in outputs}
+        if path not in audited:
+            continue
+        text = data.decode("utf-8-sig", "replace")
+        tree = _parse(text)
+        try:
+            names, found, texts = _read_tree(tree, text, path) if tree else ({}, {}, set())
+        except RecursionError:  # nested deeper than the readers recurse: read as unparsed
+            tree, names, found, texts = None, {}, {}, set()
+        # what the code names, not its comments ("# 1. Attempt structured output")
+        retry |= {w for w in (code_identifiers(tree) if tree is not None else own)
+                  if RETRY_NAME.search(w)}
+        if tree is not None and holds_no_code(tree) and not path.endswith("__init__.py"):
+            empty.append(path)
+        if names:
+            modules[path] = names
+        strings |= texts
+        outputs |= {k: v for k, v in found.items() if k not in outputs}
     for path in [f for f in files if is_prompt_file(f)][:MAX_FILES]:
         data = _read(repo, path)
         strings |= {normalised(data.decode("utf-8", "replace"))} if data else set()

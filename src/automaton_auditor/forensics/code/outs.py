@@ -35,6 +35,7 @@ from automaton_auditor.forensics.code.guards import Guard, Tests
 from automaton_auditor.forensics.code.state_echo import mirrors_of, rebound_keys, state_value
 
 MAX_OUTS = 60
+MAX_ANNOTATION = 400  # characters of a quoted annotation read (a real one is short)
 # library calls whose answer is their first argument's (an awaitable) or that of the
 # function they are given, called with the other arguments
 AWAITED_ARG = {"asyncio.wait_for", "asyncio.shield"}
@@ -77,8 +78,8 @@ def literal_targets(node: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     ann = node.returns
     if isinstance(ann, ast.Constant) and isinstance(ann.value, str):  # a quoted annotation
         try:
-            ann = ast.parse(ann.value, mode="eval").body
-        except SyntaxError:
+            ann = ast.parse(ann.value[:MAX_ANNOTATION], mode="eval").body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
             return []
     if not isinstance(ann, ast.Subscript) or \
             (dotted(ann.value) or "").rsplit(".", 1)[-1] != "Literal":

@@ -18,7 +18,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.common import JSON, parse_module
 from automaton_auditor.forensics.code.data_files import (
     DATA,
     MAX_DEPTH,
@@ -146,9 +146,8 @@ def _reads(py: dict[str, str], keys: set[str], scope: Scope | None,
     for path, text in py.items():
         if not any(f'"{k}"' in text or f"'{k}'" in text for k in keys):
             continue
-        try:
-            tree = ast.parse(text)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
+        tree = parse_module(text)
+        if tree is None:
             continue
         for qual, node in _qual(tree):
             if scope is not None and not scope.runs(path, qual):

@@ -13,7 +13,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.code.common import dotted
+from automaton_auditor.forensics.code.common import dotted, parse_module
 from automaton_auditor.forensics.code.data_files import (
     DATA,
     load_data,
@@ -169,8 +169,10 @@ class Program:
     def _parse(self, path: str) -> Module | None:
         try:  # the one reader of a repository's files: regular, inside, bounded
             data = read_bounded(self.repo / path, MAX_FILE_BYTES, root=self.repo)
-            tree = ast.parse(data.decode("utf-8-sig", errors="replace"))
-        except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+        except (OSError, ValueError):
+            return None
+        tree = parse_module(data.decode("utf-8-sig", errors="replace"))
+        if tree is None:
             return None
         names: dict[str, ast.AST] = {}
         for stmt in tree.body:

@@ -13,6 +13,7 @@ import tokenize
 from functools import lru_cache
 from pathlib import Path
 
+from automaton_auditor.forensics.code.common import parse_module
 from automaton_auditor.text import clip
 
 
@@ -34,10 +35,7 @@ def parse_file(path: str) -> ast.Module | None:
     lines = _lines(path)
     if not lines:
         return None
-    try:
-        return ast.parse("".join(lines))
-    except (SyntaxError, ValueError, MemoryError, RecursionError):
-        return None
+    return parse_module("".join(lines))
 
 
 def forget_files() -> None:

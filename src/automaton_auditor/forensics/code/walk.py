@@ -24,7 +24,7 @@ from automaton_auditor.forensics.code.lifetime import gone_on_return, kept_alive
 from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.forensics.code.parsers import schema_parses
 
-FACTS_VERSION = 133
+FACTS_VERSION = 134
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
@@ -77,7 +77,10 @@ def extract(path: str, data: bytes, force: bool = False) -> JSON:
         return {"error": f"syntax error line {exc.lineno}: {exc.msg}"}
     except (ValueError, RecursionError, MemoryError) as exc:
         return {"error": f"unparsable: {type(exc).__name__}"}
-    return _facts(path, text, tree)
+    try:
+        return _facts(path, text, tree)
+    except RecursionError:  # parses, but nests deeper than the walk's readers recurse
+        return {"error": "nested deeper than the analysis follows, not analysed"}
 
 
 def _facts(path: str, text: str, tree: ast.Module) -> JSON:
