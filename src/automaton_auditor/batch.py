@@ -20,7 +20,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automaton_auditor.safefile import UnsafeFile, read_bounded_text
+from automaton_auditor.safefile import UnsafeFile, read_bounded_text, write_atomic
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -268,17 +268,18 @@ def write_summary(results: list[JobResult], output_dir: Path) -> dict[str, str]:
     output_dir.mkdir(parents=True, exist_ok=True)
     paths = {"json": output_dir / "batch_summary.json", "csv": output_dir / "batch_summary.csv"}
     payload = {"exit_code": worst_exit(results), "audits": [asdict(r) for r in results]}
-    paths["json"].write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
     ids = criteria_ids(results)
-    with paths["csv"].open("w", newline="", encoding="utf-8") as handle:
-        writer = csv.writer(handle)
-        writer.writerow(["row", "target", "report", "overall", "verdict", "status", *ids,
-                         "seconds", "exit_code", "error", "run_id", "report_file", "worker",
-                         "resumed_from"])
-        for r in results:
-            overall = "" if r.overall is None else f"{r.overall:.2f}"
-            writer.writerow([r.row, r.target, r.report, overall, r.verdict, r.status,
-                             *(_cell(r.criteria.get(i, "")) for i in ids), f"{r.seconds:.2f}",
-                             r.exit_code, r.error, r.run_id, r.report_file, r.worker,
-                             r.resumed_from])
+    table = io.StringIO(newline="")  # the csv module writes its own \r\n line ends
+    writer = csv.writer(table)
+    writer.writerow(["row", "target", "report", "overall", "verdict", "status", *ids,
+                     "seconds", "exit_code", "error", "run_id", "report_file", "worker",
+                     "resumed_from"])
+    for r in results:
+        overall = "" if r.overall is None else f"{r.overall:.2f}"
+        writer.writerow([r.row, r.target, r.report, overall, r.verdict, r.status,
+                         *(_cell(r.criteria.get(i, "")) for i in ids), f"{r.seconds:.2f}",
+                         r.exit_code, r.error, r.run_id, r.report_file, r.worker,
+                         r.resumed_from])
+    write_atomic({paths["json"]: json.dumps(payload, indent=2) + "\n",
+                  paths["csv"]: table.getvalue()})
     return {k: str(v) for k, v in paths.items()}

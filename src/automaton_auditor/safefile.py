@@ -9,13 +9,18 @@ Two strengths, one reader (`read_bounded`):
 - a file inside an audited repository (``root`` given, `open_regular`): ``lstat`` first, so
   a FIFO, a device, a socket or a symlink is refused without being opened; the real path
   must lie inside ``root``; ``O_NOFOLLOW`` and an ``fstat`` of the open file close the race.
+
+And writing the files the auditor produces (`write_atomic`): whole or not at all.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import secrets
 import stat
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -78,6 +83,46 @@ def _open_named(path: Path, what: str) -> int:
         os.close(fd)
         raise UnsafeFile(f"{what} is not a regular file: {path}")
     return fd
+
+
+def write_atomic(files: Mapping[Path, str]) -> None:
+    """Write each file's text (UTF-8, no newline translation) whole or not at all: every
+    text goes to a temporary file in its file's folder, flushed to disk, and only once all
+    are written are they renamed into place. A failed write (a full disk) raises and leaves
+    no truncated file, and the earlier files at those paths untouched. A symlink at a path
+    is followed (the file it names is replaced), as opening it for writing would."""
+    staged: list[tuple[str, str]] = []  # (temporary, final path), not renamed yet
+    try:
+        for path, text in files.items():
+            real = os.path.realpath(path)
+            staged.append((_stage(real, text.encode("utf-8")), real))
+        while staged:
+            os.replace(*staged[0])
+            staged.pop(0)
+    except BaseException:
+        for temporary, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        raise
+
+
+def _stage(real: str, data: bytes) -> str:
+    """`data` in a new temporary file beside `real`; its name."""
+    folder, name = os.path.split(real)
+    temporary = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.tmp")
+    # O_EXCL: never a file someone put there; 0o666 under the umask, as open() would make
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                 0o666)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())  # a full disk may only say so here, never after the rename
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return temporary
 
 
 def read_bounded(path: Path, max_bytes: int, what: str = "file",

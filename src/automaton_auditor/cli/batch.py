@@ -124,7 +124,11 @@ def batch(
                        f"{result.seconds:.1f}s {result.target}", err=True)
 
     results = _run(jobs, options, parallel, settings, progress)
-    files = write_summary(results, output_dir)
+    try:
+        files = write_summary(results, output_dir)
+    except OSError as exc:  # a full disk: the audits' own reports are written already
+        raise fail(f"cannot write the batch summary under {output_dir} ({exc.strerror})",
+                   ExitCode.FAILED) from None
     if json_output:
         typer.echo(Path(files["json"]).read_text(encoding="utf-8"), nl=False)
     elif not quiet:

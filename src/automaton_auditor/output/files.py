@@ -13,6 +13,7 @@ from urllib.parse import urlparse
 
 from automaton_auditor.output.document import report_json, sarif_json
 from automaton_auditor.output.markdown import render_markdown
+from automaton_auditor.safefile import write_atomic
 from automaton_auditor.state import AuditReport
 
 VERSIONED = ("automaton-auditor", "langgraph", "langchain-core", "docling-slim", "pypdfium2")
@@ -49,14 +50,15 @@ def package_versions() -> dict[str, str]:
 def write_report_files(report: AuditReport, output_dir: Path,
                        manifest: dict[str, Any]) -> dict[str, str]:
     """Write `report.md`, `report.json`, `report.sarif` and `run_manifest.json` under a
-    per-target folder."""
+    per-target folder, all of them or none (`safefile.write_atomic`)."""
     folder = output_dir / target_slug(report.repo_url)
     folder.mkdir(parents=True, exist_ok=True)
     paths = {"markdown": folder / "report.md", "json": folder / "report.json",
              "sarif": folder / "report.sarif", "manifest": folder / "run_manifest.json"}
-    paths["markdown"].write_text(render_markdown(report), encoding="utf-8")
-    paths["json"].write_text(report_json(report), encoding="utf-8")
-    paths["sarif"].write_text(sarif_json(report), encoding="utf-8")
-    paths["manifest"].write_text(json.dumps(manifest, indent=2, sort_keys=True, default=str)
-                                 + "\n", encoding="utf-8")
+    # All four or none: a full disk leaves no truncated report.md beside "no report written".
+    write_atomic({paths["markdown"]: render_markdown(report),
+                  paths["json"]: report_json(report),
+                  paths["sarif"]: sarif_json(report),
+                  paths["manifest"]: json.dumps(manifest, indent=2, sort_keys=True,
+                                                default=str) + "\n"})
     return {kind: str(path) for kind, path in paths.items()}
