@@ -31,7 +31,8 @@ def valid_repo(root: Path, tag: str = "") -> Path:
 
 def special(path: Path, kind: str) -> Path:
     """Put a file that must never be read whole at `path`: "fifo", "dir", "dev-zero" (a
-    symlink to /dev/zero) or "sparse" (2 GiB of zeros after a plausible first line)."""
+    symlink to /dev/zero), "sparse" (2 GiB of zeros after a plausible first line), "loop"
+    (a symlink to a symlink back to it) or "dangling" (a symlink to nothing)."""
     if path.is_symlink() or path.is_file():
         path.unlink()
     if kind == "fifo":
@@ -40,6 +41,11 @@ def special(path: Path, kind: str) -> Path:
         path.mkdir()
     elif kind == "dev-zero":
         path.symlink_to("/dev/zero")
+    elif kind == "loop":
+        path.symlink_to(path.with_name(path.name + ".back"))
+        path.with_name(path.name + ".back").symlink_to(path)
+    elif kind == "dangling":
+        path.symlink_to(path.with_name(path.name + ".missing"))
     elif kind == "sparse":
         with path.open("wb") as sparse:
             sparse.write(b"ref: refs/heads/main\n")

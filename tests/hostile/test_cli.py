@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.hostile.builders import special_at
+from tests.hostile.builders import special, special_at
 from tests.hostile.harness import REFUSE_TIMEOUT_S, Case, audit, check, params, run_audit
 
 # (id, arguments after TARGET REPORT, what the error line names, marks)
@@ -71,6 +71,44 @@ def test_output_dir_is_a_file(case: Case, good_repo: Path, good_pdf: Path) -> No
     check(result, 2, needle=str(blocker), report=False)
 
 
+# An --output-dir that cannot hold reports: (id, builder, what the error line says, marks).
+# Before, a loop was a RuntimeError traceback (exit 1, the gate's code) and a dangling link
+# ran the whole audit, then failed to write its report (exit 3; `audit batch`: a traceback).
+BROKEN_OUTPUT_DIRS = [
+    ("loop", special_at("reports", "loop"), "is a symlink loop", ()),
+    ("dangling", special_at("reports", "dangling"), "is a dangling symlink", ()),
+    ("under-loop", lambda case: special(case.sandbox / "reports", "loop") / "sub",
+     "is a symlink loop", ()),
+    ("under-dangling", lambda case: special(case.sandbox / "reports", "dangling") / "sub",
+     "is a dangling symlink", ()),
+    # a folder no file system takes, under one not there yet: lstat says only "no such file"
+    ("name-too-long", lambda case: case.sandbox / "new" / ("x" * 300), "longer than", ()),
+]
+
+
+@pytest.mark.parametrize("mode", [[], ["--dry-run"]], ids=["run", "dry-run"])
+@pytest.mark.parametrize(("build", "rule"), params(BROKEN_OUTPUT_DIRS))
+def test_output_dir_is_a_broken_link(case: Case, good_repo: Path, good_pdf: Path,
+                                     build: Callable[[Case], Path], rule: str,
+                                     mode: list[str]) -> None:
+    """Refused before anything is cloned, as an --output-dir that is a file is."""
+    out = build(case)
+    result = run_audit(case, str(good_repo), str(good_pdf), "--output-dir", str(out), "-q",
+                       *mode, timeout=REFUSE_TIMEOUT_S)
+    check(result, 2, needle=rule, report=False)
+    assert str(out) in result.lines()[0], result.describe()
+
+
+@pytest.mark.parametrize(("build", "rule"), params(BROKEN_OUTPUT_DIRS[:2]))
+def test_batch_output_dir_is_a_broken_link(case: Case, good_repo: Path, good_pdf: Path,
+                                           build: Callable[[Case], Path], rule: str) -> None:
+    pairs = case.sandbox / "pairs.csv"
+    pairs.write_text(f"target,report\n{good_repo},{good_pdf}\n")
+    result = run_audit(case, "batch", str(pairs), "--output-dir", str(build(case)), "-q",
+                       timeout=REFUSE_TIMEOUT_S)
+    check(result, 2, needle=rule, report=False)
+
+
 def test_unknown_model_provider(case: Case, good_repo: Path, good_pdf: Path) -> None:
     """A model the auditor cannot reach is an input error before any work (never the
     offline bench in disguise)."""
@@ -128,11 +166,12 @@ def test_diff_input_is_hostile_input(case: Case, build: Callable[[Case], Path],
     check(result, 2, needle=rule, report=False)
 
 
-@pytest.mark.parametrize(("kind", "rule"), [("fifo", "is a FIFO"), ("dev-zero", "is a device")])
+@pytest.mark.parametrize(("kind", "rule"), [("fifo", "is a FIFO"), ("dev-zero", "is a device"),
+                                            ("loop", "is a symlink loop")])
 def test_sarif_to_a_special_file(case: Case, good_repo: Path, good_pdf: Path, kind: str,
                                  rule: str) -> None:
     """`--sarif` naming a FIFO is refused before the audit: it used to run the whole audit,
-    then block forever opening the FIFO to write."""
+    then block forever opening the FIFO to write (a symlink loop: then exit 3)."""
     sarif = special_at("out.sarif", kind)(case)
     result = audit(case, good_repo, good_pdf, "--sarif", str(sarif), timeout=REFUSE_TIMEOUT_S)
     check(result, 2, needle=rule, report=False)

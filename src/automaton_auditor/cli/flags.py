@@ -100,10 +100,13 @@ def outside_target(resolved: Resolved, target: str) -> Settings:
     """The run's settings with the output folder moved out of a local target when it is the
     default: the auditor never writes into the audited repository unless told to (a flag,
     AUDITOR_OUTPUT_DIR or the config file)."""
+    import os
     from pathlib import Path
 
     settings = resolved.settings
-    out = Path(settings.output_dir).resolve()
+    # realpath, not Path.resolve: a symlink loop there is refused by `check_output_dir`
+    # with one line, never a RuntimeError traceback
+    out = Path(os.path.realpath(settings.output_dir))
     inside = [Path(s) for s in resolved.skipped if out == Path(s) or Path(s) in out.parents]
     if not inside or resolved.origins["output_dir"].layer != "default":
         return settings

@@ -143,6 +143,9 @@ def audit(
         typer.echo(render(resolved))
         raise typer.Exit(ExitCode.OK)
     settings = outside_target(resolved, target)
+    # before the rubric, the dry run and any clone: a run that could not write its report
+    # is refused at once (exit 2), not after the whole audit (exit 3)
+    outputs.check_output_dir(Path(settings.output_dir))
     logging.basicConfig(level=logging.CRITICAL)
     settings = _writable_cache(settings)
     try:
@@ -159,7 +162,6 @@ def audit(
     check_models(settings)
     printed = outputs.check_format(output_format, json_output)
     outputs.check_sarif_path(sarif)
-    outputs.check_output_dir(Path(settings.output_dir))
     base = outputs.load_baseline(baseline)
     progress, on_update = progress_callback(quiet or printed != "text",
                                             3 * len(loaded.dimensions))

@@ -9,6 +9,7 @@ import typer
 
 from automaton_auditor.cli.errors import fail, finish
 from automaton_auditor.cli.flags import score_bound
+from automaton_auditor.cli.outputs import check_output_dir
 from automaton_auditor.exits import ExitCode
 
 
@@ -76,6 +77,8 @@ def replay(
         loaded = load_rubric(rubric) if rubric is not None else None
     except RubricError as exc:
         raise fail(str(exc), ExitCode.INPUT) from None
+    if output_dir is not None:
+        check_output_dir(output_dir)
     outcome = service.replay_audit(run_id, loaded,
                                    str(output_dir) if output_dir is not None else None,
                                    gates=service.Gates(fail_under), database_url=run_database())
