@@ -12,6 +12,7 @@ import tracemalloc
 import zlib
 from pathlib import Path
 
+import ormsgpack
 import pytest
 
 from automaton_auditor.forensics.git.history import (
@@ -88,6 +89,22 @@ def test_a_date_past_any_calendar_is_a_fact_not_a_crash(tmp_path: Path) -> None:
     history = next(f for f in narrative_findings(repo, 60) if f.facet == "git.history")
     assert history.data["impossible_dates"] == [forged]
     assert "beyond year 9999" in history.rationale
+
+
+def test_a_date_past_64_bits_is_held_where_the_checkpoint_can_store_it(tmp_path: Path) -> None:
+    """An author time of 10^20 (or 5,000 digits) is still a forged date, but every time and
+    span the history facts keep fits a 64-bit integer (msgpack, the checkpointer's format,
+    refused the fact and the audit ended with no criterion judged)."""
+    repo = _base(tmp_path / "far")
+    for stamp in ("100000000000000000000", "9" * 5000):
+        who = f"A <a@x> {stamp} +0000"
+        _raw_commit(repo, f"author {who}\ncommitter A <a@x> 1700000200 +0000",
+                    f"feat: {len(stamp)} digits\n".encode())
+    commits = read_log(repo, 60).commits
+    assert [c.timestamp for c in commits[-2:]] == [2**63 - 1, 2**63 - 1]
+    history = next(f for f in narrative_findings(repo, 60) if f.facet == "git.history")
+    assert len(history.data["impossible_dates"]) == 2
+    ormsgpack.packb(history.model_dump())  # the checkpointer's serialiser takes it
 
 
 def test_overlong_file_names_are_left_out(tmp_path: Path) -> None:

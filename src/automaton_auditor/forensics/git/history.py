@@ -183,7 +183,12 @@ def _parse(lines: tuple[bytes, ...]) -> list[Commit]:
 
 
 def _int(text: str) -> int:
-    return int(text) if text.isdigit() else 0
+    """An author time as git prints it; one past the signed 64-bit range (a hand-written
+    header takes any digits) is held at its end: still a forged date (`impossible_date`),
+    and every span between two times still fits the checkpoint's 64-bit integers."""
+    if not text.isdigit():
+        return 0
+    return MAX_RAW_TIMESTAMP if len(text) > 19 else min(int(text), MAX_RAW_TIMESTAMP)
 
 
 def head_files(repo: Path, timeout_s: float) -> list[str]:
@@ -302,6 +307,7 @@ def stages_of(paths: list[str]) -> list[str]:
     return found
 
 
+MAX_RAW_TIMESTAMP = 2**63 - 1  # the largest author time kept (see `_int`)
 # The last second a calendar date can name (9999-12-31T23:59:59Z). git accepts any 64-bit
 # author time; one past this is forged, and Python's datetime cannot represent it.
 MAX_TIMESTAMP = 253_402_300_799
