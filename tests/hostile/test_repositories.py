@@ -143,6 +143,16 @@ def big_file(case: Case) -> Path:
     return repo
 
 
+def diff_bomb(case: Case) -> Path:
+    """A 40 MB text file of two-byte lines, then rewritten line for line: the repository
+    stays under a megabyte, but a line diff of the two holds a record per line (git's xdiff
+    took one history read to 1.8 GB before blobs this large were diffed as binary)."""
+    repo = _repo(case)
+    _commit(repo, {"data/lines.txt": "a\n" * (20 << 20)}, "data: a")
+    _commit(repo, {"data/lines.txt": "b\n" * (20 << 20)}, "data: b")
+    return repo
+
+
 def code_bombs(case: Case) -> Path:
     """Python the AST pass must survive without running it: nesting past the parser's depth,
     a 900 KB chain of additions (one deep expression tree), 200,000 tiny statements, and a
@@ -321,6 +331,7 @@ CASES: list[tuple[str, Callable[[Case], Path], int, Stream, str, tuple[object, .
     ("submodule", submodule, 0, "any", "", ()),
     ("lfs-pointer", lfs, 0, "any", "", ()),
     ("big-file-50mb", big_file, 0, "any", "", (pytest.mark.hostile_slow,)),
+    ("diff-bomb", diff_bomb, 0, "any", "", (pytest.mark.hostile_slow,)),
     ("code-bombs", code_bombs, 0, "any", "", ()),
     ("deep-graph-code", deep_graph_code, 0, "any", "", ()),
     ("data-bombs", data_bombs, 0, "any", "", ()),

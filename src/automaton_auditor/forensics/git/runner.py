@@ -49,8 +49,17 @@ HARDENING: tuple[str, ...] = (
     "gc.auto=0",
     "maintenance.auto=false",
     "pack.threads=1",  # one thread per pack command: a predictable task count
+    # A blob past this is "binary" to diff and log (no line counts) and streamed when packed:
+    # xdiff holds a record per line, so a rewritten 60 MB file of 2-byte lines (a repository
+    # under 1 MB) took one `git log --numstat` to 2.7 GB. Code the audit reads is far smaller
+    # (the checkout skips blobs over `max_blob_bytes`).
+    f"core.bigFileThreshold={4 << 20}",
 )
 LOCAL_FILE_PROTOCOL = "protocol.file.allow=always"
+# The address space one git process may take: a backstop under the diff bound above (pack
+# windows of a repository within `max_repo_mb` and https's threads fit many times over). A
+# git that needs more fails, and the audit says which command did, as for a timeout.
+MAX_GIT_MEMORY = 3 << 30
 # Processes one git command may run at once (git, its remote helper, index-pack,
 # upload-pack and their shells come to about six). Far above any legitimate need, far
 # below a fork storm: a lazy fetch that recurses is stopped here.
@@ -126,8 +135,10 @@ def git_command(args: Sequence[str], *, allow_file: bool = False) -> list[str]:
 
 
 def git_bounds(timeout_s: float) -> Bounds:
-    """The ceilings of one git command: its lifetime and the processes it may run at once."""
-    return Bounds(timeout_s=timeout_s, max_procs=MAX_PROCS, cgroup=True)
+    """The ceilings of one git command: its lifetime, the processes it may run at once and
+    the address space of each (`MAX_GIT_MEMORY`)."""
+    return Bounds(timeout_s=timeout_s, max_procs=MAX_PROCS, cgroup=True,
+                  memory_bytes=MAX_GIT_MEMORY)
 
 
 def run_git(args: Sequence[str], *, cwd: Path | None, home: Path, timeout_s: float,
