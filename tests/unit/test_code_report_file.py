@@ -114,3 +114,33 @@ def report_node(state):
     assert fact.found, fact.rationale
     assert fact.data["writes"] == ["nodes/report.py:11"]
     assert fact.data["sections"][:2] == ["Executive Summary", "Criterion Breakdown"]
+
+
+def test_an_image_written_beside_the_report_is_no_markdown_file(tmp_path: Path) -> None:
+    # bytes read out of a result by key ("image"), but written in binary: no Markdown text
+    fact = _fact(tmp_path, {"nodes/vision.py": '''
+def save_images(doc, judges):
+    for image in doc.images():
+        with open(image.path, "wb") as handle:
+            handle.write(image.data["image"])
+
+def vision_node(state):
+    save_images(state["doc"], 3)
+    return {}
+'''})
+    assert not fact.found and fact.data["writes"] == [], fact.rationale
+
+
+def test_an_earlier_runs_report_the_code_names_is_no_template(tmp_path: Path) -> None:
+    # the committed output of an earlier run is no template of what the code writes
+    (tmp_path / "audit").mkdir()
+    (tmp_path / "audit" / "report.md").write_text("# Executive Summary\n## Remediation Plan\n")
+    fact = _fact(tmp_path, {"run.py": '''
+def main(app, judges):
+    out = app.invoke({})
+    with open("audit/report.md", "w") as handle:
+        handle.write(str(out))
+
+main(None, 3)
+'''})
+    assert fact.data["writes"] == ["run.py:4"] and fact.data["templates"] == []

@@ -38,7 +38,10 @@ FACET = "justice.markdown_report"
 OPENERS = frozenset({"open", "io.open", "codecs.open", "aiofiles.open"})
 WRITE_MODES = re.compile(r"[wax]")
 MARKDOWN_EXT = (".md", ".markdown")
-TEMPLATE_EXT = (".j2", ".jinja", ".jinja2", ".tmpl", ".mustache", ".md")
+TEMPLATE_EXT = (".j2", ".jinja", ".jinja2", ".tmpl", ".mustache")
+# a Markdown file is a template only in a templates folder: elsewhere one the code names is
+# an earlier run's output (``audit/report_onpeer_generated/report.md``), not what it writes
+TEMPLATE_DIR = re.compile(r"(^|/)templates?/", re.I)
 HEADING = re.compile(r"^\s*(?:#{1,6}\s+|\*\*)(.+)$", re.M)
 RUNTIME = "{}"  # a heading's part known only at run time
 # The success pattern's sections, as headings name them
@@ -79,15 +82,21 @@ def _mode(call: ast.Call, index: int) -> str:
         "r" if mode is None else "w"  # a mode known only at run time may write
 
 
+def _writes_text(mode: str) -> bool:
+    """A mode that writes text (a Markdown report is text: ``"wb"`` writes an image)."""
+    return bool(WRITE_MODES.search(mode)) and "b" not in mode
+
+
 def _opened(node: ast.expr) -> ast.expr | None:
-    """The path a call opens for writing (``open(p, "w")``, ``p.open("a")``), else None."""
+    """The path a call opens for writing text (``open(p, "w")``, ``p.open("a")``), else
+    None."""
     if not isinstance(node, ast.Call):
         return None
     name = dotted(node.func) or ""
-    if name in OPENERS and node.args and WRITE_MODES.search(_mode(node, 1)):
+    if name in OPENERS and node.args and _writes_text(_mode(node, 1)):
         return node.args[0]
     if isinstance(node.func, ast.Attribute) and node.func.attr == "open" \
-            and name not in OPENERS and WRITE_MODES.search(_mode(node, 0)):
+            and name not in OPENERS and _writes_text(_mode(node, 0)):
         return node.func.value
     return None
 
@@ -270,7 +279,9 @@ def _template_headings(repo: Path, files: list[str], named: set[str]) -> dict[st
     found: dict[str, set[str]] = {}
     for path in files:
         name = path.rsplit("/", 1)[-1]
-        if not name.lower().endswith(TEMPLATE_EXT) or name not in named or TEST_PATH.search(path):
+        template = name.lower().endswith(TEMPLATE_EXT) or (
+            name.lower().endswith(MARKDOWN_EXT) and TEMPLATE_DIR.search(path) is not None)
+        if not template or name not in named or TEST_PATH.search(path):
             continue
         try:  # the repository's one reader: a regular file inside it, bounded
             text = read_bounded(repo / path, MAX_FILE_BYTES, root=repo).decode("utf-8", "replace")
