@@ -133,14 +133,15 @@ def vision_node(state):
 
 def test_an_earlier_runs_report_the_code_names_is_no_template(tmp_path: Path) -> None:
     # the committed output of an earlier run is no template of what the code writes
-    (tmp_path / "audit").mkdir()
-    (tmp_path / "audit" / "report.md").write_text("# Executive Summary\n## Remediation Plan\n")
-    fact = _fact(tmp_path, {"run.py": '''
+    fact = _fact(tmp_path, {"audit/report.md": "# Executive Summary\n## Remediation Plan\n",
+                            "run.py": '''
+import os
+
 def main(app, judges):
     out = app.invoke({})
-    with open("audit/report.md", "w") as handle:
+    with open(os.path.join("audit", "report.md"), "w") as handle:
         handle.write(str(out))
 
 main(None, 3)
 '''})
-    assert fact.data["writes"] == ["run.py:4"] and fact.data["templates"] == []
+    assert fact.data["writes"] == ["run.py:6"] and fact.data["templates"] == []
