@@ -26,6 +26,8 @@ from collections.abc import Callable
 from enum import IntEnum
 from types import FrameType
 
+from automaton_auditor.text import printable
+
 
 class ExitCode(IntEnum):
     """How a command ended; the value is the process exit code."""
@@ -38,13 +40,15 @@ class ExitCode(IntEnum):
 
 
 def error_line(message: str) -> str:
-    """One `error:` line, whatever the message holds (newlines folded)."""
-    return "error: " + " ".join(str(message).split())
+    """One `error:` line, whatever the message holds (newlines folded, control characters
+    dropped: it may quote a rubric key or a path)."""
+    return "error: " + printable(str(message), one_line=True)
 
 
 def warning_line(message: str) -> str:
-    """One `warning:` line, whatever the message holds (newlines folded)."""
-    return "warning: " + " ".join(str(message).split())
+    """One `warning:` line, whatever the message holds (newlines folded, control characters
+    dropped)."""
+    return "warning: " + printable(str(message), one_line=True)
 
 
 _interrupted = False

@@ -1,8 +1,9 @@
-"""Text helpers shared by every layer: the one way to cut text short, and the one way to make
-text from hostile input serialisable."""
+"""Text helpers shared by every layer: the one way to cut text short, the one way to make
+text from hostile input serialisable, and the one way to make it safe to show."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 ELLIPSIS = "…"
@@ -34,3 +35,18 @@ def encodable_tree(value: Any) -> Any:
     if isinstance(value, list | tuple | set | frozenset):
         return type(value)(encodable_tree(v) for v in value)
     return value
+
+
+# What must not reach a terminal or a Markdown file from outside the auditor: C0 controls
+# (tab and newline apart), DEL, C1 controls (0x9b is a one-byte CSI on some terminals) and
+# the Unicode bidi controls that reorder what a reader sees (Trojan Source).
+_UNSHOWN = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str, one_line: bool = False) -> str:
+    """`text` from outside the auditor (a file name, a quote, a rubric name, a path the user
+    typed) as it may be shown on a terminal or in Markdown: without control characters (ESC
+    sequences lose their ESC and so do nothing) nor bidi controls. Line ends become newlines;
+    with `one_line`, every run of whitespace, newlines included, becomes one space."""
+    text = _UNSHOWN.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    return " ".join(text.split()) if one_line else text

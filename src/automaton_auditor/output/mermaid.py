@@ -25,7 +25,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from automaton_auditor.state import DiagramFacts, Evidence
-from automaton_auditor.text import clip
+from automaton_auditor.text import clip, printable
 
 _RESERVED = {"end", "graph", "subgraph", "flowchart", "style", "class", "classDef", "click",
              "linkStyle", "direction", "default", "call", "href"}
@@ -146,8 +146,9 @@ class _Ids:
 
 def plain_name(name: str) -> str:
     """A node name from the audited code or report as one short line without backticks or
-    pipes: a hostile name cannot close the code fence or break a table."""
-    return clip(" ".join(name.split()).replace("`", "'").replace("|", "/"), NAME_LIMIT)
+    pipes nor control characters: a hostile name cannot close the code fence, break a table
+    or drive a terminal."""
+    return clip(printable(name, one_line=True).replace("`", "'").replace("|", "/"), NAME_LIMIT)
 
 
 def _label(name: str) -> str:
