@@ -14,6 +14,7 @@ from automaton_auditor.judging.rules import (
     verdict_for,
     verdict_of,
 )
+from automaton_auditor.output.mdsafe import md_text
 from automaton_auditor.output.summary import executive_summary, remediation_plan
 from automaton_auditor.settings import Settings
 from automaton_auditor.state import (
@@ -29,7 +30,8 @@ from automaton_auditor.state import (
 def opening(results: list[CriterionResult], state: AgentState, bench: str) -> str:
     """The summary's first paragraph: score, verdict, how many criteria are strong or weak."""
     if not state.get("input_ok", False):
-        return f"The audit could not run: {state.get('input_error') or 'invalid input'}."
+        # the summary is Markdown and the error may quote the target or a rubric
+        return f"The audit could not run: {md_text(state.get('input_error') or 'invalid input')}."
     score = overall_score(results)
     judged = [r for r in results if r.judged]
     strong = sum(1 for r in judged if r.final_score >= 4)
@@ -41,9 +43,9 @@ def opening(results: list[CriterionResult], state: AgentState, bench: str) -> st
     missing = [r for r in results if not r.judged]
     if missing:
         text = (f"**Incomplete: {len(missing)} of {len(results)} criteria not judged** "
-                f"({missing[0].not_judged_reason}). " + text)
+                f"({md_text(missing[0].not_judged_reason)}). " + text)
     if state.get("aborted"):
-        text += f" The audit was stopped early: {state['aborted']}."
+        text += f" The audit was stopped early: {md_text(str(state['aborted']))}."
     return text
 
 
@@ -54,7 +56,8 @@ def cap_sentence(results: list[CriterionResult], score: float) -> str:
     capped = [r for r in results if r.verdict_cap and r.judged]
     if not capped:
         return ""
-    where = "; ".join(f"{r.dimension_name}: {r.verdict_cap}" for r in capped[:3])
+    where = "; ".join(f"{md_text(r.dimension_name)}: {md_text(r.verdict_cap or '')}"
+                      for r in capped[:3])
     if verdict_for(score) == MASTER:  # the band the mean alone earns
         return (f" The mean reaches {MASTER}, but the verdict is held at {COMPETENT} by a "
                 f"confirmed failure ({where}).")

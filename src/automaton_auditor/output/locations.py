@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Literal
 from urllib.parse import quote, urlsplit
 
+from automaton_auditor.output.mdsafe import md_code
 from automaton_auditor.state import Evidence
 
 LocationKind = Literal["file", "report", "commit", "repository"]
@@ -98,5 +99,5 @@ def markdown_location(text: str, repo_url: str, commit: str | None) -> str:
     """A location as Markdown: a link for GitHub targets, code text otherwise."""
     location = parse_location(text)
     url = location_url(location, repo_url, commit)
-    shown = f"`{location.text or '.'}`"
+    shown = md_code(location.text or ".")
     return f"[{shown}]({url})" if url else shown

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from automaton_auditor.output.locations import markdown_location
+from automaton_auditor.output.mdsafe import md_code, md_quote, md_text
 from automaton_auditor.output.mermaid import (
     code_flow,
     diagram_flow,
@@ -32,7 +33,8 @@ WARNINGS_ANCHOR = "errors-and-warnings"
 
 
 def _cell(text: str) -> str:
-    return " ".join(text.split()).replace("|", "\\|")
+    """Text from outside the auditor on one line, fit for a table cell too."""
+    return md_text(text).replace("|", "\\|")
 
 
 def _excerpt(text: str | None, limit: int = EXCERPT) -> str:
@@ -56,7 +58,7 @@ def render_header(report: AuditReport) -> list[str]:
     """Title and the identity of every input."""
     sha = f"`{report.report_sha256}`" if report.report_sha256 else "n/a"
     return [
-        f"# Audit report: {report.repo_url}", "",
+        f"# Audit report: {md_text(report.repo_url)}", "",
         "| | |", "|---|---|",
         f"| Target | {_cell(report.repo_url)} |",
         f"| Commit | `{report.commit or 'n/a'}` |",
@@ -105,7 +107,7 @@ def render_summary(report: AuditReport, shared: dict[str, list[Evidence]]) -> li
 
 
 def _names(values: object) -> list[str]:
-    return [plain_name(str(v)) for v in values] if isinstance(values, list) else []
+    return [md_text(plain_name(str(v))) for v in values] if isinstance(values, list) else []
 
 
 def _compare_line(report: AuditReport) -> str:
@@ -149,7 +151,8 @@ def _cited(ids: list[str], listed: set[str], shared: set[str]) -> str:
     def one(i: str) -> str:
         if i in shared:
             return f"[{i}](#{SHARED_ANCHOR})"
-        return f"[{i}](#{i})" if i in listed else f"`{i}`"
+        # a judge may cite an id no fact has: its text is the model's, shown as code
+        return f"[{i}](#{i})" if i in listed else md_code(i)
 
     return ", ".join(one(i) for i in ids) or "none"
 
@@ -194,7 +197,8 @@ def evidence_lines(report: AuditReport | None, evidence: list[Evidence]) -> list
                      f"{_link(report, e.location)}, confidence {e.confidence:.2f}): "
                      f"{_cell(e.rationale)}")
         if e.content:
-            quoted = _excerpt(e.content).replace("\n", "\n  > ")
+            # a quote, not markup: the quoted file or report must not render as tags or links
+            quoted = md_quote(_excerpt(e.content)).replace("\n", "\n  > ")
             lines.append(f"  > {quoted}")
     return lines
 
@@ -205,16 +209,16 @@ def render_criterion(index: int, result: CriterionResult, evidence_by_id: dict[s
     """One criterion: score, deciding rule, the opinions, dissent, evidence (`report` links
     locations; `shared` facts are left out, being stated once in the summary)."""
     shared = shared or set()
-    lines = [f"### {index}. {result.dimension_name} — {result.score_label}", "",
+    lines = [f"### {index}. {_cell(result.dimension_name)} — {result.score_label}", "",
              f"Criterion `{result.dimension_id}` ({result.target_artifact}). "
              f"Deciding rule: `{result.deciding_rule}`.", ""]
     if not result.judged:
-        lines[-1:-1] = [f"**Not judged**: {result.not_judged_reason}. This criterion counts "
+        lines[-1:-1] = [f"**Not judged**: {_cell(result.not_judged_reason)}. This criterion counts "
                         "neither in the overall score nor as a verdict.", ""]
     for rule in result.rules_applied:
-        lines.append(f"- Rule `{rule.rule}`: {rule.detail}")
+        lines.append(f"- Rule `{rule.rule}`: {_cell(rule.detail)}")
     for note in result.overruled:
-        lines.append(f"- Overruled — {note}")
+        lines.append(f"- Overruled — {_cell(note)}")
     if result.rules_applied or result.overruled:
         lines.append("")
     cited = [evidence_by_id[i] for i in result.evidence_ids
@@ -248,11 +252,11 @@ def render_paths(report: AuditReport) -> list[str]:
     if not (report.verified_paths or report.hallucinated_paths or report.planned_paths):
         return []
     planned = (["Planned (future work, not yet in the repository): "
-                + ", ".join(f"`{p}`" for p in report.planned_paths), ""]
+                + ", ".join(map(md_code, report.planned_paths)), ""]
                if report.planned_paths else [])
     return ["### Report paths cross-checked against the repository", "",
-            "Verified: " + (", ".join(f"`{p}`" for p in report.verified_paths) or "none"), "",
-            "Hallucinated: " + (", ".join(f"`{p}`" for p in report.hallucinated_paths)
+            "Verified: " + (", ".join(map(md_code, report.verified_paths)) or "none"), "",
+            "Hallucinated: " + (", ".join(map(md_code, report.hallucinated_paths))
                                 or "none"), "", *planned]
 
 

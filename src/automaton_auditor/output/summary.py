@@ -4,6 +4,7 @@ and the file-level remediation plan (both stored as Markdown in the report)."""
 from __future__ import annotations
 
 from automaton_auditor.output.locations import location_url, markdown_location
+from automaton_auditor.output.mdsafe import md_code, md_text
 from automaton_auditor.output.risks import (
     PERFECT,
     FailureFact,
@@ -20,7 +21,7 @@ NOTHING_TO_DO = "Nothing to remediate: every criterion scored 5/5."
 
 def fact_headline(fact: FailureFact) -> str:
     """What a failure fact says, as a reader needs it: a flaw found, or a thing missing."""
-    return f"{'Found' if fact.confirmed else 'Missing'}: {fact.goal}"
+    return f"{'Found' if fact.confirmed else 'Missing'}: {md_text(fact.goal)}"
 
 
 def _headlines(group: list[FailureFact]) -> str:
@@ -31,7 +32,8 @@ def _headlines(group: list[FailureFact]) -> str:
 
 
 def _criteria_names(report: AuditReport, group: list[FailureFact]) -> str:
-    named = {c.dimension_id: f"{c.dimension_name} {c.score_label}" for c in report.criteria}
+    named = {c.dimension_id: f"{md_text(c.dimension_name)} {c.score_label}"
+             for c in report.criteria}
     criteria = dict.fromkeys(c for fact in group for c in fact.criteria)
     return "; ".join(named.get(c, c) for c in criteria)
 
@@ -50,7 +52,7 @@ def risk_line(report: AuditReport, group: list[FailureFact]) -> str:
     group = [f for f in group if f.consequence == fact.consequence]
     return (f"**{CONSEQUENCE_LABEL[fact.consequence]}** — {_headlines(group)} "
             f"{_place(report, fact)}: "
-            f"{fact.rationale} ({_criteria_names(report, group)})")
+            f"{md_text(fact.rationale)} ({_criteria_names(report, group)})")
 
 
 def executive_summary(report: AuditReport, opening: str) -> str:
@@ -65,7 +67,7 @@ def executive_summary(report: AuditReport, opening: str) -> str:
 def _group_title(fact: FailureFact) -> str:
     where = fact.where
     if where.in_file and where.path:
-        return f"`{where.path}`"
+        return md_code(where.path)
     return "The report" if where.kind == "report" else "The repository as a whole"
 
 
@@ -76,11 +78,11 @@ def _item(report: AuditReport, group: list[FailureFact]) -> str:
              f"p.{where.page}" if where.page else
              "repository" if where.text in ("", ".") else where.text)
     url = location_url(where, report.repo_url, report.commit)
-    place = f"[`{shown}`]({url})" if url else f"`{shown}`"
+    place = f"[{md_code(shown)}]({url})" if url else md_code(shown)
     extra = len(fact.files) - 1
     more = f" (and {extra} more place(s))" if extra > 0 else ""
     return (f"- {place}{more} — **{_headlines(group)}** "
-            f"({CONSEQUENCE_LABEL[fact.consequence].lower()}): {fact.rationale} "
+            f"({CONSEQUENCE_LABEL[fact.consequence].lower()}): {md_text(fact.rationale)} "
             f"*{_criteria_names(report, group)}*")
 
 
@@ -100,7 +102,8 @@ def remediation_plan(report: AuditReport, targets: dict[str, str] | None = None)
         files.setdefault(_group_title(group[0]), []).append(group)
     sections = [f"### {title}\n\n" + "\n".join(_item(report, group) for group in groups)
                 for title, groups in files.items()]
-    asks = [f"- **{c.dimension_name} ({c.final_score}/5)**: {(targets or {})[c.dimension_id]}"
+    asks = [f"- **{md_text(c.dimension_name)} ({c.final_score}/5)**: "
+            f"{md_text((targets or {})[c.dimension_id])}"
             for c in weak if (targets or {}).get(c.dimension_id)]
     if asks:
         sections.append("### What the weak criteria ask for\n\n" + "\n".join(asks))
