@@ -24,6 +24,7 @@ from automaton_auditor.cli.errors import fail
 from automaton_auditor.cli.flags import score_bound
 from automaton_auditor.cli.outputs import check_output_dir
 from automaton_auditor.exits import ExitCode
+from automaton_auditor.text import printable
 
 if TYPE_CHECKING:
     from automaton_auditor.settings import Settings
@@ -39,6 +40,8 @@ def _short(target: str) -> str:
 def summary_table(results: list[JobResult], width: int = 80) -> Table:
     """The Rich table of a batch: one row per audit. Criterion columns (C1..Cn, named in the
     caption) are shown only when they fit in `width`; the CSV and JSON always hold them."""
+    from automaton_auditor.cli.console import shown  # here: `audit --help` loads no pydantic
+
     ids = criteria_ids(results)
     heads = [f"C{n}" for n in range(1, len(ids) + 1)]
     show = 60 + 4 * len(ids) <= width
@@ -63,8 +66,9 @@ def summary_table(results: list[JobResult], width: int = 80) -> Table:
         overall = "—" if r.overall is None or r.status == "failed" else f"{r.overall:.2f}"
         scores = [_score(r.criteria.get(i, "")) for i in ids] if show else []
         worker = [r.worker + (" (resumed)" if r.resumed_from else "")] if queued else []
-        table.add_row(str(r.row), _short(r.target), overall, r.status, *scores,
-                      f"{r.seconds:.0f}s", str(r.exit_code), *worker, r.error)
+        # the target and its error come from the pairs file: shown, not obeyed
+        table.add_row(str(r.row), shown(_short(r.target)), overall, r.status, *scores,
+                      f"{r.seconds:.0f}s", str(r.exit_code), *worker, shown(r.error))
     return table
 
 
@@ -121,7 +125,8 @@ def batch(
     def progress(result: JobResult) -> None:
         if not (quiet or json_output):
             typer.echo(f"[{result.row}/{len(jobs)}] exit {result.exit_code} "
-                       f"{result.seconds:.1f}s {result.target}", err=True)
+                       f"{result.seconds:.1f}s {printable(result.target, one_line=True)}",
+                       err=True)
 
     results = _run(jobs, options, parallel, settings, progress)
     try:

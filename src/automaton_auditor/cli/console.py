@@ -5,10 +5,12 @@ from __future__ import annotations
 from typing import Any
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn
 from rich.table import Table
 
 from automaton_auditor.state import AuditReport
+from automaton_auditor.text import printable
 
 PHASES = ("context_builder", "repo_investigator", "doc_analyst", "vision_inspector",
           "evidence_aggregator", "chief_justice", "report_writer")
@@ -56,9 +58,15 @@ class RunProgress:
             self.progress.advance(self.steps)
 
 
+def shown(text: str) -> str:
+    """Text from outside the auditor (a rubric name, the target) as one terminal line: no
+    control character to drive the terminal, no Rich markup to restyle it."""
+    return escape(printable(text, one_line=True))
+
+
 def summary_table(report: AuditReport) -> Table:
     """One row per criterion, with the overall score as the caption."""
-    table = Table(title=f"Audit of {report.repo_url}",
+    table = Table(title=f"Audit of {shown(report.repo_url)}",
                   caption=f"overall {report.overall_score:.2f}/5 — {report.verdict} · "
                           f"{report.bench}")
     table.add_column("Criterion")
@@ -68,7 +76,7 @@ def summary_table(report: AuditReport) -> Table:
     for result in report.criteria:
         colour = {1: "red", 2: "red", 3: "yellow"}.get(result.final_score, "green")
         score = f"[{colour}]{result.final_score}[/{colour}]" if result.judged else "—"
-        table.add_row(result.dimension_name, score,
+        table.add_row(shown(result.dimension_name), score,
                       result.deciding_rule if result.judged else "not judged",
                       "yes" if result.dissent_summary else "")
     return table

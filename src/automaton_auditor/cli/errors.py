@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from automaton_auditor.exits import ExitCode, error_line, note_error, warning_line
+from automaton_auditor.text import printable
 
 if TYPE_CHECKING:
     from automaton_auditor.service import Outcome
@@ -42,13 +43,15 @@ def finish(outcome: Outcome, json_output: bool, quiet: bool, *,
     for entry in final.get("errors") or []:  # "<source>: warning: <text>"
         source, _, text = str(entry).partition(": ")
         if text.startswith("warning: "):
-            typer.echo(f"warning: {source}: {text[len('warning: '):]}", err=True)
+            typer.echo(warning_line(f"{source}: {text[len('warning: '):]}"), err=True)
     files = final.get("report_files") or {}
     if outcome.code == ExitCode.INPUT:
         raise fail(outcome.message, outcome.code)
     if files and not json_output and not quiet:
         run = f" (run {final['run_id']})" if final.get("run_id") else ""
-        typer.echo(f"report: {files.get('markdown')}{run}", err=True)
+        # the path is the user's --output-dir, which may hold any character
+        typer.echo(f"report: {printable(str(files.get('markdown')), one_line=True)}{run}",
+                   err=True)
     for warning in outcome.warnings:  # printed even with --quiet: they change the meaning
         typer.echo(warning_line(warning), err=True)
     if outcome.code in (ExitCode.FAILED, ExitCode.INTERRUPTED):
