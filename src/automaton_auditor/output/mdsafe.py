@@ -7,13 +7,19 @@ Three shapes: `md_text` for running text on one line (a table cell, a heading, a
 `md_code` for a name shown as code.
 
 The escapes are CommonMark backslash escapes, so the rendered text is the original one:
-``\\<img`` renders as ``<img``, ``\\[x](y)`` as ``[x](y)``. Only what could start markup is
-escaped: ``<`` before a letter, ``/``, ``!`` or ``?`` (a tag, a comment, an autolink), every
-``[`` (links, images, reference definitions, footnotes) and a ``(`` after ``]`` (so no
-``](javascript:`` is left for a lax renderer), ``&`` before an entity name (an
-entity could spell a bidi control), a backslash that would escape what follows, and a
-backtick that opens no code span. `md_text` leaves the code spans of the text as they are:
-nothing renders inside a code span, and ``List[str]`` should read right there.
+``\\<img`` renders as ``<img``. Only what could start markup is escaped, so that code such as
+``data["a"][0] -> List[str]`` reads unchanged in the file too:
+
+- ``<`` before a letter, ``/``, ``!`` or ``?``: a tag, a comment, an autolink;
+- ``(`` right after ``]``: the only way to a link or an image without a reference definition
+  (and no ``](javascript:`` is left for a lax renderer);
+- ``[`` first on a line, after any quote or list markers: a reference or footnote definition,
+  which would turn a ``[x]`` elsewhere into a link;
+- ``&`` before an entity name: an entity could spell a bidi control;
+- a backslash that would escape what follows, so none of the escapes above is undone;
+- a backtick that opens no code span: it could pair with one of the report's own.
+
+`md_text` leaves the code spans of the text as they are: nothing renders inside one.
 """
 
 from __future__ import annotations
@@ -26,13 +32,16 @@ from automaton_auditor.text import printable
 
 # A backslash before ASCII punctuation, or before whatever the caller appends, is an escape;
 # before a line end, a hard line break.
-_MARKUP = re.compile(r"\\(?=[!-/:-@\[-`{-~]|\n|\Z)|<(?=[A-Za-z/!?])|\[|(?<=\])\("
+_MARKUP = re.compile(r"\\(?=[!-/:-@\[-`{-~]|\n|\Z)|<(?=[A-Za-z/!?])|(?<=\])\("
                      r"|&(?=#?[A-Za-z0-9]+;)")
+# A line's start, with the quote and list markers a definition may follow.
+_LINE_START = re.compile(r"^((?:[ \t]*(?:>|(?:[*+-]|\d{1,9}[.)])(?=[ \t]|$)))*[ \t]*)\[",
+                         re.MULTILINE)
 _TICKS = re.compile(r"`+")
 
 
 def _escape(text: str) -> str:
-    return _MARKUP.sub(lambda m: "\\" + m.group(0), text)
+    return _LINE_START.sub(r"\1\\[", _MARKUP.sub(lambda m: "\\" + m.group(0), text))
 
 
 def _code_spans(text: str) -> list[tuple[int, int]]:
