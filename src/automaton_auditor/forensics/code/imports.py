@@ -37,7 +37,7 @@ def _tree(repo: Path, path: str) -> ast.Module | None:
         source = read_bounded(repo / path, MAX_SOURCE_BYTES, root=repo).decode("utf-8-sig")
     except (OSError, ValueError):
         return None  # unreadable or not UTF-8: nothing is claimed about it
-    return parse_module(source, path)  # None: not Python, or nested too deep
+    return parse_module(source, path)  # None: not Python
 
 
 def _top_statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:

@@ -52,14 +52,10 @@ def _dotted(node: ast.expr) -> list[str] | None:
     return [node.id, *reversed(parts)]
 
 
-def _parse(text: str) -> ast.Module | None:
-    return parse_module(text)
-
-
 def module_names(text: str) -> dict[str, str]:
     """The module-qualified names a file's code uses (imports resolved), each with its first
     use as "line: source text"; an empty map for a file that does not parse."""
-    tree = _parse(text)
+    tree = parse_module(text)
     return _used(tree, text) if tree is not None else {}
 
 
@@ -147,7 +143,7 @@ def code_names(repo: Path, files: list[str]) -> CodeNames:
         if path not in audited:
             continue
         text = data.decode("utf-8-sig", "replace")
-        tree = _parse(text)
+        tree = parse_module(text)
         try:
             names, found, texts = _read_tree(tree, text, path) if tree else ({}, {}, set())
         except RecursionError:  # nested deeper than the readers recurse: read as unparsed

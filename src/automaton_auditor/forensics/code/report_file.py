@@ -4,15 +4,19 @@ The rubric asks to "verify the output is a structured Markdown report, not a con
 its success pattern names the sections: an Executive Summary, a Criterion Breakdown (with
 dissent) and a Remediation Plan. Read from what the code does:
 
-- a write: a file opened for writing (``open(path, "w")``, ``Path.open("w")``) whose handle
-  is written to, or ``Path.write_text``, in a function some code names (`unnamed`: one
-  nothing names never runs) outside the repository's tests;
-- Markdown: the path it writes ends in ``.md`` (its run-time parts as `output_paths` reads
-  them), or the writing function (or one it calls) holds Markdown headings;
+- a write of text: a file opened for writing in text mode (``open(path, "w")``,
+  ``Path.open("w")``) whose handle is written to, or ``Path.write_text``, in a function some
+  code names (`unnamed`: one nothing names never runs; a library entry its tests import
+  counts) outside the repository's tests;
+- Markdown: the path it writes ends in ``.md`` (its names followed to their values), or
+  its text is read out of the run's result by key (``out.get("final_report_markdown")``)
+  while the synthesis holds Markdown headings, or the writing function (or one it calls)
+  holds such headings; a path with another extension (``run.log``) is never one;
 - the sections: the headings (``# ...``, ``**...**``) the code around the write holds: the
-  writing function and what it calls, the Chief Justice's code, and a template file that code
-  names (``report.md.j2``). A heading with a run-time part (``f"## {criterion.name}"``) is a
-  per-criterion breakdown.
+  writing function, its callers and what they call, the Chief Justice's code, and a template
+  file that code names (``report.md.j2``, or a Markdown file in a templates folder: one
+  elsewhere is an earlier run's output). A heading with a run-time part
+  (``f"## {criterion.name}"``) is a per-criterion breakdown.
 
 A print is no file, and headings no code writes to a file are no report.
 """
