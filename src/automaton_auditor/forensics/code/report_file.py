@@ -25,14 +25,14 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, TEST_PATH, dotted, function_defs
 from automaton_auditor.forensics.code.exprs import own_nodes, walk_expr
 from automaton_auditor.forensics.code.output_paths import FIELD, assigned_once, path_texts
-from automaton_auditor.forensics.code.source import line_at, parse_file
+from automaton_auditor.forensics.code.source import line_at, parse_file, source_text
 from automaton_auditor.forensics.code.unnamed import named_nowhere
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES
 from automaton_auditor.safefile import read_bounded
@@ -105,11 +105,11 @@ def _opened(node: ast.expr) -> ast.expr | None:
     return None
 
 
-def _handles(body: list[ast.stmt]
+def _handles(nodes: list[ast.AST]
              ) -> Iterator[tuple[ast.With | ast.AsyncWith, ast.expr, ast.expr | None]]:
-    """Each ``with`` item that opens a file for writing, with the path it opens and the
-    first text written, when its handle is written to in the block (``f.write``)."""
-    for node in own_nodes(body):
+    """Each ``with`` item of a block's `nodes` that opens a file for writing, with the path
+    it opens and the first text written, when its handle is written to in the block."""
+    for node in nodes:
         if not isinstance(node, ast.With | ast.AsyncWith):
             continue
         for item in node.items:
@@ -127,9 +127,10 @@ def _handles(body: list[ast.stmt]
 
 def _targets(body: list[ast.stmt]) -> Iterator[tuple[int, ast.expr, ast.expr | None]]:
     """Each write of text to a file in a block: its line, the path and the text it writes."""
-    for block, target, text in _handles(body):
+    nodes = own_nodes(body)
+    for block, target, text in _handles(nodes):
         yield block.lineno, target, text
-    for node in own_nodes(body):
+    for node in nodes:
         if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
             continue
         text = node.args[0] if node.args else None
@@ -233,16 +234,33 @@ def headings(node: ast.AST) -> set[str]:
     return found
 
 
-def _trees(repo: Path, paths: list[str]) -> dict[str, ast.Module]:
-    trees = {p: parse_file(str(repo / p)) for p in paths}
-    return {p: t for p, t in trees.items() if t is not None}
+class _Functions:
+    """The repository's function nodes by key (``(path, "<module>")``: the module), each
+    file parsed when first asked for: most files hold no write and no heading."""
 
+    def __init__(self, repo: Path, paths: Iterable[str]) -> None:
+        self.repo, self.paths = repo, set(paths)
+        self._files: dict[str, dict[str, ast.AST]] = {}
 
-def _function_nodes(trees: dict[str, ast.Module]) -> dict[Key, ast.AST]:
-    nodes: dict[Key, ast.AST] = {(p, "<module>"): t for p, t in trees.items()}
-    for path, tree in trees.items():
-        nodes.update({(path, qual): node for qual, node in function_defs(tree)})
-    return nodes
+    def get(self, key: Key) -> ast.AST | None:
+        """The node of function `key`, None when the file is not read or has none."""
+        path, qual = key
+        if path not in self.paths:
+            return None
+        if path not in self._files:
+            tree = parse_file(str(self.repo / path))
+            self._files[path] = {"<module>": tree, **dict(function_defs(tree))} if tree else {}
+        return self._files[path].get(qual)
+
+    def keys(self, path: str) -> list[Key]:
+        """The functions of one file (the file parsed if it was not yet)."""
+        self.get((path, "<module>"))
+        return [(path, qual) for qual in self._files.get(path, {})]
+
+    def headings(self, keys: Iterable[Key]) -> set[str]:
+        """The headings the functions `keys` hold."""
+        return {h for k in sorted(keys) if (node := self.get(k)) is not None
+                for h in headings(node)}
 
 
 def _called(node: ast.AST) -> set[str]:
@@ -252,15 +270,21 @@ def _called(node: ast.AST) -> set[str]:
             if isinstance(n, ast.Call) and isinstance(n.func, ast.Name | ast.Attribute)}
 
 
-def _around(key: Key, graph: CallGraph, nodes: dict[Key, ast.AST], up: bool) -> set[Key]:
+def _by_name(keys: Iterable[Key]) -> dict[str, list[Key]]:
+    """Functions by their own name (``Class.method``: ``method``)."""
+    by_name: dict[str, list[Key]] = {}
+    for path, qual in sorted(set(keys)):
+        by_name.setdefault(qual.rsplit(".", 1)[-1], []).append((path, qual))
+    return by_name
+
+
+def _around(key: Key, graph: CallGraph, nodes: _Functions,
+            by_name: dict[str, list[Key]], up: bool) -> set[Key]:
     """The writing function (with its callers when `up`) and what they call, a few calls
     deep: through the call graph, and
     by name where the facts left its file out (a file with no trigger word has no calls in
     the call graph): a function of the same file, else the one function of the repository
     with that name."""
-    by_name: dict[str, list[Key]] = {}
-    for path, qual in nodes:
-        by_name.setdefault(qual.rsplit(".", 1)[-1], []).append((path, qual))
     # the function that hands the writer its text builds it: its callers and what they call
     callers = {caller for caller, _line in graph.callers(key)} \
         if up and key in graph.functions else set()
@@ -269,7 +293,8 @@ def _around(key: Key, graph: CallGraph, nodes: dict[Key, ast.AST], up: bool) -> 
     while todo:
         here, depth = todo.pop()
         found = set(graph.reachable([here], 1)) - {here}
-        for name in _called(nodes[here]) if here in nodes and depth < DEPTH else ():
+        node = nodes.get(here) if depth < DEPTH else None
+        for name in _called(node) if node is not None else ():
             keys = by_name.get(name, [])
             same = [k for k in keys if k[0] == here[0]]
             found |= set(same or (keys if len(keys) == 1 else []))
@@ -324,23 +349,27 @@ def markdown_report_finding(repo: Path, files: list[str], facts: dict[str, JSON]
     # every Python file the code pass saw, those its keyword filter left out too: an entry
     # script with none of the trigger words still writes the report
     paths = sorted(p for p, f in facts.items() if "error" not in f and not TEST_PATH.search(p))
-    trees = _trees(repo, paths)
-    nodes = _function_nodes(trees)
-    writes = [w for p in sorted(trees) for w in file_writes(trees[p], p)]
+    nodes = _Functions(repo, paths)
+    # a write calls ``write``, ``write_text`` or ``writelines``: a file without the word has none
+    writing = [p for p in paths if "write" in source_text(str(repo / p))]
+    writes = [w for p in writing if (tree := nodes.get((p, "<module>"))) is not None
+              and isinstance(tree, ast.Module) for w in file_writes(tree, p)]
+    # calls resolved by name where the call graph has no file (one the facts skipped)
+    by_name = _by_name([*graph.functions, *(k for p in writing for k in nodes.keys(p))])
     idle = _idle(repo, files, facts, writes)
     live = [w for w in writes if (w.path, w.func) not in idle]
     # the synthesis's own headings: a text read out of the run's result is its report
-    synthesized = any(headings(nodes[k]) for k in synthesis if k in nodes)
+    synthesized = bool(nodes.headings(synthesis))
     marked: list[tuple[Write, set[Key]]] = []
     for write in live:
         key = (write.path, write.func or "<module>")
         if write.markdown_path or (write.from_result and synthesized) or (
-                not write.other_ext and any(headings(nodes[k]) for k in _around(
-                    key, graph, nodes, False) if k in nodes)):
-            marked.append((write, _around(key, graph, nodes, True)))
+                not write.other_ext and nodes.headings(_around(key, graph, nodes, by_name,
+                                                               False))):
+            marked.append((write, _around(key, graph, nodes, by_name, True)))
     around = {k for _, keys in marked for k in keys} | set(synthesis)
-    heads = {h for k in sorted(around) if k in nodes for h in headings(nodes[k])}
-    named = {s for k in around if k in nodes for s in _strings(nodes[k])}
+    heads = nodes.headings(around)
+    named = {s for k in around if (node := nodes.get(k)) is not None for s in _strings(node)}
     templates = _template_headings(repo, files, named) if marked else {}
     heads |= {h for found in templates.values() for h in found}
     return _finding(repo, marked, [w for w in writes if (w.path, w.func) in idle], heads,

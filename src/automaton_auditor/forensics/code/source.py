@@ -38,6 +38,11 @@ def parse_file(path: str) -> ast.Module | None:
     return parse_module("".join(lines))
 
 
+def source_text(path: str) -> str:
+    """The text of the file at `path` as `parse_file` reads it ("" when unreadable)."""
+    return "".join(_lines(path))
+
+
 def forget_files() -> None:
     """Drop the lines read so far: a new audit's work tree may reuse an earlier one's path."""
     _lines.cache_clear()
