@@ -20,8 +20,7 @@ from automaton_auditor.forensics.code.analyze import MAX_PYTHON_FILES, python_fi
 from automaton_auditor.forensics.code.common import parse_module
 from automaton_auditor.forensics.code.output_paths import MAX_TEMPLATES, output_templates
 from automaton_auditor.forensics.code.personas import is_prompt_file
-from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES, collect_imports
-from automaton_auditor.safefile import read_bounded
+from automaton_auditor.forensics.code.walk import collect_imports, repo_bytes
 from automaton_auditor.state import CodeNames
 
 # the code analysis's own cap: a repository this large is scanned in part (fewer names, fewer
@@ -33,13 +32,6 @@ MAX_STRING_CHARS = 4_000_000  # more string text than this: no quote is looked u
 FIELD = "\u00a7"  # a part of a string only known at run time (a template's field)
 # Names of retries in any form (a RetryPolicy on a node, a max_attempts setting, tenacity)
 RETRY_NAME = re.compile(r"retr(?:y|ies)|attempt|backoff|tenacity", re.IGNORECASE)
-
-
-def _read(repo: Path, path: str) -> bytes | None:
-    try:  # the repository's one reader: a regular file inside it, bounded
-        return read_bounded(repo / path, MAX_FILE_BYTES, root=repo)
-    except (OSError, ValueError):  # unreadable, or refused (UnsafeFile)
-        return None
 
 
 def _dotted(node: ast.expr) -> list[str] | None:
@@ -135,7 +127,7 @@ def code_names(repo: Path, files: list[str]) -> CodeNames:
     audited = set(python_files(files))
     # notebooks hold Python too: a class they name is named by the code
     for path in sorted(f for f in files if f.endswith((".py", ".ipynb")))[:MAX_FILES]:
-        data = _read(repo, path)
+        data = repo_bytes(repo, path)
         if data is None:
             continue
         own = {w.decode("ascii") for w in _WORD.findall(data)}
@@ -158,7 +150,7 @@ def code_names(repo: Path, files: list[str]) -> CodeNames:
         strings |= texts
         outputs |= {k: v for k, v in found.items() if k not in outputs}
     for path in [f for f in files if is_prompt_file(f)][:MAX_FILES]:
-        data = _read(repo, path)
+        data = repo_bytes(repo, path)
         strings |= {normalised(data.decode("utf-8", "replace"))} if data else set()
     python = [f for f in files if f.endswith((".py", ".ipynb"))]
     kept = sum(len(s) for s in strings) <= MAX_STRING_CHARS and len(python) <= MAX_FILES

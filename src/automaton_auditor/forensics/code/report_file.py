@@ -35,8 +35,7 @@ from automaton_auditor.forensics.code.file_writes import MARKDOWN_EXT, Write, fi
 from automaton_auditor.forensics.code.output_paths import FIELD
 from automaton_auditor.forensics.code.source import line_at, parse_file, source_text
 from automaton_auditor.forensics.code.unnamed import named_nowhere
-from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES
-from automaton_auditor.safefile import read_bounded
+from automaton_auditor.forensics.code.walk import repo_bytes
 from automaton_auditor.state import Finding
 
 FACET = "justice.markdown_report"
@@ -70,8 +69,13 @@ def headings(node: ast.AST) -> set[str]:
             text = sub.value
         else:
             continue
-        found |= {m.strip()[:80] for m in HEADING.findall(text[:20_000])}
+        found |= heading_lines(text[:20_000])
     return found
+
+
+def heading_lines(text: str) -> set[str]:
+    """The Markdown headings of a text (``# ...``, ``**...**``), each cut to 80 characters."""
+    return {m.strip()[:80] for m in HEADING.findall(text)}
 
 
 class _Functions:
@@ -81,6 +85,7 @@ class _Functions:
     def __init__(self, repo: Path, paths: Iterable[str]) -> None:
         self.repo, self.paths = repo, set(paths)
         self._files: dict[str, dict[str, ast.AST]] = {}
+        self._heads: dict[Key, set[str]] = {}  # each function's headings, read once
 
     def get(self, key: Key) -> ast.AST | None:
         """The node of function `key`, None when the file is not read or has none."""
@@ -99,8 +104,10 @@ class _Functions:
 
     def headings(self, keys: Iterable[Key]) -> set[str]:
         """The headings the functions `keys` hold."""
-        return {h for k in sorted(keys) if (node := self.get(k)) is not None
-                for h in headings(node)}
+        for key in set(keys) - self._heads.keys():
+            node = self.get(key)
+            self._heads[key] = headings(node) if node is not None else set()
+        return {h for key in keys for h in self._heads[key]}
 
 
 def _called(node: ast.AST) -> set[str]:
@@ -152,11 +159,9 @@ def _template_headings(repo: Path, files: list[str], named: set[str]) -> dict[st
             name.lower().endswith(MARKDOWN_EXT) and TEMPLATE_DIR.search(path) is not None)
         if not template or name not in named or TEST_PATH.search(path):
             continue
-        try:  # the repository's one reader: a regular file inside it, bounded
-            text = read_bounded(repo / path, MAX_FILE_BYTES, root=repo).decode("utf-8", "replace")
-        except (OSError, ValueError):
-            continue
-        found[path] = {m.strip()[:80] for m in HEADING.findall(text)}
+        data = repo_bytes(repo, path)
+        if data is not None:
+            found[path] = heading_lines(data.decode("utf-8", "replace"))
     return found
 
 
@@ -166,12 +171,8 @@ def _idle(repo: Path, files: list[str], facts: dict[str, JSON],
     name: a library's entry (``run_audit(...)`` that its README shows) is imported by its
     tests, not by its own code."""
     idle = named_nowhere(facts, [(w.path, w.func) for w in writes if w.func], repo)
-    tests: list[bytes] = []
-    for path in [f for f in files if f.endswith(".py") and TEST_PATH.search(f)][:MAX_TESTS]:
-        try:  # the repository's one reader: a regular file inside it, bounded
-            tests.append(read_bounded(repo / path, MAX_FILE_BYTES, root=repo))
-        except (OSError, ValueError):
-            continue
+    paths = [f for f in files if f.endswith(".py") and TEST_PATH.search(f)][:MAX_TESTS]
+    tests = [data for path in paths if (data := repo_bytes(repo, path)) is not None]
     return {key for key in idle if not any(
         re.search(rb"\b" + re.escape(key[1].rsplit(".", 1)[-1].encode()) + rb"\b", text)
         for text in tests)}

@@ -24,17 +24,9 @@ from pathlib import Path
 
 from automaton_auditor.forensics.code.callgraph import Key
 from automaton_auditor.forensics.code.common import JSON
-from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES
-from automaton_auditor.safefile import read_bounded
+from automaton_auditor.forensics.code.walk import repo_bytes
 
 CONFIG_FILES = ("pyproject.toml", "setup.cfg", "langgraph.json")
-
-
-def _read(repo: Path, path: str) -> bytes:
-    try:  # the repository's one reader: a regular file inside it, bounded
-        return read_bounded(repo / path, MAX_FILE_BYTES, root=repo)
-    except (OSError, ValueError):  # absent, unreadable or refused: it names nothing
-        return b""
 
 
 def _read_names(facts: dict[str, JSON]) -> set[str]:
@@ -51,7 +43,7 @@ def _unparsed_texts(facts: dict[str, JSON], repo: Path | None) -> list[bytes]:
     if repo is None:
         return []
     skipped = [p for p, data in sorted(facts.items()) if "functions" not in data]
-    return [text for p in [*skipped, *CONFIG_FILES] if (text := _read(repo, p))]
+    return [text for p in [*skipped, *CONFIG_FILES] if (text := repo_bytes(repo, p))]
 
 
 def _registered(decorators: list[str], local: set[str]) -> bool:

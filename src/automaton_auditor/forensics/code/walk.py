@@ -23,6 +23,7 @@ from automaton_auditor.forensics.code.interp import Interp, default_flags
 from automaton_auditor.forensics.code.lifetime import gone_on_return, kept_alive, released
 from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.forensics.code.parsers import schema_parses
+from automaton_auditor.safefile import read_bounded
 
 FACTS_VERSION = 134
 MAX_FILE_BYTES = 1_000_000
@@ -49,6 +50,15 @@ BARE_CALL = re.compile(rb"(?<![\w.])(?<!def )(?:eval|exec|system)\(|os\.system\(
 # An attempt counter (a retry loop) rather than the word in prose: ``for attempt in``,
 # ``attempts = 3``, ``attempt += 1``.
 ATTEMPT = re.compile(rb"\bfor\s+_?attempts?\w*\s+in\b|\b\w*attempts?\w*\s*(\+=|=[^=])")
+
+
+def repo_bytes(repo: Path, path: str) -> bytes | None:
+    """A repository file's bytes, through the one reader of a repository's files (a regular
+    file inside it, at most `MAX_FILE_BYTES`); None when absent, unreadable or refused."""
+    try:
+        return read_bounded(repo / path, MAX_FILE_BYTES, root=repo)
+    except (OSError, ValueError):  # ValueError: refused (UnsafeFile)
+        return None
 
 
 def has_trigger(data: bytes) -> bool:
