@@ -1,6 +1,6 @@
 """The `audit` console script and `python -m automaton_auditor`. Ctrl-C (and SIGTERM,
-SIGHUP) is handled before anything heavy is imported, so an interrupt during start-up is
-one line (exit 130, or 128 + the signal) too."""
+SIGHUP, SIGQUIT) is handled before anything heavy is imported, so an interrupt during
+start-up is one line (exit 130, or 128 + the signal) too."""
 
 from __future__ import annotations
 

@@ -11,8 +11,8 @@ Ctrl-C turned into one line wherever it lands.
 | 3 | the audit failed (repository not acquired, judges' provider down): a partial report
 |   | is written, the criteria that depend on the failure are not judged |
 | 130 | interrupted (Ctrl-C): a partial report from the last checkpoint, the resume hint |
-| 143, 129 | stopped by SIGTERM (`timeout`, a CI runner) or SIGHUP: handled as Ctrl-C is, the
-|   | partial report and the resume hint included |
+| 143, 129, 131 | stopped by SIGTERM (`timeout`, a CI runner), SIGHUP or SIGQUIT (Ctrl-\\):
+|   | handled as Ctrl-C is, the partial report and the resume hint included |
 """
 
 from __future__ import annotations
@@ -53,7 +53,10 @@ def warning_line(message: str) -> str:
 
 _interrupted = False
 _said = False
-_stopped_by = 0  # the SIGTERM or SIGHUP that stopped the command (0: none, or Ctrl-C)
+_stopped_by = 0  # the stop signal that stopped the command (0: none, or Ctrl-C)
+# The signals that stop a command the way Ctrl-C does, with exit 128 + the signal. SIGQUIT
+# (Ctrl-\) too: by default it dumps core and exits 131 with no report and no line.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 # How long a stopped command may take to unwind (say how to resume, kill its children)
 # before it exits hard: a node busy in a worker thread would otherwise hold the exit.
 STOP_GRACE_S = 5.0
@@ -87,7 +90,7 @@ def interruption() -> str:
 
 def interrupted_code() -> int:
     """The exit code of an interrupted command: 130 for Ctrl-C, 128 + the signal for
-    SIGTERM and SIGHUP (what a shell and `timeout` expect)."""
+    a `STOP_SIGNALS` one (what a shell and `timeout` expect)."""
     return 128 + _stopped_by if _stopped_by else int(ExitCode.INTERRUPTED)
 
 
@@ -107,8 +110,8 @@ def is_interrupt(exc: BaseException) -> bool:
 def install_sigint(before: Callable[[], object] | None = None) -> None:
     """Ctrl-C raises KeyboardInterrupt once (the run stops at its next step and says how to
     resume) and records it, so an interrupt a library wrapped is still recognised; a second
-    Ctrl-C exits 130 at once with one line. SIGTERM and SIGHUP take the same path
-    (`_on_stop`). `before` runs first (killing child processes)."""
+    Ctrl-C exits 130 at once with one line. SIGTERM, SIGHUP and SIGQUIT (`STOP_SIGNALS`)
+    take the same path (`_on_stop`). `before` runs first (killing child processes)."""
 
     def on_sigint(signum: int, frame: FrameType | None) -> None:
         global _interrupted
@@ -121,12 +124,12 @@ def install_sigint(before: Callable[[], object] | None = None) -> None:
         raise KeyboardInterrupt
 
     signal.signal(signal.SIGINT, on_sigint)
-    for signum in (signal.SIGTERM, signal.SIGHUP):
+    for signum in STOP_SIGNALS:
         signal.signal(signum, _on_stop(before))
 
 
 def _on_stop(before: Callable[[], object] | None) -> Callable[[int, FrameType | None], None]:
-    """SIGTERM and SIGHUP take Ctrl-C's path (KeyboardInterrupt: the run stops at its next
+    """The `STOP_SIGNALS` take Ctrl-C's path (KeyboardInterrupt: the run stops at its next
     step, says how to resume, a partial state stays checkpointed), with exit 128 + signal.
     Only the first one counts: `timeout` signals the process group and a launcher such as
     `uv run` forwards it again, and a second unwinding would print a second line."""
@@ -140,7 +143,7 @@ def _on_stop(before: Callable[[], object] | None) -> Callable[[int, FrameType | 
         _stopped_by = signum
         # Ignored from now on, not just here: at interpreter exit Python puts its handlers
         # back to the default, and a repeat would then kill the process without its line.
-        for repeat in (signal.SIGTERM, signal.SIGHUP):
+        for repeat in STOP_SIGNALS:
             signal.signal(repeat, signal.SIG_IGN)
         timer = threading.Timer(STOP_GRACE_S, _exit_now, (128 + signum,))
         timer.daemon = True

@@ -210,7 +210,7 @@ def test_a_depth_one_checkout_is_audited_with_a_shallow_warning(
 
 
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL, signal.SIGHUP,
-                                    signal.SIGINT])
+                                    signal.SIGQUIT, signal.SIGINT])
 def test_an_audit_stopped_mid_acquisition_leaves_no_process(
         signum: int, origin: Path, report_pdf: Path, tmp_path: Path) -> None:
     target = _target("depth1", origin, tmp_path)
@@ -219,7 +219,7 @@ def test_an_audit_stopped_mid_acquisition_leaves_no_process(
         # acquisition is under way once the stand-in's sleepers run
         assert until(lambda: len(marked(str(proc.pid))) >= 2, 120)
         os.kill(proc.pid, signum)
-        if signum in (signal.SIGTERM, signal.SIGHUP):
+        if signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
             os.kill(proc.pid, signum)  # `timeout` and a launcher (uv run) both send one
         _out, err = proc.communicate(timeout=60)
         assert until(lambda: gone(proc.pid))

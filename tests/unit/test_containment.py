@@ -110,7 +110,8 @@ time.sleep(600)
 """
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGKILL])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT,
+                                    signal.SIGKILL])
 def test_no_child_outlives_a_stopped_or_killed_parent(signum: int) -> None:
     parent = subprocess.Popen([sys.executable, "-c", SCRIPT.format(forker=FORKER)],
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -1,4 +1,4 @@
-"""SIGTERM and SIGHUP take Ctrl-C's path: one `error:` line that says how to resume, exit
+"""SIGTERM, SIGHUP and SIGQUIT take Ctrl-C's path: one `error:` line that says how to resume, exit
 128 + the signal, repeats ignored; a run stuck in a worker thread still ends, with the
 hint, once the grace period is over."""
 
@@ -29,7 +29,7 @@ except KeyboardInterrupt:
 
 
 @pytest.mark.parametrize("unwinds", [True, False])
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
 def test_a_stop_signal_is_one_line_with_the_resume_hint(signum: int, unwinds: bool) -> None:
     proc = subprocess.Popen([sys.executable, "-c", SCRIPT.format(unwinds=unwinds)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,

@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     (`automaton_auditor.containment`), Ctrl-C included."""
     from automaton_auditor import containment
 
-    containment.install_signal_handlers()  # SIGTERM, SIGHUP
+    containment.install_signal_handlers()  # SIGTERM, SIGHUP, SIGQUIT
     install_sigint(lambda: containment.kill_all(close=True))
     try:
         code = _run(argv)
@@ -129,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
     if code == ExitCode.INTERRUPTED:
         if not said_error():  # Typer turned Ctrl-C into exit 130
             sys.stderr.write(stop_line() + "\n")
-        code = interrupted_code()  # 143 when SIGTERM took Ctrl-C's path
+        code = interrupted_code()  # 143 when SIGTERM took Ctrl-C's path (129, 131: HUP, QUIT)
     sys.exit(int(code or 0))
 
 

@@ -5,7 +5,7 @@ workers) goes through `spawn`, which puts it in a session of its own on a short 
 
 - **Killed on every way out.** `Contained.close` (or leaving its ``with`` block) kills the
   whole session, not only the direct child; `kill_all` kills every live session: at the
-  end of the command line, on Ctrl-C, SIGTERM and SIGHUP (`install_signal_handlers`).
+  end of the command line, on Ctrl-C, SIGTERM, SIGHUP and SIGQUIT (`install_signal_handlers`).
 - **Dies with the audit.** The direct child gets ``PR_SET_PDEATHSIG`` (SIGKILL, Linux), and
   a watchdog process in a session of its own holds a pipe from the audit: when the audit
   dies, even by SIGKILL, the pipe closes and the watchdog kills every registered session,
@@ -346,7 +346,7 @@ def kill_all(close: bool = False) -> None:
 
 
 def install_signal_handlers() -> None:
-    """On SIGTERM and SIGHUP: kill every contained session, refuse new ones and exit with
+    """On SIGTERM, SIGHUP and SIGQUIT: kill every contained session, refuse new ones and exit with
     128 + the signal after one line on stderr (a stuck thread gets 2 s, then the process
     exits hard). On Ctrl-C: kill them, then raise KeyboardInterrupt as usual."""
 
@@ -361,5 +361,6 @@ def install_signal_handlers() -> None:
         timer.start()
         raise SystemExit(128 + signum)
 
-    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
+    # exits.STOP_SIGNALS and Ctrl-C (containment sits below exits and may not import it)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGINT):
         signal.signal(signum, on_signal)
