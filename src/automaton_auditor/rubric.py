@@ -24,6 +24,7 @@ from automaton_auditor.safefile import (
     read_bounded_text,
 )
 from automaton_auditor.settings import ParsedMemo
+from automaton_auditor.text import printable
 
 TargetArtifact = Literal["github_repo", "pdf_report", "pdf_images"]
 DEFAULT_RUBRIC_FILE = "automaton_auditor_rubric.json"
@@ -34,7 +35,14 @@ MAX_INT_DIGITS = 30
 
 
 class RubricError(ValueError):
-    """A rubric that cannot be used; the message names the JSON path of the first problem."""
+    """A rubric that cannot be used; the message names the JSON path of the first problem.
+
+    The message is made `printable` here, where it is built: it quotes the file's own keys,
+    which may hold any character (a NUL, an escape), and it reaches the terminal, a batch
+    summary and the queue's records."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(printable(message, one_line=True))
 
 
 class JudicialLogic(BaseModel):

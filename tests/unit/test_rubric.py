@@ -91,3 +91,15 @@ def test_concepts_come_from_the_rubric(reference_rubrics: Path) -> None:
                                      "Metacognition", "State Synchronization"]
     interim = load_rubric(reference_rubrics / "week2_rubric_interim_4dim.json")
     assert concept_terms(interim) == ["Dialectical Synthesis", "Metacognition"]
+
+
+def test_the_error_quotes_a_hostile_key_printably(tmp_path: Path) -> None:
+    # the message is what the terminal, a batch summary and the queue's records show
+    bad = tmp_path / "r.json"
+    text = json.dumps(_valid())
+    bad.write_text(text.replace('"rubric_metadata"', '"rub\\u0000\\u001b[2Jr\\nic": 1, '
+                                                      '"rubric_metadata"', 1))
+    with pytest.raises(RubricError) as raised:
+        load_rubric(bad)
+    assert str(raised.value) == f"{bad}: $.rub[2Jr ic: Extra inputs are not permitted"
+
