@@ -8,6 +8,7 @@ which facts bear on which dimension (see `facets_for`).
 from __future__ import annotations
 
 import json
+import math
 import re
 from importlib import resources
 from pathlib import Path
@@ -24,7 +25,7 @@ from automaton_auditor.safefile import (
     read_bounded_text,
 )
 from automaton_auditor.settings import ParsedMemo
-from automaton_auditor.text import printable
+from automaton_auditor.text import clip, printable
 
 TargetArtifact = Literal["github_repo", "pdf_report", "pdf_images"]
 DEFAULT_RUBRIC_FILE = "automaton_auditor_rubric.json"
@@ -177,6 +178,33 @@ def _bounded_int(text: str) -> int:
     return int(text)
 
 
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """One JSON object; a key given twice is refused: ``json.loads`` keeps the last one, so
+    ``"id": "a", "id": "b"`` would read as b, and the file would not say what is audited."""
+    data = dict(pairs)
+    if len(data) < len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise ValueError(f'key "{key}" given twice in one object')
+            seen.add(key)
+    return data
+
+
+def _no_constant(name: str) -> Any:
+    """``NaN``, ``Infinity`` and ``-Infinity``, which ``json.loads`` accepts, are not JSON."""
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    """A JSON number as a float; one past a float's range (``1e400``) would read as
+    Infinity, which no JSON report can hold either."""
+    value = float(text)
+    if not math.isfinite(value):
+        raise ValueError(f"{clip(text, 40)} is past a float's range")
+    return value
+
+
 def load_rubric(path: Path | None = None) -> Rubric:
     """Load and validate a rubric file, or the embedded default when `path` is None."""
     if path is None:
@@ -186,7 +214,8 @@ def load_rubric(path: Path | None = None) -> Rubric:
         text = read_rubric_text(path)
         where = str(path)
     try:
-        data = loads_untrusted(text, parse_int=_bounded_int)
+        data = loads_untrusted(text, parse_int=_bounded_int, parse_float=_finite_float,
+                               parse_constant=_no_constant, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise RubricError(
             f"{where}: not valid JSON (line {exc.lineno}, column {exc.colno})"

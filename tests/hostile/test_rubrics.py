@@ -84,6 +84,12 @@ def lone_surrogate() -> dict[str, Any]:
     return data
 
 
+def spliced(old: str, new: str) -> Callable[[], str]:
+    """The default rubric's JSON text with its first `old` replaced by `new`: what
+    `json.dumps` cannot write (a key twice, NaN, a key holding a NUL)."""
+    return lambda: json.dumps(_base()).replace(old, new, 1)
+
+
 def unknown_rule() -> dict[str, Any]:
     data = _base()
     data["synthesis_rules"]["always_five"] = "Every criterion scores 5, whatever the evidence."
@@ -124,6 +130,18 @@ CASES: list[tuple[str, Callable[[Case], Path], int, str, tuple[object, ...]]] = 
     ("wrong-artifact", content(wrong_artifact), 2, "target_artifact", ()),
     ("lone-surrogate", content(lone_surrogate), 2, "$.rubric_metadata.version: lone surrogate",
      ()),
+    # json.loads keeps the last of two equal keys: the rubric read would not be the one shown
+    ("duplicate-key", content(spliced('"id": "', '"id": "first", "id": "')), 2,
+     'key "id" given twice in one object', ()),
+    ("nan", content(spliced('"version"', '"weight": NaN, "version"')), 2,
+     "NaN is not a JSON number", ()),
+    ("infinity", content(spliced('"version"', '"w": -Infinity, "version"')), 2,
+     "-Infinity is not a JSON number", ()),
+    ("float-1e400", content(spliced('"version"', '"w": 1e400, "version"')), 2,
+     "1e400 is past a float's range", ()),
+    # the NUL in the key is not echoed (nor kept in the message a batch summary records)
+    ("nul-in-key", content(spliced('"rubric_metadata"', '"rub\\u0000ric": 1, "rubric_metadata"')),
+     2, "$.rubric: extra inputs are not permitted", ()),
 ]
 
 

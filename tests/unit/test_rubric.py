@@ -103,3 +103,16 @@ def test_the_error_quotes_a_hostile_key_printably(tmp_path: Path) -> None:
         load_rubric(bad)
     assert str(raised.value) == f"{bad}: $.rub[2Jr ic: Extra inputs are not permitted"
 
+
+@pytest.mark.parametrize("spliced,rule", [
+    ('"id": "first", "id": "', 'key "id" given twice in one object'),
+    ('"weight": NaN, "id": "', "NaN is not a JSON number"),
+    ('"weight": Infinity, "id": "', "Infinity is not a JSON number"),
+    ('"weight": 1e400, "id": "', "1e400 is past a float's range"),
+])
+def test_what_json_loads_takes_but_json_is_not_is_refused(tmp_path: Path, spliced: str,
+                                                         rule: str) -> None:
+    bad = tmp_path / "r.json"
+    bad.write_text(json.dumps(_valid()).replace('"id": "', spliced, 1))
+    with pytest.raises(RubricError, match=f"not usable JSON \\({rule}\\)"):
+        load_rubric(bad)
