@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import io
 import re
+from pathlib import Path
 
 import pytest
 import typer
@@ -159,3 +160,44 @@ def test_cli_lines_carry_no_control_characters(capsys: pytest.CaptureFixture[str
     err = capsys.readouterr().err
     assert "\x1b" not in err
     assert "report: /tmp/out[31m x/report.md" in err and "warning: repo: [2Jcleared" in err
+
+
+HOSTILE_PATH = "/tmp/a\x1b[31m\nb\u202ec\x9bd"
+
+
+def test_audit_runs_shows_the_target_printably(tmp_path: Path,
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from automaton_auditor import service
+    from automaton_auditor.cli.app import app
+    from automaton_auditor.storage.runs import RunInfo
+
+    monkeypatch.setenv("AUDITOR_CACHE_DIR", str(tmp_path))
+    listed = [RunInfo("20250101-000000-abcdef", HOSTILE_PATH, "r.pdf", (), True, {})]
+    monkeypatch.setattr(service, "recent_runs", lambda *_a, **_k: listed)
+    result = CliRunner().invoke(app, ["runs"])
+    assert result.exit_code == 0, result.output
+    assert result.output.splitlines()[-1].endswith("  /tmp/a[31m bcd")
+
+
+def test_audit_batch_shows_its_summary_path_printably(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from automaton_auditor.batch import JobResult
+    from automaton_auditor.cli import batch
+    from automaton_auditor.cli.app import app
+
+    monkeypatch.setenv("AUDITOR_CACHE_DIR", str(tmp_path / "cache"))
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("target,report\nrepo,report.pdf\n")
+    # the rows' audits are not what is tested: one refused row stands for them
+    monkeypatch.setattr(batch, "_run", lambda jobs, *_a: [
+        JobResult(1, jobs[0].target, jobs[0].report, 2, 0.1, status="refused")])
+    out = tmp_path / "o\x1b[2J\nut"
+    result = CliRunner().invoke(app, ["batch", str(pairs), "--output-dir", str(out)])
+    assert result.exit_code == 2, result.output
+    summary = next(line for line in result.output.splitlines() if line.startswith("summary:"))
+    assert summary == f"summary: {tmp_path}/o[2J ut/batch_summary.csv and " \
+                      f"{tmp_path}/o[2J ut/batch_summary.json"

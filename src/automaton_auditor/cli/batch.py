@@ -141,7 +141,9 @@ def batch(
 
         console = Console()
         console.print(summary_table(results, console.width))
-        typer.echo(f"summary: {files['csv']} and {files['json']}", err=True)
+        # under the user's --output-dir, which may hold any character (as `report:` is)
+        typer.echo(f"summary: {printable(files['csv'], one_line=True)} and "
+                   f"{printable(files['json'], one_line=True)}", err=True)
     raise typer.Exit(worst_exit(results))
 
 

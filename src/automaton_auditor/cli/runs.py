@@ -11,6 +11,7 @@ from automaton_auditor.cli.errors import fail, finish
 from automaton_auditor.cli.flags import score_bound
 from automaton_auditor.cli.outputs import check_output_dir
 from automaton_auditor.exits import ExitCode
+from automaton_auditor.text import printable
 
 
 def run_database() -> str | None:
@@ -107,4 +108,7 @@ def runs(limit: Annotated[int, typer.Option(min=1, help="How many runs to list."
         return
     width = max(len(r[0]) for r in rows)
     for run_id, status, score, target in rows:
-        typer.echo(f"{run_id:<{width}}  {status:<11}  {score:>5}  {target}")
+        # the target is as the run was given it (a path may hold a bidi control or a C1
+        # byte), or as a shared run database holds it: shown by the one printable rule
+        typer.echo(f"{run_id:<{width}}  {status:<11}  {score:>5}  "
+                   f"{printable(target, one_line=True)}")
