@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import io
 import re
+import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -137,6 +139,33 @@ def test_printable_drops_controls_and_bidi_and_folds_lines_on_request() -> None:
 
     assert printable("a\x1b[31mb\x07\x00c\u202ed\x9be\r\nf\tg") == "a[31mbcde\nf\tg"
     assert printable(" a\n\tb\r\nc\x1b ", one_line=True) == "a b c"
+
+
+def test_printable_shows_invisible_format_characters_escaped() -> None:
+    from automaton_auditor.text import printable
+
+    assert printable("jud\u200bges\u200c\u200d\u2060\ufeff.py") == \
+        "jud\\u200bges\\u200c\\u200d\\u2060\\ufeff.py"
+    assert printable("a\U000e0041\u00adb", one_line=True) == "a\\U000e0041\\u00adb"
+    # every other format character (Unicode category Cf) of this Python's Unicode data
+    shown = {chr(c) for c in range(sys.maxunicode + 1)
+             if unicodedata.category(chr(c)) == "Cf" and not BIDI.match(chr(c))}
+    assert {c for c in shown if printable(c) == c} == set()
+    assert all(printable(c).startswith("\\") for c in shown)
+
+
+def test_a_file_name_with_a_zero_width_space_does_not_pass_for_another_in_report_md() -> None:
+    evidence = [make_evidence("Judges defined", facet="judges.personas", pattern="success",
+                              dimension="judicial_nuance",
+                              location="src/nodes/jud\u200bges.py:3",
+                              content="class Judge\u2060s:  # \ufeff")]
+    result = criterion("judicial_nuance", 4, evidence).model_copy(
+        update={"dimension_name": "Judicial\u200d Nuance"})
+    text = render_markdown(report([result], evidence))
+    assert not re.search("[\u200b\u200d\u2060\ufeff]", text)
+    assert "src/nodes/jud\\u200bges.py:3" in text and "Judicial\\u200d Nuance" in text
+    assert "class Judge\\u2060s:" in text
+    assert "jud\\u200bges.py" in _rendered(text)  # the escape renders as written
 
 
 def test_a_rubric_name_with_escapes_prints_no_escape_in_the_summary_table() -> None:
