@@ -109,6 +109,25 @@ def test_batch_output_dir_is_a_broken_link(case: Case, good_repo: Path, good_pdf
     check(result, 2, needle=rule, report=False)
 
 
+@pytest.mark.parametrize("command", ["run", "batch"])
+def test_a_home_that_does_not_exist_is_not_created(case: Case, good_repo: Path,
+                                                   good_pdf: Path, command: str) -> None:
+    """HOME=/nonexistent (a container's root, a service user) with no AUDITOR_CACHE_DIR: the
+    platform cache lies under a home that is not there. The audit (and a batch) falls back
+    as for a read-only home (one warning line, the cache under TMPDIR) and creates no home."""
+    home = case.root / "no-home"
+    case.extra_env.update(HOME=str(home), AUDITOR_CACHE_DIR="", XDG_CACHE_HOME="")
+    if command == "run":
+        result = audit(case, good_repo, good_pdf)
+    else:
+        pairs = case.sandbox / "pairs.csv"
+        pairs.write_text(f"target,report\n{good_repo},{good_pdf}\n")
+        result = run_audit(case, "batch", str(pairs), "--output-dir", str(case.out), "-q")
+    check(result, 0, "warning", needle="the home directory does not exist", report=True)
+    assert not home.exists(), result.describe()
+    assert f"using {case.root / 'tmp'}" in result.lines()[0], result.describe()
+
+
 def test_unknown_model_provider(case: Case, good_repo: Path, good_pdf: Path) -> None:
     """A model the auditor cannot reach is an input error before any work (never the
     offline bench in disguise)."""

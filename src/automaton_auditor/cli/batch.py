@@ -104,7 +104,7 @@ def batch(
                         "every worker.")] = None,
 ) -> None:
     """Audit many (target, report) pairs from a CSV/TSV file, a few at a time."""
-    from automaton_auditor.cli.flags import resolve_from_flags
+    from automaton_auditor.cli.flags import resolve_from_flags, writable_cache
 
     try:
         jobs = read_jobs(pairs, output_dir or Path("audit"))
@@ -119,6 +119,8 @@ def batch(
         jobs = read_jobs(pairs, Path(settings.output_dir))
     output_dir = Path(settings.output_dir)
     check_output_dir(output_dir)  # before any row runs, as `audit run` does
+    if not settings.queue_url:  # queued rows use their workers' own caches
+        settings = writable_cache(settings)
     options = {"settings": settings.to_state(), "fail_under": fail_under,
                "database_url": settings.database_url}
 

@@ -116,3 +116,27 @@ def outside_target(resolved: Resolved, target: str) -> Settings:
     typer.echo(warning_line(f"{out} is inside the audited repository: reports go to {moved} "
                             "(give --output-dir to choose)"), err=True)
     return settings.model_copy(update={"output_dir": str(moved)})
+
+
+def writable_cache(settings: Settings) -> Settings:
+    """The settings with a cache directory that can be written: one that cannot (a read-only
+    HOME in CI, a HOME that does not exist) must not fail the audit or the batch, and the
+    user's fallback cache replaces it, with a warning line."""
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from automaton_auditor.storage.kv import CACHE_ENV, fallback_cache_dir, make_cache_dir
+
+    if settings.cache_dir is None:
+        return settings
+    try:
+        make_cache_dir(Path(settings.cache_dir))
+        with tempfile.TemporaryFile(dir=settings.cache_dir):
+            return settings
+    except OSError as exc:
+        fallback = str(fallback_cache_dir())  # one per user, reused: no folder leaked per run
+        os.environ[CACHE_ENV] = fallback  # for what reads the environment (run checkpoints)
+        typer.echo(warning_line(f"cache directory {settings.cache_dir} is not writable "
+                                f"({exc.strerror}); using {fallback}"), err=True)
+        return settings.model_copy(update={"cache_dir": fallback})

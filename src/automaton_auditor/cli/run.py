@@ -10,16 +10,13 @@ from __future__ import annotations
 
 import inspect
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any
+from typing import Annotated, Any
 
 import typer
 
 from automaton_auditor.cli.errors import fail, finish
 from automaton_auditor.cli.flags import score_bound
 from automaton_auditor.exits import ExitCode
-
-if TYPE_CHECKING:
-    from automaton_auditor.settings import Settings
 
 SEE_CONFIG = " (default and config: `audit config`)"
 
@@ -39,28 +36,6 @@ def progress_callback(quiet: bool, judge_calls: int) -> tuple[Any, Any]:
         progress.node_done(node, update, timings)
 
     return progress, on_update
-
-
-def _writable_cache(settings: Settings) -> Settings:
-    """A cache directory that cannot be written (a read-only HOME in CI) must not fail the
-    audit: the user's fallback cache replaces it, with a warning line."""
-    import os
-    import tempfile
-
-    from automaton_auditor.storage.kv import CACHE_ENV, fallback_cache_dir
-
-    if settings.cache_dir is None:
-        return settings
-    try:
-        Path(settings.cache_dir).mkdir(parents=True, exist_ok=True)
-        with tempfile.TemporaryFile(dir=settings.cache_dir):
-            return settings
-    except OSError as exc:
-        fallback = str(fallback_cache_dir())  # one per user, reused: no folder leaked per run
-        os.environ[CACHE_ENV] = fallback  # for what reads the environment (run checkpoints)
-        typer.echo(f"warning: cache directory {settings.cache_dir} is not writable "
-                   f"({exc.strerror}); using {fallback}", err=True)
-        return settings.model_copy(update={"cache_dir": fallback})
 
 
 def audit(
@@ -127,7 +102,12 @@ def audit(
 
     from automaton_auditor import service
     from automaton_auditor.cli import outputs
-    from automaton_auditor.cli.flags import check_models, outside_target, resolve_from_flags
+    from automaton_auditor.cli.flags import (
+        check_models,
+        outside_target,
+        resolve_from_flags,
+        writable_cache,
+    )
 
     flags = {"output_dir": output_dir, "rubric_path": rubric, "model": model,
              "vision_model": vision_model, "allowed_hosts": allow_host, "clone_depth": depth,
@@ -147,7 +127,7 @@ def audit(
     # is refused at once (exit 2), not after the whole audit (exit 3)
     outputs.check_output_dir(Path(settings.output_dir))
     logging.basicConfig(level=logging.CRITICAL)
-    settings = _writable_cache(settings)
+    settings = writable_cache(settings)
     try:
         loaded = service.load_rubric_or_refuse(target, str(report), settings)
         gates = service.Gates(fail_under, service.parse_fail_on(

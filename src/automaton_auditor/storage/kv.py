@@ -14,6 +14,7 @@ rebuilt by the next store), never fatal.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
@@ -53,6 +54,18 @@ def default_cache_dir() -> Path:
     from platformdirs import user_cache_dir
 
     return Path(user_cache_dir(APP_NAME))
+
+
+def make_cache_dir(path: Path) -> None:
+    """Make the cache directory `path` and its missing parents, but never a home directory
+    that does not exist (``HOME=/nonexistent``, as a container's root or a service user has):
+    the platform cache lies under it, and a cache is no reason to create one. That case
+    raises FileNotFoundError, as a read-only home's mkdir raises, and takes the same way
+    out (`fallback_cache_dir` for an audit; a cache miss for a cache read)."""
+    home = Path(os.path.expanduser("~"))  # "~" again when no home is known: never a parent
+    if not home.is_dir() and path.is_relative_to(home):
+        raise FileNotFoundError(errno.ENOENT, "the home directory does not exist", str(home))
+    path.mkdir(parents=True, exist_ok=True)
 
 
 def fallback_cache_dir() -> Path:
@@ -133,7 +146,7 @@ class KeyValueStore:
         self.path = root / name
 
     def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+        make_cache_dir(self.path.parent)
         conn = connect_wal(self.path, self.timeout_s)  # parallel audits read while one writes
         conn.execute("CREATE TABLE IF NOT EXISTS entries (kind TEXT, key TEXT, body TEXT, "
                      "created REAL, PRIMARY KEY (kind, key))")

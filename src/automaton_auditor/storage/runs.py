@@ -15,7 +15,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from automaton_auditor.storage.kv import default_cache_dir
+from automaton_auditor.storage.kv import default_cache_dir, make_cache_dir
 from automaton_auditor.storage.sqlite_wal import connect_wal
 
 if TYPE_CHECKING:
@@ -58,7 +58,7 @@ def checkpointer(root: Path | None = None) -> Iterator[SqliteSaver]:
     from langgraph.checkpoint.sqlite import SqliteSaver
 
     path = runs_db(root)
-    path.parent.mkdir(parents=True, exist_ok=True)
+    make_cache_dir(path.parent)
     with closing(connect_wal(path, 30.0, check_same_thread=False)) as conn:
         saver = SqliteSaver(conn, serde=serializer())
         saver.setup()
