@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+import pytest
 from langgraph.checkpoint.memory import InMemorySaver
 
 from automaton_auditor.graph import compile_graph
@@ -35,3 +36,26 @@ def test_bytes_that_are_not_base64_are_an_input_error(auditee_repo: Path,
                                     "report_base64": "not base64!",
                                     "settings": settings.to_state()})
     assert final["errors"] == ["input: report_base64 is not valid base64"]
+
+
+def test_an_inbox_under_a_home_that_does_not_exist_never_creates_that_home(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # a server run as a service user with HOME=/nonexistent: its platform cache lies under
+    # that home, which the inbox must not create; the user's private fallback cache holds it
+    home = tmp_path / "nonexistent"
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    import tempfile
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    settings = Settings(output_dir=str(tmp_path / "out"),
+                        cache_dir=str(home / ".cache" / "automaton-auditor"))
+    final = compile_graph().invoke({"target": str(auditee_repo), "report_path": "r.pdf",
+                                    "report_base64": base64.b64encode(
+                                        report_pdf.read_bytes()).decode(),
+                                    "settings": settings.to_state()})
+    received = Path(final["final_report"].report_path)
+    assert not home.exists()
+    assert received.parent.name == "inbox" and received.is_relative_to(tmp_path / "tmp")
+    assert received.read_bytes() == report_pdf.read_bytes()

@@ -29,18 +29,20 @@ def worker(
 
     Needs the scale extra and the shared run database (AUDITOR_DATABASE_URL), so that any
     worker can resume a run another one started."""
-    from automaton_auditor.cli.flags import resolve_from_flags
+    from automaton_auditor.cli.flags import resolve_from_flags, writable_cache
     from automaton_auditor.queue.app import QueueError
     from automaton_auditor.queue.worker import run_worker
     from automaton_auditor.storage.runs import RunError
 
     settings = resolve_from_flags({"queue_url": queue,
                                    "queue_visibility_timeout_s": visibility_timeout}).settings
-    if not settings.queue_url:
+    broker = settings.queue_url
+    if not broker:
         raise fail("no queue: give --queue redis://host:6379/0 (or set AUDITOR_QUEUE_URL)",
                    ExitCode.INPUT)
+    settings = writable_cache(settings)  # a worker under a missing or read-only HOME too
     try:
-        run_worker(settings.queue_url, settings.database_url, settings.cache_dir, name=name,
+        run_worker(broker, settings.database_url, settings.cache_dir, name=name,
                    concurrency=concurrency,
                    visibility_timeout_s=settings.queue_visibility_timeout_s,
                    loglevel="WARNING" if quiet else "INFO")

@@ -73,8 +73,14 @@ def receive_report(state: AgentState, settings: Settings) -> tuple[dict[str, Any
         data = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
         return update, "report_base64 is not valid base64"
+    from automaton_auditor.storage.kv import fallback_cache_dir, make_cache_dir
+
     inbox = Path(settings.cache_dir or tempfile.gettempdir()) / "inbox"
-    inbox.mkdir(parents=True, exist_ok=True)
+    try:
+        make_cache_dir(inbox)  # never a home directory that does not exist
+    except OSError:  # a missing or read-only home: the user's private fallback cache
+        inbox = fallback_cache_dir() / "inbox"
+        inbox.mkdir(exist_ok=True)
     suffix = Path(state.get("report_path") or "report.pdf").suffix.lower()[:8] or ".pdf"
     path = inbox / f"{hashlib.sha256(data).hexdigest()}{suffix}"
     path.write_bytes(data)
