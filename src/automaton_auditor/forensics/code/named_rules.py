@@ -7,9 +7,25 @@ score from something other than a fixed cap, or caps it on a judge's score or op
 
 from __future__ import annotations
 
-from automaton_auditor.forensics.code.spread_routes import Rule
+from automaton_auditor.forensics.code.spread_routes import Route, Rule
 
 Lines = list[tuple[str, int]]
+
+
+def credited(rules: list[Rule], weights: Lines, routes: list[Route]) -> dict[str, Lines]:
+    """The named rules the decisions are credited as, each with the lines it rests on: a cap
+    on detected evidence or on a judge's score (never one on words in an argument), fact
+    supremacy, judge `weights`, a decision on the spread or a router picking on it a node
+    whose output the synthesis reads, and a dissent written on the spread."""
+    caps = [(r.path, r.line) for r in rules if r.kind in ("evidence", "score_cap")
+            and "cap" in r.does]
+    spread = [(r.path, r.line) for r in rules if r.kind == "spread"]
+    spread += [line for r in routes if r.feeds for line in r.lines]
+    return {"security_override": caps, "fact_supremacy": supremacy(rules),
+            "functionality_weight": judge_weights(rules, weights),
+            "variance_re_evaluation": spread,
+            "dissent_requirement": [(r.path, r.line) for r in rules
+                                    if {"spread", "gap"} & set(r.reads) and "text" in r.does]}
 
 
 def judge_weights(rules: list[Rule], weights: Lines) -> Lines:

@@ -30,9 +30,8 @@ from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.model_overwrite import scores_replaced
 from automaton_auditor.forensics.code.named_rules import (
     averaging_reason,
-    judge_weights,
+    credited,
     ordinary_weights,
-    supremacy,
     unweighted_reason,
 )
 from automaton_auditor.forensics.code.override_evidence import inverted_override
@@ -316,18 +315,8 @@ def _model_findings(facts: dict[str, JSON], reading: Reading,
 
 def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
     rules = reading.rules
-    spread = _of(rules, "spread")
-    # a router that picks, on the spread, a node whose output the synthesis reads
-    spread += [line for r in reading.routes if r.feeds for line in r.lines]
-    # a cap on detected evidence or on a judge's score, never one on words in an argument
-    caps = [(r.path, r.line) for r in rules if r.kind in ("evidence", "score_cap")
-            and "cap" in r.does]
-    weights = judge_weights(reading.rules, reading.weights)
-    named = {"security_override": caps, "fact_supremacy": supremacy(rules),
-             "functionality_weight": weights, "variance_re_evaluation": spread,
-             "dissent_requirement": [(r.path, r.line) for r in rules
-                                     if {"spread", "gap"} & set(r.reads)
-                                     and "text" in r.does]}
+    named = credited(rules, reading.weights, reading.routes)
+    weights = named["functionality_weight"]
     present = [n for n, items in named.items() if items]
     core = [n for n in ("security_override", "fact_supremacy", "functionality_weight")
             if named[n]]
