@@ -40,6 +40,7 @@ from automaton_auditor.forensics.code.retries import (
     retried,
 )
 from automaton_auditor.forensics.code.rubric_ids import criterion_facts
+from automaton_auditor.forensics.code.unused_decisions import unused_marks
 
 PERSONA_WORDS = re.compile(r"prosecutor|defen[cs]e|tech[\s_-]?lead|persona|judge", re.I)
 TEMP_NAME = re.compile(r"^(TemporaryDirectory|mkdtemp)$|te?mp\w*_?dir|temporary_?dir|sandbox",
@@ -203,7 +204,7 @@ class CallCollector:
                                 **({"int_defaults": numbers} if numbers else {}),
                                 **return_facts(node, self.imports), **criterion_facts(node)}
         if handles_scores(self.lines, node.lineno, node.end_lineno or node.lineno):
-            self.functions[qual]["logic"] = self.logic.summarize(node)
+            self.functions[qual]["logic"] = unused_marks(node, self.logic.summarize(node))
         for deco in decorators:
             if deco.rsplit(".", 1)[-1] in ("retry", "on_exception", "on_predicate"):
                 self.add("retry", node, ctx._replace(func=qual), how=f"@{deco}")
