@@ -1,14 +1,97 @@
 """A Chief Justice rule whose result nothing reads changes no score (`unused_decisions`,
-`dead_stores`): its branch is marked with what it writes and the lines that bind it again."""
+`dead_stores`, `unused_rules`): it is credited as no rule and ``justice.unused_rules`` says
+so, quoting the decision and the line that binds its result again."""
 
 from __future__ import annotations
 
 import ast
 import textwrap
+from pathlib import Path
 
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.dead_stores import Flow
 from automaton_auditor.forensics.code.unused_decisions import names_in_tests, unused
+
+from .test_code_synthesis import _justice
+
+CAPPED = '''
+def chief_justice_node(state):
+    ops = state["opinions"]
+    final = round(sum(o.score for o in ops) / len(ops))
+    if any(not ev.found for ev in state["evidences"]):
+        final = min(final, 3)
+    tech = [o.score for o in ops if o.judge == "TechLead"]
+    WEIGHT
+    return {"final_score": final}
+'''
+WEIGHT = "final = round((2 * tech[0] + sum(o.score for o in ops)) / (len(ops) + 2))"
+
+
+def test_a_cap_a_later_weight_always_replaces_is_no_security_override(tmp_path: Path) -> None:
+    """The weight assigns the score afresh on every path: the cap is lifted, whatever it
+    found."""
+    facts = _justice(tmp_path, CAPPED.replace("WEIGHT", WEIGHT))
+    fact = facts["justice.unused_rules"]
+    assert fact.found and fact.pattern == "failure"
+    assert fact.location == "nodes/justice.py:5"
+    assert "Security override at nodes/justice.py:5 writes final (:6), which nothing reads " \
+        "before :8 binds it again" in fact.rationale
+    assert "nodes/justice.py:8: final = round((2 * tech[0]" in (fact.content or "")
+    rules = facts["justice.rules"].data["rules"]
+    assert "security_override" not in rules and "fact_supremacy" not in rules
+
+
+def test_a_cap_applied_after_the_weight_is_a_security_override(tmp_path: Path) -> None:
+    facts = _justice(tmp_path, CAPPED.replace(WEIGHT, "").replace(
+        "    WEIGHT\n", "").replace(
+        "    final = round(sum(o.score for o in ops) / len(ops))\n",
+        f"    {WEIGHT}\n".replace("tech[0]", "[o.score for o in ops][0]")))
+    assert facts["justice.unused_rules"].found is False
+    assert "security_override" in facts["justice.rules"].data["rules"]
+
+
+def test_a_cap_replaced_only_on_some_paths_still_counts(tmp_path: Path) -> None:
+    """The weight replaces the cap only on the architecture criterion: elsewhere the cap is
+    the verdict, so the rule has an effect."""
+    facts = _justice(tmp_path, CAPPED.replace(
+        "WEIGHT", f'if state["criterion_id"] == "graph_orchestration":\n        {WEIGHT}'))
+    assert facts["justice.unused_rules"].found is False
+    assert "security_override" in facts["justice.rules"].data["rules"]
+
+
+PRUNED = '''
+def _weights(ops):
+    return {o.judge: 2.0 if o.judge == "TechLead" else 1.0 for o in ops}
+
+
+def chief_justice_node(state):
+    ops = state["opinions"]
+    unsupported = not any(e.found for e in state["evidences"])
+    weights = {o.judge: 1.0 for o in ops}
+    for o in ops:
+        if unsupported and o.judge == "Defense":
+            weights[o.judge] = 0.0
+    RESET
+    final = sum(weights[o.judge] * o.score for o in ops) / sum(weights.values())
+    return {"final_score": round(final)}
+'''
+
+
+def test_a_pruning_undone_by_a_table_a_helper_builds_afresh_changes_nothing(
+        tmp_path: Path) -> None:
+    """The helper builds a new table without being handed the pruned one."""
+    facts = _justice(tmp_path, PRUNED.replace("RESET", "weights = _weights(ops)"))
+    fact = facts["justice.unused_rules"]
+    assert fact.found
+    assert "at nodes/justice.py:11 writes weights (:12), which nothing reads before :13 " \
+        "binds it again" in fact.rationale
+    assert fact.data["rules"][0]["over"] == [13]
+
+
+def test_a_pruned_table_the_mean_reads_counts(tmp_path: Path) -> None:
+    for reset in ("pass", "weights = _weights(ops) if not weights else weights"):
+        facts = _justice(tmp_path, PRUNED.replace("RESET", reset))
+        assert facts["justice.unused_rules"].found is False, reset
 
 
 def _mark(code: str) -> JSON | None:

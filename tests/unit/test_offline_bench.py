@@ -162,13 +162,15 @@ def test_a_clone_directory_deleted_before_use_holds_the_tools_in_the_middle() ->
                 r.detail for r in result.rules_applied)
 
 
-def test_a_tie_break_on_the_spread_holds_the_synthesis_from_full_marks_only() -> None:
-    """``justice.tie_break`` (a spread that takes the Tech Lead's score) caps the Chief
-    Justice at 4 and weighs on neither side of the balance: the variance rule is there, the
-    re-evaluation of the evidence is not."""
-    tie = make_evidence("justice.tie_break", found=True, pattern="failure",
-                        dimension="chief_justice_synthesis", facet="justice.tie_break",
-                        confidence=0.7, location="src/nodes/judges.py:191")
-    caps = confirmed_caps("chief_justice_synthesis", [tie])
-    assert [row.cap for row, _fact in caps] == [4]
-    assert evidence_balance([tie]) == (0.0, 0.0)
+def test_a_tie_break_or_an_unused_rule_holds_the_synthesis_from_full_marks_only() -> None:
+    """``justice.tie_break`` (a spread that takes the Tech Lead's score) and
+    ``justice.unused_rules`` (a cap a later weight always replaces) cap the Chief Justice at
+    4 and weigh on neither side of the balance: the variance rule is there, the
+    re-evaluation of the evidence is not; the unused rule is already not counted."""
+    for facet in ("justice.tie_break", "justice.unused_rules"):
+        fact = make_evidence(facet, found=True, pattern="failure",
+                             dimension="chief_justice_synthesis", facet=facet,
+                             confidence=0.7, location="src/nodes/judges.py:191")
+        caps = confirmed_caps("chief_justice_synthesis", [fact])
+        assert [row.cap for row, _fact in caps] == [4], facet
+        assert evidence_balance([fact]) == (0.0, 0.0), facet

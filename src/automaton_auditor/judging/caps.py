@@ -92,12 +92,11 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("git.commit_bursts", ("git_forensic_analysis",), 2, 0.6,
                "a history clustered within minutes (a few commits minutes apart add most of "
                "the code)", caps_verdict=True),
-    # The same patterns, graded (forensics.git.concentration sets data["cap"]): two commits
-    # bring half the code (an upload in two goes) -> 3, or 2 when its steps were committed by
-    # a script seconds apart or there are no steps (they bring 80%, two commits at most
-    # bring the rest); one run of commits minutes apart brings a third of it, or
-    # batches of commits seconds apart bring half (partly clustered, not fully
-    # step-by-step) -> 4.
+    # The same patterns, graded (forensics.git.concentration sets data["cap"]): two commits bring
+    # half the code (an upload in two goes) -> 3, or 2 when its steps were committed by a script
+    # seconds apart or there are no steps (they bring 80%, two commits at most bring the rest); one
+    # run of commits minutes apart brings a third of it, or batches of commits seconds apart bring
+    # half (partly clustered, not fully step-by-step) -> 4.
     FailureCap("git.concentration", ("git_forensic_analysis",), 2, 0.75,
                "the code uploaded in two commits, with no steps around them or a "
                "step-by-step story committed by a script seconds apart", when=graded_cap(2)),
@@ -149,12 +148,11 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("graph.undefined_names", ("graph_orchestration", "langgraph_architecture"), 2,
                0.75, "graph code that cannot run (names used but never defined)",
                caps_verdict=True),
-    # LangGraph execution (forensics.code.runtime): evidence a node returns under a key the
-    # state does not declare is dropped, so the nodes that read it never see it; two parallel
-    # writes to a key without a reducer make LangGraph raise; a join over separate edges from
-    # unequal branches runs the nodes after it on partial evidence. The state criterion's own
-    # judicial logic caps parallel keys without reducers (a data-loss risk) at 3; confirmed
-    # loss is no better.
+    # LangGraph execution (forensics.code.runtime): evidence a node returns under a key the state
+    # does not declare is dropped, so the nodes that read it never see it; two parallel writes to a
+    # key without a reducer make LangGraph raise; a join over separate edges from unequal branches
+    # runs the nodes after it on partial evidence. The state criterion's own judicial logic caps
+    # parallel keys without reducers (a data-loss risk) at 3; confirmed loss is no better.
     FailureCap("graph.state.evidence_lost", ("graph_orchestration", "langgraph_architecture"),
                2, 0.85,
                "evidence never reaches the nodes that read it (keys the state does not "
@@ -272,10 +270,13 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     # A synthesis nothing runs (forensics.code.synthesis_reach): its rules never decide.
     FailureCap("justice.no_graph", ("chief_justice_synthesis",), 2, 0.8,
                "the Chief Justice is run by nothing (no graph can be built, no code calls it)"),
-    # A spread that only picks among the judges' scores (forensics.code.tie_breaks): a
-    # variance rule, but no re-evaluation of the evidence: no full marks.
+    # A spread that only picks among the judges' scores (forensics.code.tie_breaks: a variance
+    # rule, no re-evaluation of the evidence), or a rule whose result nothing reads (forensics
+    # .code.unused_rules: a cap a later step always replaces; counted as no rule): no full marks.
     FailureCap("justice.tie_break", ("chief_justice_synthesis",), 4, 0.7,
                "the score spread only picks among the judges' scores (no re-evaluation)"),
+    FailureCap("justice.unused_rules", ("chief_justice_synthesis",), 4, 0.7,
+               "a rule the synthesis applies changes nothing (its result is never read)"),
     # An evidence cap that fires when the check finds nothing and never when it finds
     # something (forensics.code.override_evidence): the opposite of its purpose.
     FailureCap("justice.inverted_override", ("chief_justice_synthesis",), 3, 0.8,
@@ -324,10 +325,9 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                "a cited file said to hold work that holds no code", when=empty_file),
     FailureCap("safety.code_injection", ("safe_tool_engineering",), 2, 0.75,
                "eval/exec on data (code injection)", caps_verdict=True, when=on_data),
-    # Code that cannot load (forensics.code.loading): every module the facts crediting a
-    # criterion cite fails when imported (a missing module, a syntax error, an undefined name
-    # at load, or it imports such a module), so the credited code never runs, as for graph
-    # code that cannot run.
+    # Code that cannot load (forensics.code.loading): every module the facts crediting a criterion
+    # cite fails when imported (a missing module, a syntax error, an undefined name at load, or it
+    # imports such a module), so the credited code never runs, as for graph code that cannot run.
     *(FailureCap(f"{family}.cannot_load", (criterion,), 2, 0.75,
                  f"the {what} cannot be imported (the modules crediting them fail on import)")
       for family, criterion, what in _FAMILY_CRITERIA),

@@ -69,10 +69,13 @@ CEILING_ONLY: tuple[str, ...] = ("safety.clone_cleanup",)
 
 # Failure facts that only set a ceiling too: a defect in how a state or graph that works is
 # used (forensics.code.stateflow: a list a node appends to itself, a read no parallel
-# branch's write reaches), or a variance rule that only breaks the tie (forensics.code
-# .tie_breaks), costs full marks, not the balance the rest of the dossier strikes.
+# branch's write reaches), a variance rule that only breaks the tie (forensics.code
+# .tie_breaks) or a rule whose result nothing reads (forensics.code.unused_rules: already
+# not counted among the rules), costs full marks, not the balance the rest of the dossier
+# strikes.
 CEILING_FAILURES: tuple[str, ...] = ("state.doubled_lists", "graph.stale_reads",
-                                     "graph.endless_loop", "justice.tie_break")
+                                     "graph.endless_loop", "justice.tie_break",
+                                     "justice.unused_rules")
 
 
 def ceiling_only(fact: Evidence) -> bool:

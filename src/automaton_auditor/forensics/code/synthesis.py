@@ -11,8 +11,9 @@ key the schema does not declare (`gates`), never fires. A functionality
 weight weighs one judge's score differently when a criterion's three scores are combined:
 weights keyed by criterion (an overall over the criteria) or a cap conditioned on a judge are
 none, and a mean of the judges that no judge weighs into differently, changed by rules only in
-special cases, is an unweighted mean. Function names and strings that name rules earn
-nothing. Each fact quotes its lines (``path:line: code``).
+special cases, is an unweighted mean. A decision whose result nothing reads (`unused_rules`)
+is credited as no rule. Function names and strings that name rules earn nothing. Each fact
+quotes its lines (``path:line: code``).
 """
 
 from __future__ import annotations
@@ -59,6 +60,7 @@ from automaton_auditor.forensics.code.state_writers import gate_reader
 from automaton_auditor.forensics.code.stubs import does_nothing
 from automaton_auditor.forensics.code.tie_breaks import tie_break_finding
 from automaton_auditor.forensics.code.topology import Topology
+from automaton_auditor.forensics.code.unused_rules import Unused, effective, unused_finding
 from automaton_auditor.state import Finding
 
 SYNTH_NAME = re.compile(r"justice|chief|synthes", re.I)
@@ -186,6 +188,7 @@ class Reading(NamedTuple):
     weights: list[tuple[str, int]]
     models: list[tuple[str, int]]  # model calls whose answer becomes the score
     routes: list[Route]  # nodes a router picks on the score spread
+    unused: list[Unused]  # decisions whose result nothing reads (not in `rules`)
 
 
 def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | None,
@@ -205,10 +208,10 @@ def read_synthesis(graph: CallGraph, facts: dict[str, JSON], main: Topology | No
         means += [(key[0], m["line"]) for m in logic.get("means", []) if not m.get("criteria")
                   and m.get("local") not in ("spread", "text" if scored else "")]
         weights += [(key[0], w["line"]) for w in logic.get("weights", [])]
-    return Reading(scope, rules_of(graph, facts, scope, main, model, repo, rubric),
-                   sorted(set(means)), sorted(set(weights)),
+    rules, unused = effective(graph, rules_of(graph, facts, scope, main, model, repo, rubric))
+    return Reading(scope, rules, sorted(set(means)), sorted(set(weights)),
                    _model_scores(graph, facts, scope, set(roots)),
-                   spread_routes(graph, model, roots) if model is not None else [])
+                   spread_routes(graph, model, roots) if model is not None else [], unused)
 
 
 def _model_scores(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
@@ -253,7 +256,8 @@ def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
                      main: Topology | None = None, graph: CallGraph | None = None,
                      wired: Scope | None = None, rubric: Rubric = NO_RUBRIC) -> list[Finding]:
     """``justice.*``: node, deterministic, rules, variance, averaging, unweighted_mean,
-    keyword_rules, model_verdict, inverted_override (`rubric`: the repository's own)."""
+    keyword_rules, model_verdict, unused_rules, inverted_override (`rubric`: the
+    repository's own)."""
     graph = graph or CallGraph(facts)
     reading = read_synthesis(graph, facts, main, wired, repo, rubric)
     stub = repo is not None and bool(reading.scope) and all(
@@ -266,7 +270,9 @@ def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
         if r.kind != "none"})
     return [_node(graph, reading, repo, stub, idle),
             *_model_findings(facts, reading, repo, stub),
-            *_rule_findings(reading, repo),
+            *_rule_findings(reading, repo), unused_finding(reading.unused, credited(
+                [*reading.rules, *(u.rule for u in reading.unused)], reading.weights,
+                reading.routes), repo),
             *([inverted_override(repo, facts, reading.scope, reading.rules)] if repo else [])]
 
 
