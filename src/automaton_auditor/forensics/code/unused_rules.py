@@ -106,7 +106,8 @@ def unused_finding(unused: list[Unused], named: dict[str, list[tuple[str, int]]]
         rationale=(_capital("; ".join(_sentence(u, label) for u, label in zip(
                        items, labels, strict=True)))
                    + ": they change no score and are not counted as rules that do." if items else
-                   "Every rule the synthesis applies writes something a later step reads."),
+                   "No rule the synthesis applies is shown to change nothing (what each "
+                   "writes may be read later, as far as the code can be followed)."),
         data={"lines": [f"{p}:{n}" for p, n in quoted[:20]],
               "rules": [{"line": f"{u.rule.path}:{u.rule.line}", "rule": label,
                          "names": list(u.names), "at": list(u.at), "over": list(u.over)}
