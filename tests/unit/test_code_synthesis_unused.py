@@ -197,3 +197,14 @@ def test_a_handler_reading_the_value_keeps_it_live() -> None:
     assert _mark(code.replace("HANDLER", "pass")) is None  # the handler returns final
     assert _mark(code.replace("HANDLER", "final = 2")) == {
         "names": ["final"], "at": [6], "over": [7, 9]}
+
+
+def test_a_chain_deeper_than_the_builder_recurses_is_given_up_on() -> None:
+    """Each ``elif`` nests the next: past the recursion limit the flow is not built (every
+    decision stays live) rather than the file's facts being lost."""
+    chain = "".join(f"    elif x == {i}:\n        final = {i}\n" for i in range(1, 1500))
+    code = f"def judge_score(x):\n    final = 0\n    if x == 0:\n        final = 1\n{chain}" \
+        "    return final\n"
+    fn = ast.parse(code).body[0]
+    assert isinstance(fn, ast.FunctionDef)
+    assert Flow.build(fn) is None

@@ -16,8 +16,9 @@ every statement of its body to each handler and, with everything inside it, to i
   never read reads nothing), unless the value calls something that may change state; tests,
   returns, calls, logs and stores into anything else always read.
 
-A ``match`` block, an assignment expression (``:=``) or ``locals()``/``vars()``/``eval``/
-``exec`` make `Flow.build` give up (None): nothing it cannot follow is guessed.
+A ``match`` block, an assignment expression (``:=``), ``locals()``/``vars()``/``eval``/
+``exec`` or nesting deeper than the builder recurses make `Flow.build` give up (None):
+nothing it cannot follow is guessed.
 """
 
 from __future__ import annotations
@@ -92,7 +93,7 @@ class Flow:
             flow.block(fn.body, [0], fn)
             flow.share()
             flow.liveness()
-        except _GiveUp:
+        except (_GiveUp, RecursionError):  # nested deeper than the builder recurses
             return None
         return flow
 
