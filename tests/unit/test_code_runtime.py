@@ -46,6 +46,10 @@ def test_detectives_returning_undeclared_keys_lose_the_evidence(tmp_path: Path) 
     # every dropped key is read later: one defect, charged once, by the evidence-lost fact
     assert dropped.data["counted_in"] == "graph.state.evidence_lost"
     assert "nodes.py:10: return {\"evidence\": [{\"goal\": \"graph\"" in (lost.content or "")
+    # the detectives return nothing the state keeps: each with the lines that return it
+    assert sorted(dropped.data["whole"]) == ["doc_analyst", "repo_investigator",
+                                             "vision_inspector"]
+    assert "nodes.py:10" in dropped.data["whole"]["repo_investigator"]
 
 
 def test_a_node_returning_its_state_returns_the_keys_it_stored_in_it(tmp_path: Path) -> None:
@@ -55,6 +59,14 @@ def test_a_node_returning_its_state_returns_the_keys_it_stored_in_it(tmp_path: P
     dropped = stored["graph.state.dropped_keys"]
     assert dropped.found and dropped.data["nodes"] == {"context_builder": ["dimensions"]}
     assert "counted_in" not in dropped.data  # nothing reads it: this fact is its only charge
+    # all it adds to the state is dropped: the state keeps nothing of its return
+    assert dropped.data["whole"] == {"context_builder": ["nodes.py:6"]}
+    beside = _nodes_edited(tmp_path / "beside", (
+        "def context_builder(state):\n    return {}",
+        "def context_builder(state):\n    return {\"final_report\": \"\", \"dimensions\": []}"))
+    partly = beside["graph.state.dropped_keys"]
+    assert partly.data["nodes"] == {"context_builder": ["dimensions"]}
+    assert partly.data["whole"] == {}  # beside a key the state declares, and keeps
     assert 'nodes.py:6: state["dimensions"] = []' in (dropped.content or "")
     declared = _nodes_edited(tmp_path / "declared", (
         "def context_builder(state):\n    return {}",

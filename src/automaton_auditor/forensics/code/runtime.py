@@ -6,7 +6,8 @@ Facts about how the state travels (``graph.state.*``) bear on the graph criterio
 state criterion alike (the rubric's "graph.state" family):
 
 - ``graph.state.dropped_keys``: keys a node returns that the state does not declare
-  (LangGraph drops them silently); ``graph.state.evidence_lost`` when a later node reads such
+  (LangGraph drops them silently; ``whole``: the nodes none of whose keys is kept, with the
+  lines that return them); ``graph.state.evidence_lost`` when a later node reads such
   a key (the evidence never reaches it: a functional break, confidence 0.9);
 - ``graph.state.unwritten_reads``: keys a node reads that no node writes and the input cannot
   carry;
@@ -166,9 +167,10 @@ def _key_findings(model: Model, run: Run, repo: Path | None, where: str,
     # what parallel branches return for the node that joins them: the fan-in never gets it.
     # A side output (an `errors` list beside the evidence a node returns under a declared
     # key) is lost too, but the join still receives the branches' results.
-    carried = {k for k in lost if any(
-        k in keys and not set(model.nodes[n].writes) & model.channels.keys()
-        for n, keys in dropped.items() if n in model.nodes)}
+    whole = {n: sorted({f"{q[0]}:{q[1]}" for k in keys if (q := _line(model, n, k))})
+             for n, keys in dropped.items()
+             if n in model.nodes and not set(model.nodes[n].writes) & model.channels.keys()}
+    carried = {k for k in lost if any(k in dropped[n] for n in whole)}
     at_join = sorted({n for k in carried for n in lost[k] if n in _joins(model)})
     text = "; ".join(f"{n} returns {', '.join(k)}" for n, k in dropped.items())
     return [
@@ -177,6 +179,8 @@ def _key_findings(model: Model, run: Run, repo: Path | None, where: str,
            (f"{text}: not in the state schema, so LangGraph drops them without a word."
             if dropped else "Every key a node returns is declared in the state."),
            0.8, where, nodes=dropped, channels=sorted(model.channels),
+           # the nodes the state keeps nothing of, with the lines that return their keys
+           whole=whole,
            # every dropped key is read later: the evidence-lost fact charges that defect
            **({"counted_in": "graph.state.evidence_lost"} if dropped and all(
                k in lost for keys in dropped.values() for k in keys) else {})),
