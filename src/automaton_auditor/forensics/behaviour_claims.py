@@ -1,6 +1,6 @@
 """Report descriptions of how the built system behaves, read against the code's facts.
 
-Five clear cases, each read from a sentence of the report's prose (`forensics.pdf.claims`,
+Seven clear cases, each read from a sentence of the report's prose (`forensics.pdf.claims`,
 `BEHAVIOURS`; never a future-work section): a model reply said to be retried when it fails or
 is malformed ("triggers a “Validation Retry” loop") when no model call is retried
 (`llm.retry`), no edge of the compiled graph leads back to an earlier node and no name in the
@@ -12,7 +12,9 @@ Reconciliation") when the synthesis takes their plain mean and weighs no judge d
 and the clone's temporary directory said to be removed ("purged after auditing") when it is
 made with ``mkdtemp`` and no call removes it (`safety.clone_cleanup`); and the judges'
 model calls said to be bound with ``with_structured_output``/``bind_tools`` when the judges
-send persona prompts and no model call of the code is bound to a schema.
+send persona prompts and no model call of the code is bound to a schema. A sandboxed clone
+and nodes' output merged by a reducer are read against the facts that show them failing
+(`forensics.failure_claims`).
 A hedged sentence (a plan, an absence, what a rubric asks), a clause about a peer's system,
 or code the facts do not cover contradicts nothing.
 """
@@ -24,22 +26,27 @@ from collections.abc import Sequence
 
 from automaton_auditor.forensics.code.names import RETRY_NAME
 from automaton_auditor.forensics.diagrams.flow import has_cycle, match_score
+from automaton_auditor.forensics.failure_claims import merge_misquote, sandbox_misquote
 from automaton_auditor.forensics.pdf.behaviours import (
     BEHAVIOURS,
     CLEANUP,
     CLEANUP_UNDER_HEADING,
     GATE,
+    MERGED,
     RETRY,
+    SANDBOX,
+    STATED_BEHAVIOURS,
     STRUCTURED,
     WEIGHED,
 )
 from automaton_auditor.forensics.usage import Misquote
 from automaton_auditor.state import CodeNames, FeatureClaim, Finding, RebuiltGraph
 
-BEHAVIOUR_KINDS = tuple(BEHAVIOURS)
-# Words that make the clause a plan, an absence, a limit or a requirement, not a description.
+BEHAVIOUR_KINDS = (*BEHAVIOURS, *STATED_BEHAVIOURS)
+# Words that make the clause a plan, an absence, a limit or a requirement, not a description;
+# never a name's attribute ("operator.add" adds nothing to the plan).
 _HEDGE = re.compile(
-    r"\b(?:no|not|never|without|lacks?|lacked|lacking|missing|absent|limited|should|could|"
+    r"\b(?<!\.)(?:no|not|never|without|lacks?|lacked|lacking|missing|absent|limited|should|could|"
     r"would|will|must|needs?|plan\w*|todo|future|recommend\w*|suggest\w*|consider\w*|gaps?|"
     r"weakness\w*|requir\w*|expect\w*|ideal\w*|e\.g|example|add|adding|implement|introduce|"
     r"harden\w*|improv\w*|robust)\b|\b(?:the|per|in|by)\s+rubric\b|n't\b", re.IGNORECASE)
@@ -73,7 +80,8 @@ def _said(claim: FeatureClaim) -> str | None:
     """The clause of the sentence that describes the system, or None when it is hedged or
     speaks of another team's system."""
     pattern = {"retry_claim": RETRY, "gate_claim": GATE, "weight_claim": WEIGHED,
-               "cleanup_claim": CLEANUP, "structured_claim": STRUCTURED}[claim.feature]
+               "cleanup_claim": CLEANUP, "structured_claim": STRUCTURED,
+               "sandbox_claim": SANDBOX, "merge_claim": MERGED}[claim.feature]
     match = pattern.search(claim.sentence) or (
         CLEANUP_UNDER_HEADING.search(claim.sentence) if pattern is CLEANUP else None)
     if match is None:
@@ -223,9 +231,11 @@ def behaviour_misquotes(claim: FeatureClaim, code: Sequence[Finding],
                         mean: Sequence[str] | None) -> list[Misquote]:
     """What a sentence of one of the `BEHAVIOUR_KINDS` says the system does that the code's
     facts show it does not (a retry, a conditional gate, weighed judges, a removed clone, a
-    schema binding);
-    empty when the sentence is hedged or the facts do not settle it."""
-    if _said(claim) is None:
+    schema binding; a sandboxed clone or a reducer's merge the facts show failing:
+    `forensics.failure_claims`); empty when the sentence is hedged or the facts do not
+    settle it."""
+    clause = _said(claim)
+    if clause is None:
         return []
     if claim.feature == "retry_claim":
         wrong = retry_misquote(claim, code, graph, names)
@@ -235,6 +245,10 @@ def behaviour_misquotes(claim: FeatureClaim, code: Sequence[Finding],
         wrong = cleanup_misquote(code)
     elif claim.feature == "structured_claim":
         wrong = structured_misquote(claim, code, names)
+    elif claim.feature == "sandbox_claim":
+        wrong = sandbox_misquote(clause, _facts(code))
+    elif claim.feature == "merge_claim":
+        wrong = merge_misquote(clause, _facts(code))
     else:
         wrong = weight_misquote(claim, mean)
     return [wrong] if wrong else []

@@ -12,7 +12,9 @@ fan-out to the judges, a router, a mean in the synthesis, a structured-output bi
 description of the built system is contradicted, an admitted gap the code has since closed
 leaves the report out of date (`claims.stale_gaps`, a missing extra); what a persona's prompt
 is said to hold (`forensics.persona_claims`); how the built system is said to behave (a retry
-of malformed replies, a conditional gate, weighed judges: `forensics.behaviour_claims`); an
+of malformed replies, a conditional gate, weighed judges: `forensics.behaviour_claims`; a
+sandboxed clone or a reducer's merge the code's facts show failing, said once however many
+sentences tell it: `forensics.failure_claims`); an
 unfilled template placeholder ("(Insert your generated image here)") is a defect by itself.
 A gap or a denial is read with its section (`forensics.pdf.qualifiers`): a gap under a
 heading or lead-in that tells what a review caught or what was since fixed is no current
@@ -28,6 +30,7 @@ from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
 from automaton_auditor.forensics.behaviour_claims import BEHAVIOUR_KINDS, behaviour_misquotes
+from automaton_auditor.forensics.failure_claims import FAILURE_KINDS
 from automaton_auditor.forensics.pdf.qualifiers import retrospective
 from automaton_auditor.forensics.persona_claims import quote_misquotes, security_misquotes
 from automaton_auditor.forensics.reducer_claims import (
@@ -221,6 +224,9 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
     for claim in claims:
         if claim.feature in _GAP_KINDS and retrospective(claim.lead, claim.sentence):
             continue  # what a review caught, or a gap since closed: not a current claim
+        if claim.feature in FAILURE_KINDS and any(
+                f.data.get("kind") == claim.feature for f in findings):
+            continue  # one failure of the code, misstated once however often it is told
         check = _CHECKS.get(claim.feature)
         found = check(claim, read) if check else None
         if found is not None:

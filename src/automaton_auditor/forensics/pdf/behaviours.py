@@ -1,7 +1,7 @@
 """How the built system is said to behave, read from a report's prose only (never a
 future-work section): the sentence patterns `forensics.behaviour_claims` reads against the
 code's facts (a retried reply, a conditional gate, weighed judges, a removed clone, a
-schema-bound model call)."""
+schema-bound model call, a sandboxed clone, nodes' output merged by a reducer)."""
 
 from __future__ import annotations
 
@@ -62,7 +62,36 @@ CLEANUP_UNDER_HEADING = re.compile(
 # with_structured_output() failed with LM Studio"): the call the code holds or does not.
 STRUCTURED = re.compile(r"(?<![/\w.])(?:judges?|judge\s+nodes?|personas?)(?![\w.])[^;:]{0,80}?"
                         r"\b(?:with_structured_output|bind_tools)\b", re.IGNORECASE)
+# The clone said to run in a sandbox, a temporary directory ("Sandboxed git clone", "Git
+# sandboxing works", "Clone and analyze repos in temporary directories using tempfile", "All
+# git clone operations run inside tempfile.TemporaryDirectory()"): a clone or a git operation
+# named, never a node that only searches for tempfile ("RepoInvestigator searched for
+# tempfile.TemporaryDirectory()").
+_CLONING = r"(?:clon(?:e|es|ed|ing)|git\s+(?:operations?|commands?))"
+SANDBOX = re.compile(
+    r"\bsandbox(?:ed|ing)?\s+(?:git\b|clon\w*|repositor\w*|repos?\b|checkouts?)"
+    r"|\b(?:git|clon\w*|repositor(?:y|ies))\s+(?:\w+\s+){0,2}?sandbox(?:ed|ing)?\b"
+    rf"|\b{_CLONING}\b[^.;:]{{0,60}}?\b(?:in|into|inside|within|under|to)\s+"
+    r"(?:(?:an?|the|each|its\s+own|isolated|ephemeral|fresh|unique|separate)\s+){0,3}"
+    r"(?:temp(?:orary)?\s*(?:dir\w*|folders?|paths?|workspaces?|locations?)|tempfile\b|"
+    r"sandbox\w*|(?:tempfile\.)?(?:TemporaryDirectory|mkdtemp)\b)", re.IGNORECASE)
+# A node's output said to be merged into the state by a reducer ("Detectives produce
+# Dict[str, List[Evidence]] merged via operator.ior", "reducers merge the parallel
+# detectives' evidence"): read against what LangGraph keeps of the nodes' returns.
+_MERGING = r"(?:merg\w*|combin\w*|accumulat\w*|concatenat\w*|append\w*)"
+_REDUCING = (r"(?:operator\.(?:ior|or_|add|iadd|__or__|__add__)|add_messages|"
+             r"(?:custom\s+|state\s+)?reducers?)")
+MERGED = re.compile(
+    rf"\b{_MERGING}\b[^.;:]{{0,60}}?\b(?:via|through|with|using|by)\s+(?:the\s+|an?\s+)?"
+    rf"`?{_REDUCING}"
+    rf"|(?<![\w.]){_REDUCING}\s+(?:reducers?\s+)?(?:\w+\s+){{0,1}}?{_MERGING}\b",
+    re.IGNORECASE)
 BEHAVIOURS = {"retry_claim": (RETRY, 4), "gate_claim": (GATE, 4), "weight_claim": (WEIGHED, 4),
-              "cleanup_claim": (CLEANUP, 4), "structured_claim": (STRUCTURED, 4)}
+              "cleanup_claim": (CLEANUP, 4), "structured_claim": (STRUCTURED, 4),
+              "sandbox_claim": (SANDBOX, 4)}
+# Behaviours read from headings too: a flow the layout read as a heading ("Detectives produce
+# Dict[str, List[Evidence]] merged via operator.ior -> EvidenceAggregator validates") states
+# how the state is merged, as a reducer binding does (`claims.STATEMENTS`).
+STATED_BEHAVIOURS = {"merge_claim": (MERGED, 4)}
 # Behaviours read in a section whose heading names what they are said of (`CLEANUP_SUBJECT`).
 HEADED_BEHAVIOURS = {"cleanup_claim": (CLEANUP_UNDER_HEADING, 4)}

@@ -329,9 +329,22 @@ def extract_statements(passages: Iterable[tuple[int | None, str]],
                     counts[kind] = counts.get(kind, 0) + 1
                     lead, near = context(at) if context else ("", "")
                     found.append(FeatureClaim(feature=kind, page=page, lead=lead, near=near,
-                                              sentence=" ".join(said.split())[:400]))
+                                              sentence=_window(said, pattern)))
             previous = sentence
     return found
+
+
+def _window(said: str, pattern: re.Pattern[str], size: int = 400) -> str:
+    """The sentence kept for a claim: its first `size` characters, or for a long one whose
+    match lies further on (a code listing run together: "... # Git sandboxing works (tested
+    with public repo) $ python -c ..."), the `size` characters around the match, so the
+    checks that read the claim again still find what it says."""
+    text = " ".join(said.split())
+    match = pattern.search(text)
+    if match is None or match.end() <= size:
+        return text[:size]
+    start = max(0, min(match.start() - size // 4, len(text) - size))
+    return text[start:start + size]
 
 
 def _about_persona(previous: str, sentence: str) -> str | None:

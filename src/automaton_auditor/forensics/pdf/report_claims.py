@@ -3,7 +3,8 @@
 Feature claims (`claims.extract_feature_claims`) are read from prose outside future-work
 sections; statements the code's facts can contradict (`claims.extract_statements`) from prose
 and headings, each with the lead-in and section text that qualify it (`qualifiers`); how the
-built system behaves from prose whose section does not say its part is not built yet.
+built system behaves from prose whose section does not say its part is not built yet (how
+the state is merged from its headings too: `behaviours.STATED_BEHAVIOURS`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from automaton_auditor.forensics.pdf.behaviours import (
     BEHAVIOURS,
     CLEANUP_SUBJECT,
     HEADED_BEHAVIOURS,
+    STATED_BEHAVIOURS,
 )
 from automaton_auditor.forensics.pdf.chunks import SENTENCE_SPLIT
 from automaton_auditor.forensics.pdf.citations import FUTURE_SENTENCE, NOT_YET
@@ -53,6 +55,7 @@ def report_claims(blocks: list[Block], future: list[bool], review: list[Review |
                                                                         strict=True))
             if b.kind in ("paragraph", "list", "heading")
             and not any(CONTENTS.search(h) for h in b.section)]
+    current = [(p, t, at) for p, t, plan, at in said if not plan]
     # How-it-works claims in a section that says its part is not built yet describe the
     # design, not the code ("The judicial layer is designed but not yet wired ... the node
     # retries up to two times"); what such a section says is or is not built is still read.
@@ -65,12 +68,16 @@ def report_claims(blocks: list[Block], future: list[bool], review: list[Review |
             + extract_statements([(p, t) for p, t, _, _ in said], SENTENCE_SPLIT,
                                  IN_PLANS, context=lambda k: (
                                      lead_in(blocks, said[k][3]), around(blocks, said[k][3])))
-            + extract_statements([(p, t) for p, t, plan, _ in said if not plan],
-                                 SENTENCE_SPLIT, OUTSIDE_PLANS)
+            + extract_statements([(p, t) for p, t, _ in current], SENTENCE_SPLIT,
+                                 OUTSIDE_PLANS)
             + extract_statements(built, SENTENCE_SPLIT, not_disclosed(
                 BEHAVIOURS, blocks, NOT_YET, SENTENCE_SPLIT), FUTURE_SENTENCE)
             + extract_statements(cloned, SENTENCE_SPLIT, not_disclosed(
-                HEADED_BEHAVIOURS, blocks, NOT_YET, SENTENCE_SPLIT), FUTURE_SENTENCE))
+                HEADED_BEHAVIOURS, blocks, NOT_YET, SENTENCE_SPLIT), FUTURE_SENTENCE)
+            + extract_statements([(p, t) for p, t, at in current
+                                  if blocks[at].section not in unbuilt], SENTENCE_SPLIT,
+                                 not_disclosed(STATED_BEHAVIOURS, blocks, NOT_YET,
+                                               SENTENCE_SPLIT), FUTURE_SENTENCE))
 
 
 def _conceded(blocks: list[Block], review: list[Review | None]) -> list[FeatureClaim]:
