@@ -13,9 +13,12 @@ import pytest
 from automaton_auditor.forensics.code.names import code_names
 from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.pdf.claims import extract_feature_claims, extract_statements
+from automaton_auditor.forensics.pdf.model import Block
+from automaton_auditor.forensics.pdf.reader import report_facts
 from automaton_auditor.forensics.synthesis_claims import fact_supremacy_findings
 from automaton_auditor.forensics.tooling_claims import tooling_findings
 from automaton_auditor.state import CodeNames, FeatureClaim, Finding
+from tests.unit.report_helpers import ingested
 
 TOOLS = '''from tree_sitter import Parser
 from langchain_community.embeddings import OllamaEmbeddings
@@ -140,6 +143,39 @@ def test_fact_supremacy_said_applied_that_no_rule_reads_is_a_contradiction() -> 
     assert fact_supremacy_findings(_claims(
         "The Chief Justice will apply Fact Supremacy.", "Gap: no fact supremacy rule yet."),
         [RULES, NODE]) == []
+
+
+def test_fact_supremacy_listed_under_a_lead_in_naming_the_synthesis_is_said_of_it() -> None:
+    """nuhaminae: "Conflicts are resolved by the ChiefJustice using deterministic rules:"
+    over a list whose item says "Fact supremacy: Detective evidence overrides judge
+    opinions.", while the synthesis has no such rule. A report's blocks give the lead-in."""
+    section = ("Dialectical Synthesis",)
+    lead = Block("paragraph", "Conflicts are resolved by the ChiefJustice using deterministic "
+                 "rules:", 1, section=section)
+    rule = Block("paragraph", "Fact supremacy: Detective evidence overrides judge opinions.",
+                 1, section=section)
+    other = Block("paragraph", "Security override: Vulnerabilities cap scores at 3.", 1,
+                  section=section)
+
+    def facts(*blocks: Block) -> list[Finding]:
+        report = ingested([Block("heading", section[0], 1, level=1), *blocks], 1)
+        return fact_supremacy_findings(report_facts(report).claims, [RULES, NODE])
+
+    found = facts(lead, other, rule)
+    assert [f.location for f in found] == ["report p.1"]
+    assert "Detective evidence overrides judge opinions" in (found[0].content or "")
+    # alone, or under a lead-in that plans or hedges, the rule is said of nothing built
+    assert facts(other, rule) == []
+    for hedged in ("The ChiefJustice will resolve conflicts using deterministic rules:",
+                   "Conflicts should be resolved by the ChiefJustice using these rules:"):
+        assert facts(Block("paragraph", hedged, 1, section=section), rule) == [], hedged
+    # a sentence that names the synthesis itself is read alone: a hedge in the lead-in
+    # does not take it back
+    said = Block("paragraph", "The Chief Justice node applies hardcoded deterministic rules "
+                 "(security override, fact supremacy) to resolve conflicts.", 1, section=section)
+    denial = Block("paragraph", "The system does not use a single grader LLM:", 1,
+                   section=section)
+    assert len(facts(denial, said)) == 1
 
 
 def test_future_work_is_no_feature_claim() -> None:

@@ -4,10 +4,12 @@
 
 "The final node resolves conflicts using hardcoded deterministic rules (e.g., "Fact
 Supremacy" where forensic data overrules judge interpretation)" describes the synthesis as
-built; when the synthesis code is found and none of its rules reads the evidence (nor tests
-words, which may be the evidence's), the report states a rule the code does not have. A
-plan, a gap or a hedge ("will apply Fact Supremacy", "no fact supremacy yet", "should let
-facts overrule opinions") claims nothing.
+built, and so does a rule listed under a lead-in that says so ("Conflicts are resolved by the
+ChiefJustice using deterministic rules:" ... "Fact supremacy: Detective evidence overrides
+judge opinions."); when the synthesis code is found and none of its rules reads the
+evidence (nor tests words, which may be the evidence's), the report states a rule the code
+does not have. A plan, a gap or a hedge, in the sentence or its lead-in ("will apply Fact
+Supremacy", "no fact supremacy yet", "should let facts overrule opinions") claims nothing.
 """
 
 from __future__ import annotations
@@ -48,8 +50,15 @@ def fact_supremacy_findings(claims: Sequence[FeatureClaim], code: Sequence[Findi
         return []
     for claim in claims:
         said = claim.sentence
-        if claim.feature != "fact_supremacy" or _HEDGE.search(said) or _IMPERATIVE.search(said) \
-                or not (_APPLIED.search(said) and _SYNTHESIS.search(said)):
+        # a rule listed under a lead-in that names the synthesis ("Conflicts are resolved by
+        # the ChiefJustice using deterministic rules:" ... "Fact supremacy: Detective
+        # evidence overrides judge opinions.") is said of it: the lead-in is read with the
+        # sentence (and hedges it too) when the sentence alone does not name the synthesis
+        told = said if _APPLIED.search(said) and _SYNTHESIS.search(said) \
+            else f"{claim.lead} {said}"
+        if claim.feature != "fact_supremacy" or _HEDGE.search(told) \
+                or _IMPERATIVE.search(said) or (told != said and _IMPERATIVE.search(claim.lead)) \
+                or not (_APPLIED.search(told) and _SYNTHESIS.search(told)):
             continue
         where = f"report p.{claim.page}" if claim.page else "report"
         applied = ", ".join(sorted(named)) or "none"

@@ -2,7 +2,8 @@
 
 Feature claims (`claims.extract_feature_claims`) are read from prose outside future-work
 sections; statements the code's facts can contradict (`claims.extract_statements`) from prose
-and headings, each with the lead-in and section text that qualify it (`qualifiers`); how the
+and headings, each with the lead-in and section text that qualify it (`qualifiers`: what is
+or is not built, and what the code is said to do outside future-work sections); how the
 built system behaves from prose whose section does not say its part is not built yet (how
 the state is merged from its headings too: `behaviours.STATED_BEHAVIOURS`).
 """
@@ -69,7 +70,9 @@ def report_claims(blocks: list[Block], future: list[bool], review: list[Review |
                                  IN_PLANS, context=lambda k: (
                                      lead_in(blocks, said[k][3]), around(blocks, said[k][3])))
             + extract_statements([(p, t) for p, t, _ in current], SENTENCE_SPLIT,
-                                 OUTSIDE_PLANS)
+                                 OUTSIDE_PLANS, context=lambda k: (
+                                     lead_in(blocks, current[k][2]),
+                                     around(blocks, current[k][2])))
             + extract_statements(built, SENTENCE_SPLIT, not_disclosed(
                 BEHAVIOURS, blocks, NOT_YET, SENTENCE_SPLIT), FUTURE_SENTENCE)
             + extract_statements(cloned, SENTENCE_SPLIT, not_disclosed(
