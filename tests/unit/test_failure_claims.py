@@ -69,6 +69,8 @@ def test_a_sandboxed_clone_said_to_work_whose_directory_is_removed_before_use() 
     # the claim keeps what it says, however deep in the listing
     deep = _found([EARLY], f"{listing}# Git sandboxing works (tested with public repo) $ ls")
     assert "# Git sandboxing works (tested with public repo)" in (deep[0].content or "")
+    # quoted from a word's start
+    assert (deep[0].content or "").split(": ", 1)[1].split(" ", 1)[0] in listing.split()
     # told again and again, it is one misstatement of one failure
     assert len(_found([EARLY], "Sandboxed git clone works.", "Git sandboxing works.")) == 1
     # the directory outlives the function: the sandbox holds

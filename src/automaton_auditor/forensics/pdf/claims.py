@@ -344,6 +344,8 @@ def _window(said: str, pattern: re.Pattern[str], size: int = 400) -> str:
     if match is None or match.end() <= size:
         return text[:size]
     start = max(0, min(match.start() - size // 4, len(text) - size))
+    if text[start - 1] != " ":  # from a word's start (start > 0: the text is longer)
+        start = text.find(" ", start, match.start()) + 1 or start
     return text[start:start + size]
 
 
