@@ -8,9 +8,10 @@ arrives at the router when
 - the state (all of its keys known) does not declare it: LangGraph drops it from every node's
   return and from the input, and the router's own node hands it on only to a router that
   sees the undeclared keys it returns (`execution.own_view`);
-- the state declares it, but no node writes it (every node's return known, none returning the
-  whole state) and the graph's input schema is declared and does not carry it (without one
-  the input may carry any key).
+- the state declares it, but no node writes it (every node's return known, none returning a
+  copy of the state; a node handing back the state it was given, ``return state``, passes on
+  what arrived and writes only what it stores into it) and the graph's input schema is
+  declared and does not carry it (without one the input may carry any key).
 
 A path map's entry the router never returns (its returns all known names, none of them that
 entry) is never taken either.
@@ -126,10 +127,13 @@ def _unreturned(model: Model, run: Run, source: str, router: Router,
 
 
 def _never_arrives(model: Model, key: str) -> bool:
+    """No node gives `key` a value and the input cannot carry it. A node that hands back the
+    state it was given (``return state``) writes only what it stores into it: it passes on
+    what arrived, nothing new (a copy, ``{**state}``, may have changed any key)."""
     if key not in model.channels:
         return model.complete
     return model.input_keys is not None and key not in model.input_keys and not any(
-        key in n.writes or n.open or n.whole for n in model.nodes.values())
+        key in n.writes or n.open or (n.whole and n.copied) for n in model.nodes.values())
 
 
 def _writers(model: Model, key: str) -> list[tuple[str, str, int]]:
