@@ -10,7 +10,8 @@
 - Supersteps: a node runs in the step after any of its plain-edge predecessors ran (once per
   step, however many arrive); a list-form join ``add_edge([a, b], c)`` waits until all its
   sources ran; a router picks the targets whose returns are not ruled out by what has arrived
-  (``state.get("k")`` is falsy when ``k`` never arrives); each ``Send`` is one more task; two
+  (``state.get("k")`` is falsy when ``k`` never arrives, truthy once a node surely filled it:
+  `sure_values`; a reducer keeps it so); each ``Send`` is one more task; two
   writes to a key without a reducer in one step are an error.
 - A router sees its own node's writes; the keys that node returned and the state does not
   declare only in a dict state, its state parameter not annotated with a class of keys
@@ -32,20 +33,16 @@ from typing import Any
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.guards import possible
-from automaton_auditor.forensics.code.node_returns import (
-    UNKNOWN,
-    node_outs,
-    node_target,
-    resolved_outs,
-)
-from automaton_auditor.forensics.code.outs import NONEMPTY
+from automaton_auditor.forensics.code.node_returns import node_outs, node_target, resolved_outs
 from automaton_auditor.forensics.code.routers import fixed_outs
 from automaton_auditor.forensics.code.state_passing import passed_reads
 from automaton_auditor.forensics.code.state_schema import class_fields, passthrough, typed_classes
+from automaton_auditor.forensics.code.sure_values import FILLED, NONEMPTY, UNKNOWN
 from automaton_auditor.forensics.code.topology import END, START, Topology
 
 MAX_STEPS = 40
 MAX_RUNS = 8  # a node run more often than this is in a loop: counts are not determined
+TRUTHY = (NONEMPTY, FILLED)
 
 
 @dataclass
@@ -323,9 +320,11 @@ def _write(model: Model, run: Run, name: str, count: int,
         if key in model.channels or not model.complete:
             writers.setdefault(key, []).extend([name] * count)
             before = run.arrived.get(key, value)
-            if model.channels.get(key) and NONEMPTY in (before, value):
-                value = NONEMPTY  # a reducer keeps what arrived: non-empty stays non-empty
-            run.arrived[key] = value if before == value else UNKNOWN
+            if model.channels.get(key) and (before in TRUTHY or value in TRUTHY):
+                # a reducer keeps what arrived (non-empty stays non-empty) and what is added
+                run.arrived[key] = FILLED if value == FILLED else NONEMPTY
+            else:
+                run.arrived[key] = value if before == value else UNKNOWN
         else:
             run.dropped.setdefault(name, set()).add(key)
     if node.open:

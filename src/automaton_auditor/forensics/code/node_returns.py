@@ -16,6 +16,10 @@ wrapped function's answer) stands for the function's own returns:
   one that runs what it is given (``partial``, ``RunnableLambda``);
 - anything else (a repository decorator of another shape, a class) leaves what the node
   returns not determined.
+
+A constructed object returned under a key (``{"final_report": report}``, `sure_values`) is
+known non-empty when its class is a Pydantic model of the repository that defines no
+``__bool__`` or ``__len__`` (`always_truthy`), else not known.
 """
 
 from __future__ import annotations
@@ -25,8 +29,9 @@ from dataclasses import dataclass
 from automaton_auditor.forensics.code.callgraph import PASS_THROUGH, CallGraph, Key, Target
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.state_schema import class_fields, typed_classes
+from automaton_auditor.forensics.code.sure_values import NEW, NONEMPTY, UNKNOWN
 
-UNKNOWN = "?"
+MAX_BASES = 8  # classes followed up an inheritance chain
 IDENTITY = "identity"  # the decorator hands the function back unchanged
 Wrap = tuple[Key, str] | str | None  # (wrapper, parameter holding the function) | IDENTITY
 
@@ -122,8 +127,47 @@ def resolved_outs(graph: CallGraph, key: Key, depth: int = 0,
         elif item.get("call"):
             out.append({**item, "open": True})
         else:
-            out.append(item)
+            out.append(_objects(graph, item))
     return out
+
+
+def _objects(graph: CallGraph, item: JSON) -> JSON:
+    """The out with each constructed object it returns under a key (`sure_values.NEW`) read:
+    non-empty when its class's instances are always truthy (`always_truthy`), else not
+    known."""
+    keys = item.get("keys") or {}
+    if not any(str(v).startswith(NEW) for v in keys.values()):
+        return item
+    return {**item, "keys": {k: (NONEMPTY if always_truthy(graph, item["path"], v[len(NEW):])
+                                 else UNKNOWN) if str(v).startswith(NEW) else v
+                             for k, v in keys.items()}}
+
+
+def always_truthy(graph: CallGraph, path: str, name: str) -> bool:
+    """Whether the class `name` (as written in `path`) is a Pydantic model of the repository
+    whose instances are always truthy: it and each of its bases is ``BaseModel`` or such a
+    model, and none defines ``__bool__`` or ``__len__``."""
+    classes = typed_classes(graph.facts)
+    target = graph.resolve((path, "<module>"), {"name": name})
+    todo = [(target.path, target.qual)] if target is not None and target.is_class else []
+    if not todo:
+        return False
+    for _ in range(MAX_BASES):
+        if not todo:
+            return True
+        where, qual = todo.pop()
+        found = classes.get(qual)
+        if found is None or found[0] != where or found[2] != "BaseModel" or any(
+                (where, f"{qual}.{m}") in graph.functions for m in ("__bool__", "__len__")):
+            return False
+        for base in found[1]["bases"]:
+            if base.rsplit(".", 1)[-1] == "BaseModel":
+                continue
+            parent = graph.target(where, base)
+            if parent is None or not parent.is_class:
+                return False
+            todo.append((parent.path, parent.qual))
+    return False
 
 
 def _around(item: JSON, sub: JSON) -> JSON:

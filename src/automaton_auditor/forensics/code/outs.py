@@ -5,7 +5,9 @@ Each return becomes one JSON "out" with the guards that lead to it (tests of the
 parameter: ``state.get("k")`` truthy or not) and what it returns:
 
 - ``keys``: the keys of a returned dict (literal, built up in a variable, ``dict(k=...)``,
-  ``Command(update={...})``) with their values when literal (``True``, ``"x"``), else ``"?"``;
+  ``Command(update={...})``) with what their values surely are (`sure_values`: a literal,
+  non-empty, holding a truthy item, a constructed object; a local read through what it
+  surely holds at that return), else ``"?"``;
 - ``whole``: the state parameter itself (or ``{**state, ...}``) is returned;
 - ``echo``: keys returned with the very value the state holds under them (``{"k":
   state["k"]}``, a local bound only to ``state.get("k", [])`` and grown in place, ``state["k"]
@@ -33,6 +35,7 @@ from typing import Any
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value, unparse
 from automaton_auditor.forensics.code.guards import Guard, Tests
 from automaton_auditor.forensics.code.state_echo import mirrors_of, rebound_keys, state_value
+from automaton_auditor.forensics.code.sure_values import Kinds, literal, sure_locals
 
 MAX_OUTS = 60
 MAX_ANNOTATION = 400  # characters of a quoted annotation read (a real one is short)
@@ -52,6 +55,7 @@ def outs_of(node: ast.FunctionDef | ast.AsyncFunctionDef, imports: dict[str, str
     mirrors = mirrors_of(node, state)
     reader.rebound = rebound_keys(node, state, mirrors)
     reader.mirrors = {name: key for name, key in mirrors.items() if key not in reader.rebound}
+    reader.sure = sure_locals(node)
     reader.block(node.body, [])
     return reader.outs[:MAX_OUTS]
 
@@ -147,6 +151,9 @@ class _Outs:
         self.made: dict[str, list[Guard]] = {}
         self.parts: dict[str, list[JSON]] = {}
         self.rebound: frozenset[str] = frozenset()  # keys stored with a value of its own
+        # what the locals surely hold at each return (`sure_values`), and at the one read
+        self.sure: dict[int, Kinds] = {}
+        self.here: Kinds = {}
 
     # --- statements ----------------------------------------------------------------------
     def block(self, body: list[ast.stmt], guards: list[Guard]) -> None:
@@ -156,7 +163,9 @@ class _Outs:
                 continue
             if isinstance(stmt, ast.Return):
                 if stmt.value is not None:
+                    self.here = self.sure.get(id(stmt), {})
                     self.ret(stmt.value, guards, stmt.lineno)
+                    self.here = {}
                 return
             if isinstance(stmt, ast.If):
                 yes, no = self.tests.split(stmt.test)
@@ -188,7 +197,7 @@ class _Outs:
                     key = str_value(target.slice)
                     if key is not None:
                         self.dicts[target.value.id].setdefault("keys", {})[key] = \
-                            _literal(stmt.value)
+                            literal(stmt.value)
                         if self.echo(stmt.value) == key:
                             self.dicts[target.value.id].setdefault("echo", []).append(key)
         elif isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and \
@@ -202,7 +211,7 @@ class _Outs:
                 return
             if call.func.attr == "update":
                 extra = self.value(call.args[0]) if call.args else {"keys": {
-                    kw.arg: _literal(kw.value) for kw in call.keywords if kw.arg}}
+                    kw.arg: literal(kw.value) for kw in call.keywords if kw.arg}}
                 self.dicts[receiver] = _union(self.dicts[receiver], extra)
             elif call.func.attr in ("append", "extend") and len(call.args) == 1:
                 arg = call.args[0]
@@ -297,7 +306,7 @@ class _Outs:
             if text is None:
                 out["open"] = True
             else:
-                keys[text] = _literal(item)
+                keys[text] = literal(item, self.here)
                 if self.echo(item) == text:
                     out.setdefault("echo", []).append(text)
         return out
@@ -314,7 +323,7 @@ class _Outs:
         if self.copies_state(node, full):  # ``new_state = dict(state)``: every key it holds,
             return {"whole": True, "copy": True}  # in a dict whose stores are not followed
         if tail == "dict" and not node.args:
-            return {"keys": {kw.arg: _literal(kw.value) for kw in node.keywords if kw.arg}}
+            return {"keys": {kw.arg: literal(kw.value) for kw in node.keywords if kw.arg}}
         if tail == "Send" and node.args:
             return {"sends": [str_value(node.args[0]) or "?"]}
         if full in CASTS and len(node.args) == 2:
@@ -353,20 +362,6 @@ class _Outs:
         iterable = node.generators[0].iter
         count = len(iterable.elts) if isinstance(iterable, ast.List | ast.Tuple) else None
         return {"sends": inner["sends"], "count": count}
-
-
-NONEMPTY = "<non-empty>"  # a value known to be truthy: ``[x]``, ``{"k": v}``, ``f"..."``
-
-
-def _literal(node: ast.expr) -> Any:
-    if isinstance(node, ast.Constant) and isinstance(node.value, bool | str | int | float):
-        return node.value
-    if (isinstance(node, ast.List | ast.Tuple | ast.Set) and node.elts) or (
-            isinstance(node, ast.Dict) and node.keys) or isinstance(node, ast.JoinedStr):
-        return NONEMPTY
-    if isinstance(node, ast.Constant) and node.value is None:
-        return None
-    return "?"
 
 
 def _union(*parts: JSON) -> JSON:
