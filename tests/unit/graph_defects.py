@@ -1,6 +1,9 @@
 """A strong auditor graph written in the tests (state, nodes, graph) and copies of it with one
 LangGraph defect each, for the execution facts' unit tests and the end-to-end acceptance test.
-Test data only: never audited code, never run by the auditor."""
+Test data only: never audited code, never run by the auditor.
+
+The vision inspector finds nothing without a repository: not every detective surely fills the
+evidence list, so the route to the error handler is not ruled out as one never taken."""
 
 from __future__ import annotations
 
@@ -33,7 +36,7 @@ def doc_analyst(state):
 
 
 def vision_inspector(state):
-    return {"evidences": [{"goal": "diagram", "found": True}]}
+    return {"evidences": [{"goal": "diagram", "found": True}] if state.get("repo_url") else []}
 
 
 def evidence_aggregator(state):

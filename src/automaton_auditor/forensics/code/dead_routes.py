@@ -13,6 +13,13 @@ arrives at the router when
   what arrived and writes only what it stores into it) and the graph's input schema is
   declared and does not carry it (without one the input may carry any key).
 
+A destination the router returns only when a key is empty or None (``if not
+state.get("k")``, ``is None``), or holds no non-empty item (``not any(len(v) > 0 for v in
+evidences.values())``), is never taken when the nodes before it surely fill that key
+(`sure_keys`: its own node on every return, or every writer, one of which runs on every path
+to it); the fact quotes the router's read, its return and each writer's returns. A path that
+raises ends the run: it routes nowhere.
+
 A path map's entry the router never returns (its returns all known names, none of them that
 entry) is never taken either.
 
@@ -26,6 +33,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON
@@ -40,7 +48,10 @@ from automaton_auditor.forensics.code.execution import (
     unknown_view,
 )
 from automaton_auditor.forensics.code.facts import quoted_finding
-from automaton_auditor.forensics.code.guards import ABSENT, possible
+from automaton_auditor.forensics.code.guards import ABSENT, NO_ITEM, possible
+from automaton_auditor.forensics.code.node_returns import node_outs, node_target
+from automaton_auditor.forensics.code.sure_keys import Sure, sure_at
+from automaton_auditor.forensics.code.sure_values import FILLED
 from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.state import Finding
 
@@ -54,6 +65,7 @@ class DeadRoute:
     keys: list[str]
     why: str
     quotes: list[tuple[str, int]]
+    when: str = ""  # what the router's test needs of the keys (none: it never returns it)
 
 
 def dead_routes(graph: CallGraph, model: Model, run: Run) -> list[DeadRoute]:
@@ -90,23 +102,67 @@ def _dead_targets(graph: CallGraph, model: Model, run: Run, source: str,
     node = model.nodes.get(source)
     seen = {**unknown_view(model, run), **run.arrived,
             **own_view(model, router, dict(node.writes) if node else {})}
-    dead: dict[str, tuple[list[str], list[int]]] = {}  # target -> keys, return lines
+    sure = sure_at(model, source, router)
+    # target -> keys that never arrive, keys whose value rules it out (with the test), lines
+    dead: dict[str, tuple[list[str], dict[str, Any], list[int]]] = {}
     for out in outs:
         if possible(out, seen):
             continue
-        keys = [k for k, want in out.get("guards") or [] if want and
+        guards = out.get("guards") or []
+        keys = [k for k, want in guards if want and
                 seen.get(k, ABSENT) == ABSENT and _never_arrives(model, k)]
+        held = {k: want for k, want in guards if k in sure and
+                not possible({"guards": [[k, want]]}, {k: sure[k].value})}
         for target in [*out.get("targets", []), *out.get("sends", [])]:
             name = str(mapping.get(str(target), target) if mapping else target)
-            if keys and name not in run.routes[source]:
-                known, lines = dead.setdefault(name, ([], []))
+            if (keys or held) and name not in run.routes[source]:
+                known, wants, lines = dead.setdefault(name, ([], {}, []))
                 known += [k for k in keys if k not in known]
+                wants.update(held)
                 lines.append(int(out["line"]))
     typed = graph.functions[router.key].get("typed") if router.key else None
-    return [DeadRoute(source, target, keys, _why(model, typed, source, keys),
-                      _quotes(model, router, source, keys, lines))
-            for target, (keys, lines) in sorted(dead.items())] + _unreturned(
-        model, run, source, router, set(dead))
+    found = []
+    for target, (keys, wants, lines) in sorted(dead.items()):
+        if keys:
+            found.append(DeadRoute(source, target, keys, _why(model, typed, source, keys),
+                                   _quotes(model, router, source, keys, lines),
+                                   f"{', '.join(keys)} {'is' if len(keys) == 1 else 'are'} set"))
+        else:
+            found.append(_held(graph, model, router, source, target, wants, sure, lines))
+    return found + _unreturned(model, run, source, router, set(dead))
+
+
+def _held(graph: CallGraph, model: Model, router: Router, source: str, target: str,
+          wants: dict[str, Any], sure: dict[str, Sure], lines: list[int]) -> DeadRoute:
+    """A destination the router takes only when a key is empty (or holds no non-empty item)
+    that the nodes before it always fill (`sure_keys`)."""
+    keys = sorted(wants)
+    when = " or ".join(f"{k} holds no non-empty item" if wants[k] == NO_ITEM else
+                       f"{k} is empty or None" for k in keys)
+    why = "; ".join(
+        (f"{source} gives {k} {_kind(sure[k].value)} on every return" if sure[k].own else
+         f"{', '.join(sure[k].writers)} give{'s' if len(sure[k].writers) == 1 else ''} {k} "
+         f"{_kind(sure[k].value)} on every return, and every path to {source} passes "
+         f"through {'it' if len(sure[k].writers) == 1 else 'one of them'}") for k in keys)
+    quotes = [(router.key[0], router.reads[k]) for k in keys if k in router.reads
+              ] if router.key else []
+    quotes += _quotes(model, router, source, [], lines)
+    quotes += [q for k in keys for n in sure[k].writers for q in return_lines(graph, model, n, k)]
+    return DeadRoute(source, target, keys, why + " (a path that raises ends the run; it does "
+                     "not route)", list(dict.fromkeys(quotes)), when)
+
+
+def _kind(value: Any) -> str:
+    return "a value holding a non-empty item" if value == FILLED else "a non-empty value"
+
+
+def return_lines(graph: CallGraph, model: Model, name: str, key: str) -> list[tuple[str, int]]:
+    """(path, line) of each return of node `name` that gives `key` a value."""
+    fn, decos = node_target(graph, model.topo.nodes[name])
+    if fn is None:
+        return []
+    return [(str(o.get("path") or fn[0]), int(o["line"])) for o in
+            node_outs(graph, fn, decos) if key in (o.get("keys") or {})]
 
 
 def _unreturned(model: Model, run: Run, source: str, router: Router,
@@ -187,17 +243,15 @@ def route_finding(graph: CallGraph, model: Model, run: Run, repo: Path | None,
                   where: str) -> Finding:
     """``graph.dead_routes``: the destinations no router ever takes."""
     dead = dead_routes(graph, model, run)
-    grouped: dict[tuple[str, str], list[DeadRoute]] = {}
+    grouped: dict[tuple[str, str, str], list[DeadRoute]] = {}
     for d in dead:  # the destinations one test rules out, together
-        grouped.setdefault((d.source, d.why), []).append(d)
+        grouped.setdefault((d.source, d.when, d.why), []).append(d)
     text = "; ".join(
         f"{source} -> {', '.join(d.target for d in ds)} {'is' if len(ds) == 1 else 'are'} "
         f"never taken: " + (f"{_router_name(model, source)} takes "
-                            f"{'it' if len(ds) == 1 else 'them'} only when "
-                            f"{', '.join(ds[0].keys)} "
-                            f"{'is' if len(ds[0].keys) == 1 else 'are'} set, and {why}"
-                            if ds[0].keys else why)
-        for (source, why), ds in grouped.items())
+                            f"{'it' if len(ds) == 1 else 'them'} only when {when}, and {why}"
+                            if when else why)
+        for (source, when, why), ds in grouped.items())
     return quoted_finding(
         "graph.dead_routes", "A conditional route can never be taken", bool(dead),
         list(dict.fromkeys(q for d in dead for q in d.quotes)), repo,

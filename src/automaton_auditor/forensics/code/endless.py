@@ -34,13 +34,11 @@ from automaton_auditor.forensics.code.facts import quoted_finding
 from automaton_auditor.forensics.code.inert import inert_writes, none_test, pure
 from automaton_auditor.forensics.code.node_returns import node_target
 from automaton_auditor.forensics.code.source import parse_file
+from automaton_auditor.forensics.code.sure_keys import keeps
 from automaton_auditor.forensics.code.topology import END
 from automaton_auditor.state import Finding
 
 MAX_CHAIN = 8
-# reducers that only add or replace what a node returns (a repository's own merge function
-# may make items of its own)
-KNOWN_REDUCERS = ("add", "or_", "ior", "add_messages")
 
 
 @dataclass
@@ -147,7 +145,7 @@ def _why(model: Model, graph: CallGraph, repo: Path, router: Router, fn: Functio
     for key in reads:
         item = none_test(guard.test, fn, state, key)
         reducer = model.channels.get(key)
-        if item and (not reducer or str(reducer).rsplit(".", 1)[-1] in KNOWN_REDUCERS) and \
+        if item and keeps(reducer) and \
                 all(inert_writes(f, s, key, item) for f, s, _n in loop):
             return (f"the router {name} takes it when no item of {key} has {item} set "
                     f"({router.key[0] if router.key else ''}:{guard.lineno}), and the nodes on "

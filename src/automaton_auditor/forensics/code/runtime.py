@@ -11,8 +11,8 @@ state criterion alike (the rubric's "graph.state" family):
   a key (the evidence never reaches it: a functional break, confidence 0.9);
 - ``graph.state.unwritten_reads``: keys a node reads that no node writes and the input cannot
   carry;
-- ``graph.dead_routes``: a router branch that can never be taken (its guard reads a key that
-  never arrives);
+- ``graph.dead_routes``: a router branch that can never be taken (its guard needs a key that
+  never arrives, or needs empty a key the nodes before it always fill);
 - ``graph.unreachable_nodes``: nodes with no path from START (they never run), and nodes with
   no path to the run's end (END, or a node with no way out, where the run ends as well);
 - ``graph.join_repeats``: a node joined by separate edges from branches of unequal length runs
