@@ -255,3 +255,15 @@ def test_a_writer_that_may_add_nothing_or_a_path_past_every_writer_keeps_the_rou
                            'builder.add_edge(START, "aggregator")\n')
     for n, case in enumerate((may_be_empty, bypass)):
         assert not _facts(tmp_path / str(n), {"graph.py": case})["graph.dead_routes"].found
+
+
+def test_a_router_whose_other_routes_are_never_taken_routes_nothing(tmp_path: Path) -> None:
+    """yohans-kasaw: the router after the Chief Justice only ever goes to END, as amin3ltd's
+    routers beside static edges only ever add branches: neither routes the flow."""
+    cond = _facts(tmp_path / "dead", {"graph.py": CHIEF})["graph.conditional_edges"]
+    assert not cond.found
+    assert "the router at chief never takes error_handler (a route that can never be taken):" \
+        " it always goes to __end__" in cond.rationale
+    live = CHIEF.replace('        raise ValueError("out of range")\n',
+                         '        return {"final_report": None}\n')
+    assert _facts(tmp_path / "live", {"graph.py": live})["graph.conditional_edges"].found

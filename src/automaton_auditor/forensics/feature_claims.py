@@ -144,9 +144,10 @@ def check_feature(feature: str, graph: RebuiltGraph | None,
 
 def _routing(graph: RebuiltGraph) -> tuple[str, str]:
     """Conditional routing is confirmed by a router that can change where the flow goes;
-    routers beside static edges, whose every outcome leads to one node, or that always
-    return the same list route nothing (`forensics.code.routing`): the claim then earns
-    nothing, and is not contradicted either (the edges are there)."""
+    routers beside static edges, whose every outcome some run may take leads to one node
+    (the others can never be taken), or that always return the same list route nothing
+    (`forensics.code.routing`): the claim then earns nothing, and is not contradicted
+    either (the edges are there)."""
     if not graph.conditional_sources:
         return "contradicted", "The rebuilt graph has no add_conditional_edges call."
     routing = graph.routing_sources
@@ -156,4 +157,4 @@ def _routing(graph: RebuiltGraph) -> tuple[str, str]:
     return "unverified", ("Conditional edges leave "
                           f"{', '.join(sorted(graph.conditional_sources)[:4])}, but none "
                           "changes where the flow goes (each sits beside a static edge from "
-                          "the same node, or all its outcomes lead to one node).")
+                          "the same node, or every outcome it may take leads to one node).")

@@ -21,7 +21,11 @@ from automaton_auditor.forensics.code.parallel_groups import (
     meeting_node,
     unknown_copies,
 )
-from automaton_auditor.forensics.code.routing import one_way, routing_sources, static_sources
+from automaton_auditor.forensics.code.routing import (
+    conditional_text,
+    routing_sources,
+    static_sources,
+)
 from automaton_auditor.forensics.code.rubric_ids import repository_rubric
 from automaton_auditor.forensics.code.topology import (
     DETECTIVE,
@@ -258,10 +262,9 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
     cond_text = "; ".join(f"{s} -> {main.conditional[s]['targets']}" for s in
                           sorted(main.conditional))
     # A router beside static edges from the same node adds branches; it stops nothing;
-    # one whose every outcome (``{"success": "x", "failed": "x"}``) leads to one node
-    # chooses nothing (`routing`)
+    # one whose every outcome (``{"success": "x", "failed": "x"}``), or every route it ever
+    # takes, leads to one node chooses nothing (`routing`)
     beside = sorted(set(main.conditional) & static_sources(main))
-    single = sorted(s for s in main.conditional if s not in beside and one_way(main, s))
     routing = routing_sources(main)
     if beside and not routing:
         cond_ops += _ops_for(main, [(s, d) for (s, d), i in main.edges.items()
@@ -279,8 +282,7 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
         _g("graph.conditional_edges", "Conditional edges route the flow",
            bool(routing), "success",
            _op_loc(cond_ops[0]) if cond_ops else main.builder.get("key", "."),
-           _quote_ops(cond_ops), _conditional_text(cond_text, beside, bool(routing), {
-               s: main.conditional[s]["targets"][0] for s in single}),
+           _quote_ops(cond_ops), conditional_text(main, cond_text, beside, bool(routing)),
            error_routes=sorted({t for c in main.conditional.values() for t in c["targets"]
                                 if any(w in t.lower() for w in ("error", "fail", "abort"))}),
            # sources whose router chooses a branch (not only a list run all at once)
@@ -302,27 +304,6 @@ def _no_graph_text(main: Topology) -> str:
             "given no node (no add_node call)"
             + (f", and its wiring calls methods StateGraph does not have: {calls}"
                if calls else "") + ".")
-
-
-def _conditional_text(described: str, beside: list[str], routes: bool,
-                      single: dict[str, str]) -> str:
-    """What the conditional edges do: route the flow, or why none does (each reason the
-    graph has: routers beside static edges, routers with one destination, fixed lists)."""
-    if not described:
-        return "No add_conditional_edges call on the main graph."
-    if routes:
-        return f"Conditional edges: {described}."
-    reasons = [f"{', '.join(beside)} also ha{'s' if len(beside) == 1 else 've'} "
-               "unconditional edges, and LangGraph runs those successors whatever the router "
-               "returns"] if beside else []
-    if single:
-        reasons.append(f"every outcome of the router at {', '.join(single)} leads to one "
-                       f"node ({', '.join(sorted(set(single.values())))}): it chooses nothing")
-    if not reasons:  # routers that always return the same list of nodes
-        reasons.append("each router always returns the same nodes, run at once (a fan-out): "
-                       "it chooses nothing")
-    return (f"Conditional edges: {described}; but " + "; and ".join(reasons)
-            + ": no route stops or redirects the flow.")
 
 
 def _parallel_findings(main: Topology, g: RebuiltGraph, others: list[Topology],
