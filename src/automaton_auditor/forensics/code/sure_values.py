@@ -13,7 +13,8 @@ constructed object stays one until the name is rebound. A path that raises does 
 return (LangGraph aborts the run on an exception). Whatever may undo it forgets the name: a
 rebinding, ``pop``/``remove``/``clear``, an unknown method, the name handed to a call that is
 no plain builtin, used in a nested function. A loop's body may run no time: what it adds does
-not count after it; an ``except`` handler starts from what held before the ``try``.
+not count after it; an ``except`` handler starts from what held before the ``try``; a ``with``
+block runs to its end unless its manager is ``contextlib.suppress``.
 """
 
 from __future__ import annotations
@@ -53,7 +54,7 @@ def literal(node: ast.expr, kinds: Kinds | None = None) -> Any:
         return FILLED if any(_truthy(literal(e, kinds)) for e in node.elts) else NONEMPTY
     if isinstance(node, ast.Dict) and node.keys:
         # a truthy value under a non-empty key: iterated or through ``.values()``, an item
-        return FILLED if any(k is not None and literal(k) not in ("", UNKNOWN) and
+        return FILLED if any(k is not None and _truthy(literal(k, kinds)) and
                              _truthy(literal(v, kinds))
                              for k, v in zip(node.keys, node.values, strict=True)) \
             else NONEMPTY
@@ -240,8 +241,8 @@ class _Flow:
         if isinstance(target, ast.Subscript) and isinstance(target.value, ast.Name) and \
                 kinds.get(target.value.id) in (CONTAINER, NONEMPTY, FILLED):
             name = target.value.id  # ``d[k] = v``: a dict with that key (a list: one item)
-            key = literal(target.slice) if not isinstance(target.slice, ast.Slice) else ""
-            full = _truthy(literal(value, kinds)) and key not in ("", UNKNOWN)
+            key = literal(target.slice, kinds) if not isinstance(target.slice, ast.Slice) else ""
+            full = _truthy(literal(value, kinds)) and _truthy(key)
             return {**kinds, name: FILLED if full or kinds[name] == FILLED else NONEMPTY}
         return self.uses(target, kinds)
 
