@@ -20,6 +20,7 @@ block runs to its end unless its manager is ``contextlib.suppress``.
 from __future__ import annotations
 
 import ast
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from automaton_auditor.forensics.code.common import dotted
@@ -113,6 +114,11 @@ def _forget(kinds: Kinds, names: set[str]) -> Kinds:
     return {n: k for n, k in kinds.items() if n not in names}
 
 
+def _forget_handed(kinds: Kinds, node: ast.AST, also: AbstractSet[str] = frozenset()) -> Kinds:
+    """`kinds` without what `node` may change (`_handed`), read only when something is held."""
+    return _forget(kinds, _handed(node) | also) if kinds else kinds
+
+
 def _stored(target: ast.AST | None) -> set[str]:
     return {n.id for n in ast.walk(target) if isinstance(n, ast.Name)} if target else set()
 
@@ -157,7 +163,7 @@ class _Flow:
 
     def uses(self, node: ast.AST | None, kinds: Kinds) -> Kinds:
         """`kinds` after evaluating `node`: a constructed object stays one until rebound."""
-        if node is None:
+        if node is None or not kinds:  # nothing held: nothing to lose (most functions)
             return kinds
         handed = _handed(node)
         bound = {n.id for n in ast.walk(node) if isinstance(n, ast.Name)
@@ -176,7 +182,7 @@ class _Flow:
             return _meet(self.run(stmt.body, kinds), self.run(stmt.orelse, kinds))
         if isinstance(stmt, ast.For | ast.AsyncFor | ast.While):
             head = stmt.test if isinstance(stmt, ast.While) else stmt.iter
-            entry = _forget(self.uses(head, kinds), _handed(stmt) | (
+            entry = _forget_handed(self.uses(head, kinds), stmt, (
                 set() if isinstance(stmt, ast.While) else _stored(stmt.target)))
             self.run(stmt.body, entry)  # may run no time: only its returns are read
             return _meet(entry, self.run(stmt.orelse, entry)) if stmt.orelse else entry
@@ -189,17 +195,17 @@ class _Flow:
             swallows = any(dotted(i.context_expr.func if isinstance(i.context_expr, ast.Call)
                                   else i.context_expr) in ("suppress", "contextlib.suppress")
                            for i in stmt.items)
-            return _meet(_forget(kinds, _handed(stmt)), after) if swallows else after
+            return _meet(_forget_handed(kinds, stmt), after) if swallows else after
         if isinstance(stmt, ast.Match):
             kinds = self.uses(stmt.subject, kinds)
-            rest = _forget(kinds, _handed(stmt))
+            rest = _forget_handed(kinds, stmt)
             return _meet(rest, *(self.run(c.body, rest) for c in stmt.cases))
         return self.simple(stmt, kinds)
 
     def attempt(self, stmt: ast.Try | ast.TryStar, kinds: Kinds) -> Kinds | None:
         """A ``try``: the body then ``else``, or any handler from what held before it."""
         body = self.run(stmt.body, kinds)
-        failed = _forget(kinds, _handed(ast.Module(body=stmt.body, type_ignores=[])))
+        failed = _forget_handed(kinds, ast.Module(body=stmt.body, type_ignores=[]))
         paths = [self.run(stmt.orelse, body) if stmt.orelse else body]
         paths += [self.run(h.body, _forget(failed, {h.name} if h.name else set()))
                   for h in stmt.handlers]
