@@ -34,8 +34,8 @@ def test_a_cap_a_later_weight_always_replaces_is_no_security_override(tmp_path: 
     fact = facts["justice.unused_rules"]
     assert fact.found and fact.pattern == "failure"
     assert fact.location == "nodes/justice.py:5"
-    assert "Security override at nodes/justice.py:5 writes final (:6), which nothing reads " \
-        "before :8 binds it again" in fact.rationale
+    assert "The decision at nodes/justice.py:5 (credited as security override) writes final " \
+        "(:6), which nothing reads before :8 binds it again" in fact.rationale
     assert "nodes/justice.py:8: final = round((2 * tech[0]" in (fact.content or "")
     rules = facts["justice.rules"].data["rules"]
     assert "security_override" not in rules and "fact_supremacy" not in rules
@@ -83,8 +83,9 @@ def test_a_pruning_undone_by_a_table_a_helper_builds_afresh_changes_nothing(
     facts = _justice(tmp_path, PRUNED.replace("RESET", "weights = _weights(ops)"))
     fact = facts["justice.unused_rules"]
     assert fact.found
-    assert "at nodes/justice.py:11 writes weights (:12), which nothing reads before :13 " \
-        "binds it again" in fact.rationale
+    assert "The decision at nodes/justice.py:11 (" in fact.rationale
+    assert ") writes weights (:12), which nothing reads before :13 binds it again" \
+        in fact.rationale
     assert fact.data["rules"][0]["over"] == [13]
 
 

@@ -62,8 +62,8 @@ def sandbox_misquote(clause: str, facts: Mapping[str, Finding]) -> Misquote | No
             return None  # the design the code follows: its flaw is the tools' to charge
         return Misquote(
             said="the clone made and used in a temporary directory",
-            rationale="The report says the sandboxed clone works (the repository cloned "
-                      "into a temporary directory and read there); the directory is a "
+            rationale="The report says the sandboxed clone works; the directory it is "
+                      "cloned into is a "
                       "TemporaryDirectory whose path its function returns, so it is removed "
                       "as the function returns and the tools that read the clone find a "
                       "directory that no longer exists.", code=_lines(early)[:MAX_QUOTED])

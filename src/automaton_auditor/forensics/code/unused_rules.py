@@ -75,14 +75,18 @@ def _capital(text: str) -> str:
 
 
 def _sentence(item: Unused, label: str) -> str:
-    """``fact supremacy at p.py:12 writes x (:13), which nothing reads before :20 binds it
-    again``."""
+    """``the decision at p.py:12 (credited as fact supremacy) writes x (:13), which nothing
+    reads before :20 binds it again``."""
     rule = item.rule
     where = f" ({_lines(item.at)})" if item.at else ""
     after = (f", which nothing reads before {_lines(item.over)} "
              f"bind{'s' if len(item.over) == 1 else ''} it again" if item.over
              else ", which nothing reads")
-    return f"{label} at {rule.path}:{rule.line} writes {', '.join(item.names)}{where}{after}"
+    # the decision is named by its place; the name the rule reading gave it is said apart,
+    # since a decision set aside as unused may have been credited for text it only writes
+    kind = label if label in (*KINDS.values(), "a rule") else f"credited as {label}"
+    return (f"the decision at {rule.path}:{rule.line} ({kind}) writes "
+            f"{', '.join(item.names)}{where}{after}")
 
 
 def unused_finding(unused: list[Unused], named: dict[str, list[tuple[str, int]]],
