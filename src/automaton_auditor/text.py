@@ -51,6 +51,13 @@ _INVISIBLE = re.compile("[\u00ad\u0600-\u0605\u06dd\u070f\u0890\u0891\u08e2\u180
                         "\U000e0001\U000e0020-\U000e007f]")
 
 
+def hides(text: str) -> bool:
+    """Whether `text` holds a character `printable` drops (a control character other than
+    tab and newline, DEL, a C1 control, a bidi control): shown, it would drive the terminal
+    or reorder what a reader sees."""
+    return _UNSHOWN.search(text) is not None
+
+
 def _escape(match: re.Match[str]) -> str:
     code = ord(match.group(0))
     return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"

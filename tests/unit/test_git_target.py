@@ -45,6 +45,10 @@ def test_https_urls_on_the_allowlist(raw: str, normalised: str) -> None:
     ("https://github.com:99999/a/b", "not a valid URL (Port out of range"),
     ("https://github.com:abc/a/b", "not a valid URL (Port could not be cast"),
     ("", "empty target"),
+    ("repo\x1b[2Jx", "control characters"),
+    ("repo\x7f", "control characters"),  # DEL
+    ("repo\x9bx", "control characters"),  # a C1 byte: a one-byte CSI on some terminals
+    ("repo\u202eetadpu", "control characters"),  # a bidi override reorders the echo
 ])
 def test_refused_targets_give_a_one_line_reason(raw: str, reason: str) -> None:
     with pytest.raises(InvalidTarget) as info:

@@ -30,6 +30,7 @@ from automaton_auditor.forensics.git.story import narrative_findings
 from automaton_auditor.safefile import UnsafeFile
 from automaton_auditor.settings import default
 from automaton_auditor.state import Finding
+from automaton_auditor.text import hides
 
 
 class InvalidTarget(ValueError):
@@ -99,7 +100,9 @@ def parse_target(target: str, limits: GitLimits) -> Target:
         raise InvalidTarget("empty target")
     if value.startswith("-"):
         raise InvalidTarget(f"target may not start with '-': {value!r}")
-    if any(ord(ch) < 32 for ch in value):
+    # a target is echoed in one-line messages, the summary table and `audit runs`: DEL, a C1
+    # byte (0x9b is a one-byte CSI) or a bidi control there drives the terminal or reorders it
+    if any(ord(ch) < 32 for ch in value) or hides(value):
         raise InvalidTarget(f"target contains control characters: {value!r}")
     if "://" in value or "::" in value or _SCP_LIKE.match(value):
         if any(ch in _SHELL_META for ch in value):
