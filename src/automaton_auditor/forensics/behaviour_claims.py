@@ -26,7 +26,11 @@ from collections.abc import Sequence
 
 from automaton_auditor.forensics.code.names import RETRY_NAME
 from automaton_auditor.forensics.diagrams.flow import has_cycle, match_score
-from automaton_auditor.forensics.failure_claims import merge_misquote, sandbox_misquote
+from automaton_auditor.forensics.failure_claims import (
+    merge_misquote,
+    quoted_lines,
+    sandbox_misquote,
+)
 from automaton_auditor.forensics.pdf.behaviours import (
     BEHAVIOURS,
     CLEANUP,
@@ -196,7 +200,7 @@ def cleanup_misquote(code: Sequence[Finding]) -> Misquote | None:
                 "cleanup of it)." if not cleanup.data.get("partial") else
                 "a successful run leaves it behind: the code removes only a path inside it, "
                 "or removes it only when something failed.")),
-        code=(cleanup.content or cleanup.location).splitlines()[:MAX_EDGES])
+        code=quoted_lines(cleanup)[:MAX_EDGES])
 
 
 def structured_misquote(claim: FeatureClaim, code: Sequence[Finding],

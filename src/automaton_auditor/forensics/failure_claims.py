@@ -48,7 +48,8 @@ _DETECTIVES = re.compile(r"\bdetectives?\b|\bevidences?\b", re.IGNORECASE)
 _STEP = re.compile(r"\s(?:\u2192|\u27f6|\u21d2|->|fi)\s")
 
 
-def _lines(fact: Finding) -> list[str]:
+def quoted_lines(fact: Finding) -> list[str]:
+    """The lines a fact quotes (its content), else its location: what a misquote cites."""
     return (fact.content or fact.location).splitlines()
 
 
@@ -66,7 +67,7 @@ def sandbox_misquote(clause: str, facts: Mapping[str, Finding]) -> Misquote | No
                       "cloned into is a "
                       "TemporaryDirectory whose path its function returns, so it is removed "
                       "as the function returns and the tools that read the clone find a "
-                      "directory that no longer exists.", code=_lines(early)[:MAX_QUOTED])
+                      "directory that no longer exists.", code=quoted_lines(early)[:MAX_QUOTED])
     sandbox, root = facts.get("safety.clone_sandbox"), facts.get("safety.clone_temp_root")
     if sandbox is None or sandbox.found or not sandbox.data.get("locations") \
             or sandbox.data.get("tempdir_calls") or root is None or root.found:
@@ -77,7 +78,7 @@ def sandbox_misquote(clause: str, facts: Mapping[str, Finding]) -> Misquote | No
                   "sandbox); the code clones and makes no temporary directory anywhere (no "
                   "tempfile.TemporaryDirectory or mkdtemp call, no folder under the system's "
                   "temp folder).",
-        code=[*_lines(sandbox)[:MAX_QUOTED - 1], "code: no tempfile.TemporaryDirectory or "
+        code=[*quoted_lines(sandbox)[:MAX_QUOTED - 1], "code: no tempfile.TemporaryDirectory or "
               "mkdtemp call anywhere"])
 
 
@@ -117,7 +118,7 @@ def merge_misquote(clause: str, facts: Mapping[str, Finding]) -> Misquote | None
     keys = dropped.data.get("nodes") or {}
     returned = "; ".join(f"{n} returns {', '.join(keys.get(n) or [])}" for n in named)
     places = {place for n in named for place in whole[n]}
-    quoted = [*dict.fromkeys(line for line in _lines(dropped)
+    quoted = [*dict.fromkeys(line for line in quoted_lines(dropped)
                              if line.split(": ", 1)[0] in places)]
     channels = ", ".join(dropped.data.get("channels") or [])
     return Misquote(

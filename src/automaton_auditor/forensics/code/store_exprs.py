@@ -12,15 +12,21 @@ from __future__ import annotations
 import ast
 
 from automaton_auditor.forensics.code.common import dotted
-from automaton_auditor.forensics.code.inert import ADD_METHODS, DROP_METHODS, READ_METHODS
+from automaton_auditor.forensics.code.inert import (
+    ADD_METHODS,
+    DROP_METHODS,
+    PURE_CALLS,
+    READ_METHODS,
+)
 from automaton_auditor.forensics.code.paths import LOGS
 
-# calls that only read their arguments (and build a new value from them)
-READERS = frozenset({"len", "sum", "any", "all", "min", "max", "str", "repr", "bool", "int",
-                     "float", "abs", "round", "isinstance", "hasattr", "getattr", "print",
-                     "format", "range", "divmod", "pow", "hash", "id", "type"})
 COPIES = frozenset({"list", "tuple", "sorted", "set", "frozenset", "dict", "copy",
                     "deepcopy"})  # a call whose value is a new object
+# calls that only read their arguments (and build a new value from them): the project's
+# pure builtins (`inert.PURE_CALLS`) but the copies and the iterators, which hold what they
+# are handed, and a few more readers
+READERS = (PURE_CALLS - COPIES - {"enumerate", "zip"}) | {
+    "repr", "abs", "round", "format", "divmod", "pow", "hash", "id", "type"}
 PURE_MODULES = ("math.", "statistics.", "np.", "numpy.")
 MUTATORS = ADD_METHODS | DROP_METHODS | {"sort", "reverse"}
 RETURNS_ARG = frozenset({"min", "max", "getattr", "get", "pop", "setdefault"})  # an argument
