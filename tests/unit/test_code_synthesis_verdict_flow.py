@@ -224,3 +224,37 @@ def chief_justice_node(state):
     return {"final_score": final_score}
 ''')
     assert facts["justice.rules"].data["rules"]["fact_supremacy"] == ["nodes/justice.py:10"]
+
+
+
+# one cap on the evidence that also weighs the Defense's score (``if refuted and defense >= 4``)
+WEIGHED_CAP = '''
+def chief_justice_node(state):
+    results = []
+    for dim_id, ops in state["by_criterion"].items():
+        scores = {{o.judge: o.score for o in ops}}
+        final_score = scores.get("TechLead", 1)
+        refuted = any(not e.found for e in state["evidences"].get(dim_id, []))
+        if refuted and scores.get("Defense", 1) >= 4:
+            final_score = min(final_score, 3)
+{more}
+        results.append({{"criterion": dim_id, "final_score": final_score}})
+    return {{"results": results}}
+'''
+
+
+def test_one_decision_credited_as_two_named_rules_counts_once(tmp_path: Path) -> None:
+    """A cap the evidence fires with the Defense's score is credited as the security override
+    (a cap) and as fact supremacy (it weighs a judge against the facts); it is one decision,
+    so it makes one of the two rules the synthesis needs, not both."""
+    one = _justice(tmp_path / "one", WEIGHED_CAP.format(more=""))["justice.rules"]
+    assert one.data["rules"]["security_override"] == one.data["rules"]["fact_supremacy"] == [
+        "nodes/justice.py:8"], one.data
+    assert one.found is False
+    assert "fact_supremacy rests only on decisions already counted as security_override " \
+        "(nodes/justice.py:8 is one decision), so it counts once" in one.rationale
+    # a second decision on the evidence makes the second rule
+    two = _justice(tmp_path / "two", WEIGHED_CAP.format(more='''\
+        if not state["evidences"]:
+            final_score = min(final_score, 2)'''))["justice.rules"]
+    assert two.found, two.rationale

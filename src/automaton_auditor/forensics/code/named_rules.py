@@ -10,6 +10,8 @@ from __future__ import annotations
 from automaton_auditor.forensics.code.spread_routes import Route, Rule
 
 Lines = list[tuple[str, int]]
+# the rules the rubric's synthesis criterion names: two of them make a rule-bound synthesis
+CORE_RULES = ("security_override", "fact_supremacy", "functionality_weight")
 
 
 def credited(rules: list[Rule], weights: Lines, routes: list[Route]) -> dict[str, Lines]:
@@ -26,6 +28,36 @@ def credited(rules: list[Rule], weights: Lines, routes: list[Route]) -> dict[str
             "variance_re_evaluation": spread,
             "dissent_requirement": [(r.path, r.line) for r in rules
                                     if {"spread", "gap"} & set(r.reads) and "text" in r.does]}
+
+
+def distinct(named: dict[str, Lines], names: tuple[str, ...]) -> list[str]:
+    """The `names` whose rules rest on decisions of their own: one decision credited as two
+    rules (an evidence cap that also reads a judge's score is both a cap and a decision that
+    weighs the judge against the facts) counts once. A largest matching of names to lines."""
+    owner: dict[tuple[str, int], str] = {}
+
+    def place(name: str, seen: set[tuple[str, int]]) -> bool:
+        for line in named[name]:
+            if line not in seen:
+                seen.add(line)
+                if line not in owner or place(owner[line], seen):
+                    owner[line] = name
+                    return True
+        return False
+
+    return [name for name in names if named[name] and place(name, set())]
+
+
+def shared_reason(named: dict[str, Lines], names: tuple[str, ...], kept: list[str]) -> str:
+    """Why a named rule the code is credited with does not count (`kept`: those that do):
+    the decision it rests on is already counted as another rule."""
+    lost = [n for n in names if named[n] and n not in kept]
+    if not lost:
+        return ""
+    other = next((n for n in kept if set(named[n]) & set(named[lost[0]])), kept[0])
+    path, line = sorted(set(named[other]) & set(named[lost[0]]))[0]
+    return (f"; {lost[0]} rests only on decisions already counted as {other} ({path}:{line} is "
+            "one decision), so it counts once")
 
 
 def judge_weights(rules: list[Rule], weights: Lines) -> Lines:

@@ -30,9 +30,12 @@ from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.model_overwrite import scores_replaced
 from automaton_auditor.forensics.code.named_rules import (
+    CORE_RULES,
     averaging_reason,
     credited,
+    distinct,
     ordinary_weights,
+    shared_reason,
     unweighted_reason,
 )
 from automaton_auditor.forensics.code.override_evidence import inverted_override
@@ -324,8 +327,8 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
     named = credited(rules, reading.weights, reading.routes)
     weights = named["functionality_weight"]
     present = [n for n, items in named.items() if items]
-    core = [n for n in ("security_override", "fact_supremacy", "functionality_weight")
-            if named[n]]
+    # each of the rules the rubric names must rest on a decision of its own
+    core = distinct(named, CORE_RULES)
     deciding = _of(rules, "evidence", "spread", "consensus", "score_cap", "criterion", "judge")
     keyword, dead = _of(rules, "words"), _of(rules, "dead")
     kept = [(r.path, n) for r in rules if r.kind == "dead" for n in r.why][:MAX_QUOTED // 2]
@@ -346,7 +349,8 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
            repo,
            f"Rules the code applies: {', '.join(present) or 'none'}" + (
                f"; {loose} more fire on words in a judge's argument (not counted: no "
-               "detected fact decides them)" if loose else "") + dead_reason(rules, repo) + ".",
+               "detected fact decides them)" if loose else "") + shared_reason(
+                   named, CORE_RULES, core) + dead_reason(rules, repo) + ".",
            0.75,
            rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present},
            dead=[f"{p}:{line}" for p, line in dead[:10]]),
