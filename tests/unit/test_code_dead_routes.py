@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from automaton_auditor.forensics.code.guards import possible
 from automaton_auditor.forensics.code.outs import outs_of
 
 from . import graph_defects as copies
@@ -147,7 +148,18 @@ def test_an_else_of_an_and_with_an_unread_operand_guards_nothing() -> None:
 def test_is_not_none_needs_a_value_not_a_truthy_one() -> None:
     outs = _outs("def r(state):\n    if state.get('a') is not None:\n        return 'x'\n"
                  "    return 'y'\n")
-    assert [o["guards"] for o in outs] == [[["a", "set"]], [["a", False]]]
+    assert [o["guards"] for o in outs] == [[["a", "set"]], [["a", "none"]]]
+
+
+def test_is_none_is_told_from_falsiness_but_decided_as_it() -> None:
+    """``is None`` gives the key the kind "none" (the fact says "is None", not "empty"),
+    which `possible` rules out only on a truthy value, as it does a falsy guard."""
+    outs = _outs("def r(state):\n    if state.get('a') is None:\n        return 'x'\n"
+                 "    return 'y'\n")
+    assert [o["guards"] for o in outs] == [[["a", "none"]], [["a", "set"]]]
+    for value, taken in (("", True), (None, True), (0, True), ("full", False)):
+        assert possible(outs[0], {"a": value}) is taken
+        assert possible({"guards": [["a", False]]}, {"a": value}) is taken
 
 
 def test_a_path_map_entry_the_router_never_returns_is_never_taken(tmp_path: Path) -> None:

@@ -159,7 +159,7 @@ def test_a_route_needing_a_key_its_own_node_always_fills_is_never_taken(
     dead = _facts(tmp_path, {"graph.py": CHIEF})["graph.dead_routes"]
     assert dead.found and dead.data["edges"] == [["chief", "error_handler"],
                                                  ["detective", "no_evidence"]]
-    assert "only when final_report is empty or None, and chief gives final_report a " \
+    assert "only when final_report is None, and chief gives final_report a " \
         "non-empty value on every return" in dead.rationale
     assert "only when evidences holds no non-empty item, and detective gives evidences a " \
         "value holding a non-empty item on every return" in dead.rationale
@@ -167,6 +167,24 @@ def test_a_route_needing_a_key_its_own_node_always_fills_is_never_taken(
     assert 'graph.py:44: final_report = state.get("final_report")' in content
     assert 'graph.py:40: return {"final_report": report}' in content
     assert 'graph.py:25: return {"evidences": {"repo": found}}' in content
+
+
+def test_the_route_s_condition_is_told_from_the_router_s_own_test(tmp_path: Path) -> None:
+    """yohans-kasaw: ``final_report is None`` is "is None"; ``not final_report`` is "empty
+    or None". Both routes are never taken when the node always fills the key (a report, or
+    a list holding an item)."""
+    falsy = CHIEF.replace("    if final_report is None:\n", "    if not final_report:\n")
+    listed = CHIEF.replace('    return {"final_report": report}\n',
+                           '    return {"final_report": [report]}\n')
+    for n, (case, said) in enumerate(((CHIEF, "is None"), (falsy, "is empty or None"),
+                                      (listed, "is None"),
+                                      (listed.replace("    if final_report is None:\n",
+                                                      "    if not final_report:\n"),
+                                       "is empty or None"))):
+        dead = _facts(tmp_path / str(n), {"graph.py": case})["graph.dead_routes"]
+        assert ["chief", "error_handler"] in dead.data["edges"]
+        assert f"only when final_report {said}, and chief gives final_report a " \
+            in dead.rationale
 
 
 def test_a_return_that_may_give_the_empty_value_keeps_the_route(tmp_path: Path) -> None:

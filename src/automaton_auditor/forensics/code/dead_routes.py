@@ -14,11 +14,11 @@ arrives at the router when
   declared and does not carry it (without one the input may carry any key).
 
 A destination the router returns only when a key is empty or None (``if not
-state.get("k")``, ``is None``), or holds no non-empty item (``not any(len(v) > 0 for v in
-evidences.values())``), is never taken when the nodes before it surely fill that key
-(`sure_keys`: its own node on every return, or every writer, one of which runs on every path
-to it); the fact quotes the router's read, its return and each writer's returns. A path that
-raises ends the run: it routes nowhere.
+state.get("k")``), None (``is None``; the fact says so, not "empty"), or holds no non-empty
+item (``not any(len(v) > 0 for v in evidences.values())``), is never taken when the nodes
+before it surely fill that key (`sure_keys`: its own node on every return, or every writer,
+one of which runs on every path to it); the fact quotes the router's read, its return and
+each writer's returns. A path that raises ends the run: it routes nowhere.
 
 A path map's entry the router never returns (its returns all known names, none of them that
 entry) is never taken either.
@@ -48,7 +48,7 @@ from automaton_auditor.forensics.code.execution import (
     unknown_view,
 )
 from automaton_auditor.forensics.code.facts import quoted_finding
-from automaton_auditor.forensics.code.guards import ABSENT, NO_ITEM, possible
+from automaton_auditor.forensics.code.guards import ABSENT, FALSY, NO_ITEM, NONE, possible
 from automaton_auditor.forensics.code.node_returns import node_outs, node_target
 from automaton_auditor.forensics.code.sure_keys import Sure, sure_at
 from automaton_auditor.forensics.code.sure_values import FILLED
@@ -109,7 +109,7 @@ def _dead_targets(graph: CallGraph, model: Model, run: Run, source: str,
         if possible(out, seen):
             continue
         guards = out.get("guards") or []
-        keys = [k for k, want in guards if want and
+        keys = [k for k, want in guards if want not in FALSY and
                 seen.get(k, ABSENT) == ABSENT and _never_arrives(model, k)]
         held = {k: want for k, want in guards if k in sure and
                 not possible({"guards": [[k, want]]}, {k: sure[k].value})}
@@ -137,8 +137,7 @@ def _held(graph: CallGraph, model: Model, router: Router, source: str, target: s
     """A destination the router takes only when a key is empty (or holds no non-empty item)
     that the nodes before it always fill (`sure_keys`)."""
     keys = sorted(wants)
-    when = " or ".join(f"{k} holds no non-empty item" if wants[k] == NO_ITEM else
-                       f"{k} is empty or None" for k in keys)
+    when = " or ".join(f"{k} {_NEEDS[wants[k]]}" for k in keys)
     why = "; ".join(
         (f"{source} gives {k} {_kind(sure[k].value)} on every return" if sure[k].own else
          f"{', '.join(sure[k].writers)} give{'s' if len(sure[k].writers) == 1 else ''} {k} "
@@ -150,6 +149,11 @@ def _held(graph: CallGraph, model: Model, router: Router, source: str, target: s
     quotes += [q for k in keys for n in sure[k].writers for q in return_lines(graph, model, n, k)]
     return DeadRoute(source, target, keys, why + " (a path that raises ends the run; it does "
                      "not route)", list(dict.fromkeys(quotes)), when)
+
+
+# what the router's test needs of a key, by the guard's kind (`guards`): its own words, so
+# ``is None`` is not told as "empty", which the router would not route on
+_NEEDS = {NO_ITEM: "holds no non-empty item", NONE: "is None", False: "is empty or None"}
 
 
 def _kind(value: Any) -> str:

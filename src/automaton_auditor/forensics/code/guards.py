@@ -11,7 +11,9 @@ when it fails:
   and only read as a value: truthy when the test holds, falsy when it fails;
 - ``not t`` swaps the two; ``a and b`` holds with every guard of each operand, and fails with
   a lone operand's;
-- ``"k" in state``, ``state.k is not None``: set; ``not in``, ``is None``: falsy;
+- ``"k" in state``, ``state.k is not None``: set; ``not in``: falsy; ``is None``: None
+  (``NONE``: decided as falsy, but a fact that describes the test says "is None", since an
+  empty value is not None);
 - ``x == "lit"``, ``x`` a read of the key (directly or through such a local) whose default is
   a constant other than the literal, the literal truthy: the key is truthy when it holds,
   nothing is known when it fails (``!=`` the other way round);
@@ -36,8 +38,10 @@ from automaton_auditor.forensics.code.common import JSON, dotted, str_value
 from automaton_auditor.forensics.code.inert import PURE_CALLS, READ_METHODS
 from automaton_auditor.forensics.code.sure_values import FILLED, UNKNOWN
 
-Guard = list[Any]  # [key, True | False | SET | NO_ITEM]
+Guard = list[Any]  # [key, True | False | SET | NONE | NO_ITEM]
 SET = "set"  # the key holds a value other than None (``is not None``, ``"k" in state``)
+NONE = "none"  # the key holds None or never arrived (``is None``)
+FALSY = (False, NONE)  # the kinds that hold only when the key's value is falsy
 NO_ITEM = "no-item"  # no item of the key's value (nor of its values) is truthy
 ABSENT = "<absent>"  # what a view holds for a key that never arrived
 Split = tuple[list[Guard], list[Guard]]  # the guards when the test holds, when it fails
@@ -51,6 +55,9 @@ def possible(out: JSON, view: dict[str, Any]) -> bool:
     key -> value: a literal, `UNKNOWN`, ``NONEMPTY``, ``FILLED`` or `ABSENT`)."""
     for key, wanted in out.get("guards") or []:
         value = view.get(key, ABSENT)
+        # ``is None`` is decided as falsiness, the safe side: only a truthy value rules it
+        # out, so a route is never called dead on a falsy value that may not be None
+        wanted = False if wanted == NONE else wanted
         if wanted == SET:  # anything but None: a falsy value is set too
             if value in (ABSENT, None):
                 return False
@@ -60,6 +67,12 @@ def possible(out: JSON, view: dict[str, Any]) -> bool:
         elif value != UNKNOWN and bool(value not in (ABSENT, None, False, 0, "")) != wanted:
             return False
     return True
+
+
+def opposed(want: Any, other: Any) -> bool:
+    """Whether two guards of one key cannot both hold: one needs it truthy, the other falsy
+    (``is None`` included)."""
+    return (want is True and other in FALSY) or (other is True and want in FALSY)
 
 
 class Tests:
@@ -172,8 +185,8 @@ class Tests:
         if key is None or default is NOT_CONSTANT or not isinstance(right, ast.Constant):
             return [], []
         if isinstance(op, ast.Is | ast.IsNot) and right.value is None and default is None:
-            return ([[key, False]], [[key, SET]]) if isinstance(op, ast.Is) else \
-                ([[key, SET]], [[key, False]])
+            return ([[key, NONE]], [[key, SET]]) if isinstance(op, ast.Is) else \
+                ([[key, SET]], [[key, NONE]])
         if isinstance(op, ast.Eq | ast.NotEq) and right.value and \
                 not isinstance(right.value, bool) and default != right.value:
             return ([[key, True]], []) if isinstance(op, ast.Eq) else ([], [[key, True]])

@@ -33,7 +33,7 @@ from collections.abc import Callable
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value, unparse
-from automaton_auditor.forensics.code.guards import Guard, Tests
+from automaton_auditor.forensics.code.guards import Guard, Tests, opposed
 from automaton_auditor.forensics.code.state_echo import mirrors_of, rebound_keys, state_value
 from automaton_auditor.forensics.code.sure_values import Kinds, literal, sure_locals
 
@@ -258,8 +258,8 @@ class _Outs:
                   **{k: v for k, v in p.items() if k != "guards"}, "part": True}
                  for p in (self.parts.get(value.id, []) if isinstance(value, ast.Name)
                            and out.get("many") else [])
-                 if not any(isinstance(want, bool) and [k, not want] in guards
-                            for k, want in p["guards"])]
+                 if not any(opposed(want, had) for k, want in p["guards"]
+                            for held, had in guards if held == k)]
         # names added under a test of their own: one more out each, taken with the others
         outs = ([{**out, "part": True}] if out.get("targets") or out.get("sends") else []) + \
             parts if parts else [out]
