@@ -143,6 +143,9 @@ def test_fact_supremacy_said_applied_that_no_rule_reads_is_a_contradiction() -> 
     assert fact_supremacy_findings(_claims(
         "The Chief Justice will apply Fact Supremacy.", "Gap: no fact supremacy rule yet."),
         [RULES, NODE]) == []
+    # the plan words are the feature claims' (`claims.PLAN_WORDS`): "pending" too
+    assert fact_supremacy_findings(_claims(
+        "The Chief Justice applies Fact Supremacy (pending)."), [RULES, NODE]) == []
 
 
 def test_fact_supremacy_listed_under_a_lead_in_naming_the_synthesis_is_said_of_it() -> None:
@@ -183,6 +186,17 @@ def test_future_work_is_no_feature_claim() -> None:
                                          "variance.")]) == []
     assert extract_feature_claims([(2, "The final phase, where judicial fan-out and "
                                         "synthesis will be layered on top.")]) == []
+    # a feature marked pending beside a priority tag is a plan (yohans-kasaw's gap list)
+    for planned in ("Auto-cyclic graph refinement requires manual trigger; conditional edge "
+                    "automation pending (P1)", "Conditional routing [TODO] for failures.",
+                    "Conditional edges: (P2) planned.", "Conditional routing status: deferred"):
+        assert extract_feature_claims([(2, planned)]) == [], planned
+    # ... but a bare "P1", and a plan word that is no status, mark nothing
+    for said in ("The P1 priority queue works; conditional edges route failures to the "
+                 "error handler.", "Conditional edges route pending evidence to the judges.",
+                 "Conditional edges (planner to executor) route failures."):
+        assert [c.feature for c in extract_feature_claims([(2, said)])] == \
+            ["conditional_routing"], said
     # other gaps left as future work: what the sentence names is still described
     said = ("The graph routes with conditional edges, leaving diagram generation as future "
             "work.")

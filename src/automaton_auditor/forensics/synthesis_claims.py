@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from automaton_auditor.forensics.pdf.claims import PLAN_WORDS
 from automaton_auditor.state import FeatureClaim, Finding
 
 # ... said to be applied now.
@@ -28,7 +29,7 @@ _SYNTHESIS = re.compile(r"\b(?:chief\s*justice\w*|synthesis|supreme\s+court|fina
 # An instruction ("Apply explicit conflict rules: ...") is a plan.
 _IMPERATIVE = re.compile(r"^\W*(?:\d+\W*)?(?:[\w &/-]{1,40}:\s*)?(?:apply|implement|add|use|"
                          r"enforce|introduce)\b", re.IGNORECASE)
-_HEDGE = re.compile(r"\b(?:will|would|should|could|may|might|plan\w*|todo|future|phases?|gaps?|"
+_HEDGE = re.compile(rf"\b(?:will|would|should|could|may|might|{PLAN_WORDS}|phases?|gaps?|"
                     r"no|not|never|missing|lack\w*|without|if|rubric|peers?|yet|next|propos\w*|"
                     r"needs?|once|when|goal|intend\w*|design\w*\s+to)\b|n't\b", re.IGNORECASE)
 

@@ -75,13 +75,27 @@ DISABLED_NODE = re.compile(
     r"(?:currently\s+|still\s+|temporarily\s+)?(?:commented[\s-]*out|"
     r"not\s+(?:yet\s+)?(?:wired|connected|registered))\b",
     re.IGNORECASE)
+# Words that put work in the plan, not the code: one list, read as a status by `PLANNED`
+# and `NOT_STARTED`, and anywhere in a sentence by the hedges that need less
+# (`forensics.synthesis_claims`).
+PLAN_WORDS = r"plan(?:s|ned|ning)?|pending|todo|tbd|future|deferred"  # not "planner"
+# A priority tag: "(P1)", "[P0]", "P2:"; "P1" alone names no priority ("the P1 queue").
+_PRIORITY = r"(?:[(\[]\s*p[0-3]\s*[)\]]|\bp[0-3]\s*[:\u2013\u2014])"
+# A sentence that marks what it names as a plan, not as built: a plan word as a status, in
+# brackets ("Conditional Edges (Future Enhancement):", "[TODO]"), after "status:", or beside a
+# priority tag ("conditional edge automation pending (P1)", "P1: planned"). A plan word used
+# otherwise ("routes pending evidence", "works as planned") and a bare "P1" mark nothing.
+PLANNED = re.compile(
+    rf"[(\[]\s*(?:{PLAN_WORDS})\b[^()\[\]]{{0,30}}[)\]]"
+    rf"|\bstatus\s*[:\u2014\u2013-]\s*(?:{PLAN_WORDS})\b"
+    rf"|\b(?:{PLAN_WORDS})\s*{_PRIORITY}|{_PRIORITY}\s*(?:{PLAN_WORDS})\b", re.IGNORECASE)
 # A graph node given a status of not begun ("Phase 4 \u2014 DocAnalyst Status: Not started",
 # "VisionInspector: not yet started", "Judge sync \u2014 Status: TODO"): `name` is read against
 # the nodes the code wires; a bare "TODO" or "planned" counts only as a status label's value.
 NOT_STARTED = re.compile(
     r"(?P<name>\b[A-Za-z_]\w*(?:\s+(?!status\b)(?-i:[A-Z])\w*){0,2})\s*(?:[:\u2014\u2013-]\s*)?"
     r"(?:(?:status\s*[:\u2014\u2013-]\s*)?not\s+(?:yet\s+)?(?:started|begun)"
-    r"|status\s*[:\u2014\u2013-]\s*(?:todo|planned|pending))\b", re.IGNORECASE)
+    rf"|status\s*[:\u2014\u2013-]\s*(?:{PLAN_WORDS}))\b", re.IGNORECASE)
 # A graph node said to do its work now ("The VisionInspector analyzes the diagrams",
 # "DocAnalyst: extracts claims", "... in a simulation phase; it classifies diagrams"),
 # read against the function the node runs (`forensics.stub_claims`). `name` and `subject`
@@ -167,7 +181,7 @@ _PLAN_ITEM = re.compile(
 # phase, where judicial fan-out ... will be layered on top"): a plan, whatever it names; a
 # sentence that only leaves other gaps "as future work" still describes what it names.
 _FUTURE_WORK = re.compile(
-    r"\(\s*(?:future|planned)\b[^()]{0,30}\)|\bfuture\s+enhancements?\b"
+    rf"{PLANNED.pattern}|\bfuture\s+enhancements?\b"
     r"|\bwill\s+(?:then\s+|later\s+)?be\s+(?:\w+ly\s+)?(?:layered|added|"
     r"implemented|introduced|wired|built|integrated|developed|enabled)\b", re.IGNORECASE)
 
