@@ -197,3 +197,18 @@ def chief_justice_node(state):
 ''')
     assert not facts["justice.averaging"].found
     assert facts["justice.rules"].data["rules"]["security_override"] == ["nodes/justice.py:14"]
+
+
+def test_the_rules_fact_lists_the_decisions_that_read_the_evidence(tmp_path: Path) -> None:
+    """nuhaminae: a decision on the evidence that only writes text still reads it, so a
+    report's "fact supremacy" is told against what it does (`synthesis_claims`)."""
+    facts = _justice(tmp_path, '''
+def chief_justice_node(state):
+    scores = [op.score for op in state["opinions"]]
+    notes = []
+    if state["evidences"].get("repo"):
+        notes.append("repository evidence found")
+    return {"score": sum(scores) / len(scores), "notes": notes}
+''')
+    assert facts["justice.rules"].data["evidence"] == ["nodes/justice.py:5"]
+    assert facts["justice.rules"].data["rules"] == {}

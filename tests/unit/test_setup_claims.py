@@ -148,6 +148,33 @@ def test_fact_supremacy_said_applied_that_no_rule_reads_is_a_contradiction() -> 
         "The Chief Justice applies Fact Supremacy (pending)."), [RULES, NODE]) == []
 
 
+def test_fact_supremacy_said_of_code_that_reads_the_evidence_says_what_it_does() -> None:
+    """nuhaminae reads the evidence (for a separate criterion's text, and in a cap that never
+    fires) but lets it change no score; Bnobody47's evidence only caps a score at 3. Code
+    that reads none keeps "no rule ... reads the evidence"."""
+    said = _claims("The Chief Justice applies fact supremacy: detective evidence overrides "
+                   "judge opinions.")
+    rules = {"dissent_requirement": ["src/justice.py:95"]}
+
+    def why(**data: object) -> str:
+        found = fact_supremacy_findings(said, [RULES.model_copy(update={"data": data}), NODE])
+        assert len(found) == 1
+        return found[0].rationale
+
+    assert "(fact supremacy); no rule of the synthesis code reads the evidence (rules it " \
+        "applies: dissent_requirement)." in why(rules=rules)
+    read = why(rules=rules, evidence=["src/justice.py:88", "src/justice.py:115"])
+    assert "the synthesis code reads the evidence (src/justice.py:88), but no rule lets the " \
+        "evidence change a score (rules it applies: dissent_requirement)." in read
+    capped = why(rules={**rules, "security_override": ["src/justice.py:121"]},
+                 evidence=["src/justice.py:71", "src/justice.py:121"])
+    assert "the evidence only caps a score at a fixed value (security override, " \
+        "src/justice.py:121); no rule lets it overrule the judges otherwise" in capped
+    # a cap on a judge's score reads no evidence: the evidence still changes nothing
+    assert "but no rule lets the evidence change a score" in why(
+        rules={"security_override": ["src/justice.py:44"]}, evidence=["src/justice.py:71"])
+
+
 def test_fact_supremacy_listed_under_a_lead_in_naming_the_synthesis_is_said_of_it() -> None:
     """nuhaminae: "Conflicts are resolved by the ChiefJustice using deterministic rules:"
     over a list whose item says "Fact supremacy: Detective evidence overrides judge

@@ -6,10 +6,12 @@
 Supremacy" where forensic data overrules judge interpretation)" describes the synthesis as
 built, and so does a rule listed under a lead-in that says so ("Conflicts are resolved by the
 ChiefJustice using deterministic rules:" ... "Fact supremacy: Detective evidence overrides
-judge opinions."); when the synthesis code is found and none of its rules reads the
-evidence (nor tests words, which may be the evidence's), the report states a rule the code
-does not have. A plan, a gap or a hedge, in the sentence or its lead-in ("will apply Fact
-Supremacy", "no fact supremacy yet", "should let facts overrule opinions") claims nothing.
+judge opinions."); when the synthesis code is found and none of its rules lets the evidence
+overrule the judges (nor tests words, which may be the evidence's), the report states a rule
+the code does not have: the code reads no evidence, reads it but no rule lets it change a
+score, or lets it only cap a score at a fixed value (the security override). A plan, a gap
+or a hedge, in the sentence or its lead-in ("will apply Fact Supremacy", "no fact supremacy
+yet", "should let facts overrule opinions") claims nothing.
 """
 
 from __future__ import annotations
@@ -38,8 +40,10 @@ def fact_supremacy_findings(claims: Sequence[FeatureClaim], code: Sequence[Findi
                             ) -> list[Finding]:
     """A `claims.contradictions` fact for the first sentence that says the synthesis (the
     Chief Justice, the node that resolves conflicts) lets the evidence overrule the judges,
-    when the synthesis code is found and no rule of it reads the evidence (`justice.rules`:
-    no ``fact_supremacy``, and no rule that tests words, `justice.keyword_rules`)."""
+    when the synthesis code is found and no rule of it lets the evidence do so
+    (`justice.rules`: no ``fact_supremacy``, and no rule that tests words,
+    `justice.keyword_rules`); the rationale says whether the code reads the evidence at all
+    (`_evidence_does`)."""
     facts = {f.facet: f for f in code}
     rules, node = facts.get("justice.rules"), facts.get("justice.node")
     named = rules.data.get("rules") if rules is not None else None
@@ -63,14 +67,33 @@ def fact_supremacy_findings(claims: Sequence[FeatureClaim], code: Sequence[Findi
             continue
         where = f"report p.{claim.page}" if claim.page else "report"
         applied = ", ".join(sorted(named)) or "none"
+        reads = [str(r) for r in (rules.data.get("evidence") or [])] if rules else []
         code_lines = [f"{node.location}: {node.rationale}",
-                      f"{rules.location if rules else ''}: rules the code applies: {applied}"]
+                      f"{rules.location if rules else ''}: rules the code applies: {applied}",
+                      *([f"decisions that read the evidence: {', '.join(reads)}"]
+                        if reads else [])]
         return [Finding(
             facet="claims.contradictions", goal="The report says the synthesis applies a rule "
             "the code does not have", found=True, pattern="failure", location=where,
             confidence=0.8, content=f"{where}: {claim.sentence}\n" + "\n".join(code_lines),
             rationale="The report says the Chief Justice lets the evidence overrule the judges "
-                      f"(fact supremacy); no rule of the synthesis code reads the evidence "
+                      f"(fact supremacy); {_evidence_does(reads, named)} "
                       f"(rules it applies: {applied}).",
             data={"kind": "fact_supremacy", "code": code_lines})]
     return []
+
+
+def _evidence_does(reads: list[str], named: dict[str, list[str]]) -> str:
+    """What the synthesis does with the evidence, as `justice.rules` tells it (`reads`: the
+    decisions that read it; `named`: the rules credited). Without fact supremacy a rule on
+    the evidence that changes a score can only be a fixed cap (`named_rules.supremacy`)."""
+    if not reads:
+        return "no rule of the synthesis code reads the evidence"
+    caps = [line for line in named.get("security_override") or [] if line in reads]
+    if caps:
+        return (f"the evidence only caps a score at a fixed value (security override, "
+                f"{caps[0]}); no rule lets it overrule the judges otherwise")
+    # it reads the evidence (for text, or in a rule that never fires or whose result is
+    # dropped), but what it finds there never reaches a score
+    return (f"the synthesis code reads the evidence ({reads[0]}), but no rule lets the "
+            "evidence change a score")

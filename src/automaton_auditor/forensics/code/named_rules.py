@@ -80,6 +80,14 @@ def supremacy(rules: list[Rule]) -> Lines:
     return [(r.path, r.line) for r in evidence] if overrules else []
 
 
+def evidence_reads(rules: list[Rule]) -> list[str]:
+    """``path:line`` of the decisions that read the detectives' evidence, whatever they do
+    (one that only writes text or never fires reads it too): a report's "fact supremacy" is
+    then told against what they do, not as evidence the code never reads."""
+    return [f"{p}:{n}" for p, n in sorted({(r.path, r.line) for r in rules
+                                            if "evidence" in r.reads})][:10]
+
+
 def ordinary_weights(rules: list[Rule], weights: Lines) -> Lines:
     """The `weights` that apply where the judges roughly agree: one nested in a decision on
     the score spread (``if variance >= 3: if criterion in (...): final = techlead``) weighs a

@@ -34,6 +34,7 @@ from automaton_auditor.forensics.code.named_rules import (
     averaging_reason,
     credited,
     distinct,
+    evidence_reads,
     ordinary_weights,
     shared_reason,
     unweighted_reason,
@@ -353,7 +354,8 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
                    named, CORE_RULES, core) + dead_reason(rules, repo) + ".",
            0.75,
            rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present},
-           dead=[f"{p}:{line}" for p, line in dead[:10]]),
+           dead=[f"{p}:{line}" for p, line in dead[:10]],
+           evidence=evidence_reads([*rules, *(u.rule for u in reading.unused)])),
         _variance(reading, repo), tie_break_finding(reading.rules, reading.routes, repo),
         _f("justice.averaging", "The verdict is a plain average of the judges' scores",
            averaging, "failure", [*reading.means, *keyword, *dead] if averaging else
