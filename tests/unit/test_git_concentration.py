@@ -275,7 +275,7 @@ def test_a_rewrite_counts_for_the_lines_it_writes(tmp_path: Path) -> None:
     assert fact.data["largest"][0]["lines"] == 300
     assert fact.data["two_largest_share"] == round(360 / 780, 3)
     assert "rewrite the detectives and judges (+300)" in fact.rationale
-    assert "add 46% of the 780 code lines the history adds" in fact.rationale
+    assert "write 46% of the 780 code lines the history's commits write" in fact.rationale
 
 
 def test_the_strong_patterns_still_cap_at_two(tmp_path: Path) -> None:

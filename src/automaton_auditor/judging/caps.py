@@ -77,35 +77,35 @@ def many_statements(fact: Evidence, least: int = 4) -> bool:
     return isinstance(total, int) and total >= least
 
 
-def graded_cap(cap: int, default: bool = False) -> Callable[[Evidence], bool]:
-    """True for a fact whose own grade (``data["cap"]``) is `cap`, or none when `default`."""
-    return lambda fact: fact.data.get("cap") == cap or (default and fact.data.get("cap") is None)
+def graded_cap(cap: int, default: bool = False, kinds: Sequence[str] = ()) -> Callable[..., bool]:
+    """True for a fact graded `cap` (``data["cap"]``, or none when `default`) of `kinds`."""
+    return lambda fact: (not kinds or fact.data.get("kind") in kinds) and (
+        fact.data.get("cap") == cap or (default and fact.data.get("cap") is None))
 
 
 FAILURE_CAPS: tuple[FailureCap, ...] = (
     # Git history: one commit brings most of the code, or the history is clustered in minutes.
-    FailureCap("git.bulk_upload", ("git_forensic_analysis",), 2, 0.75,
-               "bulk upload (one commit brings most of the code, or commits cluster within "
-               "minutes)", caps_verdict=True),
-    # Commits clustered within minutes that add most of the code (forensics.git.story): the
-    # fact's confidence grows with the burst's share, from 0.55 at half of the code.
+    FailureCap("git.bulk_upload", ("git_forensic_analysis",), 2, 0.75, "bulk upload (one commit "
+               "brings most of the code, or commits cluster within minutes)", caps_verdict=True),
+    # A run of commits minutes apart adds half the code (forensics.git.bursts; confidence 0.55+).
     FailureCap("git.commit_bursts", ("git_forensic_analysis",), 2, 0.6,
                "a history clustered within minutes (a few commits minutes apart add most of "
                "the code)", caps_verdict=True),
-    # The same patterns, graded (forensics.git.concentration sets data["cap"]): two commits bring
-    # half the code (an upload in two goes) -> 3, or 2 when its steps were committed by a script
-    # seconds apart or there are no steps (they bring 80%, two commits at most bring the rest); one
-    # run of commits minutes apart brings a third of it, or batches of commits seconds apart bring
-    # half (partly clustered, not fully step-by-step) -> 4.
+    # Graded (forensics.git.concentration: data["cap"]; data["kind"], the pattern the label names):
+    # an upload in two goes -> 3, or 2 when its steps are scripted or absent; a few large steps
+    # hours apart, or one run of commits minutes apart or batches seconds apart -> 4.
     FailureCap("git.concentration", ("git_forensic_analysis",), 2, 0.75,
                "the code uploaded in two commits, with no steps around them or a "
                "step-by-step story committed by a script seconds apart", when=graded_cap(2)),
     FailureCap("git.concentration", ("git_forensic_analysis",), 3, 0.75,
                "most of the code uploaded in two commits", when=graded_cap(3)),
+    FailureCap("git.concentration", ("git_forensic_analysis",), 4, 0.75, "a history built in a "
+               "few large steps (two commits hours apart, each bringing several components, "
+               "add half of the code)", when=graded_cap(4, kinds=("steps",))),
     FailureCap("git.concentration", ("git_forensic_analysis",), 4, 0.75,
                "a history partly clustered within minutes (one run of commits minutes apart "
                "brings a third of the code, or batches of commits seconds apart bring half)",
-               when=graded_cap(4)),
+               when=graded_cap(4, kinds=("run", "batches"))),
     # A replayed history (forensics.git.replay): most commits dated on whole minutes, each
     # only adding files -> 2 when they bring half the code, else 3 (part of the story staged).
     FailureCap("git.replayed_dates", ("git_forensic_analysis",), 2, 0.8,

@@ -56,6 +56,8 @@ from automaton_auditor.forensics.git.history import (
     BURST_MIN_COMMITS,
     Commit,
     largest_run,
+    run_span,
+    runs_over,
     stages_of,
     time_clusters,
 )
@@ -138,6 +140,10 @@ def measures(inside: list[Commit]) -> dict[str, Any]:
             "two_largest_lines": sum(_lines(c) for c in ranked[:2]),
             "run_share": round(run_share, 3), "run_lines": sum(_lines(c) for c in run),
             "run_seconds": run[-1].timestamp - run[0].timestamp if run else 0,
+            # every run adding a third (named; the largest alone decides, `clustered_run`)
+            "runs": [{**_entry(r[0]), "commits": len(r), "lines": added, "share": round(part, 3),
+                      "shas": [c.sha for c in r[:50]]}
+                     for r, added, part in runs_over(inside, (), _lines, RUN_SHARE, MIN_LINES)],
             "scripted": [_entry(c) for c in scripted[:50]], "scripted_commits": len(scripted),
             "batches": [{**_entry(b[0]), "commits": len(b), "seconds": b[-1].timestamp
                          - b[0].timestamp, "lines": sum(_lines(c) for c in b),
@@ -200,6 +206,18 @@ def graded_cap(facts: dict[str, Any]) -> int | None:
     return None
 
 
+def pattern_of(facts: dict[str, Any], cap: int | None) -> str | None:
+    """Which pattern the graded `cap` rests on: "goes" (an upload in two goes, its steps
+    scripted or absent: 2; or showing a bulk: 3), "steps" (a few large steps hours apart: 4),
+    "run" (one run of commits minutes apart brings a third: 4) or "batches" (batches of
+    commits seconds apart bring half: 4); None when no cap."""
+    if cap is None:
+        return None
+    if two_goes(facts):
+        return "goes" if cap < 4 else "steps"
+    return "run" if clustered_run(facts) else "batches"
+
+
 def two_goes(facts: dict[str, Any]) -> bool:
     """Two commits add half the code lines, a bulk, in a history where few commits add code,
     and one of them brings several components at once."""
@@ -242,6 +260,7 @@ def concentration_finding(commits: list[Commit], boundary: Collection[str] = (),
                        rationale=f"Not judged: {why}.", data={"judged": False, "cap": None})
     facts = {**measures(inside), "uploaded": uploaded}
     cap = graded_cap(facts)
+    facts["kind"] = pattern_of(facts, cap)
     by_sha = {c.sha: c for c in inside}
     head, quoted = _headline(facts, cap, by_sha)
     return Finding(
@@ -256,22 +275,20 @@ def _headline(facts: dict[str, Any], cap: int | None, by_sha: dict[str, Commit]
               ) -> tuple[str, list[Commit]]:
     """The finding's rationale for the graded `cap`, and the commits it quotes."""
     big = [by_sha[e["sha"]] for e in facts["largest"]]
-    run = [by_sha[e["sha"]] for e in facts["run"]]
     total = facts["total_lines"]
-    two = (f"the two largest commits ({', '.join(_quote(c) for c in big)}) add "
-           f"{facts['two_largest_share']:.0%} of the {total} code lines the history adds")
+    # the metric said outright: git.commit_bursts counts lines net of removals, git.bulk_upload
+    # code files, so their totals and "largest" commits differ from these
+    two = (f"the two commits writing the most code lines ({', '.join(_quote(c) for c in big)}) "
+           f"write {facts['two_largest_share']:.0%} of the {total} code lines the history's "
+           f"commits write (each commit's added lines, rewrites included, not net of removals)")
     if facts["two_largest_share"] >= TWO_COMMITS_SHARE and not any(facts["largest_goes"]):
         two += " (each builds one component: steps, not goes of an upload)"
     if facts.get("writer"):
         two += (f" ({facts['writer'][:8]} wrote {facts['writer_share']:.0%} of the code "
                 f"lines present today: the components at once)")
-    minutes = (f"the largest run of commits minutes apart ({facts['run_commits']} commits in "
-               f"{facts['run_seconds'] // 60} minutes, from {run[0].sha[:8]} {run[0].date}) "
-               f"adds {facts['run_share']:.0%}" if run else
-               f"no {BURST_MIN_COMMITS} commits lie within {BURST_GAP // 60} minutes of each other")
+    minutes, runs = _minutes(facts, by_sha)
     carry = (f"{facts['commits_with_code']} commits add code ({STEP_LINES} lines or more), "
              f"{facts['commits_for_80']} of them 80% of the lines")
-    batched = cap == 4 and not clustered_run(facts)
     if cap == 2 and only_goes(facts):
         one = facts["largest_share"] >= CARRY_SHARE  # the second is no go of an upload
         return (f"Uploaded in {'one go' if one else 'two goes'} (no better than 2): {two}; "
@@ -285,19 +302,45 @@ def _headline(facts: dict[str, Any], cap: int | None, by_sha: dict[str, Commit]
                 big + [by_sha[e["sha"]] for e in facts["scripted"]])
     if cap == 3:
         return f"Concentrated (no better than 3): {two}; {minutes}; {carry}.", big
-    if cap == 4 and two_goes(facts):
+    if facts["kind"] == "steps":
         return (f"Built in a few large steps (no better than 4): {two}, but neither adds "
                 f"over half of the code lines nor lands among commits minutes apart (steps hours "
                 f"apart, each bringing several components); {minutes}; {carry}.", big)
-    if batched:
+    if facts["kind"] == "batches":
         sizes = ", ".join(f"{b['commits']} commits in {b['seconds']} s from {b['sha'][:8]} "
                           f"{b['date']} (+{b['lines']})" for b in facts["batches"][:6])
         sizes += ", ..." if len(facts["batches"]) > 6 else ""
         return (f"Committed in batches (no better than 4): {len(facts['batches'])} batches of "
                 f"commits each landing under a minute after the one before ({sizes}) add "
-                f"{facts['batch_share']:.0%} of the {total} code lines the history adds, so "
-                f"the work was written first and committed in pieces; {minutes}; {carry}.",
-                [by_sha[sha] for b in facts["batches"] for sha in b["shas"]])
+                f"{facts['batch_share']:.0%} of the {total} code lines the history's commits "
+                f"write, so the work was written first and committed in pieces; {minutes}; "
+                f"{carry}.", [by_sha[sha] for b in facts["batches"] for sha in b["shas"]])
     if cap == 4:
-        return f"Partly clustered (no better than 4): {minutes}; {two}; {carry}.", run
+        return f"Partly clustered (no better than 4): {minutes}; {two}; {carry}.", runs
     return f"Spread: {two}; {minutes}; {carry}.", big
+
+
+NAMED_RUNS = 3  # runs of commits minutes apart named in full; more are counted
+
+
+def _minutes(facts: dict[str, Any], by_sha: dict[str, Commit]) -> tuple[str, list[Commit]]:
+    """The clause naming every run of commits minutes apart that adds a third of the code
+    lines (`RUN_SHARE`, a bulk), in time order, or the largest run when none does; and the
+    named runs' commits."""
+    named = facts["runs"]
+    if not named:
+        run = [by_sha[e["sha"]] for e in facts["run"]]
+        return (f"the largest run of commits minutes apart ({facts['run_commits']} commits in "
+                f"{facts['run_seconds'] // 60} minutes, from {run[0].sha[:8]} {run[0].date}) "
+                f"adds {facts['run_share']:.0%}" if run else f"no {BURST_MIN_COMMITS} commits "
+                f"lie within {BURST_GAP // 60} minutes of each other"), run
+    runs = [[by_sha[sha] for sha in r["shas"]] for r in named]
+    spans = "; ".join(run_span(run, f"+{r['lines']}", f"{r['share']:.0%}")
+                      for run, r in zip(runs[:NAMED_RUNS], named, strict=False))
+    more = f"; and {len(named) - NAMED_RUNS} more" if len(named) > NAMED_RUNS else ""
+    count = {2: "two", 3: "three"}.get(len(named), str(len(named)))
+    which = (f"the {count} runs of commits minutes apart that each add" if len(named) > 1
+             else "the one run of commits minutes apart that adds")
+    order = ", in time order" if len(named) > 1 else ""
+    return (f"{which} a third or more of the code lines{order}: {spans}{more}",
+            [c for run in runs for c in run])

@@ -289,6 +289,27 @@ def largest_run(commits: list[Commit], boundary: Collection[str],
     return best, share
 
 
+def runs_over(commits: list[Commit], boundary: Collection[str], weight: Callable[[Commit], int],
+              share: float, least: int = 0) -> list[tuple[list[Commit], int, float]]:
+    """Every run of commits minutes apart (`time_clusters`) carrying at least `share` of the
+    history's `weight` and at least `least` of it, in time order, each with its weight and
+    share: the bursts a fact names (not only the largest, which alone decides its score)."""
+    total = sum(weight(c) for c in commits if c.sha not in boundary)
+    runs = [(run, sum(weight(c) for c in run)) for run in time_clusters(commits, boundary)]
+    return [(run, added, added / total) for run, added in runs
+            if total and added / total >= share and added >= least]
+
+
+def run_span(run: list[Commit], *notes: str) -> str:
+    """``<n> commits in <m> minutes (<sha> <first date> to <last time>, <notes>)``: a run
+    of commits minutes apart as a fact names it."""
+    seconds = run[-1].timestamp - run[0].timestamp
+    within = f"{seconds} seconds" if seconds < 120 else f"{seconds // 60} minutes"
+    last = run[-1].date[11:] if run[-1].date[:10] == run[0].date[:10] else run[-1].date
+    return (f"{len(run)} commits in {within} ("
+            + ", ".join((f"{run[0].sha[:8]} {run[0].date} to {last}", *notes)) + ")")
+
+
 def shallow_boundary(repo: Path) -> list[str]:
     """The commits our own checkout's history is cut at (its ``.git/shallow``)."""
     try:

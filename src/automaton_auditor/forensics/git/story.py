@@ -280,8 +280,9 @@ def _bulk(commits: list[Commit], files: list[str], boundary: set[str],
     if facts["clustered"]:
         reasons.append(f"all commits fall within {facts['span_seconds'] // 60} minutes")
     rationale = ("Bulk upload: " + "; ".join(reasons) + "." if bulk else
-                 f"No bulk upload: the largest commit ({big.sha[:8]}) added "
-                 f"{facts['largest_share']:.0%} of today's code files{_not_bulk(facts)}, "
+                 f"No bulk upload: the commit adding the most of today's code files "
+                 f"({big.sha[:8]}, counted in files) added {facts['largest_share']:.0%} of "
+                 f"them{_not_bulk(facts)}, "
                  f"and the history spans {facts['span_seconds'] / 3600:.1f} h.")
     return Finding(facet="git.bulk_upload", goal="Bulk upload of the code in one go",
                    found=bulk, pattern="failure", location=f"commit {big.sha[:12]}",
