@@ -11,6 +11,7 @@ variance (``(s - mean) ** 2``), or a label picked by a test on it (``if avg >= 4
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable
 
 from automaton_auditor.forensics.code.exprs import (
@@ -27,6 +28,9 @@ Reads = Callable[[ast.AST], set[str]]
 MAX_NAMES = 50  # names followed from a mean
 # calls whose arguments become text: a log line, ``str(x)``, ``"{}".format(x)``
 TEXT_SINKS = {"print", "info", "debug", "warning", "warn", "error", "log", "str", "format"}
+LOG_CALLS = {"print", "info", "debug", "warning", "warn", "error", "exception", "critical", "log"}
+# text fields that advise the student rather than record the judges' disagreement
+ADVICE = re.compile(r"remediat|recommend", re.I)
 
 
 def returned_effect(value: ast.expr, binds: Binds, reads: Reads,
@@ -181,3 +185,29 @@ def _picked(test: ast.If | ast.While, binds: Binds) -> set[str] | None:
                 return None
             names |= {n for t in targets for n in target_names(t)}
     return names
+
+
+def is_note(choice: ast.IfExp, binds: Binds) -> bool:
+    """True when a conditional expression picks text (``"Disagreement" if spread > 2 else
+    None``): the choice writes a note."""
+    sides = (choice.body, choice.orelse)
+    return any(is_text(v, binds) for v in sides) and all(
+        is_text(v, binds) or (isinstance(v, ast.Constant) and v.value is None) for v in sides)
+
+
+def unheard(root: ast.expr, note: ast.expr) -> bool:
+    """True when a note picked by a test (`note`, within the expression `root`) goes only to
+    a log line (``logger.info("%s", "[DISSENT]" if v.dissent else "")``) or to a remediation
+    field (``Result(remediation="\\n".join(r) if r else "None")``): neither is a dissent the
+    report records, whatever the test reads."""
+    parents = {id(c): p for p in ast.walk(root) for c in ast.iter_child_nodes(p)}
+    child: ast.AST = note
+    parent = parents.get(id(note))
+    while parent is not None:
+        if isinstance(parent, ast.keyword):
+            return bool(parent.arg and ADVICE.search(parent.arg))
+        if isinstance(parent, ast.Call) and child is not parent.func and \
+                call_name(parent).rsplit(".", 1)[-1] in LOG_CALLS:
+            return True
+        child, parent = parent, parents.get(id(parent))
+    return False

@@ -39,6 +39,54 @@ def presence(test: ast.expr, binds: dict[str, list[ast.expr]]) -> bool:
         for b in binds.get(node.id, []))
 
 
+COLLECTIONS = (ast.List, ast.Dict, ast.Set, ast.Tuple, ast.ListComp, ast.DictComp, ast.SetComp,
+               ast.GeneratorExp)
+BUILDERS = {"list", "dict", "set", "tuple", "sorted", "defaultdict"}
+
+
+def shape_only(test: ast.expr, binds: dict[str, list[ast.expr]]) -> bool:
+    """A test of the scores' shape, never of their values, which decides on no judge's score:
+    whether a collection holds anything (`presence`, or ``if scores:`` on a name bound only to
+    a collection), how many items it holds (``len(s) >= 3``, ``len(s) != len(w)``), whether a
+    value has a type (``isinstance(score, int)``) or a total is zero (``total <= 0``: judges
+    score 1 to 5, so a zero only means nothing was counted); and ``and``/``or``/``not`` of
+    such tests. A helper's guard on its input (``if not scores or not weights: return 3``)
+    is then no cap."""
+    if presence(test, binds):
+        return True
+    if isinstance(test, ast.BoolOp):
+        return all(shape_only(v, binds) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return shape_only(test.operand, binds)
+    if isinstance(test, ast.Name):
+        bound = binds.get(test.id, [])
+        return bool(bound) and all(isinstance(b, COLLECTIONS) or call_name(b) in BUILDERS
+                                   for b in bound)
+    if call_name(test) == "isinstance":
+        return True
+    if not isinstance(test, ast.Compare):
+        return False
+    sides = [test.left, *test.comparators]
+    counts = [s for s in sides if call_name(s) == "len"]
+    numbers = [s for s in sides if isinstance(s, ast.Constant) and type(s.value) in (int, float)]
+    last = test.comparators[-1]
+    zero = len(sides) == 2 and isinstance(last, ast.Constant) and last in numbers and \
+        last.value == 0 and not isinstance(test.ops[0], ast.In | ast.NotIn)
+    return zero or (bool(counts) and len(counts) + len(numbers) == len(sides))
+
+
+def value_reads(test: ast.expr, reads: Callable[[ast.AST], set[str]],
+                    binds: dict[str, list[ast.expr]]) -> set[str]:
+    """What a decision's test reads, a side of an ``and``/``or`` that only tests the scores'
+    shape (`shape_only`) reading no score (whether any evidence was found still reads the
+    evidence): ``if not scores or max(scores) - min(scores) > 2`` decides on the spread."""
+    if shape_only(test, binds):
+        return reads(test) - {"score"}
+    parts = test.values if isinstance(test, ast.BoolOp) else [test]
+    return set().union(*(reads(t) - ({"score"} if shape_only(t, binds) else set())
+                         for t in parts))
+
+
 def test_gates(test: ast.expr) -> set[str]:
     """The local names a test needs to hold a value: each conjunct of an ``and`` chain that
     is a bare name or a lookup on one (``rules``, ``rules.get("k")``, ``rules["k"]``)."""

@@ -31,10 +31,12 @@ from automaton_auditor.forensics.code.dispatch import expand, function_tables
 from automaton_auditor.forensics.code.effects import (
     ceiling,
     hands_score,
+    is_note,
     local_effect,
     mean_leaves,
     plain_copy,
     returned_effect,
+    unheard,
     updated_scores,
 )
 from automaton_auditor.forensics.code.exprs import (
@@ -67,7 +69,7 @@ from automaton_auditor.forensics.code.exprs import (
     weighted_sum,
 )
 from automaton_auditor.forensics.code.flag_paths import dead_tests
-from automaton_auditor.forensics.code.gates import branch_gates, presence, test_gates
+from automaton_auditor.forensics.code.gates import branch_gates, shape_only, test_gates, value_reads
 from automaton_auditor.forensics.code.paths import judge_fallback, same_score
 from automaton_auditor.forensics.code.reader import ExprReader
 from automaton_auditor.forensics.code.spread_flags import flag_exit, handed_calls, targets_exit
@@ -165,12 +167,11 @@ class _Reader(ExprReader):
     def expression(self, node: ast.expr) -> None:
         for sub in walk_expr(node):
             if isinstance(sub, ast.IfExp):
-                # ``"Disagreement ..." if variance > 2 else None``: the choice writes a note
-                note = any(is_text(v, self.binds) for v in (sub.body, sub.orelse)) and all(
-                    is_text(v, self.binds) or (isinstance(v, ast.Constant) and v.value is None)
-                    for v in (sub.body, sub.orelse))
+                note = is_note(sub, self.binds)  # ``"Disagreement" if spread > 2 else None``
                 side = ast.Return if note else ast.Expr
-                self.branch(sub.test, [side(sub.body), side(sub.orelse)], sub.lineno, choice=True)
+                if not (note and unheard(node, sub)):  # a log line or remediation: no dissent
+                    self.branch(sub.test, [side(sub.body), side(sub.orelse)], sub.lineno,
+                                choice=True)
                 self.fallback.update(map(id, judge_fallback(sub)))
             elif isinstance(sub, ast.BinOp):
                 self.binop(sub)
@@ -249,9 +250,8 @@ class _Reader(ExprReader):
         if choice and not does and any(is_none(getattr(s, "value", None)) for s in body):
             does = ["pick"]  # ``helper(ops) if spread > 2 else None``: tested, picks a value
         inner = self.inner_tests(body)
-        # ``if not scores: return 3``: whether any score exists decides on no judge's score
-        # (whether any evidence was found still decides on the evidence)
-        own = self.reads(test) - ({"score"} if presence(test, self.binds) else set())
+        # ``if not scores: return 3``, ``len(s) >= 3``: the scores' shape reads no score
+        own = value_reads(test, self.reads, self.binds)
         reads = sorted(own.union(*(self.reads(t) for t in inner)))
         # the parameters it tests: what a caller passes for them is read there (synthesis)
         params = sorted({n.id for t in [test, *inner] for n in walk_expr(t)
@@ -285,10 +285,10 @@ class _Reader(ExprReader):
         """What else a decision's facts need: each side of an ``or`` (``if not ev.found or
         "insecure" in argument:``, each side fires the rule alone) and the lines it sets the
         score on (a spread's re-evaluation is quoted from them)."""
-        out: JSON = {}
+        out: JSON = {"shape": ["score"]} if shape_only(test, self.binds) else {}
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.Or):
-            out["alts"] = [sorted(self.reads(v).union(*(self.reads(t) for t in inner)))
-                           for v in test.values]
+            out["alts"] = [sorted(value_reads(v, self.reads, self.binds).union(
+                *map(self.reads, inner))) for v in test.values]
         out.update(helper_sides(test, inner, self.reads))  # and the sides of a helper's ``or``
         sets = {getattr(n, "lineno", line) for n in own_nodes(body) if isinstance(n, SIMPLE)
                 and self.does([n]) & {"score", "cap"}}

@@ -135,8 +135,9 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
                 if known and t["value"] not in known}
         keyed = criterion_dead(graph, key, rubric)
         for branch in logic.get("branches", []):
-            reads = resolved_reads(graph, key, branch["reads"]) | passed_spread(
-                graph, key, branch.get("params", []), scope)
+            # a test of the scores' shape reads no score, nor does a helper's answer it tests
+            reads = resolved_reads(graph, key, branch["reads"]) - set(branch.get("shape", [])) \
+                | passed_spread(graph, key, branch.get("params", []), scope)
             does = spread_does(graph, key, branch, reads, scope)
             never = branch["line"] in dead | set(keyed) or "never" in branch or any(
                 gates.never_holds(key, name) for name in branch.get("gates", []))
