@@ -268,7 +268,10 @@ def synthesize(state, llm):
     rules = by_facet(findings, "justice.rules")
     assert set(rules.data["rules"]) == {"security_override", "fact_supremacy",
                                         "variance_re_evaluation"}
-    assert rules.found and "nodes/justice.py:7: if not found:" in (rules.content or "")
+    assert "nodes/justice.py:7: if not found:" in (rules.content or "")
+    # the one cap on the evidence is both rules' only decision: it makes one of them
+    assert not rules.found and "(nodes/justice.py:7 is one decision), so it counts once" in \
+        rules.rationale
     assert by_facet(findings, "justice.variance").location == "nodes/justice.py:9"
     assert by_facet(findings, "justice.averaging").found is False
     deterministic = by_facet(findings, "justice.deterministic")
