@@ -856,11 +856,13 @@ def chief_justice_node(state):
 
 def test_a_spread_that_only_picks_a_judge_s_score_is_a_tie_break(tmp_path: Path) -> None:
     """Natnael-Alemseged@interim: ``if score_range >= 3: computed_score = t_score`` is a
-    variance rule (credited as one), but no evidence is read again: a tie-break, which holds
-    the criterion from full marks. A spread that hands the scores to a helper that reads the
-    evidence again is a re-evaluation; a clamp (``max(1, final - 1)``) picks no judge."""
+    decision on the spread, but no evidence is read again: a tie-break, which holds the
+    criterion from full marks, and no re-evaluation (one decision is never both). A spread
+    that hands the scores to a helper that reads the evidence again is a re-evaluation; a
+    clamp (``max(1, final - 1)``) picks no judge."""
     picked = _justice(tmp_path / "picked", TIE_BREAK)
-    assert picked["justice.variance"].found
+    assert not picked["justice.variance"].found, picked["justice.variance"].rationale
+    assert "only picks among the judges' scores" in picked["justice.variance"].rationale
     tie = picked["justice.tie_break"]
     assert tie.found and tie.location == "nodes/justice.py:7", tie.rationale
     assert "final = t" in tie.rationale
@@ -876,4 +878,6 @@ def test_a_spread_that_only_picks_a_judge_s_score_is_a_tie_break(tmp_path: Path)
         source = TIE_BREAK.replace("final = t  # the Tech Lead breaks the tie", line)
         if name == "reread":
             source += "\n\ndef reread(evidences, t):\n    return t if evidences else 1\n"
-        assert not _justice(tmp_path / name, source)["justice.tie_break"].found, name
+        facts = _justice(tmp_path / name, source)
+        assert not facts["justice.tie_break"].found, name
+        assert facts["justice.variance"].found, name

@@ -12,9 +12,12 @@ from .test_code_synthesis import _justice
 
 
 def _re_evaluates(tmp_path: Path, code: str, line: int) -> Finding:
-    """The variance fact of `code`, asserted found at `line`."""
-    variance = _justice(tmp_path, code)["justice.variance"]
-    assert variance.found, variance.rationale
+    """The variance fact of `code`, quoting the decision on the spread at `line`: credited as
+    a re-evaluation, unless the decision only picks among the judges' scores (then the
+    tie-break fires instead, `test_code_synthesis_tie_breaks`: never both)."""
+    facts = _justice(tmp_path, code)
+    variance, tie = facts["justice.variance"], facts["justice.tie_break"]
+    assert variance.found != tie.found, (variance.rationale, tie.rationale)
     assert variance.location == f"nodes/justice.py:{line}"
     return variance
 
@@ -34,8 +37,10 @@ def chief_justice_node(state):
         final = round(sum(scores) / len(scores))
     return {"final_score": final}
 ''', 8)
-    # the rationale says what the score becomes, quoted from the code
-    assert "`final = tech_lead.score` (nodes/justice.py:9)" in variance.rationale
+    # one judge's score taken: a tie-break, quoted from the code, and no re-evaluation
+    assert not variance.found
+    assert "(nodes/justice.py:9)" in variance.rationale
+    assert "final = tech_lead.score" in (variance.content or "")
 
 
 def test_a_spread_over_a_helper_s_parameters_that_returns_one_of_them_re_evaluates(

@@ -62,7 +62,7 @@ from automaton_auditor.forensics.code.spread_routes import (
 from automaton_auditor.forensics.code.state_schema import typed_classes
 from automaton_auditor.forensics.code.state_writers import gate_reader
 from automaton_auditor.forensics.code.stubs import does_nothing
-from automaton_auditor.forensics.code.tie_breaks import tie_break_finding
+from automaton_auditor.forensics.code.tie_breaks import tie_facts
 from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.forensics.code.unused_rules import Unused, effective, unused_finding
 from automaton_auditor.state import Finding
@@ -275,7 +275,7 @@ def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
         if r.kind != "none"})
     return [_node(graph, reading, repo, stub, idle),
             *_model_findings(facts, reading, repo, stub),
-            *_rule_findings(reading, repo), unused_finding(reading.unused, credited(
+            *_rule_findings(reading, repo, graph), unused_finding(reading.unused, credited(
                 [*reading.rules, *(u.rule for u in reading.unused)], reading.weights,
                 reading.routes), repo),
             *([inverted_override(repo, facts, reading.scope, reading.rules)] if repo else [])]
@@ -324,7 +324,7 @@ def _model_findings(facts: dict[str, JSON], reading: Reading,
     ]
 
 
-def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
+def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph) -> list[Finding]:
     rules = reading.rules
     named = credited(rules, reading.weights, reading.routes)
     weights = named["functionality_weight"]
@@ -357,7 +357,8 @@ def _rule_findings(reading: Reading, repo: Path | None) -> list[Finding]:
            rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present},
            dead=[f"{p}:{line}" for p, line in dead[:10]],
            evidence=evidence_reads([*rules, *(u.rule for u in reading.unused)])),
-        _variance(reading, repo), tie_break_finding(reading.rules, reading.routes, repo),
+        *tie_facts(rules, reading.routes, graph, repo,  # a tie-break is no re-evaluation
+                   lambda kept: _variance(reading._replace(rules=kept), repo)),
         _f("justice.averaging", "The verdict is a plain average of the judges' scores",
            averaging, "failure", [*reading.means, *keyword, *dead] if averaging else
            reading.means, repo, averaging_reason(reading.means, bool(reading.models),

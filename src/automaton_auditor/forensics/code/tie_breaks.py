@@ -2,43 +2,190 @@
 
 The rubric asks that a variance above 2 trigger "a specific re-evaluation of the evidence
 cited". A decision on the spread whose every change to the score takes one of the scores
-already given (``final = tech_lead.score``, ``computed_score = t_score``) or a statistic of
-them (``statistics.median(scores)``, ``max(...)``, ``sorted(scores)[len(scores) // 2]``)
-breaks the tie: it reads no evidence and asks no judge again. A variance rule still (it is
-credited as one, `justice.variance`), but the re-evaluation the success pattern names is
-missing: no full marks. Read from the lines the decision sets the score on, as written; a
-helper call, arithmetic on the scores or a router to a re-evaluation node is something else.
+already given (``final = tech_lead.score``, ``sorted_scores[1]``), a statistic of them
+(``statistics.median(scores)``, ``max(p, d, t)``, ``round((p + d + t) / 3)``) or the answer of
+a helper that only computes one from the scores it is handed (``_weighted_median(scores,
+weights)``: it calls nothing but arithmetic, reads no evidence and returns one of its values)
+breaks the tie: it reads no evidence and asks no judge again. Such a decision is no
+re-evaluation: `justice.variance` is not credited on it (the two facts are exclusive), and
+the criterion is held from full marks. A decision whose test or branch reads the evidence, or
+calls anything else (a model, a judge, a helper that does), re-evaluates; a fixed cap on a
+detected fact nested in the branch (the security override applied again) is a rule of its
+own and leaves the pick a pick. A clamp (``max(1, final - 1)``) picks no judge's score.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Callable
 from pathlib import Path
 
-from automaton_auditor.forensics.code.exprs import call_name
+from automaton_auditor.forensics.code.argument_words import callee
+from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.exprs import (
+    EVIDENCE,
+    OPINION_TEXT,
+    TEXT_CALLS,
+    call_name,
+    weighted_sum,
+)
 from automaton_auditor.forensics.code.source import line_at, parse_file
 from automaton_auditor.forensics.code.spread_routes import Route, Rule
 from automaton_auditor.state import Finding
 
 FACET = "justice.tie_break"
-STATISTICS = frozenset({"median", "median_low", "median_high", "max", "min", "mode"})
+STATISTICS = frozenset({"median", "median_low", "median_high", "max", "min", "mode", "mean",
+                        "fmean", "average", "sorted"})
 WRAPPERS = frozenset({"int", "float", "round"})  # a number's form, not a new value
+# calls that compute on what they are given and nothing else (arithmetic, containers, text)
+PURE = STATISTICS | WRAPPERS | frozenset({
+    "len", "sum", "zip", "abs", "enumerate", "range", "list", "tuple", "dict", "set", "any",
+    "all", "isinstance", "reversed", "items", "values", "keys", "get", "count", "index",
+    "sort", "format", "join", "upper", "lower", "strip", "title", "str"})
+PURE_MODULES = ("statistics.", "math.", "np.", "numpy.")
+MAX_HELPER_DEPTH = 3
 
 
-def _picked(value: ast.expr | None) -> bool:
-    """Whether `value` is a score already given, or a statistic of the scores given."""
-    if isinstance(value, ast.Call) and call_name(value) in WRAPPERS and len(value.args) == 1:
-        return _picked(value.args[0])
-    if isinstance(value, ast.Name | ast.Attribute):
-        return True  # a score read as it is: one judge's, or one held before
-    if isinstance(value, ast.Call):  # of the scores, not a clamp (``max(1, base - 1)``)
-        return call_name(value).rsplit(".", 1)[-1] in STATISTICS and len(value.args) == 1
-    if isinstance(value, ast.Subscript) and isinstance(value.slice, ast.Constant) \
-            and isinstance(value.value, ast.Name | ast.Attribute):
-        return True  # one score of a table of them (``scores["techlead"]``)
-    if isinstance(value, ast.Dict) and value.values:  # the table itself, of scores given
-        return all(v is not None and _picked(v) for v in value.values)
-    return isinstance(value, ast.Subscript) and call_name(value.value) == "sorted"
+def _index(node: ast.expr) -> bool:
+    """A position in a list (``1``, ``-1``, ``len(s) // 2``), not a value read elsewhere."""
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        node = node.operand
+    if isinstance(node, ast.BinOp):
+        return _index(node.left) and _index(node.right)
+    return (isinstance(node, ast.Constant) and isinstance(node.value, int)) or \
+        call_name(node) == "len"
+
+
+def _number(node: ast.expr | None) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, int | float) and \
+        not isinstance(node.value, bool)
+
+
+def _evidence_read(node: ast.AST) -> bool:
+    """Whether `node` reads the detectives' evidence, the state or a judge's text (a name,
+    attribute or key naming them), outside the text a decision only writes."""
+    todo = [node]
+    while todo:
+        sub = todo.pop()
+        if isinstance(sub, ast.JoinedStr):
+            continue  # an f-string's words are text written, not data read
+        name = sub.id if isinstance(sub, ast.Name) else sub.attr if isinstance(
+            sub, ast.Attribute) else None
+        if isinstance(sub, ast.Subscript) and isinstance(sub.slice, ast.Constant):
+            name = str(sub.slice.value)
+        if isinstance(sub, ast.Call) and call_name(sub).endswith(".get") and sub.args and \
+                isinstance(sub.args[0], ast.Constant):
+            name = str(sub.args[0].value)
+        if name is not None and (EVIDENCE.search(name) or name in OPINION_TEXT
+                                 or name == "state"):
+            return True
+        todo += list(ast.iter_child_nodes(sub))
+    return False
+
+
+class _Reader:
+    """Reads the values a spread decision sets the score to, following helpers through
+    the call graph (`callee`) into their files."""
+
+    def __init__(self, graph: CallGraph | None, repo: Path | None) -> None:
+        self.graph, self.repo = graph, repo
+        self._defs: dict[Key, ast.FunctionDef | ast.AsyncFunctionDef | None] = {}
+
+    def definition(self, key: Key) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        """The syntax tree of the repository function `key` (None when unreadable)."""
+        if key not in self._defs:
+            info = self.graph.functions.get(key) if self.graph is not None else None
+            tree = parse_file(str(self.repo / key[0])) if self.repo and info else None
+            self._defs[key] = next((
+                n for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.AsyncFunctionDef)
+                and info and info["line"] in {n.lineno, *(d.lineno for d in n.decorator_list)}
+            ), None) if tree is not None else None
+        return self._defs[key]
+
+    def helper(self, key: Key, call: ast.Call) -> Key | None:
+        """The repository function `call` (made in function `key`) runs."""
+        if self.graph is None or key not in self.graph.functions:
+            return None
+        return callee(self.graph, key, call_name(call))
+
+    def benign(self, key: Key, nodes: list[ast.AST], depth: int) -> bool:
+        """Whether `nodes` only compute on the scores: no evidence read, and every call
+        arithmetic, text, or a repository helper that is benign itself."""
+        if any(_evidence_read(n) for n in nodes):
+            return False
+        for call in (c for n in nodes for c in ast.walk(n) if isinstance(c, ast.Call)):
+            name = call_name(call)
+            if name.rsplit(".", 1)[-1] in PURE or name.startswith(PURE_MODULES) or \
+                    TEXT_CALLS.search(name):
+                continue
+            target = self.helper(key, call) if depth < MAX_HELPER_DEPTH else None
+            tree = self.definition(target) if target is not None else None
+            if tree is None or not self.benign(target or key, list(tree.body), depth + 1):
+                return False  # a model, a judge asked again, a helper that reads more
+        return True
+
+    def picked(self, value: ast.expr | None, key: Key, depth: int = 0) -> bool:
+        """Whether `value` is a score already given, or a statistic of the scores given."""
+        if isinstance(value, ast.Call) and call_name(value) in WRAPPERS and value.args:
+            return self.picked(value.args[0], key, depth) and all(
+                _number(a) for a in value.args[1:])  # ``round(x, 1)``
+        if isinstance(value, ast.Name | ast.Attribute):
+            return True  # a score read as it is: one judge's, or one held before
+        if isinstance(value, ast.IfExp):  # ``mean if scores else 3``: a default aside
+            sides = [value.body, value.orelse]
+            return not _evidence_read(value.test) and any(
+                self.picked(s, key, depth) for s in sides) and all(
+                self.picked(s, key, depth) or _number(s) for s in sides)
+        if isinstance(value, ast.BinOp):
+            return self._mean(value, key, depth)
+        if isinstance(value, ast.Call):
+            return self._statistic(value, key, depth)
+        if isinstance(value, ast.Subscript):  # one score of a table or a sorted list
+            return (_index(value.slice) or isinstance(value.slice, ast.Constant)) and \
+                self.picked(value.value, key, depth)
+        if isinstance(value, ast.Dict) and value.values:  # the table itself, of scores given
+            return all(v is not None and self.picked(v, key, depth) for v in value.values)
+        return False
+
+    def _mean(self, node: ast.BinOp, key: Key, depth: int) -> bool:
+        """``(p + d + 2 * t) / 4``, ``sum(s) / len(s)``, ``t * 0.5 + p * 0.5``: a mean of the
+        scores given (a constant added or taken away, ``final - 1``, is a penalty)."""
+        if isinstance(node.op, ast.Add) and weighted_sum(node):
+            return True
+        if not isinstance(node.op, ast.Div | ast.FloorDiv) or not (
+                _number(node.right) or call_name(node.right) == "len"
+                or isinstance(node.right, ast.Name | ast.Attribute)):
+            return False
+        if call_name(node.left) == "sum" and isinstance(node.left, ast.Call):
+            return not _evidence_read(node.left)
+        terms, todo = [], [node.left]
+        while todo:
+            current = todo.pop()
+            if isinstance(current, ast.BinOp) and isinstance(current.op, ast.Add):
+                todo += [current.left, current.right]
+            elif isinstance(current, ast.BinOp) and isinstance(current.op, ast.Mult) and (
+                    _number(current.left) or _number(current.right)):
+                terms.append(current.right if _number(current.left) else current.left)
+            else:
+                terms.append(current)
+        return len(terms) >= 2 and all(self.picked(t, key, depth) for t in terms)
+
+    def _statistic(self, call: ast.Call, key: Key, depth: int) -> bool:
+        """``median(scores)``, ``max(p, d, t)`` (not the clamp ``max(1, base - 1)``), or a
+        helper whose every answer is a pick of the scores it is handed."""
+        name = call_name(call).rsplit(".", 1)[-1]
+        if name in STATISTICS:
+            return bool(call.args) and not call.keywords and (len(call.args) == 1 or all(
+                self.picked(a, key, depth) for a in call.args)) and \
+                not _evidence_read(call)
+        target = self.helper(key, call) if depth < MAX_HELPER_DEPTH else None
+        tree = self.definition(target) if target is not None else None
+        if target is None or tree is None or _evidence_read(call) or \
+                not self.benign(target, list(tree.body), depth + 1):
+            return False
+        answers = [n.value for n in ast.walk(tree) if isinstance(n, ast.Return)]
+        return any(self.picked(a, target, depth + 1) for a in answers if not _number(a)) \
+            and all(_number(a) or self.picked(a, target, depth + 1) for a in answers)
 
 
 def _set_values(repo: Path | None, path: str) -> dict[int, ast.expr]:
@@ -52,16 +199,65 @@ def _set_values(repo: Path | None, path: str) -> dict[int, ast.expr]:
     return values
 
 
-def tie_break_finding(rules: list[Rule], routes: list[Route], repo: Path | None) -> Finding:
-    """``justice.tie_break`` (see the module docstring)."""
+def _branch(repo: Path | None, rule: Rule, skip: set[int]) -> list[ast.AST] | None:
+    """What the decision at `rule.line` runs when it holds or not (its test aside), leaving
+    out the nested tests at the lines `skip` (None when the test cannot be read)."""
+    tree = parse_file(str(repo / rule.path)) if repo is not None else None
+    test = next((n for n in ast.walk(tree) if isinstance(n, ast.If | ast.IfExp)
+                 and n.lineno == rule.line), None) if tree is not None else None
+    if test is None:
+        return None
+    out: list[ast.AST] = []
+    todo: list[ast.AST] = [*test.body, *test.orelse] if isinstance(test, ast.If) else \
+        [test.body, test.orelse]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.If) and node.lineno in skip:
+            continue
+        if isinstance(node, ast.If | ast.For | ast.While | ast.With | ast.Try):
+            todo += [node.test] if isinstance(node, ast.If | ast.While) else []
+            todo += [getattr(node, f) for f in ("iter", "target") if hasattr(node, f)]
+            todo += [s for f in ("body", "orelse", "finalbody") for s in getattr(node, f, [])]
+            todo += [s for h in getattr(node, "handlers", []) for s in h.body]
+        else:
+            out.append(node)
+    return out
+
+
+def tie_breaks(rules: list[Rule], graph: CallGraph | None, repo: Path | None
+               ) -> dict[Rule, tuple[int, ...]]:
+    """The decisions on the score spread that only pick among the judges' scores, with the
+    lines they pick on: each line they set the score on takes a score given or a statistic
+    of them, and nothing in their test or branch reads the evidence or calls more than
+    arithmetic and text."""
+    reader, out = _Reader(graph, repo), {}
+    values: dict[str, dict[int, ast.expr]] = {}
+    for rule in (r for r in rules if r.kind == "spread"):
+        nested = [o for o in rules if o.path == rule.path and rule.line < o.line <= rule.end]
+        # a fixed cap on a detected fact inside the branch is the override applied again
+        caps = [o for o in nested if o.ceiling]
+        lines = [n for n in rule.sets if all(n not in o.sets for o in caps)]
+        if not {"score", "cap"} & set(rule.does) or not lines or "evidence" in rule.reads \
+                or any(o.kind == "evidence" and not o.ceiling for o in nested):
+            continue
+        path, _, qual = rule.fn.rpartition(":")
+        key = (path or rule.path, qual)
+        if rule.path not in values:
+            values[rule.path] = _set_values(repo, rule.path)
+        branch = _branch(repo, rule, {o.line for o in caps})
+        if all(reader.picked(values[rule.path].get(n), key) for n in lines) and (
+                branch is None or reader.benign(key, branch, 0)):
+            out[rule] = tuple(lines)
+    return out
+
+
+def tie_break_finding(ties: dict[Rule, tuple[int, ...]], rules: list[Rule],
+                      routes: list[Route], repo: Path | None) -> Finding:
+    """``justice.tie_break`` (see the module docstring): every decision on the spread only
+    picks (`tie_breaks`), and no router sends the spread to a node the synthesis reads."""
     spread = [r for r in rules if r.kind == "spread"]
-    scored = [r for r in spread if {"score", "cap"} & set(r.does) and r.sets]
-    values = {path: _set_values(repo, path) for path in sorted({r.path for r in scored})}
-    picks = sorted({(r.path, line) for r in scored for line in r.sets})
-    if len(scored) != len(spread) or not all(
-            _picked(values[path].get(line)) for path, line in picks):
-        picks = []
-    found = bool(picks) and not any(r.feeds for r in routes)
+    picks = sorted({(r.path, n) for r, lines in ties.items() for n in lines})
+    found = bool(spread) and len(ties) == len(spread) and not any(r.feeds for r in routes)
     quoted = [line_at(repo, p, n) for p, n in picks[:6]]
     return Finding(
         facet=FACET, goal="The score spread only picks among the judges' scores (a tie-break, "
@@ -73,4 +269,19 @@ def tie_break_finding(rules: list[Rule], routes: list[Route], repo: Path | None)
                        q.split(": ", 1)[-1].strip() for q in quoted[:3]) + ". No evidence "
                    "is read again and no judge is asked again." if found else
                    "No decision on the score spread only picks among the judges' scores."),
-        data={"lines": [f"{p}:{n}" for p, n in picks[:20]]})
+        data={"lines": [f"{p}:{n}" for p, n in picks[:20]] if found else []})
+
+
+def tie_facts(rules: list[Rule], routes: list[Route], graph: CallGraph | None,
+              repo: Path | None, variance: Callable[[list[Rule]], Finding]) -> list[Finding]:
+    """``justice.variance`` (built by `variance` from the rules it may credit) and
+    ``justice.tie_break``, exclusive on one decision: where the tie-break fires, the spread
+    decision is quoted but not credited as a re-evaluation; where it does not, the decisions
+    that only pick are left out of the re-evaluation's credit."""
+    ties = tie_breaks(rules, graph, repo)
+    tie = tie_break_finding(ties, rules, routes, repo)
+    if not tie.found:
+        return [variance([r for r in rules if r not in ties]), tie]
+    return [variance(rules).model_copy(update={"found": False, "rationale": (
+        f"The score spread only picks among the judges' scores ({tie.location}): no evidence "
+        "is read again and no judge is asked again, so nothing is re-evaluated.")}), tie]

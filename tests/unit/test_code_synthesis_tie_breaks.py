@@ -1,0 +1,93 @@
+"""``justice.tie_break`` against ``justice.variance``: a spread decision that only picks
+among the judges' scores (an index into the sorted scores, a mean, one judge's score, a
+helper that computes a median of what it is handed) is a tie-break and no re-evaluation; one
+that reads the evidence again or asks a model again is a re-evaluation."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from .test_code_synthesis import _justice
+
+BASE = '''
+def chief_justice_node(state):
+    ops = {o.judge: o for o in state["opinions"]}
+    p, d, t = ops["Prosecutor"].score, ops["Defense"].score, ops["TechLead"].score
+    scores = [p, d, t]
+    final = round((p + d + t) / 3)
+    if max(scores) - min(scores) > 2:
+        BRANCH
+    return {"final_score": final}
+'''
+
+MEDIAN_HELPER = '''
+
+def _weighted_median(scores, weights):
+    if not scores:
+        return 3
+    items = sorted(zip(scores, weights), key=lambda x: x[0])
+    half, seen = sum(weights) / 2.0, 0.0
+    for score, weight in items:
+        seen += weight
+        if seen >= half:
+            return int(round(score))
+    return int(round(items[-1][0]))
+'''
+
+REREAD_HELPER = '''
+
+def _supported(evidences, scores):
+    hits = [e for e in evidences if e.found]
+    return max(scores) if hits else min(scores)
+'''
+
+PICKS = {
+    # TsegayIS122123: ``sorted_scores = sorted(scores); final_score = sorted_scores[1]``
+    "sorted_index": ("sorted_scores = sorted(scores)\n        final = sorted_scores[1]", ""),
+    # ephrata1888: the spread hands the scores to a weighted median helper
+    "median_helper": ("final = _weighted_median(scores, [1.0, 1.0, 2.0])", MEDIAN_HELPER),
+    # Miked1991: the mean of two judges, the outlier left out
+    "mean": ("final = round((d + t) / 2)", ""),
+    # gemechisworku: the Tech Lead's score, the security cap applied again to it
+    "judge_capped": ("final = t\n        if any(not e.found for e in state['evidences']):\n"
+                     "            final = min(final, 3)", ""),
+}
+
+RE_EVALUATIONS = {
+    "reread_helper": ("final = _supported(state['evidences'], scores)", REREAD_HELPER),
+    "model_again": ("final = state['llm'].invoke(f'judge again: {scores}').score", ""),
+    "evidence_picks": ("if state['evidences']['graph'].found:\n            final = t\n"
+                       "        else:\n            final = p", ""),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PICKS))
+def test_a_spread_that_only_picks_is_a_tie_break_and_no_re_evaluation(
+        tmp_path: Path, name: str) -> None:
+    branch, helper = PICKS[name]
+    facts = _justice(tmp_path, BASE.replace("BRANCH", branch) + helper)
+    tie, variance = facts["justice.tie_break"], facts["justice.variance"]
+    assert tie.found, (name, tie.rationale)
+    assert not variance.found, (name, variance.rationale)
+    # the variance fact still quotes the decision on the spread, denied
+    assert variance.location == "nodes/justice.py:7"
+    assert "only picks among the judges' scores" in variance.rationale
+
+
+@pytest.mark.parametrize("name", sorted(RE_EVALUATIONS))
+def test_a_spread_that_reads_evidence_or_asks_again_stays_a_re_evaluation(
+        tmp_path: Path, name: str) -> None:
+    branch, helper = RE_EVALUATIONS[name]
+    facts = _justice(tmp_path, BASE.replace("BRANCH", branch) + helper)
+    assert facts["justice.variance"].found, (name, facts["justice.variance"].rationale)
+    assert not facts["justice.tie_break"].found, name
+
+
+def test_a_penalty_on_the_spread_picks_no_score(tmp_path: Path) -> None:
+    """``final = round((p + d + t) / 3) - 1`` lowers the mean by a constant: no judge's
+    score and no statistic of them, so no tie-break."""
+    facts = _justice(tmp_path, BASE.replace("BRANCH", "final = round((p + d + t) / 3) - 1"))
+    assert not facts["justice.tie_break"].found
+    assert facts["justice.variance"].found
