@@ -85,6 +85,21 @@ def test_a_spread_that_reads_evidence_or_asks_again_stays_a_re_evaluation(
     assert not facts["justice.tie_break"].found, name
 
 
+def test_the_spread_s_own_test_decides_whether_it_reads_the_evidence(tmp_path: Path) -> None:
+    """ruthasoll: ``if variance > 2 and not dissent:`` (a note an earlier evidence rule
+    wrote) takes the Tech Lead's score: a tie-break still; ``and not ev.found`` in the test
+    reads the evidence itself: a re-evaluation."""
+    flagged = BASE.replace("    if max(", "    dissent = None\n    if not state['evidences']:\n"
+                           "        final, dissent = p, 'no evidence'\n    if max(").replace(
+        "> 2:", "> 2 and not dissent:").replace("BRANCH", "final = t")
+    facts = _justice(tmp_path / "flag", flagged)
+    assert facts["justice.tie_break"].found and not facts["justice.variance"].found
+    read = BASE.replace("> 2:", "> 2 and not state['evidences'][0].found:").replace(
+        "BRANCH", "final = t")
+    facts = _justice(tmp_path / "read", read)
+    assert facts["justice.variance"].found and not facts["justice.tie_break"].found
+
+
 def test_a_penalty_on_the_spread_picks_no_score(tmp_path: Path) -> None:
     """``final = round((p + d + t) / 3) - 1`` lowers the mean by a constant: no judge's
     score and no statistic of them, so no tie-break."""

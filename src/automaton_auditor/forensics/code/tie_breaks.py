@@ -200,7 +200,7 @@ def _set_values(repo: Path | None, path: str) -> dict[int, ast.expr]:
 
 
 def _branch(repo: Path | None, rule: Rule, skip: set[int]) -> list[ast.AST] | None:
-    """What the decision at `rule.line` runs when it holds or not (its test aside), leaving
+    """The test of the decision at `rule.line` and what it runs when it holds or not, leaving
     out the nested tests at the lines `skip` (None when the test cannot be read)."""
     tree = parse_file(str(repo / rule.path)) if repo is not None else None
     test = next((n for n in ast.walk(tree) if isinstance(n, ast.If | ast.IfExp)
@@ -208,8 +208,10 @@ def _branch(repo: Path | None, rule: Rule, skip: set[int]) -> list[ast.AST] | No
     if test is None:
         return None
     out: list[ast.AST] = []
-    todo: list[ast.AST] = [*test.body, *test.orelse] if isinstance(test, ast.If) else \
-        [test.body, test.orelse]
+    # the test itself counts too: ``if spread > 2 and not ev.found`` reads the evidence (a
+    # flag an earlier rule set, ``and not dissent``, does not)
+    todo: list[ast.AST] = [test.test, *test.body, *test.orelse] if isinstance(test, ast.If) \
+        else [test.test, test.body, test.orelse]
     while todo:
         node = todo.pop()
         if isinstance(node, ast.If) and node.lineno in skip:
@@ -237,8 +239,8 @@ def tie_breaks(rules: list[Rule], graph: CallGraph | None, repo: Path | None
         # a fixed cap on a detected fact inside the branch is the override applied again
         caps = [o for o in nested if o.ceiling]
         lines = [n for n in rule.sets if all(n not in o.sets for o in caps)]
-        if not {"score", "cap"} & set(rule.does) or not lines or "evidence" in rule.reads \
-                or any(o.kind == "evidence" and not o.ceiling for o in nested):
+        if not {"score", "cap"} & set(rule.does) or not lines or any(
+                o.kind == "evidence" and not o.ceiling for o in nested):
             continue
         path, _, qual = rule.fn.rpartition(":")
         key = (path or rule.path, qual)
