@@ -46,6 +46,13 @@ def _auth(tmp_path: Path, text: str):
     return by_facet(code_findings(tmp_path, names)[0], "safety.auth_errors")
 
 
+def _passed_on(finding) -> bool:
+    """git's error passed on and no authentication test: not found, and neutral (neither
+    support nor the failure pattern)."""
+    return not finding.found and finding.pattern == "neutral" and \
+        "no test for an authentication failure" in finding.rationale
+
+
 def test_an_auth_word_in_a_subprocess_error_s_text_is_no_test_and_passes_nothing_on(
         tmp_path: Path) -> None:
     for name, text, lines in (("test", TEXT_TEST, ("8:", "9:", "10:", "12:")),
@@ -73,13 +80,13 @@ def test_the_error_s_output_still_tells_and_reports_the_failure(tmp_path: Path) 
                                '        note = f"could not fetch: {detail}"\n'
                                '        raise RuntimeError(note)')
     finding = _auth(tmp_path / "built", built)
-    assert finding.found and "1 more pass git's error on" in finding.rationale
+    assert _passed_on(finding) and "1 more pass git's error on" in finding.rationale
     assert finding.location == "fetch.py:12"
     library = BROAD_TEXT.replace("import subprocess", "import git").replace(
         'subprocess.check_call(["git", "clone", address, into])',
         "git.Repo.clone_from(address, into)")
     finding = _auth(tmp_path / "library", library)
-    assert finding.found and "1 more pass git's error on" in finding.rationale
+    assert _passed_on(finding) and "1 more pass git's error on" in finding.rationale
 
 
 def test_a_timeout_handler_is_not_where_the_helper_passes_git_s_error_on(
@@ -104,4 +111,4 @@ def fetch_repo(address, into):
     return into
 '''
     finding = _auth(tmp_path / "helper", helper)
-    assert finding.found and finding.location == "fetch.py:11"
+    assert _passed_on(finding) and finding.location == "fetch.py:11"

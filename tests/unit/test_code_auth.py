@@ -50,14 +50,22 @@ def _auth(tmp_path: Path, text: str):
     return by_facet(code_findings(tmp_path, names)[0], "safety.auth_errors")
 
 
-def test_the_word_auth_in_a_message_is_no_test_but_git_s_error_passed_on_reports_it(
+def _passed_on(finding) -> bool:
+    """git's error passed on and no authentication test: not found, and neutral (neither
+    support nor the failure pattern)."""
+    return not finding.found and finding.pattern == "neutral" and \
+        "no test for an authentication failure" in finding.rationale
+
+
+def test_the_word_auth_in_a_message_is_no_test_and_git_s_error_passed_on_is_neutral(
         tmp_path: Path) -> None:
     """Neither clone tells an authentication failure apart (the word in a message is no
-    test), but both pass git's error on, so an authentication failure is caught and reported
-    with git's own message, as the rubric asks; a clone that swallows the error does not."""
+    test); both pass git's error on, which reports an authentication failure like any other:
+    not found, and neutral rather than support or the failure pattern, saying so. A clone
+    that swallows the error does neither: not found, the success pattern missing."""
     for name, text, line in (("message", MESSAGE_ONLY, 12), ("library", LIBRARY_MESSAGE, 13)):
         finding = _auth(tmp_path / name, text)
-        assert finding.found, name
+        assert _passed_on(finding), name
         assert "0 of 1" in finding.rationale and "1 more pass git's error on" in \
             finding.rationale, name
         assert finding.location == f"tools.py:{line}", name
@@ -65,6 +73,7 @@ def test_the_word_auth_in_a_message_is_no_test_but_git_s_error_passed_on_reports
                                         ': {e.stderr}")', 'return None')
     finding = _auth(tmp_path / "swallowed", swallowed)
     assert not finding.found and "0 more" in finding.rationale
+    assert finding.pattern == "success"
 
 
 def test_a_comparison_search_or_except_on_an_auth_failure_is_a_test(tmp_path: Path) -> None:
@@ -205,7 +214,7 @@ def test_git_s_error_yielded_by_name_or_raised_by_the_helper_is_passed_on(
     on"."""
     for name, text, line in (("yielded", YIELDED, 14), ("wrapped", WRAPPED, 14)):
         finding = _auth(tmp_path / name, text)
-        assert finding.found and "1 more pass git's error on" in finding.rationale, name
+        assert _passed_on(finding) and "1 more pass git's error on" in finding.rationale, name
         assert finding.location == f"tools.py:{line}", (name, finding.location)
     swallowed = WRAPPED.replace("raise GitToolError(exc.stderr) from exc", "return None")
     assert not _auth(tmp_path / "swallowed", swallowed).found
@@ -243,4 +252,4 @@ def test_git_s_error_raised_into_a_handler_that_drops_it_is_not_passed_on(
             ("other", RAISED_IN_TRY.replace("except Exception:",
                                             "except subprocess.TimeoutExpired:"))):
         finding = _auth(tmp_path / name, text)
-        assert finding.found and "1 more pass git's error on" in finding.rationale, name
+        assert _passed_on(finding) and "1 more pass git's error on" in finding.rationale, name

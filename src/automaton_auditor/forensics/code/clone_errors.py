@@ -1,8 +1,11 @@
 """How a clone reports its failures: ``safety.auth_errors``, whether an authentication or
 permission failure is told apart in code (`auth`) or at least passed on with git's own
-message, by the clone function or the helper it hands the clone command to. A clone that
-only tests or hands on the text of a subprocess error (``str(e)`` of a CalledProcessError:
-the command and exit status, not git's message) does neither, and the fact says so."""
+message, by the clone function or the helper it hands the clone command to. Only the
+first is found: a pass-through of git's stderr (raised, returned or yielded) reports an
+authentication failure like any other and tells it apart from none, so alone it makes the
+fact neutral, neither support nor the failure pattern. A clone that only tests or hands on
+the text of a subprocess error (``str(e)`` of a CalledProcessError: the command and exit
+status, not git's message) does neither, and the fact says so."""
 
 from __future__ import annotations
 
@@ -98,14 +101,18 @@ def auth_finding(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
     blind = list({(b[0], b[1]["handler"]): b for p, c in clones if (p, c) not in auth + reported
                   and (b := _text_only(facts, graph, p, c))}.values())
     aside, quoted = _blind_text(blind, repo)
+    listed = f" ({', '.join(f'{p}:{n}' for p, n in where)})" if where else ""
     finding = call_finding(
-        "safety.auth_errors", "Clone handles authentication failures", bool(auth or reported),
-        "success", auth or reported or clones,
+        "safety.auth_errors", "Clone handles authentication failures", bool(auth),
+        # a pass-through alone tells no authentication failure apart, yet reports it like
+        # any other failure: neither support nor the failure pattern
+        "neutral" if reported and not auth else "success", auth or reported or clones,
         (f"{len(auth)} of {len(clones)} clone function(s) test for authentication or "
          "permission errors in code (their own or a helper they call on failure); "
-         f"{len(reported)} more pass git's error on when the clone "
-         "fails (an authentication failure is reported like any other)" +
-         (f" ({', '.join(f'{p}:{n}' for p, n in where)})" if where else "") + "." + aside
+         f"{len(reported)} more pass git's error on when the clone fails" + listed +
+         (": passing git's stderr on is no test for an authentication failure, which is "
+          "reported like any other failure, not told apart (neither support nor a failure)."
+          if reported and not auth else ".") + aside
          if clones else "No clone function."), confidence=0.5)
     if where or quoted:
         quote = [line_at(repo, p, n) for p, n in where[:10]] + quoted
