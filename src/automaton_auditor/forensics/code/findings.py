@@ -11,7 +11,7 @@ from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.fallback_scores import fallback_finding
 from automaton_auditor.forensics.code.helper_parse import helper_parses
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, persona_named
-from automaton_auditor.forensics.code.liveness import Scope
+from automaton_auditor.forensics.code.liveness import Scope, code_runs
 from automaton_auditor.forensics.code.own_graph import own_builder_findings
 from automaton_auditor.forensics.code.parallel_groups import (
     copy_roles,
@@ -125,7 +125,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 # order the safety trace fills `calls`' memos in
                 model_call_finding(facts, CallGraph(facts), repo),
                 *safety_findings(facts, repo, calls, run_nodes(CallGraph(facts), main),
-                                 undefined),
+                                 undefined,
+                                 code_runs(CallGraph(facts), scope, _builders(main, others))),
                 *llm_findings(facts, repo, scope, judges, main,
                               helper_parses(facts, CallGraph(facts), repo)),
                 *_judge_findings(repo, files, facts, scope, main, undefined, prompts),
@@ -144,6 +145,11 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     findings = raise_findings(repo, CallGraph(facts), main, findings)
     findings.sort(key=lambda f: (f.facet, f.location, f.goal))
     return findings, rebuilt
+
+
+def _builders(main: Topology | None, others: list[Topology]) -> set[str]:
+    """The files that build the audited graphs (none without a main graph)."""
+    return {str(op["path"]) for topo in ([main, *others] if main else []) for op in topo.ops}
 
 
 def parse_finding(facts: dict[str, JSON], stats: dict[str, int]) -> Finding:

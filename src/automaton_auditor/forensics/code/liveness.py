@@ -11,11 +11,11 @@ callback for dead code. What is left is code nothing the graph runs can reach.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import NamedTuple
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
-from automaton_auditor.forensics.code.common import dotted, qualified
+from automaton_auditor.forensics.code.common import JSON, TEST_PATH, dotted, qualified
 
 
 class Scope(NamedTuple):
@@ -54,6 +54,44 @@ def live(graph: CallGraph, roots: Iterable[Key],
             todo += [k for k in _named(graph, (key[0], "<module>"), refs.get((key[0], ""), set()))
                      if k not in seen]
     return seen
+
+
+def references(facts: dict[str, JSON]) -> dict[Key, set[str]]:
+    """The names each function of the parsed files reads (`name_references`, kept in each
+    file's facts as ``refs``)."""
+    return {(path, qual): set(names) for path in sorted(facts)
+            if facts[path].get("functions")
+            for qual, names in (facts[path].get("refs") or {}).items()}
+
+
+def entry_files(graph: CallGraph, builders: Iterable[str]) -> set[str]:
+    """`builders` (the files that build the graph) and the files outside the tests whose own
+    import statements name one of them: the entry points that run the graph (a ``main.py``,
+    a CLI) and packages re-exporting it. A file only a package ``__init__`` links to the
+    graph is no entry: importing it runs the package, not its own functions."""
+    wanted = set(builders)
+    found = set(wanted)
+    for path in sorted(graph.facts):
+        refs = set((graph.facts[path].get("imports") or {}).values())
+        if not TEST_PATH.search(path) and any(
+                target in wanted for ref in refs for module in {ref, ref.rsplit(".", 1)[0]}
+                for target in graph.module_files(module, path)):
+            found.add(path)
+    return found
+
+
+def code_runs(graph: CallGraph, scope: Scope | None,
+              builders: set[str]) -> Callable[[str, str], bool] | None:
+    """Whether code of function `name` in `path` may run (``""``: module level), by the graph
+    or its entry points (`entry_files`): a function the graph runs (`scope`), or any code of
+    a file the graph's code or the entry files import. By file, since a method called on an
+    instance (``Cloner().clone(url)``) is not always followed: what this rules out is a
+    module nothing that runs imports (an older copy of a tool). None without a graph."""
+    entries = entry_files(graph, builders) if builders else set()
+    if not entries:
+        return None
+    files = imported_files(graph, entries) | (scope.files if scope is not None else set())
+    return lambda path, name: path in files or (scope is not None and scope.runs(path, name))
 
 
 def imported_files(graph: CallGraph, paths: Iterable[str]) -> set[str]:

@@ -20,6 +20,7 @@ from automaton_auditor.forensics.code.liveness import (
     Scope,
     imported_files,
     live,
+    references,
 )
 from automaton_auditor.forensics.code.node_retry import node_policies, policy_text
 from automaton_auditor.forensics.code.source import function_source, line_at
@@ -30,14 +31,6 @@ from automaton_auditor.state import Finding
 OPINION = re.compile(r"opinion|verdict|judg|outcome|ruling|score", re.I)
 MODEL_KINDS = ("structured", "llm_invoke")
 MAX_UNWIRED = 8
-
-
-def _references(facts: dict[str, JSON]) -> dict[Key, set[str]]:
-    """The names each function of the parsed files reads (`liveness.name_references`, kept
-    in each file's facts as ``refs``)."""
-    return {(path, qual): set(names) for path in sorted(facts)
-            if facts[path].get("functions")
-            for qual, names in (facts[path].get("refs") or {}).items()}
 
 
 def wired_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
@@ -53,7 +46,7 @@ def wired_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
                 return None  # a node built at run time (a factory, a subgraph): unknown
             if key is not None:
                 roots += [key, *_makers(graph, node["op"])]
-    functions = live(graph, roots, _references(facts))
+    functions = live(graph, roots, references(facts))
     files = imported_files(graph, {k[0] for k in functions} | {op["path"] for op in main.ops})
     scope = Scope(frozenset(functions), frozenset(files))
     models = [pc for kind in MODEL_KINDS for pc in calls_of(facts, kind)]
@@ -269,7 +262,7 @@ def judge_scope(facts: dict[str, JSON], graph: CallGraph, main: Topology | None,
             files = graph.module_files(module, str(node["op"]["path"]))
             roots += sorted(k for k in graph.functions if k[0] in files)
     # not the module-level code of their files: the graph built there names every node
-    refs = {key: names for key, names in _references(facts).items() if key[1]}
+    refs = {key: names for key, names in references(facts).items() if key[1]}
     roots = roots or _opinion_code(facts, graph, wired, refs)
     return Scope(frozenset(live(graph, roots, refs)), frozenset()) if roots else None
 
