@@ -64,19 +64,24 @@ def references(facts: dict[str, JSON]) -> dict[Key, set[str]]:
             for qual, names in (facts[path].get("refs") or {}).items()}
 
 
-def entry_files(graph: CallGraph, builders: Iterable[str]) -> set[str]:
+def _imports(graph: CallGraph, path: str) -> set[str]:
+    """The repository files `path`'s own import statements name."""
+    refs = set((graph.facts[path].get("imports") or {}).values())
+    return {target for ref in refs for module in {ref, ref.rsplit(".", 1)[0]}
+            for target in graph.module_files(module, path)}
+
+
+def entry_files(graph: CallGraph, builders: set[str]) -> set[str]:
     """`builders` (the files that build the graph) and the files outside the tests whose own
-    import statements name one of them: the entry points that run the graph (a ``main.py``,
-    a CLI) and packages re-exporting it. A file only a package ``__init__`` links to the
-    graph is no entry: importing it runs the package, not its own functions."""
-    wanted = set(builders)
-    found = set(wanted)
-    for path in sorted(graph.facts):
-        refs = set((graph.facts[path].get("imports") or {}).values())
-        if not TEST_PATH.search(path) and any(
-                target in wanted for ref in refs for module in {ref, ref.rsplit(".", 1)[0]}
-                for target in graph.module_files(module, path)):
-            found.add(path)
+    import statements name one of them or, in turn, such a file: the entry points that run
+    the graph (a ``main.py``, a CLI, a web server through its runner). A package
+    ``__init__`` passes on no link: importing a module runs its package, not the module's
+    own functions, so a module that only shares a package with the graph is no entry."""
+    own = {path: _imports(graph, path) for path in sorted(graph.facts)
+           if not TEST_PATH.search(path) and not path.endswith("__init__.py")}
+    found = set(builders)
+    while grown := {path for path, names in own.items() if path not in found and names & found}:
+        found |= grown
     return found
 
 
@@ -84,13 +89,16 @@ def code_runs(graph: CallGraph, scope: Scope | None,
               builders: set[str]) -> Callable[[str, str], bool] | None:
     """Whether code of function `name` in `path` may run (``""``: module level), by the graph
     or its entry points (`entry_files`): a function the graph runs (`scope`), or any code of
-    a file the graph's code or the entry files import. By file, since a method called on an
-    instance (``Cloner().clone(url)``) is not always followed: what this rules out is a
-    module nothing that runs imports (an older copy of a tool). None without a graph."""
+    a file the graph's code or the entry files import, or of one some other code outside the
+    tests imports (the walk may miss how it is reached). By file, since a method called on
+    an instance is not always followed: what this rules out is a module nothing imports but
+    the tests (an older copy of a tool). None without a graph."""
     entries = entry_files(graph, builders) if builders else set()
     if not entries:
         return None
     files = imported_files(graph, entries) | (scope.files if scope is not None else set())
+    files |= {f for path in graph.facts if not TEST_PATH.search(path)
+              for f in _imports(graph, path) if f != path}
     return lambda path, name: path in files or (scope is not None and scope.runs(path, name))
 
 
