@@ -129,7 +129,7 @@ def classify(exc: BaseException) -> ErrorKind:
         return "fatal"
     if status is not None and (status in TRANSIENT_STATUS or status >= 500):
         return "transient"
-    if status is not None and 400 <= status < 500:
+    if status is not None and 300 <= status < 500:  # a redirect is not followed either
         return "client"
     names = " ".join(c.__name__ for c in type(exc).__mro__).lower()
     if any(word in names for word in ("timeout", "connection", "connecterror", "network")):
@@ -159,11 +159,29 @@ def retry_after(exc: BaseException) -> float | None:
 
 
 def describe(exc: BaseException) -> str:
-    """A short, key-free description of a failure."""
+    """A short, key-free description of a failure; an SDK's generic wrapper ("Connection
+    error.") is followed by the error it wraps, which says what went wrong."""
     status = status_of(exc)
-    text = " ".join(str(exc).split())[:300]
+    text = " ".join(str(exc).split())
+    cause = _root_cause(exc)
+    if status is None and cause is not None and str(cause) not in text:
+        text = f"{text} ({type(cause).__name__}: {' '.join(str(cause).split())})"
+    text = text[:300]
     prefix = f"HTTP {status}" if status is not None else type(exc).__name__
     return f"{prefix}: {text}" if text else prefix
+
+
+def _root_cause(exc: BaseException) -> BaseException | None:
+    """The innermost error an exception was raised from (`raise ... from`) that says
+    something, a few levels deep at most."""
+    found, seen = None, exc.__cause__
+    for _ in range(8):
+        if seen is None:
+            break
+        if str(seen):
+            found = seen
+        seen = seen.__cause__
+    return found
 
 
 @dataclass

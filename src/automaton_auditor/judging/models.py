@@ -38,6 +38,8 @@ INFERRED = (("gpt-", "openai"), ("o1", "openai"), ("o3", "openai"), ("o4", "open
             ("chatgpt", "openai"), ("claude", "anthropic"), ("gemini", "google_genai"),
             ("mistral", "mistralai"), ("deepseek", "deepseek"), ("grok", "xai"))
 
+# Providers reached through the OpenAI SDK, whose HTTP client is ours (`judging.wire`).
+OPENAI_SDK = ("openai", "azure_openai")
 ENV_KEYS = ("OPENAI_BASE_URL", "OPENAI_API_KEY", "ANTHROPIC_API_KEY", "OLLAMA_HOST")
 _cache: dict[tuple[Any, ...], Any] = {}
 _cache_lock = threading.Lock()
@@ -107,9 +109,12 @@ def build_chat_model(name: str, settings: Settings) -> BaseChatModel:
     """A chat model for `name` (e.g. ``openai:gpt-4o-mini``) at temperature 0, with a seed
     where the provider takes one, a per-call timeout and no client-side retries.
 
-    Models are cached per name and call settings, so one run shares its HTTP clients.
+    Models are cached per name and call settings, so one run shares its HTTP clients. The
+    OpenAI SDK's clients bound every answer in bytes and time (`judging.wire`).
     """
     from langchain.chat_models import init_chat_model
+
+    from automaton_auditor.judging.wire import bounded_clients
 
     kwargs = _model_kwargs(name, settings)
     # The environment is part of the key: a changed base URL or key needs a new client.
@@ -118,6 +123,8 @@ def build_chat_model(name: str, settings: Settings) -> BaseChatModel:
     with _cache_lock:
         cached = _cache.get(key)
         if cached is None:
+            if provider_of(name) in OPENAI_SDK:
+                kwargs.update(bounded_clients(settings.call_timeout_s))
             cached = init_chat_model(name, **kwargs)
             _cache[key] = cached
     model: BaseChatModel = cached

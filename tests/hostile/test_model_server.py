@@ -1,0 +1,156 @@
+"""A hostile OpenAI-compatible model server on 127.0.0.1 (started and stopped by each test).
+
+Answers that never end (one byte every so often, which no read timeout catches), answers of
+tens of megabytes or a gzip body that inflates to them, and a redirect elsewhere: each call
+ends within its call timeout with a bounded read, and nothing follows the redirect. The last
+case is a whole audit against a dripping server: exit 3, one `error:` line, a partial report,
+and a process that exits (an abandoned call's thread used to hold it for ever).
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+import time
+from collections.abc import Callable, Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from automaton_auditor.judging.models import build_chat_model, clear_model_cache
+from automaton_auditor.retry import describe
+from automaton_auditor.settings import Settings
+from tests.hostile.harness import Case, audit, check
+
+PREFIX = b'{"id":"x","object":"chat.completion","created":0,"model":"m","choices":[{"index":0,' \
+         b'"finish_reason":"stop","message":{"role":"assistant","content":"'
+SUFFIX = b'"}}],"usage":{"prompt_tokens":1,"completion_tokens":1,"total_tokens":2}}'
+
+
+class Server(ThreadingHTTPServer):
+    daemon_threads = True
+
+    def __init__(self, mode: str) -> None:
+        super().__init__(("127.0.0.1", 0), Handler)
+        self.mode = mode
+        self.hits = 0
+        self.redirect_to = ""
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.server_address[1]}/v1"
+
+
+class Handler(BaseHTTPRequestHandler):
+    server: Server
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        self.server.hits += 1
+        mode, headers = self.server.mode, {"Content-Type": "application/json"}
+        if mode == "redirect":
+            self.send_response(307)
+            self.send_header("Location", self.server.redirect_to + "/chat/completions")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        body = PREFIX + b"a" * (40 << 20) + SUFFIX
+        if mode == "gzip":
+            body, headers["Content-Encoding"] = gzip.compress(body, 1), "gzip"
+        self.send_response(200)
+        for key, value in headers.items():
+            self.send_header(key, value)
+        self.send_header("Content-Length", str(1 << 40 if mode == "drip" else len(body)))
+        self.end_headers()
+        try:
+            if mode != "drip":
+                self.wfile.write(body)
+                return
+            self.wfile.write(PREFIX)
+            while True:  # a byte every 0.2 s: every read returns well within its timeout
+                self.wfile.write(b"a")
+                self.wfile.flush()
+                time.sleep(0.2)
+        except OSError:
+            return
+
+
+@pytest.fixture
+def serve(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], Server]]:
+    servers: list[Server] = []
+
+    def start(mode: str) -> Server:
+        server = Server(mode)
+        threading.Thread(target=server.serve_forever, daemon=True).start()
+        servers.append(server)
+        monkeypatch.setenv("OPENAI_BASE_URL", servers[0].url)
+        monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+        return server
+
+    clear_model_cache()
+    yield start
+    for server in servers:
+        server.shutdown()
+        server.server_close()
+    clear_model_cache()
+
+
+def _call(seconds: float) -> tuple[bool, BaseException | None]:
+    """One chat call with a 2 s call timeout, run in a thread given `seconds` to finish:
+    (finished, the error it raised)."""
+    model = build_chat_model("openai:m", Settings(model="openai:m", call_timeout_s=2.0))
+    box: dict[str, BaseException] = {}
+
+    def run() -> None:
+        try:
+            model.invoke("hello")
+        except BaseException as exc:
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return not thread.is_alive(), box.get("error")
+
+
+def test_an_answer_that_drips_for_ever_ends_at_the_call_timeout(
+        serve: Callable[[str], Server]) -> None:
+    serve("drip")
+    finished, error = _call(10.0)
+    assert finished, "the call was still reading a dripping answer after 10 s"
+    assert error is not None and "within 2s" in describe(error)
+
+
+@pytest.mark.parametrize("mode", ["huge", "gzip"])
+def test_a_huge_answer_is_not_read_whole(serve: Callable[[str], Server], mode: str) -> None:
+    """40 MB of content, sent as is or gzipped to 40 KB: refused, not parsed."""
+    serve(mode)
+    finished, error = _call(20.0)
+    assert finished and error is not None, "a 40 MB answer was read and parsed"
+    assert ("longer than" if mode == "huge" else "compressed") in describe(error)
+
+
+def test_a_redirect_is_not_followed(serve: Callable[[str], Server]) -> None:
+    server, elsewhere = serve("redirect"), serve("huge")
+    server.redirect_to = elsewhere.url
+    finished, error = _call(10.0)
+    assert finished and error is not None
+    assert elsewhere.hits == 0, "the call followed the redirect to another server"
+    assert "HTTP 307" in describe(error)
+
+
+def test_an_audit_against_a_dripping_server_ends(case: Case, good_repo: Path, good_pdf: Path,
+                                                 serve: Callable[[str], Server]) -> None:
+    server = serve("drip")
+    case.extra_env.update(OPENAI_BASE_URL=server.url, OPENAI_API_KEY="test-key",
+                          AUDITOR_MAX_RETRIES="0")
+    result = audit(case, good_repo, good_pdf, "--model", "openai:m", "--call-timeout", "2")
+    check(result, 3, needle="within 2s", report=True)
+    assert json.loads(next(case.out.rglob("report.json")).read_text())["criteria"]
