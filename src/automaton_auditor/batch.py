@@ -87,8 +87,11 @@ def read_jobs(path: Path, output_dir: Path) -> list[Job]:
         raise BatchFileError(str(exc)) from None
     lines = [ln for ln in text.splitlines() if ln.strip() and not ln.lstrip().startswith("#")]
     tab = path.suffix.lower() == ".tsv" or (bool(lines) and "\t" in lines[0])
-    rows = [[c.strip() for c in r] for r in csv.reader(io.StringIO("\n".join(lines)),
-                                                         delimiter="\t" if tab else ",")]
+    reader = csv.reader(io.StringIO("\n".join(lines)), delimiter="\t" if tab else ",")
+    try:  # a field over the csv module's 128 KB limit, a NUL in a quoted field...
+        rows = [[c.strip() for c in r] for r in reader]
+    except csv.Error as exc:
+        raise BatchFileError(f"{path.name} row {reader.line_num}: {exc}") from None
     if rows and rows[0] and rows[0][0].lower() in HEADER_WORDS:
         rows = rows[1:]
     jobs: list[Job] = []
@@ -263,6 +266,16 @@ def _cell(score: int | str | None) -> str:
     return "not judged" if score is None else str(score)
 
 
+# A cell a spreadsheet would read as a formula (OWASP's CSV injection list); the pairs file
+# and the error lines that quote it are the submitter's text.
+FORMULA_STARTS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _inert(value: object) -> object:
+    """A summary cell as text a spreadsheet shows rather than runs (a leading quote)."""
+    return f"'{value}" if isinstance(value, str) and value.startswith(FORMULA_STARTS) else value
+
+
 def write_summary(results: list[JobResult], output_dir: Path) -> dict[str, str]:
     """Write ``batch_summary.json`` and ``batch_summary.csv``; returns their paths."""
     output_dir.mkdir(parents=True, exist_ok=True)
@@ -271,15 +284,15 @@ def write_summary(results: list[JobResult], output_dir: Path) -> dict[str, str]:
     ids = criteria_ids(results)
     table = io.StringIO(newline="")  # the csv module writes its own \r\n line ends
     writer = csv.writer(table)
-    writer.writerow(["row", "target", "report", "overall", "verdict", "status", *ids,
-                     "seconds", "exit_code", "error", "run_id", "report_file", "worker",
-                     "resumed_from"])
+    writer.writerow([_inert(head) for head in (
+        "row", "target", "report", "overall", "verdict", "status", *ids, "seconds",
+        "exit_code", "error", "run_id", "report_file", "worker", "resumed_from")])
     for r in results:
         overall = "" if r.overall is None else f"{r.overall:.2f}"
-        writer.writerow([r.row, r.target, r.report, overall, r.verdict, r.status,
-                         *(_cell(r.criteria.get(i, "")) for i in ids), f"{r.seconds:.2f}",
-                         r.exit_code, r.error, r.run_id, r.report_file, r.worker,
-                         r.resumed_from])
+        writer.writerow([_inert(cell) for cell in (
+            r.row, r.target, r.report, overall, r.verdict, r.status,
+            *(_cell(r.criteria.get(i, "")) for i in ids), f"{r.seconds:.2f}", r.exit_code,
+            r.error, r.run_id, r.report_file, r.worker, r.resumed_from)])
     write_atomic({paths["json"]: json.dumps(payload, indent=2) + "\n",
                   paths["csv"]: table.getvalue()})
     return {k: str(v) for k, v in paths.items()}

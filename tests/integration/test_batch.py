@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import subprocess
@@ -11,7 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from automaton_auditor.batch import MAX_BATCH_BYTES, BatchFileError, read_jobs
+from automaton_auditor.batch import (
+    MAX_BATCH_BYTES,
+    BatchFileError,
+    JobResult,
+    read_jobs,
+    write_summary,
+)
 
 
 def _batch(args: list[str], cache: Path) -> subprocess.CompletedProcess[str]:
@@ -102,3 +109,32 @@ def test_a_pairs_file_is_read_as_hostile_input(tmp_path: Path) -> None:
                          (huge, "larger than")]:
         with pytest.raises(BatchFileError, match=needle):
             read_jobs(path, tmp_path)
+
+
+def test_a_field_over_the_csv_limit_is_one_error_line(tmp_path: Path) -> None:
+    """A 200 KB field passes the csv module's 128 KB limit: a BatchFileError (one `error:`
+    line, exit 2), not a csv.Error traceback with exit 1."""
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text("target,report\nrepo," + "a" * 200_000 + "\n")
+    with pytest.raises(BatchFileError, match="row 2: field larger than field limit"):
+        read_jobs(pairs, tmp_path)
+    result = _batch([str(pairs), "--output-dir", str(tmp_path / "out")], tmp_path / "cache")
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("error: pairs.csv row 2") and "Traceback" not in \
+        result.stderr
+
+
+def test_the_summary_csv_holds_no_formula(tmp_path: Path) -> None:
+    """A target kept as written (a URL) or an error quoting it that a spreadsheet would run
+    (`=HYPERLINK(...)`, `@SUM`, `+`, `-`) is written with a leading quote; the JSON keeps it."""
+    bad = ['=HYPERLINK("http://127.0.0.1/x","click")&T("://")', "@SUM(1+1)*cmd|x", "+1+1",
+           "-2+3://x"]
+    results = [JobResult(n, text, "r.pdf", 2, 0.1, status="refused", error=text)
+               for n, text in enumerate(bad, start=1)]
+    paths = write_summary(results, tmp_path)
+    rows = list(csv.DictReader(io.StringIO(Path(paths["csv"]).read_text())))
+    assert [r["target"] for r in rows] == [f"'{text}" for text in bad]
+    assert [r["error"] for r in rows] == [f"'{text}" for text in bad]
+    assert [r["row"] for r in rows] == ["1", "2", "3", "4"]
+    audits = json.loads(Path(paths["json"]).read_text())["audits"]
+    assert [a["target"] for a in audits] == bad
