@@ -30,7 +30,7 @@ from importlib import metadata, resources
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from automaton_auditor.storage.sqlite_wal import connect_wal
+from automaton_auditor.storage.sqlite_wal import connect_wal, regular_or_absent
 
 CACHE_ENV = "AUDITOR_CACHE_DIR"
 APP_NAME = "automaton-auditor"
@@ -231,7 +231,7 @@ def _count_rows(path: Path) -> int | None:
     tables = {"facts.sqlite": "entries", "ast_facts.sqlite": "entries",
               "opinions.sqlite": "entries", "runs.sqlite": "checkpoints"}
     table = tables.get(path.name)
-    if table is None:
+    if table is None or not regular_or_absent(path):  # a FIFO would block the open
         return None
     if path.name == "runs.sqlite":
         query = "SELECT COUNT(DISTINCT thread_id) FROM checkpoints"

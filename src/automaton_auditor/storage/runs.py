@@ -6,6 +6,7 @@ after every step in ``runs.sqlite`` under the cache directory, through LangGraph
 
 from __future__ import annotations
 
+import os
 import secrets
 import sqlite3
 from collections.abc import Iterator
@@ -16,7 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from automaton_auditor.storage.kv import default_cache_dir, make_cache_dir
-from automaton_auditor.storage.sqlite_wal import connect_wal
+from automaton_auditor.storage.sqlite_wal import (
+    connect_wal,
+    is_busy,
+    regular_or_absent,
+    set_aside,
+)
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.sqlite import SqliteSaver
@@ -55,14 +61,38 @@ def serializer() -> Any:
 @contextmanager
 def checkpointer(root: Path | None = None) -> Iterator[SqliteSaver]:
     """LangGraph's SQLite checkpointer on ``runs.sqlite`` (WAL: parallel audits share it)."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
-
     path = runs_db(root)
     make_cache_dir(path.parent)
-    with closing(connect_wal(path, 30.0, check_same_thread=False)) as conn:
+    seen = _lstat(path)
+    try:
+        saver = _saver(path)
+    except sqlite3.DatabaseError as exc:  # not a database, malformed, cannot be opened
+        if is_busy(exc):
+            raise
+        set_aside(path, seen)  # kept beside it, and the runs start again in a fresh one
+        saver = _saver(path)
+    with closing(saver.conn):
+        yield saver
+
+
+def _lstat(path: Path) -> os.stat_result | None:
+    try:
+        return os.lstat(path)
+    except OSError:
+        return None
+
+
+def _saver(path: Path) -> SqliteSaver:
+    from langgraph.checkpoint.sqlite import SqliteSaver
+
+    conn = connect_wal(path, 30.0, check_same_thread=False)
+    try:
         saver = SqliteSaver(conn, serde=serializer())
         saver.setup()
-        yield saver
+    except BaseException:
+        conn.close()
+        raise
+    return saver
 
 
 def thread_config(run_id: str, extra: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -108,7 +138,7 @@ class RunInfo:
 def has_checkpoint(run_id: str, root: Path | None = None) -> bool:
     """Whether `run_id` has a checkpoint (so `audit resume` can continue it)."""
     path = runs_db(root)
-    if not path.exists():
+    if not path.exists() or not regular_or_absent(path):  # a FIFO would block the open
         return False
     try:
         with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)) as conn:
@@ -122,7 +152,7 @@ def has_checkpoint(run_id: str, root: Path | None = None) -> bool:
 def recent_thread_ids(limit: int = 20, root: Path | None = None) -> list[str]:
     """The ids of the most recent runs, newest first (checkpoint ids are time-ordered)."""
     path = runs_db(root)
-    if not path.exists():
+    if not path.exists() or not regular_or_absent(path):  # a FIFO would block the open
         return []
     try:
         with closing(sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)) as conn:
