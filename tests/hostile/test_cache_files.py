@@ -65,3 +65,18 @@ def test_a_database_that_is_not_one_is_kept_beside_a_fresh_one(tmp_path: Path) -
         assert saver.get_tuple({"configurable": {"thread_id": "x"}}) is None
     aside = list(tmp_path.glob("runs.sqlite.unusable-*"))
     assert len(aside) == 1 and aside[0].read_bytes() == b"garbage" * 1000
+
+
+def test_a_database_of_another_shape_is_set_aside(tmp_path: Path) -> None:
+    """A `runs.sqlite` whose `checkpoints` table is another program's (or another version's)
+    failed every audit at its first checkpoint ("no such column: checkpoint_id", exit 3)."""
+    import sqlite3
+    from contextlib import closing
+
+    with closing(sqlite3.connect(tmp_path / "runs.sqlite")) as conn, conn:
+        conn.execute("CREATE TABLE checkpoints (thread_id TEXT)")
+    with checkpointer(tmp_path) as saver:
+        saver.put({"configurable": {"thread_id": "t", "checkpoint_ns": ""}},
+                  {"v": 1, "id": "c1", "ts": "", "channel_values": {}, "channel_versions": {},
+                   "versions_seen": {}}, {}, {})
+    assert len(list(tmp_path.glob("runs.sqlite.unusable-*"))) == 1

@@ -32,6 +32,14 @@ RUNS_DB = "runs.sqlite"
 RECENT_RUNS_SQL = ("SELECT thread_id, MAX(checkpoint_id) AS last FROM checkpoints "
                    "GROUP BY thread_id ORDER BY last DESC LIMIT {limit}")
 
+# Every column the checkpointer reads or writes: a `runs.sqlite` whose tables lack one is
+# another program's or another version's, and is set aside like a file that is no database.
+SCHEMA_PROBES = (
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, "
+    "metadata FROM checkpoints LIMIT 0",
+    "SELECT thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, "
+    "value FROM writes LIMIT 0")
+
 
 class RunError(ValueError):
     """A run id that cannot be resumed or replayed; the message is one line."""
@@ -89,6 +97,8 @@ def _saver(path: Path) -> SqliteSaver:
     try:
         saver = SqliteSaver(conn, serde=serializer())
         saver.setup()
+        for probe in SCHEMA_PROBES:  # tables of another shape (another version, not ours)
+            conn.execute(probe)
     except BaseException:
         conn.close()
         raise
