@@ -106,6 +106,18 @@ def write_atomic(files: Mapping[Path, str]) -> None:
         raise
 
 
+def replace_bytes(path: Path, data: bytes) -> None:
+    """Write `data` to a new file beside `path`, then rename it onto `path`: whatever had
+    that name (a symlink, a FIFO someone planted) is replaced, never followed or opened."""
+    temporary = _stage(str(path), data)
+    try:
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def _stage(real: str, data: bytes) -> str:
     """`data` in a new temporary file beside `real`; its name."""
     folder, name = os.path.split(real)

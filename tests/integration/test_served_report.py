@@ -5,6 +5,9 @@ do not stay in the checkpointed state."""
 from __future__ import annotations
 
 import base64
+import hashlib
+import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -59,3 +62,55 @@ def test_an_inbox_under_a_home_that_does_not_exist_never_creates_that_home(
     assert not home.exists()
     assert received.parent.name == "inbox" and received.is_relative_to(tmp_path / "tmp")
     assert received.read_bytes() == report_pdf.read_bytes()
+
+
+@pytest.mark.parametrize("planted", ["link", "fifo"])
+def test_a_name_planted_in_the_inbox_is_replaced_not_followed(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path, planted: str) -> None:
+    """Whoever can write the inbox knows the name the report's bytes will take (their
+    SHA-256): a symlink there had the bytes written over the file it names, a FIFO blocked
+    the write for ever."""
+    data = report_pdf.read_bytes()
+    inbox = tmp_path / "cache" / "inbox"
+    inbox.mkdir(parents=True)
+    name = inbox / f"{hashlib.sha256(data).hexdigest()}.pdf"
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    if planted == "link":
+        name.symlink_to(victim)
+    else:
+        os.mkfifo(name)
+    settings = Settings(output_dir=str(tmp_path / "out"), cache_dir=str(tmp_path / "cache"))
+    box: dict[str, object] = {}
+
+    def run() -> None:
+        box["final"] = compile_graph().invoke({
+            "target": str(auditee_repo), "report_path": "r.pdf",
+            "report_base64": base64.b64encode(data).decode(), "settings": settings.to_state()})
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(120)
+    assert not thread.is_alive(), "the audit blocked on the planted inbox file"
+    assert victim.read_text() == "keep me\n"
+    assert not name.is_symlink() and name.read_bytes() == data
+
+
+def test_without_a_cache_dir_the_inbox_is_not_a_shared_temporary_folder(
+        auditee_repo: Path, report_pdf: Path, tmp_path: Path,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`$TMPDIR/inbox` is a name any local user can make first (and fill with links)."""
+    import tempfile
+
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setenv("AUDITOR_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    (tmp_path / "tmp").mkdir()
+    settings = Settings(output_dir=str(tmp_path / "out"))
+    final = compile_graph().invoke({"target": str(auditee_repo), "report_path": "r.pdf",
+                                    "report_base64": base64.b64encode(
+                                        report_pdf.read_bytes()).decode(),
+                                    "settings": settings.to_state()})
+    received = Path(final["final_report"].report_path)
+    assert received.parent == tmp_path / "cache" / "inbox"
+    assert not (tmp_path / "tmp" / "inbox").exists()

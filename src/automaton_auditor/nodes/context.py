@@ -56,12 +56,12 @@ def _settings(state: AgentState) -> Settings:
 
 def receive_report(state: AgentState, settings: Settings) -> tuple[dict[str, Any], str | None]:
     """A report sent as bytes (`report_base64`, LangGraph Server callers on another machine)
-    written to ``inbox/<sha256><suffix>`` under the cache directory (or the temporary one):
+    written to ``inbox/<sha256><suffix>`` under the cache directory (or the user's private
+    fallback cache), by a rename onto that name, so nothing planted there is followed:
     the state update that points `report_path` at it, and a problem if it cannot be taken."""
     import base64
     import binascii
     import hashlib
-    import tempfile
 
     encoded = state.get("report_base64") or ""
     if not encoded:
@@ -73,17 +73,22 @@ def receive_report(state: AgentState, settings: Settings) -> tuple[dict[str, Any
         data = base64.b64decode(encoded, validate=True)
     except (binascii.Error, ValueError):
         return update, "report_base64 is not valid base64"
-    from automaton_auditor.storage.kv import fallback_cache_dir, make_cache_dir
+    from automaton_auditor.safefile import replace_bytes
+    from automaton_auditor.storage.kv import default_cache_dir, fallback_cache_dir, make_cache_dir
 
-    inbox = Path(settings.cache_dir or tempfile.gettempdir()) / "inbox"
-    try:
-        make_cache_dir(inbox)  # never a home directory that does not exist
-    except OSError:  # a missing or read-only home: the user's private fallback cache
-        inbox = fallback_cache_dir() / "inbox"
-        inbox.mkdir(exist_ok=True)
+    # Never a shared folder such as /tmp/inbox, where another user could plant the name
+    inbox = Path(settings.cache_dir or default_cache_dir()) / "inbox"
     suffix = Path(state.get("report_path") or "report.pdf").suffix.lower()[:8] or ".pdf"
-    path = inbox / f"{hashlib.sha256(data).hexdigest()}{suffix}"
-    path.write_bytes(data)
+    try:
+        try:
+            make_cache_dir(inbox)  # never a home directory that does not exist
+        except OSError:  # a missing or read-only home: the user's private fallback cache
+            inbox = fallback_cache_dir() / "inbox"
+            inbox.mkdir(exist_ok=True)
+        path = inbox / f"{hashlib.sha256(data).hexdigest()}{suffix}"
+        replace_bytes(path, data)  # a link or FIFO planted under that name is replaced
+    except OSError as exc:
+        return update, f"the report sent as bytes could not be stored: {exc.strerror or exc}"
     update["report_path"] = str(path)
     return update, None
 
