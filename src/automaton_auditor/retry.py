@@ -8,8 +8,9 @@ behave alike:
 - 429 (rate limit): retried after its ``Retry-After`` / ``retry-after-ms`` (capped);
 - 408, 5xx, timeouts, connection errors (transient): retried after the Retry-After a 503 may
   give, else with exponential backoff plus jitter, bounded by `RetryPolicy.max_wait_s`;
-- 401, 403, 404 (fatal: bad key, forbidden, unknown model): never retried; the endpoint's
-  circuit opens at once, since no later call can succeed;
+- 401, 403, 404 (fatal: bad key, forbidden, unknown model) and a 3xx redirect (never
+  followed, `judging.wire`): never retried; the endpoint's circuit opens at once, since no
+  later call can succeed;
 - any other 4xx (client error): never retried;
 - an answer that does not fit the schema (parse): retried with backoff; the provider answered,
   so it counts as a success for the circuit.
@@ -129,7 +130,9 @@ def classify(exc: BaseException) -> ErrorKind:
         return "fatal"
     if status is not None and (status in TRANSIENT_STATUS or status >= 500):
         return "transient"
-    if status is not None and 300 <= status < 500:  # a redirect is not followed either
+    if status is not None and 300 <= status < 400:  # not followed: no call there can succeed
+        return "fatal"
+    if status is not None and 400 <= status < 500:
         return "client"
     names = " ".join(c.__name__ for c in type(exc).__mro__).lower()
     if any(word in names for word in ("timeout", "connection", "connecterror", "network")):

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from automaton_auditor.judging.models import build_chat_model, clear_model_cache
-from automaton_auditor.retry import describe
+from automaton_auditor.retry import classify, describe
 from automaton_auditor.settings import Settings
 from tests.hostile.harness import Case, audit, check
 
@@ -144,6 +144,7 @@ def test_a_redirect_is_not_followed(serve: Callable[[str], Server]) -> None:
     assert finished and error is not None
     assert elsewhere.hits == 0, "the call followed the redirect to another server"
     assert "HTTP 307" in describe(error)
+    assert classify(error) == "fatal"  # the circuit opens at once: every call would redirect
 
 
 def test_an_audit_against_a_dripping_server_ends(case: Case, good_repo: Path, good_pdf: Path,
