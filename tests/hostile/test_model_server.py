@@ -9,6 +9,7 @@ and a process that exits (an abandoned call's thread used to hold it for ever).
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import threading
@@ -55,6 +56,9 @@ class Handler(BaseHTTPRequestHandler):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.server.hits += 1
         mode, headers = self.server.mode, {"Content-Type": "application/json"}
+        if mode == "header-drip":  # the status line, then a header line that never ends
+            self._drip(b"HTTP/1.1 200 OK\r\nX-Slow: ")
+            return
         if mode == "redirect":
             self.send_response(307)
             self.send_header("Location", self.server.redirect_to + "/chat/completions")
@@ -69,17 +73,20 @@ class Handler(BaseHTTPRequestHandler):
             self.send_header(key, value)
         self.send_header("Content-Length", str(1 << 40 if mode == "drip" else len(body)))
         self.end_headers()
-        try:
-            if mode != "drip":
-                self.wfile.write(body)
-                return
-            self.wfile.write(PREFIX)
-            while True:  # a byte every 0.2 s: every read returns well within its timeout
+        if mode == "drip":
+            self._drip(PREFIX)
+            return
+        with contextlib.suppress(OSError):
+            self.wfile.write(body)
+
+    def _drip(self, start: bytes) -> None:
+        """`start`, then a byte every 0.2 s for ever: every read returns within its timeout."""
+        with contextlib.suppress(OSError):
+            self.wfile.write(start)
+            while True:
                 self.wfile.write(b"a")
                 self.wfile.flush()
                 time.sleep(0.2)
-        except OSError:
-            return
 
 
 @pytest.fixture
@@ -120,9 +127,11 @@ def _call(seconds: float) -> tuple[bool, BaseException | None]:
     return not thread.is_alive(), box.get("error")
 
 
+@pytest.mark.parametrize("mode", ["drip", "header-drip"])
 def test_an_answer_that_drips_for_ever_ends_at_the_call_timeout(
-        serve: Callable[[str], Server]) -> None:
-    serve("drip")
+        serve: Callable[[str], Server], mode: str) -> None:
+    """In the body or in the headers (before httpx hands the response back)."""
+    serve(mode)
     finished, error = _call(10.0)
     assert finished, "the call was still reading a dripping answer after 10 s"
     assert error is not None and "within 2s" in describe(error)
