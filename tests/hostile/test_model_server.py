@@ -25,6 +25,7 @@ from automaton_auditor.judging.models import build_chat_model, clear_model_cache
 from automaton_auditor.retry import classify, describe
 from automaton_auditor.settings import Settings
 from tests.hostile.harness import Case, audit, check
+from tests.integration.test_llm_wire import auto_opinion
 
 PREFIX = b'{"id":"x","object":"chat.completion","created":0,"model":"m","choices":[{"index":0,' \
          b'"finish_reason":"stop","message":{"role":"assistant","content":"'
@@ -53,9 +54,12 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
         self.server.hits += 1
         mode, headers = self.server.mode, {"Content-Type": "application/json"}
+        if mode == "usage":  # valid opinions, token counts past 64 bits
+            self._usage(json.loads(raw))
+            return
         if mode == "header-drip":  # the status line, then a header line that never ends
             self._drip(b"HTTP/1.1 200 OK\r\nX-Slow: ")
             return
@@ -78,6 +82,19 @@ class Handler(BaseHTTPRequestHandler):
             return
         with contextlib.suppress(OSError):
             self.wfile.write(body)
+
+    def _usage(self, request: dict[str, Any]) -> None:
+        answer = auto_opinion(request)
+        body = json.dumps({"id": "x", "object": "chat.completion", "created": 0, "model": "m",
+                           "choices": [{"index": 0, "finish_reason": "stop", "message": {
+                               "role": "assistant", "content": json.dumps(answer)}}],
+                           "usage": {"prompt_tokens": 10**30, "completion_tokens": 10**30,
+                                     "total_tokens": 2 * 10**30}}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
 
     def _drip(self, start: bytes) -> None:
         """`start`, then a byte every 0.2 s for ever: every read returns within its timeout."""
@@ -164,3 +181,15 @@ def test_an_audit_against_a_dripping_server_ends(case: Case, good_repo: Path, go
     result = audit(case, good_repo, good_pdf, "--model", "openai:m", "--call-timeout", "2")
     check(result, 3, needle="within 2s", report=True)
     assert json.loads(next(case.out.rglob("report.json")).read_text())["criteria"]
+
+
+def test_token_counts_past_64_bits_do_not_fail_the_audit(
+        case: Case, good_repo: Path, good_pdf: Path, serve: Callable[[str], Server]) -> None:
+    """The server says how many tokens it used: 10**30 could not be checkpointed (msgpack),
+    and the audit failed (exit 3, every criterion not judged) on valid opinions."""
+    server = serve("usage")
+    case.extra_env.update(OPENAI_BASE_URL=server.url, OPENAI_API_KEY="test-key")
+    result = audit(case, good_repo, good_pdf, "--model", "openai:m")
+    check(result, 0, "any", report=True)
+    report = json.loads(next(case.out.rglob("report.json")).read_text())
+    assert all(c["judged"] for c in report["criteria"])

@@ -23,7 +23,7 @@ from pydantic import BaseModel, ValidationError
 
 from automaton_auditor.judging.llm_prompts import build_messages, prompt_evidence
 from automaton_auditor.judging.llm_schema import opinion_schema, to_opinion
-from automaton_auditor.judging.llm_usage import usage_of
+from automaton_auditor.judging.llm_usage import count, usage_of
 from automaton_auditor.judging.models import (
     build_chat_model,
     endpoint_of,
@@ -63,7 +63,7 @@ class CallOutcome:
     def add(self, raw: Any) -> None:
         """Count one answered attempt's tokens."""
         for key, value in usage_of(raw).items():
-            self.usage[key] += value
+            self.usage[key] = count(self.usage[key] + value)
 
 
 def _validated(parsed: Any, schema: type[BaseModel] | None,

@@ -8,14 +8,27 @@ from typing import Any
 from automaton_auditor.state import CriterionResult, JudicialOpinion
 
 TOKEN_KEYS = ("input_tokens", "output_tokens", "total_tokens", "calls")
+# The most tokens a count holds: the model server says how many it used, and a count past 64
+# bits (10**30) could not be checkpointed (msgpack), which failed the whole audit. 2**53 is
+# also the largest integer every JSON reader keeps exact.
+MAX_COUNT = 2**53
+
+
+def count(value: Any) -> int:
+    """A token count as the server gave it, held to 0..MAX_COUNT (NaN, inf, text: 0)."""
+    try:
+        number = int(value or 0)
+    except (TypeError, ValueError, OverflowError):
+        return 0
+    return min(max(number, 0), MAX_COUNT)
 
 
 def usage_of(raw: Any) -> dict[str, int]:
     """Token counts of one response (``usage_metadata`` of an AIMessage), zeros when absent."""
     meta = getattr(raw, "usage_metadata", None) or {}
-    return {"input_tokens": int(meta.get("input_tokens") or 0),
-            "output_tokens": int(meta.get("output_tokens") or 0),
-            "total_tokens": int(meta.get("total_tokens") or 0)}
+    if not isinstance(meta, Mapping):
+        return dict.fromkeys(TOKEN_KEYS[:3], 0)
+    return {key: count(meta.get(key)) for key in TOKEN_KEYS[:3]}
 
 
 def usage_totals(opinions: Iterable[JudicialOpinion],
@@ -28,11 +41,11 @@ def usage_totals(opinions: Iterable[JudicialOpinion],
         if opinion.usage:
             seen = True
             for key in TOKEN_KEYS:
-                totals[key] += int(opinion.usage.get(key, 0))
+                totals[key] = count(totals[key] + count(opinion.usage.get(key, 0)))
     for key in TOKEN_KEYS:
         if extra and extra.get(key):
             seen = True
-            totals[key] += int(extra[key])
+            totals[key] = count(totals[key] + count(extra[key]))
     return totals if seen else {}
 
 
