@@ -56,8 +56,10 @@ def connect_wal(path: Path, timeout_s: float, *,
     """`sqlite3.connect` with a `timeout_s` busy timeout, switched to WAL (readers go on
     while one audit writes); a lock still held after `timeout_s` raises as SQLite would.
     Anything but a regular file at `path` is set aside first."""
-    if not regular_or_absent(path):
-        set_aside(path)
+    with suppress(OSError):
+        seen = os.lstat(path)
+        if not stat.S_ISREG(seen.st_mode):
+            set_aside(path, seen)  # that very file: a parallel audit may have replaced it
     conn = sqlite3.connect(path, timeout=timeout_s, check_same_thread=check_same_thread)
     try:
         for attempt in Retrying(retry=retry_if_exception(is_busy),
