@@ -135,3 +135,37 @@ def test_module_objects_made_from_each_other_name_no_function(tmp_path: Path) ->
     graph = _graph(tmp_path, "import tempfile\n\na = b()\nb = a()\n")
     assert graph.named("m.py", "a") is None
     assert graph.named("m.py", "b") is None
+
+
+INSTANCE_NODES = '''
+import tempfile  # the analysis reads files that import what it looks for
+from langgraph.graph import StateGraph
+
+
+class Prosecutor:
+    def __call__(self, state):
+        return {"opinions": []}
+
+
+class Auditor:
+    def __init__(self):
+        self.prosecutor = Prosecutor()
+
+    def build(self):
+        judge = Prosecutor()
+        g = StateGraph(dict)
+        g.add_node("prosecutor", self.prosecutor)
+        g.add_node("judge", judge)
+        return g
+'''
+
+
+def test_a_node_that_is_an_instance_of_a_repository_class_runs_its_call(
+        tmp_path: Path) -> None:
+    # Miked: ``self.prosecutor = Prosecutor()`` in __init__, ``add_node("prosecutor",
+    # self.prosecutor)``: the node runs ``Prosecutor.__call__`` (it resolved to nothing, so
+    # the judges' code was unknown); a local instance the same
+    graph = _graph(tmp_path, INSTANCE_NODES)
+    assert graph.named("m.py", "self.prosecutor", 18) == ("m.py", "Prosecutor.__call__")
+    assert graph.named("m.py", "judge", 19) == ("m.py", "Prosecutor.__call__")
+    assert graph.named("m.py", "self.missing", 18) is None

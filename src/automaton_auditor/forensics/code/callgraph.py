@@ -103,8 +103,9 @@ class CallGraph(Definitions):
         where = self.function_at(path, line) if line is not None else None
         target = self.resolve(where or (path, "<module>"), {"name": ref}) if ref else None
         if target is None and "." in ref:
-            target = self._dotted(path, ref) or \
-                self._bound_method(where or (path, "<module>"), ref)
+            target = self._dotted(path, ref)
+        if target is None and ref:
+            target = self._bound_method(where or (path, "<module>"), ref)
         made = self.module_entry(path, ref, "objects") if target is None and ref else None
         if made is not None and (path, ref) not in self._making:
             # module-level ``prosecutor = make_judge("P", PROMPT)``: the closure it returns
@@ -123,8 +124,11 @@ class CallGraph(Definitions):
     def _bound_method(self, key: Key, ref: str) -> Target | None:
         """``agent.run`` / ``self.agent.run`` where `key` (or its class, or the module) binds
         ``agent`` to one repository class's instance and nothing else: that class's method.
-        Bound to anything more (another value, a parameter), it is not determined."""
+        Bound to anything more (another value, a parameter), it is not determined. The
+        instance itself (a node ``self.prosecutor`` or ``judge``) runs its ``__call__``."""
         head, _, method = ref.rpartition(".")
+        if head in ("", "self"):
+            head, method = ref, "__call__"
         attr = head.removeprefix("self.")
         if "." in attr or not attr:
             return None
