@@ -201,3 +201,61 @@ def test_a_fixed_score_after_a_helper_gives_up_with_none_is_one_too(tmp_path: Pa
     for name, judge in (("keeps_none", KEEPS_NONE), ("raises", RAISES_AFTER)):
         fact = _fallback(tmp_path / name, judge)
         assert not fact.found, (name, fact.rationale)
+
+
+HELPER_FALLBACK = '''def prosecutor(state):
+    raw = evaluate(state)
+    opinion = parse(raw)
+    if opinion is None:
+        opinion = partial("Prosecutor")
+    return {"opinions": [opinion]}
+
+
+def evaluate(state):
+    try:
+        from langchain_openai import ChatOpenAI as Client
+    except ImportError:
+        return {"score": 3, "argument": "no model client"}
+    fallback = {"score": 3, "argument": "every attempt failed"}
+    answer = {"score": 5}
+    for attempt in range(3):
+        try:
+            answer = Client(model="x").invoke("judge")
+            break
+        except Exception:
+            continue
+    if attempt == 2:
+        return answer
+    return fallback
+
+
+def parse(raw):
+    import json
+    try:
+        return JudicialOpinion(**json.loads(raw))
+    except (json.JSONDecodeError, ValueError):
+        return None
+
+
+def partial(judge):
+    return JudicialOpinion(judge=judge, score=3, argument="parse failure")'''
+
+
+def test_a_helper_s_fallback_bound_to_a_name_or_for_an_unread_reply_is_one_too(
+        tmp_path: Path) -> None:
+    """ephrata: ``fallback = {"score": 3, ...}`` before the attempts, ``return fallback``
+    after them; ``{"score": 3}`` when the model's client fails to import; the judge's
+    ``_partial_opinion`` (score 3) when ``_parse_opinion`` answers None for a reply it cannot
+    parse. A name bound twice (``answer``: the model's reply by then) is no fallback."""
+    fact = _fallback(tmp_path, HELPER_FALLBACK)
+    assert fact.data["places"] == ["graph.py:21", "graph.py:29", "graph.py:30"], fact.rationale
+    assert "graph.py:21 score 3 when the reply cannot be parsed" in fact.rationale
+    assert "graph.py:29 score 3 when the model's client fails to import" in fact.rationale
+    assert "graph.py:30 score 3 when every attempt fails" in fact.rationale
+
+
+def test_with_the_judges_code_unknown_the_fact_is_not_established(tmp_path: Path) -> None:
+    # Miked before its instance nodes resolved: "not found" read as no fallback at all
+    fact = _fallback(tmp_path, "from judging_lib import prosecutor")
+    assert not fact.found and fact.pattern == "neutral", fact.rationale
+    assert fact.rationale.startswith("Not established") and not fact.data["established"]

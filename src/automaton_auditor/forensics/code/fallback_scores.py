@@ -11,8 +11,14 @@ a dict) with a ``score`` built in an ``except`` whose ``try`` calls something (n
 answered there: a constant, a parameter, a heuristic over the evidence are all the code's
 score), or by a function of the same file such a handler returns the answer of; or built with
 a constant score after a loop that tries its attempts (the code after it runs when every
-attempt failed; a score read from the answer there is the model's). A constant score on
-another path (no evidence at all: score 1) is a rule, not a failure, and not read.
+attempt failed; a score read from the answer there is the model's). An opinion bound once to
+a name and returned there counts where it is built (``fallback = {"score": 3}`` before the
+attempts, ``return fallback`` after them); a ``try`` that only imports the model's client is
+a failed call too; and a helper that answers None when its attempts run out, or when the
+reply cannot be parsed (a handler of ``JSONDecodeError``/``ValidationError``), is followed
+to the branch the judge takes on that None. A constant score on another path (no evidence
+at all: score 1) is a rule, not a failure, and not read. With the judges' code unknown the
+fact is not established (a context line), never "not found".
 
 A defect the rubric's Tech Lead names, not the criterion's failure pattern (free text parsed
 by hand, no schema, no retry): weighed against the schema binding and the retries, not
@@ -34,6 +40,8 @@ from automaton_auditor.text import clip
 FACET = "llm.fallback_score"
 GOAL = "A failed judge call still hands out a score its code writes"
 MAX_PLACES = 20
+# errors a reply that cannot be read raises (not a model call's failure: its answer's)
+PARSE_ERRORS = frozenset({"JSONDecodeError", "ValidationError", "OutputParserException"})
 
 Place = tuple[str, int, str, str]  # path, line, the score as written, where it is handed out
 
@@ -57,11 +65,16 @@ def _written_score(node: ast.AST) -> str | None:
     return f"`{ast.unparse(value)[:60]}`"
 
 
-def _builds(body: list[ast.stmt], makers: dict[str, str]) -> list[tuple[int, str]]:
+def _builds(body: list[ast.stmt], makers: dict[str, str],
+            kept: dict[str, ast.expr] | None = None) -> list[tuple[int, str]]:
     """(line, score as written) of each opinion `body` builds with a score, or takes from a
-    call to one of `makers` (a function of the file whose every return builds one)."""
+    call to one of `makers` (a function of the file whose every return builds one), or
+    returns from a name of `kept` (the opinion the function bound it to before)."""
     found = []
     for node in own_nodes(body):
+        if isinstance(node, ast.Return) and isinstance(node.value, ast.Name) \
+                and node.value.id in (kept or {}):
+            node = (kept or {})[node.value.id]  # cited where the code writes the score
         score = _written_score(node)
         if score is None and isinstance(node, ast.Call):
             name = _callee(node)
@@ -70,6 +83,20 @@ def _builds(body: list[ast.stmt], makers: dict[str, str]) -> list[tuple[int, str
         if score is not None:
             found.append((getattr(node, "lineno", 0), score))
     return sorted(set(found))
+
+
+def _kept(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, ast.expr]:
+    """The names `fn` binds once to an opinion with a score (ephrata: ``fallback =
+    {"score": 3, ...}`` before the attempts, ``return fallback`` after them)."""
+    bound: dict[str, list[ast.expr]] = {}
+    for node in own_nodes(fn.body):
+        if isinstance(node, ast.Assign | ast.AnnAssign) and node.value is not None:
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                if isinstance(target, ast.Name):
+                    bound.setdefault(target.id, []).append(node.value)
+    # a name bound twice may hold the model's answer by the time it is returned
+    return {name: values[0] for name, values in bound.items()
+            if len(values) == 1 and _written_score(values[0]) is not None}
 
 
 def _callee(call: ast.Call) -> str:
@@ -119,6 +146,33 @@ def _gives_up(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return False
 
 
+def _drops_unread(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """True when `fn` answers None where the model's reply cannot be read: a handler of a
+    parse error (``except (json.JSONDecodeError, ValueError):``) that returns None
+    (ephrata's ``_parse_opinion``; the judge then scores ``_partial_opinion(...)``)."""
+    for handler in (n for n in own_nodes(fn.body) if isinstance(n, ast.ExceptHandler)):
+        caught = {n.id if isinstance(n, ast.Name) else n.attr for n in ast.walk(handler.type)
+                  if isinstance(n, ast.Name | ast.Attribute)} if handler.type else set()
+        if caught & PARSE_ERRORS and any(
+                isinstance(r, ast.Return) and (r.value is None or (isinstance(
+                    r.value, ast.Constant) and r.value.value is None))
+                for r in own_nodes(handler.body)):
+            return True
+    return False
+
+
+def _quitters(tree: ast.Module) -> dict[str, str]:
+    """The file's functions (by name) that answer None when the model gives no opinion,
+    with when that is."""
+    out: dict[str, str] = {}
+    for qual, fn in function_defs(tree):
+        how = "when every attempt fails" if _gives_up(fn) else \
+            "when the reply cannot be parsed" if _drops_unread(fn) else None
+        if how is not None:
+            out[qual.rsplit(".", 1)[-1]] = how
+    return out
+
+
 def _none_branch(test: ast.expr, names: set[str]) -> str | None:
     """Which branch of an ``if`` runs when one of `names` is None: "body" for ``if not x``
     and ``if x is None``, "orelse" for ``if x`` and ``if x is not None``; None otherwise."""
@@ -134,29 +188,40 @@ def _none_branch(test: ast.expr, names: set[str]) -> str | None:
 
 
 def _after_giving_up(fn: ast.FunctionDef | ast.AsyncFunctionDef,
-                     quitters: set[str]) -> list[ast.stmt]:
-    """The statements `fn` runs when a helper of `quitters` answered None: the branch of an
-    ``if`` on the name its answer was bound to."""
-    bound = {t.id for n in own_nodes(fn.body) if isinstance(n, ast.Assign)
-             and isinstance(n.value, ast.Call) and _callee(n.value) in quitters
+                     quitters: dict[str, str]) -> list[tuple[str, list[ast.stmt]]]:
+    """The statements `fn` runs when a helper of `quitters` answered None (the branch of an
+    ``if`` on the name its answer was bound to), with when that is."""
+    bound = {t.id: quitters[_callee(n.value)] for n in own_nodes(fn.body)
+             if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
+             and _callee(n.value) in quitters
              for t in n.targets if isinstance(t, ast.Name)}
-    branches: list[ast.stmt] = []
+    branches: list[tuple[str, list[ast.stmt]]] = []
     for node in own_nodes(fn.body) if bound else []:
-        side = _none_branch(node.test, bound) if isinstance(node, ast.If) else None
+        if not isinstance(node, ast.If):
+            continue
+        side = _none_branch(node.test, set(bound))
         if side is not None:
-            branches += getattr(node, side)
+            tested = {n.id for n in ast.walk(node.test) if isinstance(n, ast.Name)} & set(bound)
+            branches.append((bound[min(tested)], getattr(node, side)))
     return branches
 
 
 def _places(path: str, fn: ast.FunctionDef | ast.AsyncFunctionDef,
-            makers: dict[str, str], quitters: set[str]) -> list[Place]:
-    places: list[Place] = [(path, line, score, "when every attempt fails")
-                           for line, score in _builds(_after_giving_up(fn, quitters), makers)]
+            makers: dict[str, str], quitters: dict[str, str]) -> list[Place]:
+    kept = _kept(fn)
+    places: list[Place] = [(path, line, score, how)
+                           for how, branch in _after_giving_up(fn, quitters)
+                           for line, score in _builds(branch, makers, kept)]
     for node in own_nodes(fn.body):
-        if isinstance(node, ast.Try) and any(isinstance(n, ast.Call) for n in own_nodes(node.body)):
-            for handler in node.handlers:
-                places += [(path, line, score, "when the call raises")
-                           for line, score in _builds(handler.body, makers)]
+        tried = [n for n in own_nodes(node.body) if isinstance(n, ast.Call | ast.Import |
+                                                                 ast.ImportFrom)] \
+            if isinstance(node, ast.Try) else []
+        # a try that only imports the model's client: when it fails no model can answer
+        how = "when the call raises" if any(isinstance(n, ast.Call) for n in tried) else \
+            "when the model's client fails to import"
+        for handler in node.handlers if tried and isinstance(node, ast.Try) else []:
+            places += [(path, line, score, how)
+                       for line, score in _builds(handler.body, makers, kept)]
     blocks = [fn.body, *(b for node in own_nodes(fn.body) for b in (
         getattr(node, f, None) for f in ("body", "orelse", "finalbody")) if isinstance(b, list))]
     for block in blocks:
@@ -165,13 +230,13 @@ def _places(path: str, fn: ast.FunctionDef | ast.AsyncFunctionDef,
             # constant there is the fallback, or any score under a test on the error the
             # attempts kept (``if last_exc is not None:``)
             if isinstance(stmt, ast.For | ast.While | ast.AsyncFor) and _tries(stmt):
-                kept = _errors_kept(stmt)
+                errors = _errors_kept(stmt)
                 for after in block[index + 1:]:
-                    failed = isinstance(after, ast.If) and bool(kept & {
+                    failed = isinstance(after, ast.If) and bool(errors & {
                         n.id for n in ast.walk(after.test) if isinstance(n, ast.Name)})
                     places += [(path, line, score, "when every attempt fails")
                                for line, score in _builds(after.body if failed else [after],
-                                                          makers)
+                                                          makers, kept)
                                if failed or score.isdigit()]
     return places
 
@@ -184,21 +249,24 @@ def fallback_finding(repo: Path | None, paths: list[str], judges: Scope | None) 
         if tree is None:
             continue
         makers = _makers(tree)
-        quitters = {qual.rsplit(".", 1)[-1] for qual, fn in function_defs(tree)
-                    if _gives_up(fn)}
+        quitters = _quitters(tree)
         for qual, fn in function_defs(tree):
             if judges is not None and judges.runs(path, qual):
                 places += _places(path, fn, makers, quitters)
     places = sorted(set(places))[:MAX_PLACES]
     said = "; ".join(f"{p}:{line} score {score} {how}" for p, line, score, how in places[:5])
+    # with the judges' code unknown nothing was read: no "not found", a context line
+    known = judges is not None
     return Finding(
-        facet=FACET, goal=GOAL, found=bool(places), pattern="failure", confidence=0.6,
-        location=f"{places[0][0]}:{places[0][1]}" if places else ".",
+        facet=FACET, goal=GOAL, found=bool(places), pattern="failure" if known else "neutral",
+        confidence=0.6, location=f"{places[0][0]}:{places[0][1]}" if places else ".",
         content=clip("\n".join(line_at(repo, p, line) for p, line, _s, _h in places[:8]),
                      2000) or None,
         rationale=(f"{len(places)} place(s) in the judges' code hand out a score the code "
                    f"writes when the model call fails: {said}. That number enters the "
                    "ruling as if a judge had reasoned it." if places else
-                   "No score the code writes is handed out when a judge's model call fails"
-                   + ("." if judges is not None else " (the judges' code is not known).")),
-        data={"places": [f"{p}:{line}" for p, line, _s, _h in places]})
+                   "No score the code writes is handed out when a judge's model call fails."
+                   if known else "Not established: the judges' code is not known (no judge "
+                   "node resolves to a function of the repository), so no fallback score "
+                   "was looked for."),
+        data={"places": [f"{p}:{line}" for p, line, _s, _h in places], "established": known})
