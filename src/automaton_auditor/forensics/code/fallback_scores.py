@@ -267,6 +267,6 @@ def fallback_finding(repo: Path | None, paths: list[str], judges: Scope | None) 
                    "ruling as if a judge had reasoned it." if places else
                    "No score the code writes is handed out when a judge's model call fails."
                    if known else "Not established: the judges' code is not known (no judge "
-                   "node resolves to a function of the repository), so no fallback score "
-                   "was looked for."),
+                   "node of the graph is followed into the repository's code), so no "
+                   "fallback score was looked for."),
         data={"places": [f"{p}:{line}" for p, line, _s, _h in places], "established": known})
