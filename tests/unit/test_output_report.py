@@ -224,6 +224,20 @@ def test_vacuous_checks_and_tool_limitations_are_not_failures() -> None:
     assert "auditor limitation: 2 diagram image(s) could not be read" in warnings
 
 
+def test_a_fact_the_auditor_could_not_check_is_not_established_not_not_found() -> None:
+    # Miked: "A failed judge call still hands out a score its code writes (not found ...)"
+    # while the judges' code was never followed read as the absence of a fallback score
+    unknown = make_evidence("A failed judge call still hands out a score its code writes",
+                            facet="llm.fallback_score", found=False, pattern="neutral",
+                            dimension="graph", location=".", data={"established": False})
+    absent = make_evidence("Graph is purely linear", facet="graph.linear", found=False,
+                           pattern="failure", dimension="graph", location="src/graph.py:10")
+    rep = report([criterion("graph", 3, [unknown, absent])], [unknown, absent])
+    text = render_markdown(rep)
+    assert "score its code writes** (not established," in text
+    assert "purely linear** (not found," in text
+
+
 def test_no_remediation_under_a_perfect_criterion_and_each_fact_once() -> None:
     minor = make_evidence("Clone handles authentication failures", facet="safety.auth_errors",
                           found=False, dimension="safe_tool_engineering", confidence=0.5,

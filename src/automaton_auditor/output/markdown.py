@@ -188,12 +188,21 @@ def _mark(e: Evidence) -> str:
     return "✓ supports" if e.supports_success else "· context"
 
 
+def _state(e: Evidence) -> str:
+    """found / not found; a fact the auditor could not check (a tool limitation, or
+    ``data.established`` false: the code it is about was not followed) saw no absence."""
+    if e.found:
+        return "found"
+    unknown = limitation_of(e) or e.data.get("established") is False
+    return "not established" if unknown else "not found"
+
+
 def evidence_lines(report: AuditReport | None, evidence: list[Evidence]) -> list[str]:
     """Each fact with its id as an anchor and its location linked."""
     lines = []
     for e in evidence:
         lines.append(f'- <a id="{e.evidence_id}"></a>`{e.evidence_id}` {_mark(e)} — '
-                     f"**{_cell(e.goal)}** ({'found' if e.found else 'not found'}, "
+                     f"**{_cell(e.goal)}** ({_state(e)}, "
                      f"{_link(report, e.location)}, confidence {e.confidence:.2f}): "
                      f"{_cell(e.rationale)}")
         if e.content:
