@@ -83,14 +83,15 @@ def dead_routes(graph: CallGraph, model: Model, run: Run) -> list[DeadRoute]:
     return out
 
 
-def never_taken(facts: dict[str, JSON], graph: CallGraph, topo: Topology
-                ) -> dict[tuple[str, str], list[str]]:
+def never_taken(facts: dict[str, JSON], graph: CallGraph, topo: Topology,
+                repo: Path | None = None) -> dict[tuple[str, str], list[str]]:
     """(source, target) -> keys of the main graph's routes never taken (none when the
-    wiring is partial or the graph is the repository's own class)."""
+    wiring is partial or the graph is the repository's own class; `repo`: where the
+    state's reducers are read)."""
     if topo.custom is not None or not topo.nodes or topo.computed or any(
             op.get("loop") for op in topo.ops):
         return {}
-    model = build_model(facts, graph, topo)
+    model = build_model(facts, graph, topo, repo)
     return {(d.source, d.target): d.keys for d in dead_routes(graph, model, simulate(model))}
 
 

@@ -144,8 +144,7 @@ def _why(model: Model, graph: CallGraph, repo: Path, router: Router, fn: Functio
         return None  # an earlier return may leave the loop
     for key in reads:
         item = none_test(guard.test, fn, state, key)
-        reducer = model.channels.get(key)
-        if item and keeps(reducer) and \
+        if item and keeps(model, key) and \
                 all(inert_writes(f, s, key, item) for f, s, _n in loop):
             return (f"the router {name} takes it when no item of {key} has {item} set "
                     f"({router.key[0] if router.key else ''}:{guard.lineno}), and the nodes on "

@@ -11,8 +11,8 @@
   step, however many arrive); a list-form join ``add_edge([a, b], c)`` waits until all its
   sources ran; a router picks the targets whose returns are not ruled out by what has arrived
   (``state.get("k")`` is falsy when ``k`` never arrives, truthy once a node surely filled it:
-  `sure_values`; a reducer keeps it so); each ``Send`` is one more task; two
-  writes to a key without a reducer in one step are an error.
+  `sure_values`; a reducer that adds or merges keeps it so: `reducers.operator_of`); each
+  ``Send`` is one more task; two writes to a key without a reducer in one step are an error.
 - A router sees its own node's writes; the keys that node returned and the state does not
   declare only in a dict state, its state parameter not annotated with a class of keys
   (``def route(state: AgentState)``: LangGraph reads it through that class, `own_view`).
@@ -28,15 +28,17 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.guards import possible
 from automaton_auditor.forensics.code.node_returns import node_outs, node_target, resolved_outs
+from automaton_auditor.forensics.code.reducers import channel_ops
 from automaton_auditor.forensics.code.routers import fixed_outs
 from automaton_auditor.forensics.code.state_passing import passed_reads
-from automaton_auditor.forensics.code.state_schema import class_fields, passthrough, typed_classes
+from automaton_auditor.forensics.code.state_schema import passthrough, schema_keys
 from automaton_auditor.forensics.code.sure_values import FILLED, NONEMPTY, UNKNOWN
 from automaton_auditor.forensics.code.topology import END, START, Topology
 
@@ -90,6 +92,7 @@ class Model:
     nodes: dict[str, Node]
     routers: dict[str, list[Router]]  # source -> every router attached to it
     complete: bool = True  # False: the state schema's keys are not all known (no key is dropped)
+    ops: dict[str, str | None] = field(default_factory=dict)  # key -> `reducers.operator_of`
 
 
 @dataclass
@@ -113,20 +116,14 @@ class Run:
 
 
 # --- the model ---------------------------------------------------------------------------------
-# bases whose own keys are known: none (the typing roots), or MessagesState's one
-def _fields(facts: dict[str, JSON], name: str | None) -> tuple[dict[str, str | None], bool]:
-    """Keys (with reducers) of a repository class and its base classes, and whether they are
-    all known (`state_schema.class_fields`)."""
-    fields, complete = class_fields(typed_classes(facts), name)
-    return {f["name"]: f["reducer"] for _, f in fields}, complete
-
-
-def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Model:
-    """The static execution model of one rebuilt graph."""
+def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology,
+                repo: Path | None = None) -> Model:
+    """The static execution model of one rebuilt graph (`repo`: where its reducers are read)."""
     builder = topo.builder
-    channels, complete = _fields(facts, builder.get("state"))
-    inputs, known = _fields(facts, builder.get("input")) if builder.get("input") else ({}, False)
-    for extra in (inputs, _fields(facts, builder.get("output"))[0]):
+    channels, complete = schema_keys(facts, builder.get("state"))
+    given = builder.get("input")
+    inputs, known = schema_keys(facts, given) if given else ({}, False)
+    for extra in (inputs, schema_keys(facts, builder.get("output"))[0]):
         for key, reducer in extra.items():
             channels.setdefault(key, reducer)
     nodes = {name: _node(graph, name, info) for name, info in sorted(topo.nodes.items())}
@@ -139,7 +136,8 @@ def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology) -> Mod
                 state_reads(graph, fn) if fn else {},
                 passthrough(facts, (graph.functions[fn] if fn else {}).get("typed"),
                             builder.get("state"), channels)))
-    return Model(topo, channels, set(inputs) if known else None, nodes, routers, complete)
+    return Model(topo, channels, set(inputs) if known else None, nodes, routers, complete,
+                 channel_ops(facts, graph, repo, builder.get("state")))
 
 
 def _node(graph: CallGraph, name: str, info: JSON) -> Node:

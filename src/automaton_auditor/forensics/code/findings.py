@@ -71,7 +71,7 @@ def _rebuild_graphs(facts: dict[str, JSON], repo: Path
 
     main, others = rebuild(facts)
     if main is not None:  # routes never taken run nothing, fan out to nothing
-        main.dead = never_taken(facts, CallGraph(facts), main)
+        main.dead = never_taken(facts, CallGraph(facts), main, repo)
     rebuilt = to_rebuilt(main) if main is not None and main.custom is None else None
     if rebuilt is not None and main is not None:
         rebuilt.routing_sources = routing_sources(main)

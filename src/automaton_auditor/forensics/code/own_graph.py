@@ -62,6 +62,27 @@ def own_class(cls: str | None, path: str, facts: dict[str, JSON], resolver: Reso
     return None
 
 
+def factory_schema(cls: str | None, path: str, facts: dict[str, JSON], resolver: Resolver,
+                   hops: int = 0) -> JSON:
+    """The schemas (``state``, ``input``, ``output``) of the LangGraph builder a repository
+    function makes when a builder in `path` is made by calling it (``cls``, through the
+    file's imports): ``def StateGraph(name): return _StateGraph(AgentState)`` called as
+    ``StateGraph(name="audit")`` gives a graph over AgentState. Empty when `cls` is not such a
+    function, or the function makes no builder or more than one."""
+    if not cls or cls.startswith("langgraph") or hops > MAX_HOPS:
+        return {}
+    module, _, name = cls.rpartition(".")
+    for file in resolver.files_for(module, path) if module else [path]:
+        via = (facts.get(file, {}).get("imports") or {}).get(name)
+        if module and via:  # a re-export: what it imports is what is called
+            return factory_schema(str(via), file, facts, resolver, hops + 1)
+        made = [b for b in facts.get(file, {}).get("builders") or []
+                if b.get("scope") == name and b.get("state")]
+        if len(made) == 1:
+            return {k: made[0].get(k) for k in ("state", "input", "output") if made[0].get(k)}
+    return {}
+
+
 def concurrent_calls(name: str, file_facts: JSON) -> list[str]:
     """``line: call(...)`` of each call in class `name`'s methods that starts work running
     side by side: a thread or process pool, a thread, an asyncio gather or task (at most

@@ -59,7 +59,7 @@ def runtime_findings(facts: dict[str, JSON], graph: CallGraph, main: Topology | 
     the repository's own graph class, which LangGraph does not run)."""
     if main is None or not main.nodes or main.custom is not None:
         return []
-    model = build_model(facts, graph, main)
+    model = build_model(facts, graph, main, repo)
     run = simulate(model)
     where = str(main.builder.get("key") or ".")
     looped = [op for op in main.ops if op.get("loop")]

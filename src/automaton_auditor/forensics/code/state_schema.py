@@ -75,6 +75,14 @@ def class_fields(classes: dict[str, tuple[str, JSON, str]], name: str | None,
     return out + [(found[0], field) for field in found[1]["fields"]], complete
 
 
+def schema_keys(facts: dict[str, JSON], name: str | None
+                ) -> tuple[dict[str, str | None], bool]:
+    """Keys (with reducers as written) of a repository class and its base classes, and
+    whether they are all known (`class_fields`)."""
+    fields, complete = class_fields(typed_classes(facts), name)
+    return {f["name"]: f["reducer"] for _, f in fields}, complete
+
+
 def passthrough(facts: dict[str, JSON], typed: str | None, state: str | None,
                 channels: dict[str, str | None]) -> bool:
     """Whether LangGraph hands a router the keys its own node returned that the state does

@@ -11,7 +11,8 @@ at the router of node ``S`` when
   graph from START to ``S`` passes through one of them: one ran before ``S``;
 
 and the key's reducer is none or one that keeps what an update adds (``operator.add``,
-``operator.or_``/``ior``, ``add_messages``; a repository's own merge function may drop it).
+``operator.or_``/``ior``, ``add_messages``, or a repository function doing one of these:
+`reducers.operator_of`; another merge function of the repository may drop it).
 A path that raises reaches no router: LangGraph aborts the run.
 """
 
@@ -38,8 +39,10 @@ class Sure:
     own: bool  # the router's own node gives it
 
 
-def keeps(reducer: str | None) -> bool:
-    """Whether a channel with `reducer` keeps what an update adds (no reducer: the update)."""
+def keeps(model: Model, key: str) -> bool:
+    """Whether the channel `key` keeps what an update adds (no reducer: the update); its
+    reducer as `reducers.operator_of` reads it (a repository's ``return a + b``: add)."""
+    reducer = model.ops.get(key, model.channels.get(key))
     return not reducer or str(reducer).rsplit(".", 1)[-1] in KNOWN_REDUCERS
 
 
@@ -48,14 +51,14 @@ def sure_at(model: Model, source: str, router: Router) -> dict[str, Sure]:
     node = model.nodes.get(source)
     own = own_view(model, router, dict(node.writes) if node else {})
     out = {k: Sure(v, (source,), True) for k, v in own.items()
-           if v in TRUTHY and keeps(model.channels.get(k))}
+           if v in TRUTHY and keeps(model, k)}
     if any_open(model):
         return out
     edges = [*model.topo.edges, *((n, g) for n, nd in model.nodes.items() for g in nd.gotos)]
-    for key, reducer in model.channels.items():
+    for key in model.channels:
         writers = sorted(n for n, nd in model.nodes.items() if key in nd.writes)
         values = {model.nodes[n].writes[key] for n in writers}
-        if key in out or not writers or not keeps(reducer) or not values <= set(TRUTHY):
+        if key in out or not writers or not keeps(model, key) or not values <= set(TRUTHY):
             continue
         # a path from START to the router's node that passes no writer: none may have run
         if source not in reach([(s, d) for s, d in edges if s not in writers], START):

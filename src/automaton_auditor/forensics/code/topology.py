@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON
-from automaton_auditor.forensics.code.own_graph import own_class
+from automaton_auditor.forensics.code.own_graph import factory_schema, own_class
 from automaton_auditor.forensics.code.resolve import Resolver
 from automaton_auditor.forensics.code.routers import chooses, targets_of
 from automaton_auditor.state import RebuiltGraph
@@ -109,6 +109,9 @@ def rebuild(facts: dict[str, JSON]) -> tuple[Topology | None, list[Topology]]:
         made = topo.builder.get("cls")
         topo.custom = own_class(str(made), topo.key.rsplit(":", 1)[0], facts, resolver) \
             if made else None
+        if made and not topo.builder.get("state"):  # made by a repository function
+            topo.builder = {**topo.builder, **factory_schema(
+                str(made), topo.key.rsplit(":", 1)[0], facts, resolver)}
     # a LangGraph builder is the main graph before any of the repository's own classes
     ranked = sorted(topologies, key=lambda t: (t.custom is not None, -len(t.nodes),
                                                -len(t.edges), t.key))
