@@ -10,7 +10,7 @@ from pathlib import Path
 from automaton_auditor.forensics.code.analyze import code_findings, collect_facts
 from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.execution import build_model
-from automaton_auditor.forensics.code.reducers import ADD, OR, operator_of
+from automaton_auditor.forensics.code.reducers import ADD, OR, appending, operator_of
 from automaton_auditor.forensics.code.sure_keys import keeps
 from automaton_auditor.forensics.code.topology import rebuild
 
@@ -32,6 +32,13 @@ def summed(a, b):
 
 def joined(a, b):
     return a | b
+
+
+def extend(a, b):
+    merged = dict(a or {})
+    for k, v in (b or {}).items():
+        merged.setdefault(k, []).extend(v)
+    return merged
 
 
 def spread(a, b):
@@ -68,6 +75,11 @@ def test_a_repository_reducer_function_is_read_as_the_operator_it_applies(
                         "operator.ior", "lambda a, b: a + b")}
     assert got == {"added": ADD, "summed": ADD, "joined": OR, "spread": OR, "last": "last",
                    "reset": "reset", "operator.ior": OR, "lambda a, b: a + b": ADD}
+    # a list handed back that is not empty is appended by a reducer that resets only on an
+    # empty update, and by a per-key extend given as a channel's operator
+    assert [appending(name, graph, tmp_path, "state.py", 1) for name in (
+        "reset", "BinaryOperatorAggregate(dict, operator=extend)", "last", "joined")] == [
+        True, True, False, False]
 
 
 def test_a_named_add_wrapper_is_an_add_reducer_for_every_check(tmp_path: Path) -> None:

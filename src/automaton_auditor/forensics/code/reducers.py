@@ -33,8 +33,10 @@ def appending(reducer: str | None, graph: CallGraph, repo: Path | None, path: st
     """Whether `reducer` (as the state class in `path` names it, at `line`) appends."""
     if operator_of(reducer, graph, repo, path, line) == ADD:
         return True
-    fn = _function(reducer, graph, repo, path, line)
-    return fn is not None and _extends_each(fn)
+    fn = _function(_channel_operator(reducer) if reducer else None, graph, repo, path, line)
+    # one return appending the update is enough: a node handing back a list that is not
+    # empty reaches it (``if right == []: return []`` resets only on an empty update)
+    return fn is not None and (_extends_each(fn) or ADD in _each_return(fn))
 
 
 def channel_ops(facts: dict[str, JSON], graph: CallGraph, repo: Path | None,
@@ -81,14 +83,20 @@ def _function(reducer: str | None, graph: CallGraph, repo: Path | None, path: st
 def _does(fn: ast.FunctionDef | ast.Lambda) -> str | None:
     """The one operator every return of a two-parameter reducer applies to its parameters
     (a return of one side alone, for an empty other side, goes with any)."""
+    found = _each_return(fn)
+    return found.pop() if len(found) == 1 else None
+
+
+def _each_return(fn: ast.FunctionDef | ast.Lambda) -> set[str | None]:
+    """What each return of a two-parameter reducer applies (`_applies`; None: something
+    else), a return of one side alone left out."""
     params = [a.arg for a in [*fn.args.posonlyargs, *fn.args.args]]
     if len(params) != 2:
-        return None
+        return {None}
     values = [fn.body] if isinstance(fn, ast.Lambda) else [
         r.value for r in ast.walk(fn) if isinstance(r, ast.Return)]
-    found = {_applies(v, *params) if v is not None else None for v in values
-             if v is None or _name(v) not in params}
-    return found.pop() if len(found) == 1 else None
+    return {_applies(v, *params) if v is not None else None for v in values
+            if v is None or _name(v) not in params}
 
 
 def _applies(value: ast.expr, held: str, given: str) -> str | None:
