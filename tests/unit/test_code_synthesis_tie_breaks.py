@@ -106,3 +106,12 @@ def test_a_penalty_on_the_spread_picks_no_score(tmp_path: Path) -> None:
     facts = _justice(tmp_path, BASE.replace("BRANCH", "final = round((p + d + t) / 3) - 1"))
     assert not facts["justice.tie_break"].found
     assert facts["justice.variance"].found
+
+
+def test_a_tie_break_quotes_a_statement_that_spans_lines_whole(tmp_path: Path) -> None:
+    """IbnuEyni@interim: ``weighted_score = (`` and the weights on the lines below; the
+    quote showed only ``weighted_score = (``, which says nothing of what it picks."""
+    branch = "final = round(\n            (p + 2 * t + d) / 4\n        )"
+    tie = _justice(tmp_path, BASE.replace("BRANCH", branch))["justice.tie_break"]
+    assert tie.found, tie.rationale
+    assert "final = round( (p + 2 * t + d) / 4 )" in tie.rationale, tie.rationale

@@ -72,3 +72,21 @@ def line_at(repo: Path | None, path: str, line: int, limit: int = 200) -> str:
     lines = _lines(str(repo / path)) if repo is not None else ()
     text = lines[line - 1].strip() if 0 < line <= len(lines) else ""
     return f"{path}:{line}: {clip(text, limit)}"
+
+
+def statement_at(repo: Path | None, path: str, line: int, limit: int = 200,
+                 most: int = 8) -> str:
+    """`line_at` for a statement that goes on past its first line (``weighted = (`` ...
+    ``)``): its lines, up to `most`, joined on one line until its brackets close, so the
+    quote shows what the statement computes."""
+    lines = _lines(str(repo / path)) if repo is not None else ()
+    if not 0 < line <= len(lines):
+        return line_at(repo, path, line, limit)
+    parts: list[str] = []
+    depth = 0
+    for text in lines[line - 1:line - 1 + most]:
+        parts.append(text.strip())
+        depth += sum(text.count(c) for c in "([{") - sum(text.count(c) for c in ")]}")
+        if depth <= 0:
+            break
+    return f"{path}:{line}: {clip(' '.join(parts), limit)}"

@@ -29,7 +29,7 @@ from automaton_auditor.forensics.code.exprs import (
     call_name,
     weighted_sum,
 )
-from automaton_auditor.forensics.code.source import line_at, parse_file
+from automaton_auditor.forensics.code.source import parse_file, statement_at
 from automaton_auditor.forensics.code.spread_routes import Route, Rule
 from automaton_auditor.state import Finding
 
@@ -260,7 +260,7 @@ def tie_break_finding(ties: dict[Rule, tuple[int, ...]], rules: list[Rule],
     spread = [r for r in rules if r.kind == "spread"]
     picks = sorted({(r.path, n) for r, lines in ties.items() for n in lines})
     found = bool(spread) and len(ties) == len(spread) and not any(r.feeds for r in routes)
-    quoted = [line_at(repo, p, n) for p, n in picks[:6]]
+    quoted = [statement_at(repo, p, n) for p, n in picks[:6]]
     return Finding(
         facet=FACET, goal="The score spread only picks among the judges' scores (a tie-break, "
         "no re-evaluation of the evidence)", found=found, pattern="failure", confidence=0.7,
