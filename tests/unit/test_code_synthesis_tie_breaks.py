@@ -115,3 +115,17 @@ def test_a_tie_break_quotes_a_statement_that_spans_lines_whole(tmp_path: Path) -
     tie = _justice(tmp_path, BASE.replace("BRANCH", branch))["justice.tie_break"]
     assert tie.found, tie.rationale
     assert "final = round( (p + 2 * t + d) / 4 )" in tie.rationale, tie.rationale
+
+
+def test_a_tie_break_is_not_named_a_variance_re_evaluation_in_the_rules(tmp_path: Path) -> None:
+    """GrimVad3r@interim, nebiyuephrata: justice.rules still listed variance_re_evaluation at
+    the spread decision that justice.tie_break (and justice.variance) called a tie-break."""
+    facts = _justice(tmp_path, BASE.replace("BRANCH", "final = t"))
+    assert facts["justice.tie_break"].found
+    assert "variance_re_evaluation" not in facts["justice.rules"].data["rules"], \
+        facts["justice.rules"].data
+    # a spread decision that reads the evidence again is still named one
+    branch, helper = RE_EVALUATIONS["reread_helper"]
+    again = _justice(tmp_path / "again", BASE.replace("BRANCH", branch) + helper)
+    assert again["justice.rules"].data["rules"]["variance_re_evaluation"] == [
+        "nodes/justice.py:7"]

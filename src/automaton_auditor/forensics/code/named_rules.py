@@ -14,14 +14,17 @@ Lines = list[tuple[str, int]]
 CORE_RULES = ("security_override", "fact_supremacy", "functionality_weight")
 
 
-def credited(rules: list[Rule], weights: Lines, routes: list[Route]) -> dict[str, Lines]:
+def credited(rules: list[Rule], weights: Lines, routes: list[Route],
+             picks: set[tuple[str, int]] | None = None) -> dict[str, Lines]:
     """The named rules the decisions are credited as, each with the lines it rests on: a cap
     on detected evidence or on a judge's score (never one on words in an argument), fact
-    supremacy, judge `weights`, a decision on the spread or a router picking on it a node
-    whose output the synthesis reads, and a dissent written on the spread."""
+    supremacy, judge `weights`, a decision on the spread (not one of `picks`, a tie-break that
+    only picks among the scores) or a router picking on it a node whose output the synthesis
+    reads, and a dissent written on the spread."""
     caps = [(r.path, r.line) for r in rules if r.kind in ("evidence", "score_cap")
             and "cap" in r.does]
-    spread = [(r.path, r.line) for r in rules if r.kind == "spread"]
+    spread = [(r.path, r.line) for r in rules
+              if r.kind == "spread" and (r.path, r.line) not in (picks or set())]
     spread += [line for r in routes if r.feeds for line in r.lines]
     return {"security_override": caps, "fact_supremacy": supremacy(rules),
             "functionality_weight": judge_weights(rules, weights),

@@ -7,13 +7,12 @@ branch that caps or changes the score on the detectives' evidence, on the score 
 judge's score or identity; judges weighed differently; a model whose answer becomes the
 score. A branch that only searches words in a judge's argument is a keyword rule; one that
 compares a judge's name with a value no judge ever carries, or needs a value read from a state
-key the schema does not declare (`gates`), never fires. A functionality
-weight weighs one judge's score differently when a criterion's three scores are combined:
-weights keyed by criterion (an overall over the criteria) or a cap conditioned on a judge are
-none, and a mean of the judges that no judge weighs into differently, changed by rules only in
-special cases, is an unweighted mean. A decision whose result nothing reads (`unused_rules`)
-is credited as no rule. Function names and strings that name rules earn nothing. Each fact
-quotes its lines (``path:line: code``).
+key the schema does not declare (`gates`), never fires. A functionality weight weighs one
+judge's score differently when a criterion's three scores are combined: weights keyed by
+criterion (an overall over the criteria) or a cap conditioned on a judge are none, and a mean
+of the judges that no judge weighs into differently, changed by rules only in special cases,
+is an unweighted mean. A decision whose result nothing reads (`unused_rules`) is no rule.
+Names and strings that name rules earn nothing; each fact quotes its ``path:line: code``.
 """
 
 from __future__ import annotations
@@ -62,7 +61,7 @@ from automaton_auditor.forensics.code.spread_routes import (
 from automaton_auditor.forensics.code.state_schema import typed_classes
 from automaton_auditor.forensics.code.state_writers import gate_reader
 from automaton_auditor.forensics.code.stubs import does_nothing
-from automaton_auditor.forensics.code.tie_breaks import tie_facts
+from automaton_auditor.forensics.code.tie_breaks import tie_breaks, tie_facts
 from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.forensics.code.unused_rules import Unused, effective, unused_finding
 from automaton_auditor.state import Finding
@@ -326,7 +325,8 @@ def _model_findings(facts: dict[str, JSON], reading: Reading,
 
 def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph) -> list[Finding]:
     rules = reading.rules
-    named = credited(rules, reading.weights, reading.routes)
+    ties = tie_breaks(rules, graph, repo)  # a spread that only picks re-evaluates nothing
+    named = credited(rules, reading.weights, reading.routes, {(r.path, r.line) for r in ties})
     weights = named["functionality_weight"]
     present = [n for n, items in named.items() if items]
     # each of the rules the rubric names must rest on a decision of its own
@@ -357,7 +357,7 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph) -> lis
            rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present},
            dead=[f"{p}:{line}" for p, line in dead[:10]],
            evidence=evidence_reads([*rules, *(u.rule for u in reading.unused)])),
-        *tie_facts(rules, reading.routes, graph, repo,  # a tie-break is no re-evaluation
+        *tie_facts(rules, reading.routes, ties, repo,  # a tie-break is no re-evaluation
                    lambda kept: _variance(reading._replace(rules=kept), repo)),
         _f("justice.averaging", "The verdict is a plain average of the judges' scores",
            averaging, "failure", [*reading.means, *keyword, *dead] if averaging else

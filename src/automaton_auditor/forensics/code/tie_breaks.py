@@ -274,13 +274,12 @@ def tie_break_finding(ties: dict[Rule, tuple[int, ...]], rules: list[Rule],
         data={"lines": [f"{p}:{n}" for p, n in picks[:20]] if found else []})
 
 
-def tie_facts(rules: list[Rule], routes: list[Route], graph: CallGraph | None,
+def tie_facts(rules: list[Rule], routes: list[Route], ties: dict[Rule, tuple[int, ...]],
               repo: Path | None, variance: Callable[[list[Rule]], Finding]) -> list[Finding]:
     """``justice.variance`` (built by `variance` from the rules it may credit) and
-    ``justice.tie_break``, exclusive on one decision: where the tie-break fires, the spread
-    decision is quoted but not credited as a re-evaluation; where it does not, the decisions
-    that only pick are left out of the re-evaluation's credit."""
-    ties = tie_breaks(rules, graph, repo)
+    ``justice.tie_break``, exclusive on one decision (`ties`, from `tie_breaks`): where the
+    tie-break fires, the spread decision is quoted but not credited as a re-evaluation; where
+    it does not, the decisions that only pick are left out of the re-evaluation's credit."""
     tie = tie_break_finding(ties, rules, routes, repo)
     if not tie.found:
         return [variance([r for r in rules if r not in ties]), tie]
