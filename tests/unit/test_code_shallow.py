@@ -213,6 +213,8 @@ def repo_investigator(state):
     assert "def prepare(state):" in nodes
     fact = _shallow(tmp_path, TOOLS, nodes)
     assert not fact.found and fact.data["untraced"] and "limitation" not in fact.data
+    # the report shows "(not established, ...)", not "(not found, ...)" (GrimVad3r@interim)
+    assert fact.data["established"] is False
     assert fact.rationale.startswith("Not established: the code makes a shallow clone "
                                      "(--depth 1 at tools.py:10) and reads a git history "
                                      "(tools.py:18)"), fact.rationale

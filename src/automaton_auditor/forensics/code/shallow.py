@@ -104,7 +104,8 @@ def shallow_history(facts: dict[str, JSON], clones: list[Clone], graph: CallGrap
                    _untraced(shallow, reads) if reads else
                    "No history read runs in a shallow clone's directory."),
         # context, never a limitation of the tools' criterion (it would hold back full marks)
-        data={"reads": seen[:20], **({"untraced": True} if reads and not seen else {})})
+        data={"reads": seen[:20], **({"untraced": True, "established": False}
+                                     if reads and not seen else {})})
 
 
 def _untraced(shallow: list[Clone], reads: list[tuple[Key, int, int]]) -> str:
