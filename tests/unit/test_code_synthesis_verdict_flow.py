@@ -253,7 +253,7 @@ def test_one_decision_credited_as_two_named_rules_counts_once(tmp_path: Path) ->
     assert one.data["rules"]["security_override"] == one.data["rules"]["fact_supremacy"] == [
         "nodes/justice.py:8"], one.data
     assert one.found is False
-    assert "fact_supremacy rests only on decisions already counted as security_override " \
+    assert "security_override rests only on decisions already counted as fact_supremacy " \
         "(nodes/justice.py:8 is one decision), so it counts once" in one.rationale
     # a second decision on the evidence makes the second rule
     two = _justice(tmp_path / "two", WEIGHED_CAP.format(more='''\

@@ -10,8 +10,10 @@ from __future__ import annotations
 from automaton_auditor.forensics.code.spread_routes import Route, Rule
 
 Lines = list[tuple[str, int]]
-# the rules the rubric's synthesis criterion names: two of them make a rule-bound synthesis
-CORE_RULES = ("security_override", "fact_supremacy", "functionality_weight")
+# the rules the rubric's synthesis criterion names: two of them make a rule-bound synthesis.
+# Fact supremacy first: a decision credited as both it and the override is an evidence cap
+# that also overrules the judges (`supremacy`), the narrower reading, so it keeps that name.
+CORE_RULES = ("fact_supremacy", "security_override", "functionality_weight")
 
 
 def credited(rules: list[Rule], weights: Lines, routes: list[Route],
