@@ -292,3 +292,45 @@ def test_a_drawing_made_of_characters_is_told_from_prose_and_file_trees() -> Non
     prose = "START → [RepoInvestigator || DocAnalyst] → EvidenceAggregator | then judges"
     assert text_art(boxes) and text_art(trunk)
     assert not text_art(tree) and not text_art(prose)
+
+
+def _printed_page(number: int, body: str) -> str:
+    """A page as a printed Markdown export's text layer: running header, page number, then
+    the body with no blank line anywhere (the text layer keeps none)."""
+    return f"final_report.md 2026-02-28\n{number} / 4\n{body}"
+
+
+def test_each_mermaid_block_is_one_diagram_on_the_page_where_it_starts() -> None:
+    """The text layer keeps no blank line after a block: a block ends at its first line that
+    is no Mermaid statement, or at the next header. A lone "graph" table cell opens no
+    diagram, and a block cut by a page break (running header and page number between its
+    parts) is one diagram placed on its first page."""
+    from automaton_auditor.forensics.vision.candidates import text_candidates
+
+    pages = [
+        _printed_page(1, "Area Interim Final\nError handling in\ngraph\nHigh-level intent\n"
+                         "Concrete conditional routes"),
+        _printed_page(2, "3.1 Interim Flow\nflowchart TD\n S[\"START\"] --> R[\"Repo\"]\n"
+                         " R --> A[\"Aggregator\"]\n A --> M[\"MissingHandler\"]\n"
+                         " M --> E[\"END\"]\n3.2 Final Flow (End-to-End)"),
+        _printed_page(3, "flowchart TD\n S[\"START\"] --> R[\"Repo\"]\n R --> A[\"Aggregator\"]\n"
+                         " A -->|missing| M[\"MissingHandler\"]\n M --> J[\"JudicialFanout\"]"),
+        _printed_page(4, " J --> P[\"Prosecutor\"]\n P --> E[\"END\"]\n"
+                         "4) Criterion Breakdown (Latest Self-Audit)\nSource snapshot: a.json\n"
+                         "The judges then --> argue."),
+    ]
+    diagrams = [facts for facts, _png in text_candidates(pages) if facts.kind == "mermaid"]
+    assert [(d.page, len(d.edges)) for d in diagrams] == [(2, 4), (3, 6)]
+    interim, final = ({tuple(edge) for edge in d.edges} for d in diagrams)
+    assert ("MissingHandler", "END") in interim and ("MissingHandler", "JudicialFanout") \
+        not in interim
+    assert ("MissingHandler", "JudicialFanout") in final and ("Prosecutor", "END") in final
+    assert ("MissingHandler", "END") not in final
+
+
+def test_a_wrapped_mermaid_label_keeps_its_block_going() -> None:
+    """A long label wrapped by the page leaves a bracket open: its next line carries on the
+    statement, and the block goes on after it."""
+    text = "flowchart LR\n A[\"Evidence\nAggregator\"] --> B[\"Judges\"]\n B --> C\nAfter it."
+    [(_, _, flow)] = parse_mermaid(text)
+    assert flow.edges == [("Evidence Aggregator", "Judges"), ("Judges", "C")]

@@ -11,8 +11,10 @@ Pure string work: deterministic, bounded, never raises on odd input.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
+from collections.abc import Callable
 
 from automaton_auditor.forensics.diagrams.boxes import drawing_line
 
@@ -46,9 +48,17 @@ def running_keys(page_texts: list[str]) -> set[str]:
     return {key for key, seen in pages.items() if len(seen) >= max(needed, 2)}
 
 
-def _running(line: str, keys: set[str]) -> bool:
+def running_line(line: str, keys: set[str]) -> bool:
+    """A blank line, a page number, or a running header or footer (its key in `keys`)."""
     stripped = line.strip()
     return not stripped or _key(stripped) in keys or bool(_PAGE_NUMBER.match(stripped))
+
+
+def running_test(page_texts: list[str]) -> Callable[[str], bool]:
+    """Whether a line is a blank line, a page number, or a running header or footer of
+    these pages: the lines standing between the two parts of a block cut by a page break."""
+    keys = running_keys(page_texts)
+    return functools.partial(running_line, keys=keys)
 
 
 def join_broken_drawings(page_texts: list[str]) -> list[str]:
@@ -60,10 +70,11 @@ def join_broken_drawings(page_texts: list[str]) -> list[str]:
     pages = [text.split("\n") for text in page_texts]
     for upper, lower in itertools.pairwise(pages):
         tail = len(upper)
-        while tail > 0 and len(upper) - tail < 2 * EDGE_LINES and _running(upper[tail - 1], keys):
+        while tail > 0 and len(upper) - tail < 2 * EDGE_LINES \
+                and running_line(upper[tail - 1], keys):
             tail -= 1
         head = 0
-        while head < len(lower) and head < 2 * EDGE_LINES and _running(lower[head], keys):
+        while head < len(lower) and head < 2 * EDGE_LINES and running_line(lower[head], keys):
             head += 1
         if tail > 0 and head < len(lower) and drawing_line(upper[tail - 1]) \
                 and drawing_line(lower[head]):

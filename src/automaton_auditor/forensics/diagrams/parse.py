@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Callable
 
 from automaton_auditor.forensics.diagrams.flow import MAX_SOURCE_CHARS, ParsedFlow
 
 MAX_BLOCK_LINES = 300
+MAX_WRAPPED_CHARS = 240  # a statement left open longer than this is no wrapped label
 MAX_TEXT_CHARS = 400_000  # the whole document's text layer, bounded
 Block = tuple[int, int, ParsedFlow]
 
@@ -139,23 +141,102 @@ def _sequence_line(line: str, raw_edges: list[tuple[str, str, bool]],
         raw_edges.append((msg.group(1).strip(), msg.group(2).strip(), False))
 
 
-def parse_mermaid(text: str) -> list[Block]:
+# Keywords that open a Mermaid line of each diagram type (lower case, as Mermaid writes them):
+# a prose line beginning "Parallel" or "And" is no ``par``/``and`` line of a flowchart.
+# A word processor capitalises a line's first letter ("End"): keywords match in any case.
+_FLOW_WORDS = re.compile(r"^\s*(?:subgraph|end|classDef|class|style|linkStyle|click|"
+                         r"direction)\b|^\s*%%", re.IGNORECASE)
+_SEQ_WORDS = re.compile(r"^\s*(?:participant|actor|autonumber|activate|deactivate|loop|alt|"
+                        r"else|opt|par|and|rect|critical|break|end|note|Note)\b|^\s*%%")
+_STATE_LINE = re.compile(r"^\s*(?:state\b|note\b|[{}]|[\w*\[\]]+\s*:\s)|^\s*%%")
+_LISTING_NUMBER = re.compile(r"^\s*\d{1,3}\s+(?=\S)")
+
+
+def mermaid_head(line: str) -> str | None:
+    """The diagram type a Mermaid header line opens (``flowchart``, ``state``,
+    ``sequence``), or None when the line is no header."""
+    head = _MERMAID_HEAD.match(line)
+    if not head:
+        return None
+    return "sequence" if head.group(3) else "state" if head.group(2) else "flowchart"
+
+
+def mermaid_line(line: str, diagram_type: str = "flowchart") -> bool:
+    """Whether a line reads as one statement of a Mermaid diagram of `diagram_type`: a node
+    followed by a link (``A --> B``, ``P -->|yes|`` cut short), a node declared alone, a
+    keyword line (in any case), or a sequence message or state line."""
+    line = _LISTING_NUMBER.sub("", line).split(";")[0]
+    if diagram_type == "sequence":
+        return bool(_SEQ_WORDS.match(line) or _SEQ_MSG.match(line))
+    if diagram_type == "state" and _STATE_LINE.match(line):
+        return True
+    if _FLOW_WORDS.match(line):
+        return True
+    for pattern, repl in _M_TEXT_LINKS:
+        line = pattern.sub(repl, line)
+    node = _M_NODE.match(line)
+    if not node:
+        return False
+    if _M_LINK.match(line, node.end()) or (line[node.end():][:1] in ("[", "(", "{")
+                                           and unclosed(line)):  # a label wrapped
+        return True
+    # A node declared alone (``A["Label"]``, or a bare id listed in a subgraph)
+    return not line[node.end():].strip()
+
+
+def unclosed(line: str) -> bool:
+    """A line that leaves a quote or bracket open: the next line carries on its statement
+    (a long label wrapped by the page). A line ending in ``{`` opens a subgraph or a
+    composite state, no label."""
+    pairs = [("[", "]"), ("(", ")")] + ([] if line.rstrip().endswith("{") else [("{", "}")])
+    return line.count('"') % 2 == 1 or any(line.count(o) > line.count(c) for o, c in pairs)
+
+
+def _mermaid_body(text: str, start: int, diagram_type: str,
+                  furniture: Callable[[str], bool]) -> tuple[list[str], int]:
+    """The statement lines of the block whose header line ends at `start`, and the offset
+    where the block ends. The text layer keeps no blank line after a block, so the block
+    ends at the first line that is no Mermaid statement, at a fence, or at the next
+    header; a running header or footer between two pages (`furniture`) is skipped, so a
+    block cut by a page break is read whole."""
+    body: list[str] = []
+    end = pos = start
+    for line in text[start:].split("\n")[1:MAX_BLOCK_LINES]:
+        pos += len(line) + 1
+        stripped = line.strip()
+        if not stripped or stripped.startswith("```"):
+            if body:
+                break
+            end = pos
+            continue
+        if _MERMAID_HEAD.match(line):
+            break
+        if body and unclosed(body[-1]) and len(body[-1]) < MAX_WRAPPED_CHARS:
+            body[-1] = f"{body[-1]} {stripped}"  # one statement, wrapped by the page
+        elif mermaid_line(line, diagram_type):
+            body.append(_LISTING_NUMBER.sub("", line))
+        elif furniture(stripped):
+            continue
+        else:
+            break
+        end = pos
+    return body, end
+
+
+def _no_furniture(_line: str) -> bool:
+    return False
+
+
+def parse_mermaid(text: str, furniture: Callable[[str], bool] = _no_furniture) -> list[Block]:
     """Every Mermaid block in the text: a header line (``graph TD``, ``flowchart LR``,
-    ``stateDiagram-v2``, ``sequenceDiagram``) and the lines after it up to a blank line.
-    Returns (start, end, flow) with the block's character span."""
+    ``stateDiagram-v2``, ``sequenceDiagram``) and the statement lines after it
+    (`_mermaid_body`); one block is one diagram. `furniture` tells a page's running header
+    or footer line. Returns (start, end, flow) with the block's character span."""
     text = text[:MAX_TEXT_CHARS]
     blocks = []
     for head in _MERMAID_HEAD.finditer(text):
-        body: list[str] = []
-        end = head.end()
-        for line in text[head.end():].split("\n")[1:MAX_BLOCK_LINES]:
-            if not line.strip() or line.strip().startswith("```"):
-                if body:
-                    break
-                end += len(line) + 1
-                continue
-            end += len(line) + 1
-            body.append(re.sub(r"^\s*\d{1,3}\s+(?=\S)", "", line))  # listing line numbers
+        body, end = _mermaid_body(text, head.end(), mermaid_head(head.group(0)) or "flowchart",
+                                  furniture)
         flow = parse_mermaid_block(body, head)
         if flow.edges:
             blocks.append((head.start(), end, flow))

@@ -31,7 +31,7 @@ from PIL import Image
 
 from automaton_auditor.forensics.diagrams.arrows import parse_arrows, text_art
 from automaton_auditor.forensics.diagrams.flow import ParsedFlow
-from automaton_auditor.forensics.diagrams.pagebreak import join_broken_drawings
+from automaton_auditor.forensics.diagrams.pagebreak import join_broken_drawings, running_test
 from automaton_auditor.forensics.diagrams.parse import MAX_TEXT_CHARS, parse_dot, parse_mermaid
 from automaton_auditor.forensics.diagrams.trees import parse_char_drawings
 from automaton_auditor.forensics.pdf.hidden import visible_page_text
@@ -359,7 +359,7 @@ def _no_png() -> bytes:
 
 def text_candidates(page_texts: list[str]) -> list[Candidate]:
     """Diagrams written as text (Mermaid, DOT, box drawings, arrow chains) in the whole text
-    layer, each placed on the page where it starts. Blocks may span a page break."""
+    layer, each placed on the page where it starts; a block cut by a page break is one."""
     page_texts = join_broken_drawings(page_texts)
     starts, offset = [], 0
     for text in page_texts:
@@ -372,7 +372,8 @@ def text_candidates(page_texts: list[str]) -> list[Candidate]:
 
     found: list[Candidate] = []
     blank = list(full)
-    for start, end, flow in [*parse_mermaid(full), *parse_dot(full), *parse_char_drawings(full)]:
+    blocks = [*parse_mermaid(full, running_test(page_texts)), *parse_dot(full)]
+    for start, end, flow in [*blocks, *parse_char_drawings(full)]:
         found.append((_text_facts(flow, page_of(start), full[start:end]), _no_png))
         blank[start:end] = " " * (end - start)  # arrow chains must not re-read a block
     rest = "".join(blank)
