@@ -14,6 +14,7 @@ import statistics
 from collections import Counter
 from typing import TYPE_CHECKING
 
+from automaton_auditor.forensics.pdf.code_lines import code_lines
 from automaton_auditor.forensics.pdf.model import Block, BlockKind, Line
 from automaton_auditor.forensics.pdf.table_rows import table_header_cells
 
@@ -151,13 +152,14 @@ def body_size(lines: list[Line]) -> float:
 
 def font_headings(lines: list[Line], skip: set[int]) -> dict[int, tuple[int, str]]:
     """Headings from typography when the PDF has no outline: larger than body text, or
-    bold, short and numbered/isolated. Levels come from numbering depth, else size rank."""
+    bold, short and numbered/isolated, never a line of code (`code_lines`). Levels come
+    from numbering depth, else size rank."""
     body = body_size(lines)
     column = max((line.width for line in lines), default=500.0)
     in_rows = _side_by_side(lines)
     # Bold body-size text beside other text is a table cell; a larger heading may sit
     # beside the other column of a two-column page, a table's header row may not.
-    skip = skip | table_header_cells(lines, body)
+    skip = skip | table_header_cells(lines, body) | code_lines(lines, skip)
     candidates = [line for line in lines
                   if id(line) not in skip and _looks_like_heading(line, body, column)
                   and (id(line) not in in_rows or line.size >= body * LARGER_THAN_BODY)]
