@@ -129,3 +129,14 @@ def test_a_tie_break_is_not_named_a_variance_re_evaluation_in_the_rules(tmp_path
     again = _justice(tmp_path / "again", BASE.replace("BRANCH", branch) + helper)
     assert again["justice.rules"].data["rules"]["variance_re_evaluation"] == [
         "nodes/justice.py:7"]
+
+
+def test_a_pick_returned_in_a_record_with_notes_is_a_tie_break(tmp_path: Path) -> None:
+    """Melaku-GA: a wide spread returns ``{'final_score': scores['techlead'], 'dissent_summary':
+    f"..."}``: the score field is a pick; the text beside it is a note, not a new value."""
+    code = BASE.replace("BRANCH", 'final = {"p": p, "d": d, "t": t}["t"]\n        return '
+                                  '{"final_score": final, "dissent_summary": '
+                                  'f"Major conflict: P={p}, D={d}"}')
+    facts = _justice(tmp_path, code)
+    assert facts["justice.tie_break"].found, facts["justice.tie_break"].rationale
+    assert not facts["justice.variance"].found

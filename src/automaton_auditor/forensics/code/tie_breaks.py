@@ -25,6 +25,7 @@ from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.exprs import (
     EVIDENCE,
     OPINION_TEXT,
+    SCORE_TARGET,
     TEXT_CALLS,
     call_name,
     weighted_sum,
@@ -143,8 +144,12 @@ class _Reader:
         if isinstance(value, ast.Subscript):  # one score of a table or a sorted list
             return (_index(value.slice) or isinstance(value.slice, ast.Constant)) and \
                 self.picked(value.value, key, depth)
-        if isinstance(value, ast.Dict) and value.values:  # the table itself, of scores given
-            return all(v is not None and self.picked(v, key, depth) for v in value.values)
+        if isinstance(value, ast.Dict) and value.values:  # a table of scores given, or a
+            # record whose score field is set (its text fields beside it are notes)
+            scored = [v for k, v in zip(value.keys, value.values, strict=True)
+                      if isinstance(k, ast.Constant) and SCORE_TARGET.search(str(k.value))]
+            return all(v is not None and self.picked(v, key, depth)
+                       for v in scored or value.values)
         return False
 
     def _mean(self, node: ast.BinOp, key: Key, depth: int) -> bool:
