@@ -184,6 +184,10 @@ def chief_justice_node(state):
                          "return {\"final_score\": max(scores)")
     mutated = base.replace("BODY", "scores.append(state[\"tech_lead\"].score)")
     same = base.replace("BODY", "print(scores)")
-    assert _justice(tmp_path / "a", other)["justice.variance"].found
+    # the branch scores otherwise, with the top score: a decision on the spread, which only
+    # picks among the scores (a tie-break, never also a re-evaluation)
+    picked = _justice(tmp_path / "a", other)
+    assert picked["justice.tie_break"].found and not picked["justice.variance"].found
     assert _justice(tmp_path / "b", mutated)["justice.variance"].found
-    assert not _justice(tmp_path / "c", same)["justice.variance"].found
+    unchanged = _justice(tmp_path / "c", same)
+    assert not unchanged["justice.variance"].found and not unchanged["justice.tie_break"].found
