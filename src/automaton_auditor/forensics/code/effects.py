@@ -28,7 +28,8 @@ Reads = Callable[[ast.AST], set[str]]
 MAX_NAMES = 50  # names followed from a mean
 # calls whose arguments become text: a log line, ``str(x)``, ``"{}".format(x)``
 TEXT_SINKS = {"print", "info", "debug", "warning", "warn", "error", "log", "str", "format"}
-LOG_CALLS = {"print", "info", "debug", "warning", "warn", "error", "exception", "critical", "log"}
+# the text sinks that only log (not ``str``/``format``, which build text a caller may keep)
+LOG_CALLS = (TEXT_SINKS - {"str", "format"}) | {"exception", "critical"}
 # text fields that advise the student rather than record the judges' disagreement
 ADVICE = re.compile(r"remediat|recommend", re.I)
 
