@@ -84,6 +84,15 @@ def test_mermaid_edge_text_and_decision_nodes() -> None:
     assert ("valid?", "Judge") in flow.conditional
 
 
+def test_mermaid_links_written_without_spaces_split_the_ids() -> None:
+    # ``A-->B`` once read as one id ``A--`` and no link: the line was no Mermaid statement,
+    # so the block ended there and every edge after it was lost.
+    text = "graph TD\nbegin-->fan-out\nfan-out-.->C{ok?}\nC-->|yes|D\nD==>E\nE---F\n"
+    (_, _, flow), = parse_mermaid(text)
+    assert flow.edges == [("begin", "fan-out"), ("fan-out", "ok?"), ("ok?", "D"),
+                          ("D", "E"), ("E", "F")]
+
+
 def test_a_rhombus_labelled_as_a_parallel_split_is_a_fan_out_not_a_decision() -> None:
     # Azazh: ``B{Parallel Fan-Out}`` draws the detectives' split in a decision's shape
     text = ("graph TD\n  A[START] --> B{Parallel Fan-Out}\n  B --> C[RepoInvestigator]\n"

@@ -29,7 +29,10 @@ _MERMAID_SKIP = re.compile(
     r"participant\s|actor\s|autonumber|activate|deactivate|loop|alt|else|opt|par|and|rect)")
 _SHAPE = (r"\(\[.*?\]\)|\[\[.*?\]\]|\[\(.*?\)\]|\(\(.*?\)\)|\{\{.*?\}\}|\[.*?\]|\(.*?\)|"
           r"\{.*?\}|>.*?\]")
-_M_NODE = re.compile(rf"\s*(\[\*\]|[A-Za-z0-9_][\w.\-]*)\s*({_SHAPE})?(?::::[\w-]+)?\s*")
+# An id may hold a hyphen (``fan-out``) but never a link's first dash: ``A-->B`` and
+# ``A-.->B`` written without spaces are two nodes and a link, not one id ``A--``.
+_M_ID = r"\[\*\]|[A-Za-z0-9_](?:[\w.]|-(?![-.>]))*"
+_M_NODE = re.compile(rf"\s*({_M_ID})\s*({_SHAPE})?(?::::[\w-]+)?\s*")
 _M_LINK = re.compile(r"\s*(<?(?:-{2,}|={2,}|-\.+-)(?:>|x|o)?)(?:\|([^|]*)\|)?\s*")
 _M_TEXT_LINKS = (
     (re.compile(r"--\s+([^>|\-][^|]*?)\s+-->"), r"-->|\1|"),
