@@ -189,6 +189,31 @@ def test_corrupt_pdf(tmp_path: Path, report_pdf: Path) -> None:
     assert _kind(truncated) == "corrupt"
 
 
+def test_a_short_text_file_with_a_pdf_header_is_named_a_stand_in(
+        tmp_path: Path, report_pdf: Path) -> None:
+    # A placeholder committed where the export should be is no damaged export: the error
+    # says what it reads (one line, control characters dropped, cut short).
+    stand_in = tmp_path / "interim_report.pdf"
+    stand_in.write_bytes(b"%PDF-1.4\n%Placeholder for the report.\n% Please export \x1b[31m"
+                         b"the report to PDF." + b" again" * 60 + b"\n")
+    with pytest.raises(ReportError) as caught:
+        ingest_report(stand_in, ReportLimits())
+    message = str(caught.value)
+    assert caught.value.kind == "corrupt" and "\n" not in message and "\x1b" not in message
+    assert "no PDF document but a short text file with a PDF header" in message
+    assert 'it reads: "Placeholder for the report. Please export [31mthe report to PDF.' in message
+    assert message.count("again") < 30 and "…" in message
+    # binary junk and a real PDF cut short stay "damaged"
+    broken = tmp_path / "broken.pdf"
+    broken.write_bytes(b"%PDF-1.7\n" + b"\x00garbage stream\x9f" * 20)
+    truncated = tmp_path / "truncated.pdf"
+    truncated.write_bytes(report_pdf.read_bytes()[:600])
+    for path in (broken, truncated):
+        with pytest.raises(ReportError) as caught:
+            ingest_report(path, ReportLimits())
+        assert "damaged PDF" in str(caught.value)
+
+
 def test_encrypted_pdf(tmp_path: Path) -> None:
     path = tmp_path / "locked.pdf"
     c = canvas.Canvas(str(path), encrypt="s3cret")

@@ -103,6 +103,32 @@ def _check_docx(path: Path, limits: ReportLimits) -> None:
                           f"over {10 * limits.max_mb} MB: {path.name}")
 
 
+# A text file this short that starts with "%PDF-" but holds no PDF object is a stand-in (a
+# placeholder committed where the export should be), not a damaged export: say what it reads.
+STAND_IN_BYTES = 4096
+QUOTED_CHARS = 160
+
+
+def text_stand_in(path: Path) -> str | None:
+    """For a short file of printable text with no PDF object, its size and the start of
+    what it reads (control characters and the ``%`` comment marks dropped, cut short), as
+    one line; None for anything else."""
+    try:
+        with open_regular(path) as handle:
+            data = handle.read(STAND_IN_BYTES + 1)
+    except OSError:
+        return None
+    if len(data) > STAND_IN_BYTES or b" obj" in data or b"\0" in data:
+        return None
+    text = data.decode("utf-8", "replace")
+    if sum(ch.isprintable() or ch in "\r\n\t" for ch in text) < 0.95 * len(text):
+        return None
+    words = " ".join(line.strip().lstrip("%").strip() for line in text.splitlines()[1:])
+    words = "".join(ch for ch in words if ch.isprintable())
+    quoted = words if len(words) <= QUOTED_CHARS else words[:QUOTED_CHARS - 1] + "…"
+    return f"{len(data)} bytes; it reads: \"{quoted}\"" if quoted else f"{len(data)} bytes"
+
+
 def probe_pdf(path: Path, limits: ReportLimits) -> PdfProbe:
     """Open the PDF with pypdfium2: encryption, damage, page cap, outline, JavaScript."""
     import pypdfium2 as pdfium  # type: ignore[import-untyped]
@@ -113,6 +139,10 @@ def probe_pdf(path: Path, limits: ReportLimits) -> PdfProbe:
     except pdfium.PdfiumError as exc:
         if getattr(exc, "err_code", None) == pdfium_c.FPDF_ERR_PASSWORD:
             raise ReportError("encrypted", f"report is password-protected: {path.name}") from None
+        placeholder = text_stand_in(path)
+        if placeholder is not None:
+            raise ReportError("corrupt", f"report is no PDF document but a short text file "
+                              f"with a PDF header ({placeholder}): {path.name}") from None
         raise ReportError("corrupt", f"report is a damaged PDF ({exc}): {path.name}") from None
     try:
         count = len(pdf)
