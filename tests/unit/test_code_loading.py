@@ -182,3 +182,27 @@ def test_only_some_credited_modules_failing_is_said_not_charged(tmp_path: Path) 
     assert facts[0].data["importable"] == ["app/nodes/judges.py"]
     assert "can be imported: not charged" in facts[0].rationale
     assert confirmed_caps("judicial_nuance", facts) == []
+
+
+def test_a_caught_import_failure_whose_handler_ends_the_import_cannot_load(
+        tmp_path: Path) -> None:
+    # The body's import fails; the handler tries a module the package lacks, and its own
+    # handler exits: importing `server` ends the process, so it cannot be imported.
+    failed = _modules(tmp_path, {
+        "pkg/__init__.py": "",
+        "pkg/broken.py": "def f(:\n    pass\n",
+        "pkg/server.py": "import sys\ntry:\n    from pkg.broken import f\nexcept ImportError:\n"
+                         "    try:\n        from pkg.engine import f\n"
+                         "    except ImportError:\n        sys.exit(1)\n",
+        "pkg/reraise.py": "try:\n    from .broken import f\nexcept Exception:\n"
+                          "    print('no engine')\n    raise\n",
+        "pkg/soft.py": "try:\n    from .broken import f\nexcept ImportError:\n    f = None\n",
+        "pkg/fine.py": "import sys\ntry:\n    from .soft import f\nexcept ImportError:\n"
+                       "    sys.exit(1)\n",
+    }, {"pkg/server.py", "pkg/reraise.py", "pkg/soft.py", "pkg/fine.py"})
+    assert sorted(failed) == ["pkg/broken.py", "pkg/reraise.py", "pkg/server.py"]
+    server = failed["pkg/server.py"]
+    assert server["line"] == 3 and server["via"] == "pkg/broken.py"
+    assert "the handler's fallback fails too (line 6:" in str(server["why"])
+    assert "ends the import (line 8)" in str(server["why"])
+    assert "ends the import (line 5)" in str(failed["pkg/reraise.py"]["why"])

@@ -40,7 +40,7 @@ def _tree(repo: Path, path: str) -> ast.Module | None:
     return parse_module(source, path)  # None: not Python
 
 
-def _top_statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
+def top_statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
     """The module's statements, those inside top-level if/try/with blocks included."""
     for stmt in body:
         yield stmt
@@ -48,7 +48,7 @@ def _top_statements(body: Iterable[ast.stmt]) -> Iterator[ast.stmt]:
             blocks = [stmt.body, getattr(stmt, "orelse", []), getattr(stmt, "finalbody", [])]
             blocks += [h.body for h in getattr(stmt, "handlers", [])]
             for block in blocks:
-                yield from _top_statements(block)
+                yield from top_statements(block)
 
 
 class _Bindings:
@@ -74,7 +74,7 @@ class _Bindings:
             return None  # ``globals()[name] = ...`` binds names no statement spells
         names = {n for node in ast.walk(tree) if isinstance(node, ast.Global)
                  for n in node.names}
-        for stmt in _top_statements(tree.body):
+        for stmt in top_statements(tree.body):
             if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
                 dotted = _target(stmt, path, self.modules)
                 more = self.bound(self.modules[dotted]) if dotted else None
@@ -189,7 +189,7 @@ class ImportChecks:
         tree = _tree(repo, path) if path.endswith(".py") else None
         types: set[str] | None = None  # the names it uses as types, once needed
         found: list[JSON] = []
-        for stmt in _top_statements(tree.body if tree else []):
+        for stmt in top_statements(tree.body if tree else []):
             if not isinstance(stmt, ast.ImportFrom):
                 continue
             dotted = _target(stmt, path, modules)

@@ -7,12 +7,16 @@ A module cannot be imported (`unimportable`) when:
 - a statement that runs when it loads fails: ``from X import name`` where the repository
   module ``X`` binds no ``name``, or a relative import of a module the repository does not
   hold (`imports.broken_imports`), or a read of a name never defined (the analyser's F821);
-- it imports, when it loads, a repository module that cannot be imported (transitively).
+- it imports, when it loads, a repository module that cannot be imported (transitively);
+- an import in the body of a ``try`` fails (as above) and the handler that catches it ends
+  the import: it raises, calls ``sys.exit``, or its own fallback import fails in turn and
+  its handler does (``try: from .graph import app / except ImportError: sys.exit(1)``).
 
 What may not run on import is left out: function bodies, the branches of an ``if`` (``if
 __name__ == "__main__":``, ``if TYPE_CHECKING:``, a platform or version test), the body of a
 ``try`` whose handler catches the error (ImportError, NameError or a base class) and the
-handlers, annotations under ``from __future__ import annotations``.
+handlers (unless that body's import fails, above), annotations under ``from __future__
+import annotations``.
 
 `load_findings`: for the criteria judged from functions (``judges``: persona prompts,
 ``justice``: synthesis rules, ``llm``: structured output, ``safety``: the tools), the
@@ -26,11 +30,17 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 from automaton_auditor.forensics.code.analysers import Analysis, diagnostic_name
-from automaton_auditor.forensics.code.common import JSON, caught_names
-from automaton_auditor.forensics.code.imports import ImportChecks, loaded_files, module_files
+from automaton_auditor.forensics.code.common import JSON, caught_names, dotted
+from automaton_auditor.forensics.code.imports import (
+    ImportChecks,
+    loaded_files,
+    module_files,
+    top_statements,
+)
 from automaton_auditor.forensics.code.source import line_at, parse_file
 from automaton_auditor.state import Finding
 
@@ -43,6 +53,32 @@ MAX_QUOTED = 10
 CITING = ("locations", "functions", "lines", "prompt_words")
 
 
+# calls that end the process (or the import) where they stand
+EXITS = {"exit", "quit", "sys.exit", "os._exit"}
+Imports = list[ast.Import | ast.ImportFrom]
+
+
+@dataclass
+class Fallback:
+    """A module-level ``try`` whose handler catches an import failure: `tries`, the imports
+    of its body; `handler`, what runs when one of them fails (the first catching handler)."""
+
+    tries: Imports
+    handler: LoadWalk
+
+
+def _exit_line(body: list[ast.stmt]) -> int | None:
+    """The line of a statement of `body` (not nested) that ends the import: ``raise``, or
+    a call of ``sys.exit``/``exit``/``quit``/``os._exit``."""
+    for stmt in body:
+        if isinstance(stmt, ast.Raise):
+            return stmt.lineno
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                and dotted(stmt.value.func) in EXITS:
+            return stmt.lineno
+    return None
+
+
 def _catches(handler: ast.ExceptHandler) -> bool:
     names = caught_names(handler)
     return names is None or bool(GUARDS.intersection(names))
@@ -51,13 +87,22 @@ def _catches(handler: ast.ExceptHandler) -> bool:
 class LoadWalk:
     """The import statements and the name reads (line, name) that run when a module loads."""
 
-    def __init__(self, tree: ast.Module) -> None:
+    def __init__(self, tree: ast.Module, lazy: bool | None = None) -> None:
         self.lazy = any(isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(
-            a.name == "annotations" for a in s.names) for s in tree.body)
-        self.imports: list[ast.Import | ast.ImportFrom] = []
+            a.name == "annotations" for a in s.names) for s in tree.body) \
+            if lazy is None else lazy
+        self.imports: Imports = []
         self.reads: set[tuple[int, str]] = set()
+        self.fallbacks: list[Fallback] = []
+        self.exits = _exit_line(tree.body)  # read for a handler's body
         for stmt in tree.body:
             self._stmt(stmt)
+
+    def maybe(self) -> Imports:
+        """Every import that may run on load: its own, and those of its tries' bodies and
+        handlers (followed, so that whether they fail is known)."""
+        return [*self.imports, *(i for fb in self.fallbacks
+                                 for i in [*fb.tries, *fb.handler.maybe()])]
 
     def _stmt(self, stmt: ast.stmt) -> None:
         if isinstance(stmt, ast.Import | ast.ImportFrom):
@@ -66,6 +111,12 @@ class LoadWalk:
             self._exprs([stmt.test])
         elif isinstance(stmt, ast.Try | ast.TryStar) and any(map(_catches, stmt.handlers)):
             self._body([*stmt.orelse, *stmt.finalbody])  # a failure there is handled
+            tries = [i for i in top_statements(stmt.body)
+                     if isinstance(i, ast.Import | ast.ImportFrom)]
+            handler = next(h for h in stmt.handlers if _catches(h))
+            if tries:
+                body = ast.Module(body=handler.body, type_ignores=[])
+                self.fallbacks.append(Fallback(tries, LoadWalk(body, self.lazy)))
         elif isinstance(stmt, ast.FunctionDef | ast.AsyncFunctionDef):
             args = stmt.args
             self._exprs([*stmt.decorator_list, *args.defaults, *args.kw_defaults])
@@ -129,7 +180,8 @@ def _closure(repo: Path, files: list[str], roots: set[str]
              if t != path})
         if walk is not None:
             walks[path] = walk
-        todo += [t for _line, t in edges[path] if t not in edges]
+            todo += [t for s in walk.maybe() for t in loaded_files(s, path, modules)
+                     if t not in edges]
     return walks, edges
 
 
@@ -154,16 +206,59 @@ def unimportable(repo: Path, facts: dict[str, JSON], analysis: Analysis, roots: 
             and (d["line"], diagnostic_name(d)) in walks[d["path"]].reads]
     for path, line, why in sorted(own):
         failed.setdefault(path, {"line": line, "why": why})
+    at = {(d["path"], d["line"]): str(d["message"]) for d in broken}
+    modules = module_files(files)
     grown = True
     while grown:  # a module importing one that cannot be imported cannot be either
         grown = False
         for path in sorted(edges):
             hit = next(((line, t) for line, t in edges[path] if t in failed), None)
-            if path not in failed and hit is not None:
+            if path in failed:
+                continue
+            if hit is not None:
                 failed[path] = {"line": hit[0], "why": f"it imports {hit[1]}, which cannot "
                                 "be imported", "via": hit[1]}
-                grown = True
+            elif path in walks and (handled := _handled(walks[path], path, failed, at, modules)):
+                failed[path] = handled
+            else:
+                continue
+            grown = True
     return dict(sorted(failed.items()))
+
+
+def _failing(stmts: Imports, path: str, failed: dict[str, JSON],
+             at: dict[tuple[str, int], str], modules: dict[str, str]) -> JSON | None:
+    """The first of `stmts` (imports of `path`) that fails: a broken import (`at`, by
+    line) or one loading a module in `failed`."""
+    for stmt in stmts:
+        if (path, stmt.lineno) in at:
+            return {"line": stmt.lineno, "why": at[path, stmt.lineno]}
+        hit = next((t for t in loaded_files(stmt, path, modules) if t in failed), None)
+        if hit is not None and hit != path:
+            return {"line": stmt.lineno, "why": f"it imports {hit}, which cannot be imported",
+                    "via": hit}
+    return None
+
+
+def _handled(walk: LoadWalk, path: str, failed: dict[str, JSON],
+             at: dict[tuple[str, int], str], modules: dict[str, str]) -> JSON | None:
+    """A ``try`` of `walk` whose body's import fails while its handler ends the import
+    too: it raises or exits, or its own import (or fallback, in turn) fails."""
+    for fallback in walk.fallbacks:
+        first = _failing(fallback.tries, path, failed, at, modules)
+        if first is None:
+            continue
+        handler = fallback.handler
+        then = _failing(handler.imports, path, failed, at, modules) or \
+            _handled(handler, path, failed, at, modules)
+        if handler.exits is not None:
+            tail = f"the handler that catches it ends the import (line {handler.exits})"
+        elif then is not None:
+            tail = f"the handler's fallback fails too (line {then['line']}: {then['why']})"
+        else:
+            continue
+        return {**first, "why": f"{first['why']}; {tail}"}
+    return None
 
 
 def _strings(value: object) -> list[str]:
