@@ -26,6 +26,13 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from automaton_auditor.judging.cap_conditions import (
+    empty_file,
+    graded_cap,
+    identical_personas,
+    many_statements,
+    on_data,
+)
 from automaton_auditor.state import Evidence
 
 NO_FULL_MARKS = 4  # a ceiling this high is a success pattern not fully met, not a failure
@@ -53,34 +60,10 @@ _FAMILY_CRITERIA = (
     ("safety", "safe_tool_engineering", "tools"))
 
 
-def identical_personas(fact: Evidence, share: float = 0.8) -> bool:
-    """Two persona prompts share more than `share` of their text: the rubric's "personas that
-    share most of their prompt text and so agree by construction" (the collusion fact's own
-    threshold, a half, also marks prompts that merely share a template)."""
-    overlap = fact.data.get("overlap") or {}
-    return any(isinstance(v, int | float) and v > share for v in overlap.values())
-
-
-def on_data(fact: Evidence) -> bool:
-    """A dangerous call reached by data (the detectives mark it a security fact)."""
-    return fact.security
-
-
-def empty_file(fact: Evidence) -> bool:
-    """The contradiction is a cited file said to hold work that holds no code."""
-    return fact.data.get("kind") == "empty_file"
-
-
-def many_statements(fact: Evidence, least: int = 4) -> bool:
-    """The report holds at least `least` statements its code contradicts or placeholders."""
-    total = fact.data.get("statements")
-    return isinstance(total, int) and total >= least
-
-
-def graded_cap(cap: int, default: bool = False, kinds: Sequence[str] = ()) -> Callable[..., bool]:
-    """True for a fact graded `cap` (``data["cap"]``, or none when `default`) of `kinds`."""
-    return lambda fact: (not kinds or fact.data.get("kind") in kinds) and (
-        fact.data.get("cap") == cap or (default and fact.data.get("cap") is None))
+CONSTANT_SCORE = {  # by cap: how many judges' scores the code writes after the model answered
+    2: "every judge's score is one constant its code writes after the model answered",
+    3: "every judge's score is a constant its code writes after the model answered",
+    4: "some judges' scores are constants their code writes after the model answered"}
 
 
 FAILURE_CAPS: tuple[FailureCap, ...] = (
@@ -258,6 +241,14 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("llm.fail_after_model", ("structured_output_enforcement",), 3, 0.8,
                "every schema-bound judge call's answer is indexed with [] (a TypeError: no "
                "validated opinion reaches the state)"),
+    # A judge's opinion holds its model's answer but a score its code writes (forensics.code
+    # .constant_scores): no schema holds the score, the personas cannot disagree in numbers.
+    # Graded (data["cap"]): every judge -> 3; nuance 2 when one number serves all (they
+    # agree by construction); some -> 4.
+    *(FailureCap(f"{family}.constant_score", (criterion,), cap, 0.8, CONSTANT_SCORE[cap],
+                 when=graded_cap(cap)) for family, criterion, caps in (
+        ("llm", "structured_output_enforcement", (3, 4)), ("judges", "judicial_nuance", (2, 3, 4)))
+      for cap in caps),
     # No row for judges.one_opinion (forensics.code.judge_coverage: one opinion per run, not
     # one per criterion): the rubric asks for every criterion in its success pattern, not in
     # its failure pattern, so it is charged like any failure fact, never a ceiling.

@@ -46,17 +46,23 @@ PARSE_ERRORS = frozenset({"JSONDecodeError", "ValidationError", "OutputParserExc
 Place = tuple[str, int, str, str]  # path, line, the score as written, where it is handed out
 
 
+def score_value(node: ast.AST) -> ast.expr | None:
+    """The expression an opinion built by `node` takes its score from (``3`` of
+    ``Opinion(score=3)``, ``x`` of ``{"score": x}``), or None when `node` builds none."""
+    if isinstance(node, ast.Call):
+        return keyword(node, "score")
+    if isinstance(node, ast.Dict):
+        return next((v for k, v in zip(node.keys, node.values, strict=True)
+                     if isinstance(k, ast.Constant) and k.value == "score"), None)
+    return None
+
+
 def _written_score(node: ast.AST) -> str | None:
     """The score an opinion built by `node` carries, as the code writes it (``3`` of
     ``Opinion(score=3)`` or ``{"score": 3}``; the expression otherwise: ``fallback_score``,
     ``_heuristic(evidence)``), else None. In a handler of the model call's failure, no
     model answered: whatever the expression, the code wrote the score."""
-    value: ast.expr | None = None
-    if isinstance(node, ast.Call):
-        value = keyword(node, "score")
-    elif isinstance(node, ast.Dict):
-        value = next((v for k, v in zip(node.keys, node.values, strict=True)
-                      if isinstance(k, ast.Constant) and k.value == "score"), None)
+    value = score_value(node)
     if value is None or (isinstance(value, ast.Constant) and (
             isinstance(value.value, bool) or not isinstance(value.value, int | float))):
         return None

@@ -8,6 +8,7 @@ from typing import Any
 from automaton_auditor.forensics.code.blocked import Undefined
 from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON
+from automaton_auditor.forensics.code.constant_scores import constant_score_findings
 from automaton_auditor.forensics.code.fallback_scores import fallback_finding
 from automaton_auditor.forensics.code.helper_parse import helper_parses
 from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, persona_named
@@ -132,6 +133,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 *_judge_findings(repo, files, facts, scope, main, undefined, prompts),
                 *answer_findings(facts, repo, scope),
                 fallback_finding(repo, sorted(facts), judges),
+                *constant_score_findings(facts, repo, judges),
                 *justice_findings(facts, repo, main, calls, scope, repository_rubric(repo, files)),
                 markdown_report_finding(repo, files, facts, CallGraph(facts),
                                         synthesis_scope(CallGraph(facts), main, scope)),
