@@ -76,6 +76,16 @@ NO_EVIDENCE = '''def prosecutor(state):
     else:
         return {"opinions": [JudicialOpinion(judge="Prosecutor", score=1, argument="off")]}'''
 
+OTHER_BRANCH = '''def prosecutor(state):
+    llm = ChatOpenAI(model="x")
+    reply = None
+    if state["opinions"]:
+        reply = llm.invoke("judge")
+        print(reply)
+    else:
+        return {"opinions": [JudicialOpinion(judge="Prosecutor", score=1, argument=reply)]}
+    return {"opinions": []}'''
+
 REPLACED = '''def prosecutor(state):
     llm = ChatOpenAI(model="x")
     parsed_score = 4
@@ -268,6 +278,9 @@ def test_no_evidence_and_another_branch_are_not_the_answer_s_path(tmp_path: Path
     schema, nuance = _facts(tmp_path, NO_EVIDENCE)
     assert not schema.found and not nuance.found, schema.rationale
     assert schema.pattern == "failure"  # read, and nothing found
+    # an if's else is the other branch, even with the answer's name in it
+    schema, nuance = _facts(tmp_path / "other", OTHER_BRANCH)
+    assert not schema.found and not nuance.found, schema.rationale
 
 
 def test_a_default_the_parsed_answer_replaces_is_no_constant(tmp_path: Path) -> None:

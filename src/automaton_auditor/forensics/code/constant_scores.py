@@ -19,7 +19,8 @@ level). Not counted: a score read from the answer, computed from it or clamped
 (``max(1, min(5, raw))``), a default the function rebinds or re-assigns later
 (``parsed_score = 4`` then ``parsed_score = int(data["score"])``; ``op["score"] = ...``),
 and every opinion of a function that elsewhere after its model call scores from the answer
-(the constant there is a fallback branch).
+or hands the answer itself on (``return opinion.model_copy(...)``): the constant there is a
+fallback branch.
 """
 
 from __future__ import annotations
@@ -46,9 +47,13 @@ Place = tuple[str, int, int, int, str]  # path; lines of the model call, the opi
 # case, and the statement's index in that block
 Level = tuple[int, str, int, int]
 # (the call's block, the opinion's block) of one compound statement when the opinion's block
-# runs once the call's has completed: a try's else and finally, a loop's else
-AFTER_BLOCKS = {("body", "orelse"), ("body", "finalbody"), ("orelse", "finalbody"),
-                ("handlers", "finalbody")}
+# runs once the call's has completed: a try's else and finally, a loop's else (never an
+# if's else: the other branch)
+AFTER_BLOCKS = {("try.body", "try.orelse"), ("try.body", "try.finalbody"),
+                ("try.orelse", "try.finalbody"), ("try.handlers", "try.finalbody"),
+                ("loop.body", "loop.orelse")}
+KINDS = {ast.Try: "try", ast.TryStar: "try", ast.For: "loop", ast.AsyncFor: "loop",
+         ast.While: "loop"}
 OPINION_SCHEMA_KIND = "structured"
 
 
@@ -69,15 +74,16 @@ def _trails(fn: FunctionNode) -> dict[int, tuple[Level, ...]]:
                         out[id(sub)] = here
             if isinstance(stmt, FunctionNode | ast.ClassDef):
                 continue
+            kind = KINDS.get(type(stmt), type(stmt).__name__)
             for field in ("body", "orelse", "finalbody"):
                 nested = getattr(stmt, field, None)
                 if isinstance(nested, list):
-                    visit(nested, id(stmt), field, 0, here)
-            for key, field in (("handlers", "handlers"), ("cases", "cases")):
-                for n, part in enumerate(getattr(stmt, key, None) or []):
-                    visit(part.body, id(stmt), field, n, here)
+                    visit(nested, id(stmt), f"{kind}.{field}", 0, here)
+            for field in ("handlers", "cases"):
+                for n, part in enumerate(getattr(stmt, field, None) or []):
+                    visit(part.body, id(stmt), f"{kind}.{field}", n, here)
 
-    visit(fn.body, 0, "body", 0, ())
+    visit(fn.body, 0, "def.body", 0, ())
     return out
 
 
