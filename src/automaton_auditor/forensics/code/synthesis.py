@@ -39,6 +39,7 @@ from automaton_auditor.forensics.code.named_rules import (
     unweighted_reason,
 )
 from automaton_auditor.forensics.code.override_evidence import inverted_override
+from automaton_auditor.forensics.code.override_reads import override_notes
 from automaton_auditor.forensics.code.rubric_ids import NO_RUBRIC, Rubric
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.spread_flags import spread_does
@@ -260,23 +261,21 @@ def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
                      main: Topology | None = None, graph: CallGraph | None = None,
                      wired: Scope | None = None, rubric: Rubric = NO_RUBRIC) -> list[Finding]:
     """``justice.*``: node, deterministic, rules, variance, averaging, unweighted_mean,
-    keyword_rules, model_verdict, unused_rules, inverted_override (`rubric`: the
-    repository's own)."""
+    keyword_rules, model_verdict, unused_rules, inverted_override (`rubric`: the repo's)."""
     graph = graph or CallGraph(facts)
     reading = read_synthesis(graph, facts, main, wired, repo, rubric)
     stub = repo is not None and bool(reading.scope) and all(
         does_nothing(function_source(repo, k[0], graph.functions[k]["line"],
                                      graph.functions[k]["end"])) for k in reading.scope)
-    # synthesis code whose rules change scores, but that nothing the graph runs calls, is
-    # named, not denied (a getter named like synthesis is not)
+    # named, not denied: synthesis code nothing the graph runs calls whose rules change scores
     idle = [] if wired is None or reading.scope else sorted({r.path for r in rules_of(
         graph, facts, synthesis_scope(graph, main), main, None, repo, rubric)
         if r.kind != "none"})
     return [_node(graph, reading, repo, stub, idle),
             *_model_findings(facts, reading, repo, stub),
-            *_rule_findings(reading, repo, graph), unused_finding(reading.unused, credited(
-                [*reading.rules, *(u.rule for u in reading.unused)], reading.weights,
-                reading.routes), repo),
+            *_rule_findings(reading, repo, graph, override_notes(repo, reading.rules, facts)),
+            unused_finding(reading.unused, credited([*reading.rules, *(
+                u.rule for u in reading.unused)], reading.weights, reading.routes), repo),
             *([inverted_override(repo, facts, reading.scope, reading.rules)] if repo else [])]
 
 
@@ -323,7 +322,8 @@ def _model_findings(facts: dict[str, JSON], reading: Reading,
     ]
 
 
-def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph) -> list[Finding]:
+def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
+                   notes: str = "") -> list[Finding]:
     rules = reading.rules
     ties = tie_breaks(rules, graph, repo)  # a spread that only picks re-evaluates nothing
     named = credited(rules, reading.weights, reading.routes, {(r.path, r.line) for r in ties})
@@ -352,7 +352,7 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph) -> lis
            f"Rules the code applies: {', '.join(present) or 'none'}" + (
                f"; {loose} more fire on words in a judge's argument (not counted: no "
                "detected fact decides them)" if loose else "") + shared_reason(
-                   named, CORE_RULES, core) + dead_reason(rules, repo) + ".",
+                   named, CORE_RULES, core) + dead_reason(rules, repo) + notes + ".",
            0.75,
            rules={n: [f"{p}:{line}" for p, line in named[n][:10]] for n in present},
            dead=[f"{p}:{line}" for p, line in dead[:10]],
