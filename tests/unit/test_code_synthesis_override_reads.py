@@ -116,3 +116,22 @@ def test_a_cap_on_a_word_a_text_reports_found_is_not_told_negated(tmp_path: Path
     rules = _justice(tmp_path, NEGATED, {"nodes/detectives.py": DETECTIVE.format(
         text="os.system called with user input in tools.py")})["justice.rules"]
     assert "says it is absent" not in rules.rationale, rules.rationale
+
+
+def test_a_test_on_a_list_the_loop_fills_is_not_told_unscoped(tmp_path: Path) -> None:
+    """``flagged.append(...)`` in the loop changes what the test reads from one criterion to
+    the next."""
+    code = UNSCOPED.format(test="flagged").replace(
+        "        flagged = any(", "        seen.append(dim_id)\n        flagged = seen and any(")
+    code = code.replace("    results = []\n", "    results = []\n    seen = []\n")
+    rules = _justice(tmp_path, code)["justice.rules"]
+    assert "picks per criterion" not in rules.rationale, rules.rationale
+
+
+def test_a_word_tested_in_a_judge_s_argument_is_no_evidence_text(tmp_path: Path) -> None:
+    code = NEGATED.replace('if "os.system" in content:',
+                           'if "os.system" in state_note and e.found:').replace(
+        "def _has_security_issue(evidences):", "def _has_security_issue(evidences, state_note=''):")
+    rules = _justice(tmp_path, code, {"nodes/detectives.py": DETECTIVE.format(
+        text="no os.system with user input.")})["justice.rules"]
+    assert "says it is absent" not in rules.rationale, rules.rationale

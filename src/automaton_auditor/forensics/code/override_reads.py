@@ -38,7 +38,17 @@ def _names(node: ast.AST) -> set[str]:
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
+def _mutated(node: ast.AST) -> str | None:
+    """``flags.append(x)`` as a statement: it changes ``flags``."""
+    call = node.value if isinstance(node, ast.Expr) else None
+    func = call.func if isinstance(call, ast.Call) else None
+    return func.value.id if isinstance(func, ast.Attribute) and isinstance(
+        func.value, ast.Name) else None
+
+
 def _targets(node: ast.AST) -> set[str]:
+    if (changed := _mutated(node)) is not None:
+        return {changed}
     if isinstance(node, ast.Assign):
         return {n for t in node.targets for n in _names(t)}
     if isinstance(node, ast.AugAssign | ast.AnnAssign | ast.For | ast.AsyncFor):
@@ -60,7 +70,9 @@ def _per_item(loop: ast.For) -> set[str]:
                 own = [getattr(stmt, f) for f in ("value", "test", "iter")
                        if isinstance(getattr(stmt, f, None), ast.AST)]
                 reads = under or any(_names(e) & tainted for e in own)
-                if reads and not _targets(stmt) <= tainted:
+                # a name changed in place (``n += 1``, ``seen.append(x)``) differs per pass
+                varies = reads or isinstance(stmt, ast.AugAssign) or _mutated(stmt) is not None
+                if varies and not _targets(stmt) <= tainted:
                     tainted.update(_targets(stmt))
                     changed = True
                 for field in ("body", "orelse", "finalbody"):
@@ -148,9 +160,20 @@ def _markers(fn: Any) -> list[tuple[str, int]]:
     found: list[tuple[str, int]] = []
     for node in ast.walk(fn):
         if isinstance(node, ast.Compare) and isinstance(node.ops[0], ast.In) and \
-                id(node) not in negated and isinstance(word := str_value(node.left), str):
+                id(node) not in negated and isinstance(word := str_value(node.left), str) \
+                and _evidence_text(fn, node.comparators[0]):
             found.append((word, node.lineno))
     return found
+
+
+def _evidence_text(fn: Any, node: ast.expr, depth: int = 0) -> bool:
+    """Whether an expression reads an evidence's text (``e.content``, ``e.rationale``), by
+    itself or through a name the function binds to it."""
+    if any(isinstance(n, ast.Attribute) and n.attr in TEXT_FIELDS for n in ast.walk(node)):
+        return True
+    names = _names(node)
+    return depth < 3 and any(_evidence_text(fn, a.value, depth + 1) for a in ast.walk(fn)
+                             if isinstance(a, ast.Assign) and _targets(a) & names)
 
 
 def _texts(repo: Path, paths: list[str]) -> Iterator[tuple[str, int, str]]:
