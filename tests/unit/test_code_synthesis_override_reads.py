@@ -135,3 +135,14 @@ def test_a_word_tested_in_a_judge_s_argument_is_no_evidence_text(tmp_path: Path)
     rules = _justice(tmp_path, code, {"nodes/detectives.py": DETECTIVE.format(
         text="no os.system with user input.")})["justice.rules"]
     assert "says it is absent" not in rules.rationale, rules.rationale
+
+
+def test_a_fixed_gate_around_a_per_criterion_cap_is_not_told_unscoped(tmp_path: Path) -> None:
+    """``if rules.get("fact_supremacy"):`` holds for every criterion, but the cap it guards
+    tests the criterion's own evidence."""
+    code = UNSCOPED.format(test="flagged").replace(
+        "        if flagged:\n            final = min(final, 3)\n",
+        "        if flagged:\n            bad = state[\"evidences\"].get(dim_id)\n"
+        "            if bad:\n                final = min(final, 3)\n")
+    rules = _justice(tmp_path, code)["justice.rules"]
+    assert "picks per criterion" not in rules.rationale, rules.rationale

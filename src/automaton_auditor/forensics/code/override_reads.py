@@ -100,8 +100,9 @@ def _selects(loop: ast.For, tainted: set[str]) -> bool:
 
 
 def _unscoped(fn: Any, line: int) -> tuple[ast.For, ast.If] | None:
-    """The loop over the criteria holding the test at `line`, when neither that test nor a
-    test around it in the loop reads anything the loop picks per criterion."""
+    """The loop over the criteria holding the test at `line`, when neither that test, a test
+    around it in the loop, nor a test in what it guards reads anything the loop picks per
+    criterion."""
     for loop in (n for n in ast.walk(fn) if isinstance(n, ast.For)):
         ifs = [n for n in ast.walk(loop) if isinstance(n, ast.If)]
         test = next((n for n in ifs if n.lineno == line), None)
@@ -110,7 +111,11 @@ def _unscoped(fn: Any, line: int) -> tuple[ast.For, ast.If] | None:
         tainted = _per_item(loop)
         around = [n for n in ifs if n is test or any(s is test for b in (n.body, n.orelse)
                                                      for s in ast.walk(ast.Module(b, [])))]
-        if _selects(loop, tainted) and not any(_names(n.test) & tainted for n in around):
+        # neither the test, a test around it, nor a test in what it guards reads the criterion
+        inner = [n for stmt in test.body for n in ast.walk(stmt)
+                 if isinstance(n, ast.If | ast.IfExp | ast.While)]
+        if _selects(loop, tainted) and not any(
+                _names(n.test) & tainted for n in [*around, *inner]):
             return loop, test
     return None
 
@@ -248,7 +253,8 @@ def _scope_note(repo: Path, r: Rule, fn: Any) -> str:
     return (f"the evidence test at {r.path}:{r.line} sits in the loop over the criteria "
             f"({_q(repo, r.path, hit[0].lineno)}) but reads nothing that loop picks per "
             "criterion" + (f" ({_q(repo, r.path, bound.lineno)})" if bound else "") +
-            ": it holds for every criterion alike or for none")
+            ", nor does a test in what it guards: it holds, and acts, for every criterion alike or "
+            "for none")
 
 
 def _find(repo: Path, key: str) -> Any:
