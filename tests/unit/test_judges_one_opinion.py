@@ -212,3 +212,96 @@ def test_an_unresolved_schema_leaves_the_fact_not_established(tmp_path: Path) ->
     fact = _fact(tmp_path, schema="ExternalOpinion")
     assert not fact.found and fact.rationale.startswith("Not established"), fact.rationale
     assert fact.data["established"] is False
+
+
+LAMBDA_IN_LOOP = '''    opinions = []
+    for criterion in state["criteria"]:
+        opinions.append(with_backoff(lambda: chain.invoke({"e": criterion})))
+    return {"opinions": opinions}'''
+LAMBDA_ONCE = '''    return {"opinions": [with_backoff(lambda: chain.invoke({"e": "all"}))]}'''
+
+
+def test_a_call_in_a_lambda_handed_to_a_helper_in_a_loop_is_followed(tmp_path: Path) -> None:
+    # the lambda runs in the helper it is handed to: its model call is the judges' (it was
+    # "not followed" when the evaluator did not read a lambda's body)
+    fact = _fact(tmp_path, body=LAMBDA_IN_LOOP)
+    assert not fact.found and fact.rationale.startswith("Not confirmed"), fact.rationale
+    assert "runs in a loop (judges.py:17)" in fact.rationale
+
+
+def test_a_call_in_a_lambda_outside_a_loop_may_run_more_than_once(tmp_path: Path) -> None:
+    # who calls the lambda, and how often, is not read: never confirmed, never "a loop"
+    fact = _fact(tmp_path, body=LAMBDA_ONCE)
+    assert not fact.found and "made in a lambda" in fact.rationale, fact.rationale
+    assert "runs in a loop" not in fact.rationale
+
+
+CLASS_JUDGES = '''
+from langchain_core.prompts import ChatPromptTemplate
+from langchain_openai import ChatOpenAI
+
+RUBRIC = load_rubric()
+
+
+class BaseJudge:
+    def __init__(self, name):
+        self.name = name
+        self.llm = ChatOpenAI(model="gpt-4o-mini")
+
+    def evaluate(self, criterion, evidence):
+        logic = criterion["judicial_logic"].get(self.name)
+        prompt = ChatPromptTemplate.from_messages([("system", f"You are the {self.name}. {logic}")])
+        response = self.llm.invoke(prompt.format_messages(evidence=evidence))
+        return {"judge": self.name, "argument": response.content}
+
+
+class Prosecutor(BaseJudge):
+    def __init__(self):
+        super().__init__("Prosecutor")
+
+
+class Defense(BaseJudge):
+    def __init__(self):
+        super().__init__("Defense")
+
+
+class TechLead(BaseJudge):
+    def __init__(self):
+        super().__init__("TechLead")
+
+
+def judges_node(state):
+    judges = [Prosecutor(), Defense(), TechLead()]
+    opinions = []
+    for criterion in state["criteria"]:
+        for judge in judges:
+            opinions.append(judge.evaluate(criterion, state["evidences"]))
+    return {"opinions": opinions}
+'''
+CLASS_GRAPH = '''
+from langgraph.graph import END, START, StateGraph
+from judges import judges_node
+from state import AgentState
+
+g = StateGraph(AgentState)
+g.add_node("judges", judges_node)
+g.add_edge(START, "judges")
+g.add_edge("judges", END)
+app = g.compile()
+'''
+
+
+def test_a_model_call_handed_text_that_is_not_read_is_still_followed(tmp_path: Path) -> None:
+    # ``self.llm.invoke(prompt.format_messages(...))``: the text the model is handed is not
+    # read, but the call is a model call (the call facts' ``llm_invoke``): its route is read
+    # (the judges' node calls every judge once per criterion), and the persona facts, which
+    # need the text, do not claim the prompt holds no persona text
+    files = write_repo(tmp_path, {"state.py": STATE, "judges.py": CLASS_JUDGES,
+                                  "graph.py": CLASS_GRAPH})
+    findings, _ = code_findings(tmp_path, files)
+    fact = by_facet(findings, "judges.one_opinion")
+    assert not fact.found and fact.rationale.startswith("Not confirmed"), fact.rationale
+    assert "evaluate is called in a loop (judges.py:" in fact.rationale
+    assert fact.data["established"] is True
+    assert not any("own text 0 words" in (f.content or "") or "differ only by" in f.rationale
+                   for f in findings if f.facet.startswith("judges."))

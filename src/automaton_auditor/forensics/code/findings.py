@@ -9,9 +9,15 @@ from automaton_auditor.forensics.code.blocked import Undefined
 from automaton_auditor.forensics.code.callgraph import CallGraph
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.constant_scores import constant_score_findings
+from automaton_auditor.forensics.code.facts import calls_of
 from automaton_auditor.forensics.code.fallback_scores import fallback_finding
 from automaton_auditor.forensics.code.helper_parse import helper_parses
-from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, persona_named
+from automaton_auditor.forensics.code.judge_prompts import (
+    Prompt,
+    judge_prompts,
+    persona_named,
+    with_text,
+)
 from automaton_auditor.forensics.code.liveness import Scope, code_runs
 from automaton_auditor.forensics.code.own_graph import own_builder_findings
 from automaton_auditor.forensics.code.parallel_groups import (
@@ -55,10 +61,11 @@ def _judge_findings(repo: Path, files: list[str], facts: dict[str, JSON], scope:
     from automaton_auditor.forensics.code.judge_skips import skip_finding
     from automaton_auditor.forensics.code.personas import persona_findings
 
-    return [*persona_findings(repo, files, facts, scope, undefined, prompts),
+    texts = with_text(prompts)  # what the model calls of `prompts` are handed, where known
+    return [*persona_findings(repo, files, facts, scope, undefined, texts),
             coverage_finding(repo, facts, CallGraph(facts), main, prompts),
-            unreached_finding(repo, facts, CallGraph(facts), main, prompts),
-            no_evidence_finding(repo, facts, CallGraph(facts), main, prompts),
+            unreached_finding(repo, facts, CallGraph(facts), main, texts),
+            no_evidence_finding(repo, facts, CallGraph(facts), main, texts),
             skip_finding(repo, prompts)]
 
 
@@ -116,7 +123,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     parsed = [p for p, f in facts.items() if "skipped" not in f and "error" not in f]
     checks = ImportChecks(repo, sorted(facts))  # each module's imports checked once
     undefined = undefined_reads(analysis)
-    prompts = judge_prompts(repo, sorted(facts), parsed, scope, undefined)
+    prompts = judge_prompts(repo, sorted(facts), parsed, scope, undefined, frozenset(
+        f"{p}:{c['line']}" for p, c in calls_of(facts, "llm_invoke")))
     # loop copies named by run-time items: matched by what builds and runs them
     roles = copy_roles(CallGraph(facts), [main, *others]) if main is not None else {}
     findings = [*graph_findings(main, rebuilt, others, roles),

@@ -153,13 +153,13 @@ class Reader:
                                          key=split_loc))
         if not calls:
             return Verdict("unknown", "its model call was not followed")
-        if len(calls) > 1:
+        # any call that may run more than once gives several opinions, however many calls
+        verdicts = [self.route(call, route) for call, route in prompt.sites if call in calls]
+        many = next((v for v in verdicts if v.state == "many"), None)
+        if many is None and len(calls) > 1:
             return Verdict("unknown", f"{len(calls)} model calls ({', '.join(calls[:4])}): "
                            "which criteria each covers is not read")
-        verdicts = [self.route(calls[0], route) for call, route in prompt.sites
-                    if call == calls[0]]
-        return next((v for v in verdicts if v.state == "many"), None) or next(
-            (v for v in verdicts if v.state == "unknown"), verdicts[0])
+        return many or next((v for v in verdicts if v.state == "unknown"), verdicts[0])
 
     def _first_tries(self, calls: list[str]) -> list[str]:
         """`calls` without those that call a model again in the except handler of another
@@ -179,15 +179,21 @@ class Reader:
             return Verdict("many", f"a {last.call.func.attr} call at {call} (one answer per "
                            "item)", (call,))
         for step in route:
-            line = repeats(step.fn, step.call) if step.fn and step.call else None
-            if line is not None:
-                return Verdict("many", f"the call at {call} runs in a loop "
-                               f"({step.path}:{line})", (f"{step.path}:{line}",))
+            if step.fn is None or step.call is None:
+                continue
+            line = repeats(step.fn, step.call)
+            if line is not None:  # a lambda's caller (map, a retry helper) is not read
+                how = "is made in a lambda, which may be called more than once" if any(
+                    isinstance(n, ast.Lambda) and n.lineno == line for n in chain_to(
+                        step.fn, step.call) or []) else "runs in a loop"
+                return Verdict("many", f"the call at {call} {how} ({step.path}:{line})",
+                               (f"{step.path}:{line}",))
         kind = self.answers.kind(last.path, last.fn, last.call.func.value) \
             if last.call.func.attr in INVOKES else None
-        if kind is None or kind[0] != "runnable":
-            return Verdict("unknown", f"the schema the answer of {call} is bound to is "
-                           "not resolved")
+        if kind is None or kind[0] != "runnable":  # one call of unknown answer per run
+            wired = self.wiring(route)                # is still several in a loop above it
+            return wired if wired.state == "many" else Verdict(
+                "unknown", f"the schema the answer of {call} is bound to is not resolved")
         held = self.holds(kind[1])
         if held != "one":
             return Verdict("many" if held.startswith("many") else "unknown",

@@ -258,17 +258,20 @@ def _run(program: Program, path: str,
                     evaluator.call(Fn(where, stmt, f"{where}::{cls.name}"), [], {}, frame, inst)
     inputs = [(text, call, route) for (text, call), route
               in zip(evaluator.inputs, evaluator.routes, strict=True)
-              if kind != "factory" or given & set(text.parts)]
+              if kind != "factory" or not text.parts or given & set(text.parts)]
     return inputs, evaluator.steps
 
 
 def judge_prompts(repo: Path, paths: list[str], entry_paths: list[str],
-                  scope: Scope | None = None,
-                  undefined: Undefined | None = None) -> dict[str, Prompt]:
+                  scope: Scope | None = None, undefined: Undefined | None = None,
+                  models: frozenset[str] = frozenset()) -> dict[str, Prompt]:
     """Per persona, the longest text its judge's model calls receive (personas whose calls
     could not be followed are left out); with a `scope`, from the entries the graph runs;
     with `undefined` (`blocked.undefined_reads`), the names that stop every model call of a
-    persona's judges before it is made."""
+    persona's judges before it is made. A call handed no known text is a model call when
+    it is on a line of `models` (the call facts' ``llm_invoke``, what the ``llm.*`` facts
+    count): it is one of the persona's `sites`, and a persona with no other gets a prompt
+    of no text (`with_text` leaves it out)."""
     program = Program(repo, paths)
     best: dict[str, Prompt] = {}
     reached: set[str] = set()
@@ -282,6 +285,12 @@ def judge_prompts(repo: Path, paths: list[str], entry_paths: list[str],
         inputs, steps = _run(program, path, how)
         spent += steps
         for text, call, route in inputs:
+            if not text.parts:  # no text known: a model call only by the call facts
+                if call in models:
+                    sites.setdefault(persona, {}).setdefault(_route_key(call, route),
+                                                             (call, route))
+                    best.setdefault(persona, Prompt(persona, text, call, entry))
+                continue
             where = blocked_at(route, undefined or {})
             if where is None:
                 reached.add(persona)
@@ -296,6 +305,12 @@ def judge_prompts(repo: Path, paths: list[str], entry_paths: list[str],
                        sites=tuple(sorted(sites.get(p, {}).values(),
                                           key=lambda s: split_loc(s[0]))))
             for p in PERSONAS if p in best}
+
+
+def with_text(prompts: dict[str, Prompt]) -> dict[str, Prompt]:
+    """The prompts whose text is known (`judge_prompts` also gives those of personas whose
+    model calls were followed but handed no text it could read)."""
+    return {p: prompt for p, prompt in prompts.items() if prompt.text.parts}
 
 
 def _route_key(call: str, route: tuple[Step, ...]) -> tuple[Any, ...]:

@@ -9,7 +9,7 @@ templates) is recorded with the source line of every piece of text, so that a ca
 tell the text one persona's call receives from the text every persona's call shares.
 A JSON or YAML file of the repository that the code loads (``json.load(f)``) is read as
 data whose strings keep their lines. Values it cannot know (evidence, anything computed at
-run time) add no text.
+run time) add no text; a call handed none that is known is recorded with none.
 """
 
 from __future__ import annotations
@@ -312,6 +312,8 @@ class Evaluator:
             return body if body is not None else self.expr(node.orelse, env, frame)
         if isinstance(node, ast.Call):
             return self.call_expr(node, env, frame)
+        if isinstance(node, ast.Lambda):  # run by what it is handed to: read where written
+            self.expr(node.body, {**env, **{a.arg: None for a in node.args.args}}, frame)
         return None
 
     def attr_of(self, node: ast.Attribute, env: dict[str, Any], frame: Frame) -> Any:
@@ -341,12 +343,11 @@ class Evaluator:
         if tail in INVOKES:
             given = flatten([receiver if isinstance(receiver, Txt) else None, *args,
                              *(v for k, v in kwargs.items() if k not in RUN_OPTIONS)])
-            if given is not None and given.parts:
-                self.inputs.append((given, f"{frame.path}:{node.lineno}"))
-                # a constant read in another file runs at module level there, not in `top`
-                top = self._stack[-1] if self._stack else None
-                fn = top.fn if top is not None and top.path == frame.path else None
-                self.routes.append((*self._stack[:-1], Step(frame.path, fn, node)))
+            self.inputs.append((given or Txt(()), f"{frame.path}:{node.lineno}"))  # no text too
+            # a constant read in another file runs at module level there, not in `top`
+            top = self._stack[-1] if self._stack else None
+            fn = top.fn if top is not None and top.path == frame.path else None
+            self.routes.append((*self._stack[:-1], Step(frame.path, fn, node)))
         if tail.endswith("Message") or tail in TEMPLATES:
             text = flatten([kwargs.get("content", kwargs.get("template")), *args])
             # ``SystemMessage(content=...)``: one message, its role in the class's name
