@@ -194,7 +194,7 @@ def test_a_retry_loop_inside_a_loop_over_the_criteria_is_not_one_opinion(
 def test_a_schema_holding_a_list_of_opinions_is_not_one_opinion(tmp_path: Path) -> None:
     fact = _fact(tmp_path, schema="Verdicts")
     assert not fact.found and fact.rationale.startswith("Not confirmed"), fact.rationale
-    assert "opinions" in fact.rationale
+    assert "opinions" in fact.rationale and ")  its" not in fact.rationale
 
 
 def test_a_send_per_criterion_is_not_one_opinion(tmp_path: Path) -> None:
@@ -305,3 +305,18 @@ def test_a_model_call_handed_text_that_is_not_read_is_still_followed(tmp_path: P
     assert fact.data["established"] is True
     assert not any("own text 0 words" in (f.content or "") or "differ only by" in f.rationale
                    for f in findings if f.facet.startswith("judges."))
+
+
+TWO_CALLS_IN_A_LOOP = '''    opinions = []
+    for criterion in state["criteria"]:
+        draft = chain.invoke({"e": criterion})
+        opinions.append(chain.invoke({"e": str(draft)}))
+    return {"opinions": opinions}'''
+
+
+def test_two_model_calls_in_a_loop_are_several_opinions(tmp_path: Path) -> None:
+    # how the criteria split between the calls is not read, but both run once per item
+    fact = _fact(tmp_path, body=TWO_CALLS_IN_A_LOOP)
+    assert not fact.found and fact.rationale.startswith("Not confirmed"), fact.rationale
+    assert "runs in a loop (judges.py:17)" in fact.rationale
+    assert fact.data["established"] is True

@@ -197,7 +197,7 @@ class Reader:
         held = self.holds(kind[1])
         if held != "one":
             return Verdict("many" if held.startswith("many") else "unknown",
-                           f"{kind[1]} (bound at {kind[2]}) {held.split(':', 1)[-1]}")
+                           f"{kind[1]} (bound at {kind[2]}) {held.split(':', 1)[-1].strip()}")
         graph_says = self.wiring(route)
         if graph_says.state != "one":
             return graph_says
