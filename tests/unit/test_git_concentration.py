@@ -236,7 +236,10 @@ def test_a_small_project_in_few_commits_is_no_bulk(tmp_path: Path) -> None:
         history[index] = (when, message, {path: code(100) for path in files})
     fact = facet(findings(tmp_path, history), "git.concentration")
     assert fact.data["two_largest_share"] == round(200 / 260, 3)
-    assert fact.found is False and fact.rationale.startswith("Spread:")
+    # neither a bulk nor spread out: the text says which (it had read "Spread: ... 77%")
+    assert fact.found is False and fact.data["cap"] is None
+    assert fact.rationale.startswith("Concentrated but small (no cap): the two commits")
+    assert "under the 300 lines of a bulk upload" in fact.rationale
 
 
 def test_moving_or_reindenting_the_code_adds_no_line(tmp_path: Path) -> None:

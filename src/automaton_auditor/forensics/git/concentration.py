@@ -317,7 +317,19 @@ def _headline(facts: dict[str, Any], cap: int | None, by_sha: dict[str, Commit]
                 f"{carry}.", [by_sha[sha] for b in facts["batches"] for sha in b["shas"]])
     if cap == 4:
         return f"Partly clustered (no better than 4): {minutes}; {two}; {carry}.", runs
+    if small_bulk(facts):  # concentrated by share, but too few lines for an upload
+        return (f"Concentrated but small (no cap): {two}, yet the commits that concentrate "
+                f"the code bring under the {MIN_LINES} lines of a bulk upload: a few steps of "
+                f"a small project; {minutes}; {carry}.", big)
     return f"Spread: {two}; {minutes}; {carry}.", big
+
+
+def small_bulk(facts: dict[str, Any]) -> bool:
+    """The two largest commits add half the code lines, or one run of commits minutes
+    apart a third, but they bring fewer than `MIN_LINES` lines: no bulk, and no spread."""
+    return bool((facts["two_largest_share"] >= TWO_COMMITS_SHARE
+                 and facts["two_largest_lines"] < MIN_LINES)
+                or (facts["run_share"] >= RUN_SHARE and facts["run_lines"] < MIN_LINES))
 
 
 NAMED_RUNS = 3  # runs of commits minutes apart named in full; more are counted
