@@ -9,9 +9,11 @@ and a process that exits (an abandoned call's thread used to hold it for ever).
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import gzip
 import json
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -126,15 +128,19 @@ def serve(monkeypatch: pytest.MonkeyPatch) -> Iterator[Callable[[str], Server]]:
     clear_model_cache()
 
 
-def _call(seconds: float) -> tuple[bool, BaseException | None]:
+def _call(seconds: float, asynchronous: bool = False) -> tuple[bool, BaseException | None]:
     """One chat call with a 2 s call timeout, run in a thread given `seconds` to finish:
-    (finished, the error it raised)."""
+    (finished, the error it raised). `asynchronous`: through the async client, under
+    `asyncio.run` as the vision reader calls it."""
     model = build_chat_model("openai:m", Settings(model="openai:m", call_timeout_s=2.0))
     box: dict[str, BaseException] = {}
 
     def run() -> None:
         try:
-            model.invoke("hello")
+            if asynchronous:
+                asyncio.run(model.ainvoke("hello"))
+            else:
+                model.invoke("hello")
         except BaseException as exc:
             box["error"] = exc
 
@@ -144,23 +150,45 @@ def _call(seconds: float) -> tuple[bool, BaseException | None]:
     return not thread.is_alive(), box.get("error")
 
 
+@pytest.mark.parametrize("asynchronous", [False, True])
 @pytest.mark.parametrize("mode", ["drip", "header-drip"])
 def test_an_answer_that_drips_for_ever_ends_at_the_call_timeout(
-        serve: Callable[[str], Server], mode: str) -> None:
+        serve: Callable[[str], Server], mode: str, asynchronous: bool) -> None:
     """In the body or in the headers (before httpx hands the response back)."""
     serve(mode)
-    finished, error = _call(10.0)
+    finished, error = _call(10.0, asynchronous)
     assert finished, "the call was still reading a dripping answer after 10 s"
     assert error is not None and "within 2s" in describe(error)
 
 
+@pytest.mark.parametrize("asynchronous", [False, True])
 @pytest.mark.parametrize("mode", ["huge", "gzip"])
-def test_a_huge_answer_is_not_read_whole(serve: Callable[[str], Server], mode: str) -> None:
+def test_a_huge_answer_is_not_read_whole(serve: Callable[[str], Server], mode: str,
+                                         asynchronous: bool) -> None:
     """40 MB of content, sent as is or gzipped to 40 KB: refused, not parsed."""
     serve(mode)
-    finished, error = _call(20.0)
+    finished, error = _call(20.0, asynchronous)
     assert finished and error is not None, "a 40 MB answer was read and parsed"
     assert ("longer than" if mode == "huge" else "compressed") in describe(error)
+
+
+def test_a_host_name_is_looked_up_and_each_address_tried(
+        serve: Callable[[str], Server], monkeypatch: pytest.MonkeyPatch) -> None:
+    """A base URL by name reaches the server: every address the name resolves to is tried
+    in turn (the first one here refuses the connection)."""
+    server, real = serve("huge"), socket.getaddrinfo
+    port = server.server_address[1]
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host == "model.test":
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.2", port)),
+                    (socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", port))]
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://model.test:{port}/v1")
+    finished, error = _call(20.0)
+    assert finished and error is not None and "longer than" in describe(error)
 
 
 def test_a_redirect_is_not_followed(serve: Callable[[str], Server]) -> None:
@@ -171,6 +199,38 @@ def test_a_redirect_is_not_followed(serve: Callable[[str], Server]) -> None:
     assert elsewhere.hits == 0, "the call followed the redirect to another server"
     assert "HTTP 307" in describe(error)
     assert classify(error) == "fatal"  # the circuit opens at once: every call would redirect
+
+
+@pytest.fixture
+def slow_dns(monkeypatch: pytest.MonkeyPatch) -> Iterator[str]:
+    """A model host name whose lookup blocks (a resolver that never answers) until the test
+    ends; other names resolve as usual."""
+    name, release, real = "slow-dns.invalid", threading.Event(), socket.getaddrinfo
+
+    def getaddrinfo(host: Any, *args: Any, **kwargs: Any) -> Any:
+        if host in (name, name.encode()):
+            release.wait(60)
+            raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+        return real(host, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", getaddrinfo)
+    monkeypatch.setenv("OPENAI_BASE_URL", f"http://{name}:9/v1")
+    monkeypatch.setenv("OPENAI_API_KEY", "test-key")
+    clear_model_cache()
+    yield name
+    release.set()
+    clear_model_cache()
+
+
+@pytest.mark.parametrize("asynchronous", [False, True])
+def test_a_host_name_that_never_resolves_ends_at_the_call_timeout(
+        slow_dns: str, asynchronous: bool) -> None:
+    """The name lookup is part of the call: the deadline covers it too (a blocked
+    getaddrinfo held the judge, and `asyncio.run` waited on its thread at exit)."""
+    finished, error = _call(10.0, asynchronous)
+    assert finished, "the call was still resolving the model host name after 10 s"
+    assert error is not None and "within 2s" in describe(error)
+    assert classify(error) == "transient"
 
 
 def test_an_audit_against_a_dripping_server_ends(case: Case, good_repo: Path, good_pdf: Path,

@@ -9,15 +9,15 @@ into memory, once per judge running at once. The transport below ends a response
 given `MAX_ANSWER_BYTES` or once `deadline_s` has passed since the request went out, with
 httpx's own errors (ReadError, ReadTimeout), which the SDK turns into its connection and
 timeout errors and `automaton_auditor.retry` retries as transient failures. The deadline
-bounds every socket operation of the exchange (connect, the request, the status line and
-headers, the body): each one's timeout is cut to the time left, through the connection
-pool's network backend. Answers are asked for uncompressed; a compressed one is refused
-before it is inflated.
+bounds every step of the exchange (the host name's lookup, connect, the request, the status
+line and headers, the body): each one's timeout is cut to the time left, through the network
+backend given to httpcore's connection pool (`judging.wire_net`). Answers are asked for
+uncompressed; a compressed one is refused before it is inflated.
 """
 
 from __future__ import annotations
 
-import contextvars
+import contextlib
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -25,123 +25,53 @@ from typing import Any
 import httpcore2
 import httpx2
 
+from automaton_auditor.judging import wire_net
+
 # A judge's opinion is a few kilobytes (`max_output_tokens` 1024 by default); a vision reader's
 # answer is no bigger. Far above any honest answer, far below what eight at once can cost.
 MAX_ANSWER_BYTES = 4 << 20
 
 
-# (monotonic deadline, its length in seconds) of the exchange under way in this context: set
-# by the transport when a request goes out, read by every socket operation that serves it.
-_deadline: contextvars.ContextVar[tuple[float, float]] = contextvars.ContextVar("deadline")
+# httpcore's errors as httpx's, the leaves before their bases (the SDK maps httpx's errors
+# to its own connection and timeout errors).
+_ERRORS = tuple((getattr(httpcore2, name), getattr(httpx2, name)) for name in (
+    "ConnectTimeout", "ReadTimeout", "WriteTimeout", "PoolTimeout", "ConnectError",
+    "ReadError", "WriteError", "ProxyError", "UnsupportedProtocol",
+    "RemoteProtocolError", "LocalProtocolError", "TimeoutException", "NetworkError",
+    "ProtocolError"))
+# httpx's own transport defaults (`httpx.HTTPTransport()`).
+_LIMITS = httpx2.Limits(max_connections=100, max_keepalive_connections=20)
 
 
-def _left(timeout: float | None) -> float | None:
-    """`timeout` cut to the time left before the exchange's deadline (raises once past it)."""
-    deadline = _deadline.get(None)
-    if deadline is None:
-        return timeout
-    left = deadline[0] - time.monotonic()
-    if left <= 0:
-        raise httpcore2.ReadTimeout(f"model answer not complete within {deadline[1]:g}s")
-    return left if timeout is None else min(timeout, left)
-
-
-class _Stream(httpcore2.NetworkStream):
-    def __init__(self, inner: httpcore2.NetworkStream) -> None:
-        self._inner = inner
-
-    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        try:
-            return self._inner.read(max_bytes, _left(timeout))
-        except httpcore2.ReadTimeout:
-            _left(None)  # past the deadline: say so
+@contextlib.contextmanager
+def _as_httpx() -> Iterator[None]:
+    """Raise httpcore's errors as the httpx errors of the same name."""
+    try:
+        yield
+    except Exception as exc:
+        mapped = next((theirs for ours, theirs in _ERRORS if isinstance(exc, ours)), None)
+        if mapped is None:
             raise
-
-    def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        self._inner.write(buffer, _left(timeout))
-
-    def close(self) -> None:
-        self._inner.close()
-
-    def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                  timeout: float | None = None) -> httpcore2.NetworkStream:
-        return _Stream(self._inner.start_tls(ssl_context, server_hostname, _left(timeout)))
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
+        raise mapped(str(exc)) from exc
 
 
-class _Backend(httpcore2.NetworkBackend):
-    """The pool's own backend, with every stream it opens held to the deadline."""
-
-    def __init__(self, inner: httpcore2.NetworkBackend) -> None:
-        self._inner = inner
-
-    def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                    local_address: str | None = None,
-                    socket_options: Any = None) -> httpcore2.NetworkStream:
-        return _Stream(self._inner.connect_tcp(host, port, _left(timeout), local_address,
-                                               socket_options))
-
-    def connect_unix_socket(self, path: str, timeout: float | None = None,
-                            socket_options: Any = None) -> httpcore2.NetworkStream:
-        return _Stream(self._inner.connect_unix_socket(path, _left(timeout), socket_options))
-
-    def sleep(self, seconds: float) -> None:
-        self._inner.sleep(seconds)
+def _pool_options() -> dict[str, Any]:
+    """httpcore's pool as `httpx.HTTPTransport()` sets it up (certificates, limits)."""
+    return {"ssl_context": httpx2.create_ssl_context(),
+            "max_connections": _LIMITS.max_connections,
+            "max_keepalive_connections": _LIMITS.max_keepalive_connections,
+            "keepalive_expiry": _LIMITS.keepalive_expiry}
 
 
-class _AsyncStream(httpcore2.AsyncNetworkStream):
-    def __init__(self, inner: httpcore2.AsyncNetworkStream) -> None:
-        self._inner = inner
-
-    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
-        try:
-            return await self._inner.read(max_bytes, _left(timeout))
-        except httpcore2.ReadTimeout:
-            _left(None)  # past the deadline: say so
-            raise
-
-    async def write(self, buffer: bytes, timeout: float | None = None) -> None:
-        await self._inner.write(buffer, _left(timeout))
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def start_tls(self, ssl_context: Any, server_hostname: str | None = None,
-                        timeout: float | None = None) -> httpcore2.AsyncNetworkStream:
-        return _AsyncStream(await self._inner.start_tls(ssl_context, server_hostname,
-                                                        _left(timeout)))
-
-    def get_extra_info(self, info: str) -> Any:
-        return self._inner.get_extra_info(info)
-
-
-class _AsyncBackend(httpcore2.AsyncNetworkBackend):
-    def __init__(self, inner: httpcore2.AsyncNetworkBackend) -> None:
-        self._inner = inner
-
-    async def connect_tcp(self, host: str, port: int, timeout: float | None = None,
-                          local_address: str | None = None,
-                          socket_options: Any = None) -> httpcore2.AsyncNetworkStream:
-        return _AsyncStream(await self._inner.connect_tcp(host, port, _left(timeout),
-                                                          local_address, socket_options))
-
-    async def connect_unix_socket(self, path: str, timeout: float | None = None,
-                                  socket_options: Any = None) -> httpcore2.AsyncNetworkStream:
-        return _AsyncStream(await self._inner.connect_unix_socket(path, _left(timeout),
-                                                                  socket_options))
-
-    async def sleep(self, seconds: float) -> None:
-        await self._inner.sleep(seconds)
-
-
-def _held_to_deadlines(pool: Any, wrap: Any) -> None:
-    """Put `wrap` around the network backend of httpx's connection pool (before it has
-    opened any connection)."""
-    if not hasattr(pool, "_network_backend"):
-        raise RuntimeError("httpcore's connection pool has no network backend to bound")
-    pool._network_backend = wrap(pool._network_backend)
+def _core_request(request: httpx2.Request) -> httpcore2.Request:
+    """The httpcore request of an httpx one, asked for an uncompressed answer."""
+    request.headers["Accept-Encoding"] = "identity"
+    url = request.url
+    return httpcore2.Request(
+        method=request.method,
+        url=httpcore2.URL(scheme=url.raw_scheme, host=url.raw_host, port=url.port,
+                          target=url.raw_path),
+        headers=request.headers.raw, content=request.stream, extensions=request.extensions)
 
 
 class _Budget:
@@ -170,11 +100,13 @@ class _BoundedStream(httpx2.SyncByteStream):
         self._stream, self._budget = stream, budget
 
     def __iter__(self) -> Iterator[bytes]:
-        for chunk in self._stream:
-            yield self._budget.spend(chunk)
+        with _as_httpx():
+            for chunk in self._stream:
+                yield self._budget.spend(chunk)
 
     def close(self) -> None:
-        self._stream.close()
+        with _as_httpx():
+            self._stream.close()
 
 
 class _AsyncBoundedStream(httpx2.AsyncByteStream):
@@ -182,55 +114,66 @@ class _AsyncBoundedStream(httpx2.AsyncByteStream):
         self._stream, self._budget = stream, budget
 
     async def __aiter__(self) -> AsyncIterator[bytes]:
-        async for chunk in self._stream:
-            yield self._budget.spend(chunk)
+        with _as_httpx():
+            async for chunk in self._stream:
+                yield self._budget.spend(chunk)
 
     async def aclose(self) -> None:
-        await self._stream.aclose()
+        with _as_httpx():
+            await self._stream.aclose()
 
 
-class BoundedTransport(httpx2.HTTPTransport):
-    """httpx's transport, with every response bounded by `_Budget`."""
+class BoundedTransport(httpx2.BaseTransport):
+    """httpx's transport on httpcore's pool, with every exchange held to `deadline_s` (the
+    pool's network backend) and every response bounded by `_Budget`."""
 
     def __init__(self, deadline_s: float, max_bytes: int = MAX_ANSWER_BYTES) -> None:
-        super().__init__()
         self.deadline_s, self.max_bytes = deadline_s, max_bytes
-        _held_to_deadlines(self._pool, _Backend)
+        self._pool = httpcore2.ConnectionPool(network_backend=wire_net.Backend(),
+                                              **_pool_options())
 
     def handle_request(self, request: httpx2.Request) -> httpx2.Response:
-        _deadline.set((time.monotonic() + self.deadline_s, self.deadline_s))
-        budget = _Budget(self.max_bytes)
-        request.headers["Accept-Encoding"] = "identity"
-        response = super().handle_request(request)
+        wire_net.deadline.set((time.monotonic() + self.deadline_s, self.deadline_s))
+        with _as_httpx():
+            answer = self._pool.handle_request(_core_request(request))
+        response = httpx2.Response(
+            status_code=answer.status, headers=answer.headers, extensions=answer.extensions,
+            stream=_BoundedStream(answer.stream, _Budget(self.max_bytes)))
         try:
             _checked(response)
         except httpx2.ReadError:
             response.close()
             raise
-        response.stream = _BoundedStream(response.stream, budget)
         return response
 
+    def close(self) -> None:
+        self._pool.close()
 
-class AsyncBoundedTransport(httpx2.AsyncHTTPTransport):
+
+class AsyncBoundedTransport(httpx2.AsyncBaseTransport):
     """The async twin of `BoundedTransport` (the vision reader's concurrent calls)."""
 
     def __init__(self, deadline_s: float, max_bytes: int = MAX_ANSWER_BYTES) -> None:
-        super().__init__()
         self.deadline_s, self.max_bytes = deadline_s, max_bytes
-        _held_to_deadlines(self._pool, _AsyncBackend)
+        self._pool = httpcore2.AsyncConnectionPool(network_backend=wire_net.AsyncBackend(),
+                                                   **_pool_options())
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        _deadline.set((time.monotonic() + self.deadline_s, self.deadline_s))
-        budget = _Budget(self.max_bytes)
-        request.headers["Accept-Encoding"] = "identity"
-        response = await super().handle_async_request(request)
+        wire_net.deadline.set((time.monotonic() + self.deadline_s, self.deadline_s))
+        with _as_httpx():
+            answer = await self._pool.handle_async_request(_core_request(request))
+        response = httpx2.Response(
+            status_code=answer.status, headers=answer.headers, extensions=answer.extensions,
+            stream=_AsyncBoundedStream(answer.stream, _Budget(self.max_bytes)))
         try:
             _checked(response)
         except httpx2.ReadError:
             await response.aclose()
             raise
-        response.stream = _AsyncBoundedStream(response.stream, budget)
         return response
+
+    async def aclose(self) -> None:
+        await self._pool.aclose()
 
 
 def bounded_clients(deadline_s: float) -> dict[str, Any]:
