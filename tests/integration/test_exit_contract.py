@@ -134,6 +134,12 @@ def test_a_broken_model_is_exit_2_before_any_work(auditee_repo: Path, report_pdf
                      "--output-dir", str(out)]), "model foo:bar cannot be used")
     _one_error(_run([str(auditee_repo), str(report_pdf), "--model", "openai:gpt-4o-mini",
                      "--output-dir", str(out)]), "OPENAI_API_KEY is not set")
+    # another provider is refused before its key is asked for: its SDK's client is not bounded
+    _one_error(_run([str(auditee_repo), str(report_pdf), "--model", "anthropic:claude-x",
+                     "--output-dir", str(out)]), "provider 'anthropic' is not supported")
+    _one_error(_run([str(auditee_repo), str(report_pdf), "--vision-model", "gpt-oss:20b",
+                     "--output-dir", str(out)], env={"OPENAI_API_KEY": "k"}),
+               "write openai:gpt-oss:20b")
     assert not out.exists()
 
 

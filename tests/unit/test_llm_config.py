@@ -17,6 +17,7 @@ from automaton_auditor.judging.llm_plan import (
 )
 from automaton_auditor.judging.llm_usage import slowest_call_s, usage_totals
 from automaton_auditor.judging.models import (
+    UnsupportedProvider,
     _model_kwargs,
     build_chat_model,
     clear_model_cache,
@@ -72,6 +73,31 @@ def test_models_are_built_once_per_configuration(monkeypatch: pytest.MonkeyPatch
     assert build_chat_model("openai:local", Settings()) is first
     monkeypatch.setenv("OPENAI_API_KEY", "k2")
     assert build_chat_model("openai:local", Settings()) is not first
+    clear_model_cache()
+
+
+@pytest.mark.parametrize("name", ["anthropic:claude-x", "claude-3-5-haiku", "ollama:qwen2.5:7b",
+                                  "gpt-oss:20b", "mistral:7b", "gemini-2.0-flash"])
+def test_only_models_behind_the_openai_sdk_are_built(monkeypatch: pytest.MonkeyPatch,
+                                                     name: str) -> None:
+    """Only the OpenAI SDK's clients are ours, bounded in bytes and time: another provider, or a
+    name LangChain reads as one (`gpt-oss:20b` was built as an OpenAI model on an unbounded
+    client), is refused with a message that says what to write instead."""
+    for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "MISTRAL_API_KEY"):
+        monkeypatch.setenv(key, "k")
+    clear_model_cache()
+    with pytest.raises(UnsupportedProvider, match=r"not supported.*openai:MODEL"):
+        build_chat_model(name, Settings())
+    clear_model_cache()
+
+
+def test_an_ollama_tag_is_reached_through_the_openai_provider(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "k")
+    monkeypatch.setenv("OPENAI_BASE_URL", "http://127.0.0.1:1/v1")
+    clear_model_cache()
+    model = build_chat_model("openai:gpt-oss:20b", Settings())
+    assert model.model_name == "gpt-oss:20b"  # type: ignore[attr-defined]
     clear_model_cache()
 
 

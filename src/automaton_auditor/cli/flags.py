@@ -63,35 +63,39 @@ def _personas(values: list[str]) -> dict[str, str]:
         raise fail(str(exc), ExitCode.INPUT) from None
 
 
-# The environment variable each hosted provider's client needs (local servers need none).
-PROVIDER_KEYS = {
-    "openai": "OPENAI_API_KEY", "azure_openai": "AZURE_OPENAI_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY", "google_genai": "GOOGLE_API_KEY",
-    "mistralai": "MISTRAL_API_KEY", "groq": "GROQ_API_KEY", "deepseek": "DEEPSEEK_API_KEY",
-    "xai": "XAI_API_KEY", "fireworks": "FIREWORKS_API_KEY", "together": "TOGETHER_API_KEY",
-}
+# The environment variable each provider's client needs (`judging.models.OPENAI_SDK`).
+PROVIDER_KEYS = {"openai": "OPENAI_API_KEY", "azure_openai": "AZURE_OPENAI_API_KEY"}
 
 
 def check_models(settings: Settings) -> None:
-    """Every configured model can be built and has its provider's key, checked before any
-    work and without a network call: an unknown provider or a missing key is exit 2, never a
-    silent fall-back to degraded opinions."""
+    """Every configured model is of a supported provider, can be built and has its provider's
+    key, checked before any work and without a network call: an unsupported provider or a
+    missing key is exit 2, never a silent fall-back to degraded opinions."""
     import os
 
     names = sorted(n for n in {settings.model, settings.vision_model,
                                 *settings.persona_models.values()} if n)
     if not names:
         return
-    from automaton_auditor.judging.models import build_chat_model, provider_of
+    from automaton_auditor.judging.models import (
+        UnsupportedProvider,
+        build_chat_model,
+        check_provider,
+        provider_of,
+    )
 
     for name in names:
+        try:  # before the key: a provider's key is no use if the provider is refused
+            check_provider(name)
+        except UnsupportedProvider as exc:
+            raise fail(f"model {name} cannot be used: {exc}", ExitCode.INPUT) from None
         key = PROVIDER_KEYS.get(provider_of(name))
         if key and not os.environ.get(key, "").strip():
             raise fail(f"model {name}: {key} is not set (environment or the invoking "
                        "project's .env)", ExitCode.INPUT)
         try:
             build_chat_model(name, settings)
-        except Exception as exc:  # unknown provider, missing integration package, bad option
+        except Exception as exc:  # a missing integration package, a bad option
             raise fail(f"model {name} cannot be used: {type(exc).__name__}: {exc}",
                        ExitCode.INPUT) from None
 

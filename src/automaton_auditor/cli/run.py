@@ -47,7 +47,8 @@ def audit(
     output_dir: Annotated[Path | None, typer.Option(
         help="Where reports are written" + SEE_CONFIG + ".")] = None,
     model: Annotated[str | None, typer.Option(
-        help="Judge model for init_chat_model, e.g. openai:gpt-4o-mini (env AUDITOR_MODEL). "
+        help="Judge model, openai:MODEL or azure_openai:DEPLOYMENT, e.g. openai:gpt-4o-mini "
+             "(env AUDITOR_MODEL; OPENAI_BASE_URL for an OpenAI-compatible server). "
              "Without one, the offline bench judges.")] = None,
     vision_model: Annotated[str | None, typer.Option(
         help="Vision-capable model for diagrams (env AUDITOR_VISION_MODEL).")] = None,
