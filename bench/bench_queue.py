@@ -62,7 +62,8 @@ def _workers(count: int, broker: str, database: str, work: Path) -> Iterator[Non
                    "AUDITOR_CACHE_DIR": str(work / f"cache-{count}-{n}")}
             log = (work / f"worker-{count}-{n}.log").open("wb")
             processes.append(subprocess.Popen(
-                _cli("worker", "--queue", broker, "--name", f"bench{n}@%h", "-q"),
+                _cli("worker", "--queue", broker, "--name", f"bench{n}@%h", "-q",
+                     "--root", str(work)),
                 env=env, stdout=log, stderr=subprocess.STDOUT))
         yield
     finally:

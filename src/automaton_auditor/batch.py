@@ -101,14 +101,15 @@ def read_jobs(path: Path, output_dir: Path) -> list[Job]:
             raise BatchFileError(f"{path.name} row {number}: expected target and report, "
                                  f"got {row!r}")
         rubric = _resolve(row[2], base) if len(row) > 2 and row[2] else None
-        jobs.append(Job(number, _resolve(row[0], base) if not _is_url(row[0]) else row[0],
+        jobs.append(Job(number, _resolve(row[0], base) if not is_url(row[0]) else row[0],
                         _resolve(row[1], base), rubric, str(output_dir)))
     if not jobs:
         raise BatchFileError(f"{path.name} lists no audits")
     return _separate_outputs(jobs, output_dir)
 
 
-def _is_url(value: str) -> bool:
+def is_url(value: str) -> bool:
+    """Whether a target is a URL (or an scp-style git address), not a local path."""
     return "://" in value or value.startswith("git@")
 
 

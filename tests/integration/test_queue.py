@@ -100,7 +100,8 @@ def _started(processes: dict[str, subprocess.Popen[bytes]]) -> Iterator[None]:
 def _worker(name: str, broker: str, env: dict[str, str], log: Path) -> subprocess.Popen[bytes]:
     with log.open("wb") as out:
         return subprocess.Popen(_cli("worker", "--queue", broker, "--name", name,
-                                     "--visibility-timeout", str(VISIBILITY_S)),
+                                     "--visibility-timeout", str(VISIBILITY_S),
+                                     "--root", str(log.parent)),
                                 env=env, stdout=out, stderr=subprocess.STDOUT)
 
 

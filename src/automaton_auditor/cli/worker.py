@@ -23,15 +23,21 @@ def worker(
         min=1, help="Seconds after which a task of a dead worker is delivered again; longer "
                     "than the longest audit (config queue_visibility_timeout_s; default "
                     "3600).")] = None,
+    root: Annotated[list[str] | None, typer.Option(
+        help="A folder a task's paths (targets, reports, rubrics, output folders) must lie "
+             "under; repeatable (default: the current folder). Other paths are refused.")
+    ] = None,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="Log warnings only.")] = False,
 ) -> None:
     """Run queued audits (from `audit batch --queue`) until stopped.
 
     Needs the scale extra and the shared run database (AUDITOR_DATABASE_URL), so that any
     worker can resume a run another one started."""
+    import os
+
     from automaton_auditor.cli.flags import resolve_from_flags, writable_cache
-    from automaton_auditor.queue.app import QueueError
-    from automaton_auditor.queue.worker import run_worker
+    from automaton_auditor.queue.app import QueueError, WorkerPlace
+    from automaton_auditor.queue.worker import run_worker, worker_limits
     from automaton_auditor.storage.runs import RunError
 
     settings = resolve_from_flags({"queue_url": queue,
@@ -42,8 +48,9 @@ def worker(
                    ExitCode.INPUT)
     settings = writable_cache(settings)  # a worker under a missing or read-only HOME too
     try:
-        run_worker(broker, settings.database_url, settings.cache_dir, name=name,
-                   concurrency=concurrency,
+        limits = worker_limits(root or [os.getcwd()], settings.to_state())
+        place = WorkerPlace(settings.database_url or "", settings.cache_dir, limits)
+        run_worker(broker, place, name=name, concurrency=concurrency,
                    visibility_timeout_s=settings.queue_visibility_timeout_s,
                    loglevel="WARNING" if quiet else "INFO")
     except (QueueError, RunError) as exc:

@@ -19,14 +19,18 @@ twin starts).
 
 from __future__ import annotations
 
+import logging
 from dataclasses import asdict, dataclass, replace
 from typing import Any
+
+from automaton_auditor.queue.guard import BadTask, Limits, named, read_task
 
 TASK_NAME = "automaton_auditor.audit_row"
 QUEUE_NAME = "automaton-auditor"
 # Longer than an audit with model judges and every retry (30 calls, bounded timeouts).
 DEFAULT_VISIBILITY_TIMEOUT_S = 3600
 RESULTS_KEPT_S = 7 * 24 * 3600
+log = logging.getLogger(__name__)
 SCALE_EXTRA_HINT = ("the queue needs the scale extra: uv sync --extra scale "
                     "(or pip install 'automaton-auditor[scale]')")
 
@@ -38,10 +42,12 @@ class QueueError(RuntimeError):
 
 @dataclass(frozen=True)
 class WorkerPlace:
-    """What belongs to the machine a worker runs on, not to the batch that sent the task."""
+    """What belongs to the machine a worker runs on, not to the batch that sent the task:
+    its run database, its cache, and what it lets a task do (`queue.guard`)."""
 
     database_url: str
     cache_dir: str | None
+    limits: Limits
 
 
 def make_app(broker_url: str, visibility_timeout_s: float = DEFAULT_VISIBILITY_TIMEOUT_S,
@@ -84,24 +90,31 @@ def check_broker(app: Any, url: str) -> None:
                          ) from None
 
 
-def audit_row(task: Any, job: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
+def audit_row(task: Any, *args: Any, **kwargs: Any) -> dict[str, Any]:
     """The task: audit one row on this worker, under the run's lock, and return its summary
     line (a `JobResult` as a dict) naming this worker. A twin delivery of a row whose answer
-    is stored drops out without touching it."""
+    is stored drops out without touching it; a task that fails `queue.guard`'s checks is
+    refused (exit 2) without being run."""
     from celery import states
     from celery.exceptions import Ignore
 
-    from automaton_auditor.batch import Job, JobResult, run_job
+    from automaton_auditor.batch import JobResult, run_job
     from automaton_auditor.storage.checkpoints import run_lock
     from automaton_auditor.storage.postgres import RunStoreError
 
     place: WorkerPlace = task.app.auditor_place
-    row, worker, stored = Job(**job), str(task.request.hostname or ""), task.AsyncResult(
-        task.request.id)
+    worker = str(task.request.hostname or "")
+    try:
+        row, options = read_task(args, kwargs, place.limits)
+    except BadTask as exc:
+        log.warning("refused task %s: %s", str(task.request.id)[:80], exc)
+        return asdict(JobResult(*named(args), 2, 0.0, "", status="refused", error=str(exc),
+                                worker=worker))
+    stored = task.AsyncResult(task.request.id)
     if stored.state == states.SUCCESS:
         raise Ignore()
     task.update_state(state=states.STARTED, meta={"hostname": worker})
-    settings = dict(options.get("settings") or {})
+    settings = dict(options["settings"])
     if settings.get("cache_dir") is not None:  # caches are the worker's own (None: no cache)
         settings["cache_dir"] = place.cache_dir
     local = {**options, "settings": settings, "database_url": place.database_url}
