@@ -122,3 +122,40 @@ def test_an_oversized_task_is_refused(place: tuple[Path, Limits]) -> None:
 def test_a_refused_task_is_named_by_what_it_says() -> None:
     assert named(({"row": 4, "target": "t", "report": "r"}, {})) == (4, "t", "r")
     assert named(("junk",)) == (0, "", "")
+
+
+def _answered(value: Any) -> Any:
+    from automaton_auditor.batch import Job, write_summary
+    from automaton_auditor.queue.submit import result_of
+
+    job = Job(2, "/shared/repo", "/shared/r.pdf", None, "/shared/out", RUN_ID)
+    return job, result_of(job, {"status": "SUCCESS", "result": value}), write_summary
+
+
+@pytest.mark.parametrize("value", [
+    {"exit_code": "x", "seconds": 1.0},
+    {"exit_code": 0, "seconds": 1.0, "overall": "high"},
+    {"exit_code": 0, "seconds": float("nan")},
+    {"exit_code": 0, "seconds": 1.0, "criteria": ["a"]},
+    {"exit_code": 0, "seconds": 1.0, "criteria": {"a": "5"}},
+    {"exit_code": 0, "seconds": 1.0, "error": 5},
+    {"exit_code": True, "seconds": 1.0},
+])
+def test_a_malformed_answer_from_the_result_backend_is_a_failed_row(
+        value: dict[str, Any], tmp_path: Path) -> None:
+    """The result backend is the broker: anyone who writes to it can answer for a worker. An
+    answer of the wrong types used to reach the summary (a TypeError or ValueError traceback
+    in `audit batch --queue`); it is the row's failure instead, and the summary is written."""
+    job, result, write_summary = _answered({"row": 9, "target": "/elsewhere", "report": "x",
+                                            **value})
+    assert (result.exit_code, result.status) == (3, "failed")
+    assert "malformed" in result.error and (result.row, result.target) == (job.row, job.target)
+    write_summary([result], tmp_path)
+
+
+def test_a_well_formed_answer_keeps_the_rows_own_names() -> None:
+    job, result, _ = _answered({"row": 9, "target": "/elsewhere", "report": "x",
+                                "exit_code": 0, "seconds": 2.5, "overall": 3.1,
+                                "criteria": {"a": 5, "b": None}, "worker": "w", "new": 1})
+    assert (result.row, result.target, result.report) == (job.row, job.target, job.report)
+    assert (result.exit_code, result.overall, result.criteria) == (0, 3.1, {"a": 5, "b": None})

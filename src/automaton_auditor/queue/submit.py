@@ -8,6 +8,7 @@ the broker only; the workers need the broker and the shared run database.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import asdict, fields, replace
 from pathlib import Path
@@ -56,17 +57,46 @@ def run_queued(jobs: list[Job], options: dict[str, Any], broker_url: str,
     results: dict[int, JobResult] = {}
     for task_id, meta in app.backend.get_many(set(by_id), interval=POLL_S):
         job = by_id[task_id]
-        results[job.row] = _result_of(job, meta)
+        results[job.row] = result_of(job, meta)
         if on_done is not None:
             on_done(results[job.row])
     return [results[job.row] for job in queued]
 
 
-def _result_of(job: Job, meta: dict[str, Any]) -> JobResult:
-    """The summary line a finished task sent back (a task that raised: exit 3)."""
+def result_of(job: Job, meta: dict[str, Any]) -> JobResult:
+    """The summary line a finished task sent back (a task that raised: exit 3). The result
+    backend is the broker, which anyone who reaches it can write: an answer of the wrong types
+    is the row's failure, and the row keeps its own number, target and report."""
     value = meta.get("result")
     if meta.get("status") == "SUCCESS" and isinstance(value, dict):
         known = {f.name for f in fields(JobResult)}  # a newer worker may send more
-        return JobResult(**{k: v for k, v in value.items() if k in known})
+        answer = {k: v for k, v in value.items() if k in known}
+        problem = _malformed(answer)
+        if not problem:
+            return JobResult(**{**answer, "row": job.row, "target": job.target,
+                                "report": job.report})
+        value = f"the worker's answer is malformed ({problem})"
     return JobResult(job.row, job.target, job.report, 3, 0.0, job.run_id or "",
-                     error=f"the task failed: {value!r}"[:500])
+                     status="failed", error=f"the task failed: {value!r}"[:500])
+
+
+def _number(value: Any, optional: bool = False) -> bool:
+    if value is None:
+        return optional
+    return isinstance(value, int | float) and not isinstance(value, bool) \
+        and math.isfinite(value)
+
+
+def _malformed(answer: dict[str, Any]) -> str:
+    """What is wrong with a worker's answer ("" when nothing)."""
+    exit_code, criteria = answer.get("exit_code"), answer.get("criteria", {})
+    if not isinstance(exit_code, int) or isinstance(exit_code, bool) or exit_code < 0:
+        return "exit_code"
+    if not _number(answer.get("seconds")) or not _number(answer.get("overall"), True):
+        return "seconds or overall"
+    if not isinstance(criteria, dict) or not all(
+            isinstance(k, str) and (v is None or (_number(v) and isinstance(v, int)))
+            for k, v in criteria.items()):
+        return "criteria"
+    texts = ("run_id", "verdict", "status", "error", "report_file", "worker", "resumed_from")
+    return next((name for name in texts if not isinstance(answer.get(name, ""), str)), "")
