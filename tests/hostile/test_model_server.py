@@ -21,8 +21,10 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import httpcore2
 import pytest
 
+from automaton_auditor.judging import wire_net
 from automaton_auditor.judging.models import build_chat_model, clear_model_cache
 from automaton_auditor.retry import classify, describe
 from automaton_auditor.settings import Settings
@@ -231,6 +233,20 @@ def test_a_host_name_that_never_resolves_ends_at_the_call_timeout(
     assert finished, "the call was still resolving the model host name after 10 s"
     assert error is not None and "within 2s" in describe(error)
     assert classify(error) == "transient"
+
+
+def test_unanswered_lookups_park_a_bounded_number_of_threads(
+        slow_dns: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each unanswered lookup parks a daemon thread; past `MAX_LOOKUPS` a call waits for a
+    place until its deadline and parks none."""
+    monkeypatch.setattr(wire_net, "_lookups", threading.BoundedSemaphore(2))
+    for _ in range(2):
+        with pytest.raises(httpcore2.ConnectTimeout, match="not resolved"):
+            wire_net.resolve(slow_dns, 9, 0.2)
+    before = threading.active_count()
+    with pytest.raises(httpcore2.ConnectTimeout, match="lookups unanswered"):
+        wire_net.resolve(slow_dns, 9, 0.2)
+    assert threading.active_count() == before
 
 
 def test_an_audit_against_a_dripping_server_ends(case: Case, good_repo: Path, good_pdf: Path,

@@ -6,7 +6,8 @@ resolver that never answers held a judge past its deadline (and, in the async cl
 `asyncio.run` waited at exit on the executor thread stuck in the lookup). The network backends
 below are httpcore's public `network_backend` hook: each operation's timeout is cut to the time
 left before the deadline, and the host name is looked up in a daemon thread that is waited
-for only until then, so an unanswered lookup costs a parked thread, never the audit.
+for only until then (`resolve`), so an unanswered lookup costs a parked thread (at most
+`MAX_LOOKUPS` at once), never the audit.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ import httpcore2
 # (monotonic deadline, its length in seconds) of the exchange under way in this context: set
 # by the transport when a request goes out, read by every socket operation that serves it.
 deadline: contextvars.ContextVar[tuple[float, float]] = contextvars.ContextVar("deadline")
-# Lookups still blocked past their call's deadline; past this many, a call fails at once
-# instead of parking one more thread (a resolver that never answers costs a bounded lot).
-MAX_PARKED_LOOKUPS = 32
-_lookups = threading.BoundedSemaphore(MAX_PARKED_LOOKUPS)
+# Lookups under way at once (a resolver that never answers parks one thread each until it
+# gives up): past this many, a call waits for a place until its deadline, never for ever.
+MAX_LOOKUPS = 32
+_lookups = threading.BoundedSemaphore(MAX_LOOKUPS)
 
 
 def left(timeout: float | None) -> float | None:
@@ -43,13 +44,10 @@ def left(timeout: float | None) -> float | None:
 class _Lookup:
     """One `getaddrinfo` in a daemon thread: its addresses or its error once it returns."""
 
-    def __init__(self, host: str, port: int) -> None:
-        self.done = threading.Event()
+    def __init__(self, host: str, port: int, slots: threading.BoundedSemaphore) -> None:
+        self.done, self._slots = threading.Event(), slots
         self.addresses: list[str] = []
         self.error: OSError | None = None
-        if not _lookups.acquire(blocking=False):
-            raise httpcore2.ConnectError(f"{MAX_PARKED_LOOKUPS} lookups of model host names "
-                                         "are still unanswered")
         threading.Thread(target=self._run, args=(host, port), daemon=True,
                          name="model-host-lookup").start()
 
@@ -60,18 +58,29 @@ class _Lookup:
         except OSError as exc:
             self.error = exc
         finally:
-            _lookups.release()
+            self._slots.release()
             self.done.set()
 
-    def result(self, host: str) -> list[str]:
-        """The addresses (call once `done` is set or the wait for it ran out)."""
-        if not self.done.is_set():
-            current = deadline.get(None)
-            within = f" within {current[1]:g}s" if current else ""
-            raise httpcore2.ConnectTimeout(f"model host {host[:80]!r} not resolved{within}")
-        if self.error is not None or not self.addresses:
-            raise httpcore2.ConnectError(f"model host {host[:80]!r} not resolved: {self.error}")
-        return self.addresses
+
+def resolve(host: str, port: int, timeout: float | None) -> list[str]:
+    """The addresses of `host`, looked up in a daemon thread that is waited for at most
+    `timeout` seconds (a place among `MAX_LOOKUPS` included); an IP address as it is."""
+    if _literal(host):
+        return [host]
+    current = deadline.get(None)
+    within = f" within {current[1]:g}s" if current else ""
+    ends = None if timeout is None else time.monotonic() + timeout
+    slots = _lookups
+    if not slots.acquire(timeout=-1 if timeout is None else timeout):
+        raise httpcore2.ConnectTimeout(f"model host {host[:80]!r} not resolved{within} "
+                                       f"({MAX_LOOKUPS} lookups unanswered)")
+    lookup = _Lookup(host, port, slots)
+    lookup.done.wait(None if ends is None else max(0.0, ends - time.monotonic()))
+    if not lookup.done.is_set():
+        raise httpcore2.ConnectTimeout(f"model host {host[:80]!r} not resolved{within}")
+    if lookup.error is not None or not lookup.addresses:
+        raise httpcore2.ConnectError(f"model host {host[:80]!r} not resolved: {lookup.error}")
+    return lookup.addresses
 
 
 def _literal(host: str) -> bool:
@@ -117,11 +126,7 @@ class Backend(httpcore2.NetworkBackend):
     def connect_tcp(self, host: str, port: int, timeout: float | None = None,
                     local_address: str | None = None,
                     socket_options: Any = None) -> httpcore2.NetworkStream:
-        addresses = [host]
-        if not _literal(host):
-            lookup = _Lookup(host, port)
-            lookup.done.wait(left(timeout))
-            addresses = lookup.result(host)
+        addresses = resolve(host, port, left(timeout))
         error: Exception | None = None
         for address in addresses:  # in the resolver's order, as socket.create_connection
             try:
@@ -179,11 +184,9 @@ class AsyncBackend(httpcore2.AsyncNetworkBackend):
 
         addresses = [host]
         if not _literal(host):
-            lookup = _Lookup(host, port)
-            # The worker thread waits on the event at most until the deadline, so the event
-            # loop's executor never holds a thread stuck in the resolver.
-            await anyio.to_thread.run_sync(lookup.done.wait, left(timeout))
-            addresses = lookup.result(host)
+            # In a worker thread that waits at most until the deadline: the event loop's
+            # executor never holds a thread stuck in the resolver.
+            addresses = await anyio.to_thread.run_sync(resolve, host, port, left(timeout))
         error: Exception | None = None
         for address in addresses:
             try:
