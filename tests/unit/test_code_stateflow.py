@@ -184,6 +184,14 @@ def test_a_node_that_runs_before_any_writer_of_the_list_doubles_nothing(
                                 "def context_builder(state):\n    return state"))
     doubled = _facts(tmp_path, first)["state.doubled_lists"]
     assert not doubled.found, doubled.rationale
+    # ... but it does hand the lists back: the fact says so, and when that bites
+    assert doubled.data["early"] == {"context_builder": ["evidences", "opinions"]}
+    assert "No node returns" not in doubled.rationale
+    assert doubled.rationale.startswith(
+        "context_builder returns the state it was given, which holds evidences, opinions "
+        "(appending reducer: operator.add), and it runs before any node writes evidences, "
+        "opinions: the list then holds just what the graph was invoked with")
+    assert "nodes.py:6: return state" in (doubled.content or "")
     later = copies.edit(NODES, (
         'def evidence_aggregator(state):\n    return {"opinions": [], "final_report": '
         'str(len(state["evidences"]))}', "def evidence_aggregator(state):\n    return state"))
@@ -275,6 +283,7 @@ def test_an_error_route_taken_before_any_list_is_written_doubles_nothing(
     run takes. Once the first node writes one, that way doubles it."""
     doubled = _facts(tmp_path, ABORT_NODES, ABORT_GRAPH)["state.doubled_lists"]
     assert not doubled.found, doubled.rationale
+    assert doubled.data["early"] == {"failure_node": ["evidences", "opinions"]}
     written = ABORT_NODES.replace("def context_builder(state):\n    return {}",
                                   "def context_builder(state):\n    return {\"evidences\": [0]}")
     doubled = _facts(tmp_path / "written", written, ABORT_GRAPH)["state.doubled_lists"]

@@ -14,7 +14,7 @@
   appends that list to itself, so every item it held is in it twice after each run of the
   node. ``add_messages`` merges by message id: no doubling. A node that runs before any other
   node writes the list (the first step, reading only the graph's input) doubles nothing a
-  node produced: not charged.
+  node produced: not charged, but said (it doubles what the graph was invoked with).
 
 - ``graph.router_writes``: a router function stores into the state it is given
   (``state["errors"] = ... ; return "error_handler"``). A router only picks the way: LangGraph
@@ -243,10 +243,16 @@ def _adders(facts: dict[str, JSON], model: Model, graph: CallGraph,
             if appending(model.channels.get(f["name"]), graph, repo, path, int(f["line"]))}
 
 
+Handed = dict[str, dict[str, tuple[str, int]]]  # node -> key -> the return handing it back
+
+
 def _doubled(model: Model, run: Run, adders: dict[str, tuple[str, int]]
-             ) -> dict[str, dict[str, tuple[str, int]]]:
-    """node -> key -> the return that hands the key's own list back, for the nodes that run."""
-    out: dict[str, dict[str, tuple[str, int]]] = {}
+             ) -> tuple[Handed, Handed]:
+    """(doubled, early) for the nodes that run: the returns that hand a key's own list back
+    when a node may have written it, and those that do so only while it still holds just
+    the graph's input (no node writes it before they run)."""
+    out: Handed = {}
+    early: Handed = {}
     memo: dict[tuple[str, str], bool] = {}
     ways: list[Run] | None = None
     for name, node in sorted(model.nodes.items()):
@@ -256,6 +262,7 @@ def _doubled(model: Model, run: Run, adders: dict[str, tuple[str, int]]
         if node.whole:  # the state it was given holds every list; a key it sets is replaced
             keys.update({k: (node.whole_path, node.whole_line) for k in adders
                          if k not in node.writes and k not in keys})
+        handed = keys
         keys = {k: at for k, at in keys.items() if not _still_empty(model, run, name, k, memo)}
         if keys and run.ambiguous_at and max(run.ran_at.get(name) or [0]) >= run.ambiguous_at:
             # past a router whose way the run does not know: each way is tried in turn
@@ -263,7 +270,9 @@ def _doubled(model: Model, run: Run, adders: dict[str, tuple[str, int]]
             keys = _on_some_way(model, ways, name, keys)
         if keys:
             out[name] = keys
-    return out
+        if len(keys) < len(handed):
+            early[name] = {k: at for k, at in handed.items() if k not in keys}
+    return out, early
 
 
 def _on_some_way(model: Model, ways: list[Run], name: str,
@@ -302,21 +311,40 @@ def _still_empty(model: Model, run: Run, name: str, key: str,
 def _doubled_finding(facts: dict[str, JSON], graph: CallGraph, model: Model, run: Run,
                      repo: Path | None, where: str) -> Finding:
     adders = _adders(facts, model, graph, repo)
-    doubled = _doubled(model, run, adders)
+    doubled, early = _doubled(model, run, adders)
     keys = sorted({k for per in doubled.values() for k in per})
-    quotes = list(dict.fromkeys([*(at for per in doubled.values() for at in per.values()),
-                                 *(adders[k] for k in keys)]))
-    whole = [n for n in doubled if model.nodes[n].whole]
-    text = "; ".join(
-        f"{n} returns {'the state it was given, which holds ' if n in whole else ''}"
-        f"{', '.join(sorted(per))}" for n, per in doubled.items())
+    shown = doubled or early
+    quotes = list(dict.fromkeys([*(at for per in shown.values() for at in per.values()),
+                                 *(adders[k] for k in sorted({k for p in shown.values()
+                                                              for k in p}))]))
     return quoted_finding(
         "state.doubled_lists", "A node hands an add-reducer list back to itself",
         bool(doubled), quotes, repo,
-        (f"{text}: {', '.join(keys)} {'has' if len(keys) == 1 else 'have'} an appending "
-         f"reducer ({', '.join(sorted({str(model.channels[k]) for k in keys}))}), so LangGraph "
+        (f"{_handed_text(model, doubled)}: {', '.join(keys)} "
+         f"{'has' if len(keys) == 1 else 'have'} an appending reducer "
+         f"({', '.join(sorted({str(model.channels[k]) for k in keys}))}), so LangGraph "
          "appends the returned list to the one it holds: every item already there is in it "
-         "twice after each run of the node." if doubled else
+         "twice after each run of the node." + (f" {_early_text(model, early)}" if early
+                                                 else "") if doubled else
+         _early_text(model, early) if early else
          "No node returns an add-reducer list it read from the state." if adders else
          "The state declares no add reducer."),
-        0.65, where, nodes={n: sorted(per) for n, per in doubled.items()}, keys=keys)
+        0.65, where, nodes={n: sorted(per) for n, per in doubled.items()}, keys=keys,
+        **({"early": {n: sorted(per) for n, per in early.items()}} if early else {}))
+
+
+def _handed_text(model: Model, handed: Handed) -> str:
+    return "; ".join(
+        f"{n} returns {'the state it was given, which holds ' if model.nodes[n].whole else ''}"
+        f"{', '.join(sorted(per))}" for n, per in handed.items())
+
+
+def _early_text(model: Model, early: Handed) -> str:
+    """Returns that hand a list back before any node writes it: they double only what the
+    graph was invoked with."""
+    keys = sorted({k for per in early.values() for k in per})
+    reducers = ", ".join(sorted({str(model.channels[k]) for k in keys}))
+    return (f"{_handed_text(model, early)} (appending reducer: {reducers}), and "
+            f"{'it runs' if len(early) == 1 else 'each runs'} before any node writes "
+            f"{', '.join(keys)}: the list then holds just what the graph was invoked with, "
+            "so those items (if any) come back twice, nothing a node produced.")
