@@ -312,6 +312,7 @@ def _doubled_finding(facts: dict[str, JSON], graph: CallGraph, model: Model, run
                      repo: Path | None, where: str) -> Finding:
     adders = _adders(facts, model, graph, repo)
     doubled, early = _doubled(model, run, adders)
+    early = {} if doubled else early  # said only where no list is doubled
     keys = sorted({k for per in doubled.values() for k in per})
     shown = doubled or early
     quotes = list(dict.fromkeys([*(at for per in shown.values() for at in per.values()),
@@ -324,8 +325,7 @@ def _doubled_finding(facts: dict[str, JSON], graph: CallGraph, model: Model, run
          f"{'has' if len(keys) == 1 else 'have'} an appending reducer "
          f"({', '.join(sorted({str(model.channels[k]) for k in keys}))}), so LangGraph "
          "appends the returned list to the one it holds: every item already there is in it "
-         "twice after each run of the node." + (f" {_early_text(model, early)}" if early
-                                                 else "") if doubled else
+         "twice after each run of the node." if doubled else
          _early_text(model, early) if early else
          "No node returns an add-reducer list it read from the state." if adders else
          "The state declares no add reducer."),
@@ -333,10 +333,12 @@ def _doubled_finding(facts: dict[str, JSON], graph: CallGraph, model: Model, run
         **({"early": {n: sorted(per) for n, per in early.items()}} if early else {}))
 
 
-def _handed_text(model: Model, handed: Handed) -> str:
+def _handed_text(model: Model, handed: Handed, read: str = "") -> str:
+    """What each node hands back: the state it was given, or the keys (`read`: how)."""
     return "; ".join(
-        f"{n} returns {'the state it was given, which holds ' if model.nodes[n].whole else ''}"
-        f"{', '.join(sorted(per))}" for n, per in handed.items())
+        f"{n} returns the state it was given, which holds {', '.join(sorted(per))}"
+        if model.nodes[n].whole else f"{n} returns {', '.join(sorted(per))}{read}"
+        for n, per in handed.items())
 
 
 def _early_text(model: Model, early: Handed) -> str:
@@ -344,7 +346,8 @@ def _early_text(model: Model, early: Handed) -> str:
     graph was invoked with."""
     keys = sorted({k for per in early.values() for k in per})
     reducers = ", ".join(sorted({str(model.channels[k]) for k in keys}))
-    return (f"{_handed_text(model, early)} (appending reducer: {reducers}), and "
-            f"{'it runs' if len(early) == 1 else 'each runs'} before any node writes "
-            f"{', '.join(keys)}: the list then holds just what the graph was invoked with, "
-            "so those items (if any) come back twice, nothing a node produced.")
+    handed = _handed_text(model, early, " holding what it read from the state")
+    who = "it runs" if len(early) == 1 else "each runs"
+    return (f"{handed} (appending reducer: {reducers}), and {who} before any node writes "
+            f"{', '.join(keys)}: the list then holds just what the graph was "
+            "invoked with, so those items (if any) come back twice, nothing a node produced.")
