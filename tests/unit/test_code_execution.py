@@ -346,6 +346,38 @@ builder.add_edge("right", END)
 ''', lambda run, ran: run.parallel == [(2, "verdict", ["left", "right"])]
                        and ran["start"] == run.runs["start"] == 1, raises=True),
                  id="parallel-writes-without-reducer"),
+    # a lambda node is a def returning its expression: inline, or bound to a name once
+    pytest.param(Shape('''
+def start(state):
+    return {}
+
+right = lambda state: {"verdict": "right"}
+
+builder = StateGraph(State)
+builder.add_node("start", start)
+builder.add_node("left", lambda s: {"verdict": "left"})
+builder.add_node("right", right)
+builder.add_node("gate", lambda s: {})
+builder.add_edge(START, "start")
+for name in ["left", "right", "gate"]:
+    builder.add_edge("start", name)
+    builder.add_edge(name, END)
+''', lambda run, ran: run.parallel == [(2, "verdict", ["left", "right"])]
+                       and run.undetermined == [], raises=True),
+                 id="lambda-nodes-write-like-defs"),
+    pytest.param(Shape('''
+def judge(state, who):
+    return {"opinions": [who], "verdict": state.get("repo_url", "")}
+
+builder = StateGraph(State)
+builder.add_node("gate", lambda s: {})
+builder.add_node("judge", lambda s: judge(s, "P"))
+builder.add_edge(START, "gate")
+builder.add_edge("gate", "judge")
+builder.add_edge("judge", END)
+''', lambda run, ran: run.undetermined == [] and set(run.arrived) == {
+        "repo_url", "opinions", "verdict"}, given={"repo_url": "u"}),
+                 id="lambda-node-calling-a-helper"),
     pytest.param(Shape('''
 class PState(BaseModel):
     evidences: Annotated[list, operator.add] = []

@@ -149,6 +149,8 @@ class CallGraph(Definitions):
         ref = str(info.get(field) or "")
         if not ref and field == "fn" and op.get("wraps"):
             return self.built_node(op["path"], op["wraps"], op.get("line"))
+        if not ref and field == "fn" and op.get("lambda"):
+            return self.inline_lambda(op["path"], str(op["lambda"]))
         return self.named(op["path"], ref, op.get("line"))
 
     def built_node(self, path: str, value: object, line: int | None,

@@ -29,6 +29,7 @@ from automaton_auditor.forensics.code.common import (
 )
 from automaton_auditor.forensics.code.exprs import handles_scores
 from automaton_auditor.forensics.code.flow import FlowBuilder
+from automaton_auditor.forensics.code.lambdas import as_def
 from automaton_auditor.forensics.code.logic import LogicBuilder
 from automaton_auditor.forensics.code.outs import return_facts, returned
 from automaton_auditor.forensics.code.recorder import Ctx
@@ -79,6 +80,7 @@ class CallCollector:
         self.judge_values: set[str] = set()
         self.classes: list[JSON] = []
         self._skip: set[int] = set()
+        self.lambdas: dict[int, str] = {}  # lambdas read as functions (`lambdas`): id -> name
         # (function, name) -> the last expression assigned, for ``cmd = [...]; run(cmd)``
         self.assigned: dict[tuple[str, str], ast.expr] = {}
         # every value assigned so far, in order: ``text = text.strip()`` reads the one before
@@ -131,7 +133,16 @@ class CallCollector:
             ast.For: self._loop_binding, ast.comprehension: self._loop_binding,
             ast.Constant: self._constant, ast.Expr: self._bare_expr,
             ast.Name: self._ident, ast.Attribute: self._ident,
-            ast.Try: self._try, ast.TryStar: self._try}
+            ast.Try: self._try, ast.TryStar: self._try, ast.Lambda: self._lambda}
+
+    def _lambda(self, node: ast.Lambda, ctx: Ctx) -> Ctx | None:
+        # a node's lambda (or a named one) is a def returning its expression (`lambdas`)
+        if (name := self.lambdas.get(id(node))) is None:
+            return None
+        fn, ret = as_def(node, name)
+        inner = self._function(fn, ctx)
+        self._return(ret, inner)
+        return inner
 
     def _try(self, node: ast.Try | ast.TryStar, ctx: Ctx) -> None:
         facts = self.functions.get(ctx.func) if ctx.func and ctx.in_attempt_loop else None

@@ -91,6 +91,12 @@ class Definitions:
                         return found
         return None
 
+    def inline_lambda(self, path: str, name: str) -> Key | None:
+        """The function an inline lambda of `path` is recorded as (`lambdas.inline_name`:
+        named where it is written, inside whichever function holds it)."""
+        written = self.facts.get(path, {}).get("functions") or {}
+        return next(((path, q) for q in written if q.rpartition(".")[2] == name), None)
+
     def class_of(self, key: Key) -> str | None:
         """The class a method belongs to (the longest class-name prefix of its name)."""
         path, qual = key

@@ -143,11 +143,8 @@ def build_model(facts: dict[str, JSON], graph: CallGraph, topo: Topology,
 def _node(graph: CallGraph, name: str, info: JSON) -> Node:
     key, decos = node_target(graph, info)
     node = Node(name, key)
-    if key is None and info["op"].get("identity"):  # ``lambda x: x``: the state it was given
-        node.whole, node.whole_line, node.whole_path = True, info["op"]["line"], info["op"]["path"]
-        return node
     if key is None:
-        node.open = True  # a subgraph, a lambda or a computed callable: not determined
+        node.open = True  # a subgraph or a computed callable: not determined
         return node
     outs = node_outs(graph, key, decos)
     for out in outs:

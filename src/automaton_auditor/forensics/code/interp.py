@@ -13,6 +13,7 @@ import ast
 from typing import Any
 
 from automaton_auditor.forensics.code.common import dotted, resolve, snippet, str_value, unparse
+from automaton_auditor.forensics.code.lambdas import inline_name, node_action
 from automaton_auditor.forensics.code.loop_items import (
     COPIES,
     extend,
@@ -337,14 +338,12 @@ class Interp:
             record["loop"] = env[LOOP]
         if op == "add_node" and node.args:
             args.append(dotted(node.args[-1]) or "")
-            action = next((kw.value for kw in node.keywords if kw.arg == "action"),
-                          node.args[-1] if len(node.args) >= 2 else None)
+            action = node_action(node)
             wraps = self.call_value(action, env) if action is not None else None
             if wraps is not None:
                 record["wraps"] = wraps  # a node built by a call: a wrapper or a factory
-            if isinstance(action, ast.Lambda) and [a.arg for a in action.args.args] == [
-                    dotted(action.body)]:
-                record["identity"] = True  # ``lambda x: x`` hands the state back as it got it
+            if isinstance(action, ast.Lambda):  # recorded as a function by the walk
+                record["lambda"] = inline_name(action)
         self.ops.append(record)
         return None if op == "compile" else receiver
 

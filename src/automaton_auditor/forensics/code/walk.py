@@ -20,6 +20,7 @@ from automaton_auditor.forensics.code.deadlines import WAITED, wait_bounded
 from automaton_auditor.forensics.code.dispatch import module_tables
 from automaton_auditor.forensics.code.failures import failure_checks
 from automaton_auditor.forensics.code.interp import Interp, default_flags
+from automaton_auditor.forensics.code.lambdas import picked_lambdas
 from automaton_auditor.forensics.code.lifetime import gone_on_return, kept_alive, released
 from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.forensics.code.parsers import schema_parses
@@ -100,6 +101,7 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
     collector = CallCollector(path, lines, imports, consts)
     # a loop over a module-level table of rules calls what the table holds (`dispatch`)
     collector.flow.tables = collector.logic.tables = module_tables(tree)
+    collector.lambdas = picked_lambdas(tree) if "lambda" in text else {}
     collector.walk(tree)
     if "subprocess" in text or "clone_from" in text:
         seen = failure_checks(tree, imports)
