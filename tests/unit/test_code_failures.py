@@ -90,7 +90,8 @@ def clone(url, dest):
 '''
     cases = {"except subprocess.SubprocessError as exc:\n        raise RuntimeError(url) "
              "from exc": 1,
-             "except (ValueError, OSError):\n        return None": 1,
+             "except (ValueError, OSError) as exc:\n        return None, str(exc)": 1,
+             "except (ValueError, OSError):\n        return None": 0,
              "except ValueError:\n        return None": 0,
              "finally:\n        print(url)": 0}
     for i, (handler, handled) in enumerate(cases.items()):
@@ -117,3 +118,39 @@ def clone(url, dest):
     assert errors.found
     assert (errors.content or "").splitlines()[1] == \
         "tools.py:8: if result.returncode != 0:"
+
+
+def test_an_except_that_drops_the_error_is_no_check(tmp_path: Path) -> None:
+    body = '''
+import logging
+import subprocess
+import tempfile
+
+import git
+
+
+def clone(url):
+    temp_dir = tempfile.TemporaryDirectory()
+    try:
+        git.Repo.clone_from(url, temp_dir.name)
+        subprocess.run(["git", "-C", temp_dir.name, "log"], check=True)
+        return temp_dir.name, temp_dir
+    {handler}
+'''
+    swallowed = _errors(tmp_path / "swallowed", body.format(
+        handler="except Exception:\n        return None, None"))
+    assert not swallowed.found and swallowed.data["handled"] == 0
+    assert sorted(swallowed.data["swallowed"]) == ["tools.py:12", "tools.py:13"]
+    assert "Swallowed: 2 of them" in swallowed.rationale
+    assert "tools.py:15: except Exception:\ntools.py:16: return None, None" in (
+        swallowed.content or "")
+    # the error kept, raised, logged or printed: a check
+    for i, handler in enumerate(("except Exception as e:\n        return None, str(e)",
+                                 "except Exception:\n        raise",
+                                 "except git.GitCommandError:\n        raise RuntimeError(url)",
+                                 "except Exception:\n        logging.exception(url)",
+                                 "except Exception:\n        print('clone failed')\n"
+                                 "        return None, None")):
+        kept = _errors(tmp_path / str(i), body.format(handler=handler))
+        assert kept.found and kept.data["handled"] == 2 and not kept.data["swallowed"], \
+            handler

@@ -225,11 +225,14 @@ def test_a_removal_only_in_a_failure_branch_that_returns_is_no_cleanup(
     for name, (old, new) in tests.items():
         assert not _safety(tmp_path / name, FAILED_BRANCH.replace(old, new))[0].found, name
     # a branch that does not leave the function, or whose test is no failure test, may run
-    # after a successful clone: its removal counts
+    # after a successful clone: its removal counts (removed when no error occurs: the clone
+    # raising its timeout skips it)
     kept = {"falls through": ("        return None\n", "        print(url)\n"),
             "other test": ("    if result.returncode != 0:\n", "    if url:\n")}
     for name, (old, new) in kept.items():
-        assert _safety(tmp_path / name, FAILED_BRANCH.replace(old, new))[0].found, name
+        cleanup = _safety(tmp_path / name, FAILED_BRANCH.replace(old, new))[0]
+        assert cleanup.data["removed"] == ["tools.py:11"] and not cleanup.data["kept"], name
+        assert cleanup.data["on_error"] == ["tools.py:11"], name
 
 
 # NebiyouBelaineh/LangGraph-Automation-Auditor src/tools/repo_tools.py, shortened: the object
@@ -339,8 +342,11 @@ def test_a_clone_into_a_path_inside_the_temp_dir_is_sandboxed_and_its_removal_is
         text = INSIDE.replace("dest = INSIDE_TMP", 'dest = f"{tmp}/repo"').replace(
             "INSIDE_TMP", itself)
         names = write_repo(tmp_path / f"w{i}", {"tools.py": text})
-        assert by_facet(code_findings(tmp_path / f"w{i}", names)[0],
-                        "safety.clone_cleanup").found, itself
+        cleanup = by_facet(code_findings(tmp_path / f"w{i}", names)[0],
+                           "safety.clone_cleanup")
+        # removed itself, after the clone; a failed clone (nothing catches it) skips it
+        assert cleanup.data["removed"] == ["tools.py:14"] and not cleanup.data["kept"], itself
+        assert cleanup.data["on_error"] == ["tools.py:14"], itself
 
 
 # gashawbekele06's repo_tools.py shape: the path leaves the with-block inside a dict

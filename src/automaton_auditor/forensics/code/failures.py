@@ -9,6 +9,13 @@ process or git error, or when its result's exit status is read afterwards in the
 (``result.returncode``, ``result.check_returncode()``, ``result.stderr`` or
 ``proc.wait()``/``proc.poll()`` tested, the code of ``rc = subprocess.call(...)`` tested).
 Each seen call is answered with the line that shows it, for the finding to quote.
+
+An ``except`` that drops the error sees nothing: one that neither raises, nor logs or prints,
+nor keeps the error (reads the exception object or a command's ``stderr``/``output``) in
+what it does (``except Exception: return None, None``) swallows every failure, an
+authentication failure included. A call whose only check is such a handler (or whose
+``check=True`` raises into one) is not checked: it is answered, apart, with that handler's
+line (`error_checks`).
 """
 
 from __future__ import annotations
@@ -18,6 +25,8 @@ from collections.abc import Iterator, Sequence
 
 from automaton_auditor.forensics.code.classify import SUBPROCESS
 from automaton_auditor.forensics.code.common import caught_names, dotted, keyword, resolve
+from automaton_auditor.forensics.code.effects import LOG_CALLS
+from automaton_auditor.forensics.code.exprs import own_nodes
 
 RAISING = {"check_call", "check_output"}  # they raise CalledProcessError on a non-zero exit
 INT_RESULT = {"call", "getstatusoutput"}  # the result (its first item) is the exit code
@@ -26,6 +35,8 @@ CATCHES = {"Exception", "BaseException", "SubprocessError", "CalledProcessError"
            "TimeoutExpired", "OSError", "IOError", "EnvironmentError", "FileNotFoundError",
            "GitCommandError", "GitError", "CommandError"}
 TESTS = (ast.If, ast.While, ast.IfExp, ast.Assert)
+REPORTS = LOG_CALLS | {"print_exc", "exit"}  # calls that tell of the error, or end the run
+OUTPUTS = {"stderr", "output", "returncode"}
 _SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
@@ -35,14 +46,35 @@ def failure_checks(tree: ast.Module, imports: dict[str, str],
     that shows it (the ``check=`` value, the ``except``, or the read of its exit status).
     `wrappers`: (line, last name part) of calls to helpers that return a process call's
     result, read the same way (`wrapped`)."""
+    return error_checks(tree, imports, wrappers)[0]
+
+
+def error_checks(tree: ast.Module, imports: dict[str, str],
+                 wrappers: frozenset[tuple[int, str]] = frozenset()
+                 ) -> tuple[dict[int, int], dict[int, list[int]]]:
+    """`failure_checks`, and the line of each call whose error an ``except`` swallows (no
+    other check) -> that handler's first and last lines."""
     out: dict[int, int] = {}
+    dropped: dict[int, list[int]] = {}
     stack: list[ast.AST] = [tree]
     while stack:
         scope = stack.pop()
         found = _Scope(imports, wrappers)
         found.walk(scope, stack)
-        out.update(found.checked())
-    return out
+        seen, lost = found.checked()
+        out.update(seen)
+        dropped.update(lost)
+    return out, dropped
+
+
+def keeps_error(handler: ast.ExceptHandler) -> bool:
+    """The handler does something with the error it catches: raises (again or anew), logs
+    or prints, ends the run, or reads the exception object or a command's output."""
+    nodes = own_nodes(handler.body)
+    return any(isinstance(n, ast.Raise) or (
+        isinstance(n, ast.Call) and (dotted(n.func) or "").rsplit(".", 1)[-1] in REPORTS) or (
+        isinstance(n, ast.Name) and n.id == handler.name and isinstance(n.ctx, ast.Load)) or (
+        isinstance(n, ast.Attribute) and n.attr in OUTPUTS) for n in nodes)
 
 
 def raised_line(node: ast.Call, tail: str) -> int:
@@ -76,8 +108,10 @@ class _Scope:
                  wrappers: frozenset[tuple[int, str]] = frozenset()) -> None:
         self.imports = imports
         self.wrappers = wrappers
-        # id -> (call, tail, line of a check= that raises, line of an except around it)
+        # id -> (call, tail, line of a check= that raises, line of an except around it;
+        # negative: every except that catches it drops the error)
         self.calls: dict[int, tuple[ast.Call, str, int, int]] = {}
+        self.ends: dict[int, int] = {}  # a swallowing except's line -> its last line
         self.binds: dict[str, list[tuple[int, ast.Call]]] = {}  # name -> (line, call)
         self.reads: list[tuple[ast.AST, int, bool]] = []  # (receiver, line, int reading)
 
@@ -104,6 +138,7 @@ class _Scope:
     def _nodes(self, scope: ast.AST, scopes: list[ast.AST]
                ) -> Iterator[tuple[ast.AST, int, bool]]:
         """(node, line of an enclosing ``except`` that catches a process failure or 0,
+        negated when every such ``except`` of that ``try`` drops the error (`keeps_error`),
         whether the node is part of a test) for every node of the scope."""
         stack: list[tuple[ast.AST, int, bool]] = [
             (child, 0, False) for child in ast.iter_child_nodes(scope)]
@@ -115,7 +150,11 @@ class _Scope:
             yield node, handler, tested
             guard = handler
             if isinstance(node, ast.Try | ast.TryStar):
-                guard = next((h.lineno for h in node.handlers if _catches(h)), 0) or handler
+                catching = [h for h in node.handlers if _catches(h)]
+                kept = next((h.lineno for h in catching if keeps_error(h)), 0)
+                guard = (kept or -catching[0].lineno) if catching else handler
+                if catching and not kept:
+                    self.ends[catching[0].lineno] = catching[0].end_lineno or 0
             for field, value in ast.iter_fields(node):
                 inner = guard if field == "body" else handler
                 test = tested or isinstance(node, ast.Compare | ast.BoolOp) or (
@@ -144,8 +183,10 @@ class _Scope:
             if name:
                 self.binds.setdefault(name, []).append((value.lineno, value))
 
-    def checked(self) -> dict[int, int]:
-        """Call line -> the line that shows its failure is seen, for the seen calls."""
+    def checked(self) -> tuple[dict[int, int], dict[int, list[int]]]:
+        """Call line -> the line that shows its failure is seen, for the seen calls; and
+        call line -> the ``except`` that swallows its error, for the calls seen by nothing
+        else (a ``check=True`` whose error goes there is no check)."""
         read: dict[int, int] = {}
         for receiver, line, as_code in sorted(self.reads, key=lambda r: r[1]):
             call = receiver if isinstance(receiver, ast.Call) else self._bound(receiver, line)
@@ -153,12 +194,15 @@ class _Scope:
             if known is not None and (not as_code or known[1] in INT_RESULT):
                 read.setdefault(id(call), line)
         out: dict[int, int] = {}
+        dropped: dict[int, list[int]] = {}
         for key, (node, _tail, raised, handler) in self.calls.items():
             # the most telling line first: a raise on failure, the exit status read, an except
-            seen = raised or read.get(key, 0) or handler
+            seen = read.get(key, 0) if handler < 0 else raised or read.get(key, 0) or handler
             if seen:
                 out.setdefault(node.lineno, seen)
-        return out
+            elif handler < 0:
+                dropped.setdefault(node.lineno, [-handler, self.ends.get(-handler, 0)])
+        return out, dropped
 
     def _bound(self, receiver: ast.AST, line: int) -> ast.Call | None:
         """The call last bound to the name `receiver` at or before `line`."""

@@ -52,6 +52,8 @@ def errors_finding(calls: list[tuple[str, JSON]], repo: Path | None) -> Finding:
     unchecked = [(p, c) for p, c in calls if not c.get("checked")]
     found = bool(calls) and len(handled) * 2 >= len(calls)
     listed = [f"{p}:{c['line']}" for p, c in unchecked[:5]]
+    # an except around them that drops the error: no check, said with its lines
+    swallowed = [(p, c) for p, c in unchecked if c.get("swallowed")]
     helpers = sorted({str(c["wrapper"]) for _p, c in handled if c.get("wrapper")})
     wrapped = (f" Through a helper that returns the call's result ({', '.join(helpers[:3])}),"
                " checked by each of its callers." if helpers else "")
@@ -60,15 +62,41 @@ def errors_finding(calls: list[tuple[str, JSON]], repo: Path | None) -> Finding:
         "success", (handled if found else unchecked) or calls,
         f"{len(handled)} of {len(calls)} subprocess or git library call(s) are checked for "
         "errors (check=True, an except that catches their error, or their returncode read "
-        "afterwards)." + wrapped + (f" Unchecked: {', '.join(listed)}." if listed else ""),
+        "afterwards; an except that drops the error is none)." + wrapped
+        + (f" Unchecked: {', '.join(listed)}." if listed else "") + _swallowed_text(
+            swallowed, repo),
         confidence=0.75, handled=len(handled), total=len(calls),
-        unchecked=[f"{p}:{c['line']}" for p, c in unchecked[:50]])
+        unchecked=[f"{p}:{c['line']}" for p, c in unchecked[:50]],
+        swallowed=[f"{p}:{c['line']}" for p, c in swallowed[:50]])
     if found and repo is not None:
         quote = "\n".join(f"{p}:{c['line']}: {c['snippet']}\n" +
                           line_at(repo, c.get("checked_in") or p, int(c["checked"]))
                           for p, c in handled[:10])
         finding = finding.model_copy(update={"content": clip(quote, 4000)})
+    elif swallowed and repo is not None:
+        quote = "\n".join(f"{p}:{c['line']}: {c['snippet']}\n" + "\n".join(_handler(repo, p, c))
+                          for p, c in swallowed[:10])
+        finding = finding.model_copy(update={"content": clip(quote, 4000)})
     return finding
+
+
+def _handler(repo: Path | None, path: str, call: JSON) -> list[str]:
+    """The swallowing ``except`` of `call`, quoted line by line (a few lines at most)."""
+    start, end = [*call["swallowed"], 0][:2]
+    lines = range(int(start), min(max(int(end), int(start)), int(start) + 3) + 1)
+    return [line_at(repo, path, n) for n in lines]
+
+
+def _swallowed_text(swallowed: list[tuple[str, JSON]], repo: Path | None) -> str:
+    """The calls whose error an ``except`` swallows, each with that handler quoted."""
+    if not swallowed:
+        return ""
+    said = "; ".join(f"{p}:{c['line']} caught by `{' '.join(_handler(repo, p, c))}`"
+                     for p, c in swallowed[:3])
+    return (f" Swallowed: {len(swallowed)} of them sit in a try whose except drops the error "
+            "(no raise, no log or print, the exception and git's output kept in nothing it "
+            f"does), so every failure, an authentication failure included, passes silently: "
+            f"{said}.")
 
 
 def _by_callers(graph: CallGraph, repo: Path, key: Key, line: int,

@@ -10,6 +10,7 @@ from pathlib import Path
 from automaton_auditor.forensics.code.blocked import Undefined, failing_read
 from automaton_auditor.forensics.code.branch_reach import untaken
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.cleanup_paths import Leak, error_leaks, leak_text
 from automaton_auditor.forensics.code.clone_errors import auth_finding
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.deadlines import WAITED, caller_bounded
@@ -212,6 +213,7 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
     removed: list[str] = []
     early: list[str] = []
     partial: list[tuple[str, str]] = []  # (quoted removal, what it misses)
+    leaks: list[Leak] = []  # removed only when no error occurs (`cleanup_paths`)
     gone, alive = by_made(facts, "temp_gone"), by_made(facts, "temp_kept")
     every_site = removal_sites(graph) if proved else []
     # a removal in a method nothing names never runs (a ``cleanup()`` no code calls); a
@@ -237,6 +239,8 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
             taken, held_back = held(facts, graph, repo, split_loc(temp[2:]), stored)
             if ("TemporaryDirectory" in made and not stored) or after or taken:
                 removed += after or taken or [made]
+                if after and "TemporaryDirectory" not in made:
+                    leaks += error_leaks(repo, graph, itself)
                 continue
             kept.append(made)
             partial += held_back
@@ -251,7 +255,7 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
     if kept:  # a removal of a path read back from the state may be of this directory
         partial += [(line_at(repo, p, n), f"removes a path read from its state ('{k}'), not "
                      "traced to this directory") for p, n, k in state_reads(graph, sites)]
-    return [_cleanup(proved, kept, removed, early, partial), _deleted_early(early)]
+    return [_cleanup(proved, (kept, leaks), removed, early, partial), _deleted_early(early)]
 
 
 def _places(lines: list[str]) -> list[str]:
@@ -273,13 +277,16 @@ def _kept_text(kept: list[str], partial: list[tuple[str, str]]) -> str:
             f" {which}.")
 
 
-def _cleanup(proved: list[Clone], kept: list[str], removed: list[str],
+def _cleanup(proved: list[Clone], left: tuple[list[str], list[Leak]], removed: list[str],
              early: list[str], partial: list[tuple[str, str]]) -> Finding:
-    """``safety.clone_cleanup`` from the quoted lines of each kind of temp dir."""
-    shown = early or [*kept, *(q for q, _w in partial)] or removed
+    """``safety.clone_cleanup`` from the quoted lines of each kind of temp dir; `left`: the
+    temp dirs nothing removes after a successful run, and the removals an error skips."""
+    kept, leaks = left
+    on_error = [q for k in leaks for q in (k.removal, k.raiser, *k.handler)]
+    shown = early or [*kept, *(q for q, _w in partial)] or on_error or removed
     return Finding(
         facet="safety.clone_cleanup", goal="The clone's temporary directory is removed after "
-        "use", found=bool(removed) and not kept and not early,
+        "use", found=bool(removed) and not kept and not early and not leaks,
         # weighed only where there is a sandboxed clone to clean up (judging.extras: a
         # directory left behind keeps the tools from full marks)
         pattern="success" if proved else "neutral",
@@ -291,13 +298,14 @@ def _cleanup(proved: list[Clone], kept: list[str], removed: list[str],
                    f"{', '.join(_places(early[::2])[:3])} is deleted as its function "
                    f"returns the path ({', '.join(_places(early[1::2])[:3])}), so the clone "
                    "is gone before the caller uses it." if early else
-                   _kept_text(kept, partial)
-                   if kept else "Every sandboxed clone's temporary directory is removed."),
+                   _kept_text(kept, partial) if kept else leak_text(leaks) if leaks else
+                   "Every sandboxed clone's temporary directory is removed on every path."),
         data={"kept": _places(kept)[:20], "removed": _places(removed)[:20],
               "early": _places(early)[:20],
               "partial": _places([q for q, _w in partial])[:20],
               "alive": _places([q for q, w in partial if w == KEPT_ALIVE])[:20],
-              "through_state": any("state" in w for _q, w in partial)})
+              "through_state": any("state" in w for _q, w in partial),
+              "on_error": _places([k.removal for k in leaks])[:20]})
 
 
 def _deleted_early(early: list[str]) -> Finding:

@@ -18,7 +18,7 @@ from automaton_auditor.forensics.code.calls import JUDGE_KEYS, CallCollector
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve, str_value
 from automaton_auditor.forensics.code.deadlines import WAITED, wait_bounded
 from automaton_auditor.forensics.code.dispatch import module_tables
-from automaton_auditor.forensics.code.failures import failure_checks
+from automaton_auditor.forensics.code.failures import error_checks
 from automaton_auditor.forensics.code.interp import Interp, default_flags
 from automaton_auditor.forensics.code.lambdas import picked_lambdas
 from automaton_auditor.forensics.code.lifetime import gone_on_return, kept_alive, released
@@ -104,11 +104,13 @@ def _facts(path: str, text: str, tree: ast.Module) -> JSON:
     collector.lambdas = picked_lambdas(tree) if "lambda" in text else {}
     collector.walk(tree)
     if "subprocess" in text or "clone_from" in text:
-        seen = failure_checks(tree, imports)
+        seen, dropped = error_checks(tree, imports)
         for call in collector.calls:
             if call["kind"] in ("process", "clone"):
                 # the line that shows the call's failure is seen (0: it passes unnoticed)
                 call["checked"] = seen.get(call["line"], 0)
+                if call["line"] in dropped:  # the except that swallows its error
+                    call["swallowed"] = dropped[call["line"]]
     bounded = wait_bounded(tree, imports) if "wait_for" in text else []
     for call in collector.calls:
         if call["kind"] in ("process", "clone") and call["line"] in bounded:
