@@ -154,3 +154,32 @@ def clone(url):
         kept = _errors(tmp_path / str(i), body.format(handler=handler))
         assert kept.found and kept.data["handled"] == 2 and not kept.data["swallowed"], \
             handler
+
+
+def test_a_retry_loop_s_continue_hands_the_failure_on_and_only_a_clone_names_auth(
+        tmp_path: Path) -> None:
+    retry = _errors(tmp_path / "retry", '''
+import git
+
+
+def clone(url, dest):
+    for branch in ("main", "master"):
+        try:
+            return git.Repo.clone_from(url, dest, branch=branch)
+        except git.GitCommandError:
+            continue
+    return None
+''')
+    assert retry.found and not retry.data["swallowed"]
+    log = _errors(tmp_path / "log", '''
+import subprocess
+
+
+def history(path):
+    try:
+        return subprocess.run(["git", "log"], cwd=path, check=True).stdout
+    except subprocess.CalledProcessError:
+        return []
+''')
+    assert not log.found and log.data["swallowed"] == ["tools.py:7"]
+    assert "pass silently: " in log.rationale and "authentication" not in log.rationale

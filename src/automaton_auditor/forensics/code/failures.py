@@ -12,10 +12,10 @@ Each seen call is answered with the line that shows it, for the finding to quote
 
 An ``except`` that drops the error sees nothing: one that neither raises, nor logs or prints,
 nor keeps the error (reads the exception object or a command's ``stderr``/``output``) in
-what it does (``except Exception: return None, None``) swallows every failure, an
-authentication failure included. A call whose only check is such a handler (or whose
-``check=True`` raises into one) is not checked: it is answered, apart, with that handler's
-line (`error_checks`).
+what it does, nor hands it to a loop (``continue``), swallows every failure (``except
+Exception: return None, None``: a failed clone's authentication error included). A call
+whose only check is such a handler (or whose ``check=True`` raises into one) is not
+checked: it is answered, apart, with that handler's line (`error_checks`).
 """
 
 from __future__ import annotations
@@ -69,9 +69,11 @@ def error_checks(tree: ast.Module, imports: dict[str, str],
 
 def keeps_error(handler: ast.ExceptHandler) -> bool:
     """The handler does something with the error it catches: raises (again or anew), logs
-    or prints, ends the run, or reads the exception object or a command's output."""
+    or prints, ends the run, reads the exception object or a command's output, or hands the
+    failure to its loop (``continue``/``break``: the next attempt of a retry, a skipped
+    item)."""
     nodes = own_nodes(handler.body)
-    return any(isinstance(n, ast.Raise) or (
+    return any(isinstance(n, ast.Raise | ast.Continue | ast.Break) or (
         isinstance(n, ast.Call) and (dotted(n.func) or "").rsplit(".", 1)[-1] in REPORTS) or (
         isinstance(n, ast.Name) and n.id == handler.name and isinstance(n.ctx, ast.Load)) or (
         isinstance(n, ast.Attribute) and n.attr in OUTPUTS) for n in nodes)

@@ -43,11 +43,13 @@ def through_wrappers(calls: list[tuple[str, JSON]], graph: CallGraph,
     return out
 
 
-def errors_finding(calls: list[tuple[str, JSON]], repo: Path | None) -> Finding:
+def errors_finding(calls: list[tuple[str, JSON]], repo: Path | None,
+                   clones: frozenset[tuple[str, int]] = frozenset()) -> Finding:
     """``safety.subprocess_errors``: how many process and git library calls the code sees
     fail (`failures`: ``check=True``, an ``except`` that catches it, or its exit status
     read), each quoted with the line that shows it; the unchecked calls quoted when they are
-    the majority."""
+    the majority, and those an ``except`` swallows with it (`clones`: (path, line) of the
+    calls that clone, whose swallowed failures include an authentication failure)."""
     handled = [(p, c) for p, c in calls if c.get("checked")]
     unchecked = [(p, c) for p, c in calls if not c.get("checked")]
     found = bool(calls) and len(handled) * 2 >= len(calls)
@@ -64,7 +66,7 @@ def errors_finding(calls: list[tuple[str, JSON]], repo: Path | None) -> Finding:
         "errors (check=True, an except that catches their error, or their returncode read "
         "afterwards; an except that drops the error is none)." + wrapped
         + (f" Unchecked: {', '.join(listed)}." if listed else "") + _swallowed_text(
-            swallowed, repo),
+            swallowed, repo, clones),
         confidence=0.75, handled=len(handled), total=len(calls),
         unchecked=[f"{p}:{c['line']}" for p, c in unchecked[:50]],
         swallowed=[f"{p}:{c['line']}" for p, c in swallowed[:50]])
@@ -84,19 +86,23 @@ def _handler(repo: Path | None, path: str, call: JSON) -> list[str]:
     """The swallowing ``except`` of `call`, quoted line by line (a few lines at most)."""
     start, end = [*call["swallowed"], 0][:2]
     lines = range(int(start), min(max(int(end), int(start)), int(start) + 3) + 1)
-    return [line_at(repo, path, n) for n in lines]
+    quoted = [line_at(repo, path, n) for n in lines]
+    return [q for q in quoted if not q.split(": ", 1)[-1].startswith("#")]
 
 
-def _swallowed_text(swallowed: list[tuple[str, JSON]], repo: Path | None) -> str:
+def _swallowed_text(swallowed: list[tuple[str, JSON]], repo: Path | None,
+                    clones: frozenset[tuple[str, int]]) -> str:
     """The calls whose error an ``except`` swallows, each with that handler quoted."""
     if not swallowed:
         return ""
+    cloning = any((p, int(c["line"])) in clones for p, c in swallowed)
     said = "; ".join(f"{p}:{c['line']} caught by `{' '.join(_handler(repo, p, c))}`"
                      for p, c in swallowed[:3])
     return (f" Swallowed: {len(swallowed)} of them sit in a try whose except drops the error "
             "(no raise, no log or print, the exception and git's output kept in nothing it "
-            f"does), so every failure, an authentication failure included, passes silently: "
-            f"{said}.")
+            "does), so their failures pass silently"
+            + (" (a failed clone's authentication error included)" if cloning else "")
+            + f": {said}.")
 
 
 def _by_callers(graph: CallGraph, repo: Path, key: Key, line: int,

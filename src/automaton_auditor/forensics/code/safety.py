@@ -109,7 +109,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
         _clone_function(facts, every, repo, idle),
         *_sandbox_findings(facts, found, proved, temps, (never_run, raising), repo, lost),
         *cleanup,
-        errors_finding(sub + library, repo),
+        errors_finding(sub + library, repo, frozenset((p, int(c["line"])) for p, c in every)),
         _timeouts_finding([(p, {**c, "timeout": WAITED}) if caller_bounded(facts, graph, p, c)
                            else (p, c) for p, c in every], sub),
         # on a call graph of its own: filling `graph`'s memos here may change what the
