@@ -183,3 +183,43 @@ def history(path):
 ''')
     assert not log.found and log.data["swallowed"] == ["tools.py:7"]
     assert "pass silently: " in log.rationale and "authentication" not in log.rationale
+
+
+def test_a_swallowed_read_beside_a_checked_clone_is_said_not_counted_against_it(
+        tmp_path: Path) -> None:
+    text = '''
+import subprocess
+
+
+def clone(url, dest):
+    try:
+        subprocess.run(["git", "clone", url, dest], check=True, timeout=60)
+    except subprocess.CalledProcessError as e:
+        raise ValueError(e.stderr)
+
+
+def history(path):
+    try:
+        return subprocess.run(["git", "log"], cwd=path, check=True).stdout
+    except subprocess.CalledProcessError:
+        return []
+
+
+def count(path):
+    try:
+        return int(subprocess.run(["git", "rev-list", "--count", "HEAD"], cwd=path,
+                                  check=True).stdout)
+    except (subprocess.CalledProcessError, ValueError):
+        return 0
+'''
+    errors = _errors(tmp_path / "read", text)
+    assert errors.found and (errors.data["handled"], errors.data["total"]) == (1, 3)
+    assert sorted(errors.data["swallowed"]) == ["tools.py:14", "tools.py:21"]
+    assert "Not counted against the check" in errors.rationale
+    assert "tools.py:15: except subprocess.CalledProcessError:\ntools.py:16: return []" in (
+        errors.content or "")
+    # the clone's own error swallowed: it counts against the check
+    dropped = _errors(tmp_path / "clone", text.replace(
+        "    except subprocess.CalledProcessError as e:\n        raise ValueError(e.stderr)",
+        "    except subprocess.CalledProcessError:\n        return None"))
+    assert not dropped.found and "authentication error included" in dropped.rationale

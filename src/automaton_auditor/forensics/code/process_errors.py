@@ -48,14 +48,18 @@ def errors_finding(calls: list[tuple[str, JSON]], repo: Path | None,
     """``safety.subprocess_errors``: how many process and git library calls the code sees
     fail (`failures`: ``check=True``, an ``except`` that catches it, or its exit status
     read), each quoted with the line that shows it; the unchecked calls quoted when they are
-    the majority, and those an ``except`` swallows with it (`clones`: (path, line) of the
-    calls that clone, whose swallowed failures include an authentication failure)."""
+    the majority, and those an ``except`` swallows with it. A swallowed call is no check;
+    one that does not clone (`clones`: (path, line) of the calls that clone) answers its
+    failure with a default (``except CalledProcessError: return []`` around ``git log``)
+    and is said, not counted against the rest: the rubric's error handling is the clone's,
+    whose swallowed failure hides an authentication error and counts against it."""
     handled = [(p, c) for p, c in calls if c.get("checked")]
     unchecked = [(p, c) for p, c in calls if not c.get("checked")]
-    found = bool(calls) and len(handled) * 2 >= len(calls)
-    listed = [f"{p}:{c['line']}" for p, c in unchecked[:5]]
     # an except around them that drops the error: no check, said with its lines
     swallowed = [(p, c) for p, c in unchecked if c.get("swallowed")]
+    aside = [(p, c) for p, c in swallowed if (p, int(c["line"])) not in clones]
+    found = bool(handled) and len(handled) * 2 >= len(calls) - len(aside)
+    listed = [f"{p}:{c['line']}" for p, c in unchecked[:5]]
     helpers = sorted({str(c["wrapper"]) for _p, c in handled if c.get("wrapper")})
     wrapped = (f" Through a helper that returns the call's result ({', '.join(helpers[:3])}),"
                " checked by each of its callers." if helpers else "")
@@ -66,20 +70,21 @@ def errors_finding(calls: list[tuple[str, JSON]], repo: Path | None,
         "errors (check=True, an except that catches their error, or their returncode read "
         "afterwards; an except that drops the error is none)." + wrapped
         + (f" Unchecked: {', '.join(listed)}." if listed else "") + _swallowed_text(
-            swallowed, repo, clones),
+            swallowed, repo, clones) + (
+            f" Not counted against the check: the {len(aside)} swallowed call(s) that do not "
+            "clone answer their failure with a default value; a failed clone is still seen."
+            if aside and found else ""),
         confidence=0.75, handled=len(handled), total=len(calls),
         unchecked=[f"{p}:{c['line']}" for p, c in unchecked[:50]],
         swallowed=[f"{p}:{c['line']}" for p, c in swallowed[:50]])
-    if found and repo is not None:
-        quote = "\n".join(f"{p}:{c['line']}: {c['snippet']}\n" +
-                          line_at(repo, c.get("checked_in") or p, int(c["checked"]))
-                          for p, c in handled[:10])
-        finding = finding.model_copy(update={"content": clip(quote, 4000)})
-    elif swallowed and repo is not None:
-        quote = "\n".join(f"{p}:{c['line']}: {c['snippet']}\n" + "\n".join(_handler(repo, p, c))
-                          for p, c in swallowed[:10])
-        finding = finding.model_copy(update={"content": clip(quote, 4000)})
-    return finding
+    if repo is None or not (found or swallowed):
+        return finding
+    quote = "\n".join([*(f"{p}:{c['line']}: {c['snippet']}\n" +
+                         line_at(repo, c.get("checked_in") or p, int(c["checked"]))
+                         for p, c in (handled if found else [])[:10]),
+                       *(f"{p}:{c['line']}: {c['snippet']}\n" + "\n".join(_handler(repo, p, c))
+                         for p, c in swallowed[:10])])
+    return finding.model_copy(update={"content": clip(quote, 4000)})
 
 
 def _handler(repo: Path | None, path: str, call: JSON) -> list[str]:

@@ -299,7 +299,7 @@ def _cleanup(proved: list[Clone], left: tuple[list[str], list[Leak]], removed: l
                    f"returns the path ({', '.join(_places(early[1::2])[:3])}), so the clone "
                    "is gone before the caller uses it." if early else
                    _kept_text(kept, partial) if kept else leak_text(leaks) if leaks else
-                   "Every sandboxed clone's temporary directory is removed on every path."),
+                   "Every sandboxed clone's temporary directory is removed."),
         data={"kept": _places(kept)[:20], "removed": _places(removed)[:20],
               "early": _places(early)[:20],
               "partial": _places([q for q, _w in partial])[:20],
