@@ -182,7 +182,7 @@ def history(path):
         return []
 ''')
     assert not log.found and log.data["swallowed"] == ["tools.py:7"]
-    assert "pass silently: " in log.rationale and "authentication" not in log.rationale
+    assert "does not say what failed: " in log.rationale and "authentication" not in log.rationale
 
 
 def test_a_swallowed_read_beside_a_checked_clone_is_said_not_counted_against_it(

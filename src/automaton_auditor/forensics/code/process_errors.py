@@ -105,7 +105,8 @@ def _swallowed_text(swallowed: list[tuple[str, JSON]], repo: Path | None,
                      for p, c in swallowed[:3])
     return (f" Swallowed: {len(swallowed)} of them sit in a try whose except drops the error "
             "(no raise, no log or print, the exception and git's output kept in nothing it "
-            "does), so their failures pass silently"
+            "does), so the error itself is lost: what the handler returns (a default such as "
+            "None or []) does not say what failed"
             + (" (a failed clone's authentication error included)" if cloning else "")
             + f": {said}.")
 
