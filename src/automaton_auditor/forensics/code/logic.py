@@ -10,7 +10,8 @@ For a function that handles scores, the walk records (JSON, by line):
 - ``branches``: every ``if``/conditional expression with what its test reads and what its
   body does (``score``, ``cap``, ``flag``, ``text``); a test the function's own flags make
   false on every path (`flag_paths`) carries the lines that make it so (``never``), an ``if``
-  taken only when the judges agree (`spreads`) ``agree``; ``pred``: what a predicate
+  taken only when the judges agree (`spreads`) ``agree``, one that scores as every path
+  without it (`paths.same_score`) ``same``; ``pred``: what a predicate
   helper's answer rests on (the tests guarding its returns, and each way they can hold:
   `argument_words.or_sides`); ``judge_tests``: literals compared with a ``.judge``.
 
@@ -114,10 +115,10 @@ class _Reader(ExprReader):
             "means", "spreads", "weights", "branches", "pred", "judge_tests", "spread_keys",
             "passed", "text_calls", "scored")}
 
-    # --- statements ----------------------------------------------------------------------
-    def block(self, body: list[ast.stmt]) -> None:
+    def block(self, body: list[ast.stmt], after: list[ast.stmt] | None = None) -> None:
+        # `after`: what runs once the block ends (left out in a loop, ``try`` or ``with``)
         for index, stmt in enumerate(body):
-            self.stmt(stmt, body[index + 1:])
+            self.stmt(stmt, [*body[index + 1:], *(after or [])])
 
     def stmt(self, node: ast.stmt, rest: list[ast.stmt]) -> None:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
@@ -125,19 +126,19 @@ class _Reader(ExprReader):
         for expr in own_exprs(node):
             self.expression(expr)
         if isinstance(node, ast.If | ast.While):
-            # the path without the branch: its ``else``, or what follows a body that returns
-            other = node.orelse or (rest if isinstance(node, ast.If) else [])
+            # the path without the branch: its ``else``, then what runs after it
+            after = None if isinstance(node, ast.While) else rest
             count = len(self.out["branches"])
             self.branch(node.test, [*node.body, *node.orelse], node.lineno,
-                        same_score(node.body, other, self.sets_score))
+                        same_score(node.body, node.orelse, after, self.sets_score))
             if len(self.out["branches"]) > count:
                 self.out["branches"][-1].update(self.marks(node))
             self.guards.append((self.reads(node.test), node.test))
             self.gate_stack.append(test_gates(node.test) if isinstance(node, ast.If) else set())
-            self.block(node.body)
+            self.block(node.body, after)
             self.gate_stack[-1] = set()  # the ``else`` runs when the test fails
             self.guards[-1] = (self.guards[-1][0], ast.UnaryOp(op=ast.Not(), operand=node.test))
-            self.block(node.orelse)
+            self.block(node.orelse, after)
             self.gate_stack.pop()
             self.guards.pop()
             return
@@ -182,7 +183,6 @@ class _Reader(ExprReader):
             elif isinstance(sub, ast.Compare):
                 self.out["judge_tests"] += judge_tests(sub)
 
-    # --- computations ----------------------------------------------------------------------
     def binop(self, node: ast.BinOp) -> None:
         # ``sum(s) // len(s)``: a floor mean is a mean (``round``/``int`` of one is read inside)
         if id(node) in self.fallback:
@@ -241,12 +241,12 @@ class _Reader(ExprReader):
                 if reads and "score" not in every:
                     self.out["passed"].append({"name": arg.id, "reads": reads})
 
-    # --- branches --------------------------------------------------------------------------
-    def branch(self, test: ast.expr, body: list[ast.stmt], line: int, same: bool = False,
-               choice: bool = False) -> None:
-        """One decision; `same`: it scores as the path without it (it changes no score);
-        `choice`: a conditional expression, whose value goes wherever the expression goes."""
-        does = sorted(self.does(body) - ({"score", "cap"} if same else set()))
+    def branch(self, test: ast.expr, body: list[ast.stmt], line: int,
+               same: tuple[int, ...] = (), choice: bool = False) -> None:
+        """One decision; `same`: where the path without it sets the score, when it scores as
+        that path (marked ``same``: it changes no score, `unused_rules`); `choice`: a
+        conditional expression, whose value goes wherever the expression goes."""
+        does = sorted(self.does(body))
         if choice and not does and any(is_none(getattr(s, "value", None)) for s in body):
             does = ["pick"]  # ``helper(ops) if spread > 2 else None``: tested, picks a value
         inner = self.inner_tests(body)
@@ -268,9 +268,8 @@ class _Reader(ExprReader):
             # where a flag it sets goes (`spread_flags`): a flag kept local decides nothing
             if "flag" in does and not choice:
                 extra.update(flag_exit(body, self.body))
-            self.out["branches"].append({"line": line, "end": end, "reads": reads,
-                                         "does": does, **extra,
-                                         **self.details(test, body, inner, line, same)})
+            self.out["branches"].append({"line": line, "end": end, "reads": reads, "does": does,
+                                         **extra, **self.details(test, body, inner, line, same)})
 
     def gates(self, test: ast.expr, inner: list[ast.expr]) -> list[str]:
         """What a decision needs to hold a value: its own gates, the enclosing ``if`` bodies'
@@ -281,7 +280,7 @@ class _Reader(ExprReader):
             *self.gate_stack, *(f for f in flags if f)))
 
     def details(self, test: ast.expr, body: list[ast.stmt], inner: list[ast.expr], line: int,
-                same: bool) -> JSON:
+                same: tuple[int, ...]) -> JSON:
         """What else a decision's facts need: each side of an ``or`` (``if not ev.found or
         "insecure" in argument:``, each side fires the rule alone) and the lines it sets the
         score on (a spread's re-evaluation is quoted from them)."""
@@ -292,8 +291,9 @@ class _Reader(ExprReader):
         out.update(helper_sides(test, inner, self.reads))  # and the sides of a helper's ``or``
         sets = {getattr(n, "lineno", line) for n in own_nodes(body) if isinstance(n, SIMPLE)
                 and self.does([n]) & {"score", "cap"}}
-        if sets and not same:
-            out["sets"] = sorted(sets)[:MAX_SETS]
+        if sets:  # and, if it scores as without it, where the path without it does
+            out.update(sets=sorted(sets)[:MAX_SETS], **({"same": {
+                "at": sorted(sets)[:MAX_SETS], "over": list(same[:MAX_SETS])}} if same else {}))
         return out
 
     def sets_score(self, node: ast.AST) -> bool:

@@ -7,6 +7,10 @@ score from something other than a fixed cap, or caps it on a judge's score or op
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from automaton_auditor.forensics.code.paths import in_body
+from automaton_auditor.forensics.code.source import parse_file
 from automaton_auditor.forensics.code.spread_routes import Route, Rule
 
 Lines = list[tuple[str, int]]
@@ -93,32 +97,66 @@ def evidence_reads(rules: list[Rule]) -> list[str]:
                                             if "evidence" in r.reads})][:10]
 
 
+STEADY = frozenset({"judge", "criterion"})  # what holds for every verdict on a criterion
+
+
+def _around(rules: list[Rule], path: str, line: int) -> list[Rule]:
+    """The decisions whose test is at `line` or whose body holds it."""
+    return [r for r in rules if r.path == path and r.line <= line <= max(r.end, r.line)]
+
+
 def ordinary_weights(rules: list[Rule], weights: Lines) -> Lines:
-    """The `weights` that apply where the judges roughly agree: one nested in a decision on
-    the score spread (``if variance >= 3: if criterion in (...): final = techlead``) weighs a
-    judge only when the scores are far apart, which is the variance re-evaluation; where no
-    such rule fires, the judges' mean is still plain."""
-    spread = [r for r in rules if r.kind == "spread" and r.end]
+    """The `weights` that apply where no rule fires: neither they nor any decision around
+    them test more than a judge's identity or the criterion. One nested in a decision on the
+    score spread (``if variance >= 3: if criterion in (...): final = techlead``) weighs a
+    judge only when the scores are far apart, which is the variance re-evaluation; one under
+    a word test or a judge's score (``if "modular" in tl.argument: if tl.score >= 4: final =
+    max(scores)``) only when that holds, a rule of its own. Where no such rule fires, the
+    judges' mean is still plain."""
     return [(path, line) for path, line in weights
-            if not any(r.path == path and r.line < line <= r.end for r in spread)]
+            if all(set(r.reads) <= STEADY for r in _around(rules, path, line))]
 
 
-def unweighted_reason(averaging: bool, models: bool, means: bool, weights: Lines,
-                      ordinary: Lines) -> str:
+def plain_means(rules: list[Rule], means: Lines, repo: Path | None) -> Lines:
+    """The `means` on the path that runs when no rule fires: none in the body of a decision
+    that does more than a shape test (a floor mean inside a word rule is that rule's score;
+    one in the ``else`` of a rule is what the code does when it does not fire)."""
+    out: Lines = []
+    for path, line in means:
+        tests = {r.line for r in rules if r.path == path and r.kind != "none"}
+        tree = parse_file(str(repo / path)) if repo is not None and tests else None
+        if tree is None or not in_body(tree, line, tests):
+            out.append((path, line))
+    return out
+
+
+def unweighted_reason(averaging: bool, models: bool, means: Lines, weights: Lines,
+                      ordinary: Lines, rules: list[Rule]) -> str:
     """The rationale of ``justice.unweighted_mean``: why the rule-bound plain mean holds, or
-    which of its parts is missing."""
+    which of its parts is missing (`means`: those where no rule fires, `plain_means`)."""
     if averaging:
         return "Every verdict is the mean: no rule on a fact changes it (see the plain average)."
     if models:
         return "The score is taken from a model's answer."
     if not means:
-        return "No mean of the scores."
+        return "No mean of the scores where no rule fires."
     if ordinary:
-        return f"One judge's score weighs differently ({ordinary[0][0]}:{ordinary[0][1]})."
-    return ("The base verdict is a mean of the three scores; rules change it only in special "
-            "cases and no judge (the Tech Lead on architecture) weighs differently" + (
-                f" except when the scores are far apart ({weights[0][0]}:{weights[0][1]}, "
-                "part of the variance re-evaluation)" if weights else "") + ".")
+        keyed = [r for r in _around(rules, *ordinary[0]) if "criterion" in r.reads]
+        where = f" ({ordinary[0][0]}:{ordinary[0][1]})" if not keyed or \
+            keyed[0].line != ordinary[0][1] else ""
+        return f"One judge's score weighs differently{where}" + (
+            f" on the criteria the test at {keyed[0].path}:{keyed[0].line} picks; on every "
+            f"other criterion, where no rule fires, the verdict is the judges' plain mean "
+            f"({means[0][0]}:{means[0][1]})" if keyed else "") + "."
+    inside = [w for w in weights if w not in ordinary]
+    spread = inside and any(r.kind == "spread" for r in _around(rules, *inside[0]))
+    return ("Where no rule fires, the verdict is a mean of the three scores; rules change it "
+            "only where their tests hold" + (
+                f", and a judge weighs differently only inside one: except when the scores "
+                f"are far apart ({inside[0][0]}:{inside[0][1]}, part of the variance "
+                "re-evaluation)" if spread else f", and a different weighing applies only "
+                f"inside one ({inside[0][0]}:{inside[0][1]}, a rule of its own)"
+                if inside else "") + ".")
 
 
 def averaging_reason(means: Lines, models: bool, weights: Lines, deciding: int,

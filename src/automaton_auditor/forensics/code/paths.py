@@ -1,8 +1,9 @@
-"""Does a branch change the score? Its path compared with the path taken without it.
+"""Does a branch change the score? Its paths compared with the paths taken without it.
 
 ``if spread > 2: final = sum(s) // len(s); return final, note`` followed by ``final =
 sum(s) // len(s); return max(1, min(5, final)), ""`` writes a note on a spread and scores
-as if it had not looked: the branch decides the note, not the score.
+as if it had not looked: the branch decides the note, not the score. So does a rule nested
+in others whose score every later rule and the default give as well.
 """
 
 from __future__ import annotations
@@ -18,16 +19,62 @@ Effect = Callable[[ast.AST], bool]
 LOGS = re.compile(r"(^|\.)(print|debug|info|warning|warn|error|exception|log)$")
 
 
-def same_score(body: list[ast.stmt], other: list[ast.stmt], sets_score: Effect) -> bool:
-    """True when a branch (`body`) scores exactly as the path without it (`other`: its
-    ``else``, or what follows a body that returns), both paths ending in a return: the same
-    score expressions, each path's local names read through its own assignments, a clamp to
-    the scale (``max(1, min(5, x))``) aside. Such a branch changes no score, whatever note it
-    writes. `sets_score` says whether a statement or a returned item sets the score."""
-    if not all(path and isinstance(path[-1], ast.Return) for path in (body, other)):
-        return False  # code after the branch may read what either path left behind
-    mine, theirs = _path_scores(body, sets_score), _path_scores(other, sets_score)
-    return bool(mine) and mine == theirs
+SETS = ast.Assign | ast.AugAssign | ast.AnnAssign | ast.Return
+MAX_PATHS = 32  # straight paths compared; more and the branch is left as changing the score
+
+
+def same_score(body: list[ast.stmt], orelse: list[ast.stmt], rest: list[ast.stmt] | None,
+               sets_score: Effect) -> tuple[int, ...]:
+    """The lines the path without a branch sets the score on, when the branch (`body`) scores
+    exactly as that path (its ``else`` and then `rest`, the code run after the branch up to
+    the function's end; None when a loop or handler around it makes that unknown); else ().
+
+    Every straight path of both, a nested ``if`` that sets the score or returns split into
+    its two sides, must end in a return and set the same score expressions, each path's
+    local names read through its own assignments, a clamp to the scale (``max(1, min(5,
+    x))``) aside. Such a branch changes no score, whatever note it writes: ``if spread > 2:
+    final = t; return final, note`` followed by later rules and a default that all give
+    ``final = t``. `sets_score` says whether a statement or a returned item sets the score."""
+    if rest is None:
+        return ()
+    mine, theirs = _paths([*body, *rest], sets_score), _paths([*orelse, *rest], sets_score)
+    if mine is None or theirs is None or not mine:
+        return ()
+    outcomes = {None if not p or not isinstance(p[-1], ast.Return) else
+                _frozen(_path_scores(p, sets_score)) for p in [*mine, *theirs]}
+    if len(outcomes) != 1 or None in outcomes or not next(iter(outcomes)):
+        return ()  # code after a path that does not return may read what it left behind
+    return tuple(sorted({s.lineno for p in theirs for s in p
+                         if isinstance(s, SETS) and sets_score(s)}))
+
+
+def _frozen(scores: set[str] | None) -> frozenset[str] | None:
+    return None if scores is None else frozenset(scores)
+
+
+def _paths(stmts: list[ast.stmt], sets_score: Effect) -> list[list[ast.stmt]] | None:
+    """Every straight path through `stmts`, each up to its first return: an ``if`` that sets
+    the score or returns is split into its body and its ``else`` (None past MAX_PATHS)."""
+    open_: list[list[ast.stmt]] = [[]]
+    ended: list[list[ast.stmt]] = []
+    for stmt in stmts:
+        if isinstance(stmt, ast.If) and (sets_score(stmt) or any(
+                isinstance(n, ast.Return) for n in ast.walk(stmt))):
+            body, orelse = _paths(stmt.body, sets_score), _paths(stmt.orelse, sets_score)
+            if body is None or orelse is None:
+                return None
+            joined = [p + s for p in open_ for s in [*body, *orelse]]
+            ended += [p for p in joined if p and isinstance(p[-1], ast.Return)]
+            open_ = [p for p in joined if not p or not isinstance(p[-1], ast.Return)]
+        else:
+            open_ = [[*p, stmt] for p in open_]
+            if isinstance(stmt, ast.Return):
+                ended, open_ = ended + open_, []
+        if len(open_) + len(ended) > MAX_PATHS:
+            return None
+        if not open_:
+            break
+    return ended + open_
 
 
 def _path_scores(stmts: list[ast.stmt], sets_score: Effect) -> set[str] | None:
@@ -100,10 +147,10 @@ def _inline(node: ast.expr, env: dict[str, ast.expr]) -> ast.expr:
     class _Sub(ast.NodeTransformer):
         def visit_Name(self, name: ast.Name) -> ast.AST:
             return env.get(name.id, name)
-    return _unclamped(_Sub().visit(copy.deepcopy(node)))
+    return unclamped(_Sub().visit(copy.deepcopy(node)))
 
 
-def _unclamped(node: ast.expr) -> ast.expr:
+def unclamped(node: ast.expr) -> ast.expr:
     """``max(1, min(5, x))`` / ``min(5, max(1, x))`` -> ``x``: a clamp to the scale."""
     while isinstance(node, ast.Call) and call_name(node) in ("max", "min") and \
             len(node.args) == 2 and not node.keywords and \
@@ -144,3 +191,10 @@ def _tests_presence(test: ast.expr, name: str, negated: bool) -> bool:
         negated ^= isinstance(test.ops[0], ast.Is)
         test = test.left
     return isinstance(test, ast.Name) and test.id == name and not negated
+
+
+def in_body(tree: ast.AST, line: int, tests: set[int]) -> bool:
+    """Whether `line` lies in the body, not the ``else``, of an ``if`` at one of the lines
+    `tests` (a statement run only when that test holds)."""
+    return any(isinstance(node, ast.If) and node.lineno in tests and node.body[0].lineno <= line
+               <= (node.body[-1].end_lineno or node.body[-1].lineno) for node in ast.walk(tree))

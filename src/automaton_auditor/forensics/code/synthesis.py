@@ -35,6 +35,7 @@ from automaton_auditor.forensics.code.named_rules import (
     distinct,
     evidence_reads,
     ordinary_weights,
+    plain_means,
     shared_reason,
     unweighted_reason,
 )
@@ -325,10 +326,10 @@ def _model_findings(facts: dict[str, JSON], reading: Reading,
 def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
                    notes: str = "") -> list[Finding]:
     rules = reading.rules
-    ties = tie_breaks(rules, graph, repo)  # a spread that only picks re-evaluates nothing
+    inert = [u.rule for u in reading.unused if u.same and u.rule.kind == "spread"]
+    ties = tie_breaks(rules, graph, repo, inert)  # a pick re-evaluates nothing
     named = credited(rules, reading.weights, reading.routes, {(r.path, r.line) for r in ties})
-    weights = named["functionality_weight"]
-    present = [n for n, items in named.items() if items]
+    weights, present = named["functionality_weight"], [n for n, items in named.items() if items]
     # each of the rules the rubric names must rest on a decision of its own
     core = distinct(named, CORE_RULES)
     deciding = _of(rules, "evidence", "spread", "consensus", "score_cap", "criterion", "judge")
@@ -342,8 +343,8 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
     gated = words - loose
     averaging = bool(reading.means) and not deciding and not reading.models
     # rules only on special cases: every other verdict is the judges' mean, no judge weighs more
-    ordinary = ordinary_weights(rules, weights)
-    unweighted = bool(reading.means) and not ordinary and not averaging and not reading.models
+    ordinary, plain = ordinary_weights(rules, weights), plain_means(rules, reading.means, repo)
+    unweighted = bool(plain) and not ordinary and not averaging and not reading.models
     return [
         _f("justice.rules", "Conflict-resolution rules in code (security override, fact "
            "supremacy, functionality weight)", len(core) >= 2, "success",
@@ -358,7 +359,7 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
            dead=[f"{p}:{line}" for p, line in dead[:10]],
            evidence=evidence_reads([*rules, *(u.rule for u in reading.unused)])),
         *tie_facts(rules, reading.routes, ties, repo,  # a tie-break is no re-evaluation
-                   lambda kept: _variance(reading._replace(rules=kept), repo)),
+                   lambda kept: _variance(reading._replace(rules=kept), repo), inert),
         _f("justice.averaging", "The verdict is a plain average of the judges' scores",
            averaging, "failure", [*reading.means, *keyword, *dead] if averaging else
            reading.means, repo, averaging_reason(reading.means, bool(reading.models),
@@ -366,9 +367,8 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
            0.85, keyword_rules=words, dead_rules=len(dead)),
         _f("justice.unweighted_mean", "Where no rule fires, the verdict is the judges' plain "
            "mean (no judge's score weighs more)", unweighted, "failure",
-           reading.means if unweighted else [], repo,
-           unweighted_reason(averaging, bool(reading.models), bool(reading.means), weights,
-                             ordinary), 0.75),
+           plain if unweighted else [], repo, unweighted_reason(
+               averaging, bool(reading.models), plain, weights, ordinary, rules), 0.75),
         _f("justice.keyword_rules", "Rules fire on words in a judge's argument",
            bool(keyword), "failure", keyword, repo,
            (f"{words} decision(s) change the score because a judge's argument "

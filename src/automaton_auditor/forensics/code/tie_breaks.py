@@ -30,6 +30,7 @@ from automaton_auditor.forensics.code.exprs import (
     call_name,
     weighted_sum,
 )
+from automaton_auditor.forensics.code.paths import unclamped
 from automaton_auditor.forensics.code.source import parse_file, statement_at
 from automaton_auditor.forensics.code.spread_routes import Route, Rule
 from automaton_auditor.state import Finding
@@ -42,7 +43,7 @@ WRAPPERS = frozenset({"int", "float", "round"})  # a number's form, not a new va
 PURE = STATISTICS | WRAPPERS | frozenset({
     "len", "sum", "zip", "abs", "enumerate", "range", "list", "tuple", "dict", "set", "any",
     "all", "isinstance", "reversed", "items", "values", "keys", "get", "count", "index",
-    "sort", "format", "join", "upper", "lower", "strip", "title", "str"})
+    "sort", "format", "join", "upper", "lower", "strip", "title", "str", "getattr"})
 PURE_MODULES = ("statistics.", "math.", "np.", "numpy.")
 MAX_HELPER_DEPTH = 3
 
@@ -109,10 +110,12 @@ class _Reader:
             return None
         return callee(self.graph, key, call_name(call))
 
-    def benign(self, key: Key, nodes: list[ast.AST], depth: int) -> bool:
-        """Whether `nodes` only compute on the scores: no evidence read, and every call
-        arithmetic, text, or a repository helper that is benign itself."""
-        if any(_evidence_read(n) for n in nodes):
+    def benign(self, key: Key, nodes: list[ast.AST], depth: int,
+               notes: tuple[ast.AST, ...] = ()) -> bool:
+        """Whether `nodes` only compute on the scores: no evidence read (but in the `notes`,
+        text the decision writes), and every call arithmetic, text, or a repository helper
+        that is benign itself."""
+        if any(_evidence_read(n) for n in nodes if n not in notes):
             return False
         for call in (c for n in nodes for c in ast.walk(n) if isinstance(c, ast.Call)):
             name = call_name(call)
@@ -126,7 +129,9 @@ class _Reader:
         return True
 
     def picked(self, value: ast.expr | None, key: Key, depth: int = 0) -> bool:
-        """Whether `value` is a score already given, or a statistic of the scores given."""
+        """Whether `value` is a score already given, or a statistic of the scores given (a
+        clamp to the scale around it, ``max(1, min(5, final))``, aside)."""
+        value = unclamped(value) if value is not None else None
         if isinstance(value, ast.Call) and call_name(value) in WRAPPERS and value.args:
             return self.picked(value.args[0], key, depth) and all(
                 _number(a) for a in value.args[1:])  # ``round(x, 1)``
@@ -150,6 +155,10 @@ class _Reader:
                       if isinstance(k, ast.Constant) and SCORE_TARGET.search(str(k.value))]
             return all(v is not None and self.picked(v, key, depth)
                        for v in scored or value.values)
+        if isinstance(value, ast.Tuple) and value.elts:  # ``return final, note, dissent``
+            scored = [e for e in value.elts if isinstance(e, ast.Name)
+                      and SCORE_TARGET.search(e.id)]
+            return bool(scored) and all(self.picked(e, key, depth) for e in scored)
         return False
 
     def _mean(self, node: ast.BinOp, key: Key, depth: int) -> bool:
@@ -231,15 +240,38 @@ def _branch(repo: Path | None, rule: Rule, skip: set[int]) -> list[ast.AST] | No
     return out
 
 
-def tie_breaks(rules: list[Rule], graph: CallGraph | None, repo: Path | None
-               ) -> dict[Rule, tuple[int, ...]]:
+def _notes(branch: list[ast.AST], used: list[ast.expr | None]) -> tuple[ast.AST, ...]:
+    """The statements of a decision that only write a note: a name no score is set from
+    and no test reads (``remediation = tech_lead.argument[:300]``, returned beside the
+    score). A judge's argument read there is text passed on, not weighed again."""
+    read = {n.id for u in used if u is not None for n in ast.walk(u) if isinstance(n, ast.Name)}
+    read |= {n.id for b in branch if isinstance(b, ast.expr) for n in ast.walk(b)
+             if isinstance(n, ast.Name)}  # the tests `_branch` lists
+    return tuple(n for n in branch if isinstance(n, ast.Assign) and all(
+        isinstance(t, ast.Name) and not SCORE_TARGET.search(t.id) and t.id not in read
+        for t in n.targets))
+
+
+def _one_score(value: ast.expr | None) -> bool:
+    """A score read as it is (``final = t_score``, ``return final, note``), not a statistic."""
+    value = unclamped(value) if value is not None else None
+    if isinstance(value, ast.Tuple):
+        return any(_one_score(e) for e in value.elts if isinstance(e, ast.Name)
+                   and SCORE_TARGET.search(e.id))
+    return isinstance(value, ast.Name | ast.Attribute)
+
+
+def tie_breaks(rules: list[Rule], graph: CallGraph | None, repo: Path | None,
+               inert: list[Rule] | None = None) -> dict[Rule, tuple[int, ...]]:
     """The decisions on the score spread that only pick among the judges' scores, with the
     lines they pick on: each line they set the score on takes a score given or a statistic
     of them, and nothing in their test or branch reads the evidence or calls more than
-    arithmetic and text."""
+    arithmetic and text. Of the `inert` ones (they score as the path without them,
+    `unused_rules`), only one that adopts one judge's score (``final = t_score`` where the
+    default is ``t_score`` too) picks; one that takes the same mean only writes a note."""
     reader, out = _Reader(graph, repo), {}
     values: dict[str, dict[int, ast.expr]] = {}
-    for rule in (r for r in rules if r.kind == "spread"):
+    for rule in (r for r in [*rules, *(inert or [])] if r.kind == "spread"):
         nested = [o for o in rules if o.path == rule.path and rule.line < o.line <= rule.end]
         # a fixed cap on a detected fact inside the branch is the override applied again
         caps = [o for o in nested if o.ceiling]
@@ -252,8 +284,11 @@ def tie_breaks(rules: list[Rule], graph: CallGraph | None, repo: Path | None
         if rule.path not in values:
             values[rule.path] = _set_values(repo, rule.path)
         branch = _branch(repo, rule, {o.line for o in caps})
-        if all(reader.picked(values[rule.path].get(n), key) for n in lines) and (
-                branch is None or reader.benign(key, branch, 0)):
+        used = [values[rule.path].get(n) for n in lines]
+        if rule in (inert or []) and not all(_one_score(value) for value in used):
+            continue
+        if all(reader.picked(value, key) for value in used) and (branch is None or reader.benign(
+                key, branch, 0, _notes(branch, used))):
             out[rule] = tuple(lines)
     return out
 
@@ -280,12 +315,15 @@ def tie_break_finding(ties: dict[Rule, tuple[int, ...]], rules: list[Rule],
 
 
 def tie_facts(rules: list[Rule], routes: list[Route], ties: dict[Rule, tuple[int, ...]],
-              repo: Path | None, variance: Callable[[list[Rule]], Finding]) -> list[Finding]:
+              repo: Path | None, variance: Callable[[list[Rule]], Finding],
+              inert: list[Rule] | None = None) -> list[Finding]:
     """``justice.variance`` (built by `variance` from the rules it may credit) and
     ``justice.tie_break``, exclusive on one decision (`ties`, from `tie_breaks`): where the
     tie-break fires, the spread decision is quoted but not credited as a re-evaluation; where
-    it does not, the decisions that only pick are left out of the re-evaluation's credit."""
-    tie = tie_break_finding(ties, rules, routes, repo)
+    it does not, the decisions that only pick are left out of the re-evaluation's credit.
+    `inert`: decisions on the spread that score as the path without them (`unused_rules`),
+    not among `rules`: one that takes a judge's score is a tie-break all the same."""
+    tie = tie_break_finding(ties, [*rules, *(inert or [])], routes, repo)
     if not tie.found:
         return [variance([r for r in rules if r not in ties]), tie]
     return [variance(rules).model_copy(update={"found": False, "rationale": (

@@ -3,7 +3,9 @@
 A decision `unused_decisions` marks writes, text aside, only what is never read, or what is
 bound again before anything reads it, on every path from it (a cap ``final = min(final, 3)``
 that a later ``final = weighted(...)`` always replaces; a judge pruned from a list that is
-then built afresh). It changes no score, so `effective` credits it as nothing but the text
+then built afresh). One `logic` marks ``same`` sets the score exactly as every path without
+it does (`paths.same_score`: ``final = t_score`` where every later rule and the default give
+``final = t_score`` too). Either changes no score, so `effective` credits it as nothing but the text
 it writes (a dissent written on the spread is still one): it is no security override, fact
 supremacy, weight, re-evaluation or keyword rule. The fact names each decision the code
 would otherwise have credited, as the rule it was credited as, quoting the decision, the
@@ -38,14 +40,17 @@ class Unused(NamedTuple):
     names: tuple[str, ...]  # what it writes
     at: tuple[int, ...]  # the lines it writes them on
     over: tuple[int, ...]  # the lines that bind them again next (none: never read)
+    same: bool = False  # it sets the score, as every path without it does (`over`)
 
 
 def _mark(graph: CallGraph, rule: Rule) -> JSON | None:
-    """The ``unused`` mark of the branch a rule was read from, if any."""
+    """The ``unused`` mark of the branch a rule was read from, if any, else its ``same``
+    mark (with ``same`` set and no names: it sets the score itself)."""
     path, _, qual = rule.fn.rpartition(":")
     logic = (graph.functions.get((path, qual)) or {}).get("logic") or {}
-    return next((b["unused"] for b in logic.get("branches", [])
-                 if b["line"] == rule.line and b.get("unused")), None)
+    branch: JSON = next((b for b in logic.get("branches", []) if b["line"] == rule.line), {})
+    same = branch.get("same")
+    return branch.get("unused") or (same and {**same, "names": [], "same": True})
 
 
 def effective(graph: CallGraph, rules: list[Rule]) -> tuple[list[Rule], list[Unused]]:
@@ -59,7 +64,7 @@ def effective(graph: CallGraph, rules: list[Rule]) -> tuple[list[Rule], list[Unu
             kept.append(rule)
             continue
         unused.append(Unused(rule, tuple(mark["names"]), tuple(mark["at"]),
-                             tuple(mark["over"])))
+                             tuple(mark["over"]), bool(mark.get("same"))))
         if "text" in rule.does:
             kept.append(rule._replace(kind="dissent" if SPREAD & set(rule.reads) else "none",
                                       does=("text",), sets=()))
@@ -78,13 +83,16 @@ def _sentence(item: Unused, label: str) -> str:
     """``the decision at p.py:12 (credited as fact supremacy) writes x (:13), which nothing
     reads before :20 binds it again``."""
     rule = item.rule
+    kind = label if label in (*KINDS.values(), "a rule") else f"credited as {label}"
+    if item.same:
+        return (f"the decision at {rule.path}:{rule.line} ({kind}) sets the score "
+                f"({_lines(item.at)}) as every path without it does ({_lines(item.over)})")
     where = f" ({_lines(item.at)})" if item.at else ""
     after = (f", which nothing reads before {_lines(item.over)} "
              f"bind{'s' if len(item.over) == 1 else ''} it again" if item.over
              else ", which nothing reads")
     # the decision is named by its place; the name the rule reading gave it is said apart,
     # since a decision set aside as unused may have been credited for text it only writes
-    kind = label if label in (*KINDS.values(), "a rule") else f"credited as {label}"
     return (f"the decision at {rule.path}:{rule.line} ({kind}) writes "
             f"{', '.join(item.names)}{where}{after}")
 
@@ -101,7 +109,7 @@ def unused_finding(unused: list[Unused], named: dict[str, list[tuple[str, int]]]
                     if (u.rule.path, u.rule.line) in lines), KINDS.get(u.rule.kind, "a rule"))
               for u in items]
     quoted = sorted({(u.rule.path, n) for u in items
-                     for n in (u.rule.line, *u.at[:2], *u.over[:2])})
+                     for n in (u.rule.line, *u.at[:2], *(u.over[-2:] if u.same else u.over[:2]))})
     return Finding(
         facet=FACET, goal="A rule the synthesis applies changes nothing (its result is never "
         "read)", found=bool(items), pattern="failure", confidence=0.75,

@@ -1,0 +1,169 @@
+"""Chief Justice rules judged against the path that runs when they do not fire: a rule that
+scores as every later rule and the default do changes nothing (``justice.unused_rules``);
+a spread decision that adopts one judge's score is a tie-break, even clamped or returned
+beside a note; the plain mean where no rule fires is read on that path only, and a weight
+that applies only where a word or a judge's score test holds is a rule of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .test_code_synthesis import _justice
+
+ONE_JUDGE = '''
+def _judge(opinions, name):
+    for o in opinions:
+        if getattr(o, "judge", None) == name:
+            return o
+    return None
+
+
+def resolve(opinions, evidences, dimension_id):
+    tech_lead = _judge(opinions, "TechLead")
+    p_score = _judge(opinions, "Prosecutor").score
+    d_score = _judge(opinions, "Defense").score
+    t_score = tech_lead.score
+    if d_score >= 4:
+        if not any(e.found for e in evidences):
+            final = t_score
+            dissent = "Defense overruled"
+            return (final, "Add evidence.", dissent)
+    if dimension_id in ("graph_orchestration", "state_management_rigor"):
+        if t_score >= 4:
+            final = t_score
+            return (final, "See Tech Lead.", None)
+    if max(p_score, d_score, t_score) - min(p_score, d_score, t_score) > 2:
+        final = t_score
+        dissent = f"Variance: {p_score}, {d_score}, {t_score}"
+        remediation = getattr(tech_lead, "argument", "")[:300] if tech_lead else "Review."
+        return (final, remediation, dissent)
+    final = DEFAULT
+    return (final, "Review judge opinions.", None)
+
+
+def chief_justice_node(state):
+    out = {}
+    for c, ops in state["opinions"].items():
+        out[c] = resolve(ops, state["evidences"], c)[0]
+    return {"final_scores": out}
+'''
+
+
+def test_rules_that_score_as_every_path_without_them_change_nothing(tmp_path: Path) -> None:
+    """zumi123: fact supremacy, the functionality rule and the variance rule each set
+    ``final = t_score``, and so do every later rule and the default: none changes a score,
+    and the one on the spread only adopts the Tech Lead's score (a tie-break)."""
+    facts = _justice(tmp_path, ONE_JUDGE.replace("DEFAULT", "t_score"))
+    unused = facts["justice.unused_rules"]
+    assert unused.found, unused.rationale
+    lines = {item["line"] for item in unused.data["rules"]}
+    assert {"nodes/justice.py:15", "nodes/justice.py:19", "nodes/justice.py:23"} <= lines
+    assert "as every path without it does" in unused.rationale
+    assert "nodes/justice.py:28: final = t_score" in (unused.content or "")
+    assert "fact_supremacy" not in facts["justice.rules"].data["rules"]
+    tie = facts["justice.tie_break"]
+    assert tie.found and "final = t_score" in (tie.content or ""), tie.rationale
+    assert not facts["justice.variance"].found
+    # a default that is the judges' mean: every rule changes the score, none is inert
+    mean = _justice(tmp_path / "mean", ONE_JUDGE.replace(
+        "DEFAULT", "round((p_score + d_score + t_score) / 3)"))
+    assert not mean["justice.unused_rules"].found, mean["justice.unused_rules"].rationale
+    assert "fact_supremacy" in mean["justice.rules"].data["rules"]
+    # another judge's score, or the same name changed first, is a change
+    other = _justice(tmp_path / "other", ONE_JUDGE.replace("DEFAULT", "p_score"))
+    assert not other["justice.unused_rules"].found
+    lowered = ONE_JUDGE.replace("DEFAULT", "t_score").replace(
+        "        if t_score >= 4:\n            final = t_score\n",
+        "        if t_score >= 4:\n            final = t_score\n            final = final - 1\n")
+    lowered_facts = _justice(tmp_path / "lowered", lowered)
+    assert "nodes/justice.py:19" not in {
+        item["line"] for item in lowered_facts["justice.unused_rules"].data["rules"]}
+
+
+def test_a_spread_that_adopts_a_judge_s_score_before_a_clamped_mean_is_a_tie_break(
+        tmp_path: Path) -> None:
+    """selambeyu: ``if tech_lead and variance > 2: final = tech_lead.score`` else the mean,
+    clamped to the scale: the clamp of a score given picks no new value."""
+    facts = _justice(tmp_path, '''
+def resolve(by_judge):
+    tech_lead = by_judge.get("TechLead")
+    scores = [o.score for o in by_judge.values()]
+    variance = max(scores) - min(scores)
+    if tech_lead and variance > 2:
+        final = tech_lead.score
+    else:
+        final = round(sum(scores) / len(scores)) if scores else 3
+        final = max(1, min(5, final))
+    return final, None
+
+
+def chief_justice_node(state):
+    return {"final_scores": {c: resolve(ops)[0] for c, ops in state["opinions"].items()}}
+''')
+    tie = facts["justice.tie_break"]
+    assert tie.found, tie.rationale
+    assert "final = tech_lead.score" in (tie.content or "")
+    assert not facts["justice.variance"].found
+    assert "variance_re_evaluation" not in facts["justice.rules"].data["rules"]
+
+
+WORD_GUARDED = '''
+def _modular(ops, criterion_id):
+    if criterion_id != "graph_orchestration":
+        return False
+    for o in ops:
+        if o.judge == "TechLead" and "modular" in (o.argument or "").lower():
+            return True
+    return False
+
+
+def resolve(ops, criterion_id):
+    scores = [o.score for o in ops]
+    tech = next((o for o in ops if o.judge == "TechLead"), None)
+    if _modular(ops, criterion_id):
+        if tech and tech.score >= 4:
+            final = max(scores)
+            return final, "Rule of Functionality"
+    final = sum(scores) // len(scores)
+    return max(1, min(5, final)), ""
+
+
+def chief_justice_node(state):
+    return {"final_scores": {c: resolve(ops, c)[0] for c, ops in state["opinions"].items()}}
+'''
+
+
+def test_the_plain_mean_is_read_where_no_rule_fires(tmp_path: Path) -> None:
+    """Hiwot-Beyene: a rule guarded by a word in the Tech Lead's argument sets the top score;
+    when no rule fires the verdict is the floor mean: the plain mean holds, quoted there."""
+    facts = _justice(tmp_path, WORD_GUARDED)
+    plain = facts["justice.unweighted_mean"]
+    assert plain.found, plain.rationale
+    assert (plain.content or "").splitlines() == [
+        "nodes/justice.py:18: final = sum(scores) // len(scores)"]
+    # a mean taken only inside a word rule is that rule's score, not the no-rule path
+    inside = WORD_GUARDED.replace("            final = max(scores)\n",
+                                  "            final = sum(scores) // len(scores)\n").replace(
+        "    final = sum(scores) // len(scores)\n    return max(1, min(5, final)), \"\"",
+        "    return max(scores), \"\"")
+    assert not _justice(tmp_path / "inside", inside)["justice.unweighted_mean"].found
+
+
+def test_a_weight_on_some_criteria_names_where_the_mean_is_plain(tmp_path: Path) -> None:
+    """lidudagn: the Tech Lead counts twice only on criteria whose id says architecture; every
+    other criterion gets the plain mean, and the fact says which."""
+    facts = _justice(tmp_path, '''
+def resolve(scores, criterion_id):
+    if "architecture" in criterion_id.lower() or "orchestration" in criterion_id.lower():
+        return round((scores["Prosecutor"] + scores["Defense"] + 2 * scores["TechLead"]) / 4)
+    return round(sum(scores.values()) / len(scores))
+
+
+def chief_justice_node(state):
+    return {"final_scores": {c: resolve({o.judge: o.score for o in ops}, c)
+                             for c, ops in state["opinions"].items()}}
+''')
+    plain = facts["justice.unweighted_mean"]
+    assert not plain.found
+    assert "on the criteria the test at nodes/justice.py:3 picks; on every other criterion" \
+        in plain.rationale and "(nodes/justice.py:5)" in plain.rationale, plain.rationale
