@@ -64,6 +64,10 @@ def test_rules_that_score_as_every_path_without_them_change_nothing(tmp_path: Pa
     tie = facts["justice.tie_break"]
     assert tie.found and "final = t_score" in (tie.content or ""), tie.rationale
     assert not facts["justice.variance"].found
+    # the Tech Lead's argument read into the remediation returned beside the score is a note
+    noted = _justice(tmp_path / "noted", ONE_JUDGE.replace("DEFAULT", "t_score").replace(
+        'getattr(tech_lead, "argument", "")[:300]', "tech_lead.argument[:300]"))
+    assert noted["justice.tie_break"].found, noted["justice.tie_break"].rationale
     # a default that is the judges' mean: every rule changes the score, none is inert
     mean = _justice(tmp_path / "mean", ONE_JUDGE.replace(
         "DEFAULT", "round((p_score + d_score + t_score) / 3)"))

@@ -244,7 +244,10 @@ def _notes(branch: list[ast.AST], used: list[ast.expr | None]) -> tuple[ast.AST,
     """The statements of a decision that only write a note: a name no score is set from
     and no test reads (``remediation = tech_lead.argument[:300]``, returned beside the
     score). A judge's argument read there is text passed on, not weighed again."""
-    read = {n.id for u in used if u is not None for n in ast.walk(u) if isinstance(n, ast.Name)}
+    scored = [e for u in used for e in (u.elts if isinstance(u, ast.Tuple) else [u])
+              if e is not None and not (isinstance(u, ast.Tuple) and isinstance(e, ast.Name)
+                                        and not SCORE_TARGET.search(e.id))]
+    read = {n.id for u in scored for n in ast.walk(u) if isinstance(n, ast.Name)}
     read |= {n.id for b in branch if isinstance(b, ast.expr) for n in ast.walk(b)
              if isinstance(n, ast.Name)}  # the tests `_branch` lists
     return tuple(n for n in branch if isinstance(n, ast.Assign) and all(
