@@ -7,6 +7,7 @@ score from something other than a fixed cap, or caps it on a judge's score or op
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 from automaton_auditor.forensics.code.paths import in_body
@@ -100,21 +101,43 @@ def evidence_reads(rules: list[Rule]) -> list[str]:
 STEADY = frozenset({"judge", "criterion"})  # what holds for every verdict on a criterion
 
 
-def _around(rules: list[Rule], path: str, line: int) -> list[Rule]:
-    """The decisions whose test is at `line` or whose body holds it."""
-    return [r for r in rules if r.path == path and r.line <= line <= max(r.end, r.line)]
+def _around(rules: list[Rule], path: str, line: int, repo: Path | None) -> list[Rule]:
+    """The decisions whose test is at `line` or whose body, not its ``else``, holds it (the
+    ``else`` runs when the decision does not fire)."""
+    near = [r for r in rules if r.path == path and r.line <= line <= max(r.end, r.line)]
+    tree = parse_file(str(repo / path)) if repo is not None and near else None
+    return [r for r in near if r.line == line or tree is None or in_body(tree, line, {r.line})]
 
 
-def ordinary_weights(rules: list[Rule], weights: Lines) -> Lines:
+def ordinary_weights(rules: list[Rule], weights: Lines, repo: Path | None) -> Lines:
     """The `weights` that apply where no rule fires: neither they nor any decision around
     them test more than a judge's identity or the criterion. One nested in a decision on the
     score spread (``if variance >= 3: if criterion in (...): final = techlead``) weighs a
     judge only when the scores are far apart, which is the variance re-evaluation; one under
     a word test or a judge's score (``if "modular" in tl.argument: if tl.score >= 4: final =
     max(scores)``) only when that holds, a rule of its own. Where no such rule fires, the
-    judges' mean is still plain."""
+    judges' mean is still plain. A test on a judge's opinion with no threshold (``if
+    tech_lead_op:``, the judge present) holds for every verdict as well."""
     return [(path, line) for path, line in weights
-            if all(set(r.reads) <= STEADY for r in _around(rules, path, line))]
+            if all(_steady(r, repo) for r in _around(rules, path, line, repo)
+                   if r.kind != "none" or "score" in r.does)]  # a test only writing text
+
+
+def _steady(rule: Rule, repo: Path | None) -> bool:
+    """Whether a decision holds for every verdict on a criterion: its tests read only a
+    judge's identity or the criterion, or a judge's opinion compared with no number."""
+    if set(rule.reads) <= STEADY:
+        return True
+    tree = parse_file(str(repo / rule.path)) if repo is not None else None
+    node = next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == rule.line),
+                None) if tree is not None else None
+    # its own test and those nested in its body (``if tl: if tl.score >= 4:``)
+    tests = [n.test for b in (node.body if node else []) for n in ast.walk(b)
+             if isinstance(n, ast.If)] + ([node.test] if node else [])
+    return bool(tests) and set(rule.reads) <= STEADY | {"score"} and not any(
+        isinstance(c, ast.Constant) and isinstance(c.value, int | float)
+        and not isinstance(c.value, bool) for t in tests for n in ast.walk(t)
+        if isinstance(n, ast.Compare) for c in [n.left, *n.comparators])
 
 
 def plain_means(rules: list[Rule], means: Lines, repo: Path | None) -> Lines:
@@ -131,7 +154,7 @@ def plain_means(rules: list[Rule], means: Lines, repo: Path | None) -> Lines:
 
 
 def unweighted_reason(averaging: bool, models: bool, means: Lines, weights: Lines,
-                      ordinary: Lines, rules: list[Rule]) -> str:
+                      ordinary: Lines, rules: list[Rule], repo: Path | None) -> str:
     """The rationale of ``justice.unweighted_mean``: why the rule-bound plain mean holds, or
     which of its parts is missing (`means`: those where no rule fires, `plain_means`)."""
     if averaging:
@@ -141,15 +164,20 @@ def unweighted_reason(averaging: bool, models: bool, means: Lines, weights: Line
     if not means:
         return "No mean of the scores where no rule fires."
     if ordinary:
-        keyed = [r for r in _around(rules, *ordinary[0]) if "criterion" in r.reads]
-        where = f" ({ordinary[0][0]}:{ordinary[0][1]})" if not keyed or \
-            keyed[0].line != ordinary[0][1] else ""
+        # a weight on some criteria only leaves the others' mean plain; one anywhere else
+        # weighs every verdict
+        around = [[r for r in _around(rules, *w, repo) if "criterion" in r.reads]
+                  for w in ordinary]
+        first = next((w for w, keys in zip(ordinary, around, strict=True) if not keys),
+                     ordinary[0])
+        keyed = [] if any(not keys for keys in around) else around[0]
+        where = f" ({first[0]}:{first[1]})" if not keyed or keyed[0].line != first[1] else ""
         return f"One judge's score weighs differently{where}" + (
             f" on the criteria the test at {keyed[0].path}:{keyed[0].line} picks; on every "
             f"other criterion, where no rule fires, the verdict is the judges' plain mean "
             f"({means[0][0]}:{means[0][1]})" if keyed else "") + "."
     inside = [w for w in weights if w not in ordinary]
-    spread = inside and any(r.kind == "spread" for r in _around(rules, *inside[0]))
+    spread = inside and any(r.kind == "spread" for r in _around(rules, *inside[0], repo))
     return ("Where no rule fires, the verdict is a mean of the three scores; rules change it "
             "only where their tests hold" + (
                 f", and a judge weighs differently only inside one: except when the scores "

@@ -342,8 +342,8 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
                        and (r.path, r.line) not in facts_too])
     gated = words - loose
     averaging = bool(reading.means) and not deciding and not reading.models
-    # rules only on special cases: every other verdict is the judges' mean, no judge weighs more
-    ordinary, plain = ordinary_weights(rules, weights), plain_means(rules, reading.means, repo)
+    ordinary = ordinary_weights(rules, weights, repo)  # a plain mean where no rule fires
+    plain = plain_means(rules, reading.means, repo)
     unweighted = bool(plain) and not ordinary and not averaging and not reading.models
     return [
         _f("justice.rules", "Conflict-resolution rules in code (security override, fact "
@@ -368,7 +368,7 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
         _f("justice.unweighted_mean", "Where no rule fires, the verdict is the judges' plain "
            "mean (no judge's score weighs more)", unweighted, "failure",
            plain if unweighted else [], repo, unweighted_reason(
-               averaging, bool(reading.models), plain, weights, ordinary, rules), 0.75),
+               averaging, bool(reading.models), plain, weights, ordinary, rules, repo), 0.75),
         _f("justice.keyword_rules", "Rules fire on words in a judge's argument",
            bool(keyword), "failure", keyword, repo,
            (f"{words} decision(s) change the score because a judge's argument "
