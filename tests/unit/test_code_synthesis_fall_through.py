@@ -173,6 +173,23 @@ def chief_justice_node(state):
         in plain.rationale and "(nodes/justice.py:5)" in plain.rationale, plain.rationale
 
 
+PRESENT = '''
+def resolve(ops, c_id):
+    scores = [op.score for op in ops]
+    avg_score = sum(scores) / len(scores)
+    if c_id == "graph_orchestration":
+        tech_lead_op = next((op for op in ops if op.judge == "TechLead"), None)
+        if tech_lead_op:
+            weighted_scores = scores + [tech_lead_op.score]
+            avg_score = sum(weighted_scores) / len(weighted_scores)
+    return round(avg_score)
+
+
+def chief_justice_node(state):
+    return {"final_scores": {c: resolve(ops, c) for c, ops in state["opinions"].items()}}
+'''
+
+
 def test_a_weight_in_the_else_of_rules_or_under_a_judge_s_presence_weighs_every_verdict(
         tmp_path: Path) -> None:
     """eyobed7b: the 0.3/0.3/0.4 mean sits in the ``else`` of the rules, the path taken when
@@ -198,37 +215,14 @@ def chief_justice_node(state):
     assert not weighted.found
     assert weighted.rationale == "One judge's score weighs differently (nodes/justice.py:10).", (
         weighted.rationale)
-    present = _justice(tmp_path / "present", '''
-def resolve(ops, c_id):
-    scores = [op.score for op in ops]
-    avg_score = sum(scores) / len(scores)
-    if c_id == "graph_orchestration":
-        tech_lead_op = next((op for op in ops if op.judge == "TechLead"), None)
-        if tech_lead_op:
-            weighted_scores = scores + [tech_lead_op.score]
-            avg_score = sum(weighted_scores) / len(weighted_scores)
-    return round(avg_score)
-
-
-def chief_justice_node(state):
-    return {"final_scores": {c: resolve(ops, c) for c, ops in state["opinions"].items()}}
-''')
+    present = _justice(tmp_path / "present", PRESENT)
     assert not present["justice.unweighted_mean"].found, present[
         "justice.unweighted_mean"].rationale
     # the same weight only where the Tech Lead scores 4 or more: a rule of its own
-    threshold = _justice(tmp_path / "threshold", '''
-def resolve(ops, c_id):
-    scores = [op.score for op in ops]
-    avg_score = sum(scores) / len(scores)
-    if c_id == "graph_orchestration":
-        tech_lead_op = next((op for op in ops if op.judge == "TechLead"), None)
-        if tech_lead_op and tech_lead_op.score >= 4:
-            avg_score = (avg_score + tech_lead_op.score) / 2
-    return round(avg_score)
-
-
-def chief_justice_node(state):
-    return {"final_scores": {c: resolve(ops, c) for c, ops in state["opinions"].items()}}
-''')
+    threshold = _justice(tmp_path / "threshold", PRESENT.replace(
+        "        if tech_lead_op:\n            weighted_scores = scores + [tech_lead_op.score]\n"
+        "            avg_score = sum(weighted_scores) / len(weighted_scores)",
+        "        if tech_lead_op and tech_lead_op.score >= 4:\n"
+        "            avg_score = (avg_score + tech_lead_op.score) / 2"))
     assert threshold["justice.unweighted_mean"].found, threshold[
         "justice.unweighted_mean"].rationale
