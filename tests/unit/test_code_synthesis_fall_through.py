@@ -226,3 +226,26 @@ def chief_justice_node(state):
         "            avg_score = (avg_score + tech_lead_op.score) / 2"))
     assert threshold["justice.unweighted_mean"].found, threshold[
         "justice.unweighted_mean"].rationale
+
+
+def test_a_weight_in_the_else_of_a_spread_test_is_the_spread_s(tmp_path: Path) -> None:
+    """nahdes: ``if variance <= 1: mean ... else: (p + 2 * t + d) / 4``: the else of a test on
+    the spread is decided by the spread too, so where no rule fires the mean is plain."""
+    facts = _justice(tmp_path, '''
+def resolve(p, d, t):
+    variance = max(p, d, t) - min(p, d, t)
+    if variance <= 1:
+        final = round((p + d + t) / 3)
+    else:
+        final = round((p + t * 2 + d) / 4)
+    return final
+
+
+def chief_justice_node(state):
+    return {"final_scores": {c: resolve(o["Prosecutor"].score, o["Defense"].score,
+                                        o["TechLead"].score)
+                             for c, o in state["opinions"].items()}}
+''')
+    plain = facts["justice.unweighted_mean"]
+    assert plain.found and "except when the scores are far apart (nodes/justice.py:7" in (
+        plain.rationale), plain.rationale

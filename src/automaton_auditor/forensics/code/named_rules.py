@@ -101,12 +101,17 @@ def evidence_reads(rules: list[Rule]) -> list[str]:
 STEADY = frozenset({"judge", "criterion"})  # what holds for every verdict on a criterion
 
 
+SPREAD_KINDS = ("spread", "consensus", "dissent")  # both sides of their test are the spread's
+
+
 def _around(rules: list[Rule], path: str, line: int, repo: Path | None) -> list[Rule]:
     """The decisions whose test is at `line` or whose body, not its ``else``, holds it (the
-    ``else`` runs when the decision does not fire)."""
+    ``else`` runs when the decision does not fire); a decision on the score spread holds its
+    ``else`` too (``if variance <= 1: mean else: weighted``: the wide spread decides it)."""
     near = [r for r in rules if r.path == path and r.line <= line <= max(r.end, r.line)]
     tree = parse_file(str(repo / path)) if repo is not None and near else None
-    return [r for r in near if r.line == line or tree is None or in_body(tree, line, {r.line})]
+    return [r for r in near if r.line == line or r.kind in SPREAD_KINDS or tree is None
+            or in_body(tree, line, {r.line})]
 
 
 def ordinary_weights(rules: list[Rule], weights: Lines, repo: Path | None) -> Lines:
@@ -146,7 +151,8 @@ def plain_means(rules: list[Rule], means: Lines, repo: Path | None) -> Lines:
     one in the ``else`` of a rule is what the code does when it does not fire)."""
     out: Lines = []
     for path, line in means:
-        tests = {r.line for r in rules if r.path == path and r.kind != "none"}
+        # a spread's own sides are the old special case (`ordinary_weights`), not a rule here
+        tests = {r.line for r in rules if r.path == path and r.kind not in ("none", *SPREAD_KINDS)}
         tree = parse_file(str(repo / path)) if repo is not None and tests else None
         if tree is None or not in_body(tree, line, tests):
             out.append((path, line))
@@ -180,9 +186,9 @@ def unweighted_reason(averaging: bool, models: bool, means: Lines, weights: Line
     spread = inside and any(r.kind == "spread" for r in _around(rules, *inside[0], repo))
     return ("Where no rule fires, the verdict is a mean of the three scores; rules change it "
             "only where their tests hold" + (
-                f", and a judge weighs differently only inside one: except when the scores "
-                f"are far apart ({inside[0][0]}:{inside[0][1]}, part of the variance "
-                "re-evaluation)" if spread else f", and a different weighing applies only "
+                f", and no judge weighs differently except when the scores are far apart "
+                f"({inside[0][0]}:{inside[0][1]}, part of the variance re-evaluation)"
+                if spread else f", and a different weighing applies only "
                 f"inside one ({inside[0][0]}:{inside[0][1]}, a rule of its own)"
                 if inside else "") + ".")
 
