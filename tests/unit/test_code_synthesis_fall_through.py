@@ -249,3 +249,27 @@ def chief_justice_node(state):
     plain = facts["justice.unweighted_mean"]
     assert plain.found and "except when the scores are far apart (nodes/justice.py:7" in (
         plain.rationale), plain.rationale
+
+
+def test_a_weighted_mean_in_the_else_of_a_wide_spread_test_is_the_no_rule_path(
+        tmp_path: Path) -> None:
+    """IbnuEyni@interim: ``if variance > 2: 0.25/0.15/0.60 else: 0.30/0.20/0.50``: the else
+    is the narrow spread, where no rule fires, and the Tech Lead weighs more there too."""
+    facts = _justice(tmp_path, '''
+def resolve(p, d, t):
+    variance = max(p, d, t) - min(p, d, t)
+    if variance > 2:
+        final = round(p * 0.25 + d * 0.15 + t * 0.60)
+    else:
+        final = round(p * 0.30 + d * 0.20 + t * 0.50)
+    return final
+
+
+def chief_justice_node(state):
+    return {"final_scores": {c: resolve(o["Prosecutor"].score, o["Defense"].score,
+                                        o["TechLead"].score)
+                             for c, o in state["opinions"].items()}}
+''')
+    weighted = facts["justice.unweighted_mean"]
+    assert not weighted.found, weighted.rationale
+    assert "(nodes/justice.py:7)" in weighted.rationale

@@ -106,12 +106,22 @@ SPREAD_KINDS = ("spread", "consensus", "dissent")  # both sides of their test ar
 
 def _around(rules: list[Rule], path: str, line: int, repo: Path | None) -> list[Rule]:
     """The decisions whose test is at `line` or whose body, not its ``else``, holds it (the
-    ``else`` runs when the decision does not fire); a decision on the score spread holds its
-    ``else`` too (``if variance <= 1: mean else: weighted``: the wide spread decides it)."""
+    ``else`` runs when the decision does not fire); a decision on the score spread holds the
+    side taken when the scores lie far apart (``if variance <= 1: mean else: weighted``)."""
     near = [r for r in rules if r.path == path and r.line <= line <= max(r.end, r.line)]
     tree = parse_file(str(repo / path)) if repo is not None and near else None
-    return [r for r in near if r.line == line or r.kind in SPREAD_KINDS or tree is None
-            or in_body(tree, line, {r.line})]
+    return [r for r in near if r.line == line or tree is None or (
+        in_body(tree, line, {r.line}) != _narrow_first(tree, r.line)
+        if r.kind in SPREAD_KINDS else in_body(tree, line, {r.line}))]
+
+
+def _narrow_first(tree: ast.AST, line: int) -> bool:
+    """Whether the ``if`` at `line` tests for a narrow spread (``if variance <= 1:``), so its
+    ``else`` is the wide one; ``if variance > 2:`` has the wide spread first."""
+    node = next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == line), None)
+    test = next((n for n in ast.walk(node.test) if isinstance(n, ast.Compare)), None) \
+        if node is not None else None
+    return test is not None and isinstance(test.ops[0], ast.Lt | ast.LtE)
 
 
 def ordinary_weights(rules: list[Rule], weights: Lines, repo: Path | None) -> Lines:
