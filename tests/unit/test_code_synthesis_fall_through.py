@@ -228,6 +228,15 @@ def chief_justice_node(state):
         "justice.unweighted_mean"].rationale
 
 
+THREE_SCORES = '''
+
+def chief_justice_node(state):
+    return {"final_scores": {c: resolve(o["Prosecutor"].score, o["Defense"].score,
+                                        o["TechLead"].score)
+                             for c, o in state["opinions"].items()}}
+'''
+
+
 def test_a_weight_in_the_else_of_a_spread_test_is_the_spread_s(tmp_path: Path) -> None:
     """nahdes: ``if variance <= 1: mean ... else: (p + 2 * t + d) / 4``: the else of a test on
     the spread is decided by the spread too, so where no rule fires the mean is plain."""
@@ -239,13 +248,7 @@ def resolve(p, d, t):
     else:
         final = round((p + t * 2 + d) / 4)
     return final
-
-
-def chief_justice_node(state):
-    return {"final_scores": {c: resolve(o["Prosecutor"].score, o["Defense"].score,
-                                        o["TechLead"].score)
-                             for c, o in state["opinions"].items()}}
-''')
+''' + THREE_SCORES)
     plain = facts["justice.unweighted_mean"]
     assert plain.found and "except when the scores are far apart (nodes/justice.py:7" in (
         plain.rationale), plain.rationale
@@ -263,13 +266,7 @@ def resolve(p, d, t):
     else:
         final = round(p * 0.30 + d * 0.20 + t * 0.50)
     return final
-
-
-def chief_justice_node(state):
-    return {"final_scores": {c: resolve(o["Prosecutor"].score, o["Defense"].score,
-                                        o["TechLead"].score)
-                             for c, o in state["opinions"].items()}}
-''')
+''' + THREE_SCORES)
     weighted = facts["justice.unweighted_mean"]
     assert not weighted.found, weighted.rationale
     assert "(nodes/justice.py:7)" in weighted.rationale
