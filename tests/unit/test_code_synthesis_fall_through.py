@@ -270,3 +270,32 @@ def resolve(p, d, t):
     weighted = facts["justice.unweighted_mean"]
     assert not weighted.found, weighted.rationale
     assert "(nodes/justice.py:7)" in weighted.rationale
+
+
+def test_a_judge_s_confirming_score_deciding_named_criteria_is_the_functionality_weight(
+        tmp_path: Path) -> None:
+    """ruthasoll: on the architecture criteria the Tech Lead's score decides when it is 4 or
+    more (the rubric's functionality weight, a judge's confirming score): a judge weighs more
+    there, so the plain mean elsewhere is no failure; the same weight gated on a word in the
+    Tech Lead's argument is a word rule of its own."""
+    source = '''
+def resolve(ops, dim_id):
+    p = next(o.score for o in ops if o.judge == "Prosecutor")
+    d = next(o.score for o in ops if o.judge == "Defense")
+    tl = next(o for o in ops if o.judge == "TechLead")
+    final = round((p + d + tl.score) / 3)
+    if dim_id == "safe_tool_engineering" and p <= 2:
+        final = min(final, 3)
+    if dim_id in ["graph_orchestration", "state_management_rigor"] and TEST:
+        final = tl.score
+    return final
+
+
+def chief_justice_node(state):
+    return {"final_scores": {c: resolve(ops, c) for c, ops in state["opinions"].items()}}
+'''
+    plain = _justice(tmp_path, source.replace("TEST", "tl.score >= 4"))["justice.unweighted_mean"]
+    assert not plain.found, plain.rationale
+    assert "on the criteria the test at nodes/justice.py:9 picks" in plain.rationale
+    worded = _justice(tmp_path / "w", source.replace("TEST", '"modular" in tl.argument'))
+    assert worded["justice.unweighted_mean"].found

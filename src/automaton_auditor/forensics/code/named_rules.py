@@ -143,6 +143,10 @@ def _steady(rule: Rule, repo: Path | None) -> bool:
     judge's identity or the criterion, or a judge's opinion compared with no number."""
     if set(rule.reads) <= STEADY:
         return True
+    # the rubric's functionality weight: on the criteria it names, a judge's score that
+    # confirms (``if criterion in (...) and tl.score >= 4: final = tl.score``) decides
+    if "criterion" in rule.reads and set(rule.reads) <= STEADY | {"score"}:
+        return True
     tree = parse_file(str(repo / rule.path)) if repo is not None else None
     node = next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == rule.line),
                 None) if tree is not None else None
