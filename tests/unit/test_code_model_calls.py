@@ -69,6 +69,16 @@ def test_a_state_holding_one_optional_opinion_holds_no_list_of_opinions(tmp_path
     assert not collections.found
     assert collections.data["evidence_fields"] == ["evidences"]
     assert collections.data["opinion_fields"] == []
+    assert "opinion fields: none." in collections.rationale
+    # a list of plain dicts named for opinions exists: said, not "none"
+    loose = STATE.replace("opinions: Annotated[list[JudicialOpinion], operator.add]",
+                          "opinions: Annotated[List[dict], operator.add]")
+    found, _ = code_findings(tmp_path / "loose", write_repo(tmp_path / "loose",
+                                                            {"core/state.py": loose}))
+    untyped = by_facet(found, "state.collections")
+    assert not untyped.found and untyped.data["opinion_fields"] == []
+    assert "opinion fields: none typed (opinions: Annotated[List[dict], operator.add]: items " \
+        "of no opinion model)" in untyped.rationale, untyped.rationale
 
 
 def test_models_built_without_their_required_fields(tmp_path: Path) -> None:

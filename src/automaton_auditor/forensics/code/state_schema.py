@@ -149,8 +149,20 @@ def state_findings(facts: dict[str, JSON], main: Topology | None) -> list[Findin
                 "to the same key overwrite each other."), reducers=reducers),
             _f("state.collections", "State holds collections of evidence and opinions",
                bool(evidence and opinions), loc, cls["source"],
-               f"Evidence fields: {evidence or 'none'}; opinion fields: {opinions or 'none'}.",
+               f"Evidence fields: {_kept(evidence, fields, 'evidence')}; opinion fields: "
+               f"{_kept(opinions, fields, 'opinion')}.",
                evidence_fields=evidence, opinion_fields=opinions)]
+
+
+def _kept(typed: list[str], fields: dict[str, str], word: str) -> str:
+    """The fields holding a collection of the model, or, with none, the collections of
+    untyped items named for it (``opinions: List[dict]``): a field that exists, with no
+    model to check its items, is no "none"."""
+    if typed:
+        return str(typed)
+    loose = [f"{name}: {annotation}" for name, annotation in sorted(fields.items())
+             if word in name.lower() and re.search(_COLLECTION, annotation)]
+    return f"none typed ({', '.join(loose)}: items of no {word} model)" if loose else "none"
 
 
 def _models(classes: dict[str, tuple[str, JSON, str]]) -> Finding:
