@@ -230,6 +230,16 @@ def test_prose_arrows_are_not_diagrams() -> None:
     assert parse_arrows("A list x[0] -> y") == []
 
 
+def test_a_sentence_saying_what_a_diagram_should_show_is_no_diagram() -> None:
+    # a caption left as an instruction is no drawing, even spread over lines; the flow a
+    # sentence states as the code's stays one
+    text = ("the variance rule.\nThe diagram should show: Evidence → [Prosecutor, Defense,\n"
+            "Tech Lead] (parallel) → Chief Justice → Final score + dissent.\n")
+    assert parse_arrows(text) == []
+    (_, flow), = parse_arrows(text.replace("The diagram should show:", "The judges run:"))
+    assert ("Prosecutor", "Chief Justice") in flow.edges
+
+
 def test_arrows_in_a_sentence_or_a_list_of_pairs_are_not_a_diagram() -> None:
     """A chain counts by its connected nodes, and two words between arrows name one node:
     three names in a sentence, or unrelated 'x -> y' pairs, draw no flow."""

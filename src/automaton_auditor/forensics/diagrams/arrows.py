@@ -275,9 +275,25 @@ def parse_arrows(text: str) -> list[tuple[int, ParsedFlow]]:
     for index in range(1, len(segments)):
         if not segments[index].short or index == len(segments) - 1:
             run = segments[start: index + 1]
-            found.extend((arrows[start].start(), flow) for flow in _chains(run, decisions))
+            if not _intended(text, arrows[start].start()):
+                found.extend((arrows[start].start(), flow) for flow in _chains(run, decisions))
             start = index
     return found
+
+
+# "The diagram should show: A → B → C": a sentence saying what a drawing ought to hold is an
+# instruction or a plan, not the drawing (a report's caption left as written)
+_INTENT = re.compile(r"\b(?:should|would|will|must|could|is to|are to|needs? to)\s+"
+                     r"(?:show|depict|illustrate|draw|display)\b", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"[.!?](?=\s)|\n\s*\n")
+
+
+def _intended(text: str, offset: int) -> bool:
+    """Whether the sentence holding the arrow at `offset` says, before it, what a diagram
+    should show."""
+    before = text[max(0, offset - 200): offset]
+    ends = list(_SENTENCE_END.finditer(before))
+    return bool(_INTENT.search(before[ends[-1].end():] if ends else before))
 
 
 # A drawing made of characters: box corners (``┌──┐``, ``+----+``) or trunk lines holding only
