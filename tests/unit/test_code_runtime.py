@@ -164,18 +164,19 @@ def test_a_router_whose_every_way_arrives_late_makes_the_second_run_certain(
 
 def test_a_parallel_node_whose_writes_are_unknown_leaves_parallel_writes_open(
         tmp_path: Path) -> None:
-    """What a lambda node writes is not determined. One such detective beside two known ones
-    is named, the fact standing on the others; when every detective is one, "no key is
-    written twice" is not established."""
+    """What a node writes is not determined when it returns what a callable it reads from the
+    state returns (a lambda is read like a def, so its body decides). One such detective
+    beside two known ones is named, the fact standing on the others; when every detective
+    is one, "no key is written twice" is not established."""
     graph = copies.edit(copies.GRAPH, ('builder.add_node("doc_analyst", doc_analyst)',
-                                       'builder.add_node("doc_analyst", lambda s: {})'))
+                                       'builder.add_node("doc_analyst", lambda s: s["plugin"](s))'))
     writes = _facts(tmp_path, {**copies.strong(), "graph.py": graph})[
         "graph.state.parallel_writes"]
     assert not writes.found and "limitation" not in writes.data
     assert "what doc_analyst returns is not determined" in writes.rationale
     for name in ("repo_investigator", "vision_inspector"):
         graph = graph.replace(f'builder.add_node("{name}", {name})',
-                              f'builder.add_node("{name}", lambda s: {{}})')
+                              f'builder.add_node("{name}", lambda s: s["plugin"](s))')
     writes = _facts(tmp_path / "all", {**copies.strong(), "graph.py": graph})[
         "graph.state.parallel_writes"]
     assert not writes.found and writes.data["limitation"] == (
