@@ -18,6 +18,11 @@ TEST_PATH = re.compile(r"(^|/)(tests?/|test_[^/]*$|[^/]*_test\.py$|conftest\.py$
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 
+# calls that end the process where they stand (``sys.exit``, ``os._exit``, ``os.abort``,
+# ``exit()``, ``quit()``), read by the last part of their dotted name
+EXIT_CALLS = frozenset({"exit", "_exit", "quit", "abort"})
+
+
 def parse_module(text: str, filename: str = "<unknown>") -> ast.Module | None:
     """The syntax tree of a module's source, or None when it does not parse (a syntax error,
     a NUL byte, nesting past the parser's limits)."""

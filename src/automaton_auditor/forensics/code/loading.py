@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from automaton_auditor.forensics.code.analysers import Analysis, diagnostic_name
-from automaton_auditor.forensics.code.common import JSON, caught_names, dotted
+from automaton_auditor.forensics.code.common import EXIT_CALLS, JSON, caught_names, dotted
 from automaton_auditor.forensics.code.imports import (
     ImportChecks,
     loaded_files,
@@ -53,8 +53,6 @@ MAX_QUOTED = 10
 CITING = ("locations", "functions", "lines", "prompt_words")
 
 
-# calls that end the process (or the import) where they stand
-EXITS = {"exit", "quit", "sys.exit", "os._exit"}
 Imports = list[ast.Import | ast.ImportFrom]
 
 
@@ -69,12 +67,12 @@ class Fallback:
 
 def _exit_line(body: list[ast.stmt]) -> int | None:
     """The line of a statement of `body` (not nested) that ends the import: ``raise``, or
-    a call of ``sys.exit``/``exit``/``quit``/``os._exit``."""
+    a call that ends the process (`common.EXIT_CALLS`)."""
     for stmt in body:
         if isinstance(stmt, ast.Raise):
             return stmt.lineno
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-                and dotted(stmt.value.func) in EXITS:
+                and (dotted(stmt.value.func) or "").rsplit(".", 1)[-1] in EXIT_CALLS:
             return stmt.lineno
     return None
 

@@ -28,14 +28,13 @@ import ast
 import re
 from pathlib import Path
 
-from automaton_auditor.forensics.code.common import JSON, dotted, function_defs
+from automaton_auditor.forensics.code.common import EXIT_CALLS, JSON, dotted, function_defs
 from automaton_auditor.forensics.code.exprs import own_nodes
 from automaton_auditor.forensics.code.source import line_at, parse_file
 
 TESTS = frozenset({"urlparse", "urlsplit", "match", "fullmatch", "search", "startswith"})
 OWNERS = frozenset({"self", "cls"})  # the object, not a value the clone is given
 CHECKER = re.compile(r"valid|saniti[sz]e|verify|check", re.I)
-EXITS = frozenset({"exit", "_exit", "quit", "abort"})  # calls that leave the block
 VALIDATOR = re.compile(r"valid\w*(url|repo|target)|(url|repo|target)\w*valid|saniti[sz]e",
                        re.I)
 
@@ -168,7 +167,7 @@ def _stops(guard: ast.AST, line: int) -> bool:
 def _leaves(node: ast.AST) -> bool:
     """`node` leaves the block: a raise, return, ``continue``, ``break`` or an exit."""
     if isinstance(node, ast.Call):
-        return (dotted(node.func) or "").rsplit(".", 1)[-1] in EXITS
+        return (dotted(node.func) or "").rsplit(".", 1)[-1] in EXIT_CALLS
     return isinstance(node, ast.Raise | ast.Return | ast.Continue | ast.Break)
 
 
