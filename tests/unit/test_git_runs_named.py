@@ -84,3 +84,19 @@ def test_the_cap_names_large_steps_or_a_clustered_history_as_the_fact_found() ->
         clustered = confirmed_caps("git_forensic_analysis", [_graded(kind)])
         assert [(row.cap, row.pattern.split(" (")[0]) for row, _ in clustered] == \
             [(4, "a history partly clustered within minutes")]
+
+
+def test_the_run_a_no_burst_fact_names_is_the_one_adding_most_not_the_longest() -> None:
+    """Five small commits seconds apart and three large ones minutes apart: the fact names
+    the three (they add the most), so it must not call them the largest run."""
+    small = [commit(1 + i, DAY + 10 * i, 5, f"src/s{i}.py") for i in range(5)]
+    large = [commit(6 + i, 3 * DAY + 60 * i, 100, f"src/l{i}.py") for i in range(3)]
+    spread = [commit(9 + i, (5 + i) * DAY, 150, f"src/x{i}.py") for i in range(4)]
+    commits = [commit(0, 0, 10, "src/setup.py"), *small, *large, *spread]
+    fact = burst_finding(commits, set(), {c.added[0] for c in commits})
+    assert not fact.found and fact.data["commits"] == 3
+    assert "the run of commits within 10 minutes of each other that adds the most " \
+           "(3 commits)" in fact.rationale
+    assert "largest run" not in fact.rationale
+    concentration = concentration_finding(commits)
+    assert "largest run" not in concentration.rationale

@@ -44,10 +44,11 @@ def burst_finding(commits: list[Commit], boundary: set[str], today: set[str]) ->
                      f"{share:.0%} of the {total} {unit} in the history.")
     else:
         confidence = 0.6 if by_lines else 0.4
-        rationale = (f"No burst: the largest run of commits within {BURST_GAP // 60} minutes "
-                     f"of each other ({len(best)} commits) added {share:.0%} of the {total} "
-                     f"{unit}." if best else f"No burst: no {BURST_MIN_COMMITS} commits "
-                     f"within {BURST_GAP // 60} minutes of each other.")
+        rationale = (f"No burst: the run of commits within {BURST_GAP // 60} minutes of each "
+                     f"other that adds the most ({len(best)} commits) added {share:.0%} of "
+                     f"the {total} {unit}." if best
+                     else f"No burst: no {BURST_MIN_COMMITS} commits within "
+                     f"{BURST_GAP // 60} minutes of each other.")
     named = runs_over(commits, boundary, weight, RUN_SHARE, MIN_LINES if by_lines else 0)
     rationale += _named(named)
     if boundary:

@@ -337,13 +337,14 @@ NAMED_RUNS = 3  # runs of commits minutes apart named in full; more are counted
 
 def _minutes(facts: dict[str, Any], by_sha: dict[str, Commit]) -> tuple[str, list[Commit]]:
     """The clause naming every run of commits minutes apart that adds a third of the code
-    lines (`RUN_SHARE`, a bulk), in time order, or the largest run when none does; and the
-    named runs' commits."""
+    lines (`RUN_SHARE`, a bulk), in time order, or the run adding the most when none
+    does; and the named runs' commits."""
     named = facts["runs"]
     if not named:
         run = [by_sha[e["sha"]] for e in facts["run"]]
-        return (f"the largest run of commits minutes apart ({facts['run_commits']} commits in "
-                f"{facts['run_seconds'] // 60} minutes, from {run[0].sha[:8]} {run[0].date}) "
+        return (f"the run of commits minutes apart adding the most ({facts['run_commits']} "
+                f"commits in {facts['run_seconds'] // 60} minutes, from {run[0].sha[:8]} "
+                f"{run[0].date}) "
                 f"adds {facts['run_share']:.0%}" if run else f"no {BURST_MIN_COMMITS} commits "
                 f"lie within {BURST_GAP // 60} minutes of each other"), run
     runs = [[by_sha[sha] for sha in r["shas"]] for r in named]
