@@ -97,3 +97,20 @@ def test_merge_commits_are_not_counted(tmp_path: Path) -> None:
     assert facet(found, "git.commit_messages").rationale.startswith("9 of 9 authored")
     # a merge adds no line of its own and its subject says "add": still not hollow
     assert facet(found, "git.hollow_commits").data["hollow"] == []
+
+
+def test_a_claim_over_new_files_holding_only_comments_is_hollow(tmp_path: Path) -> None:
+    """ketewodros41-star: "feat: implement forensic tools for repo analysis, pdf extraction,
+    and ast parsing" adds one line, ``# Automaton Auditor - tools package``, in a new
+    ``__init__.py``; a comment implements nothing. A small commit adding one line of code
+    is no hollow claim."""
+    extra = [("feat: implement forensic tools for repo analysis",
+              {"src/tools/__init__.py": "# Automaton Auditor - tools package\n"}),
+             ("feat: implement production graph", {"src/core/flow.py": "# the graph\n\n"}),
+             ("feat: add retry constant", {"src/retry.py": "RETRIES = 3\n"})]
+    found = audit(tmp_path, build(tmp_path / "target", extra))
+    fact = facet(found, "git.hollow_commits")
+    assert fact.found and len(fact.data["hollow"]) == 2
+    assert fact.content is not None and "(adds 1 comment line(s) only, 1 file(s))" in fact.content
+    assert "add retry constant" not in fact.content
+    assert "comment lines" in fact.rationale

@@ -30,6 +30,7 @@ from automaton_auditor.forensics.git.history import (
     shallow_boundary,
     summary,
 )
+from automaton_auditor.forensics.git.hollow import files_to_read as comment_files
 from automaton_auditor.forensics.git.hollow import hollow_claims, hollow_finding
 from automaton_auditor.forensics.git.numstat import add_line_counts
 from automaton_auditor.forensics.git.progression import (
@@ -79,7 +80,8 @@ def narrative_findings(repo: Path, timeout_s: float) -> list[Finding]:
             if not boundary:  # a boundary commit would be credited with all before it
                 add_kept_lines(repo, timeout_s, commits, counts)
             # the blobs are there: a stage's stubs can be told from its code
-            texts = read_blobs(repo, timeout_s, files_to_read(commits))
+            texts = read_blobs(repo, timeout_s,
+                               files_to_read(commits) + comment_files(commits))
             read = lambda sha, path: texts.get((sha, path))  # noqa: E731
     return story_findings(remade_once(commits), files, boundary, log.paths_error, read)
 
@@ -101,8 +103,9 @@ def story_findings(commits: list[Commit], files: list[str], boundary: Collection
     return [_history(commits, cut, paths_error), bulk,
             progression_finding(commits, bool(cut), read, replayed, run,
                                 burst.data["share"]),
-            _messages(commits, cut), burst, concentration_finding(commits, cut, bulk.found),
-            hollow_finding(commits, cut), replay]
+            _messages(commits, cut, read), burst,
+            concentration_finding(commits, cut, bulk.found), hollow_finding(commits, cut, read),
+            replay]
 
 
 def authored(commits: list[Commit]) -> list[Commit]:
@@ -341,11 +344,11 @@ def _added_preview(commit: Commit, limit: int = 15) -> str:
     return "\n  A " + "\n  A ".join(shown) + more
 
 
-def _messages(log: list[Commit], boundary: set[str]) -> Finding:
+def _messages(log: list[Commit], boundary: set[str], read: Reader | None = None) -> Finding:
     """Authored commits whose subject says what changed: not vague, and not claiming an
     implementation over a diff that adds nothing (`hollow_claims`)."""
     commits = authored(log)
-    hollow = {c.sha for c in hollow_claims(commits, boundary)}
+    hollow = {c.sha for c in hollow_claims(commits, boundary, read)}
     vague = [c for c in commits if is_vague(c.subject) or c.sha in hollow]
     ratio = 1 - len(vague) / len(commits)
     overclaim = f", {len(hollow)} claim work their diff does not add" if hollow else ""
