@@ -584,3 +584,51 @@ def test_a_heading_set_like_the_outlined_ones_but_left_out_of_the_outline(
                                (1, 1, "Design")]
     sections = [b.section for b in report.blocks if b.kind == "paragraph"]
     assert sections[1] == ("Dialectical Synthesis",)
+
+
+def _flate_pdf(pages: int) -> bytes:
+    """A PDF whose page streams are binary (FlateDecode without an ASCII filter), as most
+    exporters write them: a text conversion can only mangle binary bytes."""
+    import zlib
+
+    objects = ["<< /Type /Catalog /Pages 2 0 R >>",
+               "<< /Type /Pages /Kids [" + " ".join(f"{4 + 2 * i} 0 R" for i in range(pages))
+               + f"] /Count {pages} >>",
+               "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    streams: dict[int, bytes] = {}
+    for page in range(pages):
+        text = f"BT /F1 18 Tf 72 700 Td (Architecture report page {page} reads here) Tj ET"
+        body = zlib.compress(text.encode() * 4)
+        objects.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources "
+                       f"<< /Font << /F1 3 0 R >> >> /Contents {5 + 2 * page} 0 R >>")
+        objects.append(f"<< /Length {len(body)} /Filter /FlateDecode >>")
+        streams[len(objects)] = body
+    out, offsets = bytearray(b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n"), []
+    for number, text in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += f"{number} 0 obj\n{text}\n".encode()
+        if number in streams:
+            out += b"stream\n" + streams[number] + b"\nendstream\n"
+        out += b"endobj\n"
+    xref = len(out)
+    out += f"xref\n0 {len(objects) + 1}\n0000000000 65535 f \n".encode()
+    out += b"".join(f"{o:010d} 00000 n \n".encode() for o in offsets)
+    out += (f"trailer\n<< /Size {len(objects) + 1} /Root 1 0 R >>\nstartxref\n{xref}\n"
+            "%%EOF\n").encode()
+    return bytes(out)
+
+
+def test_a_pdf_mangled_by_a_text_conversion_is_named_damaged_not_blank(tmp_path: Path) -> None:
+    """bettyabay: the committed PDF went through a UTF-8 text round trip (107,065 U+FFFD
+    sequences in 474,805 bytes), so no page stream decodes and the pages read as blank. The
+    message names the damage instead of "blank, or page content that cannot be decoded"."""
+    source = tmp_path / "source.pdf"
+    source.write_bytes(_flate_pdf(3))
+    assert ingest_report(source, ReportLimits()).page_count == 3  # the export itself reads
+    path = tmp_path / "mangled.pdf"
+    path.write_bytes(source.read_bytes().decode("utf-8", "replace").encode("utf-8"))
+    with pytest.raises(ReportError) as caught:
+        ingest_report(path, ReportLimits())
+    said = str(caught.value)
+    assert caught.value.kind == "corrupt", said
+    assert "saved through a text conversion" in said and "U+FFFD" in said

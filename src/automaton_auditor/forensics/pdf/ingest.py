@@ -129,6 +129,30 @@ def text_stand_in(path: Path) -> str | None:
     return f"{len(data)} bytes; it reads: \"{quoted}\"" if quoted else f"{len(data)} bytes"
 
 
+# A PDF passed through a text conversion (saved as UTF-8 text) has every byte that was not
+# valid UTF-8 replaced by U+FFFD (EF BF BD): its compressed streams cannot be decoded, so its
+# pages read as blank. At this share of the file the damage is the file's, not a blank page.
+REPLACED_SHARE = 0.05
+READ_CHUNK = 1 << 20
+
+
+def replaced_bytes(path: Path) -> int:
+    """How many U+FFFD replacement sequences the file holds when they make up at least
+    `REPLACED_SHARE` of it (a text-converted binary), else 0. Read in bounded chunks."""
+    count = size = 0
+    tail = b""
+    try:
+        with open_regular(path) as handle:
+            while chunk := handle.read(READ_CHUNK):
+                data = tail + chunk
+                count += data.count(b"\xef\xbf\xbd")
+                tail = data[-2:] if not data.endswith(b"\xef\xbf\xbd") else b""
+                size += len(chunk)
+    except OSError:
+        return 0
+    return count if size and 3 * count >= REPLACED_SHARE * size else 0
+
+
 def probe_pdf(path: Path, limits: ReportLimits) -> PdfProbe:
     """Open the PDF with pypdfium2: encryption, damage, page cap, outline, JavaScript."""
     import pypdfium2 as pdfium  # type: ignore[import-untyped]

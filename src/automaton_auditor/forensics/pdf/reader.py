@@ -132,6 +132,11 @@ def _scanned(path: Path, pages: int, limits: ReportLimits, ocr: bool, warnings: 
     """Lines of a report without a text layer: OCR when enabled and installed, else the
     `no_text_layer` error."""
     if not textlayer.draws_an_image(path, limits):
+        if replaced := pdf_ingest.replaced_bytes(path):
+            raise ReportError("corrupt", f"report PDF is damaged: it was saved through a text "
+                              f"conversion ({replaced} byte sequences are U+FFFD replacement "
+                              "characters), so none of its "
+                              f"{pages} pages can be decoded: {path.name}")
         raise ReportError("no_text_layer", f"report has no text and no image on any of its "
                           f"{pages} pages (blank, or page content that cannot be decoded): "
                           f"{path.name}; OCR would find nothing to read")
