@@ -9,7 +9,8 @@ Ctrl-C turned into one line wherever it lands.
 |   | is below its minimum (or not judged) |
 | 2 | usage or input error: nothing was audited and nothing was written |
 | 3 | the audit failed (repository not acquired, judges' provider down): a partial report
-|   | is written, the criteria that depend on the failure are not judged |
+|   | is written, the criteria that depend on the failure are not judged; a queued batch: rows
+|   | no worker finished within ``--queue-timeout`` (the summary is written) |
 | 130 | interrupted (Ctrl-C): a partial report from the last checkpoint, the resume hint |
 | 143, 129, 131 | stopped by SIGTERM (`timeout`, a CI runner), SIGHUP or SIGQUIT (Ctrl-\\):
 |   | handled as Ctrl-C is, the partial report and the resume hint included |

@@ -103,3 +103,78 @@ def test_a_worker_refuses_hostile_messages_and_goes_on(servers: tuple[str, str],
     text = log.read_text(errors="replace")
     assert "Traceback" not in text, text[-4000:]
     assert "not a task (dropped)" in text
+
+
+def _unserved_batch(broker: str, tmp_path: Path) -> tuple[list[str], dict[str, str]]:
+    """A two-row `audit batch --queue --json` command and its environment (no database)."""
+    repo, pdf = make_auditee(tmp_path / "repo"), make_report_pdf(tmp_path / "report.pdf")
+    pairs = tmp_path / "pairs.csv"
+    pairs.write_text(f"{repo},{pdf}\n{repo},{pdf}\n", encoding="utf-8")
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "AUDITOR_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("AUDITOR_DATABASE_URL", None)
+    return [sys.executable, "-m", "automaton_auditor", "batch", str(pairs), "--queue", broker,
+            "--output-dir", str(tmp_path / "out"), "--json"], env
+
+
+@needs_servers
+@pytest.mark.parametrize("bound", ["flag", "env"])
+def test_a_batch_with_no_worker_ends_at_its_timeout(servers: tuple[str, str], tmp_path: Path,
+                                                    bound: str) -> None:
+    """No worker on the queue: the batch ends on its own after --queue-timeout (or
+    AUDITOR_QUEUE_TIMEOUT_S) with every row a failed row, the summary written, one error line
+    and exit 3. The subprocess timeout turns a batch that waits forever into a failure."""
+    import json
+
+    args, env = _unserved_batch(servers[1], tmp_path)
+    if bound == "flag":
+        args += ["--queue-timeout", "2"]
+    else:
+        env["AUDITOR_QUEUE_TIMEOUT_S"] = "2"
+    result = subprocess.run(args, capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 3, result.stderr[-3000:]
+    audits = json.loads(result.stdout)["audits"]
+    assert [(a["exit_code"], a["status"]) for a in audits] == [(3, "failed")] * 2
+    assert all(a["error"] == "no worker finished this task within 2 s" for a in audits)
+    written = json.loads((tmp_path / "out" / "batch_summary.json").read_text(encoding="utf-8"))
+    assert written["exit_code"] == 3 and len(written["audits"]) == 2
+    errors = [ln for ln in result.stderr.splitlines() if ln.startswith("error: ")]
+    assert errors == ["error: no worker finished 2 of 2 queued audits within 2 s; those not "
+                      "started expire unrun"], result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@needs_servers
+def test_ctrl_c_while_a_batch_waits_writes_the_summary(servers: tuple[str, str],
+                                                       tmp_path: Path) -> None:
+    """Ctrl-C once the rows are queued: the summary is written with the rows interrupted,
+    one error line, exit 130."""
+    import json
+
+    import redis
+
+    from automaton_auditor.queue.app import QUEUE_NAME
+
+    broker = servers[1]
+    queue = redis.Redis.from_url(broker)
+    queue.delete(QUEUE_NAME)  # tasks the tests before left unrun
+    args, env = _unserved_batch(broker, tmp_path)
+    with (tmp_path / "stdout").open("wb") as out, (tmp_path / "stderr").open("wb") as err:
+        batch = subprocess.Popen([*args, "--queue-timeout", "600"], env=env, stdout=out,
+                                 stderr=err)
+    try:
+        deadline = time.monotonic() + WAIT_S
+        while queue.llen(QUEUE_NAME) < 2 and batch.poll() is None:
+            assert time.monotonic() < deadline, "the rows were never queued"
+            time.sleep(0.1)
+        batch.send_signal(signal.SIGINT)
+        assert batch.wait(timeout=60) == 130
+    finally:
+        stop_pid(batch)
+    stderr = (tmp_path / "stderr").read_text(errors="replace")
+    audits = json.loads((tmp_path / "stdout").read_text())["audits"]
+    assert [(a["exit_code"], a["status"]) for a in audits] == [(130, "interrupted")] * 2
+    assert (tmp_path / "out" / "batch_summary.csv").is_file()
+    errors = [ln for ln in stderr.splitlines() if ln.startswith("error: ")]
+    assert errors == ["error: interrupted; 2 of 2 queued audits not finished; their tasks "
+                      "stay queued until they expire (see `audit runs`)"], stderr
+    assert "Traceback" not in stderr

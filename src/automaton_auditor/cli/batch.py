@@ -102,6 +102,11 @@ def batch(
         "--queue", help="Run the rows on `audit worker`s through this Redis broker "
                         "(redis://host:6379/0; config queue_url). Paths must be the same on "
                         "every worker.")] = None,
+    queue_timeout: Annotated[float | None, typer.Option(
+        "--queue-timeout",
+        help="With --queue: seconds to wait for the rows; rows no worker finished by then "
+             "are failed rows (exit 3) and their tasks expire (config queue_timeout_s; "
+             "default: the visibility timeout times rows + 1).")] = None,
 ) -> None:
     """Audit many (target, report) pairs from a CSV/TSV file, a few at a time."""
     from automaton_auditor.cli.flags import resolve_from_flags, writable_cache
@@ -113,7 +118,7 @@ def batch(
     flags = {"output_dir": str(output_dir) if output_dir else None,
              "rubric_path": str(rubric) if rubric else None, "model": model,
              "no_cache": no_cache, "reuse_opinions": reuse_opinions, "queue_url": queue,
-             "ocr": ocr}
+             "queue_timeout_s": queue_timeout, "ocr": ocr}
     settings = resolve_from_flags(flags, [j.target for j in jobs]).settings
     if output_dir is None:  # rows were placed under the default; follow the settings
         jobs = read_jobs(pairs, Path(settings.output_dir))
@@ -130,7 +135,7 @@ def batch(
                        f"{result.seconds:.1f}s {printable(result.target, one_line=True)}",
                        err=True)
 
-    results = _run(jobs, options, parallel, settings, progress)
+    results, stopped, code = _run(jobs, options, parallel, settings, progress)
     try:
         files = write_summary(results, output_dir)
     except OSError as exc:  # a full disk: the audits' own reports are written already
@@ -146,23 +151,31 @@ def batch(
         # under the user's --output-dir, which may hold any character (as `report:` is)
         typer.echo(f"summary: {printable(files['csv'], one_line=True)} and "
                    f"{printable(files['json'], one_line=True)}", err=True)
+    if stopped:  # the summary holds every row, those the wait gave up on included
+        raise fail(stopped, code)
     raise typer.Exit(worst_exit(results))
 
 
 def _run(jobs: list[Job], options: dict[str, Any], parallel: int, settings: Settings,
-         progress: Any) -> list[JobResult]:
-    """The batch in local worker processes, or on the queue's workers when one is set."""
+         progress: Any) -> tuple[list[JobResult], str, int]:
+    """The batch in local worker processes, or on the queue's workers when one is set; with
+    why a queued batch stopped waiting before every row finished ("": it did not) and the
+    exit code that goes with it."""
     if not settings.queue_url:
-        return run_batch(jobs, options, parallel, progress)
+        return run_batch(jobs, options, parallel, progress), "", 0
+    from automaton_auditor.exits import interruption, warning_line
     from automaton_auditor.queue.app import QueueError
-    from automaton_auditor.queue.submit import run_queued
+    from automaton_auditor.queue.submit import run_queued, wait_limit
 
     # Workers use their own database and caches; the submitter's URL stays here.
     queued = {**options, "database_url": None}
+    wait_s = wait_limit(settings.queue_timeout_s, settings.queue_visibility_timeout_s,
+                        len(jobs))
     try:
-        return run_queued(jobs, queued, settings.queue_url, progress)
+        waited = run_queued(jobs, queued, settings.queue_url, wait_s, progress,
+                            lambda text: typer.echo(warning_line(text), err=True))
     except QueueError as exc:
         raise fail(str(exc), ExitCode.INPUT) from None
-    except KeyboardInterrupt:
-        raise fail("interrupted; the queued audits go on (see `audit runs`)",
-                   ExitCode.INTERRUPTED) from None
+    if waited.interrupted:  # 130 here; the exit path makes it 143 after SIGTERM
+        return waited.results, f"{interruption()}; {waited.stopped}", ExitCode.INTERRUPTED
+    return waited.results, waited.stopped, ExitCode.FAILED

@@ -4,13 +4,19 @@ the results collected into the same summary as a local batch.
 Paths travel as they are: targets, reports and the output folder must be reachable under the
 same absolute paths on every worker (a shared file system), or be URLs. The submitter needs
 the broker only; the workers need the broker and the shared run database.
+
+The wait is bounded (`wait_limit`): rows no worker finished in time are failed rows of the
+summary, and their tasks expire at the same moment, so a worker that starts later discards
+them instead of auditing rows the batch already gave up on. Ctrl-C ends the wait the same
+way (the rows still out are interrupted rows; their tasks go on until they expire).
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Callable
-from dataclasses import asdict, fields, replace
+from dataclasses import asdict, dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +24,27 @@ from automaton_auditor.batch import Job, JobResult
 from automaton_auditor.queue.app import TASK_NAME, check_broker, make_app
 
 POLL_S = 0.5
+# How long the submitter waits for a worker to answer a ping before it warns that none did.
+PING_S = 1.0
+NO_WORKER = ("no worker answered a ping within {s:g} s: the rows wait for an `audit worker` "
+             "on this queue (one busy with an audit answers only when it is done)")
+
+
+@dataclass
+class Waited:
+    """A queued batch's rows in row order, and why the wait ended before every row finished
+    ("": it did not): the wait's limit passed, or Ctrl-C (`interrupted`)."""
+
+    results: list[JobResult]
+    stopped: str = ""
+    interrupted: bool = False
+
+
+def wait_limit(timeout_s: float | None, visibility_timeout_s: float, rows: int) -> float:
+    """How long a batch waits for its rows: `timeout_s` when set, else as long as one worker
+    process needs for every row at the longest audit (the visibility timeout is longer than
+    that), plus one redelivery of a task whose machine died."""
+    return timeout_s if timeout_s is not None else visibility_timeout_s * (rows + 1)
 
 
 def _absolute(value: str) -> str:
@@ -43,24 +70,73 @@ def queued_jobs(jobs: list[Job]) -> list[Job]:
     return out
 
 
-def run_queued(jobs: list[Job], options: dict[str, Any], broker_url: str,
-               on_done: Callable[[JobResult], None] | None = None) -> list[JobResult]:
-    """Enqueue every job and wait for all of them; results in row order. Raises `QueueError`
-    when the broker cannot be reached."""
+def run_queued(jobs: list[Job], options: dict[str, Any], broker_url: str, wait_s: float,
+               on_done: Callable[[JobResult], None] | None = None,
+               on_warning: Callable[[str], None] | None = None) -> Waited:
+    """Enqueue every job and wait for them, at most `wait_s` seconds; results in row order.
+    A row not finished by then is a failed row (exit 3), one not finished when Ctrl-C comes
+    an interrupted row (exit 130). Raises `QueueError` when the broker cannot be reached."""
     app = make_app(broker_url)
+    from celery.exceptions import TimeoutError as WaitExpired  # the extra is there
+
     check_broker(app, broker_url)
+    # Asked before the tasks are sent: an idle worker that takes one stops answering.
+    if on_warning is not None and workers_answer(app) is False:
+        on_warning(NO_WORKER.format(s=PING_S))
     queued = queued_jobs(jobs)
-    # The task id is the run id: `audit runs` and the result backend name a row alike.
-    for job in queued:
-        app.send_task(TASK_NAME, args=[asdict(job), options], task_id=job.run_id)
-    by_id = {str(job.run_id): job for job in queued}
     results: dict[int, JobResult] = {}
-    for task_id, meta in app.backend.get_many(set(by_id), interval=POLL_S):
-        job = by_id[task_id]
-        results[job.row] = result_of(job, meta)
-        if on_done is not None:
-            on_done(results[job.row])
-    return [results[job.row] for job in queued]
+    started = time.monotonic()
+    try:
+        # The task id is the run id: `audit runs` and the result backend name a row alike.
+        for job in queued:
+            app.send_task(TASK_NAME, args=[asdict(job), options], task_id=job.run_id,
+                          expires=wait_s)
+        by_id = {str(job.run_id): job for job in queued}
+        for task_id, meta in app.backend.get_many(
+                set(by_id), interval=POLL_S,
+                timeout=max(0.0, wait_s - (time.monotonic() - started))):
+            job = by_id[task_id]
+            results[job.row] = result_of(job, meta)
+            if on_done is not None:
+                on_done(results[job.row])
+    except WaitExpired:
+        return _unfinished(queued, results, started, wait_s)
+    except KeyboardInterrupt:
+        return _unfinished(queued, results, started, None)
+    return Waited([results[job.row] for job in queued])
+
+
+def _unfinished(queued: list[Job], results: dict[int, JobResult], started: float,
+                wait_s: float | None) -> Waited:
+    """Every row, those without an answer as failed rows (exit 3: the wait of `wait_s`
+    seconds passed) or interrupted ones (130: `wait_s` None, Ctrl-C)."""
+    waited = round(time.monotonic() - started, 2)
+    if wait_s is None:
+        code, status, error = 130, "interrupted", "interrupted before a worker finished it"
+    else:
+        code, status = 3, "failed"
+        error = f"no worker finished this task within {wait_s:g} s"
+    rows = [results.get(job.row) or JobResult(job.row, job.target, job.report, code, waited,
+                                              job.run_id or "", status=status, error=error)
+            for job in queued]
+    missing = f"{sum(job.row not in results for job in queued)} of {len(queued)} queued audits"
+    if wait_s is None:
+        return Waited(rows, f"{missing} not finished; their tasks stay queued until they "
+                            "expire (see `audit runs`)", interrupted=True)
+    return Waited(rows, f"no worker finished {missing} within {wait_s:g} s; those not "
+                        "started expire unrun")
+
+
+def workers_answer(app: Any) -> bool | None:
+    """Whether a worker answers a ping within `PING_S` (None: the broker cannot tell, as a
+    transport without broadcast cannot, or the ping failed)."""
+    try:
+        with app.connection_for_write() as conn:
+            if "fanout" not in conn.transport.implements.exchange_type:
+                return None
+            return bool(app.control.ping(timeout=PING_S, limit=1, connection=conn))
+    except Exception:  # a warning only: whatever the transport raises, the batch goes on
+        return None
 
 
 def result_of(job: Job, meta: dict[str, Any]) -> JobResult:

@@ -112,6 +112,9 @@ class Settings(BaseSettings):
     database_url: str | None = Field(None, exclude=True)
     queue_url: str | None = Field(None, exclude=True)
     queue_visibility_timeout_s: float = Field(3600.0, gt=0, exclude=True)
+    # How long `audit batch --queue` waits for its rows before the rest are failed rows
+    # (None: `queue.submit.wait_limit` derives it from the visibility timeout and the rows).
+    queue_timeout_s: float | None = Field(None, gt=0, exclude=True)
 
     # Setting names a config file may also use (the command-line spelling).
     ALIASES: ClassVar[dict[str, str]] = {

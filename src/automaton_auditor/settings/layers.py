@@ -262,7 +262,9 @@ def resolve_settings(flags: Mapping[str, Any] | None = None, *, targets: Sequenc
 
 # The flag that sets a field, where it is not the field's own name.
 FLAG_NAMES = {"rubric_path": "rubric", "clone_depth": "depth", "call_timeout_s": "call_timeout",
-              "allowed_hosts": "allow_host", "persona_models": "persona_model"}
+              "allowed_hosts": "allow_host", "persona_models": "persona_model",
+              "queue_visibility_timeout_s": "visibility_timeout",
+              "queue_timeout_s": "queue_timeout"}
 
 
 def _platform_cache_dir() -> str:
