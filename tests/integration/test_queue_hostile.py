@@ -178,3 +178,40 @@ def test_ctrl_c_while_a_batch_waits_writes_the_summary(servers: tuple[str, str],
     assert errors == ["error: interrupted; 2 of 2 queued audits not finished; their tasks "
                       "stay queued until they expire (see `audit runs`)"], stderr
     assert "Traceback" not in stderr
+
+
+@needs_servers
+def test_a_batch_whose_broker_dies_while_it_waits_ends_in_one_line(tmp_path: Path) -> None:
+    """The broker (also the result backend) stops while the batch waits for its rows: the
+    batch ends without a traceback, with the summary written, every row failed, one error
+    line naming the lost broker, and exit 3."""
+    import json
+
+    import redis
+
+    from automaton_auditor.queue.app import QUEUE_NAME
+
+    with redis_server() as broker:
+        args, env = _unserved_batch(broker, tmp_path)
+        queue = redis.Redis.from_url(broker)
+        with (tmp_path / "stdout").open("wb") as out, (tmp_path / "stderr").open("wb") as err:
+            batch = subprocess.Popen([*args, "--queue-timeout", "600"], env=env, stdout=out,
+                                     stderr=err)
+            deadline = time.monotonic() + WAIT_S
+            while queue.llen(QUEUE_NAME) < 2 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert queue.llen(QUEUE_NAME) == 2
+    try:  # the server is stopped here, with the batch still waiting on it
+        code = batch.wait(timeout=120)
+    finally:
+        if batch.poll() is None:
+            batch.kill()
+    stderr = (tmp_path / "stderr").read_text(encoding="utf-8")
+    assert code == 3, stderr[-3000:]
+    assert "Traceback" not in stderr
+    errors = [ln for ln in stderr.splitlines() if ln.startswith("error: ")]
+    assert len(errors) == 1 and "lost the broker" in errors[0], stderr[-3000:]
+    audits = json.loads((tmp_path / "stdout").read_text(encoding="utf-8"))["audits"]
+    assert [a["status"] for a in audits] == ["failed", "failed"]
+    written = json.loads((tmp_path / "out" / "batch_summary.json").read_text(encoding="utf-8"))
+    assert len(written["audits"]) == 2

@@ -103,16 +103,32 @@ def run_queued(jobs: list[Job], options: dict[str, Any], broker_url: str, wait_s
         return _unfinished(queued, results, started, wait_s)
     except KeyboardInterrupt:
         return _unfinished(queued, results, started, None)
+    except broker_errors() as exc:  # the broker is the result backend: the answers are lost
+        return _unfinished(queued, results, started, wait_s, lost=" ".join(str(exc).split()))
     return Waited([results[job.row] for job in queued])
 
 
+def broker_errors() -> tuple[type[BaseException], ...]:
+    """What the result backend raises when the broker stops answering mid-wait (redis-py's
+    connection errors are not OSErrors; kombu wraps some in its OperationalError)."""
+    from kombu.exceptions import OperationalError
+    from redis.exceptions import ConnectionError as RedisConnectionError
+    from redis.exceptions import TimeoutError as RedisTimeout
+
+    return OSError, OperationalError, RedisConnectionError, RedisTimeout
+
+
 def _unfinished(queued: list[Job], results: dict[int, JobResult], started: float,
-                wait_s: float | None) -> Waited:
+                wait_s: float | None, lost: str = "") -> Waited:
     """Every row, those without an answer as failed rows (exit 3: the wait of `wait_s`
-    seconds passed) or interrupted ones (130: `wait_s` None, Ctrl-C)."""
+    seconds passed, or the broker was `lost` while waiting) or interrupted ones (130:
+    `wait_s` None, Ctrl-C)."""
     waited = round(time.monotonic() - started, 2)
     if wait_s is None:
         code, status, error = 130, "interrupted", "interrupted before a worker finished it"
+    elif lost:
+        code, status = 3, "failed"
+        error = f"lost the broker before a worker's answer came: {lost}"[:500]
     else:
         code, status = 3, "failed"
         error = f"no worker finished this task within {wait_s:g} s"
@@ -123,6 +139,9 @@ def _unfinished(queued: list[Job], results: dict[int, JobResult], started: float
     if wait_s is None:
         return Waited(rows, f"{missing} not finished; their tasks stay queued until they "
                             "expire (see `audit runs`)", interrupted=True)
+    if lost:
+        return Waited(rows, f"lost the broker while waiting ({lost[:200]}): {missing} have "
+                            "no answer; see `audit runs` once it is back")
     return Waited(rows, f"no worker finished {missing} within {wait_s:g} s; those not "
                         "started expire unrun")
 
