@@ -27,6 +27,7 @@ from typing import Any
 
 from automaton_auditor.forensics.code.common import JSON, dotted, resolve
 from automaton_auditor.forensics.code.dispatch import applied_calls, function_tables
+from automaton_auditor.forensics.code.primary_reads import Behind, behind_reads
 
 TEMP_MAKERS = ("tempfile.mkdtemp", "tempfile.TemporaryDirectory")
 MAX_ATOMS = 24
@@ -61,6 +62,7 @@ class FlowBuilder:
         a local object) of one function (nested functions and classes are their own scopes
         and are skipped)."""
         scope = _Scope(self, {a.arg for a in _all_args(node)})
+        scope.behind = behind_reads(node, scope.params)
         scope.tables = function_tables(node, self.tables)
         for stmt in node.body:
             scope.stmt(stmt)
@@ -106,10 +108,14 @@ class _Scope:
         # ``.get`` calls whose None is replaced: ``state.get("k") or default``
         self.defaulted: set[int] = set()
         self.tables: dict[str, ast.expr] = {}
+        self.behind: Behind = {}  # reads run only when another key's read gave nothing
 
-    def key(self, node: ast.AST, op: str, fallback: bool = False) -> None:
+    def key(self, node: ast.AST, op: str, fallback: bool = False,
+            origin: ast.AST | None = None) -> None:
         """Record a keyed access on a parameter (what a node reads from or writes to its
-        state); `fallback`: the read supplies a value of its own when the key is absent."""
+        state); `fallback`: the read supplies a value of its own when the key is absent;
+        ``behind``: the keys whose reads it falls back from (`primary_reads`)."""
+        behind = sorted(self.behind.get(id(origin or node), ()))
         value = node.value if isinstance(node, ast.Subscript | ast.Attribute) else None
         if isinstance(value, ast.Name) and value.id in self.params and len(self.keys) < 200:
             name = node.attr if isinstance(node, ast.Attribute) else (
@@ -118,7 +124,8 @@ class _Scope:
             if isinstance(name, str):
                 self.keys.append({"line": getattr(node, "lineno", 0), "param": value.id,
                                   "key": name, "op": op, **({"fallback": True} if fallback
-                                                            else {})})
+                                                            else {}),
+                                  **({"behind": behind} if behind else {})})
 
     # --- statements ----------------------------------------------------------------------
     def stmt(self, node: ast.stmt) -> None:
@@ -290,7 +297,7 @@ class _Scope:
                 and isinstance(node.args[0], ast.Constant):
             self.key(ast.Subscript(value=node.func.value, slice=node.args[0], ctx=ast.Load(),
                                    lineno=node.lineno), "get()",
-                     _has_default(node) or id(node) in self.defaulted)
+                     _has_default(node) or id(node) in self.defaulted, node)
         site: dict[str, Any] = {"line": node.lineno, "name": name, "args": args,
                                 "kw": kwargs}
         if any(kw.arg is None for kw in node.keywords):

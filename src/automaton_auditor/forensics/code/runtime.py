@@ -48,6 +48,8 @@ from automaton_auditor.forensics.code.execution import (
 )
 from automaton_auditor.forensics.code.facts import quoted_finding as _f
 from automaton_auditor.forensics.code.joins import join_repeats
+from automaton_auditor.forensics.code.state_passing import passed_accesses
+from automaton_auditor.forensics.code.state_writers import input_given
 from automaton_auditor.forensics.code.stateflow import stateflow_findings
 from automaton_auditor.forensics.code.topology import END, START, Topology, reach
 from automaton_auditor.state import Finding
@@ -69,9 +71,10 @@ def runtime_findings(facts: dict[str, JSON], graph: CallGraph, main: Topology | 
         # reachability, routes or joins can be concluded
         op = (main.computed or looped)[0]
         run.undetermined.append(f"node names computed at run time ({op['path']}:{op['line']})")
-        return [*_key_findings(model, run, repo, where, graph), _summary(model, run, where)]
+        return [*_key_findings(model, run, repo, where, graph, facts),
+                _summary(model, run, where)]
     loops = endless_loops(model, graph, repo)
-    return [*_key_findings(model, run, repo, where, graph),
+    return [*_key_findings(model, run, repo, where, graph, facts),
             route_finding(graph, model, run, repo, where),
             *_shape_findings(model, run, repo, where, loops), endless_finding(loops, repo, where),
             _summary(model, run, where), *stateflow_findings(facts, graph, model, run, repo, where)]
@@ -130,6 +133,30 @@ def _guarded(model: Model, graph: CallGraph) -> set[tuple[str, str]]:
     return out
 
 
+def _behind(model: Model, run: Run, graph: CallGraph, given: set[str]
+            ) -> dict[tuple[str, str], list[str]]:
+    """(node, key) -> the keys each of the node's reads of `key` falls back from
+    (`primary_reads`, through the helpers it hands its state to), for the reads that all
+    fall back from a key given a value: in the graph's input (`given`), or written by a node
+    that runs before the reader."""
+    out: dict[tuple[str, str], list[str]] = {}
+    for name, node in model.nodes.items():
+        state = state_param(graph, node.key) if node.key else None
+        if node.key is None or state is None:
+            continue
+        first = min(run.ran_at.get(name) or [0])
+        fed = given | {k for n, other in model.nodes.items() if n != name
+                       and min(run.ran_at.get(n) or [first]) < first for k in other.writes}
+        seen: dict[str, list[set[str]]] = {}
+        for access in [*graph.flow(node.key).get("keys", []),
+                       *passed_accesses(graph, node.key, state)]:
+            if access["param"] == state and access["op"] not in ("set", "setattr"):
+                seen.setdefault(access["key"], []).append(set(access.get("behind") or ()))
+        out.update({(name, k): sorted(set().union(*per) & fed) for k, per in seen.items()
+                    if all(p & fed for p in per)})
+    return out
+
+
 def _joins(model: Model) -> set[str]:
     """Nodes where branches meet: two or more plain-edge sources, or a list-form join."""
     sources: dict[str, set[str]] = {}
@@ -157,7 +184,7 @@ def _unwritten(model: Model, reads: dict[tuple[str, str], tuple[str, int]],
 
 
 def _key_findings(model: Model, run: Run, repo: Path | None, where: str,
-                  graph: CallGraph) -> list[Finding]:
+                  graph: CallGraph, facts: dict[str, JSON]) -> list[Finding]:
     dropped = {n: sorted(k) for n, k in sorted(run.dropped.items())}
     reads = _readers(model)
     lost = {k: r for k in sorted({k for keys in dropped.values() for k in keys})
@@ -195,23 +222,33 @@ def _key_findings(model: Model, run: Run, repo: Path | None, where: str,
            # a fan-in that never receives its branches' results breaks the graph itself
            0.9 if at_join else 0.7, where, keys=lost, joins=at_join,
            nodes=sorted(n for n in dropped if set(dropped[n]) & set(lost))),
-        _unwritten_finding(model, graph, reads, lost, repo, where),
+        _unwritten_finding(model, graph, reads, lost, repo, where, _behind(
+            model, run, graph, input_given(repo, facts, set(model.channels)))),
     ]
 
 
 def _unwritten_finding(model: Model, graph: CallGraph,
                        reads: dict[tuple[str, str], tuple[str, int]],
-                       lost: dict[str, list[str]], repo: Path | None, where: str) -> Finding:
+                       lost: dict[str, list[str]], repo: Path | None, where: str,
+                       behind: dict[tuple[str, str], list[str]]) -> Finding:
     """``graph.state.unwritten_reads``: reads of keys that never arrive. A read with a
     fallback of its own (``state.get("k", [])``) is defensive code, not a read that never
-    sees a value: it is only noted."""
+    sees a value: it is only noted; so is a read made only when another key, which is given
+    a value, holds none (`_behind`): it changes nothing while that key is given."""
     never = _unwritten(model, reads, lost)
     guarded = _guarded(model, graph)
-    unwritten = {wk: q for wk, q in never.items() if wk not in guarded}
+    unwritten = {wk: q for wk, q in never.items() if wk not in guarded and wk not in behind}
     fallback = sorted(wk for wk in never if wk in guarded)
+    spare = sorted(wk for wk in never if wk in behind and wk not in guarded)
     note = (" Read with a fallback of its own, a key that never arrives (not declared, or "
             "never written): " + "; ".join(f"{n} reads {k}" for n, k in fallback)
             + "; the read's default is used." if fallback else "")
+    note += (" Read only as a fallback when another key holds no usable value, a key that "
+             "never arrives: " + "; ".join(
+                 f"{n} reads {k} only when {' or '.join(behind[(n, k)])} gives nothing"
+                 for n, k in spare) + "; those keys are given a value (the graph's input, or "
+             "a node that runs before), so the read changes nothing while they are."
+             if spare else "")
     if unwritten:
         text = ("; ".join(f"{n} reads {k}" for n, k in sorted(unwritten)) + ": the state "
                 "does not declare it, or no node writes it and the input cannot carry it; the "
@@ -226,7 +263,8 @@ def _unwritten_finding(model: Model, graph: CallGraph,
     return _f("graph.state.unwritten_reads", "Nodes read keys that nothing writes",
               bool(unwritten), [unwritten[wk] for wk in sorted(unwritten)], repo, text + note,
               0.7, where, reads=[[n, k] for n, k in sorted(unwritten)],
-              fallback=[[n, k] for n, k in fallback])
+              fallback=[[n, k] for n, k in fallback],
+              behind=[[n, k, behind[(n, k)]] for n, k in spare])
 
 
 def _ending(model: Model) -> set[str]:

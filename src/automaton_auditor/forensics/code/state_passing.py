@@ -11,6 +11,7 @@ values (``state["repo_path"]``) is the node's own read of that key already.
 from __future__ import annotations
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
+from automaton_auditor.forensics.code.common import JSON
 
 MAX_DEPTH = 3
 
@@ -22,11 +23,21 @@ def _param_for(graph: CallGraph, key: Key, index: int, callee: Key, atom: str) -
                  if graph.argument(key, index, callee, str(p)) == [atom]), None)
 
 
-def passed_reads(graph: CallGraph, key: Key, state: str | None,
-                 depth: int = 0) -> dict[str, int]:
+def passed_reads(graph: CallGraph, key: Key, state: str | None) -> dict[str, int]:
     """Keys the helpers `key` hands its parameter `state` to read from it, each at the line
     of the call in `key` (the first such call for each key)."""
     out: dict[str, int] = {}
+    for access in passed_accesses(graph, key, state):
+        out.setdefault(str(access["key"]), int(access["line"]))
+    return out
+
+
+def passed_accesses(graph: CallGraph, key: Key, state: str | None,
+                    depth: int = 0) -> list[JSON]:
+    """The reads (`flow` key accesses: ``fallback``, ``behind`` kept) the helpers `key`
+    hands its parameter `state` to make of it, each placed at the line of the call in `key`.
+    A helper's read behind a primary key (`primary_reads`) stays behind it in the node."""
+    out: list[JSON] = []
     if state is None or depth >= MAX_DEPTH:
         return out
     for index, site in enumerate(graph.sites(key)):
@@ -37,9 +48,8 @@ def passed_reads(graph: CallGraph, key: Key, state: str | None,
         if callee is None or param is None:
             continue
         line = int(site["line"])
-        for access in graph.flow(callee).get("keys", []):
-            if access["param"] == param and access["op"] not in ("set", "setattr"):
-                out.setdefault(str(access["key"]), line)
-        for read in passed_reads(graph, callee, param, depth + 1):
-            out.setdefault(read, line)
+        inner = [a for a in graph.flow(callee).get("keys", [])
+                 if a["param"] == param and a["op"] not in ("set", "setattr")]
+        for access in [*inner, *passed_accesses(graph, callee, param, depth + 1)]:
+            out.append({**access, "param": state, "line": line})
     return out
