@@ -157,7 +157,7 @@ def _in_data_files(repo: Path, keys: set[str]) -> set[str]:
     return out
 
 
-def _trees(repo: Path, facts: dict[str, JSON]) -> list[ast.Module]:
+def product_trees(repo: Path, facts: dict[str, JSON]) -> list[ast.Module]:
     """The parsed product files of the repository (tests aside)."""
     return [t for p in sorted(facts) if "error" not in facts[p] and not TEST_PATH.search(p)
             if (t := parse_file(str(repo / p))) is not None]
@@ -170,9 +170,9 @@ def never_written(repo: Path | None, facts: dict[str, JSON], fields: list[JSON],
     keys = {str(f["name"]) for f in fields if f.get("required") and f["name"] in channels}
     if repo is None or not keys:
         return set()
-    if _graph_inputs(_trees(repo, facts), channels) is None:
+    if _graph_inputs(product_trees(repo, facts), channels) is None:
         return set()
-    written = set().union(*(_writes(t, keys) for t in _trees(repo, facts)))
+    written = set().union(*(_writes(t, keys) for t in product_trees(repo, facts)))
     return keys - written - _in_data_files(repo, keys)
 
 
@@ -181,7 +181,7 @@ def input_given(repo: Path | None, facts: dict[str, JSON], channels: set[str]) -
     ``invoke``-like calls, see the module docstring); empty when they cannot be read."""
     if repo is None:
         return set()
-    given = _graph_inputs(_trees(repo, facts), channels) or []
+    given = _graph_inputs(product_trees(repo, facts), channels) or []
     named = [{str(k.value) for k in d.keys if isinstance(k, ast.Constant)} for d in given]
     return set.intersection(*named) & channels if named else set()
 

@@ -14,7 +14,9 @@
   appends that list to itself, so every item it held is in it twice after each run of the
   node. ``add_messages`` merges by message id: no doubling. A node that runs before any other
   node writes the list (the first step, reading only the graph's input) doubles nothing a
-  node produced: not charged, but said (it doubles what the graph was invoked with).
+  node produced: not charged, but said (it doubles what the graph was invoked with). Nor is
+  the last node (its only edge to END, no node running after it) when nothing reads those
+  lists from the state the run leaves (`final_state`): said, with what it hands back.
 
 - ``graph.router_writes``: a router function stores into the state it is given
   (``state["errors"] = ... ; return "error_handler"``). A router only picks the way: LangGraph
@@ -34,11 +36,13 @@ from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, str_value
 from automaton_auditor.forensics.code.execution import Model, Node, Run, state_accesses
 from automaton_auditor.forensics.code.facts import quoted_finding
+from automaton_auditor.forensics.code.final_state import final_state_read
 from automaton_auditor.forensics.code.joins import each_way
 from automaton_auditor.forensics.code.reducers import appending
 from automaton_auditor.forensics.code.source import parse_file
 from automaton_auditor.forensics.code.state_echo import state_value
 from automaton_auditor.forensics.code.state_schema import class_fields, typed_classes
+from automaton_auditor.forensics.code.topology import END
 from automaton_auditor.state import Finding
 
 
@@ -312,9 +316,13 @@ def _doubled_finding(facts: dict[str, JSON], graph: CallGraph, model: Model, run
                      repo: Path | None, where: str) -> Finding:
     adders = _adders(facts, model, graph, repo)
     doubled, early = _doubled(model, run, adders)
+    # the last node's doubling reaches only what reads the final state
+    unread = {n: per for n, per in doubled.items() if _last(model, run, n)
+              and not final_state_read(repo, facts, set(model.channels), set(per))}
+    doubled = {n: per for n, per in doubled.items() if n not in unread}
     early = {} if doubled else early  # said only where no list is doubled
     keys = sorted({k for per in doubled.values() for k in per})
-    shown = doubled or early
+    shown = doubled or early or unread
     quotes = list(dict.fromkeys([*(at for per in shown.values() for at in per.values()),
                                  *(adders[k] for k in sorted({k for p in shown.values()
                                                               for k in p}))]))
@@ -327,10 +335,34 @@ def _doubled_finding(facts: dict[str, JSON], graph: CallGraph, model: Model, run
          "appends the returned list to the one it holds: every item already there is in it "
          "twice after each run of the node." if doubled else
          _early_text(model, early) if early else
+         _unread_text(model, unread).lstrip() if unread else
          "No node returns an add-reducer list it read from the state." if adders else
-         "The state declares no add reducer."),
+         "The state declares no add reducer.")
+        + (_unread_text(model, unread) if doubled or early else ""),
         0.65, where, nodes={n: sorted(per) for n, per in doubled.items()}, keys=keys,
-        **({"early": {n: sorted(per) for n, per in early.items()}} if early else {}))
+        **({"early": {n: sorted(per) for n, per in early.items()}} if early else {}),
+        **({"unread": {n: sorted(per) for n, per in unread.items()}} if unread else {}))
+
+
+def _last(model: Model, run: Run, name: str) -> bool:
+    """Whether no node runs after `name`: its only way on is to END (no router, no
+    ``Command``), and no node of the run (another branch) runs in a later step."""
+    ways = [d for (s, d) in model.topo.edges if s == name]
+    last = max(run.ran_at.get(name) or [0])
+    return bool(ways) and set(ways) == {END} and name not in model.routers and \
+        not model.nodes[name].gotos and not model.nodes[name].open and \
+        all(max(steps) <= last for steps in run.ran_at.values() if steps)
+
+
+def _unread_text(model: Model, unread: Handed) -> str:
+    """Doubling by the last node, whose final state nothing reads under those keys."""
+    if not unread:
+        return ""
+    keys = sorted({k for per in unread.values() for k in per})
+    return (f" {_handed_text(model, unread)} ({', '.join(keys)} with an appending reducer), "
+            "but no node runs after it (its only edge goes to END) and the code that runs "
+            "the graph reads none of these lists from the state the run leaves (no "
+            "checkpointed thread is run again or read): the doubled items reach nothing.")
 
 
 def _handed_text(model: Model, handed: Handed, read: str = "") -> str:
