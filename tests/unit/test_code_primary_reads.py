@@ -84,6 +84,9 @@ def test_a_fallback_behind_a_key_nothing_gives_still_never_sees_a_value(
     ungiven = GRAPH.replace('"rules": rules, "rubric_full"', '"rubric_full"')
     fact = _unwritten(tmp_path / "ungiven", ungiven)
     assert fact.found and fact.data["reads"] == [["judge", "rubric_full"]]
+    # given None, rules holds nothing usable: the fallback runs
+    empty = GRAPH.replace('"rules": rules, "rubric_full"', '"rules": None, "rubric_full"')
+    assert _unwritten(tmp_path / "none", empty).found
     # a read after a test that does not hand the primary back is no fallback
     branch = GRAPH.replace("        return rules\n", "        print(rules)\n")
     fact = _unwritten(tmp_path / "branch", branch)

@@ -176,13 +176,24 @@ def never_written(repo: Path | None, facts: dict[str, JSON], fields: list[JSON],
     return keys - written - _in_data_files(repo, keys)
 
 
+def _empty(value: ast.expr) -> bool:
+    """``None``, ``""``, ``0``, ``False``, ``[]``, ``{}``, ``()``: a literal with nothing in it."""
+    if isinstance(value, ast.Constant):
+        return not value.value
+    return isinstance(value, ast.List | ast.Tuple | ast.Set | ast.Dict) and not (
+        value.keys if isinstance(value, ast.Dict) else value.elts)
+
+
 def input_given(repo: Path | None, facts: dict[str, JSON], channels: set[str]) -> set[str]:
-    """The state keys every graph input found names (the dict literals handed to
-    ``invoke``-like calls, see the module docstring); empty when they cannot be read."""
+    """The state keys every graph input found gives a value that may be usable (the dict
+    literals handed to ``invoke``-like calls, see the module docstring; not ``None`` nor an
+    empty literal); none when they cannot be read."""
     if repo is None:
         return set()
     given = _graph_inputs(product_trees(repo, facts), channels) or []
-    named = [{str(k.value) for k in d.keys if isinstance(k, ast.Constant)} for d in given]
+    # a key given None or an empty literal holds no usable value
+    named = [{str(k.value) for k, v in zip(d.keys, d.values, strict=True)
+              if isinstance(k, ast.Constant) and not _empty(v)} for d in given]
     return set.intersection(*named) & channels if named else set()
 
 
