@@ -256,8 +256,8 @@ def _unwritten_finding(model: Model, graph: CallGraph,
     elif not model.complete:
         text = "Not determined: the state's keys are not all known."
     else:
-        text = (f"Every key read{' without a fallback' if fallback else ''} is declared in "
-                "the state" + ("; whether a node writes each is not determined (a node "
+        text = (f"Every key read{' without a fallback' if fallback or spare else ''} is "
+                "declared in the state" + ("; whether a node writes each is not determined (a node "
                                "returns keys only known at run time, or a copy of the "
                                "state)." if any_open(model) else "."))
     return _f("graph.state.unwritten_reads", "Nodes read keys that nothing writes",
