@@ -264,7 +264,7 @@ def _unwritten_finding(model: Model, graph: CallGraph,
               bool(unwritten), [unwritten[wk] for wk in sorted(unwritten)], repo, text + note,
               0.7, where, reads=[[n, k] for n, k in sorted(unwritten)],
               fallback=[[n, k] for n, k in fallback],
-              behind=[[n, k, behind[(n, k)]] for n, k in spare])
+              **({"behind": [[n, k, behind[(n, k)]] for n, k in spare]} if spare else {}))
 
 
 def _ending(model: Model) -> set[str]:
