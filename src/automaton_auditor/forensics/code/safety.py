@@ -3,7 +3,6 @@ timeouts and error handling around subprocess calls."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,7 +10,7 @@ from automaton_auditor.forensics.code.blocked import Undefined, failing_read
 from automaton_auditor.forensics.code.branch_reach import untaken
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.cleanup_paths import Leak, error_leaks, leak_text
-from automaton_auditor.forensics.code.clone_errors import auth_finding
+from automaton_auditor.forensics.code.clone_input import clone_input_findings
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.deadlines import WAITED, caller_bounded
 from automaton_auditor.forensics.code.facts import call_finding, calls_of, dangerous_calls
@@ -32,26 +31,23 @@ from automaton_auditor.forensics.code.shallow import shallow_history
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.temp_paths import fixed_temp_line, temp_root_finding
 from automaton_auditor.forensics.code.timeout_escape import timeout_finding
+from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.forensics.code.unnamed import named_nowhere
-from automaton_auditor.forensics.code.url_checks import url_tests
-from automaton_auditor.forensics.code.url_checks import validators as url_validators
 from automaton_auditor.state import Finding
 from automaton_auditor.text import clip
-
-# a test that the URL is given or is a string, no URL validation
-EMPTY_TEST = re.compile(r"^\s*(el)?if\s+not\s+\w*url\b|isinstance\(\s*\w*url\w*\s*,\s*str\b",
-                        re.I)
 
 
 def safety_findings(facts: dict[str, JSON], repo: Path | None = None,
                     graph: CallGraph | None = None, nodes: frozenset[Key] = frozenset(),
                     undefined: Undefined | None = None,
-                    runs: Callable[[str, str], bool] | None = None) -> list[Finding]:
+                    runs: Callable[[str, str], bool] | None = None,
+                    main: Topology | None = None) -> list[Finding]:
     """All ``safety.*`` findings (`repo` lets function bodies be read for the clone
     function's error and input handling; `graph` is the repository's call graph; `nodes`
     the functions the main graph runs as nodes; `undefined` the reads that raise NameError;
     `runs` whether a function may run, by the graph or its entry points: `liveness
-    .code_runs`, None when unknown)."""
+    .code_runs`, None when unknown; `main` the main graph, whose earlier nodes may check
+    the URL)."""
     processes = calls_of(facts, "process")
     os_calls = [(p, c) for p, c in processes if c["name"].startswith("os.")]
     # a shell that is not os.system's: subprocess's shell=True, asyncio.create_subprocess_shell
@@ -64,15 +60,17 @@ def safety_findings(facts: dict[str, JSON], repo: Path | None = None,
         dangerous_calls("safety.eval_exec", "eval / exec call", calls_of(facts, "eval_exec"),
                    "eval/exec call(s)"),
     ]
-    out += _clone_findings(facts, processes, repo, graph or CallGraph(facts), nodes,
+    out += _clone_findings(facts, processes, repo, graph or CallGraph(facts), (nodes, main),
                            undefined or {}, runs)
     return out
 
 
 def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
-                    repo: Path | None, graph: CallGraph, nodes: frozenset[Key],
+                    repo: Path | None, graph: CallGraph,
+                    run: tuple[frozenset[Key], Topology | None],
                     undefined: Undefined, runs: Callable[[str, str], bool] | None
                     ) -> list[Finding]:
+    nodes, main = run  # the functions the main graph runs as nodes, and that graph
     every_clone = clones(facts, repo, graph)
     # beside a clone the code runs, a clone in a function nothing names, in a branch no
     # caller takes, or in code neither the graph nor its entry points reach (`runs`), is an
@@ -115,7 +113,7 @@ def _clone_findings(facts: dict[str, JSON], processes: list[tuple[str, JSON]],
         # on a call graph of its own: filling `graph`'s memos here may change what the
         # later traces resolve
         timeout_finding(every, CallGraph(facts), repo, nodes),
-        *_clone_input_findings(facts, every, repo, graph, live),
+        *clone_input_findings(facts, every, repo, graph, live, main),
         shallow_history(facts, found, graph, repo),
     ]
 
@@ -344,48 +342,3 @@ def _clone_function(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
         return finding
     source = function_source(repo, path, info["line"], info["end"])
     return finding.model_copy(update={"content": source, "location": f"{path}:{info['line']}"})
-
-
-def _clone_input_findings(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
-                          repo: Path | None, graph: CallGraph,
-                          live: Callable[[str, str], bool]) -> list[Finding]:
-    # a validator nothing runs validates no URL the tool clones
-    validators = [v for v in url_validators(facts, repo) if live(*_function_at(facts, v))]
-    checked, passing = url_tests(clones, repo)
-    empty = [] if checked or validators or repo is None else _emptiness_tests(facts, clones,
-                                                                              repo)
-    passing = [] if checked or validators else passing
-    return [
-        auth_finding(facts, clones, repo, graph),
-        call_finding("safety.url_validation", "Repository URL is validated before cloning",
-           bool(checked or validators), "success", checked or passing or empty or clones,
-           (f"URL checks in the clone function: {len(checked)}; validator functions: "
-            f"{', '.join(validators[:5]) or 'none'}."
-            + "".join(f" Not a validation: {p}:{c['line']} `{c['snippet']}` tests the URL, "
-                      "but neither branch raises, returns or skips the clone, so every URL "
-                      "reaches git either way." for p, c in passing[:3])
-            + (" The clone function only tests that the URL is given (not empty) or is a "
-               "string, which checks no scheme, host or pattern." if empty else "")),
-           confidence=0.6, validators=validators[:20]),
-    ]
-
-
-def _function_at(facts: dict[str, JSON], where: str) -> tuple[str, str]:
-    """(path, qualified name) of the function defined at ``path:line``."""
-    path, line = split_loc(where)
-    return path, next((q for q, i in (facts[path].get("functions") or {}).items()
-                       if int(i.get("line") or 0) == line), "")
-
-
-def _emptiness_tests(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
-                     repo: Path) -> list[tuple[str, JSON]]:
-    """Lines of the clone functions that test only that the URL is given or is a string
-    (``if not url``, ``isinstance(url, str)``): quoted to say what the code does check."""
-    found: list[tuple[str, JSON]] = []
-    for path, call in clones:
-        info = (facts[path].get("functions") or {}).get(call["func"]) or {}
-        for line in range(int(info.get("line") or 0), int(info.get("end") or 0) + 1):
-            code = line_at(repo, path, line).split(": ", 1)[-1]
-            if EMPTY_TEST.search(code):
-                found.append((path, {"line": line, "func": call["func"], "snippet": code}))
-    return found[:5]

@@ -73,25 +73,118 @@ def validators(facts: dict[str, JSON], repo: Path | None) -> list[str]:
     return sorted(found)
 
 
+def value_tests(func: ast.FunctionDef | ast.AsyncFunctionDef, given: set[str],
+                tree: ast.Module) -> list[tuple[ast.expr, list[ast.AST]]]:
+    """Each test `url_tests` counts that `func` makes of a name of `given` (a checker of
+    `tree`, the function's module, included), with the statements or expressions whose
+    test it decides (an ``if``, ``assert`` ...: none for a checker called on its own)."""
+    helpers = {n.name: n for _q, n in function_defs(tree)}
+    guards = _guards(func)
+    return [(n, guards.get(id(n), [])) for n in ast.walk(func) if isinstance(n, ast.expr)
+            and (_tests(n, given, set(guards)) or _helper_tests(n, given, helpers))]
+
+
+def test_kind(node: ast.expr) -> str:
+    """What a test of the URL is: "prefix" (``startswith``), "pattern" (a regular
+    expression), "parse" (``urlparse``), "membership" (``in``) or "checker" (a function
+    that checks it)."""
+    if isinstance(node, ast.Compare):
+        return "membership"
+    tail = (dotted(node.func) or "").rsplit(".", 1)[-1] if isinstance(node, ast.Call) else ""
+    return {"startswith": "prefix", "urlparse": "parse", "urlsplit": "parse"}.get(
+        tail, "pattern" if tail in TESTS else "checker")
+
+
 def _first_test(repo: Path, path: str, line: int) -> tuple[int, int]:
     """The first line of the function around the clone call at `line` of `path` that tests
     a value the clone is given before that call and keeps a bad one from it (`_gates`), and
     the first that tests it without (its branches all reach the clone); 0 for none."""
     tree = parse_file(str(repo / path))
-    spans = [n for _q, n in function_defs(tree)
-             if n.lineno <= line <= (n.end_lineno or 0)] if tree else []
-    if not spans:
+    found = _clone_tests(tree, line) if tree is not None else None
+    if found is None:
         return 0, 0
+    func, given, tests, gates = found
+    helpers = {n.name: n for _q, n in function_defs(tree)} if tree else {}
+    return (min((n.lineno for n in gates), default=0)
+            or _constructor_test(tree, func, given, helpers),
+            min((n.lineno for n in tests), default=0))
+
+
+def _clone_tests(tree: ast.Module, line: int) -> tuple[
+        ast.FunctionDef | ast.AsyncFunctionDef, set[str], list[ast.expr], list[ast.expr]] | None:
+    """The innermost function around the clone call at `line`, the names the clone is given
+    (`_given`), the tests of them before the call, and those of the tests that keep a bad
+    value from the clone (`_gates`); None outside a function."""
+    spans = [n for _q, n in function_defs(tree) if n.lineno <= line <= (n.end_lineno or 0)]
+    if not spans:
+        return None
     func = max(spans, key=lambda n: n.lineno)  # the innermost function
     calls = [n for n in ast.walk(func) if isinstance(n, ast.Call) and n.lineno == line]
     given = _given(func, {name for c in calls for a in _url_args(c) for name in _names(a)})
-    helpers = {n.name: n for _q, n in function_defs(tree)} if tree else {}
     guards = _guards(func)
-    tests = [n for n in ast.walk(func) if isinstance(n, ast.expr) and n.lineno < line
-             and (_tests(n, given, set(guards)) or _helper_tests(n, given, helpers))]
-    gates = [n.lineno for n in tests if _gates(n, guards, line)]
-    return (min(gates, default=0) or _constructor_test(tree, func, given, helpers),
-            min((n.lineno for n in tests), default=0))
+    tests = [n for n, _g in value_tests(func, given, tree) if n.lineno < line]
+    return func, given, tests, [n for n in tests if _gates(n, guards, line)]
+
+
+def dash_passes(repo: Path | None, path: str, line: int) -> bool:
+    """True when the clone call at `line` hands git a command list that carries the URL
+    with no ``--`` before it (git reads a URL beginning with '-' as an option) and every
+    test of the URL before it that keeps a bad value out is a search for forbidden
+    substrings (``".." in url or ";" in url``) none of which is a '-': a value such as
+    ``--upload-pack=...`` passes them all. A prefix test, a parse, a pattern or a checker
+    function is taken to keep such a value out (not claimed)."""
+    tree = parse_file(str(repo / path)) if repo is not None else None
+    found = _clone_tests(tree, line) if tree is not None else None
+    if found is None:
+        return False
+    func, given, _tests_seen, gates = found
+    if not gates or not _bare_argv(func, line):
+        return False
+    guards = _guards(func)
+    return all(_forbidden(g, given) or _leaves_on_prefix(g, guards.get(id(g), []), line)
+               for g in gates)
+
+
+def _bare_argv(func: ast.AST, line: int) -> bool:
+    """The call at `line` is handed a literal command list (``["git", "clone", url, dest]``,
+    directly or through a local bound to one) with no ``--`` among its items: git reads
+    every item before the URL, and the URL itself, as an option when it begins with '-'."""
+    calls = [n for n in ast.walk(func) if isinstance(n, ast.Call) and n.lineno == line]
+    lists = {t.id: n.value for n in ast.walk(func) if isinstance(n, ast.Assign)
+             for t in n.targets if isinstance(t, ast.Name) and isinstance(n.value, ast.List)}
+    for call in calls:
+        first = call.args[0] if call.args else None
+        seq = lists.get(first.id) if isinstance(first, ast.Name) else first
+        if isinstance(seq, ast.List) and any(isinstance(i, ast.Constant) and i.value == "git"
+                                             for i in seq.elts):
+            return not any(isinstance(i, ast.Constant) and i.value == "--" for i in seq.elts)
+    return False
+
+
+def _leaves_on_prefix(node: ast.expr, guards: list[ast.AST], line: int) -> bool:
+    """A prefix test (``url.startswith("file://")``) that is the test of an ``if``, or one
+    operand of its ``or``, whose body leaves with the clone after it: it turns away the
+    values that have the prefix and lets every other value (one beginning with '-') on."""
+    if not (isinstance(node, ast.Call) and (dotted(node.func) or "").endswith(".startswith")
+            and all(isinstance(a, ast.Constant) and isinstance(a.value, str)
+                    and not a.value.startswith("-") for a in node.args)):
+        return False
+    return bool(guards) and all(
+        isinstance(g, ast.If) and not g.lineno <= line <= (g.end_lineno or 0)
+        and (g.test is node or (isinstance(g.test, ast.BoolOp) and isinstance(g.test.op, ast.Or)
+                                and any(v is node for v in g.test.values)))
+        and any(_leaves(n) for n in own_nodes(g.body)) for g in guards)
+
+
+def _forbidden(node: ast.expr, given: set[str]) -> bool:
+    """A test that only searches the URL for literal substrings, none of them a '-'
+    (``";" in url``, ``any(c in url for c in BAD)`` is not taken: its items are unseen)."""
+    parts = node.values if isinstance(node, ast.BoolOp) else [node]
+    return all(isinstance(p, ast.Compare) and len(p.ops) == 1
+               and isinstance(p.ops[0], ast.In | ast.NotIn)
+               and isinstance(p.left, ast.Constant) and isinstance(p.left.value, str)
+               and not p.left.value.startswith("-")
+               and bool(_names(p.comparators[0]) & given) for p in parts)
 
 
 def _constructor_test(tree: ast.AST | None, method: ast.AST, given: set[str],
