@@ -173,3 +173,38 @@ def test_a_local_path_used_in_place_of_a_clone_is_said(tmp_path: Path) -> None:
     message = LOCAL.replace("return candidate, None", 'return None, f"exists: {candidate}"')
     finding = _facts(tmp_path / "message", {"tools.py": message}, "safety.local_path")
     assert not finding.found
+
+
+CALLER = '''
+import os
+import subprocess
+import tempfile
+
+
+def clone_sandbox(repo_url):
+    tmp = tempfile.mkdtemp()
+    subprocess.run(["git", "clone", repo_url, tmp], check=True, timeout=60)
+    return tmp
+
+
+def history(url):
+    is_local = os.path.isdir(url)
+    if is_local:
+        path = url
+    else:
+        path = clone_sandbox(url)
+    return subprocess.run(["git", "-C", path, "log"], capture_output=True, timeout=60)
+'''
+
+
+def test_a_caller_that_takes_a_local_path_instead_of_cloning_is_said(tmp_path: Path) -> None:
+    """A function that calls the clone only in the ``else`` of an existence test of the URL
+    (through a flag), and takes the URL itself as the repository in the body."""
+    finding = _facts(tmp_path / "caller", {"tools.py": CALLER}, "safety.local_path")
+    assert finding.found and finding.location == "tools.py:14"
+    assert finding.content == ("tools.py:14: is_local = os.path.isdir(url) ... if is_local: "
+                               "... path = url")
+    # the clone in the body and the path in the else: no local path taken in its place
+    swapped = CALLER.replace("    if is_local:\n", "    if not is_local:\n")
+    finding = _facts(tmp_path / "swapped", {"tools.py": swapped}, "safety.local_path")
+    assert not finding.found

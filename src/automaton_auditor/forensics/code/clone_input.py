@@ -70,7 +70,7 @@ def clone_input_findings(facts: dict[str, JSON], clones: list[tuple[str, JSON]],
         finding = finding.model_copy(update={"content": clip(quote, 4000), "location": ":".join(
             upstream[0].quotes[0].split(":", 2)[:2])})
     return [auth_finding(facts, clones, repo, graph), finding,
-            local_path_finding(clones, repo)]
+            local_path_finding(clones, repo, graph)]
 
 
 def _upstream_text(gates: list[Gate], nodes: list[str]) -> str:
