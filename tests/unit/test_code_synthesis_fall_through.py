@@ -299,3 +299,32 @@ def chief_justice_node(state):
     assert "on the criteria the test at nodes/justice.py:9 picks" in plain.rationale
     worded = _justice(tmp_path / "w", source.replace("TEST", '"modular" in tl.argument'))
     assert worded["justice.unweighted_mean"].found
+
+
+def test_the_highest_of_all_scores_taken_on_a_judge_s_confirming_score_weighs_no_judge(
+        tmp_path: Path) -> None:
+    """A test on the Tech Lead's score (4 or more) that then takes ``max(scores)`` over every
+    judge weighs no judge's score more than another's: the Tech Lead's score decides when,
+    the highest score of any judge what (no functionality weight). Adopting the Tech Lead's
+    own score, or the highest of the scores with the Defense left out, does weigh a judge."""
+    source = '''
+def resolve(ops):
+    scores = [o.score for o in ops]
+    tech = next((o for o in ops if o.judge == "TechLead"), None)
+    if tech and tech.score >= 4:
+        final = VALUE
+        return final, "Tech Lead confirms"
+    return max(1, min(5, sum(scores) // len(scores))), ""
+
+
+def chief_justice_node(state):
+    return {"final_scores": {c: resolve(ops)[0] for c, ops in state["opinions"].items()}}
+'''
+    pooled = _justice(tmp_path, source.replace("VALUE", "max(scores)"))
+    assert "functionality_weight" not in pooled["justice.rules"].data["rules"]
+    assert "(nodes/justice.py:5" not in pooled["justice.unweighted_mean"].rationale
+    for n, value in enumerate(("tech.score", "max(1, min(5, round(sum(scores) / len(scores))))",
+                               'max(o.score for o in ops if o.judge != "Defense")')):
+        facts = _justice(tmp_path / str(n), source.replace("VALUE", value))
+        assert facts["justice.rules"].data["rules"].get("functionality_weight") == (
+            None if n == 1 else ["nodes/justice.py:5"]), value

@@ -8,11 +8,13 @@ score from something other than a fixed cap, or caps it on a judge's score or op
 from __future__ import annotations
 
 import ast
+from collections.abc import Collection
 from pathlib import Path
 
 from automaton_auditor.forensics.code.paths import in_body
 from automaton_auditor.forensics.code.source import parse_file
 from automaton_auditor.forensics.code.spread_routes import Route, Rule
+from automaton_auditor.forensics.code.tie_breaks import pooled_sets
 
 Lines = list[tuple[str, int]]
 # the rules the rubric's synthesis criterion names: two of them make a rule-bound synthesis.
@@ -22,7 +24,7 @@ CORE_RULES = ("fact_supremacy", "security_override", "functionality_weight")
 
 
 def credited(rules: list[Rule], weights: Lines, routes: list[Route],
-             picks: set[tuple[str, int]] | None = None) -> dict[str, Lines]:
+             picks: Collection[Rule] = (), repo: Path | None = None) -> dict[str, Lines]:
     """The named rules the decisions are credited as, each with the lines it rests on: a cap
     on detected evidence or on a judge's score (never one on words in an argument), fact
     supremacy, judge `weights`, a decision on the spread (not one of `picks`, a tie-break that
@@ -30,11 +32,12 @@ def credited(rules: list[Rule], weights: Lines, routes: list[Route],
     reads, and a dissent written on the spread."""
     caps = [(r.path, r.line) for r in rules if r.kind in ("evidence", "score_cap")
             and "cap" in r.does]
+    tied = {(r.path, r.line) for r in picks}
     spread = [(r.path, r.line) for r in rules
-              if r.kind == "spread" and (r.path, r.line) not in (picks or set())]
+              if r.kind == "spread" and (r.path, r.line) not in tied]
     spread += [line for r in routes if r.feeds for line in r.lines]
     return {"security_override": caps, "fact_supremacy": supremacy(rules),
-            "functionality_weight": judge_weights(rules, weights),
+            "functionality_weight": judge_weights(rules, weights, repo),
             "variance_re_evaluation": spread,
             "dissent_requirement": [(r.path, r.line) for r in rules
                                     if {"spread", "gap"} & set(r.reads) and "text" in r.does]}
@@ -70,13 +73,16 @@ def shared_reason(named: dict[str, Lines], names: tuple[str, ...], kept: list[st
             "one decision), so it counts once")
 
 
-def judge_weights(rules: list[Rule], weights: Lines) -> Lines:
+def judge_weights(rules: list[Rule], weights: Lines, repo: Path | None = None) -> Lines:
     """Where one judge's score weighs differently when a criterion's scores are combined:
     judge `weights`, or a branch on a judge or a criterion that sets the score (one that
-    only caps it is a cap, and one that only sets a flag or answers a helper's test, as
-    ``if defense_score <= 2: return False``, weighs no score)."""
+    only caps it is a cap, one that only sets a flag or answers a helper's test, as
+    ``if defense_score <= 2: return False``, weighs no score, and one that sets it to a
+    statistic weighing every score alike, ``if tl.score >= 4: final = max(scores)``, weighs
+    no judge more: `pooled_sets`)."""
     branches = [(r.path, r.line) for r in rules
-                if r.kind in ("judge", "criterion") and "score" in r.does and "cap" not in r.does]
+                if r.kind in ("judge", "criterion") and "score" in r.does and "cap" not in r.does
+                and not pooled_sets(r, repo)]
     return sorted({*weights, *branches})
 
 

@@ -276,7 +276,7 @@ def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
             *_model_findings(facts, reading, repo, stub),
             *_rule_findings(reading, repo, graph, override_notes(repo, reading.rules, facts)),
             unused_finding(reading.unused, credited([*reading.rules, *(
-                u.rule for u in reading.unused)], reading.weights, reading.routes), repo),
+                u.rule for u in reading.unused)], reading.weights, reading.routes, (), repo), repo),
             *([inverted_override(repo, facts, reading.scope, reading.rules)] if repo else [])]
 
 
@@ -328,7 +328,7 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
     rules = reading.rules
     inert = [u.rule for u in reading.unused if u.same and u.rule.kind == "spread"]
     ties = tie_breaks(rules, graph, repo, inert)  # a pick re-evaluates nothing
-    named = credited(rules, reading.weights, reading.routes, {(r.path, r.line) for r in ties})
+    named = credited(rules, reading.weights, reading.routes, ties, repo)
     weights, present = named["functionality_weight"], [n for n, items in named.items() if items]
     # each of the rules the rubric names must rest on a decision of its own
     core = distinct(named, CORE_RULES)
