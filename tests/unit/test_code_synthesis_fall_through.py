@@ -59,6 +59,13 @@ def test_rules_that_score_as_every_path_without_them_change_nothing(tmp_path: Pa
     lines = {item["line"] for item in unused.data["rules"]}
     assert {"nodes/justice.py:15", "nodes/justice.py:19", "nodes/justice.py:23"} <= lines
     assert "as every path without it does" in unused.rationale
+    # it says which way the rules change nothing: their score is the one without them (their
+    # result is read), and so does the tie-break it adopts a judge's score in
+    assert unused.goal.endswith("(it gives the same score as without it)"), unused.goal
+    assert "nodes/justice.py:23 (credited as variance re evaluation) gives the same score as " \
+        "without it" in unused.rationale
+    assert "The decision at nodes/justice.py:23 gives the same score as without it (every " \
+        "path without it sets it so: :28" in facts["justice.tie_break"].rationale
     assert "nodes/justice.py:28: final = t_score" in (unused.content or "")
     assert "fact_supremacy" not in facts["justice.rules"].data["rules"]
     tie = facts["justice.tie_break"]
@@ -68,10 +75,12 @@ def test_rules_that_score_as_every_path_without_them_change_nothing(tmp_path: Pa
     noted = _justice(tmp_path / "noted", ONE_JUDGE.replace("DEFAULT", "t_score").replace(
         'getattr(tech_lead, "argument", "")[:300]', "tech_lead.argument[:300]"))
     assert noted["justice.tie_break"].found, noted["justice.tie_break"].rationale
-    # a default that is the judges' mean: every rule changes the score, none is inert
+    # a default that is the judges' mean: every rule changes the score, none is inert (and
+    # the tie-break that adopts the Tech Lead's score gives another score than without it)
     mean = _justice(tmp_path / "mean", ONE_JUDGE.replace(
         "DEFAULT", "round((p_score + d_score + t_score) / 3)"))
     assert not mean["justice.unused_rules"].found, mean["justice.unused_rules"].rationale
+    assert "same score" not in mean["justice.tie_break"].rationale
     assert "fact_supremacy" in mean["justice.rules"].data["rules"]
     # another judge's score, or the same name changed first, is a change
     other = _justice(tmp_path / "other", ONE_JUDGE.replace("DEFAULT", "p_score"))

@@ -33,6 +33,7 @@ def test_a_cap_a_later_weight_always_replaces_is_no_security_override(tmp_path: 
     facts = _justice(tmp_path, CAPPED.replace("WEIGHT", WEIGHT))
     fact = facts["justice.unused_rules"]
     assert fact.found and fact.pattern == "failure"
+    assert fact.goal.endswith("changes nothing (its result is never read)"), fact.goal
     assert fact.location == "nodes/justice.py:5"
     assert "The decision at nodes/justice.py:5 (credited as security override) writes final " \
         "(:6), which nothing reads before :8 binds it again" in fact.rationale

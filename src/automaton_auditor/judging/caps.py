@@ -262,12 +262,14 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("justice.no_graph", ("chief_justice_synthesis",), 2, 0.8,
                "the Chief Justice is run by nothing (no graph can be built, no code calls it)"),
     # A spread that only picks among the judges' scores (forensics.code.tie_breaks: a variance
-    # rule, no re-evaluation of the evidence), or a rule whose result nothing reads (forensics
-    # .code.unused_rules: a cap a later step always replaces; counted as no rule): no full marks.
+    # rule, no re-evaluation of the evidence), or a rule that changes no score (forensics.code
+    # .unused_rules: a cap a later step always replaces, or a rule scoring as the path without
+    # it; counted as no rule): no full marks. The fact's rationale says which, per rule.
     FailureCap("justice.tie_break", ("chief_justice_synthesis",), 4, 0.7,
                "the score spread only picks among the judges' scores (no re-evaluation)"),
     FailureCap("justice.unused_rules", ("chief_justice_synthesis",), 4, 0.7,
-               "a rule the synthesis applies changes nothing (its result is never read)"),
+               "a rule the synthesis applies changes nothing (its result is never read, or "
+               "it gives the same score as without it)"),
     # An evidence cap that fires when the check finds nothing and never when it finds
     # something (forensics.code.override_evidence): the opposite of its purpose.
     FailureCap("justice.inverted_override", ("chief_justice_synthesis",), 3, 0.8,

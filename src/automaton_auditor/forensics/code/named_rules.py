@@ -11,10 +11,11 @@ import ast
 from collections.abc import Collection
 from pathlib import Path
 
-from automaton_auditor.forensics.code.paths import in_body
+from automaton_auditor.forensics.code.exprs import JUDGE_ATTR, PERSONA, call_name
+from automaton_auditor.forensics.code.paths import in_body, unclamped
 from automaton_auditor.forensics.code.source import parse_file
 from automaton_auditor.forensics.code.spread_routes import Route, Rule
-from automaton_auditor.forensics.code.tie_breaks import pooled_sets
+from automaton_auditor.forensics.code.tie_breaks import STATISTICS, WRAPPERS
 
 Lines = list[tuple[str, int]]
 # the rules the rubric's synthesis criterion names: two of them make a rule-bound synthesis.
@@ -84,6 +85,61 @@ def judge_weights(rules: list[Rule], weights: Lines, repo: Path | None = None) -
                 if r.kind in ("judge", "criterion") and "score" in r.does and "cap" not in r.does
                 and not pooled_sets(r, repo)]
     return sorted({*weights, *branches})
+
+
+def _leaves_judge_out(node: ast.AST) -> bool:
+    """A comprehension whose filter tests a judge (``if o.judge != "Defense"``): the scores
+    it keeps are not every judge's."""
+    return any(isinstance(g, ast.comprehension) and any(
+        (isinstance(n, ast.Attribute) and JUDGE_ATTR.match(n.attr))
+        or (isinstance(n, ast.Constant) and isinstance(n.value, str) and PERSONA.search(n.value))
+        for t in g.ifs for n in ast.walk(t)) for g in ast.walk(node))
+
+
+def _pooled(value: ast.expr | None, binds: dict[str, list[ast.expr]]) -> bool:
+    """``max(scores)``, ``statistics.median(scores)``, ``sum(s) // len(s)`` (a clamp to the
+    scale or ``round`` around it aside): a statistic of one collection of scores, which
+    weighs each score in it alike; not one that leaves a judge out where it is built."""
+    value = unclamped(value) if value is not None else None
+    if isinstance(value, ast.Call) and call_name(value) in WRAPPERS and value.args:
+        return _pooled(value.args[0], binds) and all(
+            isinstance(a, ast.Constant) for a in value.args[1:])
+    mean = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div | ast.FloorDiv) and \
+        call_name(value.left) == "sum" and call_name(value.right) == "len"
+    if mean and isinstance(value, ast.BinOp):
+        value = value.left  # the plain mean of what ``sum`` is given
+    if not isinstance(value, ast.Call) or len(value.args) != 1 or value.keywords or not (
+            mean or call_name(value).rsplit(".", 1)[-1] in STATISTICS - {"sorted"}):
+        return False
+    pool = value.args[0]
+    bound = binds.get(pool.id, []) if isinstance(pool, ast.Name) else []
+    return not any(_leaves_judge_out(v) for v in [pool, *bound])
+
+
+def pooled_sets(rule: Rule, repo: Path | None) -> bool:
+    """Whether every score `rule` sets is a statistic of a collection of the scores that
+    weighs each alike (``final = max(scores)``), or a name it set so handed on (``return
+    final, dissent``): a judge's confirming score that then takes the highest of all weighs
+    no judge's score more than another's; it decides when, not what the verdict is."""
+    tree = parse_file(str(repo / rule.path)) if repo is not None and rule.sets else None
+    if tree is None:
+        return False
+    values: dict[int, ast.expr] = {}
+    named: dict[int, set[str]] = {}
+    binds: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign | ast.AnnAssign | ast.Return) and node.value is not None:
+            values.setdefault(node.lineno, node.value)
+        if isinstance(node, ast.Assign):
+            for target in (t for t in node.targets if isinstance(t, ast.Name)):
+                binds.setdefault(target.id, []).append(node.value)
+                named.setdefault(node.lineno, set()).add(target.id)
+    own = set().union(*(named.get(n, set()) for n in rule.sets))
+    pooled = [n for n in rule.sets if _pooled(values.get(n), binds)]
+    handed = [n for n in rule.sets if n not in pooled and (value := values.get(n)) is not None
+              and {e.id for e in (value.elts if isinstance(value, ast.Tuple) else [value])
+                   if isinstance(e, ast.Name)} & own]
+    return bool(pooled) and len(pooled) + len(handed) == len(rule.sets)
 
 
 def supremacy(rules: list[Rule]) -> Lines:

@@ -326,7 +326,7 @@ def _model_findings(facts: dict[str, JSON], reading: Reading,
 def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
                    notes: str = "") -> list[Finding]:
     rules = reading.rules
-    inert = [u.rule for u in reading.unused if u.same and u.rule.kind == "spread"]
+    inert = {u.rule: u.over for u in reading.unused if u.same and u.rule.kind == "spread"}
     ties = tie_breaks(rules, graph, repo, inert)  # a pick re-evaluates nothing
     named = credited(rules, reading.weights, reading.routes, ties, repo)
     weights, present = named["functionality_weight"], [n for n, items in named.items() if items]

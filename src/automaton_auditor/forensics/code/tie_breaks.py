@@ -17,16 +17,14 @@ own and leaves the pick a pick. A clamp (``max(1, final - 1)``) picks no judge's
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from pathlib import Path
 
 from automaton_auditor.forensics.code.argument_words import callee
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.exprs import (
     EVIDENCE,
-    JUDGE_ATTR,
     OPINION_TEXT,
-    PERSONA,
     SCORE_TARGET,
     TEXT_CALLS,
     call_name,
@@ -215,60 +213,6 @@ def _set_values(repo: Path | None, path: str) -> dict[int, ast.expr]:
     return values
 
 
-def _leaves_judge_out(node: ast.AST) -> bool:
-    """A comprehension whose filter tests a judge (``if o.judge != "Defense"``): the scores
-    it keeps are not every judge's."""
-    return any(isinstance(g, ast.comprehension) and any(
-        (isinstance(n, ast.Attribute) and JUDGE_ATTR.match(n.attr))
-        or (isinstance(n, ast.Constant) and isinstance(n.value, str) and PERSONA.search(n.value))
-        for t in g.ifs for n in ast.walk(t)) for g in ast.walk(node))
-
-
-def _pooled(value: ast.expr | None, binds: dict[str, list[ast.expr]]) -> bool:
-    """``max(scores)``, ``statistics.median(scores)``, ``sum(s) // len(s)`` (a clamp to the
-    scale or ``round`` around it aside): a statistic of one collection of scores, which
-    weighs each score in it alike; not one that leaves a judge out where it is built."""
-    value = unclamped(value) if value is not None else None
-    if isinstance(value, ast.Call) and call_name(value) in WRAPPERS and value.args:
-        return _pooled(value.args[0], binds) and all(_number(a) for a in value.args[1:])
-    mean = isinstance(value, ast.BinOp) and isinstance(value.op, ast.Div | ast.FloorDiv) and \
-        call_name(value.left) == "sum" and call_name(value.right) == "len"
-    if mean and isinstance(value, ast.BinOp):
-        value = value.left  # the plain mean of what ``sum`` is given
-    if not isinstance(value, ast.Call) or len(value.args) != 1 or value.keywords or not (
-            mean or call_name(value).rsplit(".", 1)[-1] in STATISTICS - {"sorted"}):
-        return False
-    pool = value.args[0]
-    bound = binds.get(pool.id, []) if isinstance(pool, ast.Name) else []
-    return not any(_leaves_judge_out(v) for v in [pool, *bound])
-
-
-def pooled_sets(rule: Rule, repo: Path | None) -> bool:
-    """Whether every score `rule` sets is a statistic of a collection of the scores that
-    weighs each alike (``final = max(scores)``), or a name it set so handed on (``return
-    final, dissent``): a judge's confirming score that then takes the highest of all weighs
-    no judge's score more than another's; it decides when, not what the verdict is."""
-    tree = parse_file(str(repo / rule.path)) if repo is not None and rule.sets else None
-    if tree is None:
-        return False
-    values: dict[int, ast.expr] = {}
-    named: dict[int, set[str]] = {}
-    binds: dict[str, list[ast.expr]] = {}
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign | ast.AnnAssign | ast.Return) and node.value is not None:
-            values.setdefault(node.lineno, node.value)
-        if isinstance(node, ast.Assign):
-            for target in (t for t in node.targets if isinstance(t, ast.Name)):
-                binds.setdefault(target.id, []).append(node.value)
-                named.setdefault(node.lineno, set()).add(target.id)
-    own = set().union(*(named.get(n, set()) for n in rule.sets))
-    pooled = [n for n in rule.sets if _pooled(values.get(n), binds)]
-    handed = [n for n in rule.sets if n not in pooled and (value := values.get(n)) is not None
-              and {e.id for e in (value.elts if isinstance(value, ast.Tuple) else [value])
-                   if isinstance(e, ast.Name)} & own]
-    return bool(pooled) and len(pooled) + len(handed) == len(rule.sets)
-
-
 def _branch(repo: Path | None, rule: Rule, skip: set[int]) -> list[ast.AST] | None:
     """The test of the decision at `rule.line` and what it runs when it holds or not, leaving
     out the nested tests at the lines `skip` (None when the test cannot be read)."""
@@ -321,7 +265,7 @@ def _one_score(value: ast.expr | None) -> bool:
 
 
 def tie_breaks(rules: list[Rule], graph: CallGraph | None, repo: Path | None,
-               inert: list[Rule] | None = None) -> dict[Rule, tuple[int, ...]]:
+               inert: Collection[Rule] | None = None) -> dict[Rule, tuple[int, ...]]:
     """The decisions on the score spread that only pick among the judges' scores, with the
     lines they pick on: each line they set the score on takes a score given or a statistic
     of them, and nothing in their test or branch reads the evidence or calls more than
@@ -352,11 +296,21 @@ def tie_breaks(rules: list[Rule], graph: CallGraph | None, repo: Path | None,
     return out
 
 
+def _same(ties: dict[Rule, tuple[int, ...]], inert: dict[Rule, tuple[int, ...]]) -> str:
+    """What the rationale says of a pick that scores as the path without it (`inert`, with
+    the lines that path sets the score on): it gives the same score as without it."""
+    same = [(r, ", ".join(f":{n}" for n in inert[r][:4])) for r in sorted(ties) if r in inert]
+    return "".join(f" The decision at {r.path}:{r.line} gives the same score as without it "
+                   f"(every path without it sets it so: {over})." for r, over in same[:2])
+
+
 def tie_break_finding(ties: dict[Rule, tuple[int, ...]], rules: list[Rule],
-                      routes: list[Route], repo: Path | None) -> Finding:
+                      routes: list[Route], repo: Path | None,
+                      inert: dict[Rule, tuple[int, ...]] | None = None) -> Finding:
     """``justice.tie_break`` (see the module docstring): every decision on the spread only
-    picks (`tie_breaks`), and no router sends the spread to a node the synthesis reads."""
-    spread = [r for r in rules if r.kind == "spread"]
+    picks (`tie_breaks`), and no router sends the spread to a node the synthesis reads; one
+    of `inert` (`unused_rules`) is said to give the same score as without it."""
+    spread = [r for r in [*rules, *(inert or {})] if r.kind == "spread"]
     picks = sorted({(r.path, n) for r, lines in ties.items() for n in lines})
     found = bool(spread) and len(ties) == len(spread) and not any(r.feeds for r in routes)
     quoted = [statement_at(repo, p, n) for p, n in picks[:6]]
@@ -367,22 +321,24 @@ def tie_break_finding(ties: dict[Rule, tuple[int, ...]], rules: list[Rule],
         content="\n".join(quoted) if found else None,
         rationale=("Every change the score spread makes to the score takes a score already "
                    "given or a statistic of them: " + "; ".join(
-                       q.split(": ", 1)[-1].strip() for q in quoted[:3]) + ". No evidence "
-                   "is read again and no judge is asked again." if found else
+                       q.split(": ", 1)[-1].strip() for q in quoted[:3]) + "." + _same(
+                           ties, inert or {}) + " No evidence is read again and no judge is "
+                   "asked again." if found else
                    "No decision on the score spread only picks among the judges' scores."),
         data={"lines": [f"{p}:{n}" for p, n in picks[:20]] if found else []})
 
 
 def tie_facts(rules: list[Rule], routes: list[Route], ties: dict[Rule, tuple[int, ...]],
               repo: Path | None, variance: Callable[[list[Rule]], Finding],
-              inert: list[Rule] | None = None) -> list[Finding]:
+              inert: dict[Rule, tuple[int, ...]] | None = None) -> list[Finding]:
     """``justice.variance`` (built by `variance` from the rules it may credit) and
     ``justice.tie_break``, exclusive on one decision (`ties`, from `tie_breaks`): where the
     tie-break fires, the spread decision is quoted but not credited as a re-evaluation; where
     it does not, the decisions that only pick are left out of the re-evaluation's credit.
     `inert`: decisions on the spread that score as the path without them (`unused_rules`),
-    not among `rules`: one that takes a judge's score is a tie-break all the same."""
-    tie = tie_break_finding(ties, [*rules, *(inert or [])], routes, repo)
+    not among `rules`, with the lines that path sets the score on: one that takes a judge's
+    score is a tie-break all the same, said to give the same score as without it."""
+    tie = tie_break_finding(ties, rules, routes, repo, inert)
     if not tie.found:
         return [variance([r for r in rules if r not in ties]), tie]
     return [variance(rules).model_copy(update={"found": False, "rationale": (

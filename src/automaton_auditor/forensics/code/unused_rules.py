@@ -1,16 +1,18 @@
-"""``justice.unused_rules``: rules the synthesis code applies whose result nothing reads.
+"""``justice.unused_rules``: rules the synthesis code applies that change no score.
 
 A decision `unused_decisions` marks writes, text aside, only what is never read, or what is
-bound again before anything reads it, on every path from it (a cap ``final = min(final, 3)``
-that a later ``final = weighted(...)`` always replaces; a judge pruned from a list that is
-then built afresh). One `logic` marks ``same`` sets the score exactly as every path without
-it does (`paths.same_score`: ``final = t_score`` where every later rule and the default give
-``final = t_score`` too). Either changes no score, so `effective` credits it as nothing but the text
-it writes (a dissent written on the spread is still one): it is no security override, fact
+bound again before anything reads it, on every path from it: its result is never read (a
+cap ``final = min(final, 3)`` that a later ``final = weighted(...)`` always replaces; a
+judge pruned from a list that is then built afresh). One `logic` marks ``same`` sets the
+score exactly as every path without it does (`paths.same_score`: ``final = t_score`` where
+every later rule and the default give ``final = t_score`` too): it gives the same score as
+without it. Either changes no score, so `effective` credits it as nothing but the text it
+writes (a dissent written on the spread is still one): it is no security override, fact
 supremacy, weight, re-evaluation or keyword rule. The fact names each decision the code
 would otherwise have credited, as the rule it was credited as, quoting the decision, the
-lines it writes on and those that bind its names again. A failure that costs full marks
-(`judging.caps`); where it was the only rule, the rules fact itself no longer holds.
+lines it writes on and those that bind its names again, and says which of the two it is. A
+failure that costs full marks (`judging.caps`); where it was the only rule, the rules fact
+itself no longer holds.
 """
 
 from __future__ import annotations
@@ -85,8 +87,9 @@ def _sentence(item: Unused, label: str) -> str:
     rule = item.rule
     kind = label if label in (*KINDS.values(), "a rule") else f"credited as {label}"
     if item.same:
-        return (f"the decision at {rule.path}:{rule.line} ({kind}) sets the score "
-                f"({_lines(item.at)}) as every path without it does ({_lines(item.over)})")
+        return (f"the decision at {rule.path}:{rule.line} ({kind}) gives the same score as "
+                f"without it: it sets the score ({_lines(item.at)}) as every path without it "
+                f"does ({_lines(item.over)})")
     where = f" ({_lines(item.at)})" if item.at else ""
     after = (f", which nothing reads before {_lines(item.over)} "
              f"bind{'s' if len(item.over) == 1 else ''} it again" if item.over
@@ -95,6 +98,16 @@ def _sentence(item: Unused, label: str) -> str:
     # since a decision set aside as unused may have been credited for text it only writes
     return (f"the decision at {rule.path}:{rule.line} ({kind}) writes "
             f"{', '.join(item.names)}{where}{after}")
+
+
+def _goal(same: set[bool]) -> str:
+    """The fact's goal, saying which of the two ways the rules found change nothing: their
+    result is never read (a value bound again first), or they score as the path without
+    them; both when neither or both are found."""
+    ways = [w for flag, w in ((False, "its result is never read"),
+                              (True, "it gives the same score as without it"))
+            if flag in same or not same]
+    return f"A rule the synthesis applies changes nothing ({', or '.join(ways)})"
 
 
 def unused_finding(unused: list[Unused], named: dict[str, list[tuple[str, int]]],
@@ -111,8 +124,8 @@ def unused_finding(unused: list[Unused], named: dict[str, list[tuple[str, int]]]
     quoted = sorted({(u.rule.path, n) for u in items
                      for n in (u.rule.line, *u.at[:2], *(u.over[-2:] if u.same else u.over[:2]))})
     return Finding(
-        facet=FACET, goal="A rule the synthesis applies changes nothing (its result is never "
-        "read)", found=bool(items), pattern="failure", confidence=0.75,
+        facet=FACET, goal=_goal({u.same for u in items}), found=bool(items), pattern="failure",
+        confidence=0.75,
         location=f"{items[0].rule.path}:{items[0].rule.line}" if items else ".",
         content="\n".join(line_at(repo, p, n) for p, n in quoted[:12]) or None,
         rationale=(_capital("; ".join(_sentence(u, label) for u, label in zip(
