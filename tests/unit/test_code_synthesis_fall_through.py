@@ -337,3 +337,37 @@ def chief_justice_node(state):
         facts = _justice(tmp_path / str(n), source.replace("VALUE", value))
         assert facts["justice.rules"].data["rules"].get("functionality_weight") == (
             None if n == 1 else ["nodes/justice.py:5"]), value
+
+
+def test_a_cap_its_own_test_keeps_the_value_under_is_said_to_change_nothing(
+        tmp_path: Path) -> None:
+    """``if crit == "safe_tool_engineering" and p <= 2: final = min(p, 3)``: the test keeps
+    the Prosecutor's score at 2 or less, so the cap at 3 lowers nothing and the score there
+    is that score (a note; the rule still sets the score). A test that lets the value pass
+    the cap (``p <= 4``), or a value bound again before the cap, leaves the cap working."""
+    source = '''
+def resolve(ops, crit):
+    p = next(o.score for o in ops if o.judge == "Prosecutor")
+    t = next(o.score for o in ops if o.judge == "TechLead")
+    if crit == "safe_tool_engineering" and TEST:
+        BEFOREfinal = min(p, 3)
+    else:
+        final = round((p + t) / 2)
+    return final
+
+
+def chief_justice_node(state):
+    return {"final_scores": {c: resolve(ops, c) for c, ops in state["opinions"].items()}}
+'''
+    idle = _justice(tmp_path, source.replace("TEST", "p <= 2").replace("BEFORE", ""))
+    rules = idle["justice.rules"]
+    assert "the cap min(p, 3) at nodes/justice.py:6 changes nothing: the test at " \
+        "nodes/justice.py:5 (crit == 'safe_tool_engineering' and p <= 2) already keeps p " \
+        "within it, so the score set there is p" in rules.rationale, rules.rationale
+    assert "security_override" in rules.data["rules"]
+    mirrored = _justice(tmp_path / "m", source.replace("TEST", "3 > p").replace("BEFORE", ""))
+    assert "changes nothing" in mirrored["justice.rules"].rationale
+    for n, (test, before) in enumerate((("p <= 4", ""), ("p <= 2", "p = p + 2\n        "))):
+        working = _justice(tmp_path / str(n), source.replace("TEST", test).replace(
+            "BEFORE", before))
+        assert "changes nothing" not in working["justice.rules"].rationale, test

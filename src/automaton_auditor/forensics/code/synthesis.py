@@ -25,6 +25,7 @@ from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON
 from automaton_auditor.forensics.code.execution import Model, build_model
 from automaton_auditor.forensics.code.flow import local_calls
+from automaton_auditor.forensics.code.idle_caps import rule_notes
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.model_overwrite import scores_replaced
@@ -40,7 +41,6 @@ from automaton_auditor.forensics.code.named_rules import (
     unweighted_reason,
 )
 from automaton_auditor.forensics.code.override_evidence import inverted_override
-from automaton_auditor.forensics.code.override_reads import override_notes
 from automaton_auditor.forensics.code.rubric_ids import NO_RUBRIC, Rubric
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.spread_flags import spread_does
@@ -274,7 +274,7 @@ def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
         if r.kind != "none"})
     return [_node(graph, reading, repo, stub, idle),
             *_model_findings(facts, reading, repo, stub),
-            *_rule_findings(reading, repo, graph, override_notes(repo, reading.rules, facts)),
+            *_rule_findings(reading, repo, graph, rule_notes(repo, reading.rules, facts)),
             unused_finding(reading.unused, credited([*reading.rules, *(
                 u.rule for u in reading.unused)], reading.weights, reading.routes, (), repo), repo),
             *([inverted_override(repo, facts, reading.scope, reading.rules)] if repo else [])]
