@@ -268,8 +268,7 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("justice.tie_break", ("chief_justice_synthesis",), 4, 0.7,
                "the score spread only picks among the judges' scores (no re-evaluation)"),
     FailureCap("justice.unused_rules", ("chief_justice_synthesis",), 4, 0.7,
-               "a rule the synthesis applies changes nothing (its result is never read, or "
-               "it gives the same score as without it)"),
+               "a rule the synthesis applies changes nothing"),
     # An evidence cap that fires when the check finds nothing and never when it finds
     # something (forensics.code.override_evidence): the opposite of its purpose.
     FailureCap("justice.inverted_override", ("chief_justice_synthesis",), 3, 0.8,
