@@ -363,7 +363,7 @@ def chief_justice_node(state):
     rules = idle["justice.rules"]
     assert "the cap min(p, 3) at nodes/justice.py:6 changes nothing: the test at " \
         "nodes/justice.py:5 (crit == 'safe_tool_engineering' and p <= 2) already keeps p " \
-        "within it, so the score set there is p" in rules.rationale, rules.rationale
+        "within it, so the value there is p" in rules.rationale, rules.rationale
     assert "security_override" in rules.data["rules"]
     mirrored = _justice(tmp_path / "m", source.replace("TEST", "3 > p").replace("BEFORE", ""))
     assert "changes nothing" in mirrored["justice.rules"].rationale

@@ -66,8 +66,8 @@ def _idle(call: ast.Call, bounds: list[Bound]) -> ast.expr | None:
 
 def idle_caps(repo: Path | None, rules: list[Rule]) -> str:
     """A note for each capping decision whose cap its own test makes idle (module
-    docstring): ``; the cap min(p_sc, 3) at p.py:43 lowers nothing: the test at p.py:42
-    (p_sc <= 2) keeps p_sc under it, so the score there is p_sc``."""
+    docstring): ``; the cap min(p_sc, 3) at p.py:43 changes nothing: the test at p.py:42
+    (p_sc <= 2) already keeps p_sc within it, so the value there is p_sc`` (two at most)."""
     notes: list[str] = []
     for rule in sorted({r for r in rules if "cap" in r.does}, key=lambda r: (r.path, r.line)):
         tree = parse_file(str(repo / rule.path)) if repo is not None else None
@@ -81,7 +81,7 @@ def idle_caps(repo: Path | None, rules: list[Rule]) -> str:
                 notes.append(f"; the cap {ast.unparse(call)} at {rule.path}:{call.lineno} "
                              f"changes nothing: the test at {rule.path}:{rule.line} "
                              f"({ast.unparse(node.test)}) already keeps {ast.unparse(kept)} "
-                             f"within it, so the score set there is {ast.unparse(kept)}")
+                             f"within it, so the value there is {ast.unparse(kept)}")
     return "".join(list(dict.fromkeys(notes))[:MAX_NOTES])
 
 
