@@ -27,7 +27,9 @@ from collections.abc import Sequence
 from automaton_auditor.forensics.code.names import RETRY_NAME
 from automaton_auditor.forensics.diagrams.flow import has_cycle, match_score
 from automaton_auditor.forensics.failure_claims import (
+    CLEANUP_FACT,
     merge_misquote,
+    override_misquote,
     quoted_lines,
     sandbox_misquote,
 )
@@ -37,6 +39,7 @@ from automaton_auditor.forensics.pdf.behaviours import (
     CLEANUP_UNDER_HEADING,
     GATE,
     MERGED,
+    OVERRIDE,
     RETRY,
     SANDBOX,
     STATED_BEHAVIOURS,
@@ -85,7 +88,8 @@ def _said(claim: FeatureClaim) -> str | None:
     speaks of another team's system."""
     pattern = {"retry_claim": RETRY, "gate_claim": GATE, "weight_claim": WEIGHED,
                "cleanup_claim": CLEANUP, "structured_claim": STRUCTURED,
-               "sandbox_claim": SANDBOX, "merge_claim": MERGED}[claim.feature]
+               "sandbox_claim": SANDBOX, "merge_claim": MERGED,
+               "override_claim": OVERRIDE}[claim.feature]
     match = pattern.search(claim.sentence) or (
         CLEANUP_UNDER_HEADING.search(claim.sentence) if pattern is CLEANUP else None)
     if match is None:
@@ -200,7 +204,7 @@ def cleanup_misquote(code: Sequence[Finding]) -> Misquote | None:
                 "cleanup of it)." if not cleanup.data.get("partial") else
                 "a successful run leaves it behind: the code removes only a path inside it, "
                 "or removes it only when something failed.")),
-        code=quoted_lines(cleanup)[:MAX_EDGES])
+        code=quoted_lines(cleanup)[:MAX_EDGES], data={"fact": CLEANUP_FACT})
 
 
 def structured_misquote(claim: FeatureClaim, code: Sequence[Finding],
@@ -253,6 +257,8 @@ def behaviour_misquotes(claim: FeatureClaim, code: Sequence[Finding],
         wrong = sandbox_misquote(clause, _facts(code))
     elif claim.feature == "merge_claim":
         wrong = merge_misquote(clause, _facts(code))
+    elif claim.feature == "override_claim":
+        wrong = override_misquote(clause, _facts(code))
     else:
         wrong = weight_misquote(claim, mean)
     return [wrong] if wrong else []

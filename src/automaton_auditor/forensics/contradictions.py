@@ -130,9 +130,11 @@ class _Code(NamedTuple):
 
 
 def _said(claim: FeatureClaim, goal: str, wrong: Sequence[Misquote], kind: str) -> Finding:
+    facts = sorted({str(m.data["fact"]) for m in wrong if m.data.get("fact")})
     return _contradiction(claim, goal, " ".join(m.rationale for m in wrong),
                           [c for m in wrong for c in m.code],
-                          {"kind": kind, "said": [m.said for m in wrong]})
+                          {"kind": kind, "said": [m.said for m in wrong],
+                           **({"facts": facts} if facts else {})})
 
 
 def _usage_check(claim: FeatureClaim, code: _Code) -> Finding | None:
@@ -209,6 +211,15 @@ _CHECKS: dict[str, Callable[[FeatureClaim, _Code], Finding | None]] = {
 }
 
 
+def _told(found: Finding, findings: Sequence[Finding]) -> bool:
+    """Whether another kind of sentence already misstates the failure of the code `found`
+    rests on (a clone "sandboxed in a TemporaryDirectory" and "removed automatically", both
+    against one directory nothing removes): one failure, one contradiction."""
+    facts = set(found.data.get("facts") or ())
+    return bool(facts) and any(f.data.get("kind") != found.data.get("kind")
+                               and facts & set(f.data.get("facts") or ()) for f in findings)
+
+
 def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Finding],
                            graph: RebuiltGraph | None, names: CodeNames | None = None,
                            also: Sequence[Finding] = ()) -> list[Finding]:
@@ -229,7 +240,7 @@ def contradiction_findings(claims: Sequence[FeatureClaim], code: Sequence[Findin
             continue  # one failure of the code, misstated once however often it is told
         check = _CHECKS.get(claim.feature)
         found = check(claim, read) if check else None
-        if found is not None:
+        if found is not None and not _told(found, findings):
             findings.append(found)
     failures = [f for f in findings if f.pattern == "failure"]
     return [f.model_copy(update={"data": {**f.data, "statements": len(failures)}})

@@ -39,7 +39,13 @@ _WORKS = re.compile(r"\b(?:works?|working|tested|verified|functional|operational
                     r"succeed\w*|successful\w*|confirmed|proven)\b", re.IGNORECASE)
 # The claim kinds read here: each failure is one fact of the code, so however many sentences
 # describe its mechanism, the report misstates it once (`contradictions`).
-FAILURE_KINDS = ("sandbox_claim", "merge_claim")
+FAILURE_KINDS = ("sandbox_claim", "merge_claim", "override_claim")
+CLEANUP_FACT, OVERRIDE_FACT = "safety.clone_cleanup", "justice.inverted_override"
+# The words of a check's flag that say it matched, not what it looks for.
+_FLAG_WORDS = {"found", "has", "is", "any", "detected", "flag", "flagged", "seen", "hit"}
+# The clause names the context manager that removes its directory by itself.
+_TEMPORARY_DIRECTORY = re.compile(r"(?:tempfile\.\s?)?TemporaryDirectory\b|"
+                                  r"tempfile\.\s?Temporary\s+Directory\b")
 # A sentence about the detectives' output, which names no node of the graph.
 _DETECTIVES = re.compile(r"\bdetectives?\b|\bevidences?\b", re.IGNORECASE)
 # Where the steps of a flow written as text part: an arrow, or the lone "fi" some text layers
@@ -69,6 +75,16 @@ def sandbox_misquote(clause: str, facts: Mapping[str, Finding]) -> Misquote | No
                       "as the function returns and the tools that read the clone find a "
                       "directory that no longer exists.", code=quoted_lines(early)[:MAX_QUOTED])
     sandbox, root = facts.get("safety.clone_sandbox"), facts.get("safety.clone_temp_root")
+    kept = _kept_mkdtemp(facts) if _TEMPORARY_DIRECTORY.search(clause) else []
+    if kept:
+        return Misquote(
+            said="the clone sandboxed in a tempfile.TemporaryDirectory",
+            rationale="The report says the clone is sandboxed in a TemporaryDirectory (removed "
+                      "by itself when done); a clone the code makes is written into a "
+                      f"directory made with mkdtemp ({', '.join(k.split(': ', 1)[0] for k in kept)}"
+                      "), not a TemporaryDirectory, and no call anywhere removes it.",
+            code=[*dict.fromkeys([*kept, *quoted_lines(sandbox or facts[CLEANUP_FACT])])
+                  ][:MAX_QUOTED], data={"fact": CLEANUP_FACT})
     if sandbox is None or sandbox.found or not sandbox.data.get("locations") \
             or sandbox.data.get("tempdir_calls") or root is None or root.found:
         return None  # sandboxed, no clone located, a temp dir somewhere, or a /tmp folder
@@ -80,6 +96,39 @@ def sandbox_misquote(clause: str, facts: Mapping[str, Finding]) -> Misquote | No
                   "temp folder).",
         code=[*quoted_lines(sandbox)[:MAX_QUOTED - 1], "code: no tempfile.TemporaryDirectory or "
               "mkdtemp call anywhere"])
+
+
+def _kept_mkdtemp(facts: Mapping[str, Finding]) -> list[str]:
+    """The lines making a clone's directory with ``mkdtemp`` that nothing removes: a clone
+    call writes into it (`safety.clone_sandbox`'s ``tempdir_calls``) and no call anywhere
+    removes it, not even on failure or through the state (`safety.clone_cleanup`)."""
+    cleanup, sandbox = facts.get(CLEANUP_FACT), facts.get("safety.clone_sandbox")
+    if cleanup is None or cleanup.found or sandbox is None or cleanup.data.get("partial") \
+            or cleanup.data.get("through_state") or cleanup.data.get("alive"):
+        return []
+    made = set(cleanup.data.get("kept") or []) & set(sandbox.data.get("tempdir_calls") or [])
+    return [line for line in quoted_lines(cleanup)
+            if line.split(": ", 1)[0] in made and "mkdtemp" in line.split(": ", 1)[-1]]
+
+
+def override_misquote(clause: str, facts: Mapping[str, Finding]) -> Misquote | None:
+    """A score said to be capped when a check finds something, when the code's cap on that
+    check's evidence fires only when it finds nothing (`justice.inverted_override`). The
+    clause must name the check: its flag's words ("os.system" for ``found_os_system``) or
+    its evidence's key ("safe tool engineering")."""
+    fact = facts.get(OVERRIDE_FACT)
+    if fact is None or not fact.found:
+        return None
+    said = " ".join(re.sub(r"[^a-z0-9]+", " ", clause.lower()).split())
+    names = [" ".join(w for w in str(fact.data.get(k) or "").lower().split("_")
+                      if w not in _FLAG_WORDS) for k in ("flag", "key")]
+    if not any(name and f" {name} " in f" {said} " for name in names):
+        return None
+    return Misquote(
+        said="a score capped when the check finds a violation",
+        rationale="The report says the score is capped when the check finds what it looks "
+                  f"for; the code's cap is inverted: {fact.rationale}",
+        code=quoted_lines(fact)[:MAX_QUOTED + 2], data={"fact": OVERRIDE_FACT})
 
 
 def _names(word: str, node: str) -> bool:

@@ -1,7 +1,8 @@
 """How the built system is said to behave, read from a report's prose only (never a
 future-work section): the sentence patterns `forensics.behaviour_claims` reads against the
 code's facts (a retried reply, a conditional gate, weighed judges, a removed clone, a
-schema-bound model call, a sandboxed clone, nodes' output merged by a reducer)."""
+schema-bound model call, a sandboxed clone, nodes' output merged by a reducer, a score capped
+when a check finds something)."""
 
 from __future__ import annotations
 
@@ -64,14 +65,15 @@ STRUCTURED = re.compile(r"(?<![/\w.])(?:judges?|judge\s+nodes?|personas?)(?![\w.
                         r"\b(?:with_structured_output|bind_tools)\b", re.IGNORECASE)
 # The clone said to run in a sandbox, a temporary directory ("Sandboxed git clone", "Git
 # sandboxing works", "Clone and analyze repos in temporary directories using tempfile", "All
-# git clone operations run inside tempfile.TemporaryDirectory()"): a clone or a git operation
+# git clone operations run inside tempfile.TemporaryDirectory()", "The repository cloning
+# mechanism uses tempfile.TemporaryDirectory()"): a clone or a git operation
 # named, never a node that only searches for tempfile ("RepoInvestigator searched for
 # tempfile.TemporaryDirectory()").
 _CLONING = r"(?:clon(?:e|es|ed|ing)|git\s+(?:operations?|commands?))"
 SANDBOX = re.compile(
     r"\bsandbox(?:ed|ing)?\s+(?:git\b|clon\w*|repositor\w*|repos?\b|checkouts?)"
     r"|\b(?:git|clon\w*|repositor(?:y|ies))\s+(?:\w+\s+){0,2}?sandbox(?:ed|ing)?\b"
-    rf"|\b{_CLONING}\b[^.;:]{{0,60}}?\b(?:in|into|inside|within|under|to)\s+"
+    rf"|\b{_CLONING}\b[^.;:]{{0,60}}?\b(?:in|into|inside|within|under|to|uses?|using|via)\s+"
     r"(?:(?:an?|the|each|its\s+own|isolated|ephemeral|fresh|unique|separate)\s+){0,3}"
     r"(?:temp(?:orary)?\s*(?:dir\w*|folders?|paths?|workspaces?|locations?)|tempfile\b|"
     r"sandbox\w*|(?:tempfile\.)?(?:TemporaryDirectory|mkdtemp)\b)", re.IGNORECASE)
@@ -86,9 +88,21 @@ MERGED = re.compile(
     rf"`?{_REDUCING}"
     rf"|(?<![\w.]){_REDUCING}\s+(?:reducers?\s+)?(?:\w+\s+){{0,1}}?{_MERGING}\b",
     re.IGNORECASE)
+# A score said to be capped when a check finds something ("If the RepoInvestigator found
+# os.system() ..., the score is capped at 3"): the cap and the finding that fires it in one
+# clause, either way round; read against a cap the code's facts show inverted.
+_CAPPED = (r"\b(?:capped|caps?|capping|ceiling|clamped|overrid(?:e|es|den|ing)|"
+           r"limited\s+to)\b")
+# within one clause: a dot inside a name ("os.system()") does not end it
+_IN_CLAUSE = r"(?:[^.;:]|\.(?!\s))"
+_FINDS = (rf"\b(?:if|when|whenever|once|upon)\b{_IN_CLAUSE}{{0,100}}?\b(?:finds?|found|"
+          r"detect(?:s|ed)?|flag(?:s|ged)?|identif(?:y|ies|ied)|discover(?:s|ed)?|catch(?:es)?|"
+          r"caught)\b")
+OVERRIDE = re.compile(rf"{_FINDS}{_IN_CLAUSE}{{0,120}}?{_CAPPED}|{_CAPPED}{_IN_CLAUSE}{{0,120}}?"
+                      rf"{_FINDS}", re.IGNORECASE)
 BEHAVIOURS = {"retry_claim": (RETRY, 4), "gate_claim": (GATE, 4), "weight_claim": (WEIGHED, 4),
               "cleanup_claim": (CLEANUP, 4), "structured_claim": (STRUCTURED, 4),
-              "sandbox_claim": (SANDBOX, 4)}
+              "sandbox_claim": (SANDBOX, 4), "override_claim": (OVERRIDE, 4)}
 # Behaviours read from headings too: a flow the layout read as a heading ("Detectives produce
 # Dict[str, List[Evidence]] merged via operator.ior -> EvidenceAggregator validates") states
 # how the state is merged, as a reducer binding does (`claims.STATEMENTS`).

@@ -178,12 +178,17 @@ _PLAN_ITEM = re.compile(
     r"refactor|migrate|switch)\s|\bremaining (?:work|tasks?|gaps?)\b|\bwork remaining\b",
     re.IGNORECASE)
 # Work the sentence puts in the future ("Conditional Edges (Future Enhancement):", "the final
-# phase, where judicial fan-out ... will be layered on top"): a plan, whatever it names; a
-# sentence that only leaves other gaps "as future work" still describes what it names.
+# phase, where judicial fan-out ... will be layered on top", "prepares the architecture for
+# true fan-out/fan-in ... in later phases"): a plan, whatever it names; a sentence that only
+# leaves other gaps "as future work" still describes what it names.
 _FUTURE_WORK = re.compile(
     rf"{PLANNED.pattern}|\bfuture\s+enhancements?\b"
     r"|\bwill\s+(?:then\s+|later\s+)?be\s+(?:\w+ly\s+)?(?:layered|added|"
-    r"implemented|introduced|wired|built|integrated|developed|enabled)\b", re.IGNORECASE)
+    r"implemented|introduced|wired|built|integrated|developed|enabled)\b"
+    r"|\b(?:in|for|during)\s+(?:the\s+|a\s+)?(?:later|future|next|subsequent|upcoming|coming)\s+"
+    r"(?:phases?|stages?|iterations?|versions?|releases?|milestones?|sprints?)\b"
+    r"|\b(?:lays?|laying)\s+(?:the\s+)?(?:groundwork|foundations?)\s+for\b"
+    r"|\bpav(?:es?|ing)\s+the\s+way\s+for\b", re.IGNORECASE)
 
 # What holds of a kind of system, not of this one ("In a fan-out/fan-in graph architecture,
 # multiple nodes execute concurrently and write to shared state"): a sentence opened by "in
