@@ -128,3 +128,16 @@ def test_a_feature_put_in_a_later_phase_is_no_claim() -> None:
         assert extract_feature_claims([(2, said)]) == [], said
     current = "The aggregator is a fan-in node that waits for every detective."
     assert [c.feature for c in extract_feature_claims([(2, current)])] == ["fan_in"]
+
+
+def test_a_sentence_in_the_future_tense_or_calling_a_feature_planned_is_no_claim() -> None:
+    for said in ("These judges will run in parallel, and their opinions will be collected by "
+                 "an aggregator node.",
+                 "Fan-out/fan-in planned for Detectives -> EvidenceAggregator.",
+                 "The graph will fan out from the aggregator to the three judges in parallel."):
+        assert extract_feature_claims([(2, said)]) == [], said
+    # the current part of a sentence that also tells the plan is still claimed
+    mixed = ("This diagram shows the current detective fan-out/fan-in pattern, followed by the "
+             "planned judicial fan-out/fan-in and final synthesis.")
+    assert [c.feature for c in extract_feature_claims([(2, mixed)])] == [
+        "parallel_detectives", "fan_in"]

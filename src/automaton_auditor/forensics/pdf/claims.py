@@ -189,6 +189,12 @@ _FUTURE_WORK = re.compile(
     r"(?:phases?|stages?|iterations?|versions?|releases?|milestones?|sprints?)\b"
     r"|\b(?:lays?|laying)\s+(?:the\s+)?(?:groundwork|foundations?)\s+for\b"
     r"|\bpav(?:es?|ing)\s+the\s+way\s+for\b", re.IGNORECASE)
+# A sentence in the future tense or calling its subject planned ("These judges will run in
+# parallel", "Fan-out/fan-in planned for Detectives") is a plan, unless it tells what is
+# built now as well (then only the features it calls planned are: `qualifiers.as_shortfall`).
+_WILL = re.compile(r"\b(?:will|shall|planned|going\s+to)\b", re.IGNORECASE)
+_NOW = re.compile(r"\b(?:current(?:ly)?|now|already|implemented|completed?|existing|built)\b",
+                  re.IGNORECASE)
 
 # What holds of a kind of system, not of this one ("In a fan-out/fan-in graph architecture,
 # multiple nodes execute concurrently and write to shared state"): a sentence opened by "in
@@ -212,7 +218,8 @@ def extract_feature_claims(passages: Iterable[tuple[int | None, str]],
         for sentence in splitter.split(text):
             if _NEGATION.search(sentence) or _DENIED.search(sentence) or \
                     _PLAN_ITEM.search(sentence) or _IN_GENERAL.search(sentence) or \
-                    _FUTURE_WORK.search(sentence):
+                    _FUTURE_WORK.search(sentence) or (_WILL.search(sentence)
+                                                      and not _NOW.search(sentence)):
                 continue
             for feature, (subject, claim) in FEATURES.items():
                 named = re.search(subject, sentence, re.IGNORECASE)

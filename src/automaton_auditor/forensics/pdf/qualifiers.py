@@ -92,12 +92,19 @@ _SHORT_AFTER = re.compile(
     r"(?:as|for|to)\s+future\s+work)\b", re.IGNORECASE)
 
 
+# A feature named as planned right before it, in a sentence that tells the current part
+# too ("the current detective fan-out, followed by the planned judicial fan-out", "the
+# planned Phase 2: Judicial Layer"): that feature is a plan, the others are claims.
+_PLANNED_BEFORE = re.compile(r"\b(?:planned|proposed|upcoming|future)\s+(?:[\w:-]+\s+){0,3}$",
+                             re.IGNORECASE)
+
+
 def as_shortfall(sentence: str, start: int, end: int) -> bool:
     """Whether sentence[start:end], a feature the sentence names, is named as a weakness,
-    a limitation or future work, not as something the code has."""
+    a limitation, future work or a plan, not as something the code has."""
     before = sentence[:start]
     return bool(_SHORTFALL_LIST.search(before) or _SHORT_BEFORE.search(before)
-                or _SHORT_AFTER.match(sentence[end:]))
+                or _PLANNED_BEFORE.search(before) or _SHORT_AFTER.match(sentence[end:]))
 
 
 def stated(near: str, denial: re.Pattern[str], affirmed: re.Pattern[str]) -> bool:
