@@ -249,6 +249,12 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                  when=graded_cap(cap)) for family, criterion, caps in (
         ("llm", "structured_output_enforcement", (3, 4)), ("judges", "judicial_nuance", (2, 3, 4)))
       for cap in caps),
+    # Every persona's own prompt forbids scores at an end of the scale (forensics.code
+    # .score_bands: data["cap"]): the judges disagree by decree, not on the evidence. Some
+    # banded (a Prosecutor told to stay low) is the contrarian lens the rubric asks for: no cap.
+    FailureCap("judges.score_band", ("judicial_nuance",), 4, 0.8, "every persona's prompt fixes "
+               "the band its judge's scores lie in (they disagree by decree, not on the evidence)",
+               when=graded_cap(4)),
     # No row for judges.one_opinion (forensics.code.judge_coverage: one opinion per run, not
     # one per criterion): the rubric asks for every criterion in its success pattern, not in
     # its failure pattern, so it is charged like any failure fact, never a ceiling.

@@ -72,10 +72,11 @@ CEILING_ONLY: tuple[str, ...] = ("safety.clone_cleanup",)
 # branch's write reaches), a variance rule that only breaks the tie (forensics.code
 # .tie_breaks) or a rule whose result nothing reads (forensics.code.unused_rules: already
 # not counted among the rules), costs full marks, not the balance the rest of the dossier
-# strikes.
+# strikes; so does a persona prompt that fixes its judge's score band (forensics.code
+# .score_bands: a contrarian or forgiving lens, charged only when every persona is banded).
 CEILING_FAILURES: tuple[str, ...] = ("state.doubled_lists", "graph.stale_reads",
                                      "graph.endless_loop", "justice.tie_break",
-                                     "justice.unused_rules")
+                                     "justice.unused_rules", "judges.score_band")
 
 
 def ceiling_only(fact: Evidence) -> bool:

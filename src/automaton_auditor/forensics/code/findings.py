@@ -34,6 +34,7 @@ from automaton_auditor.forensics.code.routing import (
     static_sources,
 )
 from automaton_auditor.forensics.code.rubric_ids import repository_rubric
+from automaton_auditor.forensics.code.score_bands import Band, band_finding, score_bands
 from automaton_auditor.forensics.code.topology import (
     DETECTIVE,
     END,
@@ -53,8 +54,9 @@ from automaton_auditor.state import Finding, RebuiltGraph
 
 def _judge_findings(repo: Path, files: list[str], facts: dict[str, JSON], scope: Scope | None,
                     main: Topology | None, undefined: Undefined,
-                    prompts: dict[str, Prompt]) -> list[Finding]:
-    """The facts read off the judges' prompts: personas, coverage, reach and evidence."""
+                    prompts: dict[str, Prompt], bands: dict[str, Band]) -> list[Finding]:
+    """The facts read off the judges' prompts: personas, coverage, reach, evidence and the
+    score bands they fix."""
     from automaton_auditor.forensics.code.judge_coverage import coverage_finding
     from automaton_auditor.forensics.code.judge_evidence import no_evidence_finding
     from automaton_auditor.forensics.code.judge_guards import unreached_finding
@@ -66,7 +68,8 @@ def _judge_findings(repo: Path, files: list[str], facts: dict[str, JSON], scope:
             coverage_finding(repo, facts, CallGraph(facts), main, prompts),
             unreached_finding(repo, facts, CallGraph(facts), main, texts),
             no_evidence_finding(repo, facts, CallGraph(facts), main, texts),
-            skip_finding(repo, prompts)]
+            skip_finding(repo, prompts),
+            *band_finding(repo, texts, bands)]
 
 
 def _rebuild_graphs(facts: dict[str, JSON], repo: Path
@@ -125,6 +128,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     undefined = undefined_reads(analysis)
     prompts = judge_prompts(repo, sorted(facts), parsed, scope, undefined, frozenset(
         f"{p}:{c['line']}" for p, c in calls_of(facts, "llm_invoke")))
+    bands = score_bands(with_text(prompts))  # scores a persona's prompt forbids outright
     # loop copies named by run-time items: matched by what builds and runs them
     roles = copy_roles(CallGraph(facts), [main, *others]) if main is not None else {}
     findings = [*graph_findings(main, rebuilt, others, roles),
@@ -139,11 +143,12 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                                  main),
                 *llm_findings(facts, repo, scope, judges, main,
                               helper_parses(facts, CallGraph(facts), repo)),
-                *_judge_findings(repo, files, facts, scope, main, undefined, prompts),
+                *_judge_findings(repo, files, facts, scope, main, undefined, prompts, bands),
                 *answer_findings(facts, repo, scope),
                 fallback_finding(repo, sorted(facts), judges),
                 *constant_score_findings(facts, repo, judges),
-                *justice_findings(facts, repo, main, calls, scope, repository_rubric(repo, files)),
+                *justice_findings(facts, repo, main, calls, scope, repository_rubric(repo, files),
+                                  bands),
                 markdown_report_finding(repo, files, facts, CallGraph(facts),
                                         synthesis_scope(CallGraph(facts), main, scope)),
                 no_graph_finding(repo, facts, calls, main, others, scope),

@@ -15,6 +15,7 @@ from typing import Any
 
 from automaton_auditor.forensics.code.exprs import call_name
 from automaton_auditor.forensics.code.override_reads import override_notes
+from automaton_auditor.forensics.code.score_bands import Band
 from automaton_auditor.forensics.code.source import parse_file
 from automaton_auditor.forensics.code.spread_routes import Rule
 
@@ -92,7 +93,9 @@ def _rebound(body: list[ast.stmt], value: ast.expr, line: int) -> bool:
                and n.lineno < line for s in body for n in ast.walk(s))
 
 
-def rule_notes(repo: Path | None, rules: list[Rule], facts: dict[str, Any]) -> str:
-    """What the rules fact adds about its caps: what the overrides read (`override_notes`)
-    and the caps their own tests make idle (`idle_caps`)."""
-    return override_notes(repo, rules, facts) + idle_caps(repo, rules)
+def rule_notes(repo: Path | None, rules: list[Rule], facts: dict[str, Any],
+               bands: dict[str, Band] | None = None) -> str:
+    """What the rules fact adds about its caps: what the overrides read and the rules a
+    judge's prompt decides (`override_notes`; `bands`: `score_bands`), and the caps their own
+    tests make idle (`idle_caps`)."""
+    return override_notes(repo, rules, facts, bands) + idle_caps(repo, rules)

@@ -12,6 +12,7 @@ from collections.abc import Collection
 from pathlib import Path
 
 from automaton_auditor.forensics.code.exprs import JUDGE_ATTR, PERSONA, call_name
+from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.paths import in_body, unclamped
 from automaton_auditor.forensics.code.source import parse_file
 from automaton_auditor.forensics.code.spread_routes import Route, Rule
@@ -282,3 +283,29 @@ def averaging_reason(means: Lines, models: bool, weights: Lines, deciding: int,
     words = f"; {keyword} decision(s) only match words in an argument" if keyword else ""
     return (f"The score is a mean of the opinions{weighted}; no rule on evidence, score "
             f"spread or a judge's score changes it{words}.")
+
+
+def rule_kind(reads: set[str], does: set[str], dead: bool) -> str:
+    """What kind of rule a decision is (`Rule.kind`), by what its test reads and what its
+    body does; `dead`: its test never holds."""
+    changes = does & CHANGES
+    if dead and (changes or "text" in does):
+        return "dead"  # a dissent written only when a rule that never fires holds is none
+    if "spread" in reads or "gap" in reads:
+        # two judges' scores apart (a gap) re-evaluate only when they change the score
+        # itself; a flag set on a gap (``dissent_found = True``) marks a dissent
+        counted = changes if "spread" in reads else changes - {"flag"}
+        return "spread" if counted else "dissent" if "text" in does else "none"
+    if not changes:
+        return "none"
+    if "words" in reads:  # a rule that needs a word in an argument fires on words, whatever
+        return "words"  # else it also tests (``if "security" in p.argument and not found:``)
+    if "evidence" in reads:
+        return "evidence"
+    if "score" in reads and "cap" in does:
+        return "score_cap"
+    if "criterion" in reads:
+        return "criterion"
+    if "judge" in reads:
+        return "judge"
+    return "none"

@@ -12,7 +12,10 @@ A rule credited as the security override may read less, or other, than its name 
   the criterion low never counts toward it;
 - negated text: the helper fires on a word in an evidence's text (``if "os.system" in
   content: return True``), and every text the code writes for evidence that holds the word
-  says it is absent (``content="... no os.system with user input."``).
+  says it is absent (``content="... no os.system with user input."``);
+- a decreed score: any rule whose test compares one judge's score with a number
+  (``if scores["Prosecutor"] <= 3:``) that every score the judge's own prompt allows
+  satisfies (``Never 4-5.``: `score_bands`): it fires whatever the evidence.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any
 from automaton_auditor.forensics.code.common import str_value
 from automaton_auditor.forensics.code.exprs import call_name
 from automaton_auditor.forensics.code.override_evidence import functions
+from automaton_auditor.forensics.code.score_bands import Band, decreed
 from automaton_auditor.forensics.code.source import statement_at
 from automaton_auditor.forensics.code.spread_routes import Rule
 
@@ -207,9 +211,11 @@ def _at(text: str, word: str) -> list[int]:
     return [m.start() for m in re.finditer(re.escape(word), text)]
 
 
-def override_notes(repo: Path | None, rules: list[Rule], facts: dict[str, Any]) -> str:
-    """Clauses for ``justice.rules`` on what its score caps on the evidence read (see the
-    module docstring), each quoting the lines it rests on."""
+def override_notes(repo: Path | None, rules: list[Rule], facts: dict[str, Any],
+                   bands: dict[str, Band] | None = None) -> str:
+    """Clauses for ``justice.rules`` on what its score caps on the evidence read, and on the
+    rules a judge's prompt decides (`bands`: `score_bands`; see the module docstring), each
+    quoting the lines it rests on."""
     if repo is None:
         return ""
     paths = sorted(p for p, f in facts.items() if "skipped" not in f and "error" not in f)
@@ -218,6 +224,7 @@ def override_notes(repo: Path | None, rules: list[Rule], facts: dict[str, Any]) 
     deciding = [r for r in rules if r.kind == "evidence" and {"cap", "flag", "score"} & set(
         r.does)]
     notes = [_scope_note(repo, r, fns[r.fn]) for r in deciding if r.fn in fns]
+    notes += _decreed_notes(repo, rules, fns, bands or {})
     readers: dict[str, list[Rule]] = {}
     for r in deciding:
         for h in r.helpers:
@@ -243,6 +250,26 @@ def override_notes(repo: Path | None, rules: list[Rule], facts: dict[str, Any]) 
                          "is absent (" + "; ".join(_q(repo, p, n) for p, n in where[:2]) +
                          "): they fall on evidence reporting the flaw absent")
     return "".join(f"; {n}" for n in dict.fromkeys(n for n in notes if n))
+
+
+def _decreed_notes(repo: Path, rules: list[Rule], fns: dict[str, Any],
+                   bands: dict[str, Band]) -> list[str]:
+    """A rule that changes the score whose test one judge's own prompt always satisfies."""
+    notes: list[str] = []
+    for r in sorted({r for r in rules if r.fn in fns and {"cap", "score", "flag"} & set(
+            r.does)}, key=lambda r: (r.path, r.line)):
+        tests = [n.test for n in ast.walk(fns[r.fn])
+                 if isinstance(n, ast.If | ast.IfExp | ast.While) and n.lineno == r.line]
+        hit = next((h for t in tests if (h := decreed(t, bands)) is not None), None)
+        if hit is None:
+            continue
+        persona, band = hit
+        loc, sentence = band.where[0]
+        notes.append(f"the test {_q(repo, r.path, r.line)} holds on every score the {persona}'s "
+                     f"own prompt lets it give ({band.lo}-{band.hi}: {sentence!r}, {loc}): "
+                     "wherever it is reached, the rule it decides fires whatever the evidence "
+                     "(unconditional)")
+    return list(dict.fromkeys(notes))
 
 
 def _scope_note(repo: Path, r: Rule, fn: Any) -> str:

@@ -27,7 +27,6 @@ from automaton_auditor.forensics.code.execution import Model, build_model
 from automaton_auditor.forensics.code.flow import local_calls
 from automaton_auditor.forensics.code.idle_caps import rule_notes
 from automaton_auditor.forensics.code.liveness import Scope
-from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.model_overwrite import scores_replaced
 from automaton_auditor.forensics.code.named_rules import (
     CORE_RULES,
@@ -37,11 +36,13 @@ from automaton_auditor.forensics.code.named_rules import (
     evidence_reads,
     ordinary_weights,
     plain_means,
+    rule_kind,
     shared_reason,
     unweighted_reason,
 )
 from automaton_auditor.forensics.code.override_evidence import inverted_override
 from automaton_auditor.forensics.code.rubric_ids import NO_RUBRIC, Rubric
+from automaton_auditor.forensics.code.score_bands import Band
 from automaton_auditor.forensics.code.source import function_source, line_at
 from automaton_auditor.forensics.code.spread_flags import spread_does
 from automaton_auditor.forensics.code.spread_routes import (
@@ -144,10 +145,10 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
                 gates.never_holds(key, name) for name in branch.get("gates", []))
             # each side of an ``or`` fires alone (on words, the evidence, a judge's score), and
             # words gated on a detected fact are both a keyword rule and one on the evidence
-            both = {_kind(reads, does, never), _kind(reads - {"words"}, does, never)}
+            both = {rule_kind(reads, does, never), rule_kind(reads - {"words"}, does, never)}
             kinds = both & {"words", "evidence"} or both
             kinds |= {"words", "score_cap", "evidence"} & {
-                _kind(alt, does, never) for alt in alternatives(graph, key, branch)}
+                rule_kind(alt, does, never) for alt in alternatives(graph, key, branch)}
             if branch.get("agree"):  # a rule for agreeing judges re-evaluates no disagreement
                 kinds = {"consensus" if k == "spread" else k for k in kinds}
             helpers = tuple(sorted(f"{p}:{q}" for p, q in read_helpers(
@@ -159,30 +160,6 @@ def rules_of(graph: CallGraph, facts: dict[str, JSON], scope: list[Key],
                            keyed.get(branch["line"], ""))
                       for kind in kinds]
     return sorted(set(rules), key=lambda r: (r.path, r.line, r.kind))
-
-
-def _kind(reads: set[str], does: set[str], dead: bool) -> str:
-    changes = does & CHANGES
-    if dead and (changes or "text" in does):
-        return "dead"  # a dissent written only when a rule that never fires holds is none
-    if "spread" in reads or "gap" in reads:
-        # two judges' scores apart (a gap) re-evaluate only when they change the score
-        # itself; a flag set on a gap (``dissent_found = True``) marks a dissent
-        counted = changes if "spread" in reads else changes - {"flag"}
-        return "spread" if counted else "dissent" if "text" in does else "none"
-    if not changes:
-        return "none"
-    if "words" in reads:  # a rule that needs a word in an argument fires on words, whatever
-        return "words"  # else it also tests (``if "security" in p.argument and not found:``)
-    if "evidence" in reads:
-        return "evidence"
-    if "score" in reads and "cap" in does:
-        return "score_cap"
-    if "criterion" in reads:
-        return "criterion"
-    if "judge" in reads:
-        return "judge"
-    return "none"
 
 
 class Reading(NamedTuple):
@@ -260,9 +237,11 @@ def _f(facet: str, goal: str, found: bool, pattern: Any, items: list[tuple[str, 
 
 def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
                      main: Topology | None = None, graph: CallGraph | None = None,
-                     wired: Scope | None = None, rubric: Rubric = NO_RUBRIC) -> list[Finding]:
+                     wired: Scope | None = None, rubric: Rubric = NO_RUBRIC,
+                     bands: dict[str, Band] | None = None) -> list[Finding]:
     """``justice.*``: node, deterministic, rules, variance, averaging, unweighted_mean,
-    keyword_rules, model_verdict, unused_rules, inverted_override (`rubric`: the repo's)."""
+    keyword_rules, model_verdict, unused_rules, inverted_override (`rubric`: the repo's;
+    `bands`: the scores each persona's prompt leaves its judge, `score_bands`)."""
     graph = graph or CallGraph(facts)
     reading = read_synthesis(graph, facts, main, wired, repo, rubric)
     stub = repo is not None and bool(reading.scope) and all(
@@ -274,7 +253,8 @@ def justice_findings(facts: dict[str, JSON], repo: Path | None = None,
         if r.kind != "none"})
     return [_node(graph, reading, repo, stub, idle),
             *_model_findings(facts, reading, repo, stub),
-            *_rule_findings(reading, repo, graph, rule_notes(repo, reading.rules, facts)),
+            *_rule_findings(reading, repo, graph, rule_notes(repo, reading.rules, facts,
+                                                             bands or {})),
             unused_finding(reading.unused, credited([*reading.rules, *(
                 u.rule for u in reading.unused)], reading.weights, reading.routes, (), repo), repo),
             *([inverted_override(repo, facts, reading.scope, reading.rules)] if repo else [])]
