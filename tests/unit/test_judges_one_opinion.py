@@ -320,3 +320,88 @@ def test_two_model_calls_in_a_loop_are_several_opinions(tmp_path: Path) -> None:
     assert not fact.found and fact.rationale.startswith("Not confirmed"), fact.rationale
     assert "runs in a loop (judges.py:17)" in fact.rationale
     assert fact.data["established"] is True
+
+
+OWN_JUDGES = '''
+from langchain_openai import ChatOpenAI
+
+
+class BaseJudge:
+    persona = ""
+
+    def __init__(self):
+        self.llm = ChatOpenAI(model="gpt-4o-mini")
+
+    def evaluate(self, dim, evidence):
+        answer = self.llm.invoke([("system", self.prompt), ("human", dim + evidence)])
+        return {"judge": self.persona, "criterion": dim, "text": answer.content}
+
+
+class Prosecutor(BaseJudge):
+    persona = "Prosecutor"
+    prompt = "You are the Prosecutor: trust no one, hunt for gaps, security flaws and laziness."
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+
+class Defense(BaseJudge):
+    persona = "Defense"
+    prompt = "You are the Defense: reward effort and intent, credit creative workarounds."
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+
+
+class TechLead(BaseJudge):
+    persona = "TechLead"
+    prompt = "You are the Tech Lead: weigh architecture, maintainability and viability."
+
+    def __init__(self):
+        super().__init__()
+        self.seen = []
+'''
+OWN_GRAPH = '''
+from judges import Defense, Prosecutor, TechLead
+
+
+class StateGraph:
+    """The repository's own runner."""
+
+    def __init__(self):
+        self.nodes = {}
+
+    def add_node(self, name, fn):
+        self.nodes[name] = fn
+
+    def run(self, state):
+        for fn in self.nodes.values():
+            state = fn(state)
+        return state
+
+
+def judge_node(state):
+    judges = [Prosecutor(), Defense(), TechLead()]
+    for dim in state["criteria"]:
+        for judge in judges:
+            state["opinions"].append(judge.evaluate(dim, state["evidence"]))
+    return state
+
+
+builder = StateGraph()
+builder.add_node("judges", judge_node)
+'''
+
+
+def test_a_loop_in_a_caller_gives_several_opinions_when_the_wiring_is_not_known(
+        tmp_path: Path) -> None:
+    # the repository's own graph class: its wiring is not read, but the node that calls the
+    # judges loops over the criteria, so each judge may rule on several
+    files = write_repo(tmp_path, {"judges.py": OWN_JUDGES, "graph.py": OWN_GRAPH})
+    findings, _ = code_findings(tmp_path, files)
+    fact = by_facet(findings, "judges.one_opinion")
+    assert not fact.found and fact.rationale.startswith("Not confirmed"), fact.rationale
+    assert "called in a loop (graph.py:22)" in fact.rationale
+    assert fact.data["established"]

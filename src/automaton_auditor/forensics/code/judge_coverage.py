@@ -21,8 +21,10 @@ others get fewer than three opinions.
   ``Send`` reaches that node and no cycle re-enters it.
 
 A loop, a ``Send``, a cycle or a schema holding several opinions means the judge may rule on
-several criteria: the fact is not confirmed. A call, schema, route or wiring that cannot be
-read leaves the fact not established; it is never confirmed then. A confirmed fact is
+several criteria: the fact is not confirmed (a caller that repeats the call counts so even
+where the graph's wiring cannot be read, as with a graph class of the repository's own). A
+call, schema, route or wiring that cannot be read leaves the fact not established otherwise;
+it is never confirmed then. A confirmed fact is
 charged on judicial_nuance like any failure fact, never a ceiling (`judging.caps`).
 """
 
@@ -245,14 +247,17 @@ class Reader:
 
     def wiring(self, route: tuple[Step, ...]) -> Verdict:
         """Which main-graph nodes run the route, and whether each runs once per run."""
-        if running(self.main) is None:
-            return Verdict("unknown", "the graph's wiring is not all known")
         # a function entered otherwise than by a call (a factory's closure) starts the chain
         cut = max((i + 1 for i, s in enumerate(route[:-1]) if s.call is None), default=0)
         start = self._key(route[cut])
+        nodes, why = self._up(start) if start is not None else (set(), Verdict("unknown", ""))
+        # a caller that repeats the call gives several opinions, whatever the wiring above it
+        if why.state == "many":
+            return why
+        if running(self.main) is None:
+            return Verdict("unknown", "the graph's wiring is not all known")
         if start is None:
             return Verdict("unknown", "the function that makes the call is not found")
-        nodes, why = self._up(start)
         if why.state != "one":
             return why
         edges = list(self.main.edges)
