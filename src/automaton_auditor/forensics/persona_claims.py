@@ -15,8 +15,8 @@ import re
 from collections.abc import Sequence
 from functools import cache
 
-from automaton_auditor.forensics.code.judge_prompts import persona_named
 from automaton_auditor.forensics.code.names import FIELD, normalised
+from automaton_auditor.forensics.code.prompt_lines import persona_named
 from automaton_auditor.forensics.pdf.claims import PROMPT_QUOTE, PROMPT_SECURITY
 from automaton_auditor.forensics.usage import Misquote
 from automaton_auditor.state import CodeNames, FeatureClaim, Finding

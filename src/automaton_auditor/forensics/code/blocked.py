@@ -20,7 +20,7 @@ import ast
 from collections.abc import Iterable
 
 from automaton_auditor.forensics.code.analysers import Analysis, diagnostic_name
-from automaton_auditor.forensics.code.prompt_eval import Step
+from automaton_auditor.forensics.code.prompt_values import Step
 
 FAILING = ("F821", "F823")
 Undefined = dict[str, set[tuple[int, str]]]  # path -> (line, name) read there, failing

@@ -12,12 +12,7 @@ from automaton_auditor.forensics.code.constant_scores import constant_score_find
 from automaton_auditor.forensics.code.facts import calls_of
 from automaton_auditor.forensics.code.fallback_scores import fallback_finding
 from automaton_auditor.forensics.code.helper_parse import helper_parses
-from automaton_auditor.forensics.code.judge_prompts import (
-    Prompt,
-    judge_prompts,
-    persona_named,
-    with_text,
-)
+from automaton_auditor.forensics.code.judge_prompts import Prompt, judge_prompts, with_text
 from automaton_auditor.forensics.code.liveness import Scope, code_runs
 from automaton_auditor.forensics.code.own_graph import own_builder_findings
 from automaton_auditor.forensics.code.parallel_groups import (
@@ -28,6 +23,7 @@ from automaton_auditor.forensics.code.parallel_groups import (
     meeting_node,
     unknown_copies,
 )
+from automaton_auditor.forensics.code.prompt_lines import persona_named
 from automaton_auditor.forensics.code.routing import (
     conditional_text,
     routing_sources,

@@ -40,8 +40,7 @@ from automaton_auditor.forensics.code.answers import INVOKES, Answers, functions
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, split_loc
 from automaton_auditor.forensics.code.judge_prompts import Prompt
-from automaton_auditor.forensics.code.prompt_eval import Step
-from automaton_auditor.forensics.code.prompt_values import Program
+from automaton_auditor.forensics.code.prompt_values import Program, Step
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.forensics.code.state_schema import class_fields, typed_classes
 from automaton_auditor.forensics.code.topology import Topology, reach, running

@@ -20,7 +20,6 @@ prompt and counts for nothing.
 from __future__ import annotations
 
 import ast
-import re
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -28,22 +27,21 @@ from typing import Any
 from automaton_auditor.forensics.code.blocked import Undefined, blocked_at
 from automaton_auditor.forensics.code.common import dotted, split_loc
 from automaton_auditor.forensics.code.liveness import Scope
-from automaton_auditor.forensics.code.prompt_eval import Evaluator, Frame, Step
-from automaton_auditor.forensics.code.prompt_lines import WORD, norm, template, units
-from automaton_auditor.forensics.code.prompt_values import Fn, Inst, Program, Txt
+from automaton_auditor.forensics.code.prompt_eval import Evaluator
+from automaton_auditor.forensics.code.prompt_lines import (
+    NAME_WORDS,
+    PERSONAS,
+    WORD,
+    is_persona_name,
+    norm,
+    persona_named,
+    template,
+    units,
+)
+from automaton_auditor.forensics.code.prompt_values import Fn, Frame, Inst, Program, Step, Txt
 
-PERSONAS = {"Prosecutor": re.compile(r"prosecut", re.I),
-            "Defense": re.compile(r"defen[cs]e", re.I),
-            "TechLead": re.compile(r"tech[\s_-]?lead", re.I)}
 MAX_ENTRIES = 60
 TOTAL_STEPS = 600_000  # expression nodes read for all entries together (a bound on time)
-NAME_WORDS = 3  # a piece this short that names a persona is its name, not its philosophy
-
-
-def persona_named(text: str) -> str | None:
-    """The one persona a short name or literal stands for (None for none or several)."""
-    hits = [p for p, pattern in PERSONAS.items() if pattern.search(text)]
-    return hits[0] if len(hits) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -54,11 +52,9 @@ class Prompt:
     text: Txt
     call: str  # path:line of the model call
     entry: str  # what was read to reach it
-    # path:line of names that fail (never bound) before every model call of this persona's
-    # judges: empty when one of its calls is reached
+    # path:line of names never bound before every model call of its judges (none: one runs)
     blocked: tuple[str, ...] = ()
-    # every model call this persona's judges make, each with the functions that lead to it
-    # from the entry (`judge_coverage` reads whether one sits in a loop)
+    # every model call its judges make, with the functions leading to it (`judge_coverage`)
     sites: tuple[tuple[str, tuple[Step, ...]], ...] = ()
 
     def words(self) -> int:
@@ -77,7 +73,8 @@ def _entries(program: Program, path: str,
     # a judge nothing in the graph runs prompts no model
     names = {name: node for name, node in mod.names.items()
              if scope is None or scope.runs(path, name if isinstance(
-                 node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else "")}
+                 node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) else "")
+             or _inherits_running(program, scope, path, node)}
     for name, node in names.items():
         persona = persona_named(name)
         if persona and isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
@@ -94,6 +91,18 @@ def _entries(program: Program, path: str,
         for call in (n for n in ast.walk(top) if isinstance(n, ast.Call)):
             found += _named_call(program, path, call)
     return found + _factories(program, path, scope)
+
+
+def _inherits_running(program: Program, scope: Scope, path: str, node: ast.AST) -> bool:
+    """A class with no methods of its own (``prompt_file = "prosecutor.txt"`` only) runs its
+    bases' code when theirs runs and a file the graph runs names it (``ProsecutorNode()``)."""
+    if not isinstance(node, ast.ClassDef) or any(
+            isinstance(s, ast.FunctionDef | ast.AsyncFunctionDef) for s in node.body):
+        return False
+    return any(isinstance(n, ast.Name) and n.id == node.name for f in sorted(scope.files)
+               if (m := program.module(f)) is not None
+               for top in [*m.names.values(), *m.exprs] for n in ast.walk(top)) and any(
+        scope.runs(where, cls.name) for where, cls in program.classes(f"{path}::{node.name}")[1:])
 
 
 def _keyed(program: Program, path: str,
@@ -317,12 +326,6 @@ def _route_key(call: str, route: tuple[Step, ...]) -> tuple[Any, ...]:
     """One model call reached one way: the call and the lines of the route's steps."""
     return (call, *((s.path, getattr(s.fn, "lineno", 0), getattr(s.call, "lineno", 0))
                     for s in route))
-
-
-def is_persona_name(text: str) -> bool:
-    """A piece this short that names one persona: its name, not its philosophy."""
-    words = WORD.findall(text)
-    return 0 < len(words) <= NAME_WORDS and persona_named(text) is not None
 
 
 def own_text(prompts: dict[str, Prompt]) -> dict[str, dict[str, Any]]:

@@ -25,7 +25,7 @@ from pathlib import Path
 from automaton_auditor.forensics.code.common import split_loc
 from automaton_auditor.forensics.code.judge_coverage import chain_to
 from automaton_auditor.forensics.code.judge_prompts import Prompt
-from automaton_auditor.forensics.code.prompt_eval import Step
+from automaton_auditor.forensics.code.prompt_values import Step
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.state import Finding
 

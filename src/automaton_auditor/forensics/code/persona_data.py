@@ -26,11 +26,10 @@ from automaton_auditor.forensics.code.data_files import (
     load_data,
     read_text,
 )
-from automaton_auditor.forensics.code.judge_prompts import persona_named
 from automaton_auditor.forensics.code.liveness import Scope
-from automaton_auditor.forensics.code.prompt_eval import TEMPLATES, Evaluator, Frame
-from automaton_auditor.forensics.code.prompt_lines import WORD
-from automaton_auditor.forensics.code.prompt_values import Fn, Program, Txt
+from automaton_auditor.forensics.code.prompt_eval import TEMPLATES, Evaluator
+from automaton_auditor.forensics.code.prompt_lines import WORD, persona_named
+from automaton_auditor.forensics.code.prompt_values import Fn, Frame, Program, Txt
 from automaton_auditor.forensics.code.walk import MAX_FILE_BYTES
 
 MAX_DATA_FILES = 50

@@ -15,21 +15,24 @@ run time) add no text; a call handed none that is known is recorded with none.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from typing import Any
 
 from automaton_auditor.forensics.code.common import dotted
 from automaton_auditor.forensics.code.prompt_values import (
     INVOKES,
     RUN_OPTIONS,
     Fn,
+    Frame,
     Inst,
     Program,
     RepoPath,
+    Step,
     Txt,
     as_message,
     concat,
     flatten,
+    is_static,
+    is_super,
     item,
     list_method,
     lit,
@@ -44,28 +47,6 @@ TEMPLATES = {"from_template", "from_messages", "PromptTemplate", "ChatPromptTemp
 MAX_DEPTH = 6
 BUDGET = 60_000  # expression nodes per entry: a bound on work, never reached by real judges
 MAX_NESTING = 150  # nested expressions (``"a" + "b" + ...`` thousands deep) read no further
-
-
-class Step(NamedTuple):
-    """One function on the way to a model call, and the call it makes next (None: the next
-    function was entered otherwise than by a call read here, such as a closure)."""
-
-    path: str
-    fn: ast.FunctionDef | ast.AsyncFunctionDef | None  # None: module-level code
-    call: ast.Call | None
-
-
-@dataclass
-class Frame:
-    """Where an expression is read: its file, the instance ``self`` is, its class."""
-
-    path: str
-    self_: Inst | None = None
-    owner: str = ""
-    depth: int = 0
-    returns: list[Any] = field(default_factory=list)
-    uncertain: int = 0  # inside a branch, loop or ``try`` whose path is not known
-    stopped: bool = False  # a ``return`` on the one known path was read
 
 
 class Evaluator:
@@ -104,7 +85,7 @@ class Evaluator:
         node = fn.node
         params = [*node.args.posonlyargs, *node.args.args]
         local: dict[str, Any] = dict(env or {})
-        if self_ is not None and params and fn.owner:
+        if self_ is not None and params and fn.owner and not is_static(node):
             local[params[0].arg] = self_
             params = params[1:]
         inner = Frame(fn.path, self_, fn.owner, frame.depth + 1)
@@ -307,6 +288,9 @@ class Evaluator:
             return [self.expr(e, env, frame) for e in node.elts]
         if isinstance(node, ast.Await):
             return self.expr(node.value, env, frame)
+        if isinstance(node, ast.BoolOp):  # ``self.llm or build_llm()``: the first value known
+            known = [v for v in (self.expr(e, env, frame) for e in node.values) if v is not None]
+            return (known[0] if isinstance(node.op, ast.Or) else known[-1]) if known else None
         if isinstance(node, ast.IfExp):
             body = self.expr(node.body, env, frame)
             return body if body is not None else self.expr(node.orelse, env, frame)
@@ -331,6 +315,19 @@ class Evaluator:
         other = self.program.file_of(full, frame.path) if full else None
         return self.const(other, node.attr) if other else None
 
+    def _record(self, node: ast.Call, receiver: Any, args: list[Any], kwargs: dict[str, Any],
+                frame: Frame) -> None:
+        """A model call: what it is handed (no text too) and the functions that led to it. A
+        wrapper object's own ``invoke`` is one only when its body makes no model call read
+        here (``requests.post`` in ``Provider.chat``)."""
+        given = flatten([receiver if isinstance(receiver, Txt) else None, *args,
+                         *(v for k, v in kwargs.items() if k not in RUN_OPTIONS)])
+        self.inputs.append((given or Txt(()), f"{frame.path}:{node.lineno}"))
+        # a constant read in another file runs at module level there, not in `top`
+        top = self._stack[-1] if self._stack else None
+        fn = top.fn if top is not None and top.path == frame.path else None
+        self.routes.append((*self._stack[:-1], Step(frame.path, fn, node)))
+
     def call_expr(self, node: ast.Call, env: dict[str, Any], frame: Frame) -> Any:
         """A call: a repository function or class, a string method, a chat message or
         template, or a model call (whose input is recorded)."""
@@ -340,14 +337,10 @@ class Evaluator:
         tail = func.attr if isinstance(func, ast.Attribute) else dotted(func) or ""
         receiver = self.expr(func.value, env, frame) if isinstance(func, ast.Attribute) \
             else None
-        if tail in INVOKES:
-            given = flatten([receiver if isinstance(receiver, Txt) else None, *args,
-                             *(v for k, v in kwargs.items() if k not in RUN_OPTIONS)])
-            self.inputs.append((given or Txt(()), f"{frame.path}:{node.lineno}"))  # no text too
-            # a constant read in another file runs at module level there, not in `top`
-            top = self._stack[-1] if self._stack else None
-            fn = top.fn if top is not None and top.path == frame.path else None
-            self.routes.append((*self._stack[:-1], Step(frame.path, fn, node)))
+        # a repository object's own ``invoke``: its body is read first (`_wrapped`)
+        wrapped = isinstance(receiver, Inst) and isinstance(self.attribute(receiver, tail), Fn)
+        if tail in INVOKES and not wrapped:
+            self._record(node, receiver, args, kwargs, frame)
         if tail.endswith("Message") or tail in TEMPLATES:
             text = flatten([kwargs.get("content", kwargs.get("template")), *args])
             # ``SystemMessage(content=...)``: one message, its role in the class's name
@@ -375,16 +368,19 @@ class Evaluator:
             found = item(receiver, args[0] if args else None)
             return found if found is not None else (args[1] if len(args) > 1 else None)
         target = receiver if isinstance(func, ast.Attribute) else self.expr(func, env, frame)
-        if isinstance(func, ast.Attribute) and _is_super(func.value) and frame.self_:
+        if isinstance(func, ast.Attribute) and is_super(func.value) and frame.self_:
             # ``super().__init__(name, PROMPT)``: the base class builds the prompt
             receiver = frame.self_
             target = self.attribute(receiver, func.attr, after=frame.owner)
             return self.call(target, args, kwargs, frame, receiver, site=node) \
                 if isinstance(target, Fn) else None
         if isinstance(func, ast.Attribute) and isinstance(receiver, Inst):
-            target = self.attribute(receiver, func.attr)
-            return self.call(target, args, kwargs, frame, receiver, site=node) \
+            target, before = self.attribute(receiver, func.attr), len(self.inputs)
+            out = self.call(target, args, kwargs, frame, receiver, site=node) \
                 if isinstance(target, Fn) else None
+            if wrapped and tail in INVOKES and len(self.inputs) == before:
+                self._record(node, receiver, args, kwargs, frame)  # its body calls no model
+            return out
         if isinstance(func, ast.Attribute) and not isinstance(receiver, Inst):
             target = self.attr_of(func, env, frame)
         if isinstance(target, Fn):
@@ -392,9 +388,3 @@ class Evaluator:
         if isinstance(target, str) and "::" in target:
             return self.instance(target, args, kwargs, frame, site=node)
         return None
-
-
-def _is_super(node: ast.expr) -> bool:
-    """``super()`` or ``super(Class, self)``."""
-    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
-        node.func.id == "super"

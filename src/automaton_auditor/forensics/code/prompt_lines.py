@@ -18,6 +18,22 @@ _NAME = re.compile(r"\b(?:prosecut\w*|defen[cs]e|tech[ _-]?lead)\b")
 
 Part = tuple[str, str]  # a piece of text and the line it comes from
 Piece = tuple[str, int]  # a cut of a part, and the part's index
+PERSONAS = {"Prosecutor": re.compile(r"prosecut", re.I),
+            "Defense": re.compile(r"defen[cs]e", re.I),
+            "TechLead": re.compile(r"tech[\s_-]?lead", re.I)}
+NAME_WORDS = 3  # a piece this short that names a persona is its name, not its philosophy
+
+
+def persona_named(text: str) -> str | None:
+    """The one persona a short name or literal stands for (None for none or several)."""
+    hits = [p for p, pattern in PERSONAS.items() if pattern.search(text)]
+    return hits[0] if len(hits) == 1 else None
+
+
+def is_persona_name(text: str) -> bool:
+    """A piece this short that names one persona: its name, not its philosophy."""
+    words = WORD.findall(text)
+    return 0 < len(words) <= NAME_WORDS and persona_named(text) is not None
 
 
 def units(parts: Sequence[Part]) -> list[list[Piece]]:

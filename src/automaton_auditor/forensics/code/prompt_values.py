@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field, replace
 from itertools import pairwise
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from automaton_auditor.forensics.code.common import dotted, parse_module
 from automaton_auditor.forensics.code.data_files import (
@@ -59,6 +59,28 @@ class Txt:
         cuts = sorted(starts)
         return [(starts[a], self.parts[a:b]) for a, b in pairwise([*cuts, len(self.parts)])
                 if a < b]
+
+
+class Step(NamedTuple):
+    """One function on the way to a model call, and the call it makes next (None: the next
+    function was entered otherwise than by a call read here, such as a closure)."""
+
+    path: str
+    fn: ast.FunctionDef | ast.AsyncFunctionDef | None  # None: module-level code
+    call: ast.Call | None
+
+
+@dataclass
+class Frame:
+    """Where an expression is read: its file, the instance ``self`` is, its class."""
+
+    path: str
+    self_: Inst | None = None
+    owner: str = ""
+    depth: int = 0
+    returns: list[Any] = field(default_factory=list)
+    uncertain: int = 0  # inside a branch, loop or ``try`` whose path is not known
+    stopped: bool = False  # a ``return`` on the one known path was read
 
 
 def as_message(text: Txt, role: str) -> Txt:
@@ -136,6 +158,17 @@ class Module:
     names: dict[str, ast.AST]  # functions, classes and module-level assignments
     # module-level expression statements (``graph.add_node("p", lambda s: judge(s, "P"))``)
     exprs: tuple[ast.expr, ...] = ()
+
+
+def is_super(node: ast.expr) -> bool:
+    """``super()`` or ``super(Class, self)``."""
+    return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and \
+        node.func.id == "super"
+
+
+def is_static(node: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A ``@staticmethod``: called on an instance, it is handed no ``self``."""
+    return any(dotted(d) == "staticmethod" for d in node.decorator_list)
 
 
 def concat(*values: Any) -> Txt | None:

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import NamedTuple
 
 from automaton_auditor.forensics.code.common import split_loc
-from automaton_auditor.forensics.code.judge_prompts import Prompt, persona_named
+from automaton_auditor.forensics.code.judge_prompts import Prompt
+from automaton_auditor.forensics.code.prompt_lines import persona_named
 from automaton_auditor.forensics.code.source import line_at
 from automaton_auditor.state import Finding
 
