@@ -39,6 +39,7 @@ from automaton_auditor.forensics.code.prompt_lines import (
     units,
 )
 from automaton_auditor.forensics.code.prompt_values import Fn, Frame, Inst, Program, Step, Txt
+from automaton_auditor.forensics.code.sent_personas import sent_entries
 
 MAX_ENTRIES = 60
 TOTAL_STEPS = 600_000  # expression nodes read for all entries together (a bound on time)
@@ -54,8 +55,7 @@ class Prompt:
     entry: str  # what was read to reach it
     # path:line of names never bound before every model call of its judges (none: one runs)
     blocked: tuple[str, ...] = ()
-    # every model call its judges make, with the functions leading to it (`judge_coverage`)
-    sites: tuple[tuple[str, tuple[Step, ...]], ...] = ()
+    sites: tuple[tuple[str, tuple[Step, ...]], ...] = ()  # each model call, and its route
 
     def words(self) -> int:
         """Words of known text."""
@@ -90,7 +90,7 @@ def _entries(program: Program, path: str,
     for top in tops:
         for call in (n for n in ast.walk(top) if isinstance(n, ast.Call)):
             found += _named_call(program, path, call)
-    return found + _factories(program, path, scope)
+    return found + _factories(program, path, scope) + sent_entries(program, path, scope)
 
 
 def _inherits_running(program: Program, scope: Scope, path: str, node: ast.AST) -> bool:
