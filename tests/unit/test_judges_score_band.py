@@ -11,7 +11,8 @@ from pathlib import Path
 from automaton_auditor.forensics.code.analyze import code_findings
 from automaton_auditor.forensics.code.score_bands import forbidden_by
 from automaton_auditor.judging.caps import confirmed_caps
-from automaton_auditor.judging.offline import evidence_balance
+from automaton_auditor.judging.offline import evidence_balance, offline_opinion
+from automaton_auditor.rubric import load_rubric
 from automaton_auditor.state import Finding
 from tests.conftest import make_evidence
 
@@ -129,7 +130,7 @@ def _findings(tmp_path: Path, low: str = LOW, high: str = HIGH,
 
 def test_a_prompt_that_forbids_scores_outright_fixes_its_band(tmp_path: Path) -> None:
     fact = _findings(tmp_path)["judges.score_band"]
-    assert fact.found and fact.pattern == "failure", fact.rationale
+    assert fact.found and fact.pattern == "neutral", fact.rationale  # some banded: context
     assert fact.data["bands"] == {"Prosecutor": [1, 3], "Defense": [3, 5]}
     assert fact.data["free"] == ["TechLead"] and fact.data["cap"] is None
     assert "judges.py:18: Provide scores 1-2 for most items. Never 4-5." in (fact.content or "")
@@ -140,17 +141,19 @@ def test_a_prompt_that_forbids_scores_outright_fixes_its_band(tmp_path: Path) ->
 
 def test_a_band_on_some_personas_caps_nothing_and_weighs_nothing(tmp_path: Path) -> None:
     fact = _findings(tmp_path)["judges.score_band"]
-    evidence = make_evidence(facet=fact.facet, goal=fact.goal, found=True, pattern="failure",
-                             confidence=fact.confidence, dimension="judicial_nuance",
-                             data=fact.data)
+    evidence = make_evidence(facet=fact.facet, goal=fact.goal, found=True,
+                             pattern=fact.pattern, confidence=fact.confidence,
+                             dimension="judicial_nuance", data=fact.data)
     assert not confirmed_caps("judicial_nuance", [evidence])
-    assert evidence_balance([evidence]) == (0, 0)  # a ceiling only, never weighed
+    assert evidence_balance([evidence]) == (0, 0)  # context only, never weighed
+    assert not offline_opinion("Prosecutor", load_rubric().dimension("judicial_nuance"),
+                               [evidence]).charges
 
 
 def test_every_persona_banded_is_no_full_marks(tmp_path: Path) -> None:
     fact = _findings(tmp_path, tech="Never score above 4.")["judges.score_band"]
     assert fact.data["bands"]["TechLead"] == [1, 4] and fact.data["cap"] == 4, fact.rationale
-    assert "disagree by decree" in fact.rationale
+    assert "disagree by decree" in fact.rationale and fact.pattern == "failure"
     evidence = make_evidence(facet=fact.facet, goal=fact.goal, found=True, pattern="failure",
                              confidence=fact.confidence, dimension="judicial_nuance",
                              data=fact.data)

@@ -9,8 +9,9 @@ is the shared template), in a sentence naming no other persona. A decree that fo
 values but leaves both ends of the scale (``1, 3, or 5 ONLY (never 2 or 4)``) fixes no band.
 
 A Prosecutor told to stay low and a Defense told to stay high are the contrarian and
-forgiving instructions the rubric asks for, so a band caps nothing by itself; when every
-persona is banded the judges disagree by decree, not on the evidence: no full marks. The
+forgiving instructions the rubric asks for, so a band on some personas is told as context
+(neutral) and caps nothing; when every persona is banded the judges disagree by decree, not on
+the evidence: a failure, no full marks. The
 Chief Justice's rules are read against the bands too (`override_reads`): a test on a judge's
 score its own prompt always satisfies holds whatever the evidence.
 """
@@ -143,7 +144,9 @@ def band_finding(repo: Path, prompts: dict[str, Prompt],
     first = next(iter(bands.values())).where[0][0] if bands else "."
     return [Finding(
         facet="judges.score_band", goal="A persona's prompt fixes the scores its judge may "
-        "give, whatever the evidence", found=bool(bands), pattern="failure", location=first,
+        "give, whatever the evidence", found=bool(bands), location=first,
+        # a contrarian or forgiving lens on some judges is no failure pattern of the rubric's
+        pattern="failure" if every or not bands else "neutral",
         content="\n\n".join(quotes) or None, confidence=0.8, rationale=rationale,
         data={"bands": {p: [b.lo, b.hi] for p, b in bands.items()},
               "lines": {p: [loc for loc, _s in b.where[:6]] for p, b in bands.items()},
