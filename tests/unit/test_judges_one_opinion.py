@@ -405,3 +405,16 @@ def test_a_loop_in_a_caller_gives_several_opinions_when_the_wiring_is_not_known(
     assert not fact.found and fact.rationale.startswith("Not confirmed"), fact.rationale
     assert "called in a loop (graph.py:22)" in fact.rationale
     assert fact.data["established"]
+
+
+def test_a_loop_over_the_judges_themselves_calls_each_once(tmp_path: Path) -> None:
+    # ``for judge in judges: judge.evaluate(...)`` calls every judge once: no several opinions
+    graph = OWN_GRAPH.replace('for dim in state["criteria"]:\n        for judge in judges:\n'
+                              '            state["opinions"].append(judge.evaluate(dim, ',
+                              'for judge in judges:\n        if judge:\n'
+                              '            state["opinions"].append(judge.evaluate("all", ')
+    assert graph != OWN_GRAPH
+    files = write_repo(tmp_path, {"judges.py": OWN_JUDGES, "graph.py": graph})
+    findings, _ = code_findings(tmp_path, files)
+    fact = by_facet(findings, "judges.one_opinion")
+    assert "loop" not in fact.rationale and not fact.data["established"], fact.rationale

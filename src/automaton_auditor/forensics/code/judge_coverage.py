@@ -21,11 +21,10 @@ others get fewer than three opinions.
   ``Send`` reaches that node and no cycle re-enters it.
 
 A loop, a ``Send``, a cycle or a schema holding several opinions means the judge may rule on
-several criteria: the fact is not confirmed (a caller that repeats the call counts so even
-where the graph's wiring cannot be read, as with a graph class of the repository's own). A
-call, schema, route or wiring that cannot be read leaves the fact not established otherwise;
-it is never confirmed then. A confirmed fact is
-charged on judicial_nuance like any failure fact, never a ceiling (`judging.caps`).
+several criteria: the fact is not confirmed (a caller that repeats the call, even where the
+graph's wiring cannot be read; a loop over the judges themselves calls each once). A call,
+schema, route or wiring that cannot be read leaves the fact not established otherwise. A
+confirmed fact is charged on judicial_nuance like any failure fact, never a ceiling.
 """
 
 from __future__ import annotations
@@ -38,7 +37,7 @@ from typing import NamedTuple
 
 from automaton_auditor.forensics.code.answers import INVOKES, Answers, functions_in
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
-from automaton_auditor.forensics.code.common import JSON, split_loc
+from automaton_auditor.forensics.code.common import JSON, dotted, split_loc
 from automaton_auditor.forensics.code.judge_prompts import Prompt
 from automaton_auditor.forensics.code.prompt_values import Program, Step
 from automaton_auditor.forensics.code.source import line_at
@@ -110,6 +109,13 @@ def _left_after(chain: list[ast.AST]) -> bool:
     return False
 
 
+def _per_item(loop: ast.AST, call: ast.AST) -> bool:
+    """A loop over the objects called (``for judge in judges: judge.review(e)``): once each."""
+    target, func = getattr(loop, "target", None), getattr(call, "func", None)
+    return isinstance(loop, ast.For | ast.AsyncFor) and isinstance(target, ast.Name) and \
+        isinstance(func, ast.Attribute) and getattr(func.value, "id", None) == target.id
+
+
 def repeats(fn: ast.AST, call: ast.AST) -> int | None:
     """The line of a loop, comprehension or lambda in `fn` that may run `call` more than
     once (None: the call runs at most once per run of `fn`)."""
@@ -118,7 +124,7 @@ def repeats(fn: ast.AST, call: ast.AST) -> int | None:
         child = chain[index + 1] if chain and index + 1 < len(chain) else None
         if isinstance(node, REPEATS) and child is not None and (
                 isinstance(node, ast.While) or any(s is child for s in node.body)) and \
-                not any(s is child for s in node.orelse) and \
+                not any(s is child for s in node.orelse) and not _per_item(node, call) and \
                 not _left_after(chain[index:] if chain else []):
             return node.lineno
         if isinstance(node, COMPREHENSIONS) and child is not None and not (
@@ -141,8 +147,7 @@ class Reader:
         models = {n for n, (_p, _c, root) in self.classes.items() if root == "BaseModel"}
         self.answers = Answers(Program(repo, parsed), models)
         for path in parsed:  # registers each method's class (for ``self.llm``)
-            for _line in functions_in(self.answers, path):
-                pass
+            list(functions_in(self.answers, path))
         self.graph = graph
         self.main = main
         self.nodes = {name: graph.node_function(info) for name, info in main.nodes.items()}
@@ -304,7 +309,7 @@ class Reader:
                 found |= made
             for caller, index in callers:
                 line = int(self.graph.sites(caller)[index].get("line") or 0)
-                loop = self._loop_at(caller, line)
+                loop = self._loop_at(caller, line, key[1].rsplit(".", 1)[-1])
                 if loop is not None:
                     return found, Verdict("many", f"{key[1]} is called in a loop "
                                           f"({caller[0]}:{loop})", (f"{caller[0]}:{loop}",))
@@ -328,9 +333,8 @@ class Reader:
                 and "." in str(info.get("fn") or "") and key[0] in self.graph.module_files(
                     str(info["fn"]).rsplit(".", 1)[0], str(info["op"]["path"]))}
 
-    def _loop_at(self, key: Key, line: int) -> int | None:
-        """A loop in function `key` that repeats a call on `line` (the function's AST is
-        found by its definition line)."""
+    def _loop_at(self, key: Key, line: int, name: str) -> int | None:
+        """A loop in function `key` repeating the call of `name` on `line` (else any there)."""
         info = (self.facts.get(key[0], {}).get("functions") or {}).get(key[1])
         mod = self.answers.program.module(key[0])
         if info is None or mod is None:
@@ -340,6 +344,7 @@ class Reader:
                f.lineno == int(info["line"]) and f.name == key[1].rsplit(".", 1)[-1]]
         calls = [c for fn in fns[:1] for c in ast.walk(fn)
                  if isinstance(c, ast.Call) and c.lineno == line]
+        calls = [c for c in calls if getattr(c.func, "attr", dotted(c.func)) == name] or calls
         return next((loop for c in calls if (loop := repeats(fns[0], c)) is not None), None)
 
 
