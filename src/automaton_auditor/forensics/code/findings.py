@@ -39,12 +39,12 @@ from automaton_auditor.forensics.code.topology import (
     Topology,
     builds_nothing,
     loop_note,
-    partial_reason,
     reach,
     rebuild,
     running,
     to_rebuilt,
 )
+from automaton_auditor.forensics.code.wiring_gaps import no_graph_text, op_loc, qualify_denials
 from automaton_auditor.state import Finding, RebuiltGraph
 
 
@@ -110,6 +110,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.synthesis import justice_findings, synthesis_scope
     from automaton_auditor.forensics.code.synthesis_reach import no_graph_finding
     from automaton_auditor.forensics.code.timeout_escape import run_nodes
+    from automaton_auditor.forensics.code.unwired_nodes import unwired_findings
 
     main, others, rebuilt = _rebuild_graphs(facts, repo)
     calls = CallGraph(facts)
@@ -148,6 +149,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                 markdown_report_finding(repo, files, facts, CallGraph(facts),
                                         synthesis_scope(CallGraph(facts), main, scope)),
                 no_graph_finding(repo, facts, calls, main, others, scope),
+                *unwired_findings(repo, facts, CallGraph(facts), main, others, scope),
                 *health_findings(facts, repo, analysis, calls, main, checks),
                 *runtime_findings(facts, calls, main, repo),
                 parse_finding(facts, stats)]
@@ -186,21 +188,17 @@ def parse_finding(facts: dict[str, JSON], stats: dict[str, int]) -> Finding:
               "errors": dict(sorted(errors.items())[:100])})
 
 
-def _op_loc(op: JSON) -> str:
-    return f"{op['path']}:{op['line']}"
-
-
 def _ops_for(topo: Topology, pairs: list[tuple[str, str]]) -> list[JSON]:
     seen: dict[str, JSON] = {}
     for pair in pairs:
         info = topo.edges.get(pair)
         if info:
-            seen.setdefault(_op_loc(info["op"]), info["op"])
+            seen.setdefault(op_loc(info["op"]), info["op"])
     return [seen[k] for k in sorted(seen)]
 
 
 def _quote_ops(ops: list[JSON], limit: int = 25) -> str:
-    return "\n".join(f"{_op_loc(op)}: {op['snippet']}" for op in ops[:limit])
+    return "\n".join(f"{op_loc(op)}: {op['snippet']}" for op in ops[:limit])
 
 
 def _g(facet: str, goal: str, found: bool, pattern: Any, location: str, content: str | None,
@@ -222,12 +220,12 @@ def graph_findings(main: Topology | None, rebuilt: RebuiltGraph | None,
         return [_g("graph.builder", "A LangGraph StateGraph is built in code", False,
                    "success", ".", None, "No StateGraph instantiation or builder call was "
                    "found in any Python file (mentions in strings or comments do not count).")]
-    loc = main.builder.get("key") or (_op_loc(main.ops[0]) if main.ops else ".")
+    loc = main.builder.get("key") or (op_loc(main.ops[0]) if main.ops else ".")
     all_ops = sorted(main.ops, key=lambda o: (o["path"], o["line"]))
     empty = builds_nothing(main)
     out = [
         _g("graph.builder", "A LangGraph StateGraph is built in code", not empty, "success",
-           loc, main.builder.get("snippet"), _no_graph_text(main) if empty else
+           loc, main.builder.get("snippet"), no_graph_text(main) if empty else
            f"StateGraph builder with {len(rebuilt.nodes)} nodes and {len(rebuilt.edges)} "
            "edges.", 1.0, state=main.builder.get("state"),
            other_builders=[t.builder["key"] for t in others][:20]),
@@ -238,21 +236,7 @@ def graph_findings(main: Topology | None, rebuilt: RebuiltGraph | None,
     ]
     out += _fan_findings(main, rebuilt)
     out += _parallel_findings(main, rebuilt, others, roles or {})
-    return _partial(main, out)
-
-
-def _partial(main: Topology, facts: list[Finding]) -> list[Finding]:
-    """With wiring computed at run time left out, no fact denies a branch or a join."""
-    why = partial_reason(main)
-    if why is None:
-        return facts
-    denials = ("graph.fan_out", "graph.fan_in", "graph.linear", "graph.parallel_detectives",
-               "graph.parallel_judges")
-    return [f.model_copy(update={
-        "rationale": f"Not established: {why}." + (
-            "" if f.facet == "graph.linear" else f" In the wiring read: {f.rationale}"),
-        "confidence": 0.5, "data": {**f.data, "limitation": why}})
-        if f.facet in denials and not f.found else f for f in facts]
+    return qualify_denials(main, out)
 
 
 def _topology_text(g: RebuiltGraph) -> str:
@@ -264,7 +248,7 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
     out_pairs = [(s, t) for s, ts in g.fan_out.items() for t in ts]
     in_pairs = [(s, d) for d, ss in g.fan_in.items() for s in ss]
     out_ops, in_ops = _ops_for(main, out_pairs), _ops_for(main, in_pairs)
-    cond_ops = sorted((c["op"] for c in main.conditional.values()), key=_op_loc)
+    cond_ops = sorted((c["op"] for c in main.conditional.values()), key=op_loc)
     fan_out_text = "; ".join(f"{s} -> [{', '.join(t)}]" for s, t in g.fan_out.items())
     live = running(main)
     # edges into a join from nodes that never run: named, not counted as branches
@@ -289,39 +273,28 @@ def _fan_findings(main: Topology, g: RebuiltGraph) -> list[Finding]:
                                     if s in beside and i["kind"] == "static"])
     return [
         _g("graph.fan_out", "Fan-out: one node branches to parallel nodes", bool(g.fan_out),
-           "success", _op_loc(out_ops[0]) if out_ops else main.builder.get("key", "."),
+           "success", op_loc(out_ops[0]) if out_ops else main.builder.get("key", "."),
            _quote_ops(out_ops), f"Fan-out points: {fan_out_text}." if g.fan_out else
            "No node has two or more parallel successors (static edges or Send).",
            fan_out=g.fan_out),
         _g("graph.fan_in", "Fan-in: a node joins parallel branches", bool(g.fan_in),
-           "success", _op_loc(in_ops[0]) if in_ops else main.builder.get("key", "."),
+           "success", op_loc(in_ops[0]) if in_ops else main.builder.get("key", "."),
            _quote_ops(in_ops), f"Fan-in points: {fan_in_text}." if g.fan_in else
            "No node waits on two or more parallel predecessors.", fan_in=g.fan_in),
         _g("graph.conditional_edges", "Conditional edges route the flow",
            bool(routing), "success",
-           _op_loc(cond_ops[0]) if cond_ops else main.builder.get("key", "."),
+           op_loc(cond_ops[0]) if cond_ops else main.builder.get("key", "."),
            _quote_ops(cond_ops), conditional_text(main, cond_text, beside, bool(routing)),
            error_routes=sorted({t for c in main.conditional.values() for t in c["targets"]
                                 if any(w in t.lower() for w in ("error", "fail", "abort"))}),
            # sources whose router chooses a branch (not only a list run all at once)
            routing_sources=sorted(s for s, c in main.conditional.items() if c.get("chooses"))),
         _g("graph.linear", "Graph is purely linear", g.linear, "failure",
-           main.builder.get("key", "."), _quote_ops(sorted(main.ops, key=_op_loc), 15),
+           main.builder.get("key", "."), _quote_ops(sorted(main.ops, key=op_loc), 15),
            "No fan-out and no conditional edge: every node runs one after another."
-           if g.linear else _no_graph_text(main) if builds_nothing(main) else
+           if g.linear else no_graph_text(main) if builds_nothing(main) else
            "The graph branches (fan-out or conditional edges).", 0.85),
     ]
-
-
-def _no_graph_text(main: Topology) -> str:
-    """Why the builder builds no graph, with the calls to methods it does not have (they
-    also count among the graph's undefined names, `health`)."""
-    missing = sorted((op for op in main.ops if op["op"] == "missing_method"), key=_op_loc)
-    calls = ", ".join(f"{op['method']} ({_op_loc(op)})" for op in missing[:8])
-    return (f"No graph can be built: the StateGraph at {main.builder.get('key', '.')} is "
-            "given no node (no add_node call)"
-            + (f", and its wiring calls methods StateGraph does not have: {calls}"
-               if calls else "") + ".")
 
 
 def _parallel_findings(main: Topology, g: RebuiltGraph, others: list[Topology],
@@ -356,7 +329,7 @@ def _parallel_findings(main: Topology, g: RebuiltGraph, others: list[Topology],
         out.append(_g(
             facet, f"{who} run in parallel and are joined", not first and not ended,
             "neutral" if idle else "success",
-            _op_loc(ops[0]) if ops else topo.builder.get("key", "."),
+            op_loc(ops[0]) if ops else topo.builder.get("key", "."),
             "\n".join([_quote_ops(ops), *(q for m in stubs for q in g.stub_nodes[m])]),
             f"{source} fans out to {', '.join(members)}; joined at "
             f"{', '.join(joins) or '(no static join)'}{where}."
@@ -386,7 +359,7 @@ def _no_group(main: Topology, facet: str, who: str,
     why = (f"{source} fans out to copies of a loop over run-time data ({', '.join(copies)}) "
            f"named only by the run-time item; neither that nor what builds and runs them "
            f"says whether they are {who.lower()}")
-    return _g(facet, goal, False, "success", _op_loc(ops[0]) if ops else loc, _quote_ops(ops),
+    return _g(facet, goal, False, "success", op_loc(ops[0]) if ops else loc, _quote_ops(ops),
               f"Not established: {why}.", 0.5, source=source, members=[], joins=[],
               limitation=why)
 

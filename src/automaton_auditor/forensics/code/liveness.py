@@ -64,7 +64,7 @@ def references(facts: dict[str, JSON]) -> dict[Key, set[str]]:
             for qual, names in (facts[path].get("refs") or {}).items()}
 
 
-def _imports(graph: CallGraph, path: str) -> set[str]:
+def file_imports(graph: CallGraph, path: str) -> set[str]:
     """The repository files `path`'s own import statements name."""
     refs = set((graph.facts[path].get("imports") or {}).values())
     return {target for ref in refs for module in {ref, ref.rsplit(".", 1)[0]}
@@ -77,7 +77,7 @@ def entry_files(graph: CallGraph, builders: set[str]) -> set[str]:
     the graph (a ``main.py``, a CLI, a web server through its runner). A package
     ``__init__`` passes on no link: importing a module runs its package, not the module's
     own functions, so a module that only shares a package with the graph is no entry."""
-    own = {path: _imports(graph, path) for path in sorted(graph.facts)
+    own = {path: file_imports(graph, path) for path in sorted(graph.facts)
            if not TEST_PATH.search(path) and not path.endswith("__init__.py")}
     found = set(builders)
     while grown := {path for path, names in own.items() if path not in found and names & found}:
@@ -98,7 +98,7 @@ def code_runs(graph: CallGraph, scope: Scope | None,
         return None
     files = imported_files(graph, entries) | (scope.files if scope is not None else set())
     files |= {f for path in graph.facts if not TEST_PATH.search(path)
-              for f in _imports(graph, path) if f != path}
+              for f in file_imports(graph, path) if f != path}
     return lambda path, name: path in files or (scope is not None and scope.runs(path, name))
 
 
