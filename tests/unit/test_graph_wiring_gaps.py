@@ -49,6 +49,28 @@ def test_a_builder_given_no_node_has_invalid_wiring_not_partial(tmp_path: Path) 
         findings, "graph.fan_in").rationale
 
 
+def test_edges_between_nodes_never_added_fan_out_in_name_only(tmp_path: Path) -> None:
+    # string edges draw a fan-out and a join, but no add_node adds any of their nodes
+    files = write_repo(tmp_path, {"src/graph.py": """
+    from langgraph.graph import StateGraph
+
+    builder = StateGraph(dict)
+    builder.add_edge("start", "repo_investigator")
+    builder.add_edge("start", "doc_analyst")
+    builder.add_edge("repo_investigator", "aggregator")
+    builder.add_edge("doc_analyst", "aggregator")
+    """})
+    findings, _ = code_findings(tmp_path, files)
+    for facet in ("graph.fan_out", "graph.fan_in", "graph.parallel_detectives"):
+        fact = by_facet(findings, facet)
+        assert not fact.found, facet
+        assert "No node exists, so none fans out, joins or runs in parallel. The edges " \
+            "alone would draw: " in fact.rationale
+        assert "drawn" in fact.data
+    assert by_facet(findings, "graph.fan_out").data["drawn"]["fan_out"] == {
+        "start": ["doc_analyst", "repo_investigator"]}
+
+
 def test_names_computed_at_run_time_still_leave_the_wiring_partial(tmp_path: Path) -> None:
     # node names read from a configuration: the wiring read is partial, as before
     files = write_repo(tmp_path, {"src/graph.py": """

@@ -44,7 +44,7 @@ def qualify_denials(main: Topology, facts: list[Finding]) -> list[Finding]:
     found) as the wiring allows: plain "not found" when the builder is given no node, "Not
     established" when names computed at run time leave it partial, unchanged otherwise."""
     if builds_nothing(main):
-        return [_no_nodes(main, f) if f.facet in DENIALS and not f.found else f for f in facts]
+        return [_no_nodes(main, f) if f.facet in DENIALS else f for f in facts]
     why = partial_reason(main)
     if why is None:
         return facts
@@ -56,8 +56,10 @@ def qualify_denials(main: Topology, facts: list[Finding]) -> list[Finding]:
 
 
 def _no_nodes(main: Topology, fact: Finding) -> Finding:
-    """A denial on a builder given no node: not found, since no node exists, with the
-    wiring calls quoted and the edges to nodes never added named."""
+    """A fan-out, join, linear-flow or parallel-group fact on a builder given no node: not
+    found, since no node exists, with the wiring calls quoted and the edges to nodes never
+    added named. What the edges alone would draw (a fan-out "in name only") is kept as
+    `drawn`, credited nowhere."""
     ops = sorted((op for op in main.ops if op["op"] != "alias"), key=op_loc)
     edges = [op for op in ops if op["op"] in ("add_edge", "add_conditional_edges",
                                               "set_entry_point", "set_finish_point")]
@@ -66,6 +68,9 @@ def _no_nodes(main: Topology, fact: Finding) -> Finding:
         "LangGraph rejects them when the graph compiles." if edges else "")
     if fact.facet != "graph.linear":
         text += " No node exists, so none fans out, joins or runs in parallel."
+    if fact.found:
+        text += f" The edges alone would draw: {fact.rationale}"
     return fact.model_copy(update={
-        "rationale": text, "confidence": max(fact.confidence, 0.9),
+        "found": False, "rationale": text, "confidence": max(fact.confidence, 0.9),
+        "data": {"drawn": fact.data} if fact.found else fact.data,
         "content": "\n".join(f"{op_loc(op)}: {op['snippet']}" for op in ops[:15]) or None})
