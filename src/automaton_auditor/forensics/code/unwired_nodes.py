@@ -51,7 +51,7 @@ def unwired_findings(repo: Path | None, facts: dict[str, JSON], graph: CallGraph
         return []
     listed = ", ".join(f"{p}:{fn.lineno} {fn.name}" for p, fn in found[:MAX_LISTED])
     return [Finding(
-        facet=FACET, goal="Node functions defined in the node modules are wired into the graph",
+        facet=FACET, goal="Node functions defined but never wired into the graph",
         found=True, pattern="neutral", location=f"{found[0][0]}:{found[0][1].lineno}",
         content="\n".join(line_at(repo, p, fn.lineno) for p, fn in found[:MAX_LISTED]),
         rationale=(f"Defined but never wired: {listed}. Each takes a state and returns an "
