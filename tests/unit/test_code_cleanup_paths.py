@@ -114,3 +114,39 @@ def test_a_removal_before_a_raise_is_a_failure_path_s_and_rescues_nothing(
     subprocess.run(["git", "clone", url, root], check=True, timeout=60)''')
     cleanup = _cleanup(tmp_path, text)
     assert not cleanup.found and len(cleanup.data["on_error"]) == 1
+
+
+# the tools walk the clone and take ``.git`` out of the walk's list of folders; the clone is
+# removed in the finally of the function that runs them
+WALKED = HELPER + '''
+
+def python_files(root):
+    found = []
+    for here, dirs, files in os.walk(root):
+        if ".git" in dirs:
+            dirs.remove(".git")
+        found += [f for f in files if f.endswith(".py")]
+    return found
+
+
+def investigate(url):
+    path = clone(url)
+    results = []
+    try:
+        results.append(python_files(path))
+        results.append(len(python_files(path)))
+    finally:
+        shutil.rmtree(path, ignore_errors=True)
+    return results
+'''
+
+
+def test_an_item_taken_out_of_a_list_is_no_removal_of_the_directory(tmp_path: Path) -> None:
+    """``dirs.remove(".git")`` on a list a walk of the clone yields removes an item, not the
+    clone: the calls that hand the clone to that walk are no removals, and the fact cites
+    the ``rmtree`` in the ``finally``, the line that removes the directory."""
+    cleanup = _cleanup(tmp_path / "walked", "import os\n" + WALKED)
+    assert cleanup.found
+    assert cleanup.data["removed"] == ["tools.py:30"]
+    assert cleanup.location == "tools.py:30"
+    assert cleanup.content == "tools.py:30: shutil.rmtree(path, ignore_errors=True)"

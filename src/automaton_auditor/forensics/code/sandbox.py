@@ -195,10 +195,14 @@ JOINERS = {"join", "Path", "PurePath", "PosixPath", "WindowsPath"}  # with 2 par
 
 
 def _removed_arg(site: JSON) -> list[str]:
-    """What a removal call removes: its first argument, or the object ``x.cleanup()`` ends."""
+    """What a removal call removes: its first argument, or, when it has none, the object it
+    is called on (``x.cleanup()``, ``path.unlink()``). A value called with an argument
+    removes that argument, not itself: ``dirs.remove(".git")`` takes an item out of a list
+    built from a walk of the clone, and leaves the clone where it is."""
     if str(site.get("name") or "").rsplit(".", 1)[-1] not in REMOVERS:
         return []
-    return [*((site.get("args") or [[]])[:1] or [[]])[0], *(site.get("recv") or [])]
+    first = (site.get("args") or [])[:1]
+    return list(first[0]) if first else list(site.get("recv") or [])
 
 
 def remover_params(graph: CallGraph) -> dict[Key, dict[str, Any]]:
