@@ -145,3 +145,65 @@ def main(app, judges):
 main(None, 3)
 '''})
     assert fact.data["writes"] == ["run.py:6"] and fact.data["templates"] == []
+
+
+def test_the_headings_are_named_as_the_code_writes_them(tmp_path: Path) -> None:
+    """A summary, one heading per criterion and a remediation under each: the fact quotes
+    those headings, not the rubric's section names as if the code wrote them."""
+    names = write_repo(tmp_path, {"run.py": '''
+def main(app):
+    report = app.invoke({"opinions": []})["final_report"]
+    with open("audit/report.md", "w") as f:
+        f.write(f"## Executive Summary\\n{report.summary}\\n")
+        for criterion in report.criteria:
+            f.write(f"### {criterion.name}\\n")
+            f.write(f"\\n#### Remediation\\n{criterion.remediation}\\n")
+
+main(None)
+'''})
+    fact = next(f for f in code_findings(tmp_path, names)[0]
+                if f.facet == "justice.markdown_report")
+    assert fact.found, fact.rationale
+    assert ('the headings "## Executive Summary" (Executive Summary), "### {…}" (one per '
+            'item: Criterion Breakdown), "#### Remediation" (Remediation Plan)'
+            in fact.rationale), fact.rationale
+
+
+SERIALIZER = '''
+from pydantic import BaseModel
+
+class AuditReport(BaseModel):
+    summary: str
+    plan: str
+
+    def to_markdown(self) -> str:
+        lines = ["# Audit", f"## Executive Summary\\n{self.summary}", "## Criterion Breakdown"]
+        lines.append("## Remediation Plan")
+        lines.append(self.plan)
+        return "\\n".join(lines)
+'''
+
+
+def test_a_markdown_serializer_whose_text_is_only_offered_for_download(
+        tmp_path: Path) -> None:
+    """No file is written, but a method builds the Markdown with every section: the fact
+    says where its text goes (a download, a print) and does not call the sections missing."""
+    fact = _fact(tmp_path, {"report_model.py": SERIALIZER, "app.py": '''
+import streamlit as st
+
+def show(report):
+    st.markdown(report.to_markdown())
+    md = report.to_markdown()
+    st.download_button(label="Download", data=md, file_name="audit_report.md")
+    print(report.to_markdown())
+'''})
+    assert not fact.found
+    assert fact.location == "report_model.py:8"
+    assert "Executive Summary" not in fact.goal and "written to a file" in fact.goal
+    assert "report_model.py:8 AuditReport.to_markdown builds the report as Markdown" \
+        in fact.rationale, fact.rationale
+    assert ("handed to st.download_button (as 'audit_report.md') at app.py:7"
+            in fact.rationale), fact.rationale
+    assert "handed to st.markdown at app.py:5" in fact.rationale
+    assert "handed to print at app.py:8" in fact.rationale
+    assert fact.data["serializer"] == "report_model.py:8"

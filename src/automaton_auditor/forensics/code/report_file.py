@@ -27,23 +27,29 @@ import ast
 import re
 from collections.abc import Iterable
 from pathlib import Path
+from typing import NamedTuple
 
 from automaton_auditor.forensics.code.callgraph import CallGraph, Key
 from automaton_auditor.forensics.code.common import JSON, TEST_PATH, function_defs
 from automaton_auditor.forensics.code.exprs import own_nodes
 from automaton_auditor.forensics.code.file_writes import MARKDOWN_EXT, Write, file_writes
 from automaton_auditor.forensics.code.output_paths import FIELD
+from automaton_auditor.forensics.code.report_text import Use, text_uses
 from automaton_auditor.forensics.code.source import line_at, parse_file, source_text
 from automaton_auditor.forensics.code.unnamed import named_nowhere
 from automaton_auditor.forensics.code.walk import repo_bytes
 from automaton_auditor.state import Finding
 
 FACET = "justice.markdown_report"
+GOAL = ("The verdict is written to a Markdown file with an Executive Summary, a Criterion "
+        "Breakdown and a Remediation Plan")
 TEMPLATE_EXT = (".j2", ".jinja", ".jinja2", ".tmpl", ".mustache")
 # a Markdown file is a template only in a templates folder: elsewhere one the code names is
 # an earlier run's output (``audit/report_onpeer_generated/report.md``), not what it writes
 TEMPLATE_DIR = re.compile(r"(^|/)templates?/", re.I)
-HEADING = re.compile(r"^\s*(?:#{1,6}\s+|\*\*)(.+)$", re.M)
+HEADING = re.compile(r"^\s*((?:#{1,6}\s+|\*\*).+)$", re.M)
+# a string that opens with a heading: a file without one holds no serializer of the report
+HEADED = re.compile(r"(?:['\"]|\\n)\s*(?:#{1,6}\s|\*\*)")
 RUNTIME = "{}"  # a heading's part known only at run time
 # The success pattern's sections, as headings name them
 SECTIONS: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -74,7 +80,8 @@ def headings(node: ast.AST) -> set[str]:
 
 
 def heading_lines(text: str) -> set[str]:
-    """The Markdown headings of a text (``# ...``, ``**...**``), each cut to 80 characters."""
+    """The Markdown headings of a text (``# ...``, ``**...**``) as written, marks included,
+    each cut to 80 characters."""
     return {m.strip()[:80] for m in HEADING.findall(text)}
 
 
@@ -213,21 +220,93 @@ def markdown_report_finding(repo: Path, files: list[str], facts: dict[str, JSON]
     named = {s for k in around if (node := nodes.get(k)) is not None for s in _strings(node)}
     templates = _template_headings(repo, files, named) if marked else {}
     heads |= {h for found in templates.values() for h in found}
+    serializer = None if marked else _serializer(repo, paths, nodes)
     return _finding(repo, marked, [w for w in writes if (w.path, w.func) in idle], heads,
-                    sorted(templates), any(DISSENT.search(h) for h in heads))
+                    sorted(templates), serializer)
+
+
+def section_heads(heads: set[str]) -> list[tuple[str, str]]:
+    """(section, the heading that stands for it) for each section of the success pattern
+    some heading names: the shallowest such heading, one written out before one with a
+    run-time part, the section's own name before a longer one (a prompt's "## Current
+    Executive Summary" beside the report's "## Executive Summary")."""
+    found = []
+    for name, pattern in SECTIONS:
+        matching = [h for h in heads if pattern.search(h.lstrip("#* "))]
+        if matching:
+            found.append((name, min(matching, key=lambda h: (
+                len(h) - len(h.lstrip("#")) or 7, RUNTIME in h,
+                h.strip("#* :").lower() != name.lower(), len(h), h))))
+    return found
+
+
+def _heads_text(found: list[tuple[str, str]]) -> str:
+    """The headings the code writes, quoted as written, each with the section it stands
+    for (a heading with a run-time part is one per item, the criteria as a rule)."""
+    return ", ".join(f'"{h.replace(RUNTIME, "{…}")}" ('
+                     + ("one per item: " if RUNTIME in h else "") + f"{name})"
+                     for name, h in found)
+
+
+def _serializer(repo: Path, paths: list[str], nodes: _Functions) -> Serializer | None:
+    """The function that builds the report's Markdown and returns it (the most sections,
+    at least two; one that returns a dict hands the text to the state, no serializer), with
+    where its text goes (`report_text`)."""
+    best: tuple[Key, list[tuple[str, str]], set[str]] | None = None
+    for path in paths:
+        if not HEADED.search(source_text(str(repo / path))):
+            continue
+        for key in nodes.keys(path):
+            node = nodes.get(key)
+            if key[1] == "<module>" or node is None or not _returns_text(node):
+                continue
+            heads = nodes.headings([key])
+            found = section_heads(heads)
+            if len(found) >= 2 and (best is None or len(found) > len(best[1])):
+                best = (key, found, heads)
+    if best is None:
+        return None
+    (path, qual), found, heads = best
+    node = nodes.get((path, qual))
+    line = getattr(node, "lineno", 1)
+    return Serializer(path, qual, int(line), found, any(DISSENT.search(h) for h in heads),
+                      text_uses(repo, paths, qual.rsplit(".", 1)[-1]))
+
+
+def _returns_text(node: ast.AST) -> bool:
+    """The function returns a value that is no dict, list or constant (the text it built)."""
+    returns = [n.value for n in own_nodes(getattr(node, "body", []))
+               if isinstance(n, ast.Return) and n.value is not None]
+    return bool(returns) and not any(isinstance(v, ast.Dict | ast.List | ast.Tuple |
+                                                ast.Constant) for v in returns)
+
+
+class Serializer(NamedTuple):
+    """A function that builds the report's Markdown text and returns it, and where its text
+    goes."""
+
+    path: str
+    qual: str
+    line: int
+    sections: list[tuple[str, str]]
+    dissent: bool
+    uses: list[Use]
 
 
 def _finding(repo: Path, marked: list[tuple[Write, set[Key]]], idle: list[Write],
-             heads: set[str], templates: list[str], dissent: bool) -> Finding:
-    sections = [name for name, pattern in SECTIONS
-                if any(pattern.search(h) for h in heads)] if marked else []
+             heads: set[str], templates: list[str], serializer: Serializer | None) -> Finding:
+    found = section_heads(heads) if marked else []
+    sections = [name for name, _h in found]
+    dissent = any(DISSENT.search(h) for h in heads)
     written = [w for w, _ in marked]
     quoted = [line_at(repo, w.path, w.line) for w in written[:4]]
     where = ", ".join(f"{w.path}:{w.line}" + (f" ({w.targets[0]})" if w.targets[0] != FIELD
                                                else "") for w in written[:3])
+    goal = GOAL
     if written:
         reason = (f"{where} write{'s' if len(written) == 1 else ''} a Markdown file; the code "
-                  "around it heads " + (", ".join(sections) or "none of the sections")
+                  "around it writes " + (f"the headings {_heads_text(found)}" if found else
+                                         "none of the sections' headings")
                   + (" (with dissent)" if dissent else "")
                   + (f", from {', '.join(templates[:2])}" if templates else "")
                   + (f"; no heading for {', '.join(n for n, _ in SECTIONS if n not in sections)}"
@@ -237,11 +316,33 @@ def _finding(repo: Path, marked: list[tuple[Write, set[Key]]], idle: list[Write]
                   "code calls; nothing else writes the output to a Markdown file.")
     else:
         reason = "No code writes the output to a Markdown file (printed or returned only)."
-    return Finding(facet=FACET, goal="The verdict is written to a Markdown file with an "
-                   "Executive Summary, a Criterion Breakdown and a Remediation Plan",
-                   found=bool(written) and len(sections) >= 2, pattern="success",
-                   location=f"{written[0].path}:{written[0].line}" if written else ".",
+    if not written and serializer is not None:
+        goal, reason, quoted = _serialized(repo, serializer, reason)
+    return Finding(facet=FACET, goal=goal, found=bool(written) and len(sections) >= 2,
+                   pattern="success",
+                   location=f"{written[0].path}:{written[0].line}" if written else
+                   f"{serializer.path}:{serializer.line}" if serializer else ".",
                    content="\n".join(quoted) or None, rationale=reason, confidence=0.6,
                    data={"writes": [f"{w.path}:{w.line}" for w in written[:10]],
                          "sections": sections, "dissent": dissent, "templates": templates[:5],
-                         "idle": [f"{w.path}:{w.line}" for w in idle[:10]]})
+                         "idle": [f"{w.path}:{w.line}" for w in idle[:10]],
+                         "serializer": f"{serializer.path}:{serializer.line}"
+                         if serializer and not written else None})
+
+
+def _serialized(repo: Path, serializer: Serializer, reason: str) -> tuple[str, str, list[str]]:
+    """Goal, rationale and quoted lines when no file is written but a function builds the
+    report's Markdown: the sections exist in its text, only the file is missing; where the
+    text goes is said."""
+    ser = serializer
+    uses = "; ".join(f"{u.how} at {u.path}:{u.line}" for u in ser.uses[:5])
+    gone = (f"its text is {uses}" if ser.uses else
+            "no code of the repository hands its text anywhere")
+    reason = (f"{reason.split(' (', 1)[0].rstrip('.')} on disk. {ser.path}:{ser.line} "
+              f"{ser.qual} builds the report as Markdown with the headings "
+              f"{_heads_text(ser.sections)}" + (" (with dissent)" if ser.dissent else "")
+              + f" and returns it; {gone}.")
+    quoted = [line_at(repo, ser.path, ser.line),
+              *(line_at(repo, u.path, u.line) for u in ser.uses[:4])]
+    return ("The verdict's Markdown text, whose sections the code builds, is written to a "
+            "file"), reason, quoted
