@@ -238,6 +238,12 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("judges.no_evidence", ("judicial_nuance",), 4, 0.8,
                "no judge is given any evidence (its model call holds only fixed text and "
                "the criterion id)"),
+    # A judge's schema-bound call that nothing guards (forensics.code.call_errors): one
+    # malformed reply raises out of the node and ends the run. The binding holds; its use
+    # does not survive a bad reply: no full marks (the missing retry is weighed already).
+    FailureCap("llm.unhandled_errors", ("structured_output_enforcement",), 4, 0.6,
+               "a judge's schema-bound model call has no error handling (a malformed reply "
+               "ends the run)"),
     FailureCap("llm.fail_after_model", ("structured_output_enforcement",), 3, 0.8,
                "every schema-bound judge call's answer is indexed with [] (a TypeError: no "
                "validated opinion reaches the state)"),

@@ -73,10 +73,13 @@ CEILING_ONLY: tuple[str, ...] = ("safety.clone_cleanup",)
 # .tie_breaks) or a rule whose result nothing reads (forensics.code.unused_rules: already
 # not counted among the rules), costs full marks, not the balance the rest of the dossier
 # strikes; so does a persona prompt that fixes its judge's score band (forensics.code
-# .score_bands: a contrarian or forgiving lens, charged only when every persona is banded).
+# .score_bands: a contrarian or forgiving lens, charged only when every persona is banded),
+# and a judge call no error handling guards (forensics.code.call_errors), whose missing
+# retry ``llm.retry`` weighs already.
 CEILING_FAILURES: tuple[str, ...] = ("state.doubled_lists", "graph.stale_reads",
                                      "graph.endless_loop", "justice.tie_break",
-                                     "justice.unused_rules", "judges.score_band")
+                                     "justice.unused_rules", "judges.score_band",
+                                     "llm.unhandled_errors")
 
 
 def ceiling_only(fact: Evidence) -> bool:

@@ -243,12 +243,22 @@ def scan(answers: Answers, facts: dict[str, JSON],
                     failed[id(_unawait(stmt.value))] = hit  # type: ignore[attr-defined]
             calls = list(_own(fn, ast.Call))
             _bindings(answers, path, fn, calls, sites)
-            for call in calls:
-                kind = answers.kind(path, fn, call.func.value) if isinstance(
-                    call.func, ast.Attribute) and call.func.attr in INVOKES else None
-                if kind and kind[0] == "runnable" and OPINION.search(kind[1]):
-                    sites.setdefault(kind[2], []).append(id(call) in failed)
+            for call, kind in opinion_invokes(answers, path, fn, calls):
+                sites.setdefault(kind[2], []).append(id(call) in failed)
     return hits, sites
+
+
+def opinion_invokes(answers: Answers, path: str, fn: Fn,
+                    calls: list[ast.Call]) -> list[tuple[ast.Call, Kind]]:
+    """The calls among `calls` (of `fn`) that invoke a runnable bound to an opinion schema,
+    each with what it invokes (its binding's ``path:line`` last)."""
+    found = []
+    for call in calls:
+        kind = answers.kind(path, fn, call.func.value) if isinstance(
+            call.func, ast.Attribute) and call.func.attr in INVOKES else None
+        if kind and kind[0] == "runnable" and OPINION.search(kind[1]):
+            found.append((call, kind))
+    return found
 
 
 def _bindings(answers: Answers, path: str, fn: Fn | None, nodes: list[ast.AST],

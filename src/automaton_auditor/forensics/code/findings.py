@@ -92,6 +92,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.analysers import run_ruff
     from automaton_auditor.forensics.code.answers import answer_findings
     from automaton_auditor.forensics.code.blocked import undefined_reads
+    from automaton_auditor.forensics.code.call_errors import unhandled_finding
     from automaton_auditor.forensics.code.health import health_findings
     from automaton_auditor.forensics.code.imports import ImportChecks
     from automaton_auditor.forensics.code.loading import load_findings
@@ -142,6 +143,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                               helper_parses(facts, CallGraph(facts), repo)),
                 *_judge_findings(repo, files, facts, scope, main, undefined, prompts, bands),
                 *answer_findings(facts, repo, scope),
+                unhandled_finding(facts, repo, CallGraph(facts), scope),
                 fallback_finding(repo, sorted(facts), judges),
                 *constant_score_findings(facts, repo, judges),
                 *justice_findings(facts, repo, main, calls, scope, repository_rubric(repo, files),
