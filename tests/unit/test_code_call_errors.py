@@ -80,6 +80,27 @@ def test_a_handler_of_rate_limits_only_does_not_guard_a_malformed_reply(
     assert _fact(tmp_path, RATE_ONLY).found
 
 
+def test_a_retry_in_the_handler_is_the_handling_not_an_unguarded_call(
+        tmp_path: Path) -> None:
+    fact = _fact(tmp_path, '''        try:
+            opinions.append(ask_judge(judge, state["evidences"]))
+        except ValueError:
+            opinions.append(ask_judge(judge, "Your last reply did not fit the schema."))''')
+    assert not fact.found, fact.rationale
+
+
+def test_a_closure_handed_to_a_runner_inside_a_try_is_guarded(tmp_path: Path) -> None:
+    """The call graph does not follow ``run(call)``: the closure's name read inside a try
+    of the function that defines it counts as its call."""
+    fact = _fact(tmp_path, '''        def call():
+            return ask_judge(judge, state["evidences"])
+        try:
+            opinions.append(run_bounded(call))
+        except Exception:
+            continue''')
+    assert not fact.found, fact.rationale
+
+
 def test_a_model_with_fallbacks_is_guarded(tmp_path: Path) -> None:
     fact = _fact(tmp_path, PLAIN, wrap=".with_fallbacks([llm])")
     assert not fact.found, fact.rationale

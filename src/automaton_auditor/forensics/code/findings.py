@@ -97,6 +97,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
     from automaton_auditor.forensics.code.imports import ImportChecks
     from automaton_auditor.forensics.code.loading import load_findings
     from automaton_auditor.forensics.code.model_calls import model_call_finding
+    from automaton_auditor.forensics.code.node_retry import node_policies
     from automaton_auditor.forensics.code.raising import raise_findings
     from automaton_auditor.forensics.code.report_file import markdown_report_finding
     from automaton_auditor.forensics.code.runtime import runtime_findings
@@ -143,7 +144,8 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                               helper_parses(facts, CallGraph(facts), repo)),
                 *_judge_findings(repo, files, facts, scope, main, undefined, prompts, bands),
                 *answer_findings(facts, repo, scope),
-                unhandled_finding(facts, repo, CallGraph(facts), scope),
+                unhandled_finding(facts, repo, CallGraph(facts), scope,
+                                  node_policies(facts, repo, main)),
                 fallback_finding(repo, sorted(facts), judges),
                 *constant_score_findings(facts, repo, judges),
                 *justice_findings(facts, repo, main, calls, scope, repository_rubric(repo, files),

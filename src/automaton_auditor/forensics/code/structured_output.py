@@ -171,7 +171,7 @@ def _judge_block(facts: dict[str, JSON], calls: list[tuple[str, JSON]],
         "location": f"{path}:{info['line']}"})
 
 
-def _library_bindings(facts: dict[str, JSON],
+def library_bindings(facts: dict[str, JSON],
                       structured: list[tuple[str, JSON]]) -> list[tuple[str, JSON]]:
     """The schema bindings that reach a model library: in a repository that builds no chat
     model, a call of a ``with_structured_output`` or ``bind_tools`` it defines itself, with no
@@ -199,7 +199,7 @@ def llm_findings(facts: dict[str, JSON], repo: Path | None = None,
     facts, dropped = _wired(facts, scope)
     note = _unwired_note(dropped)
     unwired = [f"{p}:{c['line']}" for p, c in dropped[:50]]
-    structured = _library_bindings(facts, calls_of(facts, "structured"))
+    structured = library_bindings(facts, calls_of(facts, "structured"))
     opinion = [(p, c) for p, c in structured
                if any(OPINION.search(s) for s in c["schemas"])]
     invokes = calls_of(facts, "llm_invoke")
