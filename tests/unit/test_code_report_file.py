@@ -207,3 +207,16 @@ def show(report):
     assert "handed to st.markdown at app.py:5" in fact.rationale
     assert "handed to print at app.py:8" in fact.rationale
     assert fact.data["serializer"] == "report_model.py:8"
+
+
+def test_a_serializer_nothing_calls_and_one_stored_on_an_attribute(tmp_path: Path) -> None:
+    fact = _fact(tmp_path / "idle", {"report_model.py": SERIALIZER})
+    assert not fact.found
+    assert fact.rationale.endswith("and returns it; nothing in the repository calls it."), \
+        fact.rationale
+    fact = _fact(tmp_path / "stored", {"report_model.py": SERIALIZER, "app.py": '''
+def keep(holder, report):
+    holder.state.report_md = report.to_markdown()
+'''})
+    assert "its text is stored in holder.state.report_md at app.py:3" in fact.rationale, \
+        fact.rationale

@@ -34,7 +34,7 @@ from automaton_auditor.forensics.code.common import JSON, TEST_PATH, function_de
 from automaton_auditor.forensics.code.exprs import own_nodes
 from automaton_auditor.forensics.code.file_writes import MARKDOWN_EXT, Write, file_writes
 from automaton_auditor.forensics.code.output_paths import FIELD
-from automaton_auditor.forensics.code.report_text import Use, text_uses
+from automaton_auditor.forensics.code.report_text import CALLED, Use, text_uses
 from automaton_auditor.forensics.code.source import line_at, parse_file, source_text
 from automaton_auditor.forensics.code.unnamed import named_nowhere
 from automaton_auditor.forensics.code.walk import repo_bytes
@@ -335,14 +335,18 @@ def _serialized(repo: Path, serializer: Serializer, reason: str) -> tuple[str, s
     report's Markdown: the sections exist in its text, only the file is missing; where the
     text goes is said."""
     ser = serializer
-    uses = "; ".join(f"{u.how} at {u.path}:{u.line}" for u in ser.uses[:5])
-    gone = (f"its text is {uses}" if ser.uses else
-            "no code of the repository hands its text anywhere")
+    calls = [u for u in ser.uses if u.how == CALLED]
+    uses = [u for u in ser.uses if u.how != CALLED]
+    said = "; ".join(f"{u.how} at {u.path}:{u.line}" for u in uses[:5])
+    gone = (f"its text is {said}" if uses else
+            "its text is not handed on where it is called (" + ", ".join(
+                f"{u.path}:{u.line}" for u in calls[:3]) + ")" if calls else
+            "nothing in the repository calls it")
     reason = (f"{reason.split(' (', 1)[0].rstrip('.')} on disk. {ser.path}:{ser.line} "
               f"{ser.qual} builds the report as Markdown with the headings "
               f"{_heads_text(ser.sections)}" + (" (with dissent)" if ser.dissent else "")
               + f" and returns it; {gone}.")
     quoted = [line_at(repo, ser.path, ser.line),
-              *(line_at(repo, u.path, u.line) for u in ser.uses[:4])]
+              *(line_at(repo, u.path, u.line) for u in (uses or calls)[:4])]
     return ("The verdict's Markdown text, whose sections the code builds, is written to a "
             "file"), reason, quoted

@@ -6,8 +6,9 @@ what its callers do with the text is the fact: each call of the function (by its
 outside the repository's tests) is followed one step, directly or through a name bound to it
 once in the same function (``md = report.to_markdown()``), to a call it is handed to
 (``st.download_button(data=md, file_name="audit_report.md")``, ``print(md)``,
-``st.markdown(md)``, ``Path(p).write_text(md)``) or a ``return``. Files are parsed, never
-imported or run.
+``st.markdown(md)``, ``Path(p).write_text(md)``), an attribute or item it is stored in
+(``self.state.final_report_md = ...``) or a ``return``. Files are parsed, never imported or
+run.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from automaton_auditor.forensics.code.exprs import own_nodes
 from automaton_auditor.forensics.code.source import parse_file, source_text
 
 MAX_USES = 10
+CALLED = "called"  # a call of the function: where its text starts
 
 
 class Use(NamedTuple):
@@ -56,7 +58,8 @@ def _passes(call: ast.Call, target: ast.AST) -> bool:
 
 
 def _uses_in(scope: list[ast.stmt], name: str, path: str) -> list[Use]:
-    """The uses of the text of each call of `name` among the scope's own statements."""
+    """The uses of the text of each call of `name` among the scope's own statements, each
+    call itself first (how: "called")."""
     nodes = own_nodes(scope)
     uses: list[Use] = []
     for call in (n for n in nodes if isinstance(n, ast.Call)):
@@ -64,6 +67,10 @@ def _uses_in(scope: list[ast.stmt], name: str, path: str) -> list[Use]:
             call.func.attr if isinstance(call.func, ast.Attribute) else ""
         if tail != name:
             continue
+        uses.append(Use(path, call.lineno, CALLED))
+        uses += [Use(path, a.lineno, f"stored in {ast.unparse(a.targets[0])[:60]}")
+                 for a in nodes if isinstance(a, ast.Assign) and a.value is call
+                 and isinstance(a.targets[0], ast.Attribute | ast.Subscript)]
         # the text itself, and a name bound to it once
         held: list[ast.AST] = [call] + [
             ast.Name(id=a.targets[0].id) for a in nodes if isinstance(a, ast.Assign)
@@ -80,7 +87,7 @@ def _uses_in(scope: list[ast.stmt], name: str, path: str) -> list[Use]:
 
 def text_uses(repo: Path, paths: list[str], name: str) -> list[Use]:
     """Where the text returned by the function called `name` goes, over the files `paths`
-    (see the module docstring), in file and line order."""
+    (see the module docstring), in file and line order; its calls as uses `CALLED`."""
     uses: list[Use] = []
     for path in paths:
         if f"{name}(" not in source_text(str(repo / path)):
