@@ -150,3 +150,37 @@ def test_an_item_taken_out_of_a_list_is_no_removal_of_the_directory(tmp_path: Pa
     assert cleanup.data["removed"] == ["tools.py:30"]
     assert cleanup.location == "tools.py:30"
     assert cleanup.content == "tools.py:30: shutil.rmtree(path, ignore_errors=True)"
+
+
+# the clone helper clears its own folder inside the destination before a retry; the caller
+# runs it inside ``with TemporaryDirectory()``, whose exit removes the directory
+IN_WITH = '''
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+
+def clone(url, destination):
+    target = destination / "repo"
+    for attempt in range(3):
+        if subprocess.run(["git", "clone", url, str(target)], timeout=60).returncode == 0:
+            return target
+        shutil.rmtree(target, ignore_errors=True)
+    raise RuntimeError("clone failed")
+
+
+def investigate(url):
+    with tempfile.TemporaryDirectory() as tmp:
+        path = clone(url, Path(tmp))
+        return sorted(p.name for p in path.iterdir())
+'''
+
+
+def test_a_with_temporary_directory_is_cited_at_its_with_line(tmp_path: Path) -> None:
+    """The ``with`` removes the directory as its block ends: the fact cites that line, not
+    the call of a helper that only clears a folder inside it."""
+    cleanup = _cleanup(tmp_path / "with", IN_WITH)
+    assert cleanup.found, cleanup.rationale
+    assert cleanup.location == "tools.py:18"
+    assert cleanup.content == "tools.py:18: with tempfile.TemporaryDirectory() as tmp:"

@@ -3,6 +3,7 @@ timeouts and error handling around subprocess calls."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from pathlib import Path
 
@@ -35,6 +36,8 @@ from automaton_auditor.forensics.code.topology import Topology
 from automaton_auditor.forensics.code.unnamed import named_nowhere
 from automaton_auditor.state import Finding
 from automaton_auditor.text import clip
+
+WITH = re.compile(r"^[^:]+:\d+: (?:async )?with .*TemporaryDirectory\(")  # a quoted line
 
 
 def safety_findings(facts: dict[str, JSON], repo: Path | None = None,
@@ -236,7 +239,8 @@ def _cleanup_findings(facts: dict[str, JSON], proved: list[Clone], graph: CallGr
             stored = alive.get(split_loc(temp[2:]))  # the object outlives its function
             taken, held_back = held(facts, graph, repo, split_loc(temp[2:]), stored)
             if ("TemporaryDirectory" in made and not stored) or after or taken:
-                removed += after or taken or [made]
+                # a ``with TemporaryDirectory()`` removes it as the block ends: that line
+                removed += [made] if WITH.search(made) and not stored else after or taken or [made]
                 if after and "TemporaryDirectory" not in made:
                     leaks += error_leaks(repo, graph, itself)
                 continue
