@@ -34,7 +34,12 @@ from automaton_auditor.forensics.code.facts import calls_of
 from automaton_auditor.forensics.code.liveness import Scope
 from automaton_auditor.forensics.code.prompt_values import Program
 from automaton_auditor.forensics.code.retries import catches_malformed
-from automaton_auditor.forensics.code.source import line_at, parse_file, statement_at
+from automaton_auditor.forensics.code.source import (
+    function_source,
+    line_at,
+    parse_file,
+    statement_at,
+)
 from automaton_auditor.forensics.code.state_schema import typed_classes
 from automaton_auditor.forensics.code.structured_output import library_bindings
 from automaton_auditor.state import Finding
@@ -45,6 +50,7 @@ GOAL = ("A judge's schema-bound model call has no error handling: a malformed re
 MAX_UP = 4  # callers followed up from the function that invokes the model
 WRAPPED = re.compile(r"\.with_(?:retry|fallbacks)\s*\(")
 MAX_QUOTED = 6
+SOURCE_LIMIT = 50_000  # characters of the invoking function read for a wrapper
 
 
 def _caught(fn: ast.AST, line: int) -> int | None:
@@ -138,10 +144,11 @@ def _calls(facts: dict[str, JSON], repo: Path,
     return found
 
 
-def _wrapped(repo: Path, fn: Fn, binding: str) -> bool:
+def _wrapped(repo: Path, path: str, fn: Fn, binding: str) -> bool:
     """A ``with_retry``/``with_fallbacks`` in the invoking function or the binding's line."""
     where, _, line = binding.rpartition(":")
-    text = ast.unparse(fn) + line_at(repo, where, int(line or 0), 400)
+    text = function_source(repo, path, fn.lineno, fn.end_lineno or fn.lineno, SOURCE_LIMIT) \
+        + line_at(repo, where, int(line or 0), 400)
     return bool(WRAPPED.search(text))
 
 
@@ -154,7 +161,7 @@ def unhandled_finding(facts: dict[str, JSON], repo: Path, graph: CallGraph,
     open_calls: list[tuple[str, ast.Call]] = []
     guards = [f"RetryPolicy on node {p['node']}" for p in policies or [] if p["malformed"]]
     for path, qual, fn, call, binding in [] if guards else _calls(facts, repo, scope):
-        guard = "with_retry/with_fallbacks" if _wrapped(repo, fn, binding) else \
+        guard = "with_retry/with_fallbacks" if _wrapped(repo, path, fn, binding) else \
             _guard(repo, graph, (path, qual), call.lineno, frozenset({(path, qual)}))
         if guard:
             guards.append(guard)

@@ -49,6 +49,14 @@ def _handed(call: ast.Call, value: ast.AST) -> str:
     return f"handed to {_callee(call)}" + (f" (as '{named}')" if named else "")
 
 
+def _target(node: ast.expr) -> str:
+    """An attribute or item as written when it is a dotted name (``self.state.report``),
+    else what holds it (``an item of results``)."""
+    if isinstance(node, ast.Subscript):
+        return f"an item of {dotted(node.value) or 'a value'}"
+    return dotted(node) or f"an attribute {getattr(node, 'attr', '')}".strip()
+
+
 def _passes(call: ast.Call, target: ast.AST) -> bool:
     """Whether `call` passes `target` itself as an argument (a node, or a name read)."""
     values = [*call.args, *(k.value for k in call.keywords)]
@@ -68,7 +76,7 @@ def _uses_in(scope: list[ast.stmt], name: str, path: str) -> list[Use]:
         if tail != name:
             continue
         uses.append(Use(path, call.lineno, CALLED))
-        uses += [Use(path, a.lineno, f"stored in {ast.unparse(a.targets[0])[:60]}")
+        uses += [Use(path, a.lineno, f"stored in {_target(a.targets[0])}")
                  for a in nodes if isinstance(a, ast.Assign) and a.value is call
                  and isinstance(a.targets[0], ast.Attribute | ast.Subscript)]
         # the text itself, and a name bound to it once
