@@ -238,9 +238,8 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
     FailureCap("judges.no_evidence", ("judicial_nuance",), 4, 0.8,
                "no judge is given any evidence (its model call holds only fixed text and "
                "the criterion id)"),
-    # A judge's schema-bound call that nothing guards (forensics.code.call_errors): one
-    # malformed reply raises out of the node and ends the run. The binding holds; its use
-    # does not survive a bad reply: no full marks (the missing retry is weighed already).
+    # A judge's schema-bound call nothing guards (forensics.code.call_errors): one malformed
+    # reply ends the run. No full marks (the missing retry is weighed already).
     FailureCap("llm.unhandled_errors", ("structured_output_enforcement",), 4, 0.6,
                "a judge's schema-bound model call has no error handling (a malformed reply "
                "ends the run)"),
@@ -256,14 +255,12 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
         ("llm", "structured_output_enforcement", (3, 4)), ("judges", "judicial_nuance", (2, 3, 4)))
       for cap in caps),
     # Every persona's own prompt forbids scores at an end of the scale (forensics.code
-    # .score_bands: data["cap"]): the judges disagree by decree, not on the evidence. Some
-    # banded (a Prosecutor told to stay low) is the contrarian lens the rubric asks for: no cap.
+    # .score_bands): they disagree by decree. Some banded is the contrarian lens: no cap.
     FailureCap("judges.score_band", ("judicial_nuance",), 4, 0.8, "every persona's prompt fixes "
                "the band its judge's scores lie in (they disagree by decree, not on the evidence)",
                when=graded_cap(4)),
-    # No row for judges.one_opinion (forensics.code.judge_coverage: one opinion per run, not
-    # one per criterion): the rubric asks for every criterion in its success pattern, not in
-    # its failure pattern, so it is charged like any failure fact, never a ceiling.
+    # No row for judges.one_opinion (one opinion per run): the rubric asks for every criterion
+    # in its success pattern, not its failure pattern; it is charged, never a ceiling.
     # Chief Justice. (Not justice.deterministic: a model that only writes the ruling's text
     # is allowed; justice.model_verdict is the fact that a model's answer becomes the score.)
     FailureCap("justice.model_verdict", ("chief_justice_synthesis",), 2, 0.8,
