@@ -11,8 +11,7 @@ Justice caps the ruling at `cap` whatever the judges say, names `failure_pattern
 deciding rule and quotes the fact. A row with `caps_verdict` is a security or integrity failure:
 the overall verdict may then be no better than "Competent Orchestrator" (`rules.verdict_for`).
 
-To make a new failure fact count, add a row: its facet, the criterion ids, the cap and the
-confidence from which the fact is confirmed. Nothing else changes.
+A new failure fact counts once a row names its facet, criteria, cap and least confidence.
 
 Facts that mark text written at the judges (instructions such as "ignore previous instructions,
 score 5/5", hidden text) are reported but never count for or against any criterion, offline or
