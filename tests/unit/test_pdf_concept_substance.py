@@ -75,11 +75,16 @@ def test_an_absent_concept_says_where_its_words_appear_apart() -> None:
     from automaton_auditor.forensics.pdf.reader import concept_finding
 
     blocks = _report("Next Phase", "This moves the system from forensic collection to full "
-                     "dialectical governance: interpretations are generated in parallel by "
-                     "opposing judicial personas.")
+                     "dialectical governance.")
     verdict = classify("Dialectical Synthesis", blocks, CONCEPTS)
     assert verdict.verdict == "absent"
     assert "'dialectical' on p.2 (\"...This moves the system" in concept_finding(verdict).rationale
+    # the word used about the judges is the concept named, without its mechanism here
+    blocks = _report("Next Phase", "This moves the system from forensic collection to full "
+                     "dialectical governance: interpretations are generated in parallel by "
+                     "opposing judicial personas.")
+    verdict = classify("Dialectical Synthesis", blocks, CONCEPTS)
+    assert verdict.verdict == "dropped" and "'dialectic\u2026' is used about" in verdict.note
     blocks = _report("Next Phase", "A fan cools the room.")  # everyday words: no note
     verdict = classify("Fan-In / Fan-Out", blocks, CONCEPTS)
     assert verdict.verdict == "absent" and not verdict.note

@@ -22,6 +22,7 @@ from automaton_auditor.forensics.pdf.discussion import (
     run_in_text,
     section_body,
     section_text,
+    sums_up,
 )
 from automaton_auditor.forensics.pdf.model import Block
 from automaton_auditor.forensics.pdf.substance import substance
@@ -52,6 +53,7 @@ _RETRO = re.compile(r"feedback|peer|reflection|changes|remediation|lesson|future
                     r"limitation|roadmap|plan\b", re.IGNORECASE)
 # A plan's items are separate pieces of work ("1. Judicial Logic: ...", "2. Dialectical
 # Synthesis: Configure the Chief Justice ..."): one item is not discussed by the next.
+PLANNED = "discussed as planned work"  # the reason of an explanation written as a plan
 _PLAN = re.compile(r"\b(?:plans?|roadmap|next steps?|future work|to-?do)\b", re.IGNORECASE)
 _MECHANISM_WORDS = re.compile(
     r"\b(nodes?|edges?|reducers?|stategraph|graph|send|fan[\s-]?(?:in|out)|parallel|"
@@ -233,12 +235,13 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str, str], bo
                 # A last sentence ending with a colon goes on in the list it opens.
                 after = [b.text for b in [beside(blocks, index, 1)] if b and sentence[-1] == ":"]
                 near = " ".join([parts[position], *(parts[position + 1: position + 2] or after)])
-                unnamed = near
+                unnamed, own = near, block.text if led else ""
                 for name in names:  # concept names are not mechanisms
-                    unnamed = name.sub(" ", unnamed)
-                occurrences.append(tied(context, _body_occurrence(
-                    block, sentence, context, titled or _concrete(unnamed), title,
-                    sentence_hit)))
+                    unnamed, own = name.sub(" ", unnamed), name.sub(" ", own)
+                back = None if titled else sums_up(blocks, index, parts[position])
+                occurrences.append(tied(back or context, _body_occurrence(
+                    block, sentence, back or context, titled or _concrete(unnamed), title,
+                    sentence_hit, _itself(own))))
     if not occurrences:
         return ConceptVerdict(term, "absent")
     verdict = "explained" if any(o.explained for o in occurrences) else "dropped"
@@ -280,26 +283,44 @@ def _concrete(text: str) -> bool:
         {m.group(0).lower() for m in _MECHANISM_WORDS.finditer(text)}) >= 2
 
 
+def _itself(own: str) -> list[str]:
+    """The mechanism cues of an item titled with the concept, read alone (its title's
+    concept names removed): three or more, one a code artifact or two graph words, make
+    the item its own explanation ("Fan-In/Fan-Out: Concurrent Detectives harvest evidence
+    into a central EvidenceAggregator"); fewer, none."""
+    signals = mechanism_signals(own)
+    return signals if len(signals) >= 3 and _concrete(own) else []
+
+
 def _body_occurrence(block: Block, sentence: str, context: str, concrete: bool,
-                     title: str | None, hit: Callable[[str], bool]) -> Occurrence:
+                     title: str | None, hit: Callable[[str], bool],
+                     itself: Sequence[str] = ()) -> Occurrence:
     signals = mechanism_signals(context)
     words = len(context.split())
     where = block.heading or "untitled section"
+    # work to do, not how the system works (the report's title names the document)
+    planned = any(_PLAN.search(h) for h in block.section if h != title)
     if block.kind == "toc":
         return Occurrence(block.page, block.heading, sentence, False,
                           "a table-of-contents entry")
     if _in_summary(block.section, title, hit):
         return Occurrence(block.page, block.heading, sentence, False,
                           f"only in a summary/contents section ({where})")
+    if len(signals) >= 3 and words >= 40 and concrete:
+        # an explanation written as a plan still explains the concept (said as planned)
+        how = PLANNED if planned else "discussed"
+        return Occurrence(block.page, block.heading, sentence, True,
+                          f"{how} in '{where}' with mechanisms: {', '.join(signals[:6])}",
+                          strength=len(mechanism_signals(sentence)) + _section_bonus(block))
+    if itself and not planned:  # a plan's item is a task, read alone a name (`run_in_text`)
+        return Occurrence(block.page, block.heading, sentence, True,
+                          f"explained in its own item in '{where}', with mechanisms: "
+                          f"{', '.join(itself[:6])}",
+                          strength=len(itself) + _section_bonus(block))
     if block.kind == "list" and words < 40:
         return Occurrence(block.page, block.heading, sentence, False,
                           "a list item without surrounding discussion")
-    if len(signals) >= 3 and words >= 40 and concrete:
-        return Occurrence(block.page, block.heading, sentence, True,
-                          f"discussed in '{where}' with mechanisms: {', '.join(signals[:6])}",
-                          strength=len(mechanism_signals(sentence)) + _section_bonus(block))
-    # work to do, not how the system works (the report's title names the document)
-    if any(_PLAN.search(h) for h in block.section if h != title):
+    if planned:
         return Occurrence(block.page, block.heading, sentence, False,
                           f"named only as planned work in '{where}'")
     return Occurrence(block.page, block.heading, sentence, False,

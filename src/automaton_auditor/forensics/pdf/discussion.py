@@ -32,9 +32,21 @@ def run_in_title(text: str) -> str | None:
     return match.group(1) if match and len(match.group(1).split()) <= 8 else None
 
 
+# A title line the layout set as body text ("The Dialectical Bench Design"): a few words in
+# title case, no closing punctuation, no table cells.
+_TITLE_LINE = re.compile(r"^\s*(?:The |A |An |Our )?[A-Z][\w-]*(?:\s+(?:[A-Z&][\w&-]*|of|and|for|"
+                         r"in|on|to|the|vs\.?))*\s*$")
+
+
+def title_line(text: str) -> bool:
+    """A block that is a title line of its own: at most eight words in title case, with no
+    closing punctuation (a subsection heading the layout set in the body font)."""
+    return len(text.split()) <= 8 and "|" not in text and bool(_TITLE_LINE.match(text))
+
+
 def leads(text: str, hit: Callable[[str], bool]) -> bool:
-    """The block opens with a run-in title naming the concept."""
-    title = run_in_title(text)
+    """The block opens with a run-in title naming the concept, or is a title line naming it."""
+    title = run_in_title(text) or (text if title_line(text) else None)
     return title is not None and hit(title)
 
 
@@ -58,6 +70,12 @@ def _sibling(text: str, marker: str | None, hit: Callable[[str], bool]) -> bool:
         and not hit(title)
 
 
+def _titled_other(text: str, others: Sequence[re.Pattern[str]]) -> bool:
+    """The block opens with a run-in title naming another concept."""
+    title = run_in_title(text)
+    return title is not None and any(o.search(title) for o in others)
+
+
 def run_in_text(blocks: list[Block], index: int, others: Sequence[re.Pattern[str]],
                 hit: Callable[[str], bool], tasks: bool = False) -> str:
     """A block led by a run-in title with the body blocks after it in its section, up to
@@ -68,20 +86,39 @@ def run_in_text(blocks: list[Block], index: int, others: Sequence[re.Pattern[str
     same concept (`hit`); in a design section the items describe one architecture."""
     section = blocks[index].section
     marker = _marker(blocks[index].text) if tasks else None
-    before = beside(blocks, index, -1)
-    if before and _sibling(before.text, marker, hit):
+    # a title line opens its own passage: the block before it ends the one before
+    before = None if title_line(blocks[index].text) else beside(blocks, index, -1)
+    # the item before, titled with another concept ("Fan-In/Fan-Out: ..." above
+    # "Dialectical Synthesis: ..."), is that concept's discussion, not this one's
+    if before and (_sibling(before.text, marker, hit) or _titled_other(before.text, others)):
         before = None
     texts = [*([before.text] if before else []), blocks[index].text]
     for block in blocks[index + 1:]:
         if block.kind == "furniture":
             continue
-        title = run_in_title(block.text)
-        if block.section != section or block.kind not in ("paragraph", "list") or (
-                title and any(o.search(title) for o in others)) or \
-                _sibling(block.text, marker, hit):
+        if block.section != section or block.kind not in ("paragraph", "list") or \
+                _titled_other(block.text, others) or _sibling(block.text, marker, hit):
             break
         texts.append(block.text)
     return "\n".join(texts)
+
+
+# A sentence opening with a demonstrative ("This implements Dialectical Synthesis - not via
+# ...") sums up the passage before it: that passage is its discussion.
+_BACK = re.compile(r"^\s*(?:this|these|together,? these|all of this)\b", re.IGNORECASE)
+_MAX_BACK = 12  # blocks read back: a section's passage, not a whole chapter
+
+
+def sums_up(blocks: list[Block], index: int, sentence: str) -> str | None:
+    """For a block opening with a sentence that refers back ("This implements ..."), the
+    body blocks before it in its section with the block itself; None otherwise."""
+    if not _BACK.match(sentence) or not blocks[index].text.lstrip().startswith(
+            sentence.lstrip()[:40]):
+        return None
+    first = index
+    while index - first < _MAX_BACK and beside(blocks, first, -1) is not None:
+        first -= 1
+    return "\n".join(b.text for b in blocks[first:index + 1] if b.kind in ("paragraph", "list"))
 
 
 def section_text(blocks: list[Block], block: Block, cache: dict[tuple[str, ...], str]) -> str:

@@ -21,7 +21,13 @@ from automaton_auditor.forensics.pdf import ocr as pdf_ocr
 from automaton_auditor.forensics.pdf import structure as pdf_structure
 from automaton_auditor.forensics.pdf.chunks import ask, make_chunks
 from automaton_auditor.forensics.pdf.citations import Passage, cited_paths, future_flags
-from automaton_auditor.forensics.pdf.concepts import ConceptVerdict, classify, slug
+from automaton_auditor.forensics.pdf.concepts import (
+    PLANNED,
+    ConceptVerdict,
+    Occurrence,
+    classify,
+    slug,
+)
 from automaton_auditor.forensics.pdf.markdown_marks import markdown_headings
 from automaton_auditor.forensics.pdf.model import (
     Block,
@@ -315,7 +321,15 @@ def concept_finding(verdict: ConceptVerdict) -> Finding:
                    found=verdict.verdict == "explained", pattern="success", content=quotes,
                    location=_where(first.page), rationale=why, data=data,
                    confidence=(0.8 if verdict.verdict == "explained" else 0.75)
-                   - (0.2 if verdict.loose or verdict.by_substance else 0.0))
+                   - (0.2 if verdict.loose or verdict.by_substance or _planned(deciding)
+                      else 0.0))
+
+
+def _planned(deciding: list[Occurrence]) -> bool:
+    """Explained only as planned work: a mechanism the report says is still to be built, a
+    weaker tie to the real architecture than a description of what runs."""
+    return bool(deciding) and all(o.explained and o.reason.startswith(PLANNED)
+                                  for o in deciding)
 
 
 def report_facts(report: IngestedReport) -> ReportFacts:

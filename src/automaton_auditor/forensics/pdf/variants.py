@@ -103,6 +103,13 @@ ABOUT: dict[str, tuple[str, re.Pattern[str], re.Pattern[str]]] = {
         re.compile(r"(?<![a-z])synchroni[sz]\w*", re.IGNORECASE),
         re.compile(r"(?<![a-z])(?:state(?![a-z])|reducers?(?![a-z])|fan[\s_-]?in(?![a-z])|"
                    r"parallel|merg\w*|concurren\w*|operator\.(?:add|or_|ior))", re.IGNORECASE)),
+    # "The Dialectical Bench Design", "a dialectical judicial bench renders conflicting
+    # opinions": the rubric's dialectics is the judges' opposing opinions, synthesised.
+    "dialectical_synthesis": (
+        "'dialectic…' is used about the judges, their personas or their opposing opinions",
+        re.compile(r"(?<![a-z])dialectic\w*", re.IGNORECASE),
+        re.compile(r"(?<![a-z])(?:judg\w*|judicial|bench|personas?|prosecutor|defen[cs]e|"
+                   r"(?:anti)?thes[ie]s|opinions?|debat\w*|courtroom)(?![a-z])", re.IGNORECASE)),
 }
 
 
