@@ -3,8 +3,11 @@ and a sentence summing up the passage before it (in a plan too)."""
 
 from __future__ import annotations
 
+import pytest
+
 from automaton_auditor.forensics.pdf.concepts import classify
 from automaton_auditor.forensics.pdf.model import Block
+from automaton_auditor.forensics.pdf.reader import concept_finding
 
 CONCEPTS = ["Dialectical Synthesis", "Fan-In / Fan-Out", "Metacognition", "State Synchronization"]
 
@@ -93,8 +96,30 @@ def test_a_sentence_summing_up_a_planned_mechanism_is_an_explanation_as_planned_
     verdict = classify("Dialectical Synthesis", blocks, CONCEPTS)
     assert verdict.verdict == "explained"
     assert "planned work" in verdict.deciding()[0].reason
+    # a mechanism still to be built is a weaker tie to the architecture than one that runs
+    finding = concept_finding(verdict)
+    assert finding.found and finding.confidence == pytest.approx(0.6)
     bare = _blocks(*(("paragraph", text, PLAN, 8) for text in [
         *RULES[:2], "Then configure Dialectical Synthesis in the Chief Justice."]))
     named = classify("Dialectical Synthesis", bare, CONCEPTS)
     assert named.verdict == "dropped"
     assert named.occurrences[0].reason.startswith("named only as planned work")
+
+
+def test_a_plan_item_titled_with_another_subject_is_read_alone() -> None:
+    """'\u2022 Tie-Breaker Mechanism: While Dialectical Synthesis ... exists, the node lacks a
+    dissent tracker' among a plan's gap items: the other items are other work, so their
+    mechanisms do not explain it; in a design section the items stay one discussion."""
+    gaps = ("3. Known Gaps & Concrete Plan for Judicial Layer", "Known Gaps")
+    items = [
+        "\u2022 Vision Inspector: the VisionInspector node renders pages with pypdfium2 and "
+        "sends them to a vision model; its evidence is merged by the operator.ior reducer.",
+        "\u2022 Tie-Breaker Mechanism: While Dialectical Synthesis between the defense and the "
+        "prosecutor exists, the ChiefJustice node lacks a dissent tracker when scores vary.",
+        "\u2022 Retries: every judge call in src/nodes/judges.py is retried three times before "
+        "the graph routes the criterion to a fallback node with the state unchanged."]
+    planned = _blocks(*(("list", text, gaps, 2) for text in items))
+    verdict = classify("Dialectical Synthesis", planned, CONCEPTS)
+    assert verdict.verdict == "dropped"
+    design = _blocks(*(("list", text, ("2. Architecture",), 2) for text in items))
+    assert classify("Dialectical Synthesis", design, CONCEPTS).verdict == "explained"

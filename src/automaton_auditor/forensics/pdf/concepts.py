@@ -19,6 +19,7 @@ from automaton_auditor.forensics.pdf.discussion import (
     beside,
     leads,
     neighbours,
+    plan_item,
     run_in_text,
     section_body,
     section_text,
@@ -216,10 +217,10 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str, str], bo
         # after a run-in title naming it ("Metacognition (...): ..."), the blocks it leads.
         titled = block.heading is not None and sentence_hit(block.heading)
         led = not titled and leads(block.text, sentence_hit)
+        tasks = any(_PLAN.search(h) for h in block.section)  # a plan item: work of its own
         context = (section_text(blocks, block, texts) if titled
-                   else run_in_text(blocks, index, names[1:], sentence_hit,
-                                 any(_PLAN.search(h) for h in block.section)) if led
-                   else neighbours(blocks, index))
+                   else run_in_text(blocks, index, names[1:], sentence_hit, tasks)
+                   if led or (tasks and plan_item(block.text)) else neighbours(blocks, index))
         titled = titled or led
         parts = sentences(block.text)
         for position, sentence in enumerate(parts):

@@ -60,6 +60,12 @@ def _marker(text: str) -> str | None:
     return None if match is None else match.group(1) or "1."
 
 
+def plan_item(text: str) -> bool:
+    """A list item with a run-in title of its own ("\u2022 Tie-Breaker Mechanism: ..."): in a
+    plan, a piece of work whose sibling items are other work (`run_in_text`)."""
+    return _marker(text) is not None and run_in_title(text) is not None
+
+
 def _sibling(text: str, marker: str | None, hit: Callable[[str], bool]) -> bool:
     """Another item of the same list, with its own run-in title ("3. Final Formatting:"
     after "2. Dialectical Synthesis:"): its own subject, not this item's discussion; an item
