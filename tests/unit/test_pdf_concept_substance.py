@@ -85,6 +85,10 @@ def test_an_absent_concept_says_where_its_words_appear_apart() -> None:
                      "opposing judicial personas.")
     verdict = classify("Dialectical Synthesis", blocks, CONCEPTS)
     assert verdict.verdict == "dropped" and "'dialectic\u2026' is used about" in verdict.note
+    # the rubric's criterion named is no use of the word
+    blocks = _report("Next Phase", "Priority 4: src/nodes/judges.py, rubric dimension Judicial "
+                     "Nuance and Dialectics.")
+    assert classify("Dialectical Synthesis", blocks, CONCEPTS).verdict == "absent"
     blocks = _report("Next Phase", "A fan cools the room.")  # everyday words: no note
     verdict = classify("Fan-In / Fan-Out", blocks, CONCEPTS)
     assert verdict.verdict == "absent" and not verdict.note

@@ -107,7 +107,8 @@ ABOUT: dict[str, tuple[str, re.Pattern[str], re.Pattern[str]]] = {
     # opinions": the rubric's dialectics is the judges' opposing opinions, synthesised.
     "dialectical_synthesis": (
         "'dialectic…' is used about the judges, their personas or their opposing opinions",
-        re.compile(r"(?<![a-z])dialectic\w*", re.IGNORECASE),
+        # (the rubric's criterion "Judicial Nuance and Dialectics" names a criterion)
+        re.compile(r"(?<![a-z])(?<!nuance and )dialectic\w*", re.IGNORECASE),
         re.compile(r"(?<![a-z])(?:judg\w*|judicial|bench|personas?|prosecutor|defen[cs]e|"
                    r"(?:anti)?thes[ie]s|opinions?|debat\w*|courtroom)(?![a-z])", re.IGNORECASE)),
 }
