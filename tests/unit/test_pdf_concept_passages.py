@@ -64,6 +64,8 @@ def test_a_title_line_naming_a_variant_leads_its_passage() -> None:
     verdict = classify("Dialectical Synthesis", blocks, CONCEPTS)
     assert verdict.verdict == "explained"
     assert verdict.deciding()[0].page == 5
+    assert verdict.deciding()[0].sentence.startswith(
+        "The Dialectical Bench Design: For each rubric criterion, three distinct personas")
     # a plain sentence of the body is no title line: read with its neighbours only
     plain = [b if b.text != "The Dialectical Bench Design" else
              Block("paragraph", "The dialectical bench is described below.", 5, section=judicial)

@@ -19,6 +19,7 @@ from automaton_auditor.forensics.pdf.discussion import (
     beside,
     leads,
     neighbours,
+    opening_after,
     plan_item,
     run_in_text,
     section_body,
@@ -225,9 +226,10 @@ def _classify(term: str, blocks: list[Block], block_hit: Callable[[str, str], bo
         parts = sentences(block.text)
         for position, sentence in enumerate(parts):
             if sentence_hit(sentence):
-                # A run-in title ("State Synchronization.") is quoted with what follows it.
-                if len(sentence.split()) < 6 and position + 1 < len(parts):
-                    sentence = f"{sentence} {parts[position + 1]}"
+                # A run-in title ("State Synchronization.") or title line: quoted with the next
+                more = parts[position + 1: position + 2] or (opening_after(blocks, index) * led)
+                if len(sentence.split()) < 6 and more:
+                    sentence = f"{sentence}{'' if sentence[-1] in '.:;!?' else ':'} {more[0]}"
                 if _quoted_mention(sentence, sentence_hit):
                     occurrences.append(Occurrence(
                         block.page, block.heading, sentence, False,
@@ -285,10 +287,9 @@ def _concrete(text: str) -> bool:
 
 
 def _itself(own: str) -> list[str]:
-    """The mechanism cues of an item titled with the concept, read alone (its title's
-    concept names removed): three or more, one a code artifact or two graph words, make
-    the item its own explanation ("Fan-In/Fan-Out: Concurrent Detectives harvest evidence
-    into a central EvidenceAggregator"); fewer, none."""
+    """The cues of an item titled with the concept, read alone without concept names:
+    three or more, concrete, make the item its own explanation ("Fan-In/Fan-Out: Concurrent
+    Detectives harvest evidence into a central EvidenceAggregator"); fewer, none."""
     signals = mechanism_signals(own)
     return signals if len(signals) >= 3 and _concrete(own) else []
 
@@ -315,7 +316,7 @@ def _body_occurrence(block: Block, sentence: str, context: str, concrete: bool,
                           strength=len(mechanism_signals(sentence)) + _section_bonus(block))
     if itself and not planned:  # a plan's item is a task, read alone a name (`run_in_text`)
         return Occurrence(block.page, block.heading, sentence, True,
-                          f"explained in its own item in '{where}', with mechanisms: "
+                          f"an item titled with it in '{where}', with mechanisms: "
                           f"{', '.join(itself[:6])}",
                           strength=len(itself) + _section_bonus(block))
     if block.kind == "list" and words < 40:

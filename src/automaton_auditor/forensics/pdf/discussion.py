@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from automaton_auditor.forensics.pdf.chunks import sentences
 from automaton_auditor.forensics.pdf.model import Block
 
 
@@ -141,6 +142,12 @@ def beside(blocks: list[Block], index: int, step: int) -> Block | None:
     others = blocks[index + step: index + step + 1] if index + step >= 0 else []
     return next((o for o in others if o.kind in ("paragraph", "list")
                  and o.section == blocks[index].section), None)
+
+
+def opening_after(blocks: list[Block], index: int) -> list[str]:
+    """The first sentence of the body block after `index` in its section; [] when none."""
+    after = beside(blocks, index, 1)
+    return [] if after is None else [next(iter(sentences(after.text)), after.text)]
 
 
 # A block ending mid-sentence, continued by one opening in lower case: one line of a
