@@ -222,8 +222,8 @@ def test_audit_batch_shows_its_summary_path_printably(tmp_path: Path,
     pairs = tmp_path / "pairs.csv"
     pairs.write_text("target,report\nrepo,report.pdf\n")
     # the rows' audits are not what is tested: one refused row stands for them
-    monkeypatch.setattr(batch, "_run", lambda jobs, *_a: [
-        JobResult(1, jobs[0].target, jobs[0].report, 2, 0.1, status="refused")])
+    monkeypatch.setattr(batch, "_run", lambda jobs, *_a: ([
+        JobResult(1, jobs[0].target, jobs[0].report, 2, 0.1, status="refused")], "", 0))
     out = tmp_path / "o\x1b[2J\nut"
     result = CliRunner().invoke(app, ["batch", str(pairs), "--output-dir", str(out)])
     assert result.exit_code == 2, result.output
