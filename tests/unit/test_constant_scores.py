@@ -305,3 +305,25 @@ def test_a_failed_call_s_score_or_a_fallback_branch_is_not_this_fact(tmp_path: P
 def test_no_model_call_read_is_a_neutral_fact(tmp_path: Path) -> None:
     schema, nuance = _facts(tmp_path, source="def helper():\n    return {'score': 3}\n")
     assert not schema.found and schema.pattern == "neutral" and nuance.pattern == "neutral"
+
+
+SDK_CHAT = '''def prosecutor(state):
+    client = Groq()
+    response = client.chat.completions.create(model="x", messages=[
+        {"role": "user", "content": "judge the evidence"}])
+    text = response.choices[0].message.content
+    return {"opinions": [JudicialOpinion(judge="Prosecutor", score=4, argument=text)]}'''
+
+SDK_MESSAGES = '''def prosecutor(state):
+    response = anthropic_client.messages.create(model="x", max_tokens=100, messages=[])
+    return {"opinions": [JudicialOpinion(judge="Prosecutor", score=4,
+                                         argument=response.content[0].text)]}'''
+
+
+def test_a_provider_sdk_chat_call_is_a_model_call(tmp_path: Path) -> None:
+    # ``client.chat.completions.create`` and ``client.messages.create`` answer as the model
+    # does: a constant score after them is the code's, not the model's
+    for name, judge in (("openai", SDK_CHAT), ("anthropic", SDK_MESSAGES)):
+        schema, nuance = _facts(tmp_path / name, judge)
+        assert schema.found and nuance.found, (name, schema.rationale)
+        assert schema.data["scores"] == ["4"] and schema.data["calls"], (name, schema.data)

@@ -19,6 +19,7 @@ from automaton_auditor.forensics.code.replies import (
     LLM_METHODS,
     LLM_PACKAGES,
     LLM_RECEIVER,
+    SDK_CHAT,
     SDK_REPLIES,
     content_args,
     from_content,
@@ -300,8 +301,11 @@ def _receiver(s: Site) -> str:
 
 def _is_llm_invoke(_col: CallRecorder, s: Site) -> bool:
     receiver = _receiver(s)
-    return s.attr in LLM_METHODS and bool(receiver) and bool(
-        LLM_RECEIVER.search(receiver.rsplit(".", 1)[-1]))
+    last = receiver.rsplit(".", 1)[-1]
+    # a provider SDK's chat call (``client.chat.completions.create``) is a model call too:
+    # its answer is the model's, whatever the code does with it
+    return bool(receiver) and ((s.attr in LLM_METHODS and bool(LLM_RECEIVER.search(last)))
+                               or last in SDK_CHAT.get(s.attr, ()))
 
 
 def _record_llm_invoke(col: CallRecorder, s: Site) -> None:

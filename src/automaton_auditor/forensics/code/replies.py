@@ -24,12 +24,16 @@ LLM_RECEIVER = re.compile(r"llm|model|chat|chain|structured|judge|client|runnabl
 LLM_PACKAGES = ("langchain_openai", "langchain_anthropic", "langchain_google",
                 "langchain_ollama", "langchain_groq", "langchain_mistralai", "openai",
                 "langchain.chat_models", "langchain_community.chat_models", "anthropic")
+# A provider SDK's chat call, with the receivers it is called on: OpenAI's
+# ``client.chat.completions.create`` and ``client.responses.create``, Anthropic's
+# ``client.messages.create``. It is a model call as ``llm.invoke`` is (`classify`).
+SDK_CHAT: dict[str, tuple[str, ...]] = {
+    "create": ("completions", "messages", "responses"),
+    "acreate": ("completions", "messages", "responses")}
 # A model provider's own SDK reply methods, each with the receivers it is called on (none
-# named: any): OpenAI's ``client.chat.completions.create``, Anthropic's
-# ``client.messages.create``, Gemini's ``client.models.generate_content``.
+# named: any): the chat calls and Gemini's ``client.models.generate_content``.
 SDK_REPLIES: dict[str, tuple[str, ...]] = {
-    "create": ("completions", "messages"), "acreate": ("completions", "messages"),
-    "generate_content": (), "generate_content_async": ()}
+    **SDK_CHAT, "generate_content": (), "generate_content_async": ()}
 # the SDKs' own reply methods beside LangChain's (and its older ``predict``/``generate``)
 REPLY_METHODS = LLM_METHODS | set(SDK_REPLIES) | {"predict", "apredict", "generate",
                                                   "agenerate"}
