@@ -253,13 +253,13 @@ FAILURE_CAPS: tuple[FailureCap, ...] = (
                  when=graded_cap(cap)) for family, criterion, caps in (
         ("llm", "structured_output_enforcement", (3, 4)), ("judges", "judicial_nuance", (2, 3, 4)))
       for cap in caps),
-    # Every persona's own prompt forbids scores at an end of the scale (forensics.code
-    # .score_bands): they disagree by decree. Some banded is the contrarian lens: no cap.
-    FailureCap("judges.score_band", ("judicial_nuance",), 4, 0.8, "every persona's prompt fixes "
-               "the band its judge's scores lie in (they disagree by decree, not on the evidence)",
-               when=graded_cap(4)),
-    # No row for judges.one_opinion (one opinion per run): the rubric asks for every criterion
-    # in its success pattern, not its failure pattern; it is charged, never a ceiling.
+    # A band every persona's own prompt decrees (forensics.code.score_bands; some banded is the
+    # contrarian lens asked for: no cap), or code moving a model's score by persona (.score_shifts)
+    *(FailureCap(f"judges.{facet}", ("judicial_nuance",), 4, 0.8, why, when=graded_cap(4))
+      for facet, why in (("score_band", "every persona's prompt fixes the band its judge's "
+                          "scores lie in (they disagree by decree, not on the evidence)"),
+                         ("score_shift", "a judge's code moves its model's score by persona"))),
+    # No row for judges.one_opinion: a success-pattern gap, charged, never a ceiling.
     # Chief Justice. (Not justice.deterministic: a model that only writes the ruling's text
     # is allowed; justice.model_verdict is the fact that a model's answer becomes the score.)
     FailureCap("justice.model_verdict", ("chief_justice_synthesis",), 2, 0.8,

@@ -74,12 +74,13 @@ CEILING_ONLY: tuple[str, ...] = ("safety.clone_cleanup",)
 # not counted among the rules), costs full marks, not the balance the rest of the dossier
 # strikes; so does a persona prompt that fixes its judge's score band (forensics.code
 # .score_bands: a contrarian or forgiving lens, charged only when every persona is banded),
-# and a judge call no error handling guards (forensics.code.call_errors), whose missing
-# retry ``llm.retry`` weighs already.
+# a judge call no error handling guards (forensics.code.call_errors), whose missing retry
+# ``llm.retry`` weighs already, and a judge's code that moves its model's score by persona
+# (forensics.code.score_shifts: the model's answer still moves the score within the band).
 CEILING_FAILURES: tuple[str, ...] = ("state.doubled_lists", "graph.stale_reads",
                                      "graph.endless_loop", "justice.tie_break",
                                      "justice.unused_rules", "judges.score_band",
-                                     "llm.unhandled_errors")
+                                     "llm.unhandled_errors", "judges.score_shift")
 
 
 def ceiling_only(fact: Evidence) -> bool:

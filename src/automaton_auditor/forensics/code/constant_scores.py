@@ -26,6 +26,7 @@ fallback branch.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from pathlib import Path
 
 from automaton_auditor.forensics.code.common import JSON, dotted, function_defs
@@ -179,12 +180,14 @@ def _mentions(node: ast.AST, ids: set[int], names: set[str]) -> bool:
                for n in _outside_opinions(node))
 
 
-def _answer_names(fn: FunctionNode, calls: list[ast.Call]) -> set[str]:
+def answer_names(fn: FunctionNode, calls: list[ast.Call],
+                 seeds: frozenset[str] = frozenset()) -> set[str]:
     """The locals of `fn` that hold a model call's answer or something computed from it
     (``response = llm.invoke(m)``, ``content = response.content``); not a name bound to
-    an opinion built around it (``op = Opinion(score=4, argument=content)``)."""
+    an opinion built around it (``op = Opinion(score=4, argument=content)``). `seeds`: names
+    that hold an answer already (a helper's parameter handed one)."""
     ids = {id(c) for c in calls}
-    names: set[str] = set()
+    names: set[str] = set(seeds)
     steps = [n for n in own_nodes(fn.body) if isinstance(
         n, ast.Assign | ast.AnnAssign | ast.AugAssign | ast.For | ast.AsyncFor | ast.NamedExpr
         | ast.withitem)]
@@ -232,7 +235,7 @@ def _rescored(fn: FunctionNode, built: ast.expr) -> bool:
     return False
 
 
-def _model_calls(fn: FunctionNode, invokes: list[JSON]) -> list[ast.Call]:
+def model_calls_in(fn: FunctionNode, invokes: list[JSON]) -> list[ast.Call]:
     """The calls in `fn` the call facts record as model calls (``self.llm.invoke(...)``)."""
     wanted = {(int(c["line"]), str(c.get("receiver") or "")) for c in invokes}
     return [n for n in own_nodes(fn.body) if isinstance(n, ast.Call) and isinstance(
@@ -243,9 +246,9 @@ def _function_places(path: str, fn: FunctionNode, invokes: list[JSON],
                      module: dict[str, str]) -> tuple[list[Place], bool]:
     """The opinions `fn` builds with a constant score once its model answered, and whether
     it builds one there whose score is not a constant (it scores from the answer)."""
-    calls = _model_calls(fn, invokes)
+    calls = model_calls_in(fn, invokes)
     trails = _trails(fn)
-    answers = _answer_names(fn, calls)
+    answers = answer_names(fn, calls)
     places: list[Place] = []
     scored = False
     for node in own_nodes(fn.body):
@@ -268,27 +271,41 @@ def _function_places(path: str, fn: FunctionNode, invokes: list[JSON],
     return ([] if scored else places), scored
 
 
-def _read(facts: dict[str, JSON], repo: Path, judges: Scope | None
-          ) -> tuple[list[Place], bool, int]:
-    """The places, whether some judge code scores from a model's answer (or through a
-    call bound to the opinion schema), and how many functions with a model call were read."""
+def model_functions(facts: dict[str, JSON], repo: Path, judges: Scope | None
+                    ) -> Iterator[tuple[str, ast.Module, str, FunctionNode, list[JSON]]]:
+    """Each function that calls a model (in the judges' code when it is known): its path,
+    module, qualified name, definition and the call facts of its model calls."""
     invokes: dict[tuple[str, str], list[JSON]] = {}
     for path, call in calls_of(facts, "llm_invoke"):
         if judges is None or judges.runs(path, str(call["func"])):
             invokes.setdefault((path, str(call["func"])), []).append(call)
+    for path in sorted({p for p, _f in invokes}):
+        tree = parse_file(str(repo / path))
+        if tree is None:
+            continue
+        for qual, fn in function_defs(tree):
+            if (path, qual) in invokes:
+                yield path, tree, qual, fn, invokes[path, qual]
+
+
+def _read(facts: dict[str, JSON], repo: Path, judges: Scope | None
+          ) -> tuple[list[Place], bool, int]:
+    """The places, whether some judge code scores from a model's answer (or through a
+    call bound to the opinion schema), and how many functions with a model call were read."""
     places: list[Place] = []
     scored = any(judges is None or judges.runs(p, str(c["func"]))
                  for p, c in calls_of(facts, OPINION_SCHEMA_KIND)
                  if any(OPINION.search(str(s)) for s in c.get("schemas") or []))
-    for path in sorted({p for p, _f in invokes}):
-        tree = parse_file(str(repo / path))
-        module = _module_constants(tree) if tree is not None else {}
-        for qual, fn in function_defs(tree) if tree is not None else ():
-            if (path, qual) in invokes:
-                found, scores = _function_places(path, fn, invokes[path, qual], module)
-                places += found
-                scored |= scores
-    return sorted(set(places)), scored, len(invokes)
+    # every judge function with a model call, also one whose definition is not found
+    read = len({(p, str(c["func"])) for p, c in calls_of(facts, "llm_invoke")
+                if judges is None or judges.runs(p, str(c["func"]))})
+    modules: dict[str, dict[str, str]] = {}
+    for path, tree, _qual, fn, calls in model_functions(facts, repo, judges):
+        module = modules.setdefault(path, _module_constants(tree))
+        found, scores = _function_places(path, fn, calls, module)
+        places += found
+        scored |= scores
+    return sorted(set(places)), scored, read
 
 
 def constant_score_findings(facts: dict[str, JSON], repo: Path,

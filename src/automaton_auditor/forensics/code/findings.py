@@ -31,6 +31,7 @@ from automaton_auditor.forensics.code.routing import (
 )
 from automaton_auditor.forensics.code.rubric_ids import repository_rubric
 from automaton_auditor.forensics.code.score_bands import Band, band_finding, score_bands
+from automaton_auditor.forensics.code.score_shifts import shift_findings
 from automaton_auditor.forensics.code.topology import (
     DETECTIVE,
     END,
@@ -148,6 +149,7 @@ def build_findings(repo: Path, files: list[str], facts: dict[str, JSON],
                                   node_policies(facts, repo, main)),
                 fallback_finding(repo, sorted(facts), judges),
                 *constant_score_findings(facts, repo, judges),
+                *shift_findings(facts, repo, judges, prompts),
                 *justice_findings(facts, repo, main, calls, scope, repository_rubric(repo, files),
                                   bands),
                 markdown_report_finding(repo, files, facts, CallGraph(facts),
