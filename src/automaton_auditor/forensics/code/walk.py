@@ -26,7 +26,7 @@ from automaton_auditor.forensics.code.liveness import name_references
 from automaton_auditor.forensics.code.parsers import schema_parses
 from automaton_auditor.safefile import read_bounded
 
-FACTS_VERSION = 146
+FACTS_VERSION = 147
 MAX_FILE_BYTES = 1_000_000
 # A file containing none of these byte strings is not parsed: it cannot hold a fact we
 # report. Plain substring tests: a regex alternation is five times slower on big trees.
