@@ -41,6 +41,7 @@ from automaton_auditor.forensics.code.named_rules import (
     unweighted_reason,
 )
 from automaton_auditor.forensics.code.override_evidence import inverted_override
+from automaton_auditor.forensics.code.overwrites import overwrite_notes, overwrites, uncredit
 from automaton_auditor.forensics.code.rubric_ids import NO_RUBRIC, Rubric
 from automaton_auditor.forensics.code.score_bands import Band
 from automaton_auditor.forensics.code.source import function_source, line_at
@@ -309,12 +310,17 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
     inert = {u.rule: u.over for u in reading.unused if u.same and u.rule.kind == "spread"}
     ties = tie_breaks(rules, graph, repo, inert)  # a pick re-evaluates nothing
     named = credited(rules, reading.weights, reading.routes, ties, repo)
+    # the verdict is the score's last assignment: a cap a later line replaces is undone there
+    over = overwrites(repo, rules)
+    notes, named = notes + overwrite_notes(repo, over, named), uncredit(named, over)
+    kept_over = sorted({(o.rule.path, n) for o in over for n in (o.at, o.by)})[:MAX_QUOTED // 3]
     weights, present = named["functionality_weight"], [n for n, items in named.items() if items]
     # each of the rules the rubric names must rest on a decision of its own
     core = distinct(named, CORE_RULES)
     deciding = _of(rules, "evidence", "spread", "consensus", "score_cap", "criterion", "judge")
     keyword, dead = _of(rules, "words"), _of(rules, "dead")
-    kept = [(r.path, n) for r in rules if r.kind == "dead" for n in r.why][:MAX_QUOTED // 2]
+    kept = [*kept_over, *((r.path, n) for r in rules if r.kind == "dead" for n in r.why)][
+        :MAX_QUOTED // 2]
     # a helper's word test and its callers' tests on its answer are one decision
     words = decisions([r for r in rules if r.kind == "words"])
     facts_too = set(_of(rules, "evidence"))  # words gated on a detected fact as well

@@ -1,0 +1,86 @@
+"""The verdict is the score's last assignment on each path: a cap that a later line replaces,
+without reading it, decides no verdict where that line runs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .test_code_synthesis import _justice
+
+# the caps run first; when the judges disagree by more than 2, the median replaces them
+CAPS_THEN_MEDIAN = '''
+def _security_flaw(prosecutor, evidence):
+    return any(not e.found for e in evidence if e.dimension == "safe_tool_engineering")
+
+
+def _weak_evidence(defense, evidence):
+    return defense.score >= 4 and sum(1 for e in evidence if e.found) < len(evidence) / 2
+
+
+def chief_justice_node(state):
+    out = []
+    for dim in state["dimensions"]:
+        ops = [o for o in state["opinions"] if o.criterion_id == dim]
+        evidence = state["evidences"].get(dim, [])
+        prosecutor = next(o for o in ops if o.judge == "Prosecutor")
+        defense = next(o for o in ops if o.judge == "Defense")
+        scores = [o.score for o in ops]
+        final_score = round(sum(scores) / len(scores))
+        if _security_flaw(prosecutor, evidence):
+            final_score = min(final_score, 3)
+        if _weak_evidence(defense, evidence):
+            final_score = min(final_score, 3)
+        if max(scores) - min(scores) > 2:
+            final_score = round(sorted(scores)[len(scores) // 2])
+        final_score = max(1, min(5, final_score))
+        out.append({"criterion": dim, "score": final_score})
+    return {"verdicts": out}
+'''
+
+# the same caps, the spread only writing a dissent: they decide every verdict
+CAPS_THEN_DISSENT = CAPS_THEN_MEDIAN.replace(
+    "final_score = round(sorted(scores)[len(scores) // 2])", 'out.append("dissent")')
+
+# the spread's median is computed first; the caps read it and hold
+MEDIAN_THEN_CAPS = CAPS_THEN_MEDIAN.replace(
+    "        if max(scores) - min(scores) > 2:\n"
+    "            final_score = round(sorted(scores)[len(scores) // 2])\n", "").replace(
+    "        if _security_flaw(", "        if max(scores) - min(scores) > 2:\n"
+    "            final_score = round(sorted(scores)[len(scores) // 2])\n"
+    "        if _security_flaw(")
+
+
+def test_caps_a_later_median_replaces_when_judges_disagree_are_not_credited(
+        tmp_path: Path) -> None:
+    fact = _justice(tmp_path, CAPS_THEN_MEDIAN)["justice.rules"]
+    rules = fact.data["rules"]
+    assert "security_override" not in rules and "fact_supremacy" not in rules, rules
+    assert fact.found is False
+    # both lines quoted: the cap and the line that overwrites it, with the test it runs under
+    assert "is overwritten at" in fact.rationale and "(if max(scores) - min(scores) > 2)" \
+        in fact.rationale, fact.rationale
+    assert "final_score = min(final_score, 3)" in (fact.content or "")
+    assert "final_score = round(sorted(scores)[len(scores) // 2])" in (fact.content or "")
+
+
+def test_caps_nothing_replaces_are_credited(tmp_path: Path) -> None:
+    for index, source in enumerate((CAPS_THEN_DISSENT, MEDIAN_THEN_CAPS)):
+        (tmp_path / str(index)).mkdir()
+        fact = _justice(tmp_path / str(index), source)["justice.rules"]
+        assert "security_override" in fact.data["rules"], fact.rationale
+        assert "overwritten" not in fact.rationale, fact.rationale
+
+
+# a weighting on one criterion replaces the cap there only: still credited, with a note
+CAPS_THEN_CRITERION_WEIGHT = CAPS_THEN_DISSENT.replace(
+    "        final_score = max(1, min(5, final_score))\n",
+    "        if dim == \"graph_orchestration\":\n"
+    "            final_score = round((sum(scores) + 2 * ops[2].score) / 5)\n"
+    "        final_score = max(1, min(5, final_score))\n")
+
+
+def test_a_cap_a_criterion_weight_replaces_is_credited_with_a_note(tmp_path: Path) -> None:
+    fact = _justice(tmp_path, CAPS_THEN_CRITERION_WEIGHT)["justice.rules"]
+    assert "security_override" in fact.data["rules"], fact.rationale
+    assert "is overwritten at" in fact.rationale and "holds: there it decides no verdict" \
+        in fact.rationale and "not counted" not in fact.rationale, fact.rationale
