@@ -146,3 +146,38 @@ def chief_justice_node(state):
     rules = facts["justice.rules"]
     assert rules.data["rules"]["security_override"] == ["nodes/justice.py:8"]
     assert "more fire on words" not in rules.rationale
+
+
+# the helper's answer is (a low score and a word) OR a failed check: the word fires alone
+WORD_OR_FACT = '''
+def _security_override(prosecutor, dim_id, evidence):
+    arg = prosecutor.argument.lower()
+    failed = any("safe_tool" in dim_id and not ev.found for ev in evidence)
+    return (prosecutor.score <= 2 and any(t in arg for t in ["security", "unsafe"])) or failed
+
+
+def chief_justice_node(state):
+    out = []
+    for dim in state["dimensions"]:
+        ops = [o for o in state["opinions"] if o.criterion_id == dim]
+        prosecutor = next(o for o in ops if o.judge == "Prosecutor")
+        final = round(sum(o.score for o in ops) / len(ops))
+        if _security_override(prosecutor, dim, state["evidences"].get(dim, [])):
+            final = min(final, 3)
+        out.append(final)
+    return {"scores": out}
+'''
+
+# the same, an ``and``: the word counts only where the check failed too
+WORD_AND_FACT = WORD_OR_FACT.replace(
+    '["security", "unsafe"])) or failed', '["security", "unsafe"])) and failed')
+
+
+def test_a_word_on_one_side_of_an_or_fires_alone(tmp_path: Path) -> None:
+    (tmp_path / "or").mkdir()
+    (tmp_path / "and").mkdir()
+    either = _justice(tmp_path / "or", WORD_OR_FACT)["justice.keyword_rules"].rationale
+    both = _justice(tmp_path / "and", WORD_AND_FACT)["justice.keyword_rules"].rationale
+    assert "only where a detected fact also holds" not in either, either
+    assert "on the word alone" in either, either
+    assert "only where a detected fact also holds" in both, both

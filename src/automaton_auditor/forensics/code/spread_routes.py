@@ -93,6 +93,17 @@ def alternatives(graph: CallGraph, key: Key, branch: JSON) -> list[set[str]]:
     return out
 
 
+def words_alone(graph: CallGraph, rule: Rule) -> bool:
+    """Whether a decision that reads words in an argument fires on them with no detected
+    fact: a side of an ``or`` in its test, or in the helper it tests, reads words and no
+    evidence (``(p.score <= 2 and "security" in arg) or evidence_failed``)."""
+    path, _, qual = rule.fn.rpartition(":")
+    logic = (graph.functions.get((path, qual)) or {}).get("logic") or {}
+    branch = next((b for b in logic.get("branches", []) if b["line"] == rule.line), None)
+    return branch is not None and any("words" in alt and "evidence" not in alt
+                                      for alt in alternatives(graph, (path, qual), branch))
+
+
 def read_helpers(graph: CallGraph, key: Key, reads: list[str], depth: int = 0) -> set[Key]:
     """The helpers whose answer a test reads (``if _has_flaw(ops):``), and theirs in turn."""
     out: set[Key] = set()

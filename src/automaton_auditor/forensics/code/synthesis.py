@@ -61,6 +61,7 @@ from automaton_auditor.forensics.code.spread_routes import (
     spread_reason,
     spread_routes,
     unchanged_reason,
+    words_alone,
 )
 from automaton_auditor.forensics.code.state_schema import typed_classes
 from automaton_auditor.forensics.code.state_writers import gate_reader
@@ -326,7 +327,10 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
     facts_too = set(_of(rules, "evidence"))  # words gated on a detected fact as well
     loose = decisions([r for r in rules if r.kind == "words"
                        and (r.path, r.line) not in facts_too])
-    gated = words - loose
+    # of those, an ``or`` whose side of words fires alone fires on the word alone too
+    either = decisions([r for r in rules if r.kind == "words" and (r.path, r.line) in
+                        facts_too and words_alone(graph, r)])
+    gated = words - loose - either
     averaging = bool(reading.means) and not deciding and not reading.models
     ordinary = ordinary_weights(rules, weights, repo)  # a plain mean where no rule fires
     plain = plain_means(rules, reading.means, repo)
@@ -359,7 +363,10 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
            bool(keyword), "failure", keyword, repo,
            (f"{words} decision(s) change the score because a judge's argument "
             "contains a word" + (f" ({gated} of them only where a detected fact also holds)"
-                                 if gated else ", not because of a detected fact") + (
+                                 if gated else "") + (
+                f" ({either} of them on the word alone: one side of an 'or' tests the word, "
+                "another a detected fact)" if either else "") + (
+                "" if gated or either else ", not because of a detected fact") + (
                 f" (tested on {len(keyword)} lines: a helper's tests and the tests that read "
                 "its answer are one decision)" if len(keyword) > words else "") + "."
             if keyword else "No decision reads words in a judge's argument."), 0.7),
