@@ -84,3 +84,54 @@ def test_a_cap_a_criterion_weight_replaces_is_credited_with_a_note(tmp_path: Pat
     assert "security_override" in fact.data["rules"], fact.rationale
     assert "is overwritten at" in fact.rationale and "holds: there it decides no verdict" \
         in fact.rationale and "not counted" not in fact.rationale, fact.rationale
+
+
+# a security cap on the Prosecutor's number alone, a fact-supremacy cap on words and the
+# evidence, and a floor ``if final > limit: final = limit`` whose limit is the Prosecutor's
+JUDGE_NUMBER_CAP_AND_FLOOR = '''
+def _security(criterion_id, p_score, score):
+    if criterion_id not in {"safe_tool_engineering"}:
+        return score
+    if p_score <= 2:
+        return min(score, 3.0)
+    return score
+
+
+def _facts(d_score, score, defense, evidence):
+    if d_score >= 4 and "deep" in defense.argument.lower():
+        if not any(e.found for e in evidence):
+            return min(score, 3.0)
+    return score
+
+
+def chief_justice_node(state):
+    out = []
+    for dim in state["dimensions"]:
+        ops = [o for o in state["opinions"] if o.criterion_id == dim]
+        p_score = next(o.score for o in ops if o.judge == "Prosecutor")
+        defense = next(o for o in ops if o.judge == "Defense")
+        score = sum(o.score for o in ops) / len(ops)
+        score = _security(dim, p_score, score)
+        score = _facts(defense.score, score, defense, state["evidences"].get(dim, []))
+        final_score = round(score)
+        if p_score <= 2:
+            strict_limit = p_score + 1
+            if final_score > strict_limit:
+                final_score = strict_limit
+        out.append(final_score)
+    return {"scores": out}
+'''
+
+
+def test_a_floor_s_clamp_is_no_word_test(tmp_path: Path) -> None:
+    keyword = _justice(tmp_path, JUDGE_NUMBER_CAP_AND_FLOOR)["justice.keyword_rules"]
+    # the clamp's test compares the score with the Prosecutor's limit: not the Defense's words
+    assert "final_score > strict_limit" not in (keyword.content or ""), keyword.content
+    assert "if d_score >= 4" in (keyword.content or ""), keyword.content
+
+
+def test_a_security_cap_on_one_judge_s_number_says_so(tmp_path: Path) -> None:
+    rules = _justice(tmp_path, JUDGE_NUMBER_CAP_AND_FLOOR)["justice.rules"]
+    assert "security_override" in rules.data["rules"], rules.rationale
+    assert "(if p_score <= 2) fires on one judge's score alone" in rules.rationale, \
+        rules.rationale

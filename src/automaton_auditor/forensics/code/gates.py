@@ -76,15 +76,34 @@ def shape_only(test: ast.expr, binds: dict[str, list[ast.expr]]) -> bool:
 
 
 def value_reads(test: ast.expr, reads: Callable[[ast.AST], set[str]],
-                    binds: dict[str, list[ast.expr]]) -> set[str]:
+                binds: dict[str, list[ast.expr]], body: list[ast.stmt] | None = None) -> set[str]:
     """What a decision's test reads, a side of an ``and``/``or`` that only tests the scores'
     shape (`shape_only`) reading no score (whether any evidence was found still reads the
-    evidence): ``if not scores or max(scores) - min(scores) > 2`` decides on the spread."""
+    evidence): ``if not scores or max(scores) - min(scores) > 2`` decides on the spread. A
+    clamp (`clamp_limit`) reads what its limit reads, not what the clamped score came from."""
+    limit = clamp_limit(test, body or [])
+    if limit is not None and (own := reads(limit)):
+        return own
     if shape_only(test, binds):
         return reads(test) - {"score"}
     parts = test.values if isinstance(test, ast.BoolOp) else [test]
     return set().union(*(reads(t) - ({"score"} if shape_only(t, binds) else set())
                          for t in parts))
+
+
+def clamp_limit(test: ast.expr, body: list[ast.stmt]) -> ast.expr | None:
+    """``if final > limit: final = limit`` (or a floor, ``<``): the limit a test compares a
+    name with when its body sets that name to the limit. It is ``final = min(final, limit)``:
+    the words or facts the score came from are no trigger of the clamp, only the limit's."""
+    if not isinstance(test, ast.Compare) or len(test.ops) != 1 or not isinstance(
+            test.ops[0], ast.Gt | ast.GtE | ast.Lt | ast.LtE):
+        return None
+    sets = {(s.targets[0].id, ast.dump(s.value)) for s in body if isinstance(s, ast.Assign)
+            and len(s.targets) == 1 and isinstance(s.targets[0], ast.Name)}
+    for name, limit in ((test.left, test.comparators[0]), (test.comparators[0], test.left)):
+        if isinstance(name, ast.Name) and (name.id, ast.dump(limit)) in sets:
+            return limit
+    return None
 
 
 def test_gates(test: ast.expr) -> set[str]:

@@ -251,7 +251,7 @@ class _Reader(ExprReader):
             does = ["pick"]  # ``helper(ops) if spread > 2 else None``: tested, picks a value
         inner = self.inner_tests(body)
         # ``if not scores: return 3``, ``len(s) >= 3``: the scores' shape reads no score
-        own = value_reads(test, self.reads, self.binds)
+        own = value_reads(test, self.reads, self.binds, body)
         reads = sorted(own.union(*(self.reads(t) for t in inner)))
         # the parameters it tests: what a caller passes for them is read there (synthesis)
         params = sorted({n.id for t in [test, *inner] for n in walk_expr(t)

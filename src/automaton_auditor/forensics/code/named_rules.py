@@ -14,7 +14,7 @@ from pathlib import Path
 from automaton_auditor.forensics.code.exprs import JUDGE_ATTR, PERSONA, call_name
 from automaton_auditor.forensics.code.logic import CHANGES
 from automaton_auditor.forensics.code.paths import in_body, unclamped
-from automaton_auditor.forensics.code.source import parse_file
+from automaton_auditor.forensics.code.source import code_at, parse_file
 from automaton_auditor.forensics.code.spread_routes import Route, Rule
 from automaton_auditor.forensics.code.tie_breaks import STATISTICS, WRAPPERS
 
@@ -309,3 +309,20 @@ def rule_kind(reads: set[str], does: set[str], dead: bool) -> str:
     if "judge" in reads:
         return "judge"
     return "none"
+
+
+def judge_triggered(rules: list[Rule], named: dict[str, Lines], repo: Path | None) -> str:
+    """A note for the security override's caps that one judge's score alone triggers (``if
+    p_score <= 2: return min(score, 3)``): no detected fact, so no confirmed vulnerability,
+    decides them; said of all of it when it rests on nothing else (two quoted at most)."""
+    override = named.get("security_override", [])
+    alone = sorted({(r.path, r.line) for r in rules if r.kind == "score_cap"} & set(override))
+    if not alone:
+        return ""
+    quoted = " and ".join(f"{p}:{n} ({code_at(repo, p, n)})" for p, n in alone[:2])
+    caps = "caps" if len(alone) > 1 else "cap"
+    fire = "fire" if len(alone) > 1 else "fires"
+    return (f"; the security override's {caps} at {quoted} {fire} on one judge's score alone, "
+            "not on a detected fact (no confirmed vulnerability is needed)" + (
+                ": nothing else it rests on reads the evidence"
+                if len(alone) == len(set(override)) else ""))

@@ -25,7 +25,7 @@ from automaton_auditor.forensics.code.common import FunctionNode
 from automaton_auditor.forensics.code.dead_stores import Flow
 from automaton_auditor.forensics.code.named_rules import STEADY, Lines
 from automaton_auditor.forensics.code.paths import in_body
-from automaton_auditor.forensics.code.source import line_at, parse_file
+from automaton_auditor.forensics.code.source import code_at, parse_file
 from automaton_auditor.forensics.code.spread_routes import Rule
 
 CAPS = ("security_override", "fact_supremacy")  # rules the rubric wants to hold regardless
@@ -126,20 +126,17 @@ def overwrite_notes(repo: Path | None, over: list[Overwrite], named: dict[str, L
                                             if (o.rule.path, o.by) == b), b))[:MAX_NOTES]:
         items = sorted({o.at: o for o in over if (o.rule.path, o.by) == by}.values())
         first, guard = items[0], items[0].guard
-        sets = " and ".join(f"{o.rule.path}:{o.at} ({_code(repo, o.rule.path, o.at)})"
+        sets = " and ".join(f"{o.rule.path}:{o.at} ({code_at(repo, o.rule.path, o.at)})"
                             for o in items)
         when = "" if guard is None else (
-            f" where the test at {guard.path}:{guard.line} ({_code(repo, guard.path, guard.line)}"
+            f" where the test at {guard.path}:{guard.line} ({code_at(repo, guard.path, guard.line)}"
             f") {'holds' if first.holds else 'fails'}")
         lost = sorted({n for o in items if contested(o) for n in CAPS
                        if (o.rule.path, o.rule.line) in named.get(n, [])})
         notes.append(f"; the score set at {sets} is overwritten at {by[0]}:{by[1]} "
-                     f"({_code(repo, *by)}), which does not read it,{when or ' always'}: "
+                     f"({code_at(repo, *by)}), which does not read it,{when or ' always'}: "
                      "there it decides no verdict" + (
                          f", so it is not counted as {' or '.join(lost)} (a cap undone "
                          "whenever that test holds does not hold regardless)" if lost else ""))
     return "".join(notes)
 
-
-def _code(repo: Path | None, path: str, line: int) -> str:
-    return line_at(repo, path, line).split(": ", 1)[-1].rstrip(":")

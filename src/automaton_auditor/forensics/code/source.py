@@ -74,6 +74,12 @@ def line_at(repo: Path | None, path: str, line: int, limit: int = 200) -> str:
     return f"{path}:{line}: {clip(text, limit)}"
 
 
+def code_at(repo: Path | None, path: str, line: int) -> str:
+    """The code of one line, as `line_at` quotes it, without its place or a closing colon
+    (``if p_score <= 2``), to quote inside a sentence."""
+    return line_at(repo, path, line).split(": ", 1)[-1].rstrip(":")
+
+
 def statement_at(repo: Path | None, path: str, line: int, limit: int = 200,
                  most: int = 8) -> str:
     """`line_at` for a statement that goes on past its first line (``weighted = (`` ...

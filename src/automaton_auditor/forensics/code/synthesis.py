@@ -34,6 +34,7 @@ from automaton_auditor.forensics.code.named_rules import (
     credited,
     distinct,
     evidence_reads,
+    judge_triggered,
     ordinary_weights,
     plain_means,
     rule_kind,
@@ -313,7 +314,9 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
     named = credited(rules, reading.weights, reading.routes, ties, repo)
     # the verdict is the score's last assignment: a cap a later line replaces is undone there
     over = overwrites(repo, rules)
-    notes, named = notes + overwrite_notes(repo, over, named), uncredit(named, over)
+    notes += overwrite_notes(repo, over, named)
+    named = uncredit(named, over)
+    notes += judge_triggered(rules, named, repo)  # no confirmed vulnerability needed
     kept_over = sorted({(o.rule.path, n) for o in over for n in (o.at, o.by)})[:MAX_QUOTED // 3]
     weights, present = named["functionality_weight"], [n for n, items in named.items() if items]
     # each of the rules the rubric names must rest on a decision of its own
