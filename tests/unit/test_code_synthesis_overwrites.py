@@ -135,3 +135,60 @@ def test_a_security_cap_on_one_judge_s_number_says_so(tmp_path: Path) -> None:
     assert "security_override" in rules.data["rules"], rules.rationale
     assert "(if p_score <= 2) fires on one judge's score alone" in rules.rationale, \
         rules.rationale
+
+
+# a security cap, then a line that replaces the score where the judges disagree, in shapes
+# where the cap still holds on every path
+KEPT = '''
+SECURITY_CAP = 3
+
+
+def _flaw(evidence):
+    return any(not e.found for e in evidence)
+
+
+def chief_justice_node(state):
+    out = []
+    for dim in state["dimensions"]:
+        ops = [o for o in state["opinions"] if o.criterion_id == dim]
+        evidence = state["evidences"].get(dim, [])
+        scores = [o.score for o in ops]
+        tl = ops[2].score
+        note = ""
+        final = round(sum(scores) / len(scores))
+        if dim == "safe_tool_engineering" and _flaw(evidence):
+            final = min(final, SECURITY_CAP)
+            note = "security cap"
+        if max(scores) - min(scores) > 2:
+            REPLACE
+        out.append((final, note))
+    return {"verdicts": out}
+'''
+KEPT_SHAPES = {
+    # the same test caps it again
+    "recap": "final = tl\n            if dim == \"safe_tool_engineering\" and _flaw(evidence):"
+             "\n                final = min(final, SECURITY_CAP)",
+    # a clamp on the value itself
+    "clamp": "if final > tl:\n                final = tl",
+    # the scale's floor, within any cap
+    "floor": "final = 1",
+    # the guard negates the cap's own test
+    "negated": "if not (dim == \"safe_tool_engineering\" and _flaw(evidence)):"
+               "\n                final = tl",
+    # the guard needs the note the cap's body wrote to be empty
+    "flag": "if not note:\n                final = tl",
+    # the guard keeps the criterion to one the cap's test excludes
+    "criterion": "if dim in [\"graph_orchestration\"]:\n                final = tl",
+}
+
+
+def test_a_replacement_that_keeps_the_cap_s_bound_claims_nothing(tmp_path: Path) -> None:
+    for name, replace in KEPT_SHAPES.items():
+        (tmp_path / name).mkdir()
+        fact = _justice(tmp_path / name, KEPT.replace("REPLACE", replace))["justice.rules"]
+        assert "security_override" in fact.data["rules"], (name, fact.rationale)
+        assert "overwritten" not in fact.rationale, (name, fact.rationale)
+    (tmp_path / "undone").mkdir()
+    undone = _justice(tmp_path / "undone", KEPT.replace("REPLACE", "final = tl"))
+    assert "security_override" not in undone["justice.rules"].data["rules"], \
+        undone["justice.rules"].rationale

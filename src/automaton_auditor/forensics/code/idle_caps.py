@@ -31,7 +31,7 @@ def _number(node: ast.AST) -> float | None:
         node.value, int | float) and not isinstance(node.value, bool) else None
 
 
-def _bounds(test: ast.expr) -> list[Bound]:
+def test_bounds(test: ast.expr) -> list[Bound]:
     """The bounds every case the test holds in satisfies: each side of an ``and`` and one
     comparison of a value with a number (``p_sc <= 2``, ``2 >= p.score``)."""
     sides = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
@@ -74,7 +74,7 @@ def idle_caps(repo: Path | None, rules: list[Rule]) -> str:
         tree = parse_file(str(repo / rule.path)) if repo is not None else None
         node = next((n for n in ast.walk(tree) if isinstance(n, ast.If)
                      and n.lineno == rule.line), None) if tree is not None else None
-        if node is None or not (bounds := _bounds(node.test)):
+        if node is None or not (bounds := test_bounds(node.test)):
             continue
         for call in (c for s in node.body for c in ast.walk(s) if isinstance(c, ast.Call)):
             kept = _idle(call, bounds)

@@ -7,12 +7,22 @@ loop's next round is another criterion) that binds the same name again without r
 value the decision set (nor a name derived from it) replaces it: on the paths through it,
 the decision decides no verdict. The replacing line runs under the innermost decision
 around it (its ``guard``); where that guard tests only the criterion or a judge's presence,
-the decision is undone on some criteria only and still holds elsewhere. Where the guard
-reads the judges' scores, the spread, words or evidence, the decision is undone exactly when
-that test holds (when the judges disagree, for a spread): a cap so undone is no override
-that holds "regardless", so it is not credited as the security override or fact supremacy
-(`uncredit`). A replacing line under no decision makes the decision unused
-(`unused_decisions`), not this module's business.
+the decision is undone on some criteria only and still holds elsewhere, and where it reads
+a detected fact, a later rule on the evidence takes over. Where a guard reads what the
+judges say (their scores, the spread, words in an argument), the decision is undone exactly
+when that test holds (when the judges disagree, for a spread): a cap so undone gives way to
+the judges it should overrule, no override that holds "regardless", so it is not credited
+as the security override or fact supremacy (`uncredit`). A replacing line under no
+decision makes the decision unused (`unused_decisions`), not this module's business.
+
+No replacement is claimed where the code keeps the decision's bound after all: a test around
+the replacing line reads the value it replaces (``if final > 5: final = 4``, a clamp); that
+line sets a value within the cap's bound (``final = 1`` after ``min(final, 3)``; ``final =
+p_score`` under ``if p_score <= 2``; ``final = tl`` after ``min(final, max(p, tl))``); the
+same test caps the score again after it; or the two cannot both run: a test around it
+negates the decision's own (``not (is_security and veto)``) or a note its body set (``not
+dissent``), or keeps the criterion to values the decision's test excludes (``dim ==
+"safe_tool"`` against ``dim in ["graph"]``).
 """
 
 from __future__ import annotations
@@ -23,12 +33,15 @@ from typing import NamedTuple
 
 from automaton_auditor.forensics.code.common import FunctionNode
 from automaton_auditor.forensics.code.dead_stores import Flow
-from automaton_auditor.forensics.code.named_rules import STEADY, Lines
+from automaton_auditor.forensics.code.exprs import call_name
+from automaton_auditor.forensics.code.idle_caps import Bound, test_bounds
+from automaton_auditor.forensics.code.named_rules import Lines
 from automaton_auditor.forensics.code.paths import in_body
 from automaton_auditor.forensics.code.source import code_at, parse_file
 from automaton_auditor.forensics.code.spread_routes import Rule
 
 CAPS = ("security_override", "fact_supremacy")  # rules the rubric wants to hold regardless
+OPINION = frozenset({"score", "spread", "gap", "words"})  # what the judges say
 MAX_NOTES = 2
 
 
@@ -40,6 +53,7 @@ class Overwrite(NamedTuple):
     by: int  # the line that replaces it
     guard: Rule | None  # the innermost decision the replacing line runs under
     holds: bool  # the replacing line runs where the guard's test holds (else: where it fails)
+    guards: tuple[Rule, ...] = ()  # every decision around the replacing line
 
 
 def _function(tree: ast.Module, line: int) -> FunctionNode | None:
@@ -53,9 +67,9 @@ def _assigned(fn: FunctionNode, line: int) -> ast.Assign | ast.AnnAssign | None:
                  and n.lineno == line and n.value is not None), None)
 
 
-def replaced_at(flow: Flow, stmt: ast.stmt, names: set[str]) -> list[int]:
+def replaced_at(flow: Flow, stmt: ast.stmt, names: set[str]) -> tuple[list[int], set[str]]:
     """The lines reached forwards from `stmt` (no loop's next round) that bind one of `names`
-    again without reading it or a name bound from it on the way."""
+    again without reading it or a name bound from it on the way; and those names."""
     start = flow.spans[id(stmt)][1]
     reached, todo = {start}, [start]
     while todo:
@@ -71,7 +85,7 @@ def replaced_at(flow: Flow, stmt: ast.stmt, names: set[str]) -> list[int]:
             tainted |= node.kills | {n for written, _r, _p in node.uses for n in written}
         elif node.kills & names:
             lines.append(node.line)
-    return lines
+    return lines, tainted
 
 
 def overwrites(repo: Path | None, rules: list[Rule]) -> list[Overwrite]:
@@ -85,27 +99,160 @@ def overwrites(repo: Path | None, rules: list[Rule]) -> list[Overwrite]:
             continue
         if id(fn) not in flows:
             flows[id(fn)] = Flow.build(fn)
-        flow = flows[id(fn)]
+        flow, test = flows[id(fn)], _test_at(fn, rule.line)
         for at in rule.sets:
             stmt = _assigned(fn, at)
             names = {t.id for t in (stmt.targets if isinstance(stmt, ast.Assign) else [
                 stmt.target]) if isinstance(t, ast.Name)} if stmt is not None else set()
             if flow is None or stmt is None or id(stmt) not in flow.spans or not names:
                 continue
-            for by in replaced_at(flow, stmt, names):
-                if rule.line <= by <= max(rule.end, rule.line):
-                    continue  # its own body's
-                guards = [r for r in rules if r.fn == rule.fn and r.line < by <= r.end]
-                guard = max(guards, key=lambda r: (r.line, r.kind != "words"), default=None)
+            lines, tainted = replaced_at(flow, stmt, names)
+            for by in (n for n in lines if not rule.line <= n <= max(rule.end, rule.line)):
+                around = [n for n in _around(fn, by) if not _holds(n, at)]
+                later = _assigned(fn, by)
+                if later is None or _kept((tree, fn), stmt, later, around, tainted) or any(
+                        r.fn == rule.fn and r.line > by and "cap" in r.does and test is not None
+                        and (t := _test_at(fn, r.line)) is not None
+                        and ast.dump(t) == ast.dump(test) for r in rules):
+                    continue  # the same test caps it again
+                guards = [r for r in rules if r.fn == rule.fn and r.line in
+                          {n.lineno for n in around}]
+                guard = max(guards, key=lambda r: (
+                    bool(OPINION & set(r.reads)), r.line, r.kind != "words"), default=None)
                 found.append(Overwrite(rule, at, by, guard, guard is None or in_body(
-                    tree, by, {guard.line})))
+                    tree, by, {guard.line}), tuple(sorted({r._replace(kind="")
+                                                           for r in guards}))))
     return found
 
 
+def _test_at(fn: FunctionNode, line: int) -> ast.expr | None:
+    return next((n.test for n in ast.walk(fn) if isinstance(n, ast.If) and n.lineno == line),
+                None)
+
+
+def _holds(node: ast.If, line: int) -> bool:
+    return node.lineno <= line <= (node.end_lineno or node.lineno)
+
+
+def _around(fn: FunctionNode, line: int) -> list[ast.If]:
+    """The ``if`` statements whose body or ``else`` holds `line`."""
+    return [n for n in ast.walk(fn) if isinstance(n, ast.If) and n.lineno < line <= (
+        n.end_lineno or n.lineno)]
+
+
+def _kept(scope: tuple[ast.Module, FunctionNode], cap: ast.Assign | ast.AnnAssign,
+          later: ast.Assign | ast.AnnAssign, around: list[ast.If], tainted: set[str]) -> bool:
+    """Whether the decision's bound survives the replacing line (module docstring)."""
+    if any(isinstance(n, ast.Name) and n.id in tainted for a in around
+           for n in ast.walk(a.test)):
+        return True  # a clamp on the value itself
+    decision = next((n for n in ast.walk(scope[1]) if isinstance(n, ast.If) and any(
+        s is cap for s in n.body)), None)
+    test = decision.test if decision is not None else None
+    bound = _bound(cap.value)
+    if later.value is not None and bound is not None and _within(
+            scope, later.value, bound, test_bounds(test) if test is not None else []):
+        return True
+    flags = _flags(scope[1], decision, later.lineno) if decision is not None else set()
+    return test is not None and any(_excludes(a.test, test, flags) for a in around)
+
+
+def _flags(fn: FunctionNode, decision: ast.If, before: int) -> set[str]:
+    """The names the decision's body sets to something true (``note = "capped"``) that
+    nothing up to `before` sets to anything else: a test ``not note`` fails after it."""
+    def truthy(value: ast.expr) -> bool:
+        return isinstance(value, ast.JoinedStr) or (
+            isinstance(value, ast.Constant) and bool(value.value))
+
+    sets = [(t.id, s.value, s.lineno) for s in ast.walk(fn) if isinstance(s, ast.Assign)
+            for t in s.targets if isinstance(t, ast.Name)]
+    own = {name for name, value, line in sets if decision.lineno < line <= (
+        decision.body[-1].end_lineno or line) and truthy(value)}
+    return {name for name in own if all(truthy(value) for n, value, line in sets
+                                         if n == name and decision.lineno < line < before)}
+
+
+def _bound(value: ast.expr | None) -> ast.expr | None:
+    """What a cap keeps the score at or under: ``min(final, B)``'s B, a plain value's own."""
+    if isinstance(value, ast.Call) and call_name(value) == "min" and len(value.args) == 2:
+        return value.args[1] if isinstance(value.args[0], ast.Name) else value.args[0]
+    return value
+
+
+def _number(tree: ast.Module, fn: FunctionNode, node: ast.expr) -> float | None:
+    """A number, or a name bound once, in the function or the module, to one
+    (``SECURITY_CAP = 3``, ``floor_score = 2.0``)."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) and \
+            not isinstance(node.value, bool):
+        return float(node.value)
+    if isinstance(node, ast.Name):
+        bound = [s.value for s in [*tree.body, *ast.walk(fn)] if isinstance(s, ast.Assign)
+                 and any(isinstance(t, ast.Name) and t.id == node.id for t in s.targets)]
+        return _number(tree, fn, bound[0]) if len(bound) == 1 else None
+    return None
+
+
+def _within(scope: tuple[ast.Module, FunctionNode], value: ast.expr, bound: ast.expr,
+            known: list[Bound]) -> bool:
+    """Whether `value` is never above `bound`: the same expression, numbers in order (the
+    scale's floor, 1 or less, under any cap), a name the decision's test keeps under it, one
+    side of a ``max`` bound or of a ``min`` value."""
+    if ast.dump(value) == ast.dump(bound):
+        return True
+    if isinstance(bound, ast.Call) and call_name(bound) == "max":
+        return any(_within(scope, value, b, known) for b in bound.args)
+    if isinstance(value, ast.Call) and call_name(value) == "min":
+        return any(_within(scope, v, bound, known) for v in value.args)
+    own, limit = _number(*scope, value), _number(*scope, bound)
+    if own is not None and own <= min(1.0, limit if limit is not None else 1.0):
+        return True
+    return limit is not None and ((own is not None and own <= limit) or any(
+        seen == ast.dump(value) and way == "<=" and most <= limit for seen, way, most in known))
+
+
+def _excludes(guard: ast.expr, test: ast.expr, flags: set[str]) -> bool:
+    """Whether `guard` cannot hold where `test` did: it negates `test` (or the part of it it
+    names) or one of the `flags` its body set, or keeps one value to strings `test` keeps it
+    from."""
+    own = {ast.dump(c) for c in _conjuncts(test)}
+    for side in _conjuncts(guard):
+        if isinstance(side, ast.UnaryOp) and isinstance(side.op, ast.Not) and (
+                {ast.dump(c) for c in _conjuncts(side.operand)} <= own or (
+                    isinstance(side.operand, ast.Name) and side.operand.id in flags)):
+            return True
+    theirs, ours = _pinned(guard), _pinned(test)
+    return any(key in ours and not theirs[key] & ours[key] for key in theirs)
+
+
+def _conjuncts(test: ast.expr) -> list[ast.expr]:
+    return test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+        else [test]
+
+
+def _pinned(test: ast.expr) -> dict[str, set[str]]:
+    """The strings each value is kept to by a side of an ``and``: ``dim == "x"``, ``dim in
+    ("x", "y")``."""
+    out: dict[str, set[str]] = {}
+    for side in _conjuncts(test):
+        if not isinstance(side, ast.Compare) or len(side.ops) != 1:
+            continue
+        right = side.comparators[0]
+        if isinstance(side.ops[0], ast.Eq) and isinstance(right, ast.Constant) and \
+                isinstance(right.value, str):
+            out[ast.dump(side.left)] = {right.value}
+        elif isinstance(side.ops[0], ast.In) and isinstance(right, ast.List | ast.Tuple | ast.Set) \
+                and right.elts and all(isinstance(e, ast.Constant) and isinstance(e.value, str)
+                                       for e in right.elts):
+            out[ast.dump(side.left)] = {str(e.value) for e in right.elts
+                                        if isinstance(e, ast.Constant)}
+    return out
+
+
 def contested(item: Overwrite) -> bool:
-    """Whether the replacing line runs on what the judges or the evidence say (not only on
-    the criterion or a judge's presence): the decision does not hold in those cases."""
-    return item.guard is None or not set(item.guard.reads) <= STEADY
+    """Whether the replacing line runs on what the judges say (their scores, the spread, the
+    words they wrote), not only on the criterion, a judge's presence or a detected fact (a
+    later rule on the evidence): the decision gives way to the judges it should overrule."""
+    return item.guard is None or any(OPINION & set(g.reads) for g in item.guards)
 
 
 def uncredit(named: dict[str, Lines], over: list[Overwrite]) -> dict[str, Lines]:
@@ -124,7 +271,8 @@ def overwrite_notes(repo: Path | None, over: list[Overwrite], named: dict[str, L
     for by in sorted({(o.rule.path, o.by) for o in over},
                      key=lambda b: (not any(contested(o) for o in over
                                             if (o.rule.path, o.by) == b), b))[:MAX_NOTES]:
-        items = sorted({o.at: o for o in over if (o.rule.path, o.by) == by}.values())
+        items = sorted({o.at: o for o in over if (o.rule.path, o.by) == by}.values(),
+                       key=lambda o: o.at)
         first, guard = items[0], items[0].guard
         sets = " and ".join(f"{o.rule.path}:{o.at} ({code_at(repo, o.rule.path, o.at)})"
                             for o in items)
