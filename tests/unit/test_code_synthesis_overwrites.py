@@ -133,8 +133,33 @@ def test_a_floor_s_clamp_is_no_word_test(tmp_path: Path) -> None:
 def test_a_security_cap_on_one_judge_s_number_says_so(tmp_path: Path) -> None:
     rules = _justice(tmp_path, JUDGE_NUMBER_CAP_AND_FLOOR)["justice.rules"]
     assert "security_override" in rules.data["rules"], rules.rationale
-    assert "(if p_score <= 2) fires on one judge's score alone" in rules.rationale, \
-        rules.rationale
+    assert "(if p_score <= 2) reads the judges' scores and no detected fact" in \
+        rules.rationale, rules.rationale
+
+
+# the same cap, its test also reading a flag the caller computed from the evidence
+FLAG_PASSED = JUDGE_NUMBER_CAP_AND_FLOOR.replace(
+    "def _security(criterion_id, p_score, score):",
+    "def _security(criterion_id, p_score, score, flaw):").replace(
+    "    if p_score <= 2:\n        return min(score, 3.0)",
+    "    if flaw and p_score <= 2:\n        return min(score, 3.0)").replace(
+    "score = _security(dim, p_score, score)",
+    "score = _security(dim, p_score, score, not state[\"evidences\"].get(dim))")
+
+
+# the same cap nested in a test of the evidence a helper answers
+NESTED = JUDGE_NUMBER_CAP_AND_FLOOR.replace(
+    "    if p_score <= 2:\n        return min(score, 3.0)",
+    "    if _flawed():\n        if p_score <= 2:\n            return min(score, 3.0)").replace(
+    "def chief_justice_node(state):", "def _flawed():\n    return True\n\n\n"
+    "def chief_justice_node(state):")
+
+
+def test_a_security_cap_a_fact_gates_is_not_said_to_need_no_fact(tmp_path: Path) -> None:
+    for index, source in enumerate((FLAG_PASSED, NESTED)):
+        (tmp_path / str(index)).mkdir()
+        rules = _justice(tmp_path / str(index), source)["justice.rules"]
+        assert "no detected fact" not in rules.rationale, rules.rationale
 
 
 # a security cap, then a line that replaces the score where the judges disagree, in shapes

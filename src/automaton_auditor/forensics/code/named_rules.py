@@ -312,17 +312,78 @@ def rule_kind(reads: set[str], does: set[str], dead: bool) -> str:
 
 
 def judge_triggered(rules: list[Rule], named: dict[str, Lines], repo: Path | None) -> str:
-    """A note for the security override's caps that one judge's score alone triggers (``if
-    p_score <= 2: return min(score, 3)``): no detected fact, so no confirmed vulnerability,
-    decides them; said of all of it when it rests on nothing else (two quoted at most)."""
+    """A note for the security override's caps whose test reads scores and nothing else
+    (``if p_score <= 2:``, ``if dim == "safe_tool" and p.score <= 2:``, `score_only`): no
+    detected fact, so no confirmed vulnerability, decides them; said of all of it when it
+    rests on nothing else (two quoted at most)."""
     override = named.get("security_override", [])
-    alone = sorted({(r.path, r.line) for r in rules if r.kind == "score_cap"} & set(override))
+    trees = {p: parse_file(str(repo / p)) for p in {p for p, _n in override}} \
+        if repo is not None else {}
+    alone = sorted((r.path, r.line) for r in {r._replace(kind="") for r in rules
+                                              if r.kind == "score_cap"}
+                   if (r.path, r.line) in override and score_only(trees.get(r.path), r.line))
     if not alone:
         return ""
     quoted = " and ".join(f"{p}:{n} ({code_at(repo, p, n)})" for p, n in alone[:2])
-    caps = "caps" if len(alone) > 1 else "cap"
-    fire = "fire" if len(alone) > 1 else "fires"
-    return (f"; the security override's {caps} at {quoted} {fire} on one judge's score alone, "
-            "not on a detected fact (no confirmed vulnerability is needed)" + (
-                ": nothing else it rests on reads the evidence"
+    caps, reads = ("caps", "read") if len(alone) > 1 else ("cap", "reads")
+    return (f"; the security override's {caps} at {quoted} {reads} the judges' scores and no "
+            "detected fact: no confirmed vulnerability is needed for it to fire" + (
+                ", and nothing else it rests on reads the evidence"
                 if len(alone) == len(set(override)) else ""))
+
+
+def score_only(tree: ast.Module | None, line: int) -> bool:
+    """Whether the ``if`` at `line` runs on scores and nothing else: its test compares
+    scores with numbers (`plain_test`), and every ``if`` around it, or before it in its
+    function that returns, tests no more than scores, the criterion or a judge's name (no
+    flag a caller passes, no helper's answer on the evidence gates it)."""
+    node = next((n for n in ast.walk(tree) if isinstance(n, ast.If) and n.lineno == line),
+                None) if tree is not None else None
+    fn = min((f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)
+              and f.lineno <= line <= (f.end_lineno or f.lineno)),
+             key=lambda f: (f.end_lineno or f.lineno) - f.lineno, default=None) \
+        if tree is not None else None
+    if tree is None or node is None or fn is None or not plain_test(node.test, True):
+        return False
+    # an ``if`` before it that returns gates it, unless it caps too (the later cap runs
+    # where it did not fire, which needs no fact either)
+    gates = [n for n in ast.walk(fn) if isinstance(n, ast.If) and n is not node and (
+        n.lineno < line <= (n.end_lineno or n.lineno) or (
+            (n.end_lineno or n.lineno) < line and any(
+                isinstance(r, ast.Return | ast.Raise | ast.Continue) for r in ast.walk(n))
+            and not any(isinstance(c, ast.Call) and call_name(c) == "min"
+                        for r in ast.walk(n) if isinstance(r, ast.Return) and r.value
+                        for c in ast.walk(r.value))))]
+    strings = {t.id for a in [*tree.body, *ast.walk(fn)] if isinstance(a, ast.Assign)
+               and isinstance(a.value, ast.List | ast.Tuple | ast.Set) and all(
+                   isinstance(e, ast.Constant) and isinstance(e.value, str) for e in a.value.elts)
+               for t in a.targets if isinstance(t, ast.Name)}
+    return all(plain_test(g.test, False, strings) for g in gates)
+
+
+def plain_test(test: ast.expr, numbered: bool, strings: Collection[str] = ()) -> bool:
+    """A test with no call whose every side of an ``and`` compares a name or field with a
+    number or strings (`strings`: names of literal collections of strings), or is the
+    presence of an opinion whose score it compares (with `numbered`, at least one side
+    compares with a number)."""
+    if any(isinstance(n, ast.Call) for n in ast.walk(test)):
+        return False
+    sides = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) \
+        else [test]
+    compared, rest = [], []
+    for side in sides:
+        if isinstance(side, ast.Compare) and len(side.ops) == 1:
+            pair = [side.left, side.comparators[0]]
+            values = [v for v in pair if not isinstance(v, ast.Constant | ast.List | ast.Tuple
+                                                        | ast.Set) and not (
+                isinstance(v, ast.Name) and v.id in strings)]
+            if len(values) != 1:
+                return False
+            if any(isinstance(v, ast.Constant) and isinstance(v.value, int | float)
+                   and not isinstance(v.value, bool) for v in pair):
+                compared.append(values[0])
+            continue
+        rest.append(side)
+    bases = {ast.dump(v.value) for v in compared if isinstance(v, ast.Attribute)}
+    return (bool(compared) or not numbered) and all(
+        isinstance(s, ast.Name | ast.Attribute) and ast.dump(s) in bases for s in rest)
