@@ -217,3 +217,42 @@ def test_a_replacement_that_keeps_the_cap_s_bound_claims_nothing(tmp_path: Path)
     undone = _justice(tmp_path / "undone", KEPT.replace("REPLACE", "final = tl"))
     assert "security_override" not in undone["justice.rules"].data["rules"], \
         undone["justice.rules"].rationale
+
+
+# the only test on the evidence picks how to read a field by its type
+TYPE_PARSE = '''
+def _evidence_found_score(state):
+    total_count = 0
+    found_count = 0
+    for evidence in state.get("evidences", []):
+        total_count += 1
+        raw_found_value = getattr(evidence, "found", False)
+        if isinstance(raw_found_value, str):
+            found_value = raw_found_value.strip().lower() in {"true", "yes"}
+        else:
+            found_value = bool(raw_found_value)
+        if found_value:
+            found_count += 1
+    if total_count == 0:
+        return 0.0, 0, 0
+    score_float = round((found_count / total_count) * 5, 2)
+    return score_float, found_count, total_count
+
+
+def chief_justice_node(state):
+    ops = state.get("opinions", [])
+    if ops:
+        score_float = round(sum(o.score for o in ops) / len(ops), 2)
+    else:
+        score_float, found_count, total_count = _evidence_found_score(state)
+    if not state.get("evidences") and ops and ops[0].score >= 4:
+        score_float = float(ops[1].score)
+    return {"overall_score": f"{score_float:.1f}"}
+'''
+
+
+def test_a_parse_by_a_value_s_type_is_no_rule(tmp_path: Path) -> None:
+    rules = _justice(tmp_path, TYPE_PARSE)["justice.rules"]
+    # no decision on the evidence: the test only picks how to read the field
+    assert "isinstance(raw_found_value, str)" not in (rules.content or ""), rules.content
+    assert "nodes/justice.py:8" not in rules.data["evidence"], rules.data

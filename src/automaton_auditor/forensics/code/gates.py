@@ -80,15 +80,28 @@ def value_reads(test: ast.expr, reads: Callable[[ast.AST], set[str]],
     """What a decision's test reads, a side of an ``and``/``or`` that only tests the scores'
     shape (`shape_only`) reading no score (whether any evidence was found still reads the
     evidence): ``if not scores or max(scores) - min(scores) > 2`` decides on the spread. A
-    clamp (`clamp_limit`) reads what its limit reads, not what the clamped score came from."""
+    clamp (`clamp_limit`) reads what its limit reads, not what the clamped score came from;
+    a test of a value's type (`type_only`) reads nothing."""
     limit = clamp_limit(test, body or [])
     if limit is not None and (own := reads(limit)):
         return own
+    if type_only(test):
+        return set()  # a parse by the value's type decides on no score, fact or word
     if shape_only(test, binds):
         return reads(test) - {"score"}
     parts = test.values if isinstance(test, ast.BoolOp) else [test]
     return set().union(*(reads(t) - ({"score"} if shape_only(t, binds) else set())
                          for t in parts))
+
+
+def type_only(test: ast.expr) -> bool:
+    """``isinstance(found, str)`` (and ``and``/``or``/``not`` of such): a test of a value's
+    type, which picks how to read it (``found = found.lower() == "true"``), not a verdict."""
+    if isinstance(test, ast.BoolOp):
+        return all(type_only(v) for v in test.values)
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return type_only(test.operand)
+    return call_name(test) == "isinstance"
 
 
 def clamp_limit(test: ast.expr, body: list[ast.stmt]) -> ast.expr | None:
