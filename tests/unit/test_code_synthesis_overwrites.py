@@ -256,3 +256,29 @@ def test_a_parse_by_a_value_s_type_is_no_rule(tmp_path: Path) -> None:
     # no decision on the evidence: the test only picks how to read the field
     assert "isinstance(raw_found_value, str)" not in (rules.content or ""), rules.content
     assert "nodes/justice.py:8" not in rules.data["evidence"], rules.data
+
+
+# the score set where no judge spoke, with a spread of 0; the spread's rule needs more than 2
+NO_OPINIONS = '''
+def chief_justice_node(state):
+    out = []
+    for dim in state["dimensions"]:
+        ops = [o for o in state["opinions"] if o.criterion_id == dim]
+        if any(o.score for o in ops):
+            scores = [o.score for o in ops]
+            final_score = round(sum(scores) / len(scores))
+            variance = max(scores) - min(scores)
+        else:
+            final_score = 0
+            variance = 0
+        if variance > 2:
+            final_score = ops[2].score
+        out.append(final_score)
+    return {"scores": out}
+'''
+
+
+def test_a_replacement_whose_guard_the_block_s_own_number_fails_claims_nothing(
+        tmp_path: Path) -> None:
+    rules = _justice(tmp_path, NO_OPINIONS)["justice.rules"]
+    assert "final_score = 0" not in rules.rationale, rules.rationale

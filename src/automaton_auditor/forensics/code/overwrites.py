@@ -147,29 +147,33 @@ def _kept(scope: tuple[ast.Module, FunctionNode], cap: ast.Assign | ast.AnnAssig
            for n in ast.walk(a.test)):
         return True  # a clamp on the value itself
     decision = next((n for n in ast.walk(scope[1]) if isinstance(n, ast.If) and any(
-        s is cap for s in n.body)), None)
-    test = decision.test if decision is not None else None
+        s is cap for s in [*n.body, *n.orelse])), None)
+    block = [] if decision is None else decision.body if any(
+        s is cap for s in decision.body) else decision.orelse
+    # the cap's own test holds where it runs, unless it runs in the ``else``
+    test = decision.test if decision is not None and block is decision.body else None
     bound = _bound(cap.value)
     if later.value is not None and bound is not None and _within(
             scope, later.value, bound, test_bounds(test) if test is not None else []):
         return True
-    flags = _flags(scope[1], decision, later.lineno) if decision is not None else set()
-    return test is not None and any(_excludes(a.test, test, flags) for a in around)
+    settled = _settled(scope[1], block, later.lineno)
+    return any(_excludes(a.test, test, settled) for a in around)
 
 
-def _flags(fn: FunctionNode, decision: ast.If, before: int) -> set[str]:
-    """The names the decision's body sets to something true (``note = "capped"``) that
-    nothing up to `before` sets to anything else: a test ``not note`` fails after it."""
-    def truthy(value: ast.expr) -> bool:
-        return isinstance(value, ast.JoinedStr) or (
-            isinstance(value, ast.Constant) and bool(value.value))
-
+def _settled(fn: FunctionNode, block: list[ast.stmt], before: int) -> dict[str, ast.expr]:
+    """The names the cap's block binds (``note = "capped"``, ``variance = 0``) that nothing
+    binds to anything else up to `before` (a note, to nothing false): their value there is
+    the block's."""
+    if not block:
+        return {}
+    start, end = block[0].lineno, block[-1].end_lineno or block[-1].lineno
     sets = [(t.id, s.value, s.lineno) for s in ast.walk(fn) if isinstance(s, ast.Assign)
             for t in s.targets if isinstance(t, ast.Name)]
-    own = {name for name, value, line in sets if decision.lineno < line <= (
-        decision.body[-1].end_lineno or line) and truthy(value)}
-    return {name for name in own if all(truthy(value) for n, value, line in sets
-                                         if n == name and decision.lineno < line < before)}
+    own = {name: value for name, value, line in sets if start <= line <= end}
+    # a note set true stays true if everything binding it again binds something true
+    return {name: value for name, value in own.items() if all(
+        ast.dump(v) == ast.dump(value) or (_truthy(v) and _truthy(value))
+        for n, v, line in sets if n == name and start <= line < before)}
 
 
 def _bound(value: ast.expr | None) -> ast.expr | None:
@@ -210,18 +214,32 @@ def _within(scope: tuple[ast.Module, FunctionNode], value: ast.expr, bound: ast.
         seen == ast.dump(value) and way == "<=" and most <= limit for seen, way, most in known))
 
 
-def _excludes(guard: ast.expr, test: ast.expr, flags: set[str]) -> bool:
-    """Whether `guard` cannot hold where `test` did: it negates `test` (or the part of it it
-    names) or one of the `flags` its body set, or keeps one value to strings `test` keeps it
-    from."""
-    own = {ast.dump(c) for c in _conjuncts(test)}
+def _excludes(guard: ast.expr, test: ast.expr | None, settled: dict[str, ast.expr]) -> bool:
+    """Whether `guard` cannot hold where the cap ran: it negates the cap's `test` (or the
+    part of it it names) or a note the cap's block set (`settled`), bounds a number that
+    block set away from its value (``variance = 0`` against ``variance > 2``), or keeps one
+    value to strings `test` keeps it from."""
+    own = {ast.dump(c) for c in _conjuncts(test)} if test is not None else set()
     for side in _conjuncts(guard):
-        if isinstance(side, ast.UnaryOp) and isinstance(side.op, ast.Not) and (
-                {ast.dump(c) for c in _conjuncts(side.operand)} <= own or (
-                    isinstance(side.operand, ast.Name) and side.operand.id in flags)):
+        if isinstance(side, ast.UnaryOp) and isinstance(side.op, ast.Not) and ((
+                own and {ast.dump(c) for c in _conjuncts(side.operand)} <= own) or (
+                    isinstance(side.operand, ast.Name) and _truthy(settled.get(
+                        side.operand.id)))):
             return True
-    theirs, ours = _pinned(guard), _pinned(test)
+    for seen, way, limit in test_bounds(guard):
+        value = next((v for name, v in settled.items()
+                      if ast.dump(ast.Name(id=name, ctx=ast.Load())) == seen), None)
+        number = value.value if isinstance(value, ast.Constant) else None
+        if isinstance(number, int | float) and not isinstance(number, bool) and (
+                number < limit if way == ">=" else number > limit):
+            return True
+    theirs, ours = _pinned(guard), _pinned(test) if test is not None else {}
     return any(key in ours and not theirs[key] & ours[key] for key in theirs)
+
+
+def _truthy(value: ast.expr | None) -> bool:
+    return isinstance(value, ast.JoinedStr) or (
+        isinstance(value, ast.Constant) and bool(value.value))
 
 
 def _conjuncts(test: ast.expr) -> list[ast.expr]:
