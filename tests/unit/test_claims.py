@@ -8,7 +8,7 @@ from automaton_auditor.forensics.pdf.citations import extract_cited_paths, norma
 from automaton_auditor.forensics.pdf.claims import extract_feature_claims
 from automaton_auditor.forensics.pdf.model import Block
 from automaton_auditor.forensics.pdf.reader import report_facts
-from automaton_auditor.state import FeatureClaim, RebuiltGraph, ReportFacts
+from automaton_auditor.state import FeatureClaim, Finding, RebuiltGraph, ReportFacts
 from tests.unit.report_helpers import ingested
 
 REPO_FILES = ["src/graph.py", "src/state.py", "src/nodes/judges.py", "src/nodes/justice.py",
@@ -245,3 +245,39 @@ def test_what_holds_of_a_kind_of_system_claims_no_feature() -> None:
              "synchronization before judicial reasoning begins.")])
     assert [(c.feature, c.page) for c in claims] == [
         ("parallel_detectives", 9), ("fan_in", 9), ("fan_in", 14)]
+
+
+def test_detectives_reached_only_through_routes_never_taken_do_not_run_in_parallel() -> None:
+    """A router sends to three detectives, but the code facts prove two of its routes are
+    never taken (the key they need is never set) and those nodes never run: the parallel
+    claim is contradicted with the router's lines, and the join the three are wired into is
+    no join of parallel branches (not "no join gathers the detectives")."""
+    graph = RebuiltGraph(
+        nodes=["check", "RepoInvestigator", "DocAnalyst", "VisionInspector", "Aggregator",
+               "Prosecutor", "Defense", "Judge"],
+        edges=[("__start__", "check"), ("check", "RepoInvestigator"), ("check", "DocAnalyst"),
+               ("check", "VisionInspector"), ("RepoInvestigator", "Aggregator"),
+               ("DocAnalyst", "Aggregator"), ("VisionInspector", "Aggregator"),
+               ("Aggregator", "Prosecutor"), ("Aggregator", "Defense"),
+               ("Prosecutor", "Judge"), ("Defense", "Judge")],
+        conditional_sources=["check"], fan_out={"Aggregator": ["Defense", "Prosecutor"]},
+        fan_in={"Judge": ["Defense", "Prosecutor"]}, linear=False)
+    dead = Finding(facet="graph.dead_routes", goal="g", found=True, pattern="failure",
+                   confidence=0.8, location="src/graph.py:77",
+                   content="src/graph.py:77: if state.get(\"pdf_paths\"):",
+                   rationale="check -> DocAnalyst, VisionInspector are never taken.",
+                   data={"edges": [["check", "DocAnalyst"], ["check", "VisionInspector"]]})
+    never = Finding(facet="graph.unreachable_nodes", goal="g", found=True, pattern="failure",
+                    confidence=0.85, location="src/graph.py:96", rationale="never run",
+                    data={"unreachable": ["DocAnalyst", "VisionInspector"]})
+    verdict, why = check_feature("parallel_detectives", graph, "", [dead, never])
+    assert verdict == "contradicted" and "only RepoInvestigator" in why
+    assert "src/graph.py:77" in why
+    assert check_feature("parallel_detectives", graph)[0] == "unverified"
+    assert check_feature("parallel_detectives", graph, "", [dead])[0] == "unverified"
+    verdict, why = check_feature("fan_in", graph, "fan-in merging of evidence", [dead, never])
+    assert verdict == "unverified" and "wires Aggregator" in why
+    assert "no join of the graph gathers" not in why
+    # one detective still beside the live one: they do run in parallel, no contradiction
+    two = never.model_copy(update={"data": {"unreachable": ["VisionInspector"]}})
+    assert check_feature("parallel_detectives", graph, "", [dead, two])[0] != "contradicted"

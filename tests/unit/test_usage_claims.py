@@ -314,3 +314,26 @@ def test_a_module_function_said_utilized_in_a_clause_of_its_own(tmp_path: Path) 
     assert _contradictions(names, "We never utilize tempfile.TemporaryDirectory() here.") == []
     assert _contradictions(names, "Later we will leverage tempfile.TemporaryDirectory() for "
                                   "clones, as planned.") == []
+
+
+def test_a_count_of_parallel_detectives_the_fan_out_does_not_hold() -> None:
+    """ "three parallel investigators" while the repository detective runs first and fans out
+    to the other two: the count is wrong ("following" protocols orders nothing). A fan-out
+    of all three, or a count of two, holds."""
+    source = RebuiltGraph(
+        nodes=["repo_investigator", "doc_analyst", "vision_inspector", "aggregator"],
+        edges=[("__start__", "repo_investigator"), ("repo_investigator", "doc_analyst"),
+               ("repo_investigator", "vision_inspector"), ("doc_analyst", "aggregator"),
+               ("vision_inspector", "aggregator")],
+        fan_out={"repo_investigator": ["doc_analyst", "vision_inspector"]},
+        fan_in={"aggregator": ["doc_analyst", "vision_inspector"]}, linear=False)
+    said = "The detective layer implements three parallel investigators following protocols:"
+    why = detectives_run_first(said, source)
+    assert why and '"three parallel investigators"' in why and "fan-out's source" in why
+    assert detectives_run_first("Two detectives run in parallel.", source) is None
+    full = source.model_copy(update={
+        "nodes": [*source.nodes, "start"],
+        "edges": [("__start__", "start"), ("start", "repo_investigator"),
+                  ("start", "doc_analyst"), ("start", "vision_inspector")],
+        "fan_out": {"start": ["doc_analyst", "repo_investigator", "vision_inspector"]}})
+    assert detectives_run_first(said, full) is None

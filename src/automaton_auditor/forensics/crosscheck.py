@@ -60,7 +60,7 @@ def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph |
     if split.bare_hit or split.bare_miss:
         findings.append(_bare_finding(split.bare_hit, split.bare_miss))
     findings.extend(feature_findings([c for c in facts.claims if c.feature in FEATURES],
-                                      graph))
+                                      graph, code))
     also = [*empty_file_findings(facts.cited_paths, split, names),
             *tooling_findings(facts.claims, repo_files),
             *fact_supremacy_findings(facts.claims, code)]

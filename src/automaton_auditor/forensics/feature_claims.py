@@ -5,8 +5,14 @@ checkable, one verdict per feature."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
-from automaton_auditor.forensics.fanout import DETECTIVE_NODE, detectives_run_first
+from automaton_auditor.forensics.fanout import (
+    DETECTIVE_NODE,
+    detectives_never_run,
+    detectives_run_first,
+    idle_joins,
+)
 from automaton_auditor.forensics.pdf.claims import FEATURES
 from automaton_auditor.state import FeatureClaim, Finding, RebuiltGraph
 
@@ -35,7 +41,10 @@ def _distance(claim: FeatureClaim) -> int:
     return min(gaps, default=10_000)
 
 
-def feature_findings(claims: list[FeatureClaim], graph: RebuiltGraph | None) -> list[Finding]:
+def feature_findings(claims: list[FeatureClaim], graph: RebuiltGraph | None,
+                     code: Sequence[Finding] = ()) -> list[Finding]:
+    """One verdict per feature the report claims, read against the rebuilt graph and the
+    code's facts (`code`: routes never taken leave detectives that never run)."""
     findings: list[Finding] = []
     seen: set[str] = set()
     # One verdict per feature, on its most specific sentence (document order breaks ties),
@@ -49,7 +58,7 @@ def feature_findings(claims: list[FeatureClaim], graph: RebuiltGraph | None) -> 
         if claim.feature in seen:
             continue
         seen.add(claim.feature)
-        verdict, why = check_feature(claim.feature, graph, claim.sentence)
+        verdict, why = check_feature(claim.feature, graph, claim.sentence, code)
         if claim.feature in named:
             claim, why = named[claim.feature]
             verdict = "contradicted"
@@ -113,22 +122,33 @@ def _side(sentence: str) -> tuple[re.Pattern[str], str] | None:
     return (DETECTIVE_NODE, "judges") if judges and not evidence else None
 
 
-def check_feature(feature: str, graph: RebuiltGraph | None,
-                  sentence: str = "") -> tuple[str, str]:
+def check_feature(feature: str, graph: RebuiltGraph | None, sentence: str = "",
+                  code: Sequence[Finding] = ()) -> tuple[str, str]:
     """("confirmed" | "contradicted" | "unverified", why) for one feature claim (a fan-in
-    said of one side, the detectives' or the judges', is read on that side)."""
+    said of one side, the detectives' or the judges', is read on that side; the code's
+    facts in `code` tell which routes are never taken)."""
     if graph is None or not graph.nodes:
         return "unverified", "No graph could be rebuilt from the code to check the claim."
     if feature == "parallel_judges":
         return _parallel(graph, _JUDGE_NODE, "judges")
     if feature == "parallel_detectives":
-        return _parallel(graph, DETECTIVE_NODE, "detectives")
+        verdict, why = _parallel(graph, DETECTIVE_NODE, "detectives")
+        never = detectives_never_run(graph, code) if verdict == "unverified" else None
+        return ("contradicted", never) if never else (verdict, why)
     if feature == "fan_in":
         side = _side(sentence)  # a join of the other side's nodes alone is not this side's
         joins = sorted(j for j, preds in graph.fan_in.items()
                        if side is None or not all(side[0].search(p) for p in preds))
         if joins:
             return "confirmed", f"Fan-in node(s) in the rebuilt graph: {', '.join(joins[:4])}."
+        # a join wired for this side whose other inputs never run gathers no parallel branches
+        idle = idle_joins(graph, code, DETECTIVE_NODE if side[1] == "detectives"
+                          else _JUDGE_NODE) if side else []
+        if side and idle:
+            return "unverified", (
+                f"The sentence speaks of the {side[1]}' fan-in; the graph "
+                f"wires {'; '.join(idle[:2])}: reached only through routes never taken "
+                "(graph.dead_routes), they bring nothing, so it gathers no parallel branches.")
         if graph.fan_in and side is not None:
             return "unverified", (
                 f"The sentence speaks of the {side[1]}' fan-in; the rebuilt graph's joins "
