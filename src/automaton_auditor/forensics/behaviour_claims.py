@@ -83,7 +83,7 @@ def _clause(sentence: str, match: re.Match[str]) -> str:
     return sentence[start + 1: min(ends, default=len(sentence))]
 
 
-def _said(claim: FeatureClaim) -> str | None:
+def described_clause(claim: FeatureClaim) -> str | None:
     """The clause of the sentence that describes the system, or None when it is hedged or
     speaks of another team's system."""
     pattern = {"retry_claim": RETRY, "gate_claim": GATE, "weight_claim": WEIGHED,
@@ -242,7 +242,7 @@ def behaviour_misquotes(claim: FeatureClaim, code: Sequence[Finding],
     schema binding; a sandboxed clone or a reducer's merge the facts show failing:
     `forensics.failure_claims`); empty when the sentence is hedged or the facts do not
     settle it."""
-    clause = _said(claim)
+    clause = described_clause(claim)
     if clause is None:
         return []
     if claim.feature == "retry_claim":

@@ -9,6 +9,7 @@ import re
 from collections.abc import Sequence
 from typing import NamedTuple
 
+from automaton_auditor.forensics.confirmed_claims import confirmed_findings
 from automaton_auditor.forensics.contradictions import contradiction_findings
 from automaton_auditor.forensics.feature_claims import feature_findings
 from automaton_auditor.forensics.path_split import PathSplit, split_paths
@@ -65,6 +66,8 @@ def cross_check(facts: ReportFacts, repo_files: list[str], graph: RebuiltGraph |
             *tooling_findings(facts.claims, repo_files),
             *fact_supremacy_findings(facts.claims, code)]
     findings.extend(contradiction_findings(facts.claims, code, graph, names, also=also))
+    # what the code's own facts bear out, as the graph bears out a parallel claim
+    findings.extend(confirmed_findings(facts.claims, code, names, findings))
     # what the code could check: each sentence holding a claim, each bare name of a file
     checkable = len({c.sentence for c in facts.claims}) + len(split.bare_hit)
     findings.extend(_nothing_invented(split, findings, checkable))

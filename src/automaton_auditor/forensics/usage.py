@@ -276,6 +276,33 @@ def library_misquotes(sentence: str, names: CodeNames, _words: set[str]) -> list
     return found
 
 
+# The names that show a library doing its job, for the libraries whose use can confirm a
+# report (a type annotation `ast.AST` parses nothing; PyPDF2 is not pypdf).
+_DOES_JOB = {"ast": r"^ast\.(?:parse|walk|NodeVisitor|NodeTransformer)$",
+             "docling": r"^docling\.document_converter\.DocumentConverter$",
+             "pymupdf": r"^(?:fitz|pymupdf)\.open$", "pypdf": r"^pypdf\.PdfReader$",
+             "pypdf2": r"^PyPDF2\.PdfReader$", "pdfplumber": r"^pdfplumber\.open$"}
+
+
+def library_confirmations(sentence: str, names: CodeNames) -> list[tuple[str, list[str]]]:
+    """Each library the sentence says the system uses that the audited code does use for
+    that job (`_DOES_JOB`'s libraries only), with the lines that show it ("path:line:
+    text"); empty for a plan, a hedge or a denial (as `library_misquotes` reads them)."""
+    if not names.modules or _IMPERATIVE.search(sentence) \
+            or _HEDGE.search(_CONTRAST.sub(" ", sentence)):
+        return []
+    uses = _uses(names)
+    said = {library_key(lib): lib for lib, at in said_libraries(sentence)
+            if not _denied(sentence, at)}
+    found = []
+    for key, lib in sorted(said.items()):
+        job = _DOES_JOB.get(key)
+        lines = sorted({w for n, w in uses if job and re.search(job, n)}, key=_by_line)
+        if lines:
+            found.append((lib, lines[:MAX_QUOTED]))
+    return found
+
+
 # What the system looks for in audited code ("flags os.system calls") is no use of it.
 _DETECTS = re.compile(r"\b(?:detect\w*|flag\w*|scan\w*|search\w*|look\w*\s+for|check\w*|"
                       r"bans?|forbid\w*|prohibit\w*|avoid\w*|unsafe|dangerous|vulnerab\w*|"
