@@ -50,6 +50,8 @@ def test_a_clone_said_to_run_in_a_temporary_directory_that_the_code_makes() -> N
     unproved = SANDBOX.model_copy(update={"found": False, "data": {
         **SANDBOX.data, "unproved": ["app/other.py:9"]}})
     assert _confirmed(said, "sandbox_claim", [unproved, EARLY]) == []
+    idle = SANDBOX.model_copy(update={"data": {**SANDBOX.data, "never_run": ["app/x.py:70"]}})
+    assert _confirmed(said, "sandbox_claim", [idle, EARLY]) == []
     early = EARLY.model_copy(update={"found": True})
     assert _confirmed(said, "sandbox_claim", [SANDBOX, early]) == []
     mkdtemp = SANDBOX.model_copy(update={"content": "app/clone.py:15: d = tempfile.mkdtemp()"})

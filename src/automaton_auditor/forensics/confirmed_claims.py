@@ -6,10 +6,10 @@ sentence as `usage` reads it):
 
 - the clone said to run in a temporary directory ("All repository cloning is performed
   inside a tempfile.TemporaryDirectory() context"), when every clone call writes into a fresh
-  temporary directory (`safety.clone_sandbox` found, none unproved), none is removed before
-  the clone is read (`safety.clone_deleted_early`), and the directory the sentence names
-  (``TemporaryDirectory``, ``mkdtemp``) is the one the code makes; a sentence that also says
-  it is removed needs the removal too;
+  temporary directory (`safety.clone_sandbox` found, none unproved, none in code that never
+  runs), none is removed before the clone is read (`safety.clone_deleted_early`), and every
+  mechanism the sentence names (``TemporaryDirectory``, ``mkdtemp``, ``atexit``, ``rmtree``)
+  is in the code's lines; a sentence that also says it is removed needs the removal too;
 - the clone's temporary directory said to be removed after use, when every sandboxed clone's
   directory is removed on every path (`safety.clone_cleanup` found, nothing kept or removed
   only in part);
@@ -17,8 +17,9 @@ sentence as `usage` reads it):
   that job (`usage.library_confirmations`: ``ast.parse``, not an ``ast.AST`` annotation).
 
 Each is a `claims.features` fact with the verdict "confirmed", quoting the sentence and the
-code's lines; a kind the report also misstates (a contradiction of that kind) confirms
-nothing.
+code's lines; a kind the report also misstates (a contradiction of that kind), or a sandbox
+sentence about what the system looks for in the code it audits ("rewards sandboxed git
+operations"), confirms nothing.
 """
 
 from __future__ import annotations
@@ -66,10 +67,12 @@ def _removed(code: Sequence[Finding]) -> list[str] | None:
 
 def _sandboxed(code: Sequence[Finding]) -> list[str] | None:
     """The lines that show every clone written into a fresh temporary directory that is
-    not removed before the clone is read, or None."""
+    not removed before the clone is read, or None (a clone in code that never runs, whose
+    destination is not followed, may be the one the report describes)."""
     fact, early = _fact(code, _SANDBOX_FACT), _fact(code, _EARLY_FACT)
     if fact is None or not fact.found or fact.confidence < 0.9 or early is None \
-            or early.found or not fact.data.get("tempdir_calls") or fact.data.get("unproved"):
+            or early.found or not fact.data.get("tempdir_calls") or fact.data.get("unproved") \
+            or fact.data.get("never_run"):
         return None
     return quoted_lines(fact)
 
