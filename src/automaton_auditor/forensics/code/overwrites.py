@@ -294,9 +294,12 @@ def overwrite_notes(repo: Path | None, over: list[Overwrite], named: dict[str, L
         first, guard = items[0], items[0].guard
         sets = " and ".join(f"{o.rule.path}:{o.at} ({code_at(repo, o.rule.path, o.at)})"
                             for o in items)
+        others = sorted({g.line for g in first.guards} - {guard.line}) if guard else []
         when = "" if guard is None else (
             f" where the test at {guard.path}:{guard.line} ({code_at(repo, guard.path, guard.line)}"
-            f") {'holds' if first.holds else 'fails'}")
+            f") {'holds' if first.holds else 'fails'}" + (
+                f" (inside the test{'s' if len(others) > 1 else ''} at "
+                f"{', '.join(f'{guard.path}:{n}' for n in others)})" if others else ""))
         lost = sorted({n for o in items if contested(o) for n in CAPS
                        if (o.rule.path, o.rule.line) in named.get(n, [])})
         notes.append(f"; the score set at {sets} is overwritten at {by[0]}:{by[1]} "

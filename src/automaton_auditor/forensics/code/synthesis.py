@@ -341,7 +341,8 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
     return [
         _f("justice.rules", "Conflict-resolution rules in code (security override, fact "
            "supremacy, functionality weight)", len(core) >= 2, "success",
-           [*sorted({i for n in present for i in named[n]})[:MAX_QUOTED - len(kept)], *kept],
+           list(dict.fromkeys([*sorted({i for n in present for i in named[n]})[
+               :MAX_QUOTED - len(kept)], *kept])),
            repo,
            f"Rules the code applies: {', '.join(present) or 'none'}" + (
                f"; {loose} more fire on words in a judge's argument (not counted: no "
