@@ -11,8 +11,9 @@ the decision is undone on some criteria only and still holds elsewhere, and wher
 a detected fact, a later rule on the evidence takes over. Where a guard reads what the
 judges say (their scores, the spread, words in an argument), the decision is undone exactly
 when that test holds (when the judges disagree, for a spread): a cap so undone gives way to
-the judges it should overrule, no override that holds "regardless", so it is not credited
-as the security override or fact supremacy (`uncredit`). A replacing line under no
+the judges it should overrule, no override that holds "regardless": the note says the
+security override or fact supremacy it was credited as holds only where that test fails (it
+stays credited: the cap decides the other verdicts). A replacing line under no
 decision makes the decision unused (`unused_decisions`), not this module's business.
 
 No replacement is claimed where the code keeps the decision's bound after all: a test around
@@ -273,13 +274,6 @@ def contested(item: Overwrite) -> bool:
     return item.guard is None or any(OPINION & set(g.reads) for g in item.guards)
 
 
-def uncredit(named: dict[str, Lines], over: list[Overwrite]) -> dict[str, Lines]:
-    """`named` without the caps (`CAPS`) a contested later assignment replaces."""
-    undone = {(o.rule.path, o.rule.line) for o in over if contested(o)}
-    return {name: [i for i in items if name not in CAPS or i not in undone]
-            for name, items in named.items()}
-
-
 def overwrite_notes(repo: Path | None, over: list[Overwrite], named: dict[str, Lines]) -> str:
     """``; the score set at p.py:202 (final = min(final, 3)) is replaced at p.py:234 (...)
     where the test at p.py:226 (variance > 2) holds, so it decides no verdict there``, with
@@ -305,7 +299,8 @@ def overwrite_notes(repo: Path | None, over: list[Overwrite], named: dict[str, L
         notes.append(f"; the score set at {sets} is overwritten at {by[0]}:{by[1]} "
                      f"({code_at(repo, *by)}), which does not read it,{when or ' always'}: "
                      "there it decides no verdict" + (
-                         f", so it is not counted as {' or '.join(lost)} (a cap undone "
-                         "whenever that test holds does not hold regardless)" if lost else ""))
+                         f", so its {' or '.join(lost)} holds only where that test fails "
+                         "(a cap undone whenever it holds does not hold regardless)"
+                         if lost else ""))
     return "".join(notes)
 

@@ -42,7 +42,7 @@ from automaton_auditor.forensics.code.named_rules import (
     unweighted_reason,
 )
 from automaton_auditor.forensics.code.override_evidence import inverted_override
-from automaton_auditor.forensics.code.overwrites import overwrite_notes, overwrites, uncredit
+from automaton_auditor.forensics.code.overwrites import overwrite_notes, overwrites
 from automaton_auditor.forensics.code.rubric_ids import NO_RUBRIC, Rubric
 from automaton_auditor.forensics.code.score_bands import Band
 from automaton_auditor.forensics.code.source import function_source, line_at
@@ -314,8 +314,7 @@ def _rule_findings(reading: Reading, repo: Path | None, graph: CallGraph,
     named = credited(rules, reading.weights, reading.routes, ties, repo)
     # the verdict is the score's last assignment: a cap a later line replaces is undone there
     over = overwrites(repo, rules)
-    notes += overwrite_notes(repo, over, named)
-    named = uncredit(named, over)
+    notes += overwrite_notes(repo, over, named)  # still credited: the cap holds elsewhere
     notes += judge_triggered(rules, named, repo)  # no confirmed vulnerability needed
     kept_over = sorted({(o.rule.path, n) for o in over for n in (o.at, o.by)})[:MAX_QUOTED // 3]
     weights, present = named["functionality_weight"], [n for n, items in named.items() if items]
