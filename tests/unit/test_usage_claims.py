@@ -128,18 +128,22 @@ SERIAL = RebuiltGraph(
     fan_in={"aggregator": ["doc_analyst", "vision_inspector"]}, linear=False)
 
 
+# the repository detective runs first and is itself the fan-out's source
+SOURCE_FIRST = RebuiltGraph(
+    nodes=["repo_investigator", "doc_analyst", "vision_inspector", "aggregator"],
+    edges=[("__start__", "repo_investigator"), ("repo_investigator", "doc_analyst"),
+           ("repo_investigator", "vision_inspector"), ("doc_analyst", "aggregator"),
+           ("vision_inspector", "aggregator")],
+    fan_out={"repo_investigator": ["doc_analyst", "vision_inspector"]},
+    fan_in={"aggregator": ["doc_analyst", "vision_inspector"]}, linear=False)
+
+
 def test_a_detective_named_in_a_parallel_claim_that_runs_alone_first() -> None:
     why = detectives_run_first("Multiple tools (AST, Vision, Doc) run in parallel.", SERIAL)
     assert why and "'repo_investigator' runs before the detective fan-out" in why
     assert detectives_run_first("The Vision and Doc detectives run in parallel.", SERIAL) is None
     # the repository detective is itself the fan-out's source: it runs first
-    source = RebuiltGraph(
-        nodes=["repo_investigator", "doc_analyst", "vision_inspector", "aggregator"],
-        edges=[("__start__", "repo_investigator"), ("repo_investigator", "doc_analyst"),
-               ("repo_investigator", "vision_inspector"), ("doc_analyst", "aggregator"),
-               ("vision_inspector", "aggregator")],
-        fan_out={"repo_investigator": ["doc_analyst", "vision_inspector"]},
-        fan_in={"aggregator": ["doc_analyst", "vision_inspector"]}, linear=False)
+    source = SOURCE_FIRST
     why = detectives_run_first("Detectives (RepoInvestigator, DocSearch) launch "
                                "simultaneously.", source)
     assert why and "it is the fan-out's source" in why
@@ -320,13 +324,7 @@ def test_a_count_of_parallel_detectives_the_fan_out_does_not_hold() -> None:
     """ "three parallel investigators" while the repository detective runs first and fans out
     to the other two: the count is wrong ("following" protocols orders nothing). A fan-out
     of all three, or a count of two, holds."""
-    source = RebuiltGraph(
-        nodes=["repo_investigator", "doc_analyst", "vision_inspector", "aggregator"],
-        edges=[("__start__", "repo_investigator"), ("repo_investigator", "doc_analyst"),
-               ("repo_investigator", "vision_inspector"), ("doc_analyst", "aggregator"),
-               ("vision_inspector", "aggregator")],
-        fan_out={"repo_investigator": ["doc_analyst", "vision_inspector"]},
-        fan_in={"aggregator": ["doc_analyst", "vision_inspector"]}, linear=False)
+    source = SOURCE_FIRST
     said = "The detective layer implements three parallel investigators following protocols:"
     why = detectives_run_first(said, source)
     assert why and '"three parallel investigators"' in why and "fan-out's source" in why

@@ -71,6 +71,12 @@ def attr_name(node: ast.AST) -> str | None:
     return None
 
 
+def number_value(node: ast.AST) -> float | None:
+    """A literal number's value (``True`` is no number); None for anything else."""
+    return float(node.value) if isinstance(node, ast.Constant) and isinstance(
+        node.value, int | float) and not isinstance(node.value, bool) else None
+
+
 def numeric(node: ast.AST) -> bool:
     """An arithmetic expression (not a string or a container being built)."""
     if isinstance(node, ast.BinOp):

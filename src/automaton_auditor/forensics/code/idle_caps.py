@@ -13,7 +13,7 @@ import ast
 from pathlib import Path
 from typing import Any
 
-from automaton_auditor.forensics.code.exprs import call_name
+from automaton_auditor.forensics.code.exprs import call_name, number_value
 from automaton_auditor.forensics.code.override_reads import override_notes
 from automaton_auditor.forensics.code.score_bands import Band
 from automaton_auditor.forensics.code.source import parse_file
@@ -24,11 +24,6 @@ Bound = tuple[str, str, float]
 _FLIP = {ast.LtE: "<=", ast.Lt: "<=", ast.GtE: ">=", ast.Gt: ">="}
 _MIRROR = {"<=": ">=", ">=": "<="}
 MAX_NOTES = 2
-
-
-def _number(node: ast.AST) -> float | None:
-    return float(node.value) if isinstance(node, ast.Constant) and isinstance(
-        node.value, int | float) and not isinstance(node.value, bool) else None
 
 
 def test_bounds(test: ast.expr) -> list[Bound]:
@@ -42,9 +37,9 @@ def test_bounds(test: ast.expr) -> list[Bound]:
                 type(side.ops[0]) not in _FLIP:
             continue
         way, right = _FLIP[type(side.ops[0])], side.comparators[0]
-        if (limit := _number(right)) is not None and _number(side.left) is None:
+        if (limit := number_value(right)) is not None and number_value(side.left) is None:
             out.append((ast.dump(side.left), way, limit))
-        elif (limit := _number(side.left)) is not None and _number(right) is None:
+        elif (limit := number_value(side.left)) is not None and number_value(right) is None:
             out.append((ast.dump(right), _MIRROR[way], limit))
     return out
 
@@ -55,8 +50,8 @@ def _idle(call: ast.Call, bounds: list[Bound]) -> ast.expr | None:
     if name not in ("min", "max") or len(call.args) != 2 or call.keywords:
         return None
     for value, other in (call.args, call.args[::-1]):
-        cap = _number(other)
-        if cap is None or _number(value) is not None:
+        cap = number_value(other)
+        if cap is None or number_value(value) is not None:
             continue
         if any(seen == ast.dump(value) and (way, name) in (("<=", "min"), (">=", "max"))
                and (limit <= cap if way == "<=" else limit >= cap)

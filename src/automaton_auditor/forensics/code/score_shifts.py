@@ -38,7 +38,7 @@ from automaton_auditor.forensics.code.constant_scores import (
     model_calls_in,
     model_functions,
 )
-from automaton_auditor.forensics.code.exprs import own_nodes
+from automaton_auditor.forensics.code.exprs import number_value, own_nodes
 from automaton_auditor.forensics.code.fallback_scores import score_value
 from automaton_auditor.forensics.code.judge_prompts import Prompt
 from automaton_auditor.forensics.code.liveness import Scope
@@ -76,27 +76,20 @@ def _score_read(node: ast.AST, answers: set[str], scores: set[str]) -> bool:
     return False
 
 
-def _number(node: ast.AST) -> float | None:
-    if isinstance(node, ast.Constant) and isinstance(node.value, int | float) \
-            and not isinstance(node.value, bool):
-        return float(node.value)
-    return None
-
-
 def _moves(value: ast.expr, answers: set[str], scores: set[str]) -> bool:
     """True when `value` shifts an answer's score by a number or bounds it inside the
     scale (see the module docstring)."""
     for sub in ast.walk(value):
         if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Add | ast.Sub):
             sides = [(sub.left, sub.right), (sub.right, sub.left)]
-            if any(_number(n) is not None and _score_read(o, answers, scores)
+            if any(number_value(n) is not None and _score_read(o, answers, scores)
                    for n, o in sides):
                 return True
         if isinstance(sub, ast.Call) and dotted(sub.func) in ("min", "max"):
-            bounds = [b for b in map(_number, sub.args) if b is not None]
+            bounds = [b for b in map(number_value, sub.args) if b is not None]
             inside = [b for b in bounds if (b < HIGH if dotted(sub.func) == "min" else b > LOW)]
             if inside and any(_score_read(a, answers, scores) for a in sub.args
-                              if _number(a) is None):
+                              if number_value(a) is None):
                 return True
     return False
 
